@@ -1,0 +1,729 @@
+/*
+ * sim_disk: one node's disk (see sim_disk.h for the semantics and faults).
+ *
+ * Each file keeps two byte images: the page cache (what the process reads)
+ * and the durable image (what a power loss leaves). Between them sits the
+ * file's write list: every append, write and truncate not yet durable, in the
+ * order it was made, each with a sequence number from the disk's counter.
+ * fsync remembers the last sequence number issued at its call and, when it
+ * completes, applies the list up to it to the durable image. Only pending
+ * operations are copied or applied, so an append or an fsync costs what it
+ * writes, never the size of the file.
+ *
+ * Files are reference counted: the name table holds one reference, and every
+ * in-flight fsync holds another, so an fsync follows its file through a rename
+ * (as an fsync on an open descriptor does) and sees a delete.
+ *
+ * Invariants (checked by sim_disk_check_invariants):
+ *  1. `files` (name -> file, for lookups) and `index` (the same files sorted by
+ *     name, for listing and for ordered iteration) hold exactly the same files;
+ *     a file's key in both is its own `name`, and it is not marked deleted.
+ *  2. A file's `file_id` is XXH32 of its current name.
+ *  3. A file's write list has strictly increasing sequence numbers, all below
+ *     the disk's `seq_next`, and at most FILE_OPS_MAX entries; a write entry
+ *     carries at least one byte.
+ *  4. The page cache equals the durable image with the write list applied in
+ *     order (the sizes always; the bytes too under KSIM_PARANOID).
+ *  5. `used_bytes` is the sum of the page-cache sizes of the files.
+ *  6. `slow_multiplier` is positive.
+ *
+ * A file's life:
+ *   (none) --sim_disk_create-->  LISTED
+ *   LISTED --sim_disk_rename-->  LISTED under the new name
+ *   LISTED --sim_disk_delete, or replaced by sim_disk_rename--> DELETED
+ *   DELETED --last in-flight fsync released--> freed
+ *
+ * A write-list entry's life:
+ *   (none) --append/write/truncate--> PENDING
+ *   PENDING --sync_complete (its seq <= the fsync's)--> applied to durable, freed
+ *   PENDING --sim_disk_power_loss--> applied, torn or dropped, then freed
+ */
+#include "sim_disk.h"
+
+#include "sim_assert.h"
+
+#include <string.h>
+#include <xxhash.h>
+
+/* A bound on one file's unsynced operations: a model that never fsyncs a busy
+ * file would otherwise grow the list without limit. */
+#define FILE_OPS_MAX (1u << 24)
+
+/* GByteArray lengths are guint. */
+#define FILE_BYTES_MAX ((gint64)G_MAXUINT32)
+
+#define DEFAULT_FSYNC_LATENCY_NS (2 * SIM_NS_PER_MS)
+
+typedef enum {
+    DISK_OP_WRITE = 1,
+    DISK_OP_TRUNCATE,
+} DiskOpKind;
+
+typedef struct {
+    guint64 seq;
+    DiskOpKind kind;
+    gint64 offset; /* write: where the bytes go; truncate: the new size */
+    gsize len;     /* write: the byte count; truncate: 0 */
+    guint8 data[];
+} DiskOp;
+
+typedef struct {
+    char *name;
+    guint32 file_id;
+    gboolean deleted;
+    GByteArray *cache;
+    GByteArray *durable;
+    GPtrArray *ops; /* DiskOp *, oldest first (owned) */
+} DiskFile;
+
+typedef struct {
+    SimDisk *disk;
+    DiskFile *file; /* a reference, or NULL when the file did not exist */
+    guint32 file_id;
+    SimDiskSyncFn cb;
+    void *arg;
+} SyncRequest;
+
+struct SimDisk {
+    SimWorld *world;
+    SimNodeId node;
+    SimRng *rng;       /* (transfer none) */
+    GHashTable *files; /* name -> DiskFile *, one reference each */
+    GTree *index;      /* name -> DiskFile *, borrowed from `files` */
+    guint64 seq_next;
+    gint64 used_bytes;
+    gint64 capacity_bytes; /* 0: unbounded */
+    gboolean full;
+    gint64 full_bytes; /* the limit while `full` */
+    SimDist fsync_latency;
+    double slow_multiplier;
+};
+
+/* ---- byte images ---- */
+
+static void
+bytes_resize(GByteArray *bytes, gint64 size)
+{
+    KSIM_ASSERT(size >= 0);
+    KSIM_ASSERT(size <= FILE_BYTES_MAX);
+    guint old_len = bytes->len;
+    g_byte_array_set_size(bytes, (guint)size);
+    /* g_byte_array_set_size leaves new bytes uninitialized; a file extends
+     * with zeros. */
+    if (bytes->len > old_len)
+        memset(bytes->data + old_len, 0, bytes->len - old_len);
+}
+
+static void
+bytes_write(GByteArray *bytes, gint64 offset, const guint8 *data, gsize len)
+{
+    KSIM_ASSERT(offset >= 0);
+    if (len == 0)
+        return;
+    gint64 end = offset + (gint64)len;
+    if (end > (gint64)bytes->len)
+        bytes_resize(bytes, end);
+    memcpy(bytes->data + offset, data, len);
+}
+
+static void
+op_apply(const DiskOp *op, GByteArray *bytes)
+{
+    if (op->kind == DISK_OP_WRITE) {
+        bytes_write(bytes, op->offset, op->data, op->len);
+        return;
+    }
+    KSIM_ASSERT(op->kind == DISK_OP_TRUNCATE);
+    bytes_resize(bytes, op->offset);
+}
+
+/* The size `size` becomes once `op` is applied. */
+static gint64
+op_size_after(const DiskOp *op, gint64 size)
+{
+    if (op->kind == DISK_OP_TRUNCATE)
+        return op->offset;
+    return MAX(size, op->offset + (gint64)op->len);
+}
+
+/* ---- files ---- */
+
+static guint32
+name_file_id(const char *name)
+{
+    return XXH32(name, strlen(name), 0);
+}
+
+static DiskFile *
+file_new(const char *name)
+{
+    DiskFile *file = g_rc_box_new0(DiskFile);
+    file->name = g_strdup(name);
+    file->file_id = name_file_id(name);
+    file->cache = g_byte_array_new();
+    file->durable = g_byte_array_new();
+    file->ops = g_ptr_array_new_with_free_func(g_free);
+    return file;
+}
+
+static void
+file_clear(gpointer data)
+{
+    DiskFile *file = data;
+    g_free(file->name);
+    g_byte_array_unref(file->cache);
+    g_byte_array_unref(file->durable);
+    g_ptr_array_unref(file->ops);
+}
+
+static void
+file_release(gpointer data)
+{
+    g_rc_box_release_full(data, file_clear);
+}
+
+/* Applies the pending operations numbered up to `seq_max` to the durable
+ * image and forgets them. */
+static void
+file_make_durable(DiskFile *file, guint64 seq_max)
+{
+    guint applied = 0;
+    while (applied < file->ops->len) {
+        const DiskOp *op = g_ptr_array_index(file->ops, applied);
+        if (op->seq > seq_max)
+            break;
+        op_apply(op, file->durable);
+        applied++;
+    }
+    KSIM_ASSERT(applied <= file->ops->len);
+    if (applied > 0)
+        g_ptr_array_remove_range(file->ops, 0, applied);
+}
+
+static int
+name_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    (void)user_data;
+    return strcmp(a, b);
+}
+
+static DiskFile *
+disk_lookup(const SimDisk *disk, const char *name)
+{
+    KSIM_ASSERT(name != NULL);
+    return g_hash_table_lookup(disk->files, name);
+}
+
+/* Puts an unlisted file under its name, which must be free. */
+static void
+disk_insert(SimDisk *disk, DiskFile *file)
+{
+    KSIM_ASSERT(!file->deleted);
+    gboolean added = g_hash_table_insert(disk->files, file->name, file);
+    KSIM_ASSERT(added);
+    g_tree_insert(disk->index, file->name, file);
+}
+
+/* Takes a file off the name table; the caller inherits its reference. */
+static void
+disk_unlist(SimDisk *disk, DiskFile *file)
+{
+    gboolean removed = g_tree_remove(disk->index, file->name);
+    KSIM_ASSERT(removed);
+    removed = g_hash_table_steal(disk->files, file->name);
+    KSIM_ASSERT(removed);
+}
+
+static void
+disk_remove(SimDisk *disk, DiskFile *file)
+{
+    disk_unlist(disk, file);
+    file->deleted = TRUE;
+    disk->used_bytes -= file->cache->len;
+    KSIM_ASSERT(disk->used_bytes >= 0);
+    file_release(file);
+}
+
+/* ---- tracing ---- */
+
+static void
+disk_trace(SimDisk *disk, SimTraceKind kind, guint32 file_id, guint64 value)
+{
+    sim_trace_add(sim_world_trace(disk->world), sim_now_ns(disk->world), kind, disk->node,
+                  SIM_NODE_NONE, file_id, value, NULL);
+}
+
+static SimDiskStatus
+disk_fail(SimDisk *disk, guint32 file_id, SimDiskStatus status)
+{
+    KSIM_ASSERT(status != SIM_DISK_OK);
+    disk_trace(disk, SIM_TRACE_DISK_ERROR, file_id, status);
+    return status;
+}
+
+/* ---- lifecycle ---- */
+
+SimDisk *
+sim_disk_new(SimWorld *world, SimNodeId node, SimRng *rng)
+{
+    KSIM_ASSERT(world != NULL);
+    KSIM_ASSERT(rng != NULL);
+    SimDisk *disk = g_new0(SimDisk, 1);
+    disk->world = world;
+    disk->node = node;
+    disk->rng = rng;
+    /* The keys are the files' own names, so only the values are released. */
+    disk->files = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, file_release);
+    disk->index = g_tree_new_full(name_compare, NULL, NULL, NULL);
+    disk->seq_next = 1;
+    disk->fsync_latency = SIM_DIST_CONST(DEFAULT_FSYNC_LATENCY_NS);
+    disk->slow_multiplier = 1.0;
+    return disk;
+}
+
+void
+sim_disk_free(SimDisk *disk)
+{
+    if (disk == NULL)
+        return;
+    /* In-flight fsyncs keep their files alive; their drop functions release
+     * them without touching the disk. */
+    g_tree_destroy(disk->index);
+    g_hash_table_destroy(disk->files);
+    g_free(disk);
+}
+
+const char *
+sim_disk_status_name(SimDiskStatus status)
+{
+    switch (status) {
+    case SIM_DISK_OK:
+        return "ok";
+    case SIM_DISK_ENOSPC:
+        return "no space left on device";
+    case SIM_DISK_ENOENT:
+        return "no such file";
+    case SIM_DISK_EEXIST:
+        return "file exists";
+    }
+    return "unknown";
+}
+
+/* ---- metadata operations (durable at once) ---- */
+
+gboolean
+sim_disk_exists(const SimDisk *disk, const char *name)
+{
+    return disk_lookup(disk, name) != NULL;
+}
+
+SimDiskStatus
+sim_disk_create(SimDisk *disk, const char *name)
+{
+    if (disk_lookup(disk, name) != NULL)
+        return disk_fail(disk, name_file_id(name), SIM_DISK_EEXIST);
+    disk_insert(disk, file_new(name));
+    return SIM_DISK_OK;
+}
+
+SimDiskStatus
+sim_disk_delete(SimDisk *disk, const char *name)
+{
+    DiskFile *file = disk_lookup(disk, name);
+    if (file == NULL)
+        return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
+    disk_remove(disk, file);
+    return SIM_DISK_OK;
+}
+
+SimDiskStatus
+sim_disk_rename(SimDisk *disk, const char *from, const char *to)
+{
+    KSIM_ASSERT(to != NULL);
+    DiskFile *file = disk_lookup(disk, from);
+    if (file == NULL)
+        return disk_fail(disk, name_file_id(from), SIM_DISK_ENOENT);
+    /* As in POSIX, renaming a file onto itself does nothing. */
+    if (strcmp(from, to) == 0)
+        return SIM_DISK_OK;
+    DiskFile *replaced = disk_lookup(disk, to);
+    if (replaced != NULL)
+        disk_remove(disk, replaced);
+    disk_unlist(disk, file);
+    g_free(file->name);
+    file->name = g_strdup(to);
+    file->file_id = name_file_id(to);
+    disk_insert(disk, file);
+    return SIM_DISK_OK;
+}
+
+/* ---- data operations (page cache now, write list until fsync) ---- */
+
+static gboolean
+disk_has_room(const SimDisk *disk, gint64 growth_bytes)
+{
+    if (growth_bytes <= 0)
+        return TRUE;
+    if (disk->full)
+        return disk->used_bytes + growth_bytes <= disk->full_bytes;
+    if (disk->capacity_bytes == 0)
+        return TRUE;
+    return disk->used_bytes + growth_bytes <= disk->capacity_bytes;
+}
+
+/* Applies `op` to the page cache and queues it, or fails with ENOSPC and
+ * changes nothing. Takes ownership of `op`. */
+static SimDiskStatus
+file_change(SimDisk *disk, DiskFile *file, DiskOp *op)
+{
+    gint64 size_old = file->cache->len;
+    gint64 size_new = op_size_after(op, size_old);
+    KSIM_ASSERT(size_new <= FILE_BYTES_MAX);
+    if (!disk_has_room(disk, size_new - size_old)) {
+        g_free(op);
+        return disk_fail(disk, file->file_id, SIM_DISK_ENOSPC);
+    }
+    KSIM_ASSERT(file->ops->len < FILE_OPS_MAX);
+    op->seq = disk->seq_next++;
+    op_apply(op, file->cache);
+    KSIM_ASSERT((gint64)file->cache->len == size_new);
+    g_ptr_array_add(file->ops, op);
+    disk->used_bytes += size_new - size_old;
+    if (op->kind == DISK_OP_WRITE)
+        disk_trace(disk, SIM_TRACE_DISK_WRITE, file->file_id, op->len);
+    else
+        disk_trace(disk, SIM_TRACE_DISK_TRUNCATE, file->file_id, (guint64)size_new);
+    return SIM_DISK_OK;
+}
+
+static SimDiskStatus
+file_write(SimDisk *disk, DiskFile *file, gint64 offset, const void *data, gsize len)
+{
+    KSIM_ASSERT(offset >= 0);
+    KSIM_ASSERT(data != NULL || len == 0);
+    /* An empty write changes nothing, as pwrite(2) of zero bytes does not
+     * extend a file; queueing it would only leave a write with no sector. */
+    if (len == 0)
+        return SIM_DISK_OK;
+    KSIM_ASSERT(len <= (gsize)FILE_BYTES_MAX);
+    DiskOp *op = g_malloc(sizeof *op + len);
+    op->kind = DISK_OP_WRITE;
+    op->offset = offset;
+    op->len = len;
+    memcpy(op->data, data, len);
+    return file_change(disk, file, op);
+}
+
+SimDiskStatus
+sim_disk_append(SimDisk *disk, const char *name, const void *data, gsize len)
+{
+    DiskFile *file = disk_lookup(disk, name);
+    if (file == NULL)
+        return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
+    return file_write(disk, file, file->cache->len, data, len);
+}
+
+SimDiskStatus
+sim_disk_write(SimDisk *disk, const char *name, gint64 offset, const void *data, gsize len)
+{
+    DiskFile *file = disk_lookup(disk, name);
+    if (file == NULL)
+        return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
+    return file_write(disk, file, offset, data, len);
+}
+
+SimDiskStatus
+sim_disk_truncate(SimDisk *disk, const char *name, gint64 size)
+{
+    KSIM_ASSERT(size >= 0);
+    KSIM_ASSERT(size <= FILE_BYTES_MAX);
+    DiskFile *file = disk_lookup(disk, name);
+    if (file == NULL)
+        return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
+    DiskOp *op = g_malloc0(sizeof *op);
+    op->kind = DISK_OP_TRUNCATE;
+    op->offset = size;
+    return file_change(disk, file, op);
+}
+
+gssize
+sim_disk_read(const SimDisk *disk, const char *name, gint64 offset, void *buf, gsize len)
+{
+    KSIM_ASSERT(offset >= 0);
+    KSIM_ASSERT(buf != NULL || len == 0);
+    const DiskFile *file = disk_lookup(disk, name);
+    if (file == NULL)
+        return -1;
+    gint64 size = file->cache->len;
+    if (offset >= size)
+        return 0;
+    gsize count = MIN(len, (gsize)(size - offset));
+    memcpy(buf, file->cache->data + offset, count);
+    return (gssize)count;
+}
+
+gint64
+sim_disk_size(const SimDisk *disk, const char *name)
+{
+    const DiskFile *file = disk_lookup(disk, name);
+    return file == NULL ? -1 : (gint64)file->cache->len;
+}
+
+gint64
+sim_disk_durable_size(const SimDisk *disk, const char *name)
+{
+    const DiskFile *file = disk_lookup(disk, name);
+    return file == NULL ? -1 : (gint64)file->durable->len;
+}
+
+/* A missing file has nothing unsynced, so it counts as synced. */
+gboolean
+sim_disk_is_synced(const SimDisk *disk, const char *name)
+{
+    const DiskFile *file = disk_lookup(disk, name);
+    return file == NULL || file->ops->len == 0;
+}
+
+GPtrArray *
+sim_disk_list(const SimDisk *disk, const char *prefix)
+{
+    KSIM_ASSERT(prefix != NULL);
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    /* The index is sorted, so the names with the prefix are the run that
+     * starts at its lower bound. */
+    GTreeNode *node = g_tree_lower_bound(disk->index, prefix);
+    for (; node != NULL; node = g_tree_node_next(node)) {
+        const char *name = g_tree_node_key(node);
+        if (!g_str_has_prefix(name, prefix))
+            break;
+        g_ptr_array_add(names, g_strdup(name));
+    }
+    return names;
+}
+
+/* ---- fsync ---- */
+
+static void
+sync_request_free(SyncRequest *request)
+{
+    if (request->file != NULL)
+        file_release(request->file);
+    g_free(request);
+}
+
+/* The fsync's event: runs on the node with ctx = the world; `seq_max` is the
+ * last sequence number issued when fsync was called. */
+static void
+sync_complete(void *ctx, void *arg, guint64 seq_max)
+{
+    SimWorld *world = ctx;
+    SyncRequest *request = arg;
+    SimDisk *disk = request->disk;
+    KSIM_ASSERT(world == disk->world);
+    KSIM_ASSERT(seq_max < disk->seq_next);
+    DiskFile *file = request->file;
+    SimDiskStatus status = SIM_DISK_OK;
+    if (file == NULL || file->deleted) {
+        status = disk_fail(disk, request->file_id, SIM_DISK_ENOENT);
+    } else {
+        file_make_durable(file, seq_max);
+        disk_trace(disk, SIM_TRACE_DISK_FSYNC, file->file_id, file->durable->len);
+    }
+    SimDiskSyncFn cb = request->cb;
+    void *cb_arg = request->arg;
+    sync_request_free(request);
+    if (cb != NULL)
+        cb(world, sim_node_ctx(world, disk->node), cb_arg, status);
+}
+
+/* The fsync's event was discarded (its node crashed, or the world is being
+ * freed, perhaps after the disk): release the request and touch nothing else. */
+static void
+sync_drop(void *ctx, void *arg, guint64 seq_max)
+{
+    (void)ctx;
+    (void)seq_max;
+    sync_request_free(arg);
+}
+
+static gint64
+disk_fsync_latency_ns(SimDisk *disk)
+{
+    gint64 latency_ns = sim_dist_sample(&disk->fsync_latency, disk->rng);
+    KSIM_ASSERT(latency_ns >= 0);
+    if (disk->slow_multiplier != 1.0)
+        latency_ns = (gint64)((double)latency_ns * disk->slow_multiplier);
+    KSIM_ASSERT(latency_ns >= 0);
+    return latency_ns;
+}
+
+void
+sim_disk_fsync(SimDisk *disk, const char *name, SimDiskSyncFn cb, void *arg)
+{
+    DiskFile *file = disk_lookup(disk, name);
+    SyncRequest *request = g_new0(SyncRequest, 1);
+    request->disk = disk;
+    request->file = file == NULL ? NULL : g_rc_box_acquire(file);
+    request->file_id = file == NULL ? name_file_id(name) : file->file_id;
+    request->cb = cb;
+    request->arg = arg;
+    /* Every change made before this call has a sequence number up to here,
+     * and every later one a greater number. */
+    guint64 seq_max = disk->seq_next - 1;
+    gint64 time_ns = sim_now_ns(disk->world) + disk_fsync_latency_ns(disk);
+    sim_world_schedule_for(disk->world, disk->node, time_ns, sync_complete, sync_drop, request,
+                           seq_max);
+}
+
+/* ---- capacity and faults ---- */
+
+gint64
+sim_disk_used_bytes(const SimDisk *disk)
+{
+    return disk->used_bytes;
+}
+
+void
+sim_disk_set_capacity(SimDisk *disk, gint64 capacity_bytes)
+{
+    KSIM_ASSERT(capacity_bytes >= 0);
+    disk->capacity_bytes = capacity_bytes;
+}
+
+/* The full-disk limit is kept apart from the capacity, so that a disk that is
+ * empty when it fills up (a limit of 0 bytes) is not taken as unbounded, and
+ * healing restores the capacity set before. */
+void
+sim_disk_set_full(SimDisk *disk, gboolean full)
+{
+    disk->full = full;
+    disk->full_bytes = full ? disk->used_bytes : 0;
+}
+
+void
+sim_disk_set_fsync_latency(SimDisk *disk, SimDist latency)
+{
+    disk->fsync_latency = latency;
+}
+
+void
+sim_disk_set_slow(SimDisk *disk, double multiplier)
+{
+    KSIM_ASSERT(multiplier > 0.0);
+    KSIM_ASSERT(multiplier <= 1e9);
+    disk->slow_multiplier = multiplier;
+}
+
+void
+sim_disk_process_crash(SimDisk *disk)
+{
+    /* The OS survives a process crash, and so does the page cache: nothing to
+     * do here. The world drops the node's in-flight fsyncs, whose changes stay
+     * on the write lists. */
+    KSIM_ASSERT(disk != NULL);
+}
+
+/* The write `op` was in flight when the power went: with even odds some of
+ * its leading sectors reached the disk, and with even odds again the sector
+ * after them holds garbage. */
+static void
+file_tear(SimDisk *disk, DiskFile *file, const DiskOp *op)
+{
+    if (op->kind != DISK_OP_WRITE || !sim_rng_chance(disk->rng, 1, 2))
+        return;
+    KSIM_ASSERT(op->len > 0);
+    gsize sectors = (op->len + SIM_DISK_SECTOR_BYTES - 1) / SIM_DISK_SECTOR_BYTES;
+    gsize kept_bytes = (gsize)sim_rng_range(disk->rng, 0, (gint64)sectors) * SIM_DISK_SECTOR_BYTES;
+    KSIM_ASSERT(kept_bytes < op->len);
+    bytes_write(file->durable, op->offset, op->data, kept_bytes);
+    if (!sim_rng_chance(disk->rng, 1, 2))
+        return;
+    guint8 garbage[SIM_DISK_SECTOR_BYTES];
+    gsize garbage_len = MIN((gsize)SIM_DISK_SECTOR_BYTES, op->len - kept_bytes);
+    for (gsize i = 0; i < garbage_len; i++)
+        garbage[i] = (guint8)sim_rng_u32(disk->rng);
+    bytes_write(file->durable, op->offset + (gint64)kept_bytes, garbage, garbage_len);
+}
+
+static void
+file_power_loss(SimDisk *disk, DiskFile *file)
+{
+    guint pending = file->ops->len;
+    guint kept = pending == 0 ? 0 : (guint)sim_rng_range(disk->rng, 0, (gint64)pending + 1);
+    for (guint i = 0; i < kept; i++)
+        op_apply(g_ptr_array_index(file->ops, i), file->durable);
+    if (kept < pending)
+        file_tear(disk, file, g_ptr_array_index(file->ops, kept));
+    g_ptr_array_set_size(file->ops, 0);
+    disk->used_bytes += (gint64)file->durable->len - (gint64)file->cache->len;
+    g_byte_array_set_size(file->cache, file->durable->len);
+    if (file->durable->len > 0)
+        memcpy(file->cache->data, file->durable->data, file->durable->len);
+    disk_trace(disk, SIM_TRACE_DISK_LOSS, file->file_id, file->durable->len);
+}
+
+void
+sim_disk_power_loss(SimDisk *disk)
+{
+    /* Files are visited in name order so the draws do not depend on hashing. */
+    GTreeNode *node = g_tree_node_first(disk->index);
+    for (; node != NULL; node = g_tree_node_next(node))
+        file_power_loss(disk, g_tree_node_value(node));
+    KSIM_ASSERT(disk->used_bytes >= 0);
+}
+
+/* ---- invariants ---- */
+
+#ifdef KSIM_PARANOID
+static void
+file_check_bytes(const DiskFile *file)
+{
+    g_autoptr(GByteArray) replay = g_byte_array_sized_new(file->durable->len);
+    g_byte_array_append(replay, file->durable->data, file->durable->len);
+    for (guint i = 0; i < file->ops->len; i++)
+        op_apply(g_ptr_array_index(file->ops, i), replay);
+    KSIM_ASSERT(replay->len == file->cache->len);
+    KSIM_ASSERT(replay->len == 0 || memcmp(replay->data, file->cache->data, replay->len) == 0);
+}
+#endif
+
+static void
+file_check_invariants(const SimDisk *disk, const DiskFile *file)
+{
+    KSIM_ASSERT(!file->deleted);
+    KSIM_ASSERT(file->file_id == name_file_id(file->name));
+    KSIM_ASSERT(file->ops->len <= FILE_OPS_MAX);
+    guint64 seq_prev = 0;
+    gint64 size = file->durable->len;
+    for (guint i = 0; i < file->ops->len; i++) {
+        const DiskOp *op = g_ptr_array_index(file->ops, i);
+        KSIM_ASSERT(op->seq > seq_prev);
+        KSIM_ASSERT(op->seq < disk->seq_next);
+        if (op->kind == DISK_OP_WRITE)
+            KSIM_ASSERT(op->len > 0);
+        seq_prev = op->seq;
+        size = op_size_after(op, size);
+    }
+    KSIM_ASSERT(size == (gint64)file->cache->len);
+#ifdef KSIM_PARANOID
+    file_check_bytes(file);
+#endif
+}
+
+void
+sim_disk_check_invariants(const SimDisk *disk)
+{
+    KSIM_ASSERT(disk->slow_multiplier > 0.0);
+    KSIM_ASSERT(disk->capacity_bytes >= 0);
+    KSIM_ASSERT((guint)g_tree_nnodes(disk->index) == g_hash_table_size(disk->files));
+    gint64 used_bytes = 0;
+    GTreeNode *node = g_tree_node_first(disk->index);
+    for (; node != NULL; node = g_tree_node_next(node)) {
+        const DiskFile *file = g_tree_node_value(node);
+        KSIM_ASSERT(g_tree_node_key(node) == file->name);
+        KSIM_ASSERT(g_hash_table_lookup(disk->files, file->name) == file);
+        file_check_invariants(disk, file);
+        used_bytes += file->cache->len;
+    }
+    KSIM_ASSERT(used_bytes == disk->used_bytes);
+}

@@ -1,0 +1,103 @@
+/*
+ * sim_disk: one node's disk, with a page cache beside the durable bytes.
+ *
+ * Files are named by path strings ("orders-0/00000000000000000000.log"); the
+ * namespace is flat, and sim_disk_list() lists by prefix, sorted by name.
+ *
+ * Semantics:
+ *  - append, write, truncate change the file at once as the process sees it
+ *    (the page cache) and are queued, in order, on the file's write list;
+ *  - sim_disk_fsync() is asynchronous: after a latency drawn from the fsync
+ *    distribution (times the slow-disk multiplier) every change made to that
+ *    file before the call is durable, and the callback runs on the node;
+ *  - create, delete and rename are metadata operations and are durable at once
+ *    (a journaling file system), so rename is the atomic-replace primitive;
+ *  - reads see the page cache.
+ *
+ * Faults injected (and the recovery they assume):
+ *  - process crash (sim_disk_process_crash): nothing is lost; the page cache
+ *    survives because the OS does. Pending fsync callbacks are dropped with the
+ *    node's events, and their writes stay non-durable.
+ *  - power loss (sim_disk_power_loss), modelled on SQLite's test6.c: for each
+ *    file, the OS may have written back a prefix of the write list in order
+ *    (its length drawn uniformly from 0..n); the next write, if any, may be torn:
+ *    a random number of its whole 512-byte sectors reach the disk, and with even
+ *    odds the sector after them holds garbage. Everything else not durable is
+ *    gone. Recovery must cope with a torn or garbage tail (checksums).
+ *  - slow disk: fsync latency multiplied (sim_disk_set_slow).
+ *  - full disk: appends and writes that would grow the disk's contents past its
+ *    capacity fail with SIM_DISK_ENOSPC and change nothing.
+ */
+#ifndef SIM_DISK_H
+#define SIM_DISK_H
+
+#include <glib.h>
+
+#include "sim_world.h"
+
+typedef enum {
+    SIM_DISK_OK = 0,
+    SIM_DISK_ENOSPC, /* no space left on device */
+    SIM_DISK_ENOENT, /* no such file */
+    SIM_DISK_EEXIST, /* file exists */
+} SimDiskStatus;
+
+#define SIM_DISK_SECTOR_BYTES 512
+
+/* Called on the node when an fsync completes. */
+typedef void (*SimDiskSyncFn)(SimWorld *world, void *ctx, void *arg, SimDiskStatus status);
+
+/* Created and owned by sim_world, one per node. */
+SimDisk *sim_disk_new(SimWorld *world, SimNodeId node, SimRng *rng);
+void sim_disk_free(SimDisk *disk);
+
+const char *sim_disk_status_name(SimDiskStatus status);
+
+gboolean sim_disk_exists(const SimDisk *disk, const char *name);
+/* Creates an empty file; SIM_DISK_EEXIST if it exists. */
+SimDiskStatus sim_disk_create(SimDisk *disk, const char *name);
+SimDiskStatus sim_disk_delete(SimDisk *disk, const char *name);
+/* Atomically replaces `to` (if any) by `from`. */
+SimDiskStatus sim_disk_rename(SimDisk *disk, const char *from, const char *to);
+
+SimDiskStatus sim_disk_append(SimDisk *disk, const char *name, const void *data, gsize len);
+/* Writes at `offset`, extending the file (with zeros) if needed. */
+SimDiskStatus sim_disk_write(SimDisk *disk, const char *name, gint64 offset, const void *data,
+                             gsize len);
+/* Shrinks (or zero-extends) the file to `size` bytes. */
+SimDiskStatus sim_disk_truncate(SimDisk *disk, const char *name, gint64 size);
+/* Reads up to `len` bytes at `offset` from the page cache; returns the count
+ * read (0 past the end) or -1 when the file does not exist. */
+gssize sim_disk_read(const SimDisk *disk, const char *name, gint64 offset, void *buf, gsize len);
+/* The file's size as the process sees it, or -1 when it does not exist. */
+gint64 sim_disk_size(const SimDisk *disk, const char *name);
+/* The size the file would have after a power loss that kept nothing unsynced. */
+gint64 sim_disk_durable_size(const SimDisk *disk, const char *name);
+/* TRUE when every change to the file is durable. */
+gboolean sim_disk_is_synced(const SimDisk *disk, const char *name);
+
+/* The names starting with `prefix`, sorted. (transfer full) */
+GPtrArray *sim_disk_list(const SimDisk *disk, const char *prefix);
+
+/* Makes the file's changes so far durable after the fsync latency, then runs
+ * `cb` on the node (cb may be NULL). */
+void sim_disk_fsync(SimDisk *disk, const char *name, SimDiskSyncFn cb, void *arg);
+
+/* Bytes held by all files (page-cache view), and the capacity (0: unbounded). */
+gint64 sim_disk_used_bytes(const SimDisk *disk);
+void sim_disk_set_capacity(SimDisk *disk, gint64 capacity_bytes);
+/* Full disk fault: the capacity becomes what is used now; FALSE heals it. */
+void sim_disk_set_full(SimDisk *disk, gboolean full);
+void sim_disk_set_fsync_latency(SimDisk *disk, SimDist latency);
+/* Slow disk fault: fsync latency times `multiplier` (1 heals). */
+void sim_disk_set_slow(SimDisk *disk, double multiplier);
+
+/* Lifecycle, called by sim_world. */
+void sim_disk_process_crash(SimDisk *disk);
+void sim_disk_power_loss(SimDisk *disk);
+
+void sim_disk_check_invariants(const SimDisk *disk);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimDisk, sim_disk_free)
+
+#endif

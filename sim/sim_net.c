@@ -1,0 +1,580 @@
+/*
+ * sim_net: connections, latency, partitions and message faults (see sim_net.h).
+ *
+ * Invariants:
+ *  1. There is one connection per unordered pair of nodes, kept in the Link at
+ *     [min][max]. Its state is NONE (never opened), OPEN, BROKEN (dead, but
+ *     its endpoints have not been told) or CLOSED (dead and known dead). A
+ *     message is delivered only if its connection is still OPEN in the
+ *     generation it was sent in.
+ *  2. Per directed link, arrivals are non-decreasing in send order (FIFO):
+ *     `arrival_last_ns` is the arrival time of the last message sent on it.
+ *  3. No OPEN connection crosses a cut path: cutting a path in either direction
+ *     breaks the connection (TCP needs both directions).
+ *  4. sent + duplicated = delivered + dropped + in flight.
+ *
+ * Connection transitions:
+ *   NONE|CLOSED --send, path open, peer up--> OPEN          (conn_for_send)
+ *   NONE|CLOSED --send, path cut or peer down--> BROKEN     (conn_for_send)
+ *   OPEN --path cut, peer power loss--> BROKEN              (conn_break)
+ *   OPEN --peer process crash, sim_net_close--> CLOSED      (conn_close)
+ *   BROKEN --a send answered by a reset--> CLOSED           (reset_arrive)
+ */
+#include "sim_net.h"
+
+#include "sim_assert.h"
+
+#include <string.h>
+
+enum conn_state { CONN_NONE = 0, CONN_OPEN, CONN_BROKEN, CONN_CLOSED };
+
+typedef struct {
+    /* Directed: messages from the row node to the column node. */
+    SimDist latency;
+    gint64 bandwidth_bytes_per_s;
+    gint64 transmit_free_ns;
+    gint64 arrival_last_ns;
+    gboolean custom;
+    gboolean cut;
+    guint lose_next;
+    guint duplicate_next;
+    guint delay_next;
+    gint64 delay_extra_ns;
+    guint64 loss_numerator;
+    guint64 loss_denominator;
+    SimRng *rng; /* created on the first draw */
+    /* Undirected, meaningful at [min][max] only. */
+    guint32 conn_state;
+    guint32 conn_generation;
+    gboolean reset_pending;
+} Link;
+
+struct SimNet {
+    SimWorld *world;
+    Link *links; /* capacity x capacity */
+    guint capacity;
+    guint n_nodes;
+    SimDist default_latency;
+    gint64 default_bandwidth;
+    guint64 sent;
+    guint64 duplicated;
+    guint64 delivered;
+    guint64 dropped;
+};
+
+static Link *
+link_at(const SimNet *net, SimNodeId from, SimNodeId to)
+{
+    KSIM_ASSERT(from < net->n_nodes);
+    KSIM_ASSERT(to < net->n_nodes);
+    return &net->links[(gsize)from * net->capacity + to];
+}
+
+static Link *
+conn_at(const SimNet *net, SimNodeId a, SimNodeId b)
+{
+    return a < b ? link_at(net, a, b) : link_at(net, b, a);
+}
+
+SimNet *
+sim_net_new(SimWorld *world)
+{
+    SimNet *net = g_new0(SimNet, 1);
+    net->world = world;
+    net->default_latency = SIM_DIST_CONST(100 * SIM_NS_PER_US);
+    return net;
+}
+
+void
+sim_net_free(SimNet *net)
+{
+    if (net == NULL)
+        return;
+    for (gsize i = 0; i < (gsize)net->capacity * net->capacity; i++)
+        sim_rng_free(net->links[i].rng);
+    g_free(net->links);
+    g_free(net);
+}
+
+void
+sim_msg_free(SimMsg *msg)
+{
+    if (msg == NULL)
+        return;
+    if (msg->free_fn != NULL)
+        msg->free_fn(msg);
+    else
+        g_free(msg);
+}
+
+static void
+link_init(SimNet *net, Link *link)
+{
+    memset(link, 0, sizeof *link);
+    link->latency = net->default_latency;
+    link->bandwidth_bytes_per_s = net->default_bandwidth;
+}
+
+void
+sim_net_node_added(SimNet *net, SimNodeId node)
+{
+    KSIM_ASSERT(node == net->n_nodes);
+    if (node >= net->capacity) {
+        guint capacity = net->capacity ? net->capacity * 2 : 8;
+        Link *links = g_new0(Link, (gsize)capacity * capacity);
+        for (guint from = 0; from < net->n_nodes; from++)
+            memcpy(&links[(gsize)from * capacity], &net->links[(gsize)from * net->capacity],
+                   sizeof(Link) * net->n_nodes);
+        g_free(net->links);
+        net->links = links;
+        net->capacity = capacity;
+    }
+    net->n_nodes++;
+    for (SimNodeId other = 0; other <= node; other++) {
+        link_init(net, link_at(net, node, other));
+        link_init(net, link_at(net, other, node));
+    }
+}
+
+void
+sim_net_set_link(SimNet *net, SimNodeId from, SimNodeId to, SimDist latency,
+                 gint64 bandwidth_bytes_per_s, gboolean symmetric)
+{
+    KSIM_ASSERT(bandwidth_bytes_per_s >= 0);
+    Link *link = link_at(net, from, to);
+    link->latency = latency;
+    link->bandwidth_bytes_per_s = bandwidth_bytes_per_s;
+    link->custom = TRUE;
+    if (symmetric)
+        sim_net_set_link(net, to, from, latency, bandwidth_bytes_per_s, FALSE);
+}
+
+void
+sim_net_set_default_link(SimNet *net, SimDist latency, gint64 bandwidth_bytes_per_s)
+{
+    net->default_latency = latency;
+    net->default_bandwidth = bandwidth_bytes_per_s;
+    for (SimNodeId from = 0; from < net->n_nodes; from++) {
+        for (SimNodeId to = 0; to < net->n_nodes; to++) {
+            Link *link = link_at(net, from, to);
+            if (link->custom)
+                continue;
+            link->latency = latency;
+            link->bandwidth_bytes_per_s = bandwidth_bytes_per_s;
+        }
+    }
+}
+
+static SimRng *
+link_rng(SimNet *net, SimNodeId from, SimNodeId to)
+{
+    Link *link = link_at(net, from, to);
+    if (link->rng == NULL) {
+        g_autofree char *name = g_strdup_printf("net/%s->%s", sim_node_name(net->world, from),
+                                                sim_node_name(net->world, to));
+        link->rng = sim_rng_new(sim_world_seed(net->world), name);
+    }
+    return link->rng;
+}
+
+static void
+trace(SimNet *net, SimTraceKind kind, SimNodeId node, SimNodeId peer, guint64 a, guint64 b)
+{
+    sim_trace_add(sim_world_trace(net->world), sim_now_ns(net->world), kind, node, peer, a, b,
+                  NULL);
+}
+
+static void
+drop(SimNet *net, SimMsg *msg, SimDropReason reason)
+{
+    net->dropped++;
+    trace(net, SIM_TRACE_DROP, msg->to, msg->from, msg->type, reason);
+    sim_msg_free(msg);
+}
+
+gboolean
+sim_net_path_open(const SimNet *net, SimNodeId from, SimNodeId to)
+{
+    return !link_at(net, from, to)->cut;
+}
+
+/* ---- disconnect notifications ---- */
+
+/* A disconnect notice travels as an engine event owned by the node told; its
+ * u64 packs (peer << 40) | (reason << 32) | generation. */
+static guint64
+notice_pack(SimNodeId peer, SimDisconnectReason reason, guint32 generation)
+{
+    KSIM_ASSERT(peer < (1u << 24));
+    return ((guint64)peer << 40) | ((guint64)reason << 32) | generation;
+}
+
+static void
+notice_arrive(void *ctx, void *arg, guint64 packed)
+{
+    SimWorld *world = ctx;
+    SimNet *net = sim_world_net(world);
+    SimNodeId node = (SimNodeId)(guintptr)arg;
+    SimNodeId peer = (SimNodeId)(packed >> 40);
+    SimDisconnectReason reason = (SimDisconnectReason)((packed >> 32) & 0xff);
+    guint32 generation = (guint32)packed;
+    Link *conn = conn_at(net, node, peer);
+    /* A notice about an older connection is stale: it was replaced already. */
+    if (conn->conn_generation != generation)
+        return;
+    if (reason == SIM_DISCONNECT_RESET) {
+        conn->reset_pending = FALSE;
+        if (conn->conn_state != CONN_BROKEN)
+            return;
+        conn->conn_state = CONN_CLOSED;
+    }
+    trace(net, SIM_TRACE_DISCONNECT, node, peer, reason, generation);
+    const SimNodeOps *ops = sim_node_ops(world, node);
+    if (ops->disconnect != NULL)
+        ops->disconnect(world, sim_node_ctx(world, node), peer, reason);
+}
+
+static gint64
+one_way_ns(SimNet *net, SimNodeId from, SimNodeId to)
+{
+    return sim_dist_sample(&link_at(net, from, to)->latency, link_rng(net, from, to));
+}
+
+/* Tells `node`, after `delay_ns`, that its connection to `peer` failed. */
+static void
+notice_send(SimNet *net, SimNodeId node, SimNodeId peer, SimDisconnectReason reason,
+            gint64 delay_ns)
+{
+    if (sim_node_state(net->world, node) == SIM_NODE_DOWN)
+        return;
+    Link *conn = conn_at(net, node, peer);
+    sim_world_schedule_for(net->world, node, sim_now_ns(net->world) + delay_ns, notice_arrive,
+                           NULL, (void *)(guintptr)node,
+                           notice_pack(peer, reason, conn->conn_generation));
+}
+
+static void
+conn_break(SimNet *net, SimNodeId a, SimNodeId b)
+{
+    Link *conn = conn_at(net, a, b);
+    if (conn->conn_state == CONN_OPEN)
+        conn->conn_state = CONN_BROKEN;
+}
+
+/* `closer` ends the connection; the peer hears a FIN if the path is open. */
+static void
+conn_close(SimNet *net, SimNodeId closer, SimNodeId peer)
+{
+    Link *conn = conn_at(net, closer, peer);
+    if (conn->conn_state != CONN_OPEN) {
+        if (conn->conn_state == CONN_BROKEN && closer != peer)
+            conn->conn_state = CONN_CLOSED;
+        return;
+    }
+    if (!sim_net_path_open(net, closer, peer)) {
+        conn->conn_state = CONN_BROKEN;
+        return;
+    }
+    conn->conn_state = CONN_CLOSED;
+    notice_send(net, peer, closer, SIM_DISCONNECT_CLOSED, one_way_ns(net, closer, peer));
+}
+
+void
+sim_net_close(SimNet *net, SimNodeId node, SimNodeId peer)
+{
+    KSIM_ASSERT(node != peer);
+    conn_close(net, node, peer);
+}
+
+/* ---- sending and delivery ---- */
+
+static void
+deliver_drop(void *ctx, void *arg, guint64 arg_u64)
+{
+    SimWorld *world = ctx;
+    (void)arg_u64;
+    drop(sim_world_net(world), arg, SIM_DROP_PEER_DOWN);
+}
+
+static void
+deliver(void *ctx, void *arg, guint64 arg_u64)
+{
+    SimWorld *world = ctx;
+    SimNet *net = sim_world_net(world);
+    SimMsg *msg = arg;
+    (void)arg_u64;
+    Link *conn = conn_at(net, msg->from, msg->to);
+    if (conn->conn_state != CONN_OPEN || conn->conn_generation != msg->conn_generation) {
+        drop(net, msg, SIM_DROP_BROKEN);
+        return;
+    }
+    net->delivered++;
+    trace(net, SIM_TRACE_DELIVER, msg->to, msg->from, msg->type, msg->size_bytes);
+    sim_node_ops(world, msg->to)->message(world, sim_node_ctx(world, msg->to), msg->from, msg);
+}
+
+/* The connection a send goes out on, opening one if needed; FALSE when the
+ * message cannot leave (the connection is or becomes BROKEN). */
+static gboolean
+conn_for_send(SimNet *net, SimNodeId from, SimNodeId to)
+{
+    Link *conn = conn_at(net, from, to);
+    if (conn->conn_state == CONN_OPEN)
+        return TRUE;
+    if (conn->conn_state == CONN_NONE || conn->conn_state == CONN_CLOSED) {
+        conn->conn_generation++;
+        gboolean reachable = sim_net_path_open(net, from, to) &&
+                             sim_net_path_open(net, to, from) &&
+                             sim_node_state(net->world, to) != SIM_NODE_DOWN;
+        conn->conn_state = reachable ? CONN_OPEN : CONN_BROKEN;
+        if (reachable)
+            return TRUE;
+    }
+    /* A dead connection: if the peer's kernel can answer, it answers with a
+     * reset one round trip later. */
+    gboolean answers = sim_net_path_open(net, from, to) && sim_net_path_open(net, to, from) &&
+                       sim_node_host_up(net->world, to);
+    if (answers && !conn->reset_pending) {
+        conn->reset_pending = TRUE;
+        notice_send(net, from, to, SIM_DISCONNECT_RESET,
+                    one_way_ns(net, from, to) + one_way_ns(net, to, from));
+    }
+    return FALSE;
+}
+
+/* Single-message faults; returns FALSE when the message is to be lost. */
+static gboolean
+apply_faults(SimNet *net, Link *link, SimNodeId from, SimNodeId to, gint64 *extra_ns,
+             gboolean *duplicate)
+{
+    if (link->lose_next > 0) {
+        link->lose_next--;
+        return FALSE;
+    }
+    if (link->loss_numerator > 0 &&
+        sim_rng_chance(link_rng(net, from, to), link->loss_numerator, link->loss_denominator))
+        return FALSE;
+    if (link->delay_next > 0) {
+        link->delay_next--;
+        *extra_ns = link->delay_extra_ns;
+    }
+    if (link->duplicate_next > 0) {
+        link->duplicate_next--;
+        *duplicate = TRUE;
+    }
+    return TRUE;
+}
+
+static gint64
+arrival_time(SimNet *net, Link *link, SimNodeId from, SimNodeId to, guint32 size_bytes,
+             gint64 extra_ns)
+{
+    gint64 now = sim_now_ns(net->world);
+    gint64 departure = now;
+    if (link->bandwidth_bytes_per_s > 0) {
+        gint64 start = MAX(now, link->transmit_free_ns);
+        departure = start + (gint64)size_bytes * SIM_NS_PER_S / link->bandwidth_bytes_per_s;
+        link->transmit_free_ns = departure;
+    }
+    gint64 latency = link->latency.kind == SIM_DIST_CONSTANT
+                         ? (gint64)link->latency.a
+                         : sim_dist_sample(&link->latency, link_rng(net, from, to));
+    gint64 arrival = MAX(departure + latency + extra_ns, link->arrival_last_ns);
+    link->arrival_last_ns = arrival;
+    return arrival;
+}
+
+static SimMsg *
+msg_clone(const SimMsg *msg)
+{
+    if (msg->clone_fn != NULL)
+        return msg->clone_fn(msg);
+    if (msg->size_of == 0)
+        return NULL;
+    return g_memdup2(msg, msg->size_of);
+}
+
+static void
+schedule_delivery(SimNet *net, SimMsg *msg, gint64 arrival_ns)
+{
+    sim_world_schedule_for(net->world, msg->to, arrival_ns, deliver, deliver_drop, msg, 0);
+}
+
+void
+sim_net_send(SimNet *net, SimNodeId from, SimNodeId to, SimMsg *msg)
+{
+    KSIM_ASSERT(msg != NULL);
+    KSIM_ASSERT(from != to);
+    msg->from = from;
+    msg->to = to;
+    net->sent++;
+    trace(net, SIM_TRACE_SEND, from, to, msg->type, msg->size_bytes);
+    if (!conn_for_send(net, from, to)) {
+        drop(net, msg, SIM_DROP_BROKEN);
+        return;
+    }
+    Link *link = link_at(net, from, to);
+    msg->conn_generation = conn_at(net, from, to)->conn_generation;
+    gint64 extra_ns = 0;
+    gboolean duplicate = FALSE;
+    if (!apply_faults(net, link, from, to, &extra_ns, &duplicate)) {
+        drop(net, msg, SIM_DROP_FAULT);
+        return;
+    }
+    SimMsg *copy = duplicate ? msg_clone(msg) : NULL;
+    schedule_delivery(net, msg, arrival_time(net, link, from, to, msg->size_bytes, extra_ns));
+    if (copy != NULL) {
+        net->duplicated++;
+        trace(net, SIM_TRACE_DUPLICATE, to, from, copy->type, copy->size_bytes);
+        schedule_delivery(net, copy, arrival_time(net, link, from, to, copy->size_bytes, 0));
+    }
+}
+
+/* ---- partitions ---- */
+
+static void
+cut(SimNet *net, SimNodeId from, SimNodeId to)
+{
+    if (from == to)
+        return;
+    link_at(net, from, to)->cut = TRUE;
+    conn_break(net, from, to);
+}
+
+void
+sim_net_partition(SimNet *net, const guint *group_of, guint n_nodes)
+{
+    KSIM_ASSERT(n_nodes <= net->n_nodes);
+    trace(net, SIM_TRACE_FAULT, SIM_NODE_NONE, SIM_NODE_NONE, SIM_FAULT_PARTITION, n_nodes);
+    for (SimNodeId a = 0; a < n_nodes; a++) {
+        for (SimNodeId b = 0; b < n_nodes; b++) {
+            if (group_of[a] != group_of[b])
+                cut(net, a, b);
+        }
+    }
+}
+
+void
+sim_net_cut_one_way(SimNet *net, SimNodeId from, SimNodeId to)
+{
+    trace(net, SIM_TRACE_FAULT, from, to, SIM_FAULT_PARTITION, 1);
+    cut(net, from, to);
+}
+
+void
+sim_net_isolate(SimNet *net, SimNodeId node)
+{
+    trace(net, SIM_TRACE_FAULT, node, SIM_NODE_NONE, SIM_FAULT_ISOLATE, 0);
+    for (SimNodeId other = 0; other < net->n_nodes; other++) {
+        cut(net, node, other);
+        cut(net, other, node);
+    }
+}
+
+void
+sim_net_heal(SimNet *net)
+{
+    trace(net, SIM_TRACE_FAULT, SIM_NODE_NONE, SIM_NODE_NONE, SIM_FAULT_HEAL, 0);
+    for (SimNodeId from = 0; from < net->n_nodes; from++) {
+        for (SimNodeId to = 0; to < net->n_nodes; to++) {
+            Link *link = link_at(net, from, to);
+            link->cut = FALSE;
+            link->lose_next = link->delay_next = link->duplicate_next = 0;
+            link->loss_numerator = 0;
+        }
+    }
+}
+
+void
+sim_net_lose_next(SimNet *net, SimNodeId from, SimNodeId to, guint count)
+{
+    trace(net, SIM_TRACE_FAULT, from, to, SIM_FAULT_LOSE, count);
+    link_at(net, from, to)->lose_next += count;
+}
+
+void
+sim_net_delay_next(SimNet *net, SimNodeId from, SimNodeId to, guint count, gint64 extra_ns)
+{
+    KSIM_ASSERT(extra_ns >= 0);
+    trace(net, SIM_TRACE_FAULT, from, to, SIM_FAULT_DELAY, (guint64)extra_ns);
+    Link *link = link_at(net, from, to);
+    link->delay_next += count;
+    link->delay_extra_ns = extra_ns;
+}
+
+void
+sim_net_duplicate_next(SimNet *net, SimNodeId from, SimNodeId to, guint count)
+{
+    trace(net, SIM_TRACE_FAULT, from, to, SIM_FAULT_DUPLICATE, count);
+    link_at(net, from, to)->duplicate_next += count;
+}
+
+void
+sim_net_set_loss(SimNet *net, SimNodeId from, SimNodeId to, guint64 numerator,
+                 guint64 denominator)
+{
+    KSIM_ASSERT(denominator > 0);
+    KSIM_ASSERT(numerator <= denominator);
+    trace(net, SIM_TRACE_FAULT, from, to, SIM_FAULT_LOSS_RATIO, numerator);
+    Link *link = link_at(net, from, to);
+    link->loss_numerator = numerator;
+    link->loss_denominator = denominator;
+}
+
+guint64
+sim_net_messages_sent(const SimNet *net)
+{
+    return net->sent;
+}
+
+guint64
+sim_net_messages_delivered(const SimNet *net)
+{
+    return net->delivered;
+}
+
+guint64
+sim_net_messages_dropped(const SimNet *net)
+{
+    return net->dropped;
+}
+
+/* ---- node lifecycle ---- */
+
+void
+sim_net_node_crashed(SimNet *net, SimNodeId node, gboolean power_loss)
+{
+    for (SimNodeId peer = 0; peer < net->n_nodes; peer++) {
+        if (peer == node)
+            continue;
+        if (power_loss)
+            conn_break(net, node, peer);
+        else
+            conn_close(net, node, peer);
+    }
+}
+
+void
+sim_net_node_restarted(SimNet *net, SimNodeId node)
+{
+    /* A restarted process has no sockets; its peers' connections are already
+     * CLOSED or BROKEN, and their next send finds out. */
+    (void)net;
+    (void)node;
+}
+
+void
+sim_net_check_invariants(const SimNet *net)
+{
+    for (SimNodeId a = 0; a < net->n_nodes; a++) {
+        for (SimNodeId b = a + 1; b < net->n_nodes; b++) {
+            const Link *conn = link_at(net, a, b);
+            KSIM_ASSERT(conn->conn_state <= CONN_CLOSED);
+            if (conn->conn_state == CONN_OPEN) {
+                KSIM_ASSERT(!link_at(net, a, b)->cut);
+                KSIM_ASSERT(!link_at(net, b, a)->cut);
+            }
+        }
+    }
+    KSIM_ASSERT(net->delivered + net->dropped <= net->sent + net->duplicated);
+}

@@ -1,0 +1,134 @@
+/*
+ * sim_net: the simulated network. Connection-oriented and FIFO per connection,
+ * as Kafka's TCP connections are.
+ *
+ * Between every two nodes there is at most one connection, opened implicitly by
+ * the first send. Messages on it arrive in the order sent, after the link's
+ * latency (a distribution; FIFO is kept even when a later sample is smaller)
+ * plus, with a bandwidth set, the time to transmit their size behind earlier
+ * messages in the same direction.
+ *
+ * How nodes learn of failures, as a TCP client would and never by magic:
+ *  - a peer's process crash: its OS closes the socket and the FIN reaches us
+ *    after one link latency (unless the path is cut): `disconnect` CLOSED;
+ *  - a peer's power loss, or a partition: nothing arrives. The connection is
+ *    broken and everything in flight on it, and everything sent on it later, is
+ *    lost. The sender finds out by its own timeout, or, once the path is open
+ *    and the peer's host is up, when its next send is answered by a reset:
+ *    `disconnect` RESET one round trip later. The next send after that opens a
+ *    new connection.
+ *  - a node may close a connection itself (sim_net_close, e.g. after a request
+ *    timeout); its in-flight messages are lost and the peer sees CLOSED.
+ *
+ * Faults injected: partitions into groups, one-way partitions (a cut in one
+ * direction breaks the connection, since TCP needs both), isolating a node,
+ * heal; and explicit single-message faults on a directed link: lose, delay or
+ * duplicate the next N messages, or a loss ratio. A paused node's kernel still
+ * receives: deliveries to it are held until it resumes.
+ *
+ * Ownership: a message belongs to the network from sim_net_send until delivery,
+ * then to the receiver, which frees it with sim_msg_free. A dropped message is
+ * freed by the network.
+ */
+#ifndef SIM_NET_H
+#define SIM_NET_H
+
+#include <glib.h>
+
+#include "sim_world.h"
+
+/* The header every message starts with; models embed it as their first member. */
+struct SimMsg {
+    guint32 type;       /* model-defined, traced */
+    guint32 size_bytes; /* simulated size on the wire */
+    /* Frees the whole message; NULL means g_free. */
+    void (*free_fn)(SimMsg *msg);
+    /* Copies the message for the duplication fault; NULL means a shallow
+     * g_memdup2 of `size_of` bytes, and 0 there means it cannot be copied
+     * (the fault is then traced and ignored). */
+    SimMsg *(*clone_fn)(const SimMsg *msg);
+    guint32 size_of; /* sizeof the embedding struct, for the shallow copy */
+    /* Engine-owned from here on. */
+    SimNodeId from;
+    SimNodeId to;
+    guint32 conn_generation;
+};
+
+/* Frees a message through its free_fn. Accepts NULL. */
+void sim_msg_free(SimMsg *msg);
+
+typedef enum {
+    SIM_DROP_PARTITION = 1, /* the path was cut */
+    SIM_DROP_BROKEN,        /* sent on, or in flight on, a broken connection */
+    SIM_DROP_PEER_DOWN,     /* the receiving process was not running */
+    SIM_DROP_FAULT,         /* an injected single-message loss */
+    SIM_DROP_CLOSED,        /* the connection was closed by an endpoint */
+} SimDropReason;
+
+typedef enum {
+    SIM_FAULT_PARTITION = 1,
+    SIM_FAULT_HEAL,
+    SIM_FAULT_ISOLATE,
+    SIM_FAULT_LOSE,
+    SIM_FAULT_DELAY,
+    SIM_FAULT_DUPLICATE,
+    SIM_FAULT_LOSS_RATIO,
+    SIM_FAULT_DISK_SLOW,
+    SIM_FAULT_DISK_FULL,
+} SimFaultKind;
+
+/* Created and owned by sim_world. */
+SimNet *sim_net_new(SimWorld *world);
+void sim_net_free(SimNet *net);
+
+/* Latency and bandwidth for messages from `from` to `to` (both directions
+ * when `symmetric`). A bandwidth of 0 is unlimited. */
+void sim_net_set_link(SimNet *net, SimNodeId from, SimNodeId to, SimDist latency,
+                      gint64 bandwidth_bytes_per_s, gboolean symmetric);
+/* The latency and bandwidth for every link, including nodes added later
+ * (links set with sim_net_set_link keep their own). */
+void sim_net_set_default_link(SimNet *net, SimDist latency, gint64 bandwidth_bytes_per_s);
+
+/* Sends `msg` (ownership passes to the network). */
+void sim_net_send(SimNet *net, SimNodeId from, SimNodeId to, SimMsg *msg);
+
+/* `node` closes its connection to `peer` (if any): in-flight messages are lost
+ * and the peer learns CLOSED after a latency, if the path is open. */
+void sim_net_close(SimNet *net, SimNodeId node, SimNodeId peer);
+
+/* TRUE when messages from `from` can reach `to` now. */
+gboolean sim_net_path_open(const SimNet *net, SimNodeId from, SimNodeId to);
+
+/* Cuts every path between nodes in different groups. `group_of[i]` is node i's
+ * group for i < n_nodes; nodes past n_nodes keep their paths. */
+void sim_net_partition(SimNet *net, const guint *group_of, guint n_nodes);
+/* Cuts the paths from `from` to `to` only. */
+void sim_net_cut_one_way(SimNet *net, SimNodeId from, SimNodeId to);
+/* Cuts every path to and from `node`. */
+void sim_net_isolate(SimNet *net, SimNodeId node);
+/* Restores every path and clears single-message faults. */
+void sim_net_heal(SimNet *net);
+
+/* Single-message faults on the directed link from `from` to `to`. */
+void sim_net_lose_next(SimNet *net, SimNodeId from, SimNodeId to, guint count);
+void sim_net_delay_next(SimNet *net, SimNodeId from, SimNodeId to, guint count, gint64 extra_ns);
+void sim_net_duplicate_next(SimNet *net, SimNodeId from, SimNodeId to, guint count);
+/* Loses each message with probability numerator/denominator (0 stops). */
+void sim_net_set_loss(SimNet *net, SimNodeId from, SimNodeId to, guint64 numerator,
+                      guint64 denominator);
+
+/* Counters for reports and tests. */
+guint64 sim_net_messages_sent(const SimNet *net);
+guint64 sim_net_messages_delivered(const SimNet *net);
+guint64 sim_net_messages_dropped(const SimNet *net);
+
+/* Lifecycle, called by sim_world. */
+void sim_net_node_added(SimNet *net, SimNodeId node);
+void sim_net_node_crashed(SimNet *net, SimNodeId node, gboolean power_loss);
+void sim_net_node_restarted(SimNet *net, SimNodeId node);
+
+void sim_net_check_invariants(const SimNet *net);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimNet, sim_net_free)
+
+#endif

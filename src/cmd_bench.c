@@ -1,0 +1,46 @@
+/* `ksim bench NAME`: dispatches to the benchmarks in tests/bench. */
+#include "commands.h"
+
+#include "bench.h"
+
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} Bench;
+
+static const Bench BENCHES[] = {
+    {"engine", bench_engine, "scheduler hold model against a bare heap; network replication ping"},
+};
+
+static void
+usage(FILE *out)
+{
+    fprintf(out, "Usage: ksim bench NAME [--json]\n\nBenchmarks:\n");
+    for (guint i = 0; i < G_N_ELEMENTS(BENCHES); i++)
+        fprintf(out, "  %-8s %s\n", BENCHES[i].name, BENCHES[i].summary);
+}
+
+int
+cmd_bench(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(BENCHES); i++) {
+        if (strcmp(argv[1], BENCHES[i].name) == 0)
+            return BENCHES[i].run(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "ksim bench: unknown benchmark '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,14 @@
+/*
+ * The benchmarks behind `ksim bench`. Each takes the arguments after its name
+ * (argv[0] is the benchmark name), prints human-readable figures, or one JSON
+ * object with --json, and returns an exit status. Benchmarks read the wall
+ * clock; they live outside sim/ and models/ for that reason.
+ */
+#ifndef KSIM_BENCH_H
+#define KSIM_BENCH_H
+
+int bench_engine(int argc, char **argv);
+int bench_log(int argc, char **argv);
+int bench_cluster(int argc, char **argv);
+
+#endif
