@@ -120,6 +120,14 @@ bytes_write(GByteArray *bytes, gint64 offset, const guint8 *data, gsize len)
     KSIM_ASSERT(offset >= 0);
     if (len == 0)
         return;
+    KSIM_ASSERT(offset + (gint64)len <= FILE_BYTES_MAX);
+    /* Appends, the common case, copy their bytes once rather than zeroing
+     * the new space first. */
+    if (offset >= (gint64)bytes->len) {
+        bytes_resize(bytes, offset);
+        g_byte_array_append(bytes, data, (guint)len);
+        return;
+    }
     gint64 end = offset + (gint64)len;
     if (end > (gint64)bytes->len)
         bytes_resize(bytes, end);

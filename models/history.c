@@ -1,0 +1,198 @@
+/*
+ * history: the run's client operations, cluster events and final replica
+ * states (see history.h).
+ *
+ * Invariants:
+ *  1. ops are in time order (time_ns non-decreasing), as are events.
+ *  2. Every completion names an op that was invoked and not yet completed.
+ *  3. Topic names are unique; `topic_ids` maps each to its index.
+ */
+#include "history.h"
+
+#include "sim_assert.h"
+
+struct History {
+    GArray *ops;      /* HistoryOp */
+    GArray *events;   /* HistoryEvent */
+    GArray *replicas; /* HistoryReplica */
+    GPtrArray *topic_names;
+    GHashTable *topic_ids; /* name -> index + 1; looked up only */
+    GPtrArray *process_names;
+    guint64 op_next;
+    guint violations;
+};
+
+static void
+event_clear(gpointer data)
+{
+    HistoryEvent *event = data;
+    g_free(event->text);
+}
+
+static void
+replica_clear(gpointer data)
+{
+    HistoryReplica *replica = data;
+    if (replica->records != NULL)
+        g_array_free(replica->records, TRUE);
+}
+
+History *
+history_new(void)
+{
+    History *history = g_new0(History, 1);
+    history->ops = g_array_new(FALSE, FALSE, sizeof(HistoryOp));
+    history->events = g_array_new(FALSE, FALSE, sizeof(HistoryEvent));
+    g_array_set_clear_func(history->events, event_clear);
+    history->replicas = g_array_new(FALSE, FALSE, sizeof(HistoryReplica));
+    g_array_set_clear_func(history->replicas, replica_clear);
+    history->topic_names = g_ptr_array_new_with_free_func(g_free);
+    history->topic_ids = g_hash_table_new(g_str_hash, g_str_equal);
+    history->process_names = g_ptr_array_new_with_free_func(g_free);
+    history->op_next = 1;
+    return history;
+}
+
+void
+history_free(History *history)
+{
+    if (history == NULL)
+        return;
+    g_array_free(history->ops, TRUE);
+    g_array_free(history->events, TRUE);
+    g_array_free(history->replicas, TRUE);
+    g_hash_table_destroy(history->topic_ids);
+    g_ptr_array_free(history->topic_names, TRUE);
+    g_ptr_array_free(history->process_names, TRUE);
+    g_free(history);
+}
+
+guint16
+history_topic(History *history, const char *name)
+{
+    gpointer found = g_hash_table_lookup(history->topic_ids, name);
+    if (found != NULL)
+        return (guint16)(GPOINTER_TO_UINT(found) - 1);
+    KSIM_ASSERT(history->topic_names->len < G_MAXUINT16);
+    char *copy = g_strdup(name);
+    g_ptr_array_add(history->topic_names, copy);
+    guint index = history->topic_names->len - 1;
+    g_hash_table_insert(history->topic_ids, copy, GUINT_TO_POINTER(index + 1));
+    return (guint16)index;
+}
+
+const char *
+history_topic_name(const History *history, guint16 topic)
+{
+    KSIM_ASSERT(topic < history->topic_names->len);
+    return g_ptr_array_index(history->topic_names, topic);
+}
+
+guint
+history_topic_count(const History *history)
+{
+    return history->topic_names->len;
+}
+
+guint64
+history_invoke(History *history, gint64 time_ns, HistoryFn fn, guint32 process, guint16 topic,
+               gint32 partition, guint64 key, guint64 value)
+{
+    HistoryOp op = {0};
+    op.op = history->op_next++;
+    op.time_ns = time_ns;
+    op.type = HISTORY_INVOKE;
+    op.fn = (guint8)fn;
+    op.topic = topic;
+    op.process = process;
+    op.partition = partition;
+    op.value = value;
+    op.key = key;
+    op.offset = -1;
+    history_add_op(history, &op);
+    return op.op;
+}
+
+void
+history_complete(History *history, guint64 op, gint64 time_ns, HistoryType type,
+                 gint32 partition, gint64 offset, gint32 error)
+{
+    KSIM_ASSERT(type != HISTORY_INVOKE);
+    KSIM_ASSERT(op > 0 && op < history->op_next);
+    HistoryOp done = {0};
+    done.op = op;
+    done.time_ns = time_ns;
+    done.type = (guint8)type;
+    done.partition = partition;
+    done.offset = offset;
+    done.error = error;
+    history_add_op(history, &done);
+}
+
+void
+history_add_op(History *history, const HistoryOp *op)
+{
+    if (history->ops->len > 0) {
+        const HistoryOp *last = &g_array_index(history->ops, HistoryOp, history->ops->len - 1);
+        KSIM_ASSERT(op->time_ns >= last->time_ns);
+    }
+    g_array_append_val(history->ops, *op);
+}
+
+const GArray *
+history_ops(const History *history)
+{
+    return history->ops;
+}
+
+void
+history_event(History *history, const HistoryEvent *event)
+{
+    HistoryEvent copy = *event;
+    copy.text = g_strdup(event->text);
+    if (copy.kind == HISTORY_EVENT_VIOLATION)
+        history->violations++;
+    g_array_append_val(history->events, copy);
+}
+
+const GArray *
+history_events(const History *history)
+{
+    return history->events;
+}
+
+guint
+history_violation_count(const History *history)
+{
+    return history->violations;
+}
+
+void
+history_add_replica(History *history, const HistoryReplica *replica)
+{
+    KSIM_ASSERT(replica->records != NULL);
+    g_array_append_val(history->replicas, *replica);
+}
+
+const GArray *
+history_replicas(const History *history)
+{
+    return history->replicas;
+}
+
+void
+history_set_process_name(History *history, guint32 process, const char *name)
+{
+    while (history->process_names->len <= process)
+        g_ptr_array_add(history->process_names, NULL);
+    g_free(g_ptr_array_index(history->process_names, process));
+    g_ptr_array_index(history->process_names, process) = g_strdup(name);
+}
+
+const char *
+history_process_name(const History *history, guint32 process)
+{
+    if (process >= history->process_names->len)
+        return NULL;
+    return g_ptr_array_index(history->process_names, process);
+}

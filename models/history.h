@@ -1,0 +1,138 @@
+/*
+ * history: what a run did, for the checker. Two append-only streams:
+ *
+ *  - client operations, in the Jepsen model: every operation is an INVOKE,
+ *    later completed by OK (it happened), FAIL (it certainly did not happen) or
+ *    INFO (its outcome is unknown: a timeout, a disconnect after sending, acks=0);
+ *  - cluster events that explain outcomes: which leader acknowledged which
+ *    offsets with what HW and ISR, elections, truncations, ISR changes, crashes
+ *    and faults, and the invariant breaches the brokers detected.
+ *
+ * At the end of a run, the final state of every replica is added, so the
+ * checker can compare what was acknowledged with what is committed.
+ *
+ * Ownership: the History owns everything added to it; strings are copied.
+ */
+#ifndef HISTORY_H
+#define HISTORY_H
+
+#include <glib.h>
+
+typedef struct History History;
+
+typedef enum {
+    HISTORY_INVOKE = 0,
+    HISTORY_OK,
+    HISTORY_FAIL,
+    HISTORY_INFO,
+} HistoryType;
+
+typedef enum {
+    HISTORY_FN_SEND = 0, /* produce one record */
+    HISTORY_FN_POLL,     /* consume: one record seen by a poll */
+    HISTORY_FN_PROCESS,  /* consume: one record processed */
+    HISTORY_FN_COMMIT,   /* commit an offset */
+} HistoryFn;
+
+/* One client operation step. `op` links an INVOKE with its completion. */
+typedef struct {
+    guint64 op;
+    gint64 time_ns;
+    guint8 type;      /* HistoryType */
+    guint8 fn;        /* HistoryFn */
+    guint16 topic;    /* index into history_topic_name */
+    guint32 process;  /* the client (producer or consumer) */
+    gint32 partition; /* -1 when not yet known */
+    gint32 error;     /* KafkaError of FAIL/INFO, 0 otherwise */
+    guint64 value;    /* the unique value produced */
+    guint64 key;      /* 0: no key */
+    gint64 offset;    /* -1 when unknown */
+} HistoryOp;
+
+typedef enum {
+    HISTORY_EVENT_ACK = 1,       /* leader answered a produce: offsets [a, a+n) with hw, isr */
+    HISTORY_EVENT_ELECTED,       /* broker became leader: epoch, leo, isr, unclean */
+    HISTORY_EVENT_TRUNCATED,     /* replica truncated from leo to offset */
+    HISTORY_EVENT_ISR_CHANGED,   /* leader changed the ISR */
+    HISTORY_EVENT_HW_CHANGED,    /* not recorded per change (volume); reserved */
+    HISTORY_EVENT_NODE,          /* a node crashed, lost power, restarted, paused, resumed */
+    HISTORY_EVENT_FAULT,         /* a network or disk fault began or ended */
+    HISTORY_EVENT_OFFLINE,       /* a partition has no leader */
+    HISTORY_EVENT_VIOLATION,     /* an invariant breach detected by the cluster */
+    HISTORY_EVENT_CONTROLLER,    /* a broker became controller */
+    HISTORY_EVENT_SESSION,       /* a broker's coordination session expired / re-registered */
+} HistoryEventKind;
+
+/* A cluster event. Fields not meaningful for a kind are -1 or 0; `text` is a
+ * human sentence for explanations and reports. */
+typedef struct {
+    gint64 time_ns;
+    guint32 kind;   /* HistoryEventKind */
+    gint32 broker;  /* broker id, -1 if none */
+    guint16 topic;
+    gint32 partition;
+    gint32 leader_epoch;
+    gint64 offset;  /* ACK: base offset; TRUNCATED: new leo; ELECTED: leader leo */
+    gint64 offset_end; /* ACK: last offset + 1; TRUNCATED: old leo */
+    gint64 hw;
+    guint32 isr_mask; /* bit i: broker id i in the ISR (ids < 32) */
+    gint32 acks;      /* ACK: -1 all, 0, 1 */
+    char *text;
+} HistoryEvent;
+
+/* One record in a replica's final log. */
+typedef struct {
+    gint64 offset;
+    guint64 value;
+    gint32 leader_epoch;
+    gint64 producer_id;
+} HistoryRecord;
+
+/* The final state of one replica of one partition. */
+typedef struct {
+    guint16 topic;
+    gint32 partition;
+    gint32 broker;
+    gboolean is_leader;
+    gboolean online;     /* its broker was running at the end */
+    gint64 log_start;
+    gint64 leo;
+    gint64 hw;
+    GArray *records;     /* HistoryRecord, in offset order */
+} HistoryReplica;
+
+History *history_new(void);
+void history_free(History *history);
+
+/* Topic names are interned: the same name always gets the same index. */
+guint16 history_topic(History *history, const char *name);
+const char *history_topic_name(const History *history, guint16 topic);
+guint history_topic_count(const History *history);
+
+/* Starts an operation; returns its op id. */
+guint64 history_invoke(History *history, gint64 time_ns, HistoryFn fn, guint32 process,
+                       guint16 topic, gint32 partition, guint64 key, guint64 value);
+/* Completes operation `op` (OK, FAIL or INFO). */
+void history_complete(History *history, guint64 op, gint64 time_ns, HistoryType type,
+                      gint32 partition, gint64 offset, gint32 error);
+/* Adds a one-step operation (a poll, a process) that has no invoke. */
+void history_add_op(History *history, const HistoryOp *op);
+
+const GArray *history_ops(const History *history); /* HistoryOp */
+
+/* Adds an event; `text` is copied (may be NULL). */
+void history_event(History *history, const HistoryEvent *event);
+const GArray *history_events(const History *history); /* HistoryEvent */
+guint history_violation_count(const History *history);
+
+/* Adds a replica's final state; takes ownership of `replica->records`. */
+void history_add_replica(History *history, const HistoryReplica *replica);
+const GArray *history_replicas(const History *history); /* HistoryReplica */
+
+/* Names of broker ids, for explanations ("broker 2"). */
+void history_set_process_name(History *history, guint32 process, const char *name);
+const char *history_process_name(const History *history, guint32 process);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(History, history_free)
+
+#endif
