@@ -47,6 +47,9 @@ typedef struct {
     guint32 conn_state;
     guint32 conn_generation;
     gboolean reset_pending;
+    /* The endpoints' incarnations when this generation began: a process that
+     * restarted since has no socket of it. [0] is the smaller node id. */
+    guint32 conn_incarnation[2];
 } Link;
 
 struct SimNet {
@@ -321,8 +324,15 @@ conn_for_send(SimNet *net, SimNodeId from, SimNodeId to)
     Link *conn = conn_at(net, from, to);
     if (conn->conn_state == CONN_OPEN)
         return TRUE;
+    /* A restarted sender never had the broken socket: it simply connects. */
+    guint32 incarnation = sim_node_incarnation(net->world, from);
+    if (conn->conn_state == CONN_BROKEN && conn->conn_incarnation[from < to ? 0 : 1] != incarnation)
+        conn->conn_state = CONN_CLOSED;
     if (conn->conn_state == CONN_NONE || conn->conn_state == CONN_CLOSED) {
         conn->conn_generation++;
+        conn->reset_pending = FALSE;
+        conn->conn_incarnation[from < to ? 0 : 1] = incarnation;
+        conn->conn_incarnation[from < to ? 1 : 0] = sim_node_incarnation(net->world, to);
         gboolean reachable = sim_net_path_open(net, from, to) &&
                              sim_net_path_open(net, to, from) &&
                              sim_node_state(net->world, to) != SIM_NODE_DOWN;
@@ -422,6 +432,8 @@ sim_net_send(SimNet *net, SimNodeId from, SimNodeId to, SimMsg *msg)
         return;
     }
     SimMsg *copy = duplicate ? msg_clone(msg) : NULL;
+    if (duplicate && copy == NULL)
+        trace(net, SIM_TRACE_DUPLICATE, to, from, msg->type, G_MAXUINT64);
     schedule_delivery(net, msg, arrival_time(net, link, from, to, msg->size_bytes, extra_ns));
     if (copy != NULL) {
         net->duplicated++;

@@ -67,7 +67,7 @@ sim_rng_range(SimRng *rng, gint64 lo, gint64 hi)
     do {
         draw = sim_rng_u64(rng);
     } while (draw >= limit);
-    return lo + (gint64)(draw % span);
+    return (gint64)((guint64)lo + draw % span);
 }
 
 double
@@ -324,6 +324,11 @@ sim_dist_parse(const char *text, gboolean units_are_time, SimDist *out, GError *
         if (!parse_pair(body, forms[i].sep, units_are_time, forms[i].plain_second, &out->a,
                         &out->b, error))
             return FALSE;
+        if (out->kind == SIM_DIST_UNIFORM && out->b < out->a) {
+            g_set_error(error, SIM_ERROR, SIM_ERROR_PARSE,
+                        "'%s': the range's upper end is below its lower end", text);
+            return FALSE;
+        }
         if ((out->kind == SIM_DIST_LOGNORMAL || out->kind == SIM_DIST_PARETO) && out->a <= 0.0) {
             g_set_error(error, SIM_ERROR, SIM_ERROR_PARSE, "'%s': the first value must be positive",
                         text);

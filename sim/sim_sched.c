@@ -3,8 +3,11 @@
  *
  * Invariants (checked by sim_sched_check_invariants):
  *  1. Every heap entry is no earlier than its parent by (time_ns, key).
- *  2. A heap entry's key is (seq << 24) | slot; the entry is live iff its slot
- *     is QUEUED with that seq. Live entries number `queued`; stale ones `stale`.
+ *  2. A heap entry's key is (order << 24) | slot; the entry is live iff its
+ *     slot is QUEUED with that order. Live entries number `queued`; stale ones
+ *     `stale`. A slot's order is its seq, or, once unheld, a fresh number, so
+ *     held events rejoin in the order they are unheld (the order they came
+ *     due) while their handles (seq) stay valid.
  *  3. A slot is FREE (on the free list, seq 0), QUEUED (exactly one live heap
  *     entry) or HELD (no live heap entry; sim_sched_unhold requeues it).
  *  4. `pending` = QUEUED + HELD slots.
@@ -24,7 +27,8 @@ enum slot_state { SLOT_FREE = 0, SLOT_QUEUED, SLOT_HELD };
 
 typedef struct {
     gint64 time_ns;
-    guint64 seq;
+    guint64 seq;   /* the handle's identity */
+    guint64 order; /* the heap's tie-breaker: seq, or a fresh one when unheld */
     SimEventFn fn;
     SimEventDropFn drop_fn;
     void *ctx;
@@ -68,7 +72,7 @@ static inline gboolean
 entry_live(const SimSched *sched, const HeapEntry *entry)
 {
     const Slot *slot = &sched->slots[entry->key & SLOT_MASK];
-    return slot->state == SLOT_QUEUED && slot->seq == (entry->key >> SLOT_BITS);
+    return slot->state == SLOT_QUEUED && slot->order == (entry->key >> SLOT_BITS);
 }
 
 SimSched *
@@ -198,6 +202,7 @@ slot_release(SimSched *sched, guint32 index)
     Slot *slot = &sched->slots[index];
     slot->state = SLOT_FREE;
     slot->seq = 0;
+    slot->order = 0;
     sched->free_slots[sched->free_len++] = index;
 }
 
@@ -210,8 +215,9 @@ sim_sched_push(SimSched *sched, gint64 time_ns, SimEventFn fn, SimEventDropFn dr
     KSIM_ASSERT(sched->seq_next < SIM_SCHED_SEQ_MAX);
     guint32 index = slot_alloc(sched);
     guint64 seq = sched->seq_next++;
-    sched->slots[index] = (Slot){time_ns, seq, fn, drop_fn, ctx, arg, arg_u64,
-                                 owner,   incarnation, SLOT_QUEUED};
+    sched->slots[index] = (Slot){time_ns, seq,   seq,         fn,         drop_fn,
+                                 ctx,     arg,   arg_u64,     owner,      incarnation,
+                                 SLOT_QUEUED};
     heap_insert(sched, time_ns, (seq << SLOT_BITS) | index);
     sched->queued++;
     return (SimEventId){seq, index};
@@ -232,6 +238,18 @@ gboolean
 sim_sched_pending(const SimSched *sched, SimEventId id)
 {
     return slot_of(sched, id) != NULL;
+}
+
+static void event_from_slot(const Slot *slot, SimEvent *out);
+
+gboolean
+sim_sched_get(const SimSched *sched, SimEventId id, SimEvent *out)
+{
+    const Slot *slot = slot_of(sched, id);
+    if (slot == NULL)
+        return FALSE;
+    event_from_slot(slot, out);
+    return TRUE;
 }
 
 gboolean
@@ -315,11 +333,13 @@ sim_sched_unhold(SimSched *sched, SimEventId id, gint64 time_ns)
         return FALSE;
     KSIM_ASSERT(slot->state == SLOT_HELD);
     KSIM_ASSERT(time_ns >= slot->time_ns);
+    KSIM_ASSERT(sched->seq_next < SIM_SCHED_SEQ_MAX);
     slot->state = SLOT_QUEUED;
     slot->time_ns = time_ns;
+    slot->order = sched->seq_next++;
     sched->held--;
     sched->queued++;
-    heap_insert(sched, time_ns, (slot->seq << SLOT_BITS) | id.slot);
+    heap_insert(sched, time_ns, (slot->order << SLOT_BITS) | id.slot);
     return TRUE;
 }
 

@@ -74,6 +74,9 @@ gboolean sim_sched_cancel(SimSched *sched, SimEventId id);
 /* TRUE when `id` names an event that is still pending. */
 gboolean sim_sched_pending(const SimSched *sched, SimEventId id);
 
+/* Copies a pending event into `out`; FALSE when it is not pending. */
+gboolean sim_sched_get(const SimSched *sched, SimEventId id, SimEvent *out);
+
 /* Pops the earliest pending event into `out`; FALSE when the queue is empty. */
 gboolean sim_sched_pop(SimSched *sched, SimEvent *out);
 
@@ -85,9 +88,10 @@ gboolean sim_sched_peek(SimSched *sched, SimEvent *out);
  * its handle valid: it is "held" (a paused node's event). Returns its handle. */
 SimEventId sim_sched_hold_top(SimSched *sched);
 
-/* Puts a held event back in the order at `time_ns`, keeping its seq, so held
- * events keep their relative order. A held event cancelled meanwhile is
- * ignored (FALSE). */
+/* Puts a held event back in the order at `time_ns`. Its handle stays valid;
+ * among events due at the same time it runs after those already queued, and
+ * held events unheld one after another run in that order. A held event
+ * cancelled meanwhile is ignored (FALSE). */
 gboolean sim_sched_unhold(SimSched *sched, SimEventId id, gint64 time_ns);
 
 /* The time of the earliest pending event, or G_MAXINT64 when empty. */

@@ -315,16 +315,30 @@ sim_timer_set(SimWorld *world, SimNodeId node, gint64 delay_ns, SimTimerFn fn, v
                                   (guint64)(guintptr)fn);
 }
 
+/* A node's event is alive while it is pending and its node has not crashed
+ * since it was scheduled. */
+static gboolean
+event_alive(const SimWorld *world, SimEventId id)
+{
+    SimEvent event;
+    if (!sim_sched_get(world->sched, id, &event))
+        return FALSE;
+    return event.owner == SIM_NODE_NONE ||
+           event.incarnation == node_get(world, event.owner)->incarnation;
+}
+
 gboolean
 sim_timer_cancel(SimWorld *world, SimTimerId id)
 {
-    return sim_sched_cancel(world->sched, id);
+    gboolean alive = event_alive(world, id);
+    sim_sched_cancel(world->sched, id);
+    return alive;
 }
 
 gboolean
 sim_timer_pending(const SimWorld *world, SimTimerId id)
 {
-    return sim_sched_pending(world->sched, id);
+    return event_alive(world, id);
 }
 
 SimEventId
@@ -339,7 +353,7 @@ sim_world_schedule(SimWorld *world, gint64 time_ns, SimEventFn fn, SimEventDropF
 gboolean
 sim_world_cancel(SimWorld *world, SimEventId id)
 {
-    return sim_sched_cancel(world->sched, id);
+    return sim_timer_cancel(world, id);
 }
 
 /* Decides the fate of the earliest event of a node: TRUE when it may run now;
