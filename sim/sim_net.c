@@ -414,7 +414,6 @@ void
 sim_net_send(SimNet *net, SimNodeId from, SimNodeId to, SimMsg *msg)
 {
     KSIM_ASSERT(msg != NULL);
-    KSIM_ASSERT(from != to);
     msg->from = from;
     msg->to = to;
     net->sent++;

@@ -15,6 +15,7 @@ typedef struct {
 
 static const Bench BENCHES[] = {
     {"engine", bench_engine, "scheduler hold model against a bare heap; network replication ping"},
+    {"cluster", bench_cluster, "3 brokers, RF 3, acks=all, 10^6 records"},
 };
 
 static void

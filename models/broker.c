@@ -1,0 +1,703 @@
+/*
+ * broker: the broker process — start and crash, registration with the
+ * coordination node, controller election, request dispatch, controller
+ * requests (LeaderAndIsr, UpdateMetadata), metadata answers and the HW
+ * checkpoint. Replication lives in replica.c, the controller in controller.c.
+ *
+ * Invariants:
+ *  1. `state` is non-NULL exactly while the broker's node is UP or PAUSED.
+ *  2. The broker acts on a controller request only if its controller epoch is
+ *     at least the highest the broker has seen (a deposed controller is fenced).
+ *  3. `controller` is non-NULL only while this broker believes it holds
+ *     /controller.
+ *
+ * Process lifecycle:
+ *   (new) --broker_new/restart--> STARTING: logs recovered, session opening
+ *   STARTING --session established--> REGISTERING: create /brokers/ids/<id>
+ *   REGISTERING --created--> RUNNING: elect controller (create /controller)
+ *   RUNNING --session expired--> REGISTERING (resign as controller first)
+ *   any --crash--> (down): broker_crash frees `state`
+ */
+#include "broker.h"
+
+#include "broker_internal.h"
+#include "sim_assert.h"
+#include "sim_disk.h"
+#include "sim_net.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define HW_CHECKPOINT_FILE "replication-offset-checkpoint"
+#define HW_CHECKPOINT_TMP "replication-offset-checkpoint.tmp"
+#define REGISTRATION_RETRY_MS 1000
+
+static void broker_start(Broker *broker);
+static void register_broker(BrokerState *state);
+static void elect_controller(BrokerState *state);
+
+void
+broker_config_init(BrokerConfig *config)
+{
+    memset(config, 0, sizeof *config);
+    config->broker_id = 0;
+    config->min_insync_replicas = 1;
+    config->unclean_leader_election = FALSE;
+    config->replica_lag_time_max_ms = 30000;
+    config->replica_fetch_wait_max_ms = 500;
+    config->replica_fetch_min_bytes = 1;
+    config->replica_fetch_max_bytes = 1048576;
+    config->replica_fetch_backoff_ms = 1000;
+    config->replica_socket_timeout_ms = 30000;
+    config->replica_high_watermark_checkpoint_interval_ms = 5000;
+    config->zookeeper_session_timeout_ms = 18000;
+    config->controller_socket_timeout_ms = 30000;
+    config->truncation_mode = BROKER_TRUNCATE_HW;
+    plog_config_init(&config->log);
+}
+
+void
+topic_config_from_broker(TopicConfig *topic, const BrokerConfig *broker)
+{
+    topic->min_insync_replicas = broker->min_insync_replicas;
+    topic->unclean_leader_election = broker->unclean_leader_election;
+    topic->log = broker->log;
+}
+
+gint64
+broker_now_ms(const Broker *broker)
+{
+    return sim_now_ns(broker->world) / SIM_NS_PER_MS;
+}
+
+/* ---- helpers shared with replica.c and controller.c ---- */
+
+void
+broker_send(BrokerState *state, SimNodeId to, SimMsg *msg)
+{
+    sim_net_send(sim_world_net(state->broker->world), state->broker->node, to, msg);
+}
+
+SimNodeId
+broker_endpoint(const BrokerState *state, gint32 broker_id)
+{
+    for (guint i = 0; i < state->live_brokers->len; i++) {
+        const KBrokerEndpoint *endpoint = &g_array_index(state->live_brokers, KBrokerEndpoint, i);
+        if (endpoint->broker_id == broker_id)
+            return endpoint->node;
+    }
+    return SIM_NODE_NONE;
+}
+
+void
+broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPartition *tp,
+                    const HistoryEvent *fields, const char *format, ...)
+{
+    if (broker->history == NULL)
+        return;
+    HistoryEvent event = {0};
+    if (fields != NULL)
+        event = *fields;
+    event.time_ns = sim_now_ns(broker->world);
+    event.kind = kind;
+    event.broker = broker->config.broker_id;
+    event.partition = -1;
+    if (fields != NULL)
+        event.partition = fields->partition;
+    if (tp != NULL) {
+        event.topic = history_topic(broker->history, tp->topic);
+        event.partition = tp->partition;
+    }
+    va_list args;
+    va_start(args, format);
+    event.text = g_strdup_vprintf(format, args);
+    va_end(args);
+    history_event(broker->history, &event);
+    g_free(event.text);
+}
+
+const TopicConfig *
+broker_topic_config(Broker *broker, const char *topic)
+{
+    const TopicConfig *config = g_hash_table_lookup(broker->topic_configs, topic);
+    if (config != NULL)
+        return config;
+    /* A topic without its own config takes the broker's values. */
+    TopicConfig *fresh = g_new0(TopicConfig, 1);
+    topic_config_from_broker(fresh, &broker->config);
+    g_hash_table_insert(broker->topic_configs, g_strdup(topic), fresh);
+    return fresh;
+}
+
+void *
+broker_zk_context(BrokerState *state, gsize size)
+{
+    void *context = g_malloc0(size);
+    g_ptr_array_add(state->zk_pending, context);
+    return context;
+}
+
+void
+broker_zk_context_done(BrokerState *state, void *context)
+{
+    gboolean removed = g_ptr_array_remove_fast(state->zk_pending, context);
+    KSIM_ASSERT(removed);
+}
+
+/* ---- the process ---- */
+
+static void
+state_free(BrokerState *state)
+{
+    if (state->controller != NULL)
+        controller_free(state->controller);
+    replica_state_free(state);
+    coord_client_free(state->zk);
+    g_tree_destroy(state->metadata);
+    g_array_free(state->live_brokers, TRUE);
+    g_ptr_array_free(state->zk_pending, TRUE);
+    g_free(state);
+}
+
+static void
+broker_crash(SimWorld *world, void *ctx)
+{
+    Broker *broker = ctx;
+    (void)world;
+    KSIM_ASSERT(broker->state != NULL);
+    state_free(broker->state);
+    broker->state = NULL;
+}
+
+static void
+broker_restart(SimWorld *world, void *ctx)
+{
+    Broker *broker = ctx;
+    (void)world;
+    KSIM_ASSERT(broker->state == NULL);
+    broker_start(broker);
+}
+
+static gint
+ktp_tree_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    (void)user_data;
+    return ktp_compare(a, b);
+}
+
+static gboolean
+from_controller_is_current(BrokerState *state, gint32 controller_epoch)
+{
+    if (controller_epoch < state->controller_epoch)
+        return FALSE;
+    state->controller_epoch = controller_epoch;
+    return TRUE;
+}
+
+static void
+answer_controller(BrokerState *state, SimNodeId to, KafkaMsgType type, gint32 correlation_id,
+                  KafkaError error)
+{
+    KControllerResponse *response = kproto_new(type);
+    response->correlation_id = correlation_id;
+    response->error = error;
+    broker_send(state, to, &response->base);
+}
+
+static void
+handle_leader_and_isr(BrokerState *state, SimNodeId from, KLeaderAndIsrRequest *request)
+{
+    if (!from_controller_is_current(state, request->controller_epoch)) {
+        answer_controller(state, from, KMSG_LEADER_AND_ISR_RESPONSE, request->correlation_id,
+                          KAFKA_ERROR_STALE_CONTROLLER_EPOCH);
+        return;
+    }
+    state->controller_id = request->controller_id;
+    replica_handle_leader_and_isr(state, request);
+    answer_controller(state, from, KMSG_LEADER_AND_ISR_RESPONSE, request->correlation_id,
+                      KAFKA_ERROR_NONE);
+}
+
+static gint
+endpoint_compare(gconstpointer a, gconstpointer b)
+{
+    const KBrokerEndpoint *x = a, *y = b;
+    return (x->broker_id > y->broker_id) - (x->broker_id < y->broker_id);
+}
+
+void
+broker_handle_update_metadata(BrokerState *state, SimNodeId from, KUpdateMetadataRequest *request)
+{
+    (void)from;
+    g_array_set_size(state->live_brokers, 0);
+    g_array_append_vals(state->live_brokers, request->live_brokers->data,
+                        request->live_brokers->len);
+    g_array_sort(state->live_brokers, endpoint_compare);
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KPartitionState *ps = &g_array_index(request->partitions, KPartitionState, i);
+        KPartitionState *copy = g_memdup2(ps, sizeof *ps);
+        g_tree_replace(state->metadata, &copy->tp, copy);
+    }
+}
+
+static void
+handle_update_metadata(BrokerState *state, SimNodeId from, KUpdateMetadataRequest *request)
+{
+    if (!from_controller_is_current(state, request->controller_epoch)) {
+        answer_controller(state, from, KMSG_UPDATE_METADATA_RESPONSE, request->correlation_id,
+                          KAFKA_ERROR_STALE_CONTROLLER_EPOCH);
+        return;
+    }
+    state->controller_id = request->controller_id;
+    broker_handle_update_metadata(state, from, request);
+    answer_controller(state, from, KMSG_UPDATE_METADATA_RESPONSE, request->correlation_id,
+                      KAFKA_ERROR_NONE);
+}
+
+static gboolean
+append_partition_state(gpointer key, gpointer value, gpointer data)
+{
+    (void)key;
+    g_array_append_val((GArray *)data, *(KPartitionState *)value);
+    return FALSE;
+}
+
+/* Metadata answers from the broker's own, possibly stale, cache, in
+ * topic-partition order. */
+static void
+handle_metadata(BrokerState *state, SimNodeId from, KMetadataRequest *request)
+{
+    KMetadataResponse *response = kproto_new(KMSG_METADATA_RESPONSE);
+    response->correlation_id = request->correlation_id;
+    response->controller_id = state->controller_id;
+    g_array_append_vals(response->brokers, state->live_brokers->data, state->live_brokers->len);
+    g_tree_foreach(state->metadata, append_partition_state, response->partitions);
+    kproto_update_size(&response->base);
+    broker_send(state, from, &response->base);
+}
+
+static void
+broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
+{
+    Broker *broker = ctx;
+    BrokerState *state = broker->state;
+    (void)world;
+    KSIM_ASSERT(state != NULL);
+    if (coord_client_handle_message(state->zk, from, msg))
+        return;
+    if (state->controller != NULL && controller_handle_message(state->controller, from, msg))
+        return;
+    switch ((KafkaMsgType)msg->type) {
+    case KMSG_PRODUCE_REQUEST:
+        replica_handle_produce(state, from, (KProduceRequest *)msg);
+        break;
+    case KMSG_FETCH_REQUEST:
+        replica_handle_fetch(state, from, (KFetchRequest *)msg);
+        return; /* the fetch path keeps or frees the request itself */
+    case KMSG_FETCH_RESPONSE:
+        replica_handle_fetch_response(state, from, (KFetchResponse *)msg);
+        break;
+    case KMSG_EPOCH_REQUEST:
+        replica_handle_epoch_request(state, from, (KEpochMessage *)msg);
+        break;
+    case KMSG_EPOCH_RESPONSE:
+        replica_handle_epoch_response(state, from, (KEpochMessage *)msg);
+        break;
+    case KMSG_LEADER_AND_ISR_REQUEST:
+        handle_leader_and_isr(state, from, (KLeaderAndIsrRequest *)msg);
+        break;
+    case KMSG_UPDATE_METADATA_REQUEST:
+        handle_update_metadata(state, from, (KUpdateMetadataRequest *)msg);
+        break;
+    case KMSG_METADATA_REQUEST:
+        handle_metadata(state, from, (KMetadataRequest *)msg);
+        break;
+    default:
+        /* Late responses to a controller this broker no longer is. */
+        break;
+    }
+    sim_msg_free(msg);
+}
+
+static void
+broker_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReason reason)
+{
+    Broker *broker = ctx;
+    BrokerState *state = broker->state;
+    (void)world;
+    (void)reason;
+    KSIM_ASSERT(state != NULL);
+    coord_client_handle_disconnect(state->zk, peer);
+    if (state->controller != NULL)
+        controller_peer_disconnected(state->controller, peer);
+    replica_peer_disconnected(state, peer);
+}
+
+static const SimNodeOps BROKER_OPS = {
+    .message = broker_message,
+    .disconnect = broker_disconnect,
+    .crash = broker_crash,
+    .restart = broker_restart,
+};
+
+/* ---- HW checkpoint ---- */
+
+static void
+checkpoint_renamed(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
+{
+    Broker *broker = ctx;
+    (void)world;
+    (void)arg;
+    KSIM_ASSERT(broker->state != NULL);
+    broker->state->checkpoint_in_flight = FALSE;
+    if (status == SIM_DISK_OK)
+        sim_disk_rename(sim_node_disk(broker->world, broker->node), HW_CHECKPOINT_TMP,
+                        HW_CHECKPOINT_FILE);
+}
+
+/* Kafka writes the checkpoint to a temporary file, fsyncs it and renames it
+ * over the old one, so a crash leaves the old or the new file, never half. */
+static void
+checkpoint_write(BrokerState *state)
+{
+    Broker *broker = state->broker;
+    if (state->checkpoint_in_flight)
+        return;
+    GString *text = g_string_new("0\n");
+    g_string_append_printf(text, "%u\n", state->partitions_sorted->len);
+    for (guint i = 0; i < state->partitions_sorted->len; i++) {
+        const Partition *p = g_ptr_array_index(state->partitions_sorted, i);
+        g_string_append_printf(text, "%s %d %" G_GINT64_FORMAT "\n", p->tp.topic,
+                               p->tp.partition, p->hw);
+    }
+    SimDisk *disk = sim_node_disk(broker->world, broker->node);
+    sim_disk_delete(disk, HW_CHECKPOINT_TMP);
+    sim_disk_create(disk, HW_CHECKPOINT_TMP);
+    if (sim_disk_append(disk, HW_CHECKPOINT_TMP, text->str, text->len) == SIM_DISK_OK) {
+        state->checkpoint_in_flight = TRUE;
+        sim_disk_fsync(disk, HW_CHECKPOINT_TMP, checkpoint_renamed, NULL);
+    }
+    g_string_free(text, TRUE);
+}
+
+static void
+checkpoint_timer(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)arg;
+    BrokerState *state = broker->state;
+    checkpoint_write(state);
+    state->hw_checkpoint_timer =
+        sim_timer_set(world, broker->node,
+                      broker->config.replica_high_watermark_checkpoint_interval_ms * SIM_NS_PER_MS,
+                      checkpoint_timer, NULL);
+}
+
+static void
+isr_expiration_timer(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)arg;
+    replica_isr_expiration(broker->state);
+    /* Kafka checks every replica.lag.time.max.ms / 2. */
+    broker->state->isr_expiration_timer =
+        sim_timer_set(world, broker->node,
+                      broker->config.replica_lag_time_max_ms * SIM_NS_PER_MS / 2,
+                      isr_expiration_timer, NULL);
+}
+
+/* ---- registration and controller election ---- */
+
+typedef struct {
+    BrokerState *state;
+} ZkOwner;
+
+static void
+registration_retry(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)world;
+    (void)arg;
+    register_broker(broker->state);
+}
+
+static void
+registered_cb(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    (void)arg;
+    Broker *broker = state->broker;
+    if (result->error == COORD_OK) {
+        state->registered = TRUE;
+        broker_record_event(broker, HISTORY_EVENT_SESSION, NULL, NULL,
+                            "broker %d registered /brokers/ids/%d", broker->config.broker_id,
+                            broker->config.broker_id);
+        elect_controller(state);
+        return;
+    }
+    /* The previous incarnation's ephemeral registration lingers until its
+     * session expires; Kafka refuses to start until then, and a supervisor
+     * starts it again. */
+    sim_timer_set(broker->world, broker->node, REGISTRATION_RETRY_MS * SIM_NS_PER_MS,
+                  registration_retry, NULL);
+}
+
+static void
+register_broker(BrokerState *state)
+{
+    Broker *broker = state->broker;
+    g_autofree char *path = g_strdup_printf("/brokers/ids/%d", broker->config.broker_id);
+    g_autofree char *data = g_strdup_printf("%u", broker->node);
+    coord_client_create(state->zk, path, data, strlen(data), COORD_EPHEMERAL, registered_cb, NULL);
+}
+
+static void
+controller_exists_cb(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    (void)arg;
+    /* The controller vanished between our failed create and this check. */
+    if (result->error == COORD_NO_NODE)
+        elect_controller(state);
+}
+
+static void
+controller_created_cb(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    (void)arg;
+    if (result->error == COORD_OK) {
+        if (state->controller == NULL) {
+            state->controller = controller_new(state);
+            controller_start(state->controller);
+        }
+        return;
+    }
+    if (result->error == COORD_NODE_EXISTS)
+        coord_client_exists(state->zk, "/controller", TRUE, controller_exists_cb, NULL);
+}
+
+static void
+elect_controller(BrokerState *state)
+{
+    g_autofree char *data = g_strdup_printf("%d", state->broker->config.broker_id);
+    coord_client_create(state->zk, "/controller", data, strlen(data), COORD_EPHEMERAL,
+                        controller_created_cb, NULL);
+}
+
+static void
+resign_controller(BrokerState *state)
+{
+    if (state->controller == NULL)
+        return;
+    controller_free(state->controller);
+    state->controller = NULL;
+}
+
+static void
+zk_session_established(void *owner, gboolean is_new_session)
+{
+    BrokerState *state = owner;
+    if (is_new_session)
+        register_broker(state);
+}
+
+static void
+zk_session_expired(void *owner)
+{
+    BrokerState *state = owner;
+    Broker *broker = state->broker;
+    /* Kafka's broker, told its session expired, resigns as controller and
+     * registers again with a new session. Until then it has kept serving. */
+    broker_record_event(broker, HISTORY_EVENT_SESSION, NULL, NULL,
+                        "broker %d learnt its coordination session had expired",
+                        broker->config.broker_id);
+    resign_controller(state);
+    state->registered = FALSE;
+    coord_client_new_session(state->zk);
+}
+
+static void
+zk_watch_fired(void *owner, const char *path, CoordEventType type)
+{
+    BrokerState *state = owner;
+    (void)type;
+    if (strcmp(path, "/controller") == 0 && state->controller == NULL) {
+        elect_controller(state);
+        return;
+    }
+    if (state->controller != NULL)
+        controller_watch_fired(state->controller, path);
+}
+
+static const CoordClientCallbacks ZK_CALLBACKS = {
+    .session_established = zk_session_established,
+    .session_expired = zk_session_expired,
+    .disconnected = NULL,
+    .watch_fired = zk_watch_fired,
+};
+
+static void
+broker_start(Broker *broker)
+{
+    BrokerState *state = g_new0(BrokerState, 1);
+    state->broker = broker;
+    state->controller_id = -1;
+    state->controller_epoch = -1;
+    state->metadata = g_tree_new_full(ktp_tree_compare, NULL, NULL, g_free);
+    state->live_brokers = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
+    state->partitions = g_hash_table_new(ktp_hash, ktp_hash_equal);
+    state->partitions_sorted = g_ptr_array_new();
+    state->fetchers = g_ptr_array_new_with_free_func(replica_fetcher_free);
+    state->delayed_fetches = g_ptr_array_new();
+    state->zk_pending = g_ptr_array_new_with_free_func(g_free);
+    state->correlation_next = 1;
+    broker->state = state;
+    /* Logs first: Kafka's LogManager recovers every log before the broker
+     * registers, and reads the HW checkpoint. */
+    replica_load_logs(state);
+    state->zk = coord_client_new(broker->world, broker->node, broker->coord_node,
+                                 broker->config.zookeeper_session_timeout_ms * SIM_NS_PER_MS,
+                                 &ZK_CALLBACKS, state);
+    state->hw_checkpoint_timer = sim_timer_set(
+        broker->world, broker->node,
+        broker->config.replica_high_watermark_checkpoint_interval_ms * SIM_NS_PER_MS,
+        checkpoint_timer, NULL);
+    state->isr_expiration_timer =
+        sim_timer_set(broker->world, broker->node,
+                      broker->config.replica_lag_time_max_ms * SIM_NS_PER_MS / 2,
+                      isr_expiration_timer, NULL);
+}
+
+Broker *
+broker_new(SimWorld *world, const char *name, const BrokerConfig *config, SimNodeId coord_node,
+           History *history, const BrokerObserver *observer)
+{
+    KSIM_ASSERT(config->broker_id >= 0 && config->broker_id < 32);
+    Broker *broker = g_new0(Broker, 1);
+    broker->world = world;
+    broker->name = g_strdup(name);
+    broker->config = *config;
+    broker->coord_node = coord_node;
+    broker->history = history;
+    if (observer != NULL)
+        broker->observer = *observer;
+    broker->topic_configs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    broker->node = sim_node_add(world, name, &BROKER_OPS, broker);
+    if (history != NULL)
+        history_set_process_name(history, (guint32)config->broker_id, name);
+    broker_start(broker);
+    return broker;
+}
+
+void
+broker_free(Broker *broker)
+{
+    if (broker == NULL)
+        return;
+    if (broker->state != NULL)
+        state_free(broker->state);
+    g_hash_table_destroy(broker->topic_configs);
+    g_free(broker->name);
+    g_free(broker);
+}
+
+SimNodeId
+broker_node(const Broker *broker)
+{
+    return broker->node;
+}
+
+gint32
+broker_id(const Broker *broker)
+{
+    return broker->config.broker_id;
+}
+
+const BrokerConfig *
+broker_config(const Broker *broker)
+{
+    return &broker->config;
+}
+
+void
+broker_set_topic_config(Broker *broker, const char *topic, const TopicConfig *config)
+{
+    g_hash_table_replace(broker->topic_configs, g_strdup(topic), g_memdup2(config, sizeof *config));
+}
+
+gboolean
+broker_running(const Broker *broker)
+{
+    return broker->state != NULL;
+}
+
+gboolean
+broker_is_controller(const Broker *broker)
+{
+    return broker->state != NULL && broker->state->controller != NULL;
+}
+
+gint32
+broker_controller_epoch(const Broker *broker)
+{
+    return broker->state != NULL ? broker->state->controller_epoch : -1;
+}
+
+void
+broker_partition_info(const Broker *broker, const char *topic, gint32 partition,
+                      BrokerPartitionInfo *info)
+{
+    memset(info, 0, sizeof *info);
+    if (broker->state == NULL)
+        return;
+    KTopicPartition tp;
+    ktp_set(&tp, topic, partition);
+    Partition *p = replica_get(broker->state, &tp);
+    if (p == NULL)
+        return;
+    info->present = TRUE;
+    info->is_leader = p->is_leader;
+    info->leader = p->leader_id;
+    info->leader_epoch = p->leader_epoch;
+    info->log_start = plog_log_start_offset(p->log);
+    info->leo = plog_log_end_offset(p->log);
+    info->hw = p->hw;
+    info->n_isr = p->n_isr;
+    memcpy(info->isr, p->isr, sizeof p->isr);
+}
+
+Plog *
+broker_partition_log(const Broker *broker, const char *topic, gint32 partition)
+{
+    if (broker->state == NULL)
+        return NULL;
+    KTopicPartition tp;
+    ktp_set(&tp, topic, partition);
+    Partition *p = replica_get(broker->state, &tp);
+    return p != NULL ? p->log : NULL;
+}
+
+GArray *
+broker_partitions(const Broker *broker)
+{
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    if (broker->state == NULL)
+        return out;
+    for (guint i = 0; i < broker->state->partitions_sorted->len; i++) {
+        const Partition *p = g_ptr_array_index(broker->state->partitions_sorted, i);
+        g_array_append_val(out, p->tp);
+    }
+    return out;
+}
+
+void
+broker_check_invariants(const Broker *broker)
+{
+    if (broker->state == NULL)
+        return;
+    KSIM_ASSERT(g_hash_table_size(broker->state->partitions) ==
+                broker->state->partitions_sorted->len);
+    replica_check_invariants(broker->state);
+}

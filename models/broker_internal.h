@@ -1,0 +1,150 @@
+/*
+ * broker_internal: the broker's private state, shared by broker.c (process,
+ * registration, request dispatch, HW checkpoint), replica.c (partitions,
+ * produce, fetch, ISR, HW, truncation, follower fetchers) and controller.c.
+ * Nothing outside those three files includes it.
+ */
+#ifndef BROKER_INTERNAL_H
+#define BROKER_INTERNAL_H
+
+#include "broker.h"
+#include "coord_client.h"
+
+typedef struct Controller Controller;
+
+/* What the leader knows of one follower (Kafka's remote Replica). */
+typedef struct {
+    gint32 broker_id;
+    gint64 leo;                       /* -1: unknown since this leader's term began */
+    gint64 last_caught_up_ns;
+    gint64 last_fetch_leader_leo;
+    gint64 last_fetch_ns;
+} RemoteReplica;
+
+typedef struct Partition {
+    KTopicPartition tp;
+    char *name;                       /* "topic-partition" */
+    Plog *log;
+    TopicConfig config;
+    gboolean is_leader;
+    gint32 leader_id;
+    gint32 leader_epoch;
+    gint32 controller_epoch;
+    gint32 zk_version;
+    guint8 n_replicas;
+    guint8 n_isr;
+    gint32 replicas[KAFKA_REPLICAS_MAX];
+    gint32 isr[KAFKA_REPLICAS_MAX];
+    gint64 hw;
+    /* Leader side. */
+    RemoteReplica remotes[KAFKA_REPLICAS_MAX];
+    guint n_remotes;
+    gint64 leader_epoch_start_offset;
+    gboolean isr_update_in_flight;
+    GQueue delayed_produce;           /* DelayedProduce*, by required offset */
+    /* Follower side. */
+    gboolean fetching;                /* in its leader's fetcher */
+    gboolean truncation_pending;      /* leader-epoch mode: ask before fetching */
+} Partition;
+
+typedef struct {
+    gint32 leader_id;
+    SimNodeId node;
+    GPtrArray *partitions;            /* Partition*, not owned */
+    gint32 in_flight_correlation;     /* 0: none */
+    gboolean epoch_request_in_flight;
+    SimTimerId timeout_timer;
+    SimTimerId backoff_timer;
+} Fetcher;
+
+typedef struct {
+    gint32 correlation_id;
+    SimNodeId client;
+    guint32 client_incarnation;
+    KTopicPartition tp;
+    gint64 base_offset;
+    gint64 required_offset;           /* last offset + 1: HW must reach it */
+    gint16 acks;
+    SimTimerId timeout_timer;
+    struct BrokerState *state;
+} DelayedProduce;
+
+typedef struct {
+    KFetchRequest *request;           /* owned */
+    SimNodeId client;
+    SimTimerId timeout_timer;
+    struct BrokerState *state;
+} DelayedFetch;
+
+/* Everything that exists only while the broker's process runs. */
+typedef struct BrokerState {
+    Broker *broker;
+    CoordClient *zk;
+    gboolean registered;
+    gint32 controller_id;             /* as last learnt; -1 unknown */
+    gint32 controller_epoch;          /* the highest seen; older requests are fenced */
+    Controller *controller;           /* non-NULL while this broker is the controller */
+    guint64 controller_generation;    /* counts controllers this process started */
+    GTree *metadata;                  /* KTopicPartition* -> KPartitionState* (owned) */
+    GArray *live_brokers;             /* KBrokerEndpoint, sorted by id */
+    GHashTable *partitions;           /* "t-p" -> Partition* (owned) */
+    GPtrArray *partitions_sorted;     /* Partition*, by topic-partition */
+    GPtrArray *fetchers;              /* Fetcher* (owned), by leader id */
+    GPtrArray *delayed_fetches;       /* DelayedFetch* (owned) */
+    GPtrArray *zk_pending;            /* contexts of coordination requests (owned) */
+    gint32 correlation_next;
+    SimTimerId hw_checkpoint_timer;
+    SimTimerId isr_expiration_timer;
+    gboolean checkpoint_in_flight;
+} BrokerState;
+
+struct Broker {
+    SimWorld *world;
+    SimNodeId node;
+    char *name;
+    BrokerConfig config;
+    SimNodeId coord_node;
+    History *history;
+    BrokerObserver observer;
+    GHashTable *topic_configs;        /* name -> TopicConfig* (owned); looked up only */
+    BrokerState *state;               /* NULL while the process is down */
+};
+
+/* broker.c */
+gint64 broker_now_ms(const Broker *broker);
+void broker_send(BrokerState *state, SimNodeId to, SimMsg *msg);
+SimNodeId broker_endpoint(const BrokerState *state, gint32 broker_id);
+void broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPartition *tp,
+                         const HistoryEvent *fields, const char *format, ...) G_GNUC_PRINTF(5, 6);
+const TopicConfig *broker_topic_config(Broker *broker, const char *topic);
+void *broker_zk_context(BrokerState *state, gsize size);
+void broker_zk_context_done(BrokerState *state, void *context);
+void broker_handle_update_metadata(BrokerState *state, SimNodeId from,
+                                   KUpdateMetadataRequest *req);
+
+/* replica.c */
+Partition *replica_get(BrokerState *state, const KTopicPartition *tp);
+Partition *replica_get_or_create(BrokerState *state, const KTopicPartition *tp);
+void replica_load_logs(BrokerState *state);
+void replica_free(Partition *partition);
+void replica_handle_leader_and_isr(BrokerState *state, KLeaderAndIsrRequest *req);
+void replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *req);
+void replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *req);
+void replica_handle_fetch_response(BrokerState *state, SimNodeId from, KFetchResponse *resp);
+void replica_handle_epoch_request(BrokerState *state, SimNodeId from, KEpochMessage *req);
+void replica_handle_epoch_response(BrokerState *state, SimNodeId from, KEpochMessage *resp);
+void replica_peer_disconnected(BrokerState *state, SimNodeId peer);
+void replica_isr_expiration(BrokerState *state);
+void replica_state_free(BrokerState *state);
+void replica_fetcher_free(gpointer fetcher);
+void replica_check_invariants(const BrokerState *state);
+
+/* controller.c */
+Controller *controller_new(BrokerState *state);
+void controller_free(Controller *controller);
+void controller_start(Controller *controller);
+void controller_watch_fired(Controller *controller, const char *path);
+gboolean controller_handle_message(Controller *controller, SimNodeId from, SimMsg *msg);
+void controller_peer_disconnected(Controller *controller, SimNodeId peer);
+
+#endif

@@ -1,0 +1,683 @@
+/*
+ * cluster: the coordination node, the brokers, the admin client, and the
+ * invariant monitor (see cluster.h).
+ *
+ * Invariants:
+ *  1. brokers->len == n_brokers; broker i+1 is at index i.
+ *  2. `topics` lists every topic created, with its assignment, by name.
+ *  3. `leaders` maps "topic-partition/epoch" to the one broker id that became
+ *     leader in that epoch; a second one is a recorded breach, never an abort.
+ */
+#include "cluster.h"
+
+#include "coord_client.h"
+#include "sim_assert.h"
+#include "sim_disk.h"
+#include "sim_net.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+typedef struct {
+    char *name;
+    GPtrArray *assignment; /* GArray* of gint32 per partition */
+} ClusterTopic;
+
+typedef struct {
+    gint32 epoch;
+    gint64 hw;
+} LeaderTerm;
+
+struct Cluster {
+    SimWorld *world;
+    ClusterConfig config;
+    History *history;
+    CoordServer *coord;
+    GPtrArray *brokers; /* Broker* */
+    SimNodeId admin_node;
+    CoordClient *admin;
+    GPtrArray *topics;  /* ClusterTopic*, by name */
+    GHashTable *leaders; /* "t-p/epoch" -> broker id + 1; looked up only */
+    GHashTable *terms;   /* "b/t-p" -> LeaderTerm; looked up only */
+    guint violations;
+};
+
+#define CLUSTER_ERROR (g_quark_from_static_string("ksim-cluster-error-quark"))
+
+void
+cluster_config_init(ClusterConfig *config)
+{
+    memset(config, 0, sizeof *config);
+    config->n_brokers = 3;
+    broker_config_init(&config->broker);
+    config->network_latency = (SimDist){SIM_DIST_LOGNORMAL, 500.0 * SIM_NS_PER_US, 0.3};
+    config->network_bandwidth_bytes_per_s = 0;
+    config->fsync_latency = SIM_DIST_CONST(2 * SIM_NS_PER_MS);
+}
+
+/* ---- invariant monitor ---- */
+
+static void
+violation(Cluster *cluster, const KTopicPartition *tp, gint32 broker, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
+
+static void
+violation(Cluster *cluster, const KTopicPartition *tp, gint32 broker, const char *format, ...)
+{
+    cluster->violations++;
+    if (cluster->history == NULL)
+        return;
+    HistoryEvent event = {0};
+    event.time_ns = sim_now_ns(cluster->world);
+    event.kind = HISTORY_EVENT_VIOLATION;
+    event.broker = broker;
+    event.topic = history_topic(cluster->history, tp->topic);
+    event.partition = tp->partition;
+    va_list args;
+    va_start(args, format);
+    event.text = g_strdup_vprintf(format, args);
+    va_end(args);
+    history_event(cluster->history, &event);
+    g_free(event.text);
+}
+
+static void
+observe_became_leader(void *user_data, gint32 broker_id, const KTopicPartition *tp,
+                      gint32 leader_epoch, gint64 leo)
+{
+    Cluster *cluster = user_data;
+    (void)leo;
+    char *key = g_strdup_printf("%s-%d/%d", tp->topic, tp->partition, leader_epoch);
+    gpointer previous = g_hash_table_lookup(cluster->leaders, key);
+    if (previous != NULL && GPOINTER_TO_INT(previous) - 1 != broker_id)
+        violation(cluster, tp, broker_id,
+                  "two leaders of %s-%d in epoch %d: broker %d and broker %d", tp->topic,
+                  tp->partition, leader_epoch, GPOINTER_TO_INT(previous) - 1, broker_id);
+    g_hash_table_replace(cluster->leaders, key, GINT_TO_POINTER(broker_id + 1));
+    BrokerPartitionInfo info;
+    broker_partition_info(cluster_broker(cluster, broker_id), tp->topic, tp->partition, &info);
+    gboolean in_isr = FALSE;
+    for (guint i = 0; i < info.n_isr; i++)
+        in_isr = in_isr || info.isr[i] == broker_id;
+    if (!in_isr)
+        violation(cluster, tp, broker_id, "leader %d of %s-%d is not in its ISR", broker_id,
+                  tp->topic, tp->partition);
+    char *term_key = g_strdup_printf("%d/%s-%d", broker_id, tp->topic, tp->partition);
+    LeaderTerm *term = g_new0(LeaderTerm, 1);
+    term->epoch = leader_epoch;
+    term->hw = info.hw;
+    g_hash_table_replace(cluster->terms, term_key, term);
+}
+
+static void
+observe_hw(void *user_data, gint32 broker_id, const KTopicPartition *tp, gboolean is_leader,
+           gint32 leader_epoch, gint64 old_hw, gint64 new_hw)
+{
+    Cluster *cluster = user_data;
+    (void)old_hw;
+    if (!is_leader)
+        return;
+    g_autofree char *key = g_strdup_printf("%d/%s-%d", broker_id, tp->topic, tp->partition);
+    LeaderTerm *term = g_hash_table_lookup(cluster->terms, key);
+    if (term == NULL || term->epoch != leader_epoch)
+        return;
+    if (new_hw < term->hw)
+        violation(cluster, tp, broker_id,
+                  "leader %d moved the HW of %s-%d back from %" G_GINT64_FORMAT
+                  " to %" G_GINT64_FORMAT " in epoch %d",
+                  broker_id, tp->topic, tp->partition, term->hw, new_hw, leader_epoch);
+    term->hw = new_hw;
+}
+
+static void
+observe_acked(void *user_data, gint32 broker_id, const KTopicPartition *tp, gint64 base,
+              gint64 end, const gint32 *isr, guint n_isr, gint16 acks)
+{
+    Cluster *cluster = user_data;
+    (void)base;
+    if (acks != -1)
+        return;
+    for (guint i = 0; i < n_isr; i++) {
+        if (isr[i] == broker_id)
+            continue;
+        BrokerPartitionInfo info;
+        broker_partition_info(cluster_broker(cluster, isr[i]), tp->topic, tp->partition, &info);
+        if (info.present && info.leo >= end)
+            continue;
+        violation(cluster, tp, broker_id,
+                  "broker %d acknowledged %s-%d up to offset %" G_GINT64_FORMAT
+                  " with acks=all, but ISR member %d %s",
+                  broker_id, tp->topic, tp->partition, end - 1, isr[i],
+                  info.present ? "does not have it" : "is not running");
+    }
+}
+
+/* ---- the admin client ---- */
+
+static void
+admin_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
+{
+    Cluster *cluster = ctx;
+    (void)world;
+    if (!coord_client_handle_message(cluster->admin, from, msg))
+        sim_msg_free(msg);
+}
+
+static void
+admin_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReason reason)
+{
+    Cluster *cluster = ctx;
+    (void)world;
+    (void)reason;
+    coord_client_handle_disconnect(cluster->admin, peer);
+}
+
+static const SimNodeOps ADMIN_OPS = {admin_message, admin_disconnect, NULL, NULL};
+
+static void
+admin_session(void *owner, gboolean is_new)
+{
+    (void)owner;
+    (void)is_new;
+}
+
+static void
+admin_expired(void *owner)
+{
+    Cluster *cluster = owner;
+    coord_client_new_session(cluster->admin);
+}
+
+static const CoordClientCallbacks ADMIN_CALLBACKS = {admin_session, admin_expired, NULL, NULL};
+
+static void
+ignore_result(void *owner, const CoordResult *result, void *arg)
+{
+    (void)owner;
+    (void)result;
+    (void)arg;
+}
+
+/* ---- construction ---- */
+
+Cluster *
+cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
+{
+    KSIM_ASSERT(config->n_brokers >= 1 && config->n_brokers < 32);
+    Cluster *cluster = g_new0(Cluster, 1);
+    cluster->world = world;
+    cluster->config = *config;
+    cluster->history = history;
+    cluster->brokers = g_ptr_array_new_with_free_func((GDestroyNotify)broker_free);
+    cluster->topics = g_ptr_array_new();
+    cluster->leaders = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    cluster->terms = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    sim_net_set_default_link(sim_world_net(world), config->network_latency,
+                             config->network_bandwidth_bytes_per_s);
+    CoordServerConfig coord_config;
+    coord_server_config_init(&coord_config);
+    cluster->coord = coord_server_new(world, "zk", &coord_config);
+    cluster->admin_node = sim_node_add(world, "admin", &ADMIN_OPS, cluster);
+    cluster->admin =
+        coord_client_new(world, cluster->admin_node, coord_server_node(cluster->coord),
+                         config->broker.zookeeper_session_timeout_ms * SIM_NS_PER_MS,
+                         &ADMIN_CALLBACKS, cluster);
+    static const char *const paths[] = {"/brokers", "/brokers/ids", "/brokers/topics",
+                                        "/isr_change_notification"};
+    for (guint i = 0; i < G_N_ELEMENTS(paths); i++)
+        coord_client_create(cluster->admin, paths[i], "", 0, 0, ignore_result, NULL);
+    BrokerObserver observer = {observe_became_leader, observe_hw, observe_acked, cluster};
+    for (guint i = 0; i < config->n_brokers; i++) {
+        BrokerConfig broker_config = config->broker;
+        broker_config.broker_id = (gint32)i + 1;
+        g_autofree char *name = g_strdup_printf("broker-%u", i + 1);
+        Broker *broker = broker_new(world, name, &broker_config,
+                                    coord_server_node(cluster->coord), history, &observer);
+        sim_disk_set_fsync_latency(sim_node_disk(world, broker_node(broker)),
+                                   config->fsync_latency);
+        g_ptr_array_add(cluster->brokers, broker);
+    }
+    return cluster;
+}
+
+static void
+topic_free(ClusterTopic *topic)
+{
+    g_ptr_array_free(topic->assignment, TRUE);
+    g_free(topic->name);
+    g_free(topic);
+}
+
+void
+cluster_free(Cluster *cluster)
+{
+    if (cluster == NULL)
+        return;
+    g_ptr_array_free(cluster->brokers, TRUE);
+    coord_client_free(cluster->admin);
+    coord_server_free(cluster->coord);
+    for (guint i = 0; i < cluster->topics->len; i++)
+        topic_free(g_ptr_array_index(cluster->topics, i));
+    g_ptr_array_free(cluster->topics, TRUE);
+    g_hash_table_destroy(cluster->leaders);
+    g_hash_table_destroy(cluster->terms);
+    g_free(cluster);
+}
+
+/* ---- topics ---- */
+
+static ClusterTopic *
+topic_find(const Cluster *cluster, const char *name)
+{
+    for (guint i = 0; i < cluster->topics->len; i++) {
+        ClusterTopic *topic = g_ptr_array_index(cluster->topics, i);
+        if (strcmp(topic->name, name) == 0)
+            return topic;
+    }
+    return NULL;
+}
+
+/* Kafka's AdminUtils.assignReplicasToBrokers without racks: a random start
+ * and shift, then each partition's first replica round-robin over the
+ * brokers and the others at a growing shift from it. */
+static void
+assign_replicas(Cluster *cluster, ClusterTopic *topic, guint from, guint to, guint rf)
+{
+    SimRng *rng = sim_world_rng(cluster->world, "admin/assignment");
+    guint n = cluster->config.n_brokers;
+    guint start = (guint)sim_rng_range(rng, 0, n);
+    guint shift = (guint)sim_rng_range(rng, 0, n);
+    for (guint p = 0; p < to; p++) {
+        if (p > 0 && p % n == 0)
+            shift++;
+        if (p < from)
+            continue;
+        guint first = (p + start) % n;
+        GArray *replicas = g_array_new(FALSE, FALSE, sizeof(gint32));
+        gint32 id = (gint32)first + 1;
+        g_array_append_val(replicas, id);
+        for (guint j = 0; j + 1 < rf; j++) {
+            guint step = 1 + (shift + j) % (n - 1);
+            id = (gint32)((first + step) % n) + 1;
+            g_array_append_val(replicas, id);
+        }
+        g_ptr_array_add(topic->assignment, replicas);
+    }
+}
+
+static void
+write_assignment(Cluster *cluster, const ClusterTopic *topic, gboolean create)
+{
+    GString *data = g_string_new(NULL);
+    for (guint p = 0; p < topic->assignment->len; p++) {
+        const GArray *replicas = g_ptr_array_index(topic->assignment, p);
+        g_string_append_printf(data, "%s%u:", p ? "|" : "", p);
+        for (guint r = 0; r < replicas->len; r++)
+            g_string_append_printf(data, "%s%d", r ? "," : "", g_array_index(replicas, gint32, r));
+    }
+    g_autofree char *path = g_strdup_printf("/brokers/topics/%s", topic->name);
+    if (create)
+        coord_client_create(cluster->admin, path, data->str, data->len, 0, ignore_result, NULL);
+    else
+        coord_client_set(cluster->admin, path, data->str, data->len, -1, ignore_result, NULL);
+    g_string_free(data, TRUE);
+}
+
+static gboolean
+valid_topic_name(const char *name)
+{
+    gsize len = strlen(name);
+    if (len == 0 || len > KAFKA_TOPIC_NAME_MAX || strcmp(name, ".") == 0 ||
+        strcmp(name, "..") == 0)
+        return FALSE;
+    for (gsize i = 0; i < len; i++) {
+        if (!g_ascii_isalnum(name[i]) && name[i] != '.' && name[i] != '_' && name[i] != '-')
+            return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+cluster_create_topic(Cluster *cluster, const char *name, guint partitions,
+                     guint replication_factor, const TopicConfig *config, GError **error)
+{
+    if (!valid_topic_name(name)) {
+        g_set_error(error, CLUSTER_ERROR, 1,
+                    "invalid topic name '%s': use 1 to %d of [a-zA-Z0-9._-]", name,
+                    KAFKA_TOPIC_NAME_MAX);
+        return FALSE;
+    }
+    if (topic_find(cluster, name) != NULL) {
+        g_set_error(error, CLUSTER_ERROR, 2, "topic '%s' already exists", name);
+        return FALSE;
+    }
+    if (partitions == 0 || replication_factor == 0 ||
+        replication_factor > cluster->config.n_brokers ||
+        replication_factor > KAFKA_REPLICAS_MAX) {
+        g_set_error(error, CLUSTER_ERROR, 3,
+                    "topic '%s': %u partitions with replication factor %u cannot be placed on "
+                    "%u brokers",
+                    name, partitions, replication_factor, cluster->config.n_brokers);
+        return FALSE;
+    }
+    ClusterTopic *topic = g_new0(ClusterTopic, 1);
+    topic->name = g_strdup(name);
+    topic->assignment = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    assign_replicas(cluster, topic, 0, partitions, replication_factor);
+    g_ptr_array_add(cluster->topics, topic);
+    TopicConfig defaults;
+    topic_config_from_broker(&defaults, &cluster->config.broker);
+    for (guint i = 0; i < cluster->brokers->len; i++)
+        broker_set_topic_config(g_ptr_array_index(cluster->brokers, i), name,
+                                config != NULL ? config : &defaults);
+    write_assignment(cluster, topic, TRUE);
+    return TRUE;
+}
+
+gboolean
+cluster_add_partitions(Cluster *cluster, const char *name, guint partitions, GError **error)
+{
+    ClusterTopic *topic = topic_find(cluster, name);
+    if (topic == NULL) {
+        g_set_error(error, CLUSTER_ERROR, 4, "unknown topic '%s'", name);
+        return FALSE;
+    }
+    guint current = topic->assignment->len;
+    if (partitions <= current) {
+        g_set_error(error, CLUSTER_ERROR, 5,
+                    "topic '%s' has %u partitions; the count can only grow (Kafka cannot "
+                    "remove partitions)",
+                    name, current);
+        return FALSE;
+    }
+    const GArray *first = g_ptr_array_index(topic->assignment, 0);
+    assign_replicas(cluster, topic, current, partitions, first->len);
+    write_assignment(cluster, topic, FALSE);
+    return TRUE;
+}
+
+guint
+cluster_partition_count(const Cluster *cluster, const char *topic)
+{
+    const ClusterTopic *found = topic_find(cluster, topic);
+    return found != NULL ? found->assignment->len : 0;
+}
+
+const GArray *
+cluster_replicas(const Cluster *cluster, const char *topic, gint32 partition)
+{
+    const ClusterTopic *found = topic_find(cluster, topic);
+    if (found == NULL || partition < 0 || (guint)partition >= found->assignment->len)
+        return NULL;
+    return g_ptr_array_index(found->assignment, partition);
+}
+
+/* ---- accessors ---- */
+
+guint
+cluster_broker_count(const Cluster *cluster)
+{
+    return cluster->brokers->len;
+}
+
+Broker *
+cluster_broker(const Cluster *cluster, gint32 broker_id)
+{
+    KSIM_ASSERT(broker_id >= 1 && (guint)broker_id <= cluster->brokers->len);
+    return g_ptr_array_index(cluster->brokers, broker_id - 1);
+}
+
+CoordServer *
+cluster_coord(const Cluster *cluster)
+{
+    return cluster->coord;
+}
+
+SimNodeId
+cluster_coord_node(const Cluster *cluster)
+{
+    return coord_server_node(cluster->coord);
+}
+
+SimWorld *
+cluster_world(const Cluster *cluster)
+{
+    return cluster->world;
+}
+
+GArray *
+cluster_bootstrap_nodes(const Cluster *cluster)
+{
+    GArray *nodes = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
+    for (guint i = 0; i < cluster->brokers->len; i++) {
+        SimNodeId node = broker_node(g_ptr_array_index(cluster->brokers, i));
+        g_array_append_val(nodes, node);
+    }
+    return nodes;
+}
+
+gint32
+cluster_leader(const Cluster *cluster, const char *topic, gint32 partition)
+{
+    gint32 best = -1, best_epoch = -1;
+    for (guint i = 0; i < cluster->brokers->len; i++) {
+        BrokerPartitionInfo info;
+        broker_partition_info(g_ptr_array_index(cluster->brokers, i), topic, partition, &info);
+        if (info.present && info.is_leader && info.leader_epoch > best_epoch) {
+            best = (gint32)i + 1;
+            best_epoch = info.leader_epoch;
+        }
+    }
+    return best;
+}
+
+gint32
+cluster_follower(const Cluster *cluster, const char *topic, gint32 partition)
+{
+    const GArray *replicas = cluster_replicas(cluster, topic, partition);
+    gint32 leader = cluster_leader(cluster, topic, partition);
+    for (guint i = 0; replicas != NULL && i < replicas->len; i++) {
+        gint32 id = g_array_index(replicas, gint32, i);
+        if (id != leader && broker_running(cluster_broker(cluster, id)))
+            return id;
+    }
+    return -1;
+}
+
+gint32
+cluster_controller(const Cluster *cluster)
+{
+    gint32 best = -1, best_epoch = -1;
+    for (guint i = 0; i < cluster->brokers->len; i++) {
+        Broker *broker = g_ptr_array_index(cluster->brokers, i);
+        if (broker_is_controller(broker) && broker_controller_epoch(broker) > best_epoch) {
+            best = broker_id(broker);
+            best_epoch = broker_controller_epoch(broker);
+        }
+    }
+    return best;
+}
+
+guint
+cluster_violations(const Cluster *cluster)
+{
+    return cluster->violations;
+}
+
+/* ---- final state ---- */
+
+/* Every record of a replica's log, in offset order. (transfer full) */
+static GArray *
+log_records(Plog *log)
+{
+    GArray *records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+    gint64 offset = plog_log_start_offset(log);
+    gint64 leo = plog_log_end_offset(log);
+    g_autoptr(GPtrArray) batches = plog_batch_array_new();
+    while (offset < leo) {
+        g_ptr_array_set_size(batches, 0);
+        plog_read(log, offset, 1 << 20, batches);
+        if (batches->len == 0)
+            break;
+        for (guint b = 0; b < batches->len; b++) {
+            const PlogBatch *batch = g_ptr_array_index(batches, b);
+            for (guint r = 0; r < batch->records->len; r++) {
+                const PlogRecord *record = &g_array_index(batch->records, PlogRecord, r);
+                HistoryRecord out = {batch->base_offset + r, record->value, batch->leader_epoch,
+                                     batch->producer_id};
+                if (out.offset >= offset)
+                    g_array_append_val(records, out);
+            }
+            offset = batch->base_offset + batch->record_count;
+        }
+    }
+    return records;
+}
+
+static const HistoryRecord *
+record_at(const GArray *records, gint64 offset)
+{
+    if (records->len == 0)
+        return NULL;
+    gint64 first = g_array_index(records, HistoryRecord, 0).offset;
+    gint64 index = offset - first;
+    if (index < 0 || index >= (gint64)records->len)
+        return NULL;
+    const HistoryRecord *record = &g_array_index(records, HistoryRecord, index);
+    return record->offset == offset ? record : NULL;
+}
+
+static void
+compare_replicas(Cluster *cluster, const KTopicPartition *tp, gint32 a, const GArray *ra,
+                 gint64 hw_a, gint32 b, const GArray *rb, gint64 hw_b)
+{
+    gint64 upto = MIN(hw_a, hw_b);
+    for (guint i = 0; i < ra->len; i++) {
+        const HistoryRecord *x = &g_array_index(ra, HistoryRecord, i);
+        if (x->offset >= upto)
+            break;
+        const HistoryRecord *y = record_at(rb, x->offset);
+        if (y == NULL || y->value == x->value)
+            continue;
+        violation(cluster, tp, a,
+                  "replicas %d and %d of %s-%d disagree at offset %" G_GINT64_FORMAT
+                  " below their HWs (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+                  "): values %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT,
+                  a, b, tp->topic, tp->partition, x->offset, hw_a, hw_b, x->value, y->value);
+        return;
+    }
+}
+
+static void
+check_partition_agreement(Cluster *cluster, const KTopicPartition *tp)
+{
+    g_autoptr(GPtrArray) logs = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    gint32 ids[KAFKA_REPLICAS_MAX];
+    gint64 hws[KAFKA_REPLICAS_MAX];
+    const GArray *replicas = cluster_replicas(cluster, tp->topic, tp->partition);
+    for (guint i = 0; replicas != NULL && i < replicas->len && logs->len < KAFKA_REPLICAS_MAX;
+         i++) {
+        gint32 id = g_array_index(replicas, gint32, i);
+        Broker *broker = cluster_broker(cluster, id);
+        Plog *log = broker_partition_log(broker, tp->topic, tp->partition);
+        if (log == NULL)
+            continue;
+        BrokerPartitionInfo info;
+        broker_partition_info(broker, tp->topic, tp->partition, &info);
+        ids[logs->len] = id;
+        hws[logs->len] = info.hw;
+        g_ptr_array_add(logs, log_records(log));
+    }
+    for (guint i = 0; i < logs->len; i++) {
+        for (guint j = i + 1; j < logs->len; j++)
+            compare_replicas(cluster, tp, ids[i], g_ptr_array_index(logs, i), hws[i], ids[j],
+                             g_ptr_array_index(logs, j), hws[j]);
+    }
+}
+
+void
+cluster_check_agreement(Cluster *cluster)
+{
+    for (guint t = 0; t < cluster->topics->len; t++) {
+        const ClusterTopic *topic = g_ptr_array_index(cluster->topics, t);
+        for (guint p = 0; p < topic->assignment->len; p++) {
+            KTopicPartition tp;
+            ktp_set(&tp, topic->name, (gint32)p);
+            check_partition_agreement(cluster, &tp);
+        }
+    }
+}
+
+void
+cluster_record_final_state(Cluster *cluster)
+{
+    if (cluster->history == NULL)
+        return;
+    for (guint t = 0; t < cluster->topics->len; t++) {
+        const ClusterTopic *topic = g_ptr_array_index(cluster->topics, t);
+        for (guint p = 0; p < topic->assignment->len; p++) {
+            const GArray *replicas = g_ptr_array_index(topic->assignment, p);
+            for (guint r = 0; r < replicas->len; r++) {
+                gint32 id = g_array_index(replicas, gint32, r);
+                Broker *broker = cluster_broker(cluster, id);
+                BrokerPartitionInfo info;
+                broker_partition_info(broker, topic->name, (gint32)p, &info);
+                Plog *log = broker_partition_log(broker, topic->name, (gint32)p);
+                HistoryReplica replica = {0};
+                replica.topic = history_topic(cluster->history, topic->name);
+                replica.partition = (gint32)p;
+                replica.broker = id;
+                replica.is_leader = info.is_leader;
+                replica.online = info.present;
+                replica.log_start = info.log_start;
+                replica.leo = info.leo;
+                replica.hw = info.hw;
+                replica.records = log != NULL
+                                      ? log_records(log)
+                                      : g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+                history_add_replica(cluster->history, &replica);
+            }
+        }
+    }
+}
+
+static gboolean
+settled(const Cluster *cluster)
+{
+    for (guint t = 0; t < cluster->topics->len; t++) {
+        const ClusterTopic *topic = g_ptr_array_index(cluster->topics, t);
+        for (guint p = 0; p < topic->assignment->len; p++) {
+            gint32 leader = cluster_leader(cluster, topic->name, (gint32)p);
+            if (leader < 0)
+                return FALSE;
+            BrokerPartitionInfo info;
+            broker_partition_info(cluster_broker(cluster, leader), topic->name, (gint32)p, &info);
+            const GArray *replicas = g_ptr_array_index(topic->assignment, p);
+            if (info.n_isr != replicas->len)
+                return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+gboolean
+cluster_wait_settled(Cluster *cluster, gint64 timeout_ns)
+{
+    gint64 deadline = sim_now_ns(cluster->world) + timeout_ns;
+    while (sim_now_ns(cluster->world) < deadline) {
+        if (cluster->topics->len > 0 && settled(cluster))
+            return TRUE;
+        sim_world_run_until(cluster->world,
+                            MIN(deadline, sim_now_ns(cluster->world) + 10 * SIM_NS_PER_MS));
+    }
+    return cluster->topics->len > 0 && settled(cluster);
+}
+
+void
+cluster_check_invariants(const Cluster *cluster)
+{
+    KSIM_ASSERT(cluster->brokers->len == cluster->config.n_brokers);
+    for (guint i = 0; i < cluster->brokers->len; i++)
+        broker_check_invariants(g_ptr_array_index(cluster->brokers, i));
+    coord_server_check_invariants(cluster->coord);
+}

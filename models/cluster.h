@@ -1,0 +1,89 @@
+/*
+ * cluster: a whole simulated Kafka cluster in one world — the coordination
+ * node, N brokers and an admin client that creates topics the way Kafka's
+ * `kafka-topics.sh --zookeeper` did: by writing the topic's replica assignment
+ * (Kafka's AdminUtils.assignReplicasToBrokers) to /brokers/topics/<name>, for
+ * the controller to pick up.
+ *
+ * It also watches the brokers, without touching what they see, for the
+ * invariants the issue lists, and records each breach in the history:
+ *  1. at most one leader per partition per leader epoch;
+ *  2. a new leader is in its ISR;
+ *  3. a leader's HW never decreases during its term;
+ *  4. a record acknowledged with acks=all is on every ISR member when acked;
+ *  5. replicas agree on every record below both their HWs (checked by
+ *     cluster_check_agreement, e.g. at the end of a run).
+ * At the end of a run cluster_record_final_state adds every replica's log to
+ * the history for the checker.
+ */
+#ifndef CLUSTER_H
+#define CLUSTER_H
+
+#include <glib.h>
+
+#include "broker.h"
+#include "coord.h"
+#include "history.h"
+#include "sim_world.h"
+
+typedef struct Cluster Cluster;
+
+typedef struct {
+    guint n_brokers;
+    BrokerConfig broker;       /* broker_id is set per broker (1..n) */
+    SimDist network_latency;
+    gint64 network_bandwidth_bytes_per_s;
+    SimDist fsync_latency;
+} ClusterConfig;
+
+void cluster_config_init(ClusterConfig *config);
+
+/* Builds the nodes in `world`: the coordination node "zk", brokers "broker-1"
+ * ... "broker-N" with ids 1..N, and the admin node. */
+Cluster *cluster_new(SimWorld *world, const ClusterConfig *config, History *history);
+void cluster_free(Cluster *cluster);
+
+/* Creates a topic; `config` NULL takes the brokers' defaults. Fails with a
+ * message for a bad name, too many replicas, or an existing topic. */
+gboolean cluster_create_topic(Cluster *cluster, const char *name, guint partitions,
+                              guint replication_factor, const TopicConfig *config, GError **error);
+/* Grows a topic to `partitions`; shrinking is refused, as Kafka refuses it. */
+gboolean cluster_add_partitions(Cluster *cluster, const char *name, guint partitions,
+                                GError **error);
+guint cluster_partition_count(const Cluster *cluster, const char *topic);
+/* The assigned replicas of a partition (broker ids), or NULL. (transfer none) */
+const GArray *cluster_replicas(const Cluster *cluster, const char *topic, gint32 partition);
+
+guint cluster_broker_count(const Cluster *cluster);
+/* Brokers by id, 1..N. (transfer none) */
+Broker *cluster_broker(const Cluster *cluster, gint32 broker_id);
+CoordServer *cluster_coord(const Cluster *cluster);
+SimNodeId cluster_coord_node(const Cluster *cluster);
+SimWorld *cluster_world(const Cluster *cluster);
+/* Nodes a client can bootstrap from: the brokers' nodes, by id. */
+GArray *cluster_bootstrap_nodes(const Cluster *cluster); /* SimNodeId, transfer full */
+
+/* The running broker that believes it leads the partition with the highest
+ * leader epoch, or -1. */
+gint32 cluster_leader(const Cluster *cluster, const char *topic, gint32 partition);
+/* A running follower of the partition (the first in assignment order), or -1. */
+gint32 cluster_follower(const Cluster *cluster, const char *topic, gint32 partition);
+/* The running broker that believes it is the controller with the highest
+ * epoch, or -1. */
+gint32 cluster_controller(const Cluster *cluster);
+
+/* Checks invariant 5 across running replicas; records breaches. */
+void cluster_check_agreement(Cluster *cluster);
+/* Adds every replica's final state to the history. */
+void cluster_record_final_state(Cluster *cluster);
+guint cluster_violations(const Cluster *cluster);
+
+/* Runs the world until every partition has a leader and its ISR holds all
+ * replicas, or `timeout_ns` passes. TRUE when settled. */
+gboolean cluster_wait_settled(Cluster *cluster, gint64 timeout_ns);
+
+void cluster_check_invariants(const Cluster *cluster);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Cluster, cluster_free)
+
+#endif

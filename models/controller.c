@@ -1,0 +1,944 @@
+/*
+ * controller: the Kafka controller, run by the broker that holds /controller.
+ *
+ * It fences itself with a controller epoch stored in /controller_epoch,
+ * watches broker registrations (/brokers/ids), topics (/brokers/topics and
+ * each topic's assignment) and ISR change notifications, and keeps every
+ * partition's state znode (leader, leader epoch, ISR) right:
+ *  - a new partition gets the first live replica of its assignment as leader
+ *    and the live replicas as ISR;
+ *  - a partition whose leader died gets the first live replica, in assignment
+ *    order, that is in the ISR; if none and unclean.leader.election.enable,
+ *    the first live replica (ISR = just it); otherwise it goes offline
+ *    (leader -1; the last ISR member stays in the ISR, as in Kafka);
+ *  - dead brokers leave the ISR of partitions whose leader lives.
+ * Every change bumps the leader epoch and is a write conditional on the
+ * controller epoch's znode version, so a deposed controller's writes fail.
+ * Then LeaderAndIsr goes to the partition's live replicas and UpdateMetadata
+ * to every live broker.
+ *
+ * Its work is one idempotent pass, `refresh`: read everything, then reconcile.
+ * A watch that fires during a pass schedules another pass after it.
+ *
+ * Invariants:
+ *  1. While `epoch_zk_version` is -1 the controller has not claimed its epoch
+ *     and sends nothing.
+ *  2. Requests to one broker go out one at a time, in order, and are resent
+ *     after a failure until answered (Kafka's ControllerChannelManager).
+ *  3. Everything the controller owns is freed by controller_free; its pending
+ *     coordination callbacks find a different generation and do nothing.
+ */
+#include "broker_internal.h"
+
+#include "sim_assert.h"
+#include "sim_net.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CHANNEL_BACKOFF_MS 100
+
+typedef struct {
+    gint32 broker_id;
+    SimNodeId node;
+    GQueue queue;               /* SimMsg* waiting, head in flight when `in_flight` */
+    gboolean in_flight;
+    gint32 in_flight_correlation;
+    SimTimerId timer;           /* request timeout or retry backoff */
+} Channel;
+
+typedef struct {
+    char *name;
+    GArray *assignment;         /* per partition: a GArray of gint32 replicas */
+} Topic;
+
+struct Controller {
+    BrokerState *state;
+    guint64 generation;
+    gint32 epoch;
+    gint32 epoch_zk_version;
+    GArray *live;               /* KBrokerEndpoint, by id */
+    GPtrArray *topics;          /* Topic*, by name */
+    GTree *states;              /* KTopicPartition* -> KPartitionState* */
+    GPtrArray *channels;        /* Channel*, by broker id */
+    gboolean refreshing;
+    gboolean refresh_again;
+    guint reads_pending;
+    /* The pass being built. */
+    GArray *next_live;
+    GPtrArray *next_topics;
+    GTree *next_states;
+    GPtrArray *notifications;   /* isr_change znode names to delete */
+};
+
+/* Coordination callbacks carry this context so a callback that arrives after
+ * the controller resigned (another generation) does nothing. */
+typedef struct {
+    guint64 generation;
+    char *path;
+    gint32 extra;
+    KPartitionState proposed;
+} Ctx;
+
+static void refresh(Controller *c);
+
+static Controller *
+current(BrokerState *state, Ctx *ctx)
+{
+    Controller *c = state->controller;
+    if (c == NULL || c->generation != ctx->generation)
+        return NULL;
+    return c;
+}
+
+static Ctx *
+ctx_new(Controller *c, const char *path)
+{
+    Ctx *ctx = broker_zk_context(c->state, sizeof(Ctx));
+    ctx->generation = c->generation;
+    ctx->path = g_strdup(path);
+    return ctx;
+}
+
+static void
+ctx_done(BrokerState *state, Ctx *ctx)
+{
+    g_free(ctx->path);
+    broker_zk_context_done(state, ctx);
+}
+
+static gint
+tree_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    (void)user_data;
+    return ktp_compare(a, b);
+}
+
+static GTree *
+states_new(void)
+{
+    return g_tree_new_full(tree_compare, NULL, NULL, g_free);
+}
+
+static void
+topic_free(gpointer data)
+{
+    Topic *topic = data;
+    for (guint i = 0; i < topic->assignment->len; i++)
+        g_array_free(g_array_index(topic->assignment, GArray *, i), TRUE);
+    g_array_free(topic->assignment, TRUE);
+    g_free(topic->name);
+    g_free(topic);
+}
+
+/* ---- channels to brokers ---- */
+
+static void channel_send_next(Controller *c, Channel *channel);
+
+static void
+channel_free(gpointer data)
+{
+    Channel *channel = data;
+    g_queue_clear_full(&channel->queue, (GDestroyNotify)sim_msg_free);
+    g_free(channel);
+}
+
+static Channel *
+channel_for(Controller *c, gint32 broker_id, SimNodeId node)
+{
+    for (guint i = 0; i < c->channels->len; i++) {
+        Channel *channel = g_ptr_array_index(c->channels, i);
+        if (channel->broker_id == broker_id) {
+            channel->node = node;
+            return channel;
+        }
+    }
+    Channel *channel = g_new0(Channel, 1);
+    channel->broker_id = broker_id;
+    channel->node = node;
+    g_queue_init(&channel->queue);
+    g_ptr_array_add(c->channels, channel);
+    return channel;
+}
+
+static gint32
+msg_correlation(SimMsg *msg)
+{
+    if (msg->type == KMSG_LEADER_AND_ISR_REQUEST)
+        return ((KLeaderAndIsrRequest *)msg)->correlation_id;
+    return ((KUpdateMetadataRequest *)msg)->correlation_id;
+}
+
+static SimMsg *
+msg_copy(SimMsg *msg)
+{
+    if (msg->type == KMSG_LEADER_AND_ISR_REQUEST) {
+        KLeaderAndIsrRequest *from = (KLeaderAndIsrRequest *)msg;
+        KLeaderAndIsrRequest *to = kproto_new(KMSG_LEADER_AND_ISR_REQUEST);
+        to->correlation_id = from->correlation_id;
+        to->controller_id = from->controller_id;
+        to->controller_epoch = from->controller_epoch;
+        g_array_append_vals(to->partitions, from->partitions->data, from->partitions->len);
+        g_array_append_vals(to->live_leaders, from->live_leaders->data, from->live_leaders->len);
+        kproto_update_size(&to->base);
+        return &to->base;
+    }
+    KUpdateMetadataRequest *from = (KUpdateMetadataRequest *)msg;
+    KUpdateMetadataRequest *to = kproto_new(KMSG_UPDATE_METADATA_REQUEST);
+    to->correlation_id = from->correlation_id;
+    to->controller_id = from->controller_id;
+    to->controller_epoch = from->controller_epoch;
+    g_array_append_vals(to->partitions, from->partitions->data, from->partitions->len);
+    g_array_append_vals(to->live_brokers, from->live_brokers->data, from->live_brokers->len);
+    kproto_update_size(&to->base);
+    return &to->base;
+}
+
+static Channel *
+channel_by_id(Controller *c, gint32 broker_id)
+{
+    for (guint i = 0; i < c->channels->len; i++) {
+        Channel *channel = g_ptr_array_index(c->channels, i);
+        if (channel->broker_id == broker_id)
+            return channel;
+    }
+    return NULL;
+}
+
+static void
+channel_retry(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)world;
+    Controller *c = broker->state->controller;
+    KSIM_ASSERT(c != NULL);
+    Channel *channel = channel_by_id(c, GPOINTER_TO_INT(arg));
+    KSIM_ASSERT(channel != NULL);
+    channel->timer = SIM_EVENT_ID_NONE;
+    channel->in_flight = FALSE;
+    channel_send_next(c, channel);
+}
+
+static void
+channel_failed(Controller *c, Channel *channel, gboolean close)
+{
+    Broker *broker = c->state->broker;
+    sim_timer_cancel(broker->world, channel->timer);
+    if (close)
+        sim_net_close(sim_world_net(broker->world), broker->node, channel->node);
+    channel->timer = sim_timer_set(broker->world, broker->node, CHANNEL_BACKOFF_MS * SIM_NS_PER_MS,
+                                   channel_retry, GINT_TO_POINTER(channel->broker_id));
+}
+
+static void
+channel_timeout(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)world;
+    Controller *c = broker->state->controller;
+    KSIM_ASSERT(c != NULL);
+    Channel *channel = channel_by_id(c, GPOINTER_TO_INT(arg));
+    KSIM_ASSERT(channel != NULL);
+    channel->timer = SIM_EVENT_ID_NONE;
+    channel_failed(c, channel, TRUE);
+}
+
+static void
+channel_send_next(Controller *c, Channel *channel)
+{
+    Broker *broker = c->state->broker;
+    if (channel->in_flight || g_queue_is_empty(&channel->queue))
+        return;
+    SimMsg *head = g_queue_peek_head(&channel->queue);
+    channel->in_flight = TRUE;
+    channel->in_flight_correlation = msg_correlation(head);
+    broker_send(c->state, channel->node, msg_copy(head));
+    channel->timer = sim_timer_set(broker->world, broker->node,
+                                   broker->config.controller_socket_timeout_ms * SIM_NS_PER_MS,
+                                   channel_timeout, GINT_TO_POINTER(channel->broker_id));
+}
+
+static void
+channel_enqueue(Controller *c, gint32 broker_id, SimNodeId node, SimMsg *msg)
+{
+    Channel *channel = channel_for(c, broker_id, node);
+    g_queue_push_tail(&channel->queue, msg);
+    channel_send_next(c, channel);
+}
+
+gboolean
+controller_handle_message(Controller *c, SimNodeId from, SimMsg *msg)
+{
+    if (msg->type != KMSG_LEADER_AND_ISR_RESPONSE && msg->type != KMSG_UPDATE_METADATA_RESPONSE)
+        return FALSE;
+    KControllerResponse *response = (KControllerResponse *)msg;
+    for (guint i = 0; i < c->channels->len; i++) {
+        Channel *channel = g_ptr_array_index(c->channels, i);
+        if (channel->node != from || !channel->in_flight ||
+            channel->in_flight_correlation != response->correlation_id)
+            continue;
+        sim_timer_cancel(c->state->broker->world, channel->timer);
+        channel->in_flight = FALSE;
+        sim_msg_free(g_queue_pop_head(&channel->queue));
+        channel_send_next(c, channel);
+        break;
+    }
+    sim_msg_free(msg);
+    return TRUE;
+}
+
+void
+controller_peer_disconnected(Controller *c, SimNodeId peer)
+{
+    for (guint i = 0; i < c->channels->len; i++) {
+        Channel *channel = g_ptr_array_index(c->channels, i);
+        if (channel->node == peer && channel->in_flight)
+            channel_failed(c, channel, FALSE);
+    }
+}
+
+/* Drops the channel of a broker that is gone, as Kafka removes its queue. */
+static void
+channel_remove(Controller *c, gint32 broker_id)
+{
+    for (guint i = 0; i < c->channels->len; i++) {
+        Channel *channel = g_ptr_array_index(c->channels, i);
+        if (channel->broker_id != broker_id)
+            continue;
+        sim_timer_cancel(c->state->broker->world, channel->timer);
+        g_ptr_array_remove_index(c->channels, i);
+        return;
+    }
+}
+
+/* ---- sending state to brokers ---- */
+
+static gboolean
+is_live(const GArray *live, gint32 broker_id)
+{
+    for (guint i = 0; i < live->len; i++) {
+        if (g_array_index(live, KBrokerEndpoint, i).broker_id == broker_id)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static SimNodeId
+node_of(const GArray *live, gint32 broker_id)
+{
+    for (guint i = 0; i < live->len; i++) {
+        const KBrokerEndpoint *e = &g_array_index(live, KBrokerEndpoint, i);
+        if (e->broker_id == broker_id)
+            return e->node;
+    }
+    return SIM_NODE_NONE;
+}
+
+static void
+send_leader_and_isr(Controller *c, gint32 broker_id, const GArray *states)
+{
+    SimNodeId node = node_of(c->live, broker_id);
+    if (node == SIM_NODE_NONE || states->len == 0)
+        return;
+    KLeaderAndIsrRequest *request = kproto_new(KMSG_LEADER_AND_ISR_REQUEST);
+    request->correlation_id = c->state->correlation_next++;
+    request->controller_id = c->state->broker->config.broker_id;
+    request->controller_epoch = c->epoch;
+    g_array_append_vals(request->partitions, states->data, states->len);
+    g_array_append_vals(request->live_leaders, c->live->data, c->live->len);
+    kproto_update_size(&request->base);
+    channel_enqueue(c, broker_id, node, &request->base);
+}
+
+static gboolean
+append_state(gpointer key, gpointer value, gpointer data)
+{
+    (void)key;
+    g_array_append_val((GArray *)data, *(KPartitionState *)value);
+    return FALSE;
+}
+
+static void
+send_update_metadata(Controller *c)
+{
+    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
+    g_tree_foreach(c->states, append_state, all);
+    for (guint i = 0; i < c->live->len; i++) {
+        const KBrokerEndpoint *e = &g_array_index(c->live, KBrokerEndpoint, i);
+        KUpdateMetadataRequest *request = kproto_new(KMSG_UPDATE_METADATA_REQUEST);
+        request->correlation_id = c->state->correlation_next++;
+        request->controller_id = c->state->broker->config.broker_id;
+        request->controller_epoch = c->epoch;
+        g_array_append_vals(request->partitions, all->data, all->len);
+        g_array_append_vals(request->live_brokers, c->live->data, c->live->len);
+        kproto_update_size(&request->base);
+        channel_enqueue(c, e->broker_id, e->node, &request->base);
+    }
+}
+
+/* LeaderAndIsr to each live replica of `changed` (or of every partition
+ * for the brokers in `everything_to`). */
+static void
+send_leader_and_isr_all(Controller *c, const GArray *changed, const GArray *everything_to)
+{
+    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
+    g_tree_foreach(c->states, append_state, all);
+    for (guint b = 0; b < c->live->len; b++) {
+        gint32 id = g_array_index(c->live, KBrokerEndpoint, b).broker_id;
+        gboolean everything = is_live(everything_to, id);
+        const GArray *source = everything ? all : changed;
+        g_autoptr(GArray) mine = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
+        for (guint i = 0; i < source->len; i++) {
+            const KPartitionState *ps = &g_array_index(source, KPartitionState, i);
+            if (kpartition_state_has_replica(ps, id))
+                g_array_append_val(mine, *ps);
+        }
+        send_leader_and_isr(c, id, mine);
+    }
+}
+
+/* ---- reconciling ---- */
+
+/* For coordination requests whose answer does not matter (a parent that may
+ * exist already, a notification to delete). */
+static void
+notification_deleted(void *owner, const CoordResult *result, void *arg)
+{
+    (void)owner;
+    (void)result;
+    (void)arg;
+}
+
+static void
+state_set_replicas(KPartitionState *ps, const GArray *replicas)
+{
+    ps->n_replicas = (guint8)MIN(replicas->len, KAFKA_REPLICAS_MAX);
+    for (guint i = 0; i < ps->n_replicas; i++)
+        ps->replicas[i] = g_array_index(replicas, gint32, i);
+}
+
+/* Decides a partition's next state; FALSE when it stays as it is. */
+static gboolean
+decide(Controller *c, const GArray *replicas, const KPartitionState *old, KPartitionState *next,
+       gboolean *unclean)
+{
+    const TopicConfig *config = broker_topic_config(c->state->broker, next->tp.topic);
+    *unclean = FALSE;
+    *next = *old;
+    next->controller_epoch = c->epoch;
+    gboolean leader_live = old->leader != KAFKA_NO_LEADER && is_live(c->live, old->leader);
+    if (leader_live) {
+        /* Dead brokers leave the ISR. */
+        guint8 n = 0;
+        for (guint i = 0; i < old->n_isr; i++) {
+            if (is_live(c->live, old->isr[i]))
+                next->isr[n++] = old->isr[i];
+        }
+        next->n_isr = n;
+        if (n == old->n_isr)
+            return FALSE;
+        next->leader_epoch = old->leader_epoch + 1;
+        return TRUE;
+    }
+    gint32 leader = KAFKA_NO_LEADER;
+    for (guint i = 0; i < replicas->len && leader == KAFKA_NO_LEADER; i++) {
+        gint32 r = g_array_index(replicas, gint32, i);
+        if (is_live(c->live, r) && kpartition_state_in_isr(old, r))
+            leader = r;
+    }
+    if (leader == KAFKA_NO_LEADER && config->unclean_leader_election) {
+        for (guint i = 0; i < replicas->len && leader == KAFKA_NO_LEADER; i++) {
+            gint32 r = g_array_index(replicas, gint32, i);
+            if (is_live(c->live, r))
+                leader = r;
+        }
+        *unclean = leader != KAFKA_NO_LEADER;
+    }
+    if (leader == KAFKA_NO_LEADER) {
+        /* Offline. Kafka keeps the last ISR member so it can come back as
+         * leader without losing what it had acknowledged. */
+        if (old->leader == KAFKA_NO_LEADER)
+            return FALSE;
+        next->leader = KAFKA_NO_LEADER;
+        guint8 n = 0;
+        for (guint i = 0; i < old->n_isr; i++) {
+            if (is_live(c->live, old->isr[i]) || old->n_isr == 1)
+                next->isr[n++] = old->isr[i];
+        }
+        next->n_isr = n;
+        next->leader_epoch = old->leader_epoch + 1;
+        return TRUE;
+    }
+    next->leader = leader;
+    next->leader_epoch = old->leader_epoch + 1;
+    if (*unclean) {
+        next->n_isr = 1;
+        next->isr[0] = leader;
+    } else {
+        guint8 n = 0;
+        for (guint i = 0; i < old->n_isr; i++) {
+            if (is_live(c->live, old->isr[i]))
+                next->isr[n++] = old->isr[i];
+        }
+        next->n_isr = n;
+    }
+    return TRUE;
+}
+
+static void
+new_partition_state(Controller *c, const GArray *replicas, KPartitionState *ps)
+{
+    ps->leader = KAFKA_NO_LEADER;
+    ps->leader_epoch = 0;
+    ps->controller_epoch = c->epoch;
+    ps->zk_version = -1;
+    ps->n_isr = 0;
+    for (guint i = 0; i < replicas->len; i++) {
+        gint32 r = g_array_index(replicas, gint32, i);
+        if (!is_live(c->live, r))
+            continue;
+        if (ps->leader == KAFKA_NO_LEADER)
+            ps->leader = r;
+        ps->isr[ps->n_isr++] = r;
+    }
+}
+
+static void
+state_written(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    Ctx *ctx = arg;
+    Controller *c = current(state, ctx);
+    if (c != NULL) {
+        if (result->error == COORD_OK) {
+            KPartitionState *ps = g_memdup2(&ctx->proposed, sizeof ctx->proposed);
+            ps->zk_version = result->version;
+            g_tree_replace(c->states, &ps->tp, ps);
+            g_autoptr(GArray) one = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
+            g_array_append_val(one, *ps);
+            g_autoptr(GArray) nobody = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
+            send_leader_and_isr_all(c, one, nobody);
+            send_update_metadata(c);
+        } else if (result->error == COORD_BAD_VERSION) {
+            /* Either the leader changed the ISR meanwhile (read it again) or
+             * another controller took over (its epoch check failed). */
+            refresh(c);
+        }
+    }
+    ctx_done(state, ctx);
+}
+
+static void
+write_state(Controller *c, const KPartitionState *next, gboolean create)
+{
+    g_autofree char *path = g_strdup_printf("/brokers/topics/%s/partitions/%d/state",
+                                            next->tp.topic, next->tp.partition);
+    Ctx *ctx = ctx_new(c, path);
+    ctx->proposed = *next;
+    GString *data = g_string_new(NULL);
+    kpartition_state_serialize(next, data);
+    if (create) {
+        /* Kafka's controller creates the parents of a new state znode. */
+        g_autofree char *partitions = g_strdup_printf("/brokers/topics/%s/partitions", next->tp.topic);
+        g_autofree char *partition = g_strdup_printf("%s/%d", partitions, next->tp.partition);
+        coord_client_create(c->state->zk, partitions, "", 0, 0, notification_deleted, NULL);
+        coord_client_create(c->state->zk, partition, "", 0, 0, notification_deleted, NULL);
+    }
+    if (create)
+        coord_client_create_checked(c->state->zk, "/controller_epoch", c->epoch_zk_version, path,
+                                    data->str, data->len, 0, state_written, ctx);
+    else
+        coord_client_set_checked(c->state->zk, "/controller_epoch", c->epoch_zk_version, path,
+                                 data->str, data->len, next->zk_version, state_written, ctx);
+    g_string_free(data, TRUE);
+}
+
+static void
+record_election(Controller *c, const KPartitionState *old, const KPartitionState *next,
+                gboolean unclean)
+{
+    Broker *broker = c->state->broker;
+    HistoryEvent fields = {0};
+    fields.leader_epoch = next->leader_epoch;
+    for (guint i = 0; i < next->n_isr; i++)
+        fields.isr_mask |= 1u << next->isr[i];
+    if (next->leader == KAFKA_NO_LEADER) {
+        broker_record_event(broker, HISTORY_EVENT_OFFLINE, &next->tp, &fields,
+                            "controller %d: %s-%d has no eligible leader and went offline",
+                            broker->config.broker_id, next->tp.topic, next->tp.partition);
+        return;
+    }
+    if (old != NULL && old->leader == next->leader)
+        return;
+    broker_record_event(broker, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
+                        "controller %d elected broker %d leader of %s-%d in epoch %d%s",
+                        broker->config.broker_id, next->leader, next->tp.topic,
+                        next->tp.partition, next->leader_epoch,
+                        unclean ? " (unclean: it was not in the ISR)" : "");
+}
+
+static void
+reconcile_partition(Controller *c, const Topic *topic, gint32 partition)
+{
+    const GArray *replicas = g_array_index(topic->assignment, GArray *, partition);
+    KTopicPartition tp;
+    ktp_set(&tp, topic->name, partition);
+    const KPartitionState *old = g_tree_lookup(c->states, &tp);
+    KPartitionState next = {0};
+    next.tp = tp;
+    if (old == NULL) {
+        new_partition_state(c, replicas, &next);
+        state_set_replicas(&next, replicas);
+        if (next.leader == KAFKA_NO_LEADER)
+            return;
+        record_election(c, NULL, &next, FALSE);
+        write_state(c, &next, TRUE);
+        return;
+    }
+    gboolean unclean;
+    if (!decide(c, replicas, old, &next, &unclean))
+        return;
+    state_set_replicas(&next, replicas);
+    record_election(c, old, &next, unclean);
+    write_state(c, &next, FALSE);
+}
+
+static void
+reconcile(Controller *c, GArray *previous_live)
+{
+    for (guint t = 0; t < c->topics->len; t++) {
+        const Topic *topic = g_ptr_array_index(c->topics, t);
+        for (guint p = 0; p < topic->assignment->len; p++)
+            reconcile_partition(c, topic, (gint32)p);
+    }
+    /* Brokers that just appeared learn everything they replicate. */
+    g_autoptr(GArray) fresh = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
+    for (guint i = 0; i < c->live->len; i++) {
+        const KBrokerEndpoint *e = &g_array_index(c->live, KBrokerEndpoint, i);
+        if (previous_live == NULL || !is_live(previous_live, e->broker_id))
+            g_array_append_val(fresh, *e);
+    }
+    for (guint i = 0; previous_live != NULL && i < previous_live->len; i++) {
+        gint32 id = g_array_index(previous_live, KBrokerEndpoint, i).broker_id;
+        if (!is_live(c->live, id))
+            channel_remove(c, id);
+    }
+    g_autoptr(GArray) none = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
+    send_leader_and_isr_all(c, none, fresh);
+    send_update_metadata(c);
+}
+
+/* ---- reading everything (one refresh pass) ---- */
+
+static void read_done(Controller *c);
+
+static void
+read_started(Controller *c)
+{
+    c->reads_pending++;
+}
+
+static gint
+endpoint_compare(gconstpointer a, gconstpointer b)
+{
+    const KBrokerEndpoint *x = a, *y = b;
+    return (x->broker_id > y->broker_id) - (x->broker_id < y->broker_id);
+}
+
+static void
+broker_data_read(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    Ctx *ctx = arg;
+    Controller *c = current(state, ctx);
+    if (c != NULL) {
+        if (result->error == COORD_OK) {
+            g_autofree char *text = g_strndup((const char *)result->data, result->len);
+            KBrokerEndpoint e = {ctx->extra, (SimNodeId)g_ascii_strtoull(text, NULL, 10)};
+            g_array_append_val(c->next_live, e);
+        }
+        read_done(c);
+    }
+    ctx_done(state, ctx);
+}
+
+static void
+brokers_listed(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    Ctx *ctx = arg;
+    Controller *c = current(state, ctx);
+    if (c != NULL) {
+        for (guint i = 0; result->error == COORD_OK && result->children[i] != NULL; i++) {
+            g_autofree char *path = g_strdup_printf("/brokers/ids/%s", result->children[i]);
+            Ctx *child = ctx_new(c, path);
+            child->extra = (gint32)g_ascii_strtoll(result->children[i], NULL, 10);
+            read_started(c);
+            coord_client_get(state->zk, path, FALSE, broker_data_read, child);
+        }
+        read_done(c);
+    }
+    ctx_done(state, ctx);
+}
+
+static void
+partition_state_read(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    Ctx *ctx = arg;
+    Controller *c = current(state, ctx);
+    if (c != NULL) {
+        KPartitionState ps = ctx->proposed;
+        if (result->error == COORD_OK &&
+            kpartition_state_parse((const char *)result->data, result->len, &ps)) {
+            ps.zk_version = result->version;
+            KPartitionState *copy = g_memdup2(&ps, sizeof ps);
+            g_tree_replace(c->next_states, &copy->tp, copy);
+        }
+        read_done(c);
+    }
+    ctx_done(state, ctx);
+}
+
+/* Parses a topic's assignment "0:1,2,3|1:2,3,1" into per-partition arrays. */
+static GArray *
+parse_assignment(const char *data, gsize len)
+{
+    g_autofree char *text = g_strndup(data, len);
+    GArray *assignment = g_array_new(FALSE, FALSE, sizeof(GArray *));
+    g_auto(GStrv) partitions = g_strsplit(text, "|", -1);
+    for (guint p = 0; partitions[p] != NULL && *partitions[p] != '\0'; p++) {
+        const char *colon = strchr(partitions[p], ':');
+        GArray *replicas = g_array_new(FALSE, FALSE, sizeof(gint32));
+        g_auto(GStrv) ids = g_strsplit(colon != NULL ? colon + 1 : "", ",", -1);
+        for (guint i = 0; ids[i] != NULL && *ids[i] != '\0'; i++) {
+            gint32 id = (gint32)g_ascii_strtoll(ids[i], NULL, 10);
+            g_array_append_val(replicas, id);
+        }
+        g_array_append_val(assignment, replicas);
+    }
+    return assignment;
+}
+
+static void
+topic_read(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    Ctx *ctx = arg;
+    Controller *c = current(state, ctx);
+    if (c != NULL) {
+        if (result->error == COORD_OK) {
+            Topic *topic = g_new0(Topic, 1);
+            topic->name = g_strdup(ctx->path + strlen("/brokers/topics/"));
+            topic->assignment = parse_assignment((const char *)result->data, result->len);
+            g_ptr_array_add(c->next_topics, topic);
+            for (guint p = 0; p < topic->assignment->len; p++) {
+                g_autofree char *path = g_strdup_printf("%s/partitions/%u/state", ctx->path, p);
+                Ctx *child = ctx_new(c, path);
+                ktp_set(&child->proposed.tp, topic->name, (gint32)p);
+                state_set_replicas(&child->proposed,
+                                   g_array_index(topic->assignment, GArray *, p));
+                read_started(c);
+                coord_client_get(state->zk, path, FALSE, partition_state_read, child);
+            }
+        }
+        read_done(c);
+    }
+    ctx_done(state, ctx);
+}
+
+static void
+topics_listed(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    Ctx *ctx = arg;
+    Controller *c = current(state, ctx);
+    if (c != NULL) {
+        for (guint i = 0; result->error == COORD_OK && result->children[i] != NULL; i++) {
+            g_autofree char *path = g_strdup_printf("/brokers/topics/%s", result->children[i]);
+            read_started(c);
+            /* A data watch on the topic catches added partitions. */
+            coord_client_get(state->zk, path, TRUE, topic_read, ctx_new(c, path));
+        }
+        read_done(c);
+    }
+    ctx_done(state, ctx);
+}
+
+static void
+notifications_listed(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    Ctx *ctx = arg;
+    Controller *c = current(state, ctx);
+    if (c != NULL) {
+        for (guint i = 0; result->error == COORD_OK && result->children[i] != NULL; i++)
+            g_ptr_array_add(c->notifications,
+                            g_strdup_printf("/isr_change_notification/%s", result->children[i]));
+        read_done(c);
+    }
+    ctx_done(state, ctx);
+}
+
+static gint
+topic_compare(gconstpointer a, gconstpointer b)
+{
+    const Topic *x = *(Topic *const *)a, *y = *(Topic *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+static void
+pass_clear(Controller *c)
+{
+    g_clear_pointer(&c->next_live, g_array_unref);
+    g_clear_pointer(&c->next_topics, g_ptr_array_unref);
+    g_clear_pointer(&c->next_states, g_tree_destroy);
+}
+
+/* Every read of the pass has answered: adopt what was read and reconcile. */
+static void
+read_done(Controller *c)
+{
+    KSIM_ASSERT(c->reads_pending > 0);
+    if (--c->reads_pending > 0)
+        return;
+    g_array_sort(c->next_live, endpoint_compare);
+    g_ptr_array_sort(c->next_topics, topic_compare);
+    GArray *previous_live = c->live;
+    c->live = g_steal_pointer(&c->next_live);
+    g_ptr_array_unref(c->topics);
+    c->topics = g_steal_pointer(&c->next_topics);
+    GTree *previous_states = c->states;
+    c->states = g_steal_pointer(&c->next_states);
+    g_tree_destroy(previous_states);
+    reconcile(c, previous_live);
+    g_array_unref(previous_live);
+    for (guint i = 0; i < c->notifications->len; i++)
+        coord_client_delete(c->state->zk, g_ptr_array_index(c->notifications, i), -1,
+                            notification_deleted, NULL);
+    g_ptr_array_set_size(c->notifications, 0);
+    c->refreshing = FALSE;
+    if (c->refresh_again) {
+        c->refresh_again = FALSE;
+        refresh(c);
+    }
+}
+
+static void
+refresh(Controller *c)
+{
+    if (c->refreshing) {
+        c->refresh_again = TRUE;
+        return;
+    }
+    c->refreshing = TRUE;
+    pass_clear(c);
+    c->next_live = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
+    c->next_topics = g_ptr_array_new_with_free_func(topic_free);
+    c->next_states = states_new();
+    BrokerState *state = c->state;
+    c->reads_pending = 3;
+    coord_client_children(state->zk, "/brokers/ids", TRUE, brokers_listed,
+                          ctx_new(c, "/brokers/ids"));
+    coord_client_children(state->zk, "/brokers/topics", TRUE, topics_listed,
+                          ctx_new(c, "/brokers/topics"));
+    coord_client_children(state->zk, "/isr_change_notification", TRUE, notifications_listed,
+                          ctx_new(c, "/isr_change_notification"));
+}
+
+void
+controller_watch_fired(Controller *c, const char *path)
+{
+    (void)path;
+    if (c->epoch_zk_version >= 0)
+        refresh(c);
+}
+
+/* ---- claiming the epoch ---- */
+
+static void
+epoch_claimed(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    Ctx *ctx = arg;
+    Controller *c = current(state, ctx);
+    if (c != NULL) {
+        if (result->error == COORD_OK) {
+            c->epoch = ctx->extra;
+            c->epoch_zk_version = result->version;
+            state->controller_epoch = MAX(state->controller_epoch, c->epoch);
+            state->controller_id = state->broker->config.broker_id;
+            broker_record_event(state->broker, HISTORY_EVENT_CONTROLLER, NULL, NULL,
+                                "broker %d became controller with epoch %d",
+                                state->broker->config.broker_id, c->epoch);
+            refresh(c);
+        } else {
+            /* Another controller won the race for the epoch. */
+            state->controller = NULL;
+            controller_free(c);
+        }
+    }
+    ctx_done(state, ctx);
+}
+
+static void
+epoch_read(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    Ctx *ctx = arg;
+    Controller *c = current(state, ctx);
+    if (c != NULL) {
+        Ctx *claim = ctx_new(c, "/controller_epoch");
+        if (result->error == COORD_NO_NODE) {
+            claim->extra = 1;
+            coord_client_create(state->zk, "/controller_epoch", "1", 1, 0, epoch_claimed, claim);
+        } else {
+            g_autofree char *text = g_strndup((const char *)result->data, result->len);
+            claim->extra = (gint32)g_ascii_strtoll(text, NULL, 10) + 1;
+            g_autofree char *data = g_strdup_printf("%d", claim->extra);
+            coord_client_set(state->zk, "/controller_epoch", data, strlen(data), result->version,
+                             epoch_claimed, claim);
+        }
+    }
+    ctx_done(state, ctx);
+}
+
+Controller *
+controller_new(BrokerState *state)
+{
+    Controller *c = g_new0(Controller, 1);
+    c->state = state;
+    c->generation = ++state->controller_generation;
+    c->epoch = -1;
+    c->epoch_zk_version = -1;
+    c->live = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
+    c->topics = g_ptr_array_new_with_free_func(topic_free);
+    c->states = states_new();
+    c->channels = g_ptr_array_new_with_free_func(channel_free);
+    c->notifications = g_ptr_array_new_with_free_func(g_free);
+    return c;
+}
+
+void
+controller_start(Controller *c)
+{
+    coord_client_get(c->state->zk, "/controller_epoch", FALSE, epoch_read,
+                     ctx_new(c, "/controller_epoch"));
+}
+
+void
+controller_free(Controller *c)
+{
+    if (c == NULL)
+        return;
+    SimWorld *world = c->state->broker->world;
+    for (guint i = 0; i < c->channels->len; i++)
+        sim_timer_cancel(world, ((Channel *)g_ptr_array_index(c->channels, i))->timer);
+    g_ptr_array_free(c->channels, TRUE);
+    pass_clear(c);
+    g_array_unref(c->live);
+    g_ptr_array_unref(c->topics);
+    g_tree_destroy(c->states);
+    g_ptr_array_free(c->notifications, TRUE);
+    g_free(c);
+}

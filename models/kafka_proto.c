@@ -1,0 +1,302 @@
+/* kafka_proto: constructors, sizes and destructors of the protocol messages. */
+#include "kafka_proto.h"
+
+#include "sim_assert.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Approximate fixed costs on the wire, per request and per partition entry. */
+#define HEADER_BYTES 40u
+#define PARTITION_ENTRY_BYTES 40u
+
+static void
+fetch_partition_response_clear(gpointer data)
+{
+    KFetchPartitionResponse *partition = data;
+    if (partition->batches != NULL)
+        g_ptr_array_free(partition->batches, TRUE);
+}
+
+static void
+free_produce_request(SimMsg *msg)
+{
+    KProduceRequest *request = (KProduceRequest *)msg;
+    plog_batch_free(request->batch);
+    g_free(request);
+}
+
+static void
+free_fetch_request(SimMsg *msg)
+{
+    KFetchRequest *request = (KFetchRequest *)msg;
+    g_array_free(request->partitions, TRUE);
+    g_free(request);
+}
+
+static void
+free_fetch_response(SimMsg *msg)
+{
+    KFetchResponse *response = (KFetchResponse *)msg;
+    g_array_free(response->partitions, TRUE);
+    g_free(response);
+}
+
+static void
+free_leader_and_isr(SimMsg *msg)
+{
+    KLeaderAndIsrRequest *request = (KLeaderAndIsrRequest *)msg;
+    g_array_free(request->partitions, TRUE);
+    g_array_free(request->live_leaders, TRUE);
+    g_free(request);
+}
+
+static void
+free_update_metadata(SimMsg *msg)
+{
+    KUpdateMetadataRequest *request = (KUpdateMetadataRequest *)msg;
+    g_array_free(request->partitions, TRUE);
+    g_array_free(request->live_brokers, TRUE);
+    g_free(request);
+}
+
+static void
+free_metadata_response(SimMsg *msg)
+{
+    KMetadataResponse *response = (KMetadataResponse *)msg;
+    g_array_free(response->partitions, TRUE);
+    g_array_free(response->brokers, TRUE);
+    g_free(response);
+}
+
+static void
+free_epoch(SimMsg *msg)
+{
+    KEpochMessage *message = (KEpochMessage *)msg;
+    g_array_free(message->partitions, TRUE);
+    g_free(message);
+}
+
+void *
+kproto_new(KafkaMsgType type)
+{
+    SimMsg *msg = NULL;
+    switch (type) {
+    case KMSG_PRODUCE_REQUEST:
+        msg = (SimMsg *)g_new0(KProduceRequest, 1);
+        msg->free_fn = free_produce_request;
+        break;
+    case KMSG_PRODUCE_RESPONSE:
+        msg = (SimMsg *)g_new0(KProduceResponse, 1);
+        msg->size_of = sizeof(KProduceResponse);
+        break;
+    case KMSG_FETCH_REQUEST: {
+        KFetchRequest *request = g_new0(KFetchRequest, 1);
+        request->partitions = g_array_new(FALSE, TRUE, sizeof(KFetchPartition));
+        msg = (SimMsg *)request;
+        msg->free_fn = free_fetch_request;
+        break;
+    }
+    case KMSG_FETCH_RESPONSE: {
+        KFetchResponse *response = g_new0(KFetchResponse, 1);
+        response->partitions = g_array_new(FALSE, TRUE, sizeof(KFetchPartitionResponse));
+        g_array_set_clear_func(response->partitions, fetch_partition_response_clear);
+        msg = (SimMsg *)response;
+        msg->free_fn = free_fetch_response;
+        break;
+    }
+    case KMSG_LEADER_AND_ISR_REQUEST: {
+        KLeaderAndIsrRequest *request = g_new0(KLeaderAndIsrRequest, 1);
+        request->partitions = g_array_new(FALSE, TRUE, sizeof(KPartitionState));
+        request->live_leaders = g_array_new(FALSE, TRUE, sizeof(KBrokerEndpoint));
+        msg = (SimMsg *)request;
+        msg->free_fn = free_leader_and_isr;
+        break;
+    }
+    case KMSG_UPDATE_METADATA_REQUEST: {
+        KUpdateMetadataRequest *request = g_new0(KUpdateMetadataRequest, 1);
+        request->partitions = g_array_new(FALSE, TRUE, sizeof(KPartitionState));
+        request->live_brokers = g_array_new(FALSE, TRUE, sizeof(KBrokerEndpoint));
+        msg = (SimMsg *)request;
+        msg->free_fn = free_update_metadata;
+        break;
+    }
+    case KMSG_LEADER_AND_ISR_RESPONSE:
+    case KMSG_UPDATE_METADATA_RESPONSE:
+        msg = (SimMsg *)g_new0(KControllerResponse, 1);
+        msg->size_of = sizeof(KControllerResponse);
+        break;
+    case KMSG_METADATA_REQUEST:
+        msg = (SimMsg *)g_new0(KMetadataRequest, 1);
+        msg->size_of = sizeof(KMetadataRequest);
+        break;
+    case KMSG_METADATA_RESPONSE: {
+        KMetadataResponse *response = g_new0(KMetadataResponse, 1);
+        response->partitions = g_array_new(FALSE, TRUE, sizeof(KPartitionState));
+        response->brokers = g_array_new(FALSE, TRUE, sizeof(KBrokerEndpoint));
+        msg = (SimMsg *)response;
+        msg->free_fn = free_metadata_response;
+        break;
+    }
+    case KMSG_EPOCH_REQUEST:
+    case KMSG_EPOCH_RESPONSE: {
+        KEpochMessage *message = g_new0(KEpochMessage, 1);
+        message->partitions = g_array_new(FALSE, TRUE, sizeof(KEpochPartition));
+        msg = (SimMsg *)message;
+        msg->free_fn = free_epoch;
+        break;
+    }
+    case KMSG_INIT_PRODUCER_ID_REQUEST:
+    case KMSG_INIT_PRODUCER_ID_RESPONSE:
+        msg = (SimMsg *)g_new0(KInitProducerIdMessage, 1);
+        msg->size_of = sizeof(KInitProducerIdMessage);
+        break;
+    }
+    KSIM_ASSERT(msg != NULL);
+    msg->type = type;
+    msg->size_bytes = HEADER_BYTES;
+    return msg;
+}
+
+void
+kproto_update_size(SimMsg *msg)
+{
+    guint64 size = HEADER_BYTES;
+    switch ((KafkaMsgType)msg->type) {
+    case KMSG_PRODUCE_REQUEST: {
+        KProduceRequest *request = (KProduceRequest *)msg;
+        size += PARTITION_ENTRY_BYTES + (guint64)plog_batch_size_bytes(request->batch);
+        break;
+    }
+    case KMSG_FETCH_REQUEST:
+        size += PARTITION_ENTRY_BYTES * ((KFetchRequest *)msg)->partitions->len;
+        break;
+    case KMSG_FETCH_RESPONSE: {
+        GArray *partitions = ((KFetchResponse *)msg)->partitions;
+        for (guint i = 0; i < partitions->len; i++) {
+            KFetchPartitionResponse *p = &g_array_index(partitions, KFetchPartitionResponse, i);
+            size += PARTITION_ENTRY_BYTES;
+            for (guint b = 0; p->batches != NULL && b < p->batches->len; b++)
+                size += (guint64)plog_batch_size_bytes(g_ptr_array_index(p->batches, b));
+        }
+        break;
+    }
+    case KMSG_LEADER_AND_ISR_REQUEST:
+        size += PARTITION_ENTRY_BYTES * ((KLeaderAndIsrRequest *)msg)->partitions->len;
+        break;
+    case KMSG_UPDATE_METADATA_REQUEST:
+        size += PARTITION_ENTRY_BYTES * ((KUpdateMetadataRequest *)msg)->partitions->len;
+        break;
+    case KMSG_METADATA_RESPONSE:
+        size += PARTITION_ENTRY_BYTES * ((KMetadataResponse *)msg)->partitions->len;
+        break;
+    default:
+        break;
+    }
+    msg->size_bytes = (guint32)MIN(size, (guint64)G_MAXUINT32);
+}
+
+void
+ktp_set(KTopicPartition *tp, const char *topic, gint32 partition)
+{
+    KSIM_ASSERT(strlen(topic) <= KAFKA_TOPIC_NAME_MAX);
+    memset(tp->topic, 0, sizeof tp->topic);
+    g_strlcpy(tp->topic, topic, sizeof tp->topic);
+    tp->partition = partition;
+}
+
+gboolean
+ktp_equal(const KTopicPartition *a, const KTopicPartition *b)
+{
+    return a->partition == b->partition && strcmp(a->topic, b->topic) == 0;
+}
+
+int
+ktp_compare(const KTopicPartition *a, const KTopicPartition *b)
+{
+    int by_topic = strcmp(a->topic, b->topic);
+    if (by_topic != 0)
+        return by_topic;
+    return (a->partition > b->partition) - (a->partition < b->partition);
+}
+
+guint
+ktp_hash(gconstpointer key)
+{
+    const KTopicPartition *tp = key;
+    return g_str_hash(tp->topic) * 31u + (guint)tp->partition;
+}
+
+gboolean
+ktp_hash_equal(gconstpointer a, gconstpointer b)
+{
+    return ktp_equal(a, b);
+}
+
+char *
+ktp_name(const KTopicPartition *tp)
+{
+    return g_strdup_printf("%s-%d", tp->topic, tp->partition);
+}
+
+gboolean
+kpartition_state_in_isr(const KPartitionState *state, gint32 broker_id)
+{
+    for (guint i = 0; i < state->n_isr; i++) {
+        if (state->isr[i] == broker_id)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+gboolean
+kpartition_state_has_replica(const KPartitionState *state, gint32 broker_id)
+{
+    for (guint i = 0; i < state->n_replicas; i++) {
+        if (state->replicas[i] == broker_id)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+void
+kpartition_state_serialize(const KPartitionState *state, GString *out)
+{
+    g_string_append_printf(out, "leader=%d leader_epoch=%d controller_epoch=%d isr=", state->leader,
+                           state->leader_epoch, state->controller_epoch);
+    for (guint i = 0; i < state->n_isr; i++)
+        g_string_append_printf(out, "%s%d", i ? "," : "", state->isr[i]);
+}
+
+static gboolean
+parse_isr(const char *text, KPartitionState *state)
+{
+    state->n_isr = 0;
+    if (*text == '\0')
+        return TRUE;
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    for (guint i = 0; items[i] != NULL; i++) {
+        if (state->n_isr == KAFKA_REPLICAS_MAX)
+            return FALSE;
+        char *end = NULL;
+        gint64 id = g_ascii_strtoll(items[i], &end, 10);
+        if (end == items[i] || *end != '\0')
+            return FALSE;
+        state->isr[state->n_isr++] = (gint32)id;
+    }
+    return TRUE;
+}
+
+gboolean
+kpartition_state_parse(const char *data, gsize len, KPartitionState *state)
+{
+    g_autofree char *text = g_strndup(data, len);
+    int leader, leader_epoch, controller_epoch, consumed = 0;
+    if (sscanf(text, "leader=%d leader_epoch=%d controller_epoch=%d isr=%n", &leader,
+               &leader_epoch, &controller_epoch, &consumed) != 3 || consumed == 0)
+        return FALSE;
+    state->leader = leader;
+    state->leader_epoch = leader_epoch;
+    state->controller_epoch = controller_epoch;
+    return parse_isr(text + consumed, state);
+}

@@ -1,0 +1,210 @@
+/*
+ * kafka_proto: the requests and responses brokers, controllers and clients
+ * exchange over sim_net, after Kafka's protocol (Produce, Fetch, Metadata,
+ * LeaderAndIsr, UpdateMetadata, OffsetsForLeaderEpoch, InitProducerId).
+ *
+ * Every message embeds SimMsg first. Messages are created with kproto_new and
+ * freed with sim_msg_free; batches and arrays inside a message belong to it.
+ * A request's `correlation_id` comes back in its response, as in Kafka.
+ * Sizes on the wire approximate Kafka's: a fixed header plus the batches'
+ * logical sizes.
+ */
+#ifndef KAFKA_PROTO_H
+#define KAFKA_PROTO_H
+
+#include <glib.h>
+
+#include "kafka_error.h"
+#include "plog_batch.h"
+#include "sim_net.h"
+
+#define KAFKA_TOPIC_NAME_MAX 63
+
+typedef struct {
+    char topic[KAFKA_TOPIC_NAME_MAX + 1];
+    gint32 partition;
+} KTopicPartition;
+
+typedef enum {
+    KMSG_PRODUCE_REQUEST = 200,
+    KMSG_PRODUCE_RESPONSE,
+    KMSG_FETCH_REQUEST,
+    KMSG_FETCH_RESPONSE,
+    KMSG_LEADER_AND_ISR_REQUEST,
+    KMSG_LEADER_AND_ISR_RESPONSE,
+    KMSG_UPDATE_METADATA_REQUEST,
+    KMSG_UPDATE_METADATA_RESPONSE,
+    KMSG_METADATA_REQUEST,
+    KMSG_METADATA_RESPONSE,
+    KMSG_EPOCH_REQUEST, /* OffsetsForLeaderEpoch */
+    KMSG_EPOCH_RESPONSE,
+    KMSG_INIT_PRODUCER_ID_REQUEST,
+    KMSG_INIT_PRODUCER_ID_RESPONSE,
+} KafkaMsgType;
+
+#define KAFKA_REPLICAS_MAX 16
+#define KAFKA_NO_LEADER (-1)
+/* A fetch from a consumer rather than a follower carries this replica id. */
+#define KAFKA_CONSUMER_REPLICA_ID (-1)
+
+/* The state of one partition as the controller publishes it. */
+typedef struct {
+    KTopicPartition tp;
+    gint32 leader;      /* broker id or KAFKA_NO_LEADER */
+    gint32 leader_epoch;
+    gint32 controller_epoch;
+    gint32 zk_version;  /* the version of the state znode this came from */
+    guint8 n_replicas;
+    guint8 n_isr;
+    gint32 replicas[KAFKA_REPLICAS_MAX];
+    gint32 isr[KAFKA_REPLICAS_MAX];
+} KPartitionState;
+
+typedef struct {
+    gint32 broker_id;
+    SimNodeId node;
+} KBrokerEndpoint;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KTopicPartition tp;
+    gint16 acks;         /* 0, 1 or -1 (all) */
+    gint64 timeout_ms;
+    PlogBatch *batch;    /* owned */
+} KProduceRequest;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KTopicPartition tp;
+    KafkaError error;
+    gint64 base_offset;
+    gint64 log_start_offset;
+} KProduceResponse;
+
+typedef struct {
+    KTopicPartition tp;
+    gint64 fetch_offset;
+    gint32 current_leader_epoch; /* -1: not checked */
+    gint64 max_bytes;
+} KFetchPartition;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    gint32 replica_id;   /* follower broker id, or KAFKA_CONSUMER_REPLICA_ID */
+    gint64 max_wait_ms;
+    gint64 min_bytes;
+    gint64 max_bytes;
+    gint8 isolation;     /* 0 read_uncommitted, 1 read_committed */
+    GArray *partitions;  /* KFetchPartition (owned) */
+} KFetchRequest;
+
+typedef struct {
+    KTopicPartition tp;
+    KafkaError error;
+    gint64 high_watermark;
+    gint64 log_start_offset;
+    gint64 last_stable_offset;
+    gint64 log_end_offset;   /* the leader's LEO, sent with OFFSET_OUT_OF_RANGE */
+    GPtrArray *batches;  /* PlogBatch (owned; frees them) */
+} KFetchPartitionResponse;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    GArray *partitions;  /* KFetchPartitionResponse (owned, with their batches) */
+} KFetchResponse;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    gint32 controller_id;
+    gint32 controller_epoch;
+    GArray *partitions;  /* KPartitionState */
+    GArray *live_leaders; /* KBrokerEndpoint: where the leaders are */
+} KLeaderAndIsrRequest;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KafkaError error;
+} KControllerResponse; /* LeaderAndIsr and UpdateMetadata responses */
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    gint32 controller_id;
+    gint32 controller_epoch;
+    GArray *live_brokers; /* KBrokerEndpoint */
+    GArray *partitions;   /* KPartitionState */
+} KUpdateMetadataRequest;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+} KMetadataRequest;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    gint32 controller_id;
+    GArray *brokers;     /* KBrokerEndpoint */
+    GArray *partitions;  /* KPartitionState, sorted by topic then partition */
+} KMetadataResponse;
+
+typedef struct {
+    KTopicPartition tp;
+    gint32 current_leader_epoch;
+    gint32 leader_epoch;     /* the epoch whose end offset is asked */
+    KafkaError error;        /* response */
+    gint32 end_epoch;        /* response: largest epoch <= leader_epoch */
+    gint64 end_offset;       /* response */
+} KEpochPartition;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    gint32 replica_id;
+    GArray *partitions; /* KEpochPartition; the response fills the answer fields */
+} KEpochMessage; /* OffsetsForLeaderEpoch request and response */
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KafkaError error;
+    gint64 producer_id;
+    gint16 producer_epoch;
+} KInitProducerIdMessage; /* request (fields unused) and response */
+
+/* A new zeroed message of `type`, with its size and free function set. The
+ * arrays of the type are created empty. (transfer full) */
+void *kproto_new(KafkaMsgType type);
+
+/* Sets a topic-partition, asserting the name fits. */
+void ktp_set(KTopicPartition *tp, const char *topic, gint32 partition);
+gboolean ktp_equal(const KTopicPartition *a, const KTopicPartition *b);
+/* Orders by topic, then partition. */
+int ktp_compare(const KTopicPartition *a, const KTopicPartition *b);
+/* GHashTable functions for KTopicPartition keys. */
+guint ktp_hash(gconstpointer key);
+gboolean ktp_hash_equal(gconstpointer a, gconstpointer b);
+/* "topic-partition", as Kafka names a partition's log directory. (transfer full) */
+char *ktp_name(const KTopicPartition *tp);
+
+gboolean kpartition_state_in_isr(const KPartitionState *state, gint32 broker_id);
+gboolean kpartition_state_has_replica(const KPartitionState *state, gint32 broker_id);
+
+/* The partition state znode's data: "leader=L leader_epoch=E
+ * controller_epoch=C isr=a,b,c". The replicas and zk_version are not part of
+ * it (the replicas live in the topic's assignment znode, the version in the
+ * znode's stat). */
+void kpartition_state_serialize(const KPartitionState *state, GString *out);
+/* Parses the znode data into leader, epochs and ISR; FALSE if malformed. */
+gboolean kpartition_state_parse(const char *data, gsize len, KPartitionState *state);
+
+/* Recomputes a message's size on the wire (after batches are attached). */
+void kproto_update_size(SimMsg *msg);
+
+#endif

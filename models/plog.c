@@ -1,0 +1,956 @@
+/*
+ * plog: a partition log on a node's simulated disk (see plog.h).
+ *
+ * Invariants (plog_check_invariants):
+ *  1. There is at least one segment; base offsets strictly increase and the
+ *     segments are contiguous: segment i ends where segment i + 1 begins.
+ *  2. Only the last segment, the active one, may be empty.
+ *  3. log start offset (the first base) <= recovery point <= LEO (the end of
+ *     the last segment).
+ *  4. Every in-flight flush has fsyncs pending and a target <= LEO (a
+ *     truncation lowers the targets of flushes it overtakes);
+ *     flush_requested_offset <= LEO.
+ *  5. The leader-epoch cache's entries start within [log start, LEO].
+ *  6. The producer state remembers only batches within [log start, LEO).
+ *  7. Each segment's own invariants hold (plog_segment.c), and each `.log`
+ *     file is as long as its segment believes.
+ *
+ * State changes and the functions that make them:
+ *
+ *   (disk) --plog_open: recover segments, cut tails, rebuild state--> OPEN
+ *   OPEN --plog_append / _as_follower (roll if needed)--> LEO grows
+ *   OPEN --plog_truncate_to / plog_truncate_fully_and_start_at--> LEO shrinks or jumps
+ *   OPEN --plog_apply_retention--> log start offset grows
+ *   OPEN --plog_flush ... flush_done_cb--> recovery point grows
+ *   OPEN --plog_free (crash) / plog_close--> (memory freed; disk stays)
+ *
+ * The checkpoints are rewritten whenever the value they hold changes: the
+ * recovery point on flush completion, truncation and retention; the
+ * leader-epoch cache whenever an entry is added or removed.
+ */
+#include "plog.h"
+
+#include "plog_file.h"
+#include "plog_segment.h"
+#include "sim_assert.h"
+
+#include <string.h>
+
+#define RECOVERY_POINT_FILE "recovery-point-offset-checkpoint"
+#define EPOCH_FILE "leader-epoch-checkpoint"
+#define CHECKPOINT_VERSION "0"
+/* Bounds the flushes in flight: one per append at most, each done after one
+ * fsync latency. */
+#define FLUSHES_MAX (1u << 20)
+#define SEGMENTS_MAX (1u << 24)
+
+/* One plog_flush in flight. Its fsync callbacks hold it; the log lists it so
+ * that a truncation can lower its target and plog_free can free it. */
+typedef struct {
+    Plog *log; /* NULL once orphaned by plog_close */
+    gint64 target_offset;
+    guint pending;
+} PlogFlush;
+
+struct Plog {
+    SimWorld *world;
+    SimNodeId node;
+    SimDisk *disk;
+    char *dir;
+    char *recovery_point_name;
+    char *epoch_name;
+    PlogConfig config;
+    GPtrArray *segments; /* PlogSegment *, by base offset; the last is active (owned) */
+    gint64 recovery_point;
+    gint64 flush_requested_offset; /* the largest target of any flush started */
+    GPtrArray *flushes;            /* PlogFlush * in flight (owned) */
+    PlogEpochCache *epochs;
+    PlogProducerState *producers;
+    GByteArray *scratch; /* encoding and read buffer */
+    SimEventId flush_timer;
+    PlogRecoveryInfo recovery;
+};
+
+static void flush_timer_cb(void *ctx, void *arg, guint64 arg_u64);
+
+/* ---- configuration ---- */
+
+void
+plog_config_init(PlogConfig *config)
+{
+    KSIM_ASSERT(config != NULL);
+    gint64 week_ms = G_GINT64_CONSTANT(7) * 24 * 60 * 60 * 1000;
+    config->segment_bytes = G_GINT64_CONSTANT(1) << 30;
+    config->roll_ms = week_ms;
+    config->index_interval_bytes = 4096;
+    config->retention_ms = week_ms;
+    config->retention_bytes = -1;
+    config->flush_interval_messages = G_MAXINT64;
+    config->flush_interval_ms = -1;
+}
+
+static void
+config_check(const PlogConfig *config)
+{
+    KSIM_ASSERT(config->segment_bytes >= 1);
+    KSIM_ASSERT(config->roll_ms >= 1);
+    KSIM_ASSERT(config->index_interval_bytes >= 0);
+    KSIM_ASSERT(config->retention_ms >= -1);
+    KSIM_ASSERT(config->retention_bytes >= -1);
+    KSIM_ASSERT(config->flush_interval_messages >= 1);
+    KSIM_ASSERT(config->flush_interval_ms == -1 || config->flush_interval_ms >= 1);
+}
+
+/* ---- accessors ---- */
+
+static PlogSegment *
+segment_at(const Plog *log, guint i)
+{
+    KSIM_ASSERT(i < log->segments->len);
+    return g_ptr_array_index(log->segments, i);
+}
+
+static PlogSegment *
+log_active(const Plog *log)
+{
+    return segment_at(log, log->segments->len - 1);
+}
+
+static gint64
+log_now_ms(const Plog *log)
+{
+    return sim_now_ns(log->world) / SIM_NS_PER_MS;
+}
+
+gint64
+plog_log_start_offset(const Plog *log)
+{
+    return plog_segment_base_offset(segment_at(log, 0));
+}
+
+gint64
+plog_log_end_offset(const Plog *log)
+{
+    return plog_segment_next_offset(log_active(log));
+}
+
+gint64
+plog_recovery_point(const Plog *log)
+{
+    return log->recovery_point;
+}
+
+gint64
+plog_size_bytes(const Plog *log)
+{
+    gint64 size_bytes = 0;
+    for (guint i = 0; i < log->segments->len; i++)
+        size_bytes += plog_segment_size_bytes(segment_at(log, i));
+    return size_bytes;
+}
+
+guint
+plog_segment_count(const Plog *log)
+{
+    return log->segments->len;
+}
+
+void
+plog_segment_info(const Plog *log, guint i, PlogSegmentInfo *out)
+{
+    const PlogSegment *segment = segment_at(log, i);
+    out->base_offset = plog_segment_base_offset(segment);
+    out->next_offset = plog_segment_next_offset(segment);
+    out->size_bytes = plog_segment_size_bytes(segment);
+    out->file_bytes = plog_segment_file_bytes(segment);
+    out->max_timestamp_ms = plog_segment_max_timestamp_ms(segment);
+    out->index_entries = plog_segment_index(segment)->len;
+    out->time_index_entries = plog_segment_time_index(segment)->len;
+}
+
+const PlogRecoveryInfo *
+plog_recovery_info(const Plog *log)
+{
+    return &log->recovery;
+}
+
+guint
+plog_flushes_in_flight(const Plog *log)
+{
+    return log->flushes->len;
+}
+
+/* The index of the segment holding `offset` (log start <= offset < LEO), by
+ * binary search over the base offsets. */
+static guint
+segment_for_offset(const Plog *log, gint64 offset)
+{
+    KSIM_ASSERT(offset >= plog_log_start_offset(log));
+    KSIM_ASSERT(offset < plog_log_end_offset(log));
+    guint lo = 0;
+    guint hi = log->segments->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (plog_segment_base_offset(segment_at(log, mid)) <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    KSIM_ASSERT(lo >= 1);
+    return lo - 1;
+}
+
+/* ---- checkpoints ---- */
+
+/* A checkpoint that could not be rewritten (a full disk) is deleted rather
+ * than left stale: a missing recovery point makes recovery verify everything,
+ * and a missing epoch file is rebuilt from the batches. Both are safe; a stale
+ * one is not. */
+static void
+checkpoint_write(Plog *log, const char *name, const GString *body)
+{
+    if (plog_file_write_checked(log->disk, name, body) == SIM_DISK_OK)
+        return;
+    if (sim_disk_exists(log->disk, name))
+        sim_disk_delete(log->disk, name);
+}
+
+static void
+write_recovery_point(Plog *log)
+{
+    g_autoptr(GString) body = g_string_new(CHECKPOINT_VERSION "\n");
+    g_string_append_printf(body, "%" G_GINT64_FORMAT "\n", log->recovery_point);
+    checkpoint_write(log, log->recovery_point_name, body);
+}
+
+static void
+write_epochs(Plog *log)
+{
+    g_autoptr(GString) body = plog_epoch_cache_serialize(log->epochs);
+    checkpoint_write(log, log->epoch_name, body);
+}
+
+/* The recovery point in the checkpoint, or -1 when it is missing or torn. */
+static gint64
+read_recovery_point(const Plog *log)
+{
+    g_autoptr(GString) body = plog_file_read_checked(log->disk, log->recovery_point_name);
+    if (body == NULL)
+        return -1;
+    g_auto(GStrv) lines = g_strsplit(body->str, "\n", -1);
+    if (g_strv_length(lines) != 3 || strcmp(lines[0], CHECKPOINT_VERSION) != 0)
+        return -1;
+    guint64 value;
+    if (lines[2][0] != '\0' ||
+        !g_ascii_string_to_unsigned(lines[1], 10, 0, G_MAXINT64, &value, NULL))
+        return -1;
+    return (gint64)value;
+}
+
+/* ---- per-batch state: producers and leader epochs ---- */
+
+/* Records an appended or recovered batch in the producer state and, when it
+ * carries a newer leader epoch, in the epoch cache (as Kafka's append and
+ * recovery both do). Returns TRUE when the epoch cache changed. */
+static gboolean
+note_batch(Plog *log, const PlogBatchHeader *h)
+{
+    if (h->producer_id >= 0)
+        plog_producer_state_update(log->producers, h->producer_id, h->producer_epoch,
+                                   h->base_sequence, h->record_count, h->base_offset);
+    if (h->leader_epoch < 0 || h->leader_epoch <= plog_epoch_cache_latest(log->epochs))
+        return FALSE;
+    return plog_epoch_cache_assign(log->epochs, h->leader_epoch, h->base_offset);
+}
+
+static void
+note_batch_cb(const PlogBatchHeader *header, void *user_data)
+{
+    note_batch(user_data, header);
+}
+
+static void
+note_producer_cb(const PlogBatchHeader *h, void *user_data)
+{
+    Plog *log = user_data;
+    if (h->producer_id >= 0)
+        plog_producer_state_update(log->producers, h->producer_id, h->producer_epoch,
+                                   h->base_sequence, h->record_count, h->base_offset);
+}
+
+static void
+rebuild_producers(Plog *log)
+{
+    plog_producer_state_clear(log->producers);
+    for (guint i = 0; i < log->segments->len; i++)
+        plog_segment_foreach(segment_at(log, i), note_producer_cb, log);
+}
+
+/* ---- recovery ---- */
+
+/* Sorts the directory's files: segment base offsets into `bases` (ascending,
+ * as the disk lists names sorted and the names are zero-padded); stale
+ * temporary files and index files without their `.log` are deleted. */
+static void
+list_segments(Plog *log, GArray *bases)
+{
+    g_autofree char *prefix = g_strconcat(log->dir, "/", NULL);
+    g_autoptr(GPtrArray) names = sim_disk_list(log->disk, prefix);
+    log->recovery.found_files = names->len > 0;
+    for (guint i = 0; i < names->len; i++) {
+        const char *name = g_ptr_array_index(names, i);
+        const char *file = name + strlen(prefix);
+        gint64 base_offset;
+        if (plog_segment_parse_log_name(file, &base_offset)) {
+            g_array_append_val(bases, base_offset);
+            continue;
+        }
+        gboolean is_index = g_str_has_suffix(file, ".index") || g_str_has_suffix(file, ".timeindex");
+        g_autofree char *stem = g_strndup(name, strcspn(file, ".") + strlen(prefix));
+        g_autofree char *log_name = g_strconcat(stem, ".log", NULL);
+        if (g_str_has_suffix(file, ".tmp") || (is_index && !sim_disk_exists(log->disk, log_name)))
+            sim_disk_delete(log->disk, name);
+    }
+}
+
+/* Cuts stale data off the last recovered segment when the next segment
+ * begins inside it. A segment is created at the LEO when its predecessor is
+ * rolled, so anything the predecessor holds past that base was removed by a
+ * truncation whose cut had not been fsynced when the power went: it must not
+ * hide the newer segments, whose data may well be flushed. */
+static void
+cut_overlap(Plog *log, gint64 next_base_offset)
+{
+    PlogSegment *last = log_active(log);
+    if (next_base_offset >= plog_segment_next_offset(last))
+        return;
+    KSIM_ASSERT(next_base_offset > plog_segment_base_offset(last));
+    plog_segment_truncate_to(last, next_base_offset);
+    log->recovery.overlaps_cut++;
+}
+
+/* Opens the segments in offset order. After a cut, or at a segment that does
+ * not begin where the previous one ends (its predecessor lost a tail in a
+ * power loss), every later segment is deleted: what survives must be a
+ * prefix of the log. */
+static void
+recover_segments(Plog *log, const GArray *bases, gint64 verify_from, gint64 now_ms)
+{
+    gboolean dropping = FALSE;
+    for (guint i = 0; i < bases->len; i++) {
+        gint64 base_offset = g_array_index(bases, gint64, i);
+        if (!dropping && log->segments->len > 0) {
+            cut_overlap(log, base_offset);
+            dropping = base_offset != plog_log_end_offset(log);
+        }
+        if (dropping) {
+            plog_segment_delete_files(log->disk, log->dir, base_offset);
+            log->recovery.segments_deleted++;
+            continue;
+        }
+        PlogSegmentRecovery scan;
+        PlogSegment *segment =
+            plog_segment_recover(log->disk, log->dir, base_offset, log->config.index_interval_bytes,
+                                 verify_from, now_ms, NULL, NULL, &scan);
+        g_ptr_array_add(log->segments, segment);
+        log->recovery.segments_recovered++;
+        log->recovery.batches_checked += scan.batches_checked;
+        if (scan.cut)
+            log->recovery.cut = TRUE;
+        dropping = scan.cut;
+    }
+}
+
+/* Feeds every recovered batch to the producer state and the epoch cache, once
+ * the segments are final. */
+static void
+replay_batches(Plog *log)
+{
+    for (guint i = 0; i < log->segments->len; i++)
+        plog_segment_foreach(segment_at(log, i), note_batch_cb, log);
+}
+
+/* Loads the epoch checkpoint; returns its body (NULL when unreadable) so the
+ * caller can tell whether recovery changed the cache. */
+static GString *
+load_epochs(Plog *log)
+{
+    GString *body = plog_file_read_checked(log->disk, log->epoch_name);
+    log->recovery.epoch_file_valid =
+        body != NULL && plog_epoch_cache_parse(log->epochs, body->str, body->len);
+    if (!log->recovery.epoch_file_valid) {
+        plog_epoch_cache_clear(log->epochs);
+        if (body != NULL)
+            g_string_free(body, TRUE);
+        return NULL;
+    }
+    return body;
+}
+
+/* Trims the recovered state to the recovered log and rewrites the
+ * checkpoints that no longer match it. */
+static void
+recover_finish(Plog *log, GString *epoch_body, gint64 recovery_point_read)
+{
+    gint64 log_start = plog_log_start_offset(log);
+    gint64 leo = plog_log_end_offset(log);
+    log->recovery_point = CLAMP(recovery_point_read, log_start, leo);
+    log->flush_requested_offset = log->recovery_point;
+    if (log->recovery_point != recovery_point_read || !log->recovery.recovery_point_valid)
+        write_recovery_point(log);
+    /* Entries beyond the recovered LEO name data a power loss took. An entry
+     * starting exactly at the LEO is kept (Kafka's recovery would drop it): it
+     * is a leader's epoch with nothing appended yet, and keeping it lets a
+     * process crash keep the cache whole. */
+    plog_epoch_cache_truncate_from_end(log->epochs, leo + 1);
+    plog_epoch_cache_truncate_from_start(log->epochs, log_start);
+    plog_producer_state_evict_before(log->producers, log_start);
+    g_autoptr(GString) epochs_now = plog_epoch_cache_serialize(log->epochs);
+    if (epoch_body == NULL || !g_string_equal(epoch_body, epochs_now))
+        write_epochs(log);
+}
+
+static void
+log_recover(Plog *log)
+{
+    gint64 now_ms = log_now_ms(log);
+    g_autoptr(GArray) bases = g_array_new(FALSE, FALSE, sizeof(gint64));
+    list_segments(log, bases);
+    gint64 recovery_point = read_recovery_point(log);
+    log->recovery.recovery_point_valid = recovery_point >= 0;
+    log->recovery.recovery_point_read = MAX(recovery_point, 0);
+    g_autoptr(GString) epoch_body = load_epochs(log);
+    recover_segments(log, bases, log->recovery.recovery_point_read, now_ms);
+    replay_batches(log);
+    if (log->segments->len == 0) {
+        g_ptr_array_add(log->segments, plog_segment_create(log->disk, log->dir, 0,
+                                                           log->config.index_interval_bytes,
+                                                           now_ms));
+    }
+    recover_finish(log, epoch_body, log->recovery.recovery_point_read);
+}
+
+/* ---- lifecycle ---- */
+
+static void
+schedule_flush_timer(Plog *log)
+{
+    if (log->config.flush_interval_ms < 0)
+        return;
+    gint64 time_ns = sim_now_ns(log->world) + log->config.flush_interval_ms * SIM_NS_PER_MS;
+    log->flush_timer =
+        sim_world_schedule_for(log->world, log->node, time_ns, flush_timer_cb, NULL, log, 0);
+}
+
+Plog *
+plog_open(SimWorld *world, SimNodeId node, const char *topic, guint32 partition,
+          const PlogConfig *config)
+{
+    KSIM_ASSERT(world != NULL);
+    KSIM_ASSERT(topic != NULL);
+    config_check(config);
+    KSIM_ASSERT(sim_node_state(world, node) != SIM_NODE_DOWN);
+    Plog *log = g_new0(Plog, 1);
+    log->world = world;
+    log->node = node;
+    log->disk = sim_node_disk(world, node);
+    log->dir = g_strdup_printf("%s-%" G_GUINT32_FORMAT, topic, partition);
+    log->recovery_point_name = g_strconcat(log->dir, "/" RECOVERY_POINT_FILE, NULL);
+    log->epoch_name = g_strconcat(log->dir, "/" EPOCH_FILE, NULL);
+    log->config = *config;
+    log->segments = g_ptr_array_new();
+    log->flushes = g_ptr_array_new();
+    log->epochs = plog_epoch_cache_new();
+    log->producers = plog_producer_state_new();
+    log->scratch = g_byte_array_new();
+    log->flush_timer = SIM_EVENT_ID_NONE;
+    log_recover(log);
+    schedule_flush_timer(log);
+    return log;
+}
+
+void
+plog_free(Plog *log)
+{
+    if (log == NULL)
+        return;
+    for (guint i = 0; i < log->segments->len; i++)
+        plog_segment_free(segment_at(log, i));
+    g_ptr_array_unref(log->segments);
+    /* The node crashed: the engine dropped the fsync callbacks that held
+     * these, so they are freed here. */
+    for (guint i = 0; i < log->flushes->len; i++)
+        g_free(g_ptr_array_index(log->flushes, i));
+    g_ptr_array_unref(log->flushes);
+    plog_epoch_cache_free(log->epochs);
+    plog_producer_state_free(log->producers);
+    g_byte_array_unref(log->scratch);
+    g_free(log->dir);
+    g_free(log->recovery_point_name);
+    g_free(log->epoch_name);
+    g_free(log);
+}
+
+void
+plog_close(Plog *log)
+{
+    if (log == NULL)
+        return;
+    sim_world_cancel(log->world, log->flush_timer);
+    /* The fsync callbacks still to come free their flush when it completes. */
+    for (guint i = 0; i < log->flushes->len; i++) {
+        PlogFlush *flush = g_ptr_array_index(log->flushes, i);
+        flush->log = NULL;
+    }
+    g_ptr_array_set_size(log->flushes, 0);
+    plog_free(log);
+}
+
+/* ---- flush ---- */
+
+static void
+flush_complete(Plog *log, PlogFlush *flush)
+{
+    gboolean found = g_ptr_array_remove(log->flushes, flush);
+    KSIM_ASSERT(found);
+    KSIM_ASSERT(flush->target_offset <= plog_log_end_offset(log));
+    if (flush->target_offset <= log->recovery_point)
+        return;
+    log->recovery_point = flush->target_offset;
+    write_recovery_point(log);
+}
+
+/* An fsync of one of a flush's files completed (or found its file deleted by
+ * a truncation or retention since, whose data then needs no flush). */
+static void
+flush_done_cb(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
+{
+    (void)world;
+    (void)ctx;
+    (void)status;
+    PlogFlush *flush = arg;
+    KSIM_ASSERT(flush->pending > 0);
+    flush->pending--;
+    if (flush->pending > 0)
+        return;
+    if (flush->log != NULL)
+        flush_complete(flush->log, flush);
+    g_free(flush);
+}
+
+void
+plog_flush(Plog *log, gint64 up_to_offset)
+{
+    gint64 target = MIN(up_to_offset, plog_log_end_offset(log));
+    if (target <= log->recovery_point)
+        return;
+    KSIM_ASSERT(log->flushes->len < FLUSHES_MAX);
+    PlogFlush *flush = g_new0(PlogFlush, 1);
+    flush->log = log;
+    flush->target_offset = target;
+    for (guint i = 0; i < log->segments->len; i++) {
+        PlogSegment *segment = segment_at(log, i);
+        if (plog_segment_base_offset(segment) >= target)
+            break;
+        if (plog_segment_next_offset(segment) > log->recovery_point)
+            flush->pending += plog_segment_fsync(segment, flush_done_cb, flush);
+    }
+    KSIM_ASSERT(flush->pending > 0);
+    g_ptr_array_add(log->flushes, flush);
+    log->flush_requested_offset = MAX(log->flush_requested_offset, target);
+}
+
+/* Kafka's log.flush.interval.ms: flush what is unflushed, then wait again. */
+static void
+flush_timer_cb(void *ctx, void *arg, guint64 arg_u64)
+{
+    (void)ctx;
+    (void)arg_u64;
+    Plog *log = arg;
+    log->flush_timer = SIM_EVENT_ID_NONE;
+    gint64 leo = plog_log_end_offset(log);
+    if (leo > MAX(log->recovery_point, log->flush_requested_offset))
+        plog_flush(log, leo);
+    schedule_flush_timer(log);
+}
+
+/* Kafka's log.flush.interval.messages: flush once that many messages are
+ * neither flushed nor being flushed. */
+static void
+apply_flush_policy(Plog *log)
+{
+    gint64 leo = plog_log_end_offset(log);
+    gint64 flushed = MAX(log->recovery_point, log->flush_requested_offset);
+    if (leo - flushed >= log->config.flush_interval_messages)
+        plog_flush(log, leo);
+}
+
+/* ---- append ---- */
+
+/* Starts a new active segment at the LEO, then flushes the old segments in
+ * the background, as Kafka's roll() does. */
+static void
+log_roll(Plog *log, gint64 now_ms)
+{
+    KSIM_ASSERT(!plog_segment_is_empty(log_active(log)));
+    KSIM_ASSERT(log->segments->len < SEGMENTS_MAX);
+    gint64 base_offset = plog_log_end_offset(log);
+    g_ptr_array_add(log->segments, plog_segment_create(log->disk, log->dir, base_offset,
+                                                       log->config.index_interval_bytes,
+                                                       now_ms));
+    plog_flush(log, base_offset);
+}
+
+static void
+header_from_batch(const PlogBatch *batch, PlogBatchHeader *out)
+{
+    memset(out, 0, sizeof *out);
+    out->base_offset = batch->base_offset;
+    out->record_count = batch->record_count;
+    out->producer_id = batch->producer_id;
+    out->producer_epoch = batch->producer_epoch;
+    out->base_sequence = batch->base_sequence;
+    out->leader_epoch = batch->leader_epoch;
+}
+
+static gint64
+log_append(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *status)
+{
+    KSIM_ASSERT(status != NULL);
+    plog_batch_check(batch);
+    KSIM_ASSERT(batch->base_offset == plog_log_end_offset(log));
+    g_byte_array_set_size(log->scratch, 0);
+    plog_batch_encode(batch, log->scratch);
+    if (plog_segment_should_roll(log_active(log), batch, plog_batch_size_bytes(batch),
+                                 log->scratch->len, log->config.segment_bytes,
+                                 log->config.roll_ms, now_ms))
+        log_roll(log, now_ms);
+    *status = plog_segment_append(log_active(log), batch, log->scratch->data, log->scratch->len,
+                                  now_ms);
+    if (*status != SIM_DISK_OK)
+        return -1;
+    PlogBatchHeader header;
+    header_from_batch(batch, &header);
+    if (note_batch(log, &header))
+        write_epochs(log);
+    apply_flush_policy(log);
+    return batch->base_offset;
+}
+
+gint64
+plog_append(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *status)
+{
+    KSIM_ASSERT(batch != NULL);
+    batch->base_offset = plog_log_end_offset(log);
+    return log_append(log, batch, now_ms, status);
+}
+
+gint64
+plog_append_as_follower(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *status)
+{
+    KSIM_ASSERT(batch != NULL);
+    KSIM_ASSERT(batch->base_offset == plog_log_end_offset(log));
+    return log_append(log, batch, now_ms, status);
+}
+
+/* ---- read ---- */
+
+PlogReadStatus
+plog_read(Plog *log, gint64 offset, gint64 max_bytes, GPtrArray *out)
+{
+    KSIM_ASSERT(out != NULL);
+    if (offset < plog_log_start_offset(log) || offset > plog_log_end_offset(log))
+        return PLOG_READ_OFFSET_OUT_OF_RANGE;
+    if (offset == plog_log_end_offset(log))
+        return PLOG_READ_OK;
+    const PlogSegment *segment = segment_at(log, segment_for_offset(log, offset));
+    gint64 position = plog_segment_find_position(segment, offset);
+    if (position < 0)
+        return PLOG_READ_CORRUPT;
+    gint64 total_bytes = 0;
+    guint added = 0;
+    while (position < plog_segment_file_bytes(segment)) {
+        PlogBatch *batch = NULL;
+        position = plog_segment_read(segment, position, log->scratch, &batch);
+        if (batch == NULL)
+            return PLOG_READ_CORRUPT;
+        gint64 size_bytes = plog_batch_size_bytes(batch);
+        if (added > 0 && total_bytes + size_bytes > max_bytes) {
+            plog_batch_free(batch);
+            break;
+        }
+        g_ptr_array_add(out, batch);
+        total_bytes += size_bytes;
+        added++;
+    }
+    KSIM_ASSERT(added >= 1);
+    return PLOG_READ_OK;
+}
+
+gint64
+plog_offset_for_timestamp(Plog *log, gint64 timestamp_ms)
+{
+    for (guint i = 0; i < log->segments->len; i++) {
+        gint64 offset = plog_segment_offset_for_timestamp(segment_at(log, i), timestamp_ms);
+        if (offset >= 0)
+            return offset;
+    }
+    return -1;
+}
+
+/* ---- truncation ---- */
+
+/* Deletes the `count` newest segments (files and memory). */
+static void
+delete_newest(Plog *log, guint count)
+{
+    KSIM_ASSERT(count <= log->segments->len);
+    for (guint i = 0; i < count; i++) {
+        guint last = log->segments->len - 1;
+        plog_segment_delete(segment_at(log, last));
+        g_ptr_array_remove_index(log->segments, last);
+    }
+}
+
+/* Brings the rest of the log's state down to a new LEO. */
+static void
+after_truncation(Plog *log, gint64 leo)
+{
+    if (plog_epoch_cache_truncate_from_end(log->epochs, leo))
+        write_epochs(log);
+    rebuild_producers(log);
+    for (guint i = 0; i < log->flushes->len; i++) {
+        PlogFlush *flush = g_ptr_array_index(log->flushes, i);
+        flush->target_offset = MIN(flush->target_offset, leo);
+    }
+    log->flush_requested_offset = MIN(log->flush_requested_offset, leo);
+    if (log->recovery_point > leo) {
+        log->recovery_point = leo;
+        write_recovery_point(log);
+    }
+}
+
+gint64
+plog_truncate_to(Plog *log, gint64 offset)
+{
+    KSIM_ASSERT(offset >= 0);
+    if (offset >= plog_log_end_offset(log))
+        return plog_log_end_offset(log);
+    if (offset < plog_log_start_offset(log)) {
+        plog_truncate_fully_and_start_at(log, offset);
+        return offset;
+    }
+    guint i = segment_for_offset(log, offset);
+    delete_newest(log, log->segments->len - 1 - i);
+    gint64 leo = plog_segment_truncate_to(segment_at(log, i), offset);
+    KSIM_ASSERT(leo <= offset);
+    after_truncation(log, leo);
+    return leo;
+}
+
+void
+plog_truncate_fully_and_start_at(Plog *log, gint64 offset)
+{
+    KSIM_ASSERT(offset >= 0);
+    delete_newest(log, log->segments->len);
+    g_ptr_array_add(log->segments, plog_segment_create(log->disk, log->dir, offset,
+                                                       log->config.index_interval_bytes,
+                                                       log_now_ms(log)));
+    plog_epoch_cache_clear(log->epochs);
+    write_epochs(log);
+    plog_producer_state_clear(log->producers);
+    for (guint i = 0; i < log->flushes->len; i++) {
+        PlogFlush *flush = g_ptr_array_index(log->flushes, i);
+        flush->target_offset = MIN(flush->target_offset, offset);
+    }
+    log->flush_requested_offset = offset;
+    log->recovery_point = offset;
+    write_recovery_point(log);
+}
+
+/* ---- retention ---- */
+
+/* How many of the oldest segments (never the active one, none ending above
+ * `offset_max`) are more than retention_ms old. */
+static guint
+count_expired(const Plog *log, gint64 now_ms, gint64 offset_max)
+{
+    guint n = 0;
+    while (n + 1 < log->segments->len) {
+        const PlogSegment *segment = segment_at(log, n);
+        if (plog_segment_next_offset(segment) > offset_max)
+            break;
+        if (now_ms - plog_segment_max_timestamp_ms(segment) <= log->config.retention_ms)
+            break;
+        n++;
+    }
+    return n;
+}
+
+/* How many of the oldest segments can go while the log stays at least
+ * retention_bytes (Kafka's deleteRetentionSizeBreachedSegments). */
+static guint
+count_oversize(const Plog *log, gint64 offset_max)
+{
+    gint64 excess_bytes = plog_size_bytes(log) - log->config.retention_bytes;
+    guint n = 0;
+    while (n + 1 < log->segments->len) {
+        const PlogSegment *segment = segment_at(log, n);
+        if (plog_segment_next_offset(segment) > offset_max)
+            break;
+        if (excess_bytes - plog_segment_size_bytes(segment) < 0)
+            break;
+        excess_bytes -= plog_segment_size_bytes(segment);
+        n++;
+    }
+    return n;
+}
+
+static void
+delete_oldest(Plog *log, guint count)
+{
+    KSIM_ASSERT(count < log->segments->len);
+    for (guint i = 0; i < count; i++)
+        plog_segment_delete(segment_at(log, i));
+    g_ptr_array_remove_range(log->segments, 0, count);
+}
+
+/* Brings the rest of the log's state up to a new log start offset. */
+static void
+after_retention(Plog *log)
+{
+    gint64 log_start = plog_log_start_offset(log);
+    if (plog_epoch_cache_truncate_from_start(log->epochs, log_start))
+        write_epochs(log);
+    plog_producer_state_evict_before(log->producers, log_start);
+    log->flush_requested_offset = MAX(log->flush_requested_offset, log_start);
+    if (log->recovery_point < log_start) {
+        log->recovery_point = log_start;
+        write_recovery_point(log);
+    }
+}
+
+guint
+plog_apply_retention_below(Plog *log, gint64 now_ms, gint64 offset_max)
+{
+    guint deleted = 0;
+    /* Kafka's two passes, in its order: by time, then by size. */
+    if (log->config.retention_ms >= 0) {
+        guint n = count_expired(log, now_ms, offset_max);
+        delete_oldest(log, n);
+        deleted += n;
+    }
+    if (log->config.retention_bytes >= 0) {
+        guint n = count_oversize(log, offset_max);
+        delete_oldest(log, n);
+        deleted += n;
+    }
+    if (deleted > 0)
+        after_retention(log);
+    return deleted;
+}
+
+guint
+plog_apply_retention(Plog *log, gint64 now_ms)
+{
+    return plog_apply_retention_below(log, now_ms, plog_log_end_offset(log));
+}
+
+/* ---- leader epochs and producers ---- */
+
+gboolean
+plog_epoch_assign(Plog *log, gint32 epoch, gint64 start_offset)
+{
+    KSIM_ASSERT(epoch >= 0);
+    KSIM_ASSERT(start_offset >= plog_log_start_offset(log));
+    KSIM_ASSERT(start_offset <= plog_log_end_offset(log));
+    if (!plog_epoch_cache_assign(log->epochs, epoch, start_offset))
+        return FALSE;
+    write_epochs(log);
+    return TRUE;
+}
+
+gint32
+plog_epoch_latest(const Plog *log)
+{
+    return plog_epoch_cache_latest(log->epochs);
+}
+
+void
+plog_epoch_end_offset(const Plog *log, gint32 requested_epoch, gint32 *out_epoch,
+                      gint64 *out_end_offset)
+{
+    plog_epoch_cache_end_offset(log->epochs, requested_epoch, plog_log_end_offset(log),
+                                out_epoch, out_end_offset);
+}
+
+const GArray *
+plog_epoch_entries(const Plog *log)
+{
+    return plog_epoch_cache_entries(log->epochs);
+}
+
+PlogProducerStatus
+plog_producer_check(const Plog *log, gint64 producer_id, gint16 epoch, gint32 base_sequence,
+                    gint32 record_count, PlogProducerVerdict *out)
+{
+    return plog_producer_state_check(log->producers, producer_id, epoch, base_sequence,
+                                     record_count, out);
+}
+
+const PlogProducerState *
+plog_producer_state(const Plog *log)
+{
+    return log->producers;
+}
+
+/* ---- invariants ---- */
+
+static void
+check_segments(const Plog *log, gboolean with_files)
+{
+    KSIM_ASSERT(log->segments->len >= 1);
+    KSIM_ASSERT(log->segments->len <= SEGMENTS_MAX);
+    for (guint i = 0; i < log->segments->len; i++) {
+        const PlogSegment *segment = segment_at(log, i);
+        plog_segment_check_invariants(segment, with_files);
+        if (i + 1 == log->segments->len)
+            continue;
+        KSIM_ASSERT(!plog_segment_is_empty(segment));
+        KSIM_ASSERT(plog_segment_next_offset(segment) ==
+                    plog_segment_base_offset(segment_at(log, i + 1)));
+    }
+}
+
+static void
+check_log(const Plog *log, gboolean with_files)
+{
+    KSIM_ASSERT(log != NULL);
+    check_segments(log, with_files);
+    gint64 log_start = plog_log_start_offset(log);
+    gint64 leo = plog_log_end_offset(log);
+    KSIM_ASSERT(log_start <= log->recovery_point);
+    KSIM_ASSERT(log->recovery_point <= leo);
+    KSIM_ASSERT(log->flush_requested_offset <= leo);
+    KSIM_ASSERT(log->flushes->len <= FLUSHES_MAX);
+    for (guint i = 0; i < log->flushes->len; i++) {
+        const PlogFlush *flush = g_ptr_array_index(log->flushes, i);
+        KSIM_ASSERT(flush->log == log);
+        KSIM_ASSERT(flush->pending > 0);
+        KSIM_ASSERT(flush->target_offset <= leo);
+    }
+    plog_epoch_cache_check_invariants(log->epochs, log_start, leo);
+    plog_producer_state_check_invariants(log->producers, log_start, leo);
+}
+
+void
+plog_check_invariants(const Plog *log)
+{
+    check_log(log, FALSE);
+}
+
+void
+plog_check_files(const Plog *log)
+{
+    check_log(log, TRUE);
+}

@@ -1,0 +1,203 @@
+/*
+ * plog: a partition log, as Kafka's UnifiedLog keeps one, on the simulated
+ * disk of one node.
+ *
+ * On disk, in the directory `<topic>-<partition>/`:
+ *   00000000000000000000.log        batches (plog_batch.h), one file per segment,
+ *   00000000000000000000.index      named by the segment's 20-digit base offset,
+ *   00000000000000000000.timeindex  with its sparse indexes (plog_segment.h);
+ *   recovery-point-offset-checkpoint  the offset below which all was fsynced;
+ *   leader-epoch-checkpoint           the leader-epoch cache (plog_epoch.h).
+ * The two checkpoints are written through a temporary file and a rename
+ * (plog_file.h).
+ *
+ * Offsets are contiguous: the segments cover [log start offset, LEO) without a
+ * gap, and only the last (active) segment may be empty. Sizes are logical
+ * (plog_batch_size_bytes): payloads are counted but not stored.
+ *
+ * What survives a crash, as in Kafka:
+ *  - a process crash keeps everything appended (the page cache survives);
+ *  - a power loss keeps at least everything below the recovery point, and what
+ *    survives is a prefix of what was appended: recovery re-reads and verifies
+ *    every batch at or above the recovery point, cuts a torn or corrupt tail,
+ *    and drops any later segment that no longer continues the offsets. A
+ *    truncation is not durable until the truncated file is fsynced, so after a
+ *    power loss data a truncation removed may come back (as on a real file
+ *    system), always as whole batches at their original offsets; recovery
+ *    cuts such data where a newer segment begins, since a segment is only
+ *    ever created at the end of its predecessor.
+ *
+ * Flushing (fsync) follows Kafka: never forced by default (Kafka relies on
+ * replication), every flush_interval_messages messages, every
+ * flush_interval_ms by a timer, and, as Kafka's roll() does, an asynchronous
+ * flush of the old segments whenever a segment is rolled. Flushes complete
+ * asynchronously; the recovery point advances when all their fsyncs are done.
+ *
+ * Lifecycle: plog_open recovers or creates the log; plog_free frees memory
+ * only and is what a crashed broker calls (its node's pending fsync callbacks
+ * and timers are dropped by the engine). A broker that closes a log while its
+ * node lives on (a deleted partition) calls plog_close instead.
+ */
+#ifndef PLOG_H
+#define PLOG_H
+
+#include <glib.h>
+
+#include "plog_batch.h"
+#include "plog_epoch.h"
+#include "plog_producer.h"
+#include "sim_disk.h"
+#include "sim_world.h"
+
+typedef struct Plog Plog;
+
+/* The log's configuration, with Kafka's broker keys. */
+typedef struct {
+    gint64 segment_bytes;           /* log.segment.bytes: 1 GiB */
+    gint64 roll_ms;                 /* log.roll.ms (log.roll.hours = 168): 7 days */
+    gint64 index_interval_bytes;    /* log.index.interval.bytes: 4096 */
+    gint64 retention_ms;            /* log.retention.ms (log.retention.hours = 168); -1: unlimited */
+    gint64 retention_bytes;         /* log.retention.bytes: -1, unlimited */
+    gint64 flush_interval_messages; /* log.flush.interval.messages: G_MAXINT64, never */
+    gint64 flush_interval_ms;       /* log.flush.interval.ms: -1, unset: never */
+} PlogConfig;
+
+typedef enum {
+    PLOG_READ_OK = 0,
+    PLOG_READ_OFFSET_OUT_OF_RANGE, /* below the log start offset or above the LEO */
+    PLOG_READ_CORRUPT,             /* the page cache holds a corrupt batch */
+} PlogReadStatus;
+
+/* One segment, for tests, metrics and reports. */
+typedef struct {
+    gint64 base_offset;
+    gint64 next_offset;
+    gint64 size_bytes; /* logical */
+    gint64 file_bytes; /* the .log file */
+    gint64 max_timestamp_ms;
+    guint index_entries;
+    guint time_index_entries;
+} PlogSegmentInfo;
+
+/* What the last plog_open found on disk. */
+typedef struct {
+    gboolean found_files;           /* the directory held a log */
+    gboolean recovery_point_valid;  /* the recovery-point checkpoint was readable */
+    gboolean epoch_file_valid;      /* the leader-epoch checkpoint was readable */
+    gint64 recovery_point_read;     /* its value, 0 when unreadable */
+    guint segments_recovered;
+    guint segments_deleted;         /* after a cut, or not continuing the offsets */
+    guint overlaps_cut;             /* stale data cut where the next segment begins */
+    gboolean cut;                   /* a torn or corrupt tail was cut off */
+    guint64 batches_checked;        /* batches whose checksum was verified */
+} PlogRecoveryInfo;
+
+/* Fills `config` with Kafka's defaults. */
+void plog_config_init(PlogConfig *config);
+
+/* Opens the log of `topic`/`partition` on `node`'s disk, recovering it when
+ * files exist and creating an empty log at offset 0 otherwise. The node must
+ * be up; `config` is copied. (transfer full) */
+Plog *plog_open(SimWorld *world, SimNodeId node, const char *topic, guint32 partition,
+                const PlogConfig *config);
+/* Frees the log's memory; touches neither the disk nor the world. Only for a
+ * crashed node, whose pending fsync callbacks and timers the engine drops. */
+void plog_free(Plog *log);
+/* Closes the log of a node that keeps running: cancels its flush timer and
+ * lets its in-flight fsyncs complete harmlessly, then frees it. */
+void plog_close(Plog *log);
+
+/* Appends `batch` at the LEO: sets batch->base_offset, rolls the active
+ * segment first when needed, writes the batch and its index entries, updates
+ * the producer state and the leader-epoch cache (a batch with a newer leader
+ * epoch starts it), and applies the flush policy. Returns the base offset, or
+ * -1 with *status set when the disk refused the write (nothing appended).
+ * `now_ms` is the broker's clock. The batch stays the caller's. */
+gint64 plog_append(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *status);
+/* The same for a follower, which keeps the leader's offsets: asserts
+ * batch->base_offset == LEO. A follower must skip batches below its LEO and
+ * truncate to the base of a batch that straddles it before appending. */
+gint64 plog_append_as_follower(Plog *log, PlogBatch *batch, gint64 now_ms,
+                               SimDiskStatus *status);
+
+/* Reads whole batches, starting with the one that holds `offset`, from that
+ * batch's segment only (as Kafka's LocalLog.read): at least one batch, then
+ * more while their logical sizes add up to at most `max_bytes`. Appends new
+ * batches to `out` (create it with plog_batch_array_new; the caller owns them).
+ * Reading at the LEO gives OK and nothing; outside [log start, LEO] gives
+ * OFFSET_OUT_OF_RANGE; a corrupt batch stops the read with CORRUPT, leaving
+ * the batches before it in `out`. */
+PlogReadStatus plog_read(Plog *log, gint64 offset, gint64 max_bytes, GPtrArray *out);
+
+/* Kafka's offsetsForTimes on this log: the base offset of the first batch whose
+ * largest timestamp is at least `timestamp_ms`; -1 when there is none. */
+gint64 plog_offset_for_timestamp(Plog *log, gint64 timestamp_ms);
+
+/* Removes every offset at and above `offset`: whole segments, index entries,
+ * and the batch holding `offset` too, since Kafka truncates at batch
+ * boundaries (the new LEO is that batch's base offset, <= offset). Nothing
+ * happens when offset >= LEO; below the log start offset the log is emptied
+ * and restarted at `offset` (Kafka does the same). Truncates the leader-epoch
+ * cache, rebuilds the producer state and lowers the recovery point. Returns
+ * the new LEO. */
+gint64 plog_truncate_to(Plog *log, gint64 offset);
+/* Kafka's truncateFullyAndStartAt: deletes every segment and starts an empty
+ * log at `offset` (a follower behind the leader's log start offset); the
+ * leader-epoch cache and producer state are cleared. */
+void plog_truncate_fully_and_start_at(Plog *log, gint64 offset);
+
+gint64 plog_log_start_offset(const Plog *log);
+/* The log end offset (LEO): the offset the next appended record gets. */
+gint64 plog_log_end_offset(const Plog *log);
+/* Every offset below it is durable (its segments were fsynced). */
+gint64 plog_recovery_point(const Plog *log);
+/* The logical size of all segments. */
+gint64 plog_size_bytes(const Plog *log);
+guint plog_segment_count(const Plog *log);
+void plog_segment_info(const Plog *log, guint i, PlogSegmentInfo *out);
+/* What the plog_open that made this log found. (transfer none) */
+const PlogRecoveryInfo *plog_recovery_info(const Plog *log);
+/* Flushes started and not yet complete. */
+guint plog_flushes_in_flight(const Plog *log);
+
+/* Starts an fsync of every segment holding data below `up_to_offset` (capped
+ * at the LEO) and above the recovery point; when they all complete, the
+ * recovery point advances to that offset and its checkpoint is written. */
+void plog_flush(Plog *log, gint64 up_to_offset);
+
+/* Kafka's retention: deletes, oldest first and never the active segment,
+ * the segments whose largest timestamp is more than retention_ms before
+ * `now_ms`, then those that keep the log above retention_bytes. The log start
+ * offset advances; the leader-epoch cache and producer state follow. Returns
+ * the number of segments deleted. */
+guint plog_apply_retention(Plog *log, gint64 now_ms);
+/* The same, deleting only segments that end at or below `offset_max` (a
+ * broker passes its high watermark, as Kafka does). */
+guint plog_apply_retention_below(Plog *log, gint64 now_ms, gint64 offset_max);
+
+/* Leader-epoch cache (plog_epoch.h). assign: `epoch` starts at
+ * `start_offset` (in [log start, LEO]) if it is newer than the latest; the
+ * checkpoint is rewritten when the cache changes. Returns TRUE then. */
+gboolean plog_epoch_assign(Plog *log, gint32 epoch, gint64 start_offset);
+gint32 plog_epoch_latest(const Plog *log);
+/* Kafka's endOffsetFor, with the LEO for the latest epoch. */
+void plog_epoch_end_offset(const Plog *log, gint32 requested_epoch, gint32 *out_epoch,
+                           gint64 *out_end_offset);
+/* (transfer none) PlogEpochEntry */
+const GArray *plog_epoch_entries(const Plog *log);
+
+/* Producer state (plog_producer.h): may this producer's batch be appended? */
+PlogProducerStatus plog_producer_check(const Plog *log, gint64 producer_id, gint16 epoch,
+                                       gint32 base_sequence, gint32 record_count,
+                                       PlogProducerVerdict *out);
+/* (transfer none) */
+const PlogProducerState *plog_producer_state(const Plog *log);
+
+/* Checks the invariants listed in plog.c (memory, and file sizes). */
+void plog_check_invariants(const Plog *log);
+/* Also checks every index file's contents against memory: O(index entries). */
+void plog_check_files(const Plog *log);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Plog, plog_free)
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * plog_epoch: the leader-epoch cache of one partition log, Kafka's
+ * LeaderEpochFileCache: for each leader epoch, the first offset its leader
+ * wrote. Followers use it to find where their log diverges from the leader's
+ * (KIP-101, KIP-279), by asking the leader for the end offset of an epoch.
+ *
+ * This module is the in-memory cache and its file format; plog.c persists it
+ * to `leader-epoch-checkpoint` beside the segments whenever it changes, and
+ * truncates it with the log.
+ *
+ * File format, Kafka's checkpoint file plus a checksum line (so that a torn
+ * write is detected rather than half-read):
+ *
+ *     0                     version
+ *     <count>
+ *     <epoch> <start_offset>    one line per entry, ascending
+ *     xxh32 <8 hex digits>      XXH32 of every byte before this line
+ */
+#ifndef PLOG_EPOCH_H
+#define PLOG_EPOCH_H
+
+#include <glib.h>
+
+typedef struct PlogEpochCache PlogEpochCache;
+
+typedef struct {
+    gint32 epoch;
+    gint64 start_offset;
+} PlogEpochEntry;
+
+/* Kafka's UNDEFINED_EPOCH and UNDEFINED_EPOCH_OFFSET. */
+#define PLOG_UNDEFINED_EPOCH (-1)
+#define PLOG_UNDEFINED_EPOCH_OFFSET G_GINT64_CONSTANT(-1)
+
+/* Bounds the cache: a log keeps at most this many epochs. */
+#define PLOG_EPOCH_ENTRIES_MAX (1u << 20)
+
+PlogEpochCache *plog_epoch_cache_new(void);
+void plog_epoch_cache_free(PlogEpochCache *cache);
+
+/* Records that `epoch` starts at `start_offset`, only if `epoch` >= 0 is newer
+ * than the latest epoch (as Kafka 2.0's assign). Entries whose start offset is
+ * not below `start_offset` are removed first, as later Kafka versions do, so
+ * start offsets stay strictly increasing (a leader elected twice without
+ * appending keeps only its newer epoch). Returns TRUE when the cache changed. */
+gboolean plog_epoch_cache_assign(PlogEpochCache *cache, gint32 epoch, gint64 start_offset);
+/* The latest epoch, or PLOG_UNDEFINED_EPOCH when the cache is empty. */
+gint32 plog_epoch_cache_latest(const PlogEpochCache *cache);
+/* Kafka's endOffsetFor: for the latest epoch, (epoch, log_end_offset); for an
+ * epoch older than the earliest entry, a newer epoch than the latest, or
+ * PLOG_UNDEFINED_EPOCH, (PLOG_UNDEFINED_EPOCH, PLOG_UNDEFINED_EPOCH_OFFSET);
+ * otherwise (the largest epoch <= requested, the start offset of the first
+ * epoch > requested). */
+void plog_epoch_cache_end_offset(const PlogEpochCache *cache, gint32 requested_epoch,
+                                 gint64 log_end_offset, gint32 *out_epoch,
+                                 gint64 *out_end_offset);
+/* Kafka's truncateFromEnd: removes the entries starting at or after
+ * `end_offset`. Returns TRUE when the cache changed. */
+gboolean plog_epoch_cache_truncate_from_end(PlogEpochCache *cache, gint64 end_offset);
+/* Kafka's truncateFromStart: removes the entries that start at or before
+ * `start_offset` except the last of them, which is moved to start at
+ * `start_offset`. Returns TRUE when the cache changed. */
+gboolean plog_epoch_cache_truncate_from_start(PlogEpochCache *cache, gint64 start_offset);
+void plog_epoch_cache_clear(PlogEpochCache *cache);
+
+/* The entries, ascending by epoch and by start offset. (transfer none) */
+const GArray *plog_epoch_cache_entries(const PlogEpochCache *cache);
+
+/* The file contents for the cache. (transfer full) */
+GString *plog_epoch_cache_serialize(const PlogEpochCache *cache);
+/* Replaces the cache's entries by those in `data`; FALSE (and the cache left
+ * empty) when the data is not a complete, well-formed checkpoint. */
+gboolean plog_epoch_cache_parse(PlogEpochCache *cache, const char *data, gsize len);
+
+/* Checks the ordering of the entries, and that each starts within
+ * [log_start_offset, log_end_offset] (pass -1, -1 to skip that check). */
+void plog_epoch_cache_check_invariants(const PlogEpochCache *cache, gint64 log_start_offset,
+                                       gint64 log_end_offset);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlogEpochCache, plog_epoch_cache_free)
+
+#endif

@@ -1,0 +1,393 @@
+/*
+ * Cluster tests: the replication mechanisms of issue 4 driven through the C
+ * API — steady replication, follower and leader failure, ISR shrink and
+ * expansion, min.insync.replicas, unclean election, controller failover,
+ * session expiry, a leader cut off from the controller, and the restart of a
+ * follower between receiving a record and learning its HW in both truncation
+ * modes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "cluster.h"
+#include "driver.h"
+#include "history.h"
+#include "sim_net.h"
+#include "sim_world.h"
+
+#define TOPIC "t"
+
+typedef struct {
+    SimWorld *world;
+    History *history;
+    Cluster *cluster;
+    Driver *driver;
+} Fixture;
+
+static void
+check_after_event(SimWorld *world, void *user_data)
+{
+    (void)world;
+    cluster_check_invariants(user_data);
+}
+
+static Fixture *
+fixture_new(guint64 seed, const ClusterConfig *config, guint partitions, gint16 acks,
+            const TopicConfig *topic)
+{
+    Fixture *f = g_new0(Fixture, 1);
+    f->world = sim_world_new(seed);
+    f->history = history_new();
+    f->cluster = cluster_new(f->world, config, f->history);
+    sim_world_set_after_event(f->world, check_after_event, f->cluster);
+    GError *error = NULL;
+    assert_true(cluster_create_topic(f->cluster, TOPIC, partitions, 3, topic, &error));
+    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+    DriverConfig driver_config;
+    driver_config_init(&driver_config);
+    driver_config.acks = acks;
+    driver_config.max_in_flight = 1;
+    driver_config.request_timeout_ms = 5000;
+    f->driver = driver_new(f->world, "driver", 100, bootstrap, &driver_config, f->history);
+    return f;
+}
+
+static void
+fixture_free(Fixture *f)
+{
+    driver_free(f->driver);
+    cluster_free(f->cluster);
+    sim_world_free(f->world);
+    history_free(f->history);
+    g_free(f);
+}
+
+static void
+config_fast(ClusterConfig *config)
+{
+    cluster_config_init(config);
+    config->broker.replica_lag_time_max_ms = 1000;
+    config->broker.zookeeper_session_timeout_ms = 6000;
+    config->broker.replica_high_watermark_checkpoint_interval_ms = 1000;
+}
+
+static void
+run_for(Fixture *f, gint64 ns)
+{
+    sim_world_run_until(f->world, sim_now_ns(f->world) + ns);
+}
+
+static BrokerPartitionInfo
+info_of(Fixture *f, gint32 broker, gint32 partition)
+{
+    BrokerPartitionInfo info;
+    broker_partition_info(cluster_broker(f->cluster, broker), TOPIC, partition, &info);
+    return info;
+}
+
+static gboolean
+isr_has(const BrokerPartitionInfo *info, gint32 broker)
+{
+    for (guint i = 0; i < info->n_isr; i++) {
+        if (info->isr[i] == broker)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* How many acknowledged values are absent from the leader's log below its HW. */
+static guint
+acked_missing(Fixture *f, gint32 partition)
+{
+    gint32 leader = cluster_leader(f->cluster, TOPIC, partition);
+    assert_true(leader > 0);
+    cluster_record_final_state(f->cluster);
+    const GArray *replicas = history_replicas(f->history);
+    g_autoptr(GHashTable) committed = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < replicas->len; i++) {
+        const HistoryReplica *r = &g_array_index(replicas, HistoryReplica, i);
+        if (r->broker != leader || r->partition != partition)
+            continue;
+        for (guint k = 0; k < r->records->len; k++) {
+            HistoryRecord *record = &g_array_index(r->records, HistoryRecord, k);
+            if (record->offset < r->hw)
+                g_hash_table_add(committed, &record->value);
+        }
+    }
+    const GArray *ops = history_ops(f->history);
+    g_autoptr(GHashTable) invoked = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < ops->len; i++) {
+        HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->type == HISTORY_INVOKE)
+            g_hash_table_insert(invoked, &op->op, &op->value);
+    }
+    guint missing = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->type != HISTORY_OK || op->partition != partition)
+            continue;
+        guint64 *value = g_hash_table_lookup(invoked, &op->op);
+        assert_non_null(value);
+        if (!g_hash_table_contains(committed, value))
+            missing++;
+    }
+    return missing;
+}
+
+/* Steady replication: every replica holds every record; HW = LEO; no breach. */
+static void
+test_cluster_steady_replication(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    Fixture *f = fixture_new(1, &config, 2, -1, NULL);
+    driver_produce(f->driver, TOPIC, 0, 50, 10);
+    driver_produce(f->driver, TOPIC, 1, 50, 10);
+    run_for(f, 5 * SIM_NS_PER_S);
+    assert_int_equal(driver_acked(f->driver), 1000);
+    for (gint32 p = 0; p < 2; p++) {
+        for (gint32 b = 1; b <= 3; b++) {
+            BrokerPartitionInfo info = info_of(f, b, p);
+            assert_true(info.present);
+            assert_int_equal(info.leo, 500);
+            assert_int_equal(info.hw, 500);
+        }
+        BrokerPartitionInfo leader = info_of(f, cluster_leader(f->cluster, TOPIC, p), p);
+        assert_int_equal(leader.n_isr, 3);
+    }
+    cluster_check_agreement(f->cluster);
+    assert_int_equal(cluster_violations(f->cluster), 0);
+    assert_int_equal(acked_missing(f, 0), 0);
+    fixture_free(f);
+}
+
+/* A follower crashes: it leaves the ISR; after a restart it truncates, catches
+ * up and rejoins. */
+static void
+test_cluster_follower_crash_and_rejoin(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    Fixture *f = fixture_new(2, &config, 1, -1, NULL);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    gint32 follower = cluster_follower(f->cluster, TOPIC, 0);
+    driver_produce(f->driver, TOPIC, 0, 10, 10);
+    run_for(f, 1 * SIM_NS_PER_S);
+    sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, follower)));
+    run_for(f, 3 * SIM_NS_PER_S);
+    BrokerPartitionInfo info = info_of(f, leader, 0);
+    assert_false(isr_has(&info, follower));
+    driver_produce(f->driver, TOPIC, 0, 10, 10);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(driver_acked(f->driver), 200);
+    sim_node_restart(f->world, broker_node(cluster_broker(f->cluster, follower)));
+    run_for(f, 10 * SIM_NS_PER_S);
+    info = info_of(f, leader, 0);
+    assert_true(isr_has(&info, follower));
+    assert_int_equal(info_of(f, follower, 0).leo, 200);
+    cluster_check_agreement(f->cluster);
+    assert_int_equal(cluster_violations(f->cluster), 0);
+    fixture_free(f);
+}
+
+/* The leader crashes: a replica from the ISR becomes leader in a newer epoch
+ * and acknowledged records survive (acks=all). */
+static void
+test_cluster_leader_crash_elects_from_isr(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    Fixture *f = fixture_new(3, &config, 1, -1, NULL);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    gint32 epoch = info_of(f, leader, 0).leader_epoch;
+    driver_produce(f->driver, TOPIC, 0, 20, 10);
+    run_for(f, 2 * SIM_NS_PER_S);
+    sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, leader)));
+    run_for(f, 10 * SIM_NS_PER_S);
+    gint32 next = cluster_leader(f->cluster, TOPIC, 0);
+    assert_true(next > 0);
+    assert_int_not_equal(next, leader);
+    assert_true(info_of(f, next, 0).leader_epoch > epoch);
+    driver_produce(f->driver, TOPIC, 0, 5, 10);
+    run_for(f, 3 * SIM_NS_PER_S);
+    /* The driver never retries: a batch sent on stale metadata to the dead
+     * leader stays unknown, but everything acknowledged is kept. */
+    assert_int_equal(driver_pending(f->driver), 0);
+    assert_true(driver_acked(f->driver) >= 240);
+    assert_int_equal(acked_missing(f, 0), 0);
+    fixture_free(f);
+}
+
+/* A paused follower falls out of the ISR after replica.lag.time.max.ms and is
+ * added back once it catches up. */
+static void
+test_cluster_isr_shrink_and_expand(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    Fixture *f = fixture_new(4, &config, 1, -1, NULL);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    gint32 follower = cluster_follower(f->cluster, TOPIC, 0);
+    SimNodeId node = broker_node(cluster_broker(f->cluster, follower));
+    sim_node_pause(f->world, node);
+    driver_produce(f->driver, TOPIC, 0, 10, 10);
+    run_for(f, 3 * SIM_NS_PER_S);
+    BrokerPartitionInfo info = info_of(f, leader, 0);
+    assert_false(isr_has(&info, follower));
+    assert_int_equal(driver_acked(f->driver), 100);
+    sim_node_resume(f->world, node);
+    run_for(f, 3 * SIM_NS_PER_S);
+    info = info_of(f, leader, 0);
+    assert_true(isr_has(&info, follower));
+    assert_int_equal(cluster_violations(f->cluster), 0);
+    fixture_free(f);
+}
+
+/* min.insync.replicas=2 with one replica left: acks=all is refused with
+ * NOT_ENOUGH_REPLICAS, and nothing is acknowledged. */
+static void
+test_cluster_min_insync_refuses(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    config.broker.min_insync_replicas = 2;
+    Fixture *f = fixture_new(5, &config, 1, -1, NULL);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    for (gint32 b = 1; b <= 3; b++) {
+        if (b != leader)
+            sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, b)));
+    }
+    run_for(f, 4 * SIM_NS_PER_S);
+    assert_int_equal(info_of(f, leader, 0).n_isr, 1);
+    driver_produce(f->driver, TOPIC, 0, 3, 10);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(driver_acked(f->driver), 0);
+    assert_int_equal(driver_failed(f->driver), 30);
+    const GArray *ops = history_ops(f->history);
+    const HistoryOp *last = &g_array_index(ops, HistoryOp, ops->len - 1);
+    assert_int_equal(last->error, KAFKA_ERROR_NOT_ENOUGH_REPLICAS);
+    fixture_free(f);
+}
+
+/* Unclean election: the only ISR member dies, an out-of-sync replica is
+ * elected, and records acknowledged with acks=1 are lost. */
+static void
+test_cluster_unclean_election_loses_acked(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    config.broker.unclean_leader_election = TRUE;
+    Fixture *f = fixture_new(6, &config, 1, 1, NULL);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    for (gint32 b = 1; b <= 3; b++) {
+        if (b != leader)
+            sim_node_pause(f->world, broker_node(cluster_broker(f->cluster, b)));
+    }
+    run_for(f, 3 * SIM_NS_PER_S);
+    driver_produce(f->driver, TOPIC, 0, 10, 10);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(driver_acked(f->driver), 100);
+    sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, leader)));
+    for (gint32 b = 1; b <= 3; b++) {
+        if (b != leader)
+            sim_node_resume(f->world, broker_node(cluster_broker(f->cluster, b)));
+    }
+    run_for(f, 15 * SIM_NS_PER_S);
+    gint32 next = cluster_leader(f->cluster, TOPIC, 0);
+    assert_true(next > 0 && next != leader);
+    assert_true(acked_missing(f, 0) > 0);
+    fixture_free(f);
+}
+
+/* The controller crashes: another broker takes over with a higher epoch, and
+ * the old controller, back, is no longer controller. */
+static void
+test_cluster_controller_failover(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    Fixture *f = fixture_new(7, &config, 1, -1, NULL);
+    gint32 controller = cluster_controller(f->cluster);
+    assert_true(controller > 0);
+    gint32 epoch = broker_controller_epoch(cluster_broker(f->cluster, controller));
+    sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, controller)));
+    run_for(f, 15 * SIM_NS_PER_S);
+    gint32 next = cluster_controller(f->cluster);
+    assert_true(next > 0);
+    assert_int_not_equal(next, controller);
+    assert_true(broker_controller_epoch(cluster_broker(f->cluster, next)) > epoch);
+    sim_node_restart(f->world, broker_node(cluster_broker(f->cluster, controller)));
+    run_for(f, 15 * SIM_NS_PER_S);
+    assert_false(broker_is_controller(cluster_broker(f->cluster, controller)));
+    driver_produce(f->driver, TOPIC, 0, 5, 10);
+    run_for(f, 5 * SIM_NS_PER_S);
+    assert_int_equal(driver_acked(f->driver), 50);
+    fixture_free(f);
+}
+
+/* A leader cut off from the coordination node and the controller keeps
+ * running (a zombie) until its session expires; a new leader is elected and
+ * the old one becomes a follower after the heal. */
+static void
+test_cluster_leader_session_expiry(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    Fixture *f = fixture_new(8, &config, 1, -1, NULL);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    SimNodeId zk = cluster_coord_node(f->cluster);
+    SimNodeId node = broker_node(cluster_broker(f->cluster, leader));
+    gint32 epoch = info_of(f, leader, 0).leader_epoch;
+    sim_net_cut_one_way(sim_world_net(f->world), node, zk);
+    sim_net_cut_one_way(sim_world_net(f->world), zk, node);
+    for (gint32 b = 1; b <= 3; b++) {
+        SimNodeId other = broker_node(cluster_broker(f->cluster, b));
+        if (b != leader && broker_is_controller(cluster_broker(f->cluster, b))) {
+            sim_net_cut_one_way(sim_world_net(f->world), node, other);
+            sim_net_cut_one_way(sim_world_net(f->world), other, node);
+        }
+    }
+    run_for(f, 3 * SIM_NS_PER_S);
+    /* Still a leader in its own eyes: the zombie. */
+    assert_true(info_of(f, leader, 0).is_leader);
+    run_for(f, 12 * SIM_NS_PER_S);
+    gint32 next = cluster_leader(f->cluster, TOPIC, 0);
+    assert_true(next > 0);
+    assert_true(info_of(f, next, 0).leader_epoch > epoch);
+    sim_net_heal(sim_world_net(f->world));
+    run_for(f, 20 * SIM_NS_PER_S);
+    if (next != leader)
+        assert_false(info_of(f, leader, 0).is_leader);
+    driver_produce(f->driver, TOPIC, 0, 5, 10);
+    run_for(f, 5 * SIM_NS_PER_S);
+    assert_int_equal(driver_acked(f->driver), 50);
+    fixture_free(f);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cluster_steady_replication),
+        cmocka_unit_test(test_cluster_follower_crash_and_rejoin),
+        cmocka_unit_test(test_cluster_leader_crash_elects_from_isr),
+        cmocka_unit_test(test_cluster_isr_shrink_and_expand),
+        cmocka_unit_test(test_cluster_min_insync_refuses),
+        cmocka_unit_test(test_cluster_unclean_election_loses_acked),
+        cmocka_unit_test(test_cluster_controller_failover),
+        cmocka_unit_test(test_cluster_leader_session_expiry),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
