@@ -443,10 +443,21 @@ registered_cb(void *owner, const CoordResult *result, void *arg)
                   registration_retry, NULL);
 }
 
+/* Kafka's brokers create the top-level paths they use if they are missing. */
+static void
+ensure_paths(BrokerState *state)
+{
+    static const char *const paths[] = {"/brokers", "/brokers/ids", "/brokers/topics",
+                                        "/isr_change_notification"};
+    for (guint i = 0; i < G_N_ELEMENTS(paths); i++)
+        coord_client_create(state->zk, paths[i], "", 0, 0, NULL, NULL);
+}
+
 static void
 register_broker(BrokerState *state)
 {
     Broker *broker = state->broker;
+    ensure_paths(state);
     g_autofree char *path = g_strdup_printf("/brokers/ids/%d", broker->config.broker_id);
     g_autofree char *data = g_strdup_printf("%u", broker->node);
     coord_client_create(state->zk, path, data, strlen(data), COORD_EPHEMERAL, registered_cb, NULL);

@@ -376,6 +376,159 @@ test_cluster_leader_session_expiry(void **state)
     fixture_free(f);
 }
 
+/* Steps the world until `done` holds or `timeout_ns` passes. */
+static gboolean
+step_until(Fixture *f, gboolean (*done)(Fixture *f, gint32 a, gint32 b, gint32 c), gint32 a,
+           gint32 b, gint32 c, gint64 timeout_ns)
+{
+    gint64 deadline = sim_now_ns(f->world) + timeout_ns;
+    while (sim_now_ns(f->world) < deadline) {
+        if (done(f, a, b, c))
+            return TRUE;
+        if (!sim_world_step(f->world))
+            return FALSE;
+    }
+    return done(f, a, b, c);
+}
+
+/* The leader's HW covers the second record; neither follower knows it yet. */
+static gboolean
+acked_but_followers_unaware(Fixture *f, gint32 leader, gint32 b, gint32 c)
+{
+    if (info_of(f, leader, 0).hw != 2 || driver_acked(f->driver) != 2)
+        return FALSE;
+    for (gint32 id = 1; id <= 3; id++) {
+        if (id == leader || (id != b && id != c))
+            continue;
+        BrokerPartitionInfo info = info_of(f, id, 0);
+        if (info.leo != 2 || info.hw != 1)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean
+follows_again(Fixture *f, gint32 leader, gint32 follower, gint32 unused)
+{
+    (void)unused;
+    BrokerPartitionInfo info = info_of(f, follower, 0);
+    BrokerPartitionInfo lead = info_of(f, leader, 0);
+    return info.present && lead.present && lead.is_leader && info.leader == leader &&
+           info.leader_epoch == lead.leader_epoch;
+}
+
+static gboolean
+truncated_below(Fixture *f, gint32 broker, gint64 offset)
+{
+    const GArray *events = history_events(f->history);
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *e = &g_array_index(events, HistoryEvent, i);
+        if (e->kind == HISTORY_EVENT_TRUNCATED && e->broker == broker && e->offset < offset)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static Fixture *
+kip101_fixture(BrokerTruncationMode mode, gint32 *leader)
+{
+    ClusterConfig config;
+    config_fast(&config);
+    config.broker.replica_lag_time_max_ms = 30000;
+    config.broker.truncation_mode = mode;
+    Fixture *f = fixture_new(11, &config, 1, -1, NULL);
+    *leader = cluster_leader(f->cluster, TOPIC, 0);
+    driver_produce(f->driver, TOPIC, 0, 1, 1);
+    run_for(f, 2 * SIM_NS_PER_S);
+    driver_produce(f->driver, TOPIC, 0, 1, 1);
+    assert_true(step_until(f, acked_but_followers_unaware, *leader, -1, -1, SIM_NS_PER_S));
+    return f;
+}
+
+/* A follower restarts after it received a record but before it learnt the HW
+ * that covers it. In `hw` mode it truncates the record away on becoming a
+ * follower again (then fetches it back); in `leader-epoch` mode it keeps it. */
+static void
+restart_before_hw(BrokerTruncationMode mode)
+{
+    gint32 a;
+    Fixture *f = kip101_fixture(mode, &a);
+    gint32 b = cluster_follower(f->cluster, TOPIC, 0);
+    SimNodeId node_b = broker_node(cluster_broker(f->cluster, b));
+    sim_node_crash(f->world, node_b);
+    sim_node_restart(f->world, node_b);
+    assert_true(step_until(f, follows_again, a, b, -1, 30 * SIM_NS_PER_S));
+    run_for(f, 5 * SIM_NS_PER_S);
+    assert_int_equal(truncated_below(f, b, 2), mode == BROKER_TRUNCATE_HW);
+    assert_int_equal(info_of(f, b, 0).leo, 2);
+    assert_int_equal(acked_missing(f, 0), 0);
+    fixture_free(f);
+}
+
+static void
+test_cluster_restart_before_hw_truncation_hw(void **state)
+{
+    (void)state;
+    restart_before_hw(BROKER_TRUNCATE_HW);
+}
+
+static void
+test_cluster_restart_before_hw_truncation_leader_epoch(void **state)
+{
+    (void)state;
+    restart_before_hw(BROKER_TRUNCATE_LEADER_EPOCH);
+}
+
+/* KIP-101's loss: the leader dies right after acknowledging a record its
+ * followers hold without knowing the HW. The next leader keeps it, the other
+ * follower truncates to its HW on becoming follower (in `hw` mode), and the
+ * new leader dies before that follower fetched again: elected, it has lost
+ * the acknowledged record. In `leader-epoch` mode the follower asks the
+ * leader instead of truncating, and nothing is lost. */
+static guint
+two_leader_failures(BrokerTruncationMode mode)
+{
+    gint32 a;
+    Fixture *f = kip101_fixture(mode, &a);
+    sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, a)));
+    const GArray *replicas = cluster_replicas(f->cluster, TOPIC, 0);
+    gint32 x = -1, y = -1;
+    for (guint i = 0; i < replicas->len; i++) {
+        gint32 id = g_array_index(replicas, gint32, i);
+        if (id == a)
+            continue;
+        if (x < 0)
+            x = id;
+        else
+            y = id;
+    }
+    assert_true(step_until(f, follows_again, x, y, -1, 30 * SIM_NS_PER_S));
+    sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, x)));
+    run_for(f, 20 * SIM_NS_PER_S);
+    assert_int_equal(cluster_leader(f->cluster, TOPIC, 0), y);
+    sim_node_restart(f->world, broker_node(cluster_broker(f->cluster, a)));
+    sim_node_restart(f->world, broker_node(cluster_broker(f->cluster, x)));
+    run_for(f, 20 * SIM_NS_PER_S);
+    assert_int_equal(driver_acked(f->driver), 2);
+    guint missing = acked_missing(f, 0);
+    fixture_free(f);
+    return missing;
+}
+
+static void
+test_cluster_two_failures_hw_mode_loses(void **state)
+{
+    (void)state;
+    assert_int_equal(two_leader_failures(BROKER_TRUNCATE_HW), 1);
+}
+
+static void
+test_cluster_two_failures_leader_epoch_keeps(void **state)
+{
+    (void)state;
+    assert_int_equal(two_leader_failures(BROKER_TRUNCATE_LEADER_EPOCH), 0);
+}
+
 int
 main(void)
 {
@@ -388,6 +541,10 @@ main(void)
         cmocka_unit_test(test_cluster_unclean_election_loses_acked),
         cmocka_unit_test(test_cluster_controller_failover),
         cmocka_unit_test(test_cluster_leader_session_expiry),
+        cmocka_unit_test(test_cluster_restart_before_hw_truncation_hw),
+        cmocka_unit_test(test_cluster_restart_before_hw_truncation_leader_epoch),
+        cmocka_unit_test(test_cluster_two_failures_hw_mode_loses),
+        cmocka_unit_test(test_cluster_two_failures_leader_epoch_keeps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
