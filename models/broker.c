@@ -153,6 +153,7 @@ state_free(BrokerState *state)
     if (state->controller != NULL)
         controller_free(state->controller);
     replica_state_free(state);
+    producer_ids_state_free(state);
     coord_client_free(state->zk);
     g_tree_destroy(state->metadata);
     g_array_free(state->live_brokers, TRUE);
@@ -312,6 +313,9 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         break;
     case KMSG_METADATA_REQUEST:
         handle_metadata(state, from, (KMetadataRequest *)msg);
+        break;
+    case KMSG_INIT_PRODUCER_ID_REQUEST:
+        producer_ids_handle_request(state, from, (KInitProducerIdMessage *)msg);
         break;
     default:
         /* Late responses to a controller this broker no longer is. */
@@ -564,6 +568,7 @@ broker_start(Broker *broker)
     state->delayed_fetches = g_ptr_array_new();
     state->zk_pending = g_ptr_array_new_with_free_func(g_free);
     state->correlation_next = 1;
+    g_queue_init(&state->pid_waiters);
     broker->state = state;
     /* Logs first: Kafka's LogManager recovers every log before the broker
      * registers, and reads the HW checkpoint. */

@@ -96,6 +96,12 @@ typedef struct BrokerState {
     SimTimerId hw_checkpoint_timer;
     SimTimerId isr_expiration_timer;
     gboolean checkpoint_in_flight;
+    /* Producer ids (Kafka's ZK ProducerIdManager): a block claimed from
+     * /latest_producer_id_block, handed out one by one. */
+    gint64 pid_next;
+    gint64 pid_block_end;             /* exclusive; pid_next == end: none left */
+    gboolean pid_block_in_flight;
+    GQueue pid_waiters;               /* PidWaiter* */
 } BrokerState;
 
 struct Broker {
@@ -121,6 +127,11 @@ void *broker_zk_context(BrokerState *state, gsize size);
 void broker_zk_context_done(BrokerState *state, void *context);
 void broker_handle_update_metadata(BrokerState *state, SimNodeId from,
                                    KUpdateMetadataRequest *req);
+
+/* producer_ids.c */
+void producer_ids_handle_request(BrokerState *state, SimNodeId from,
+                                 KInitProducerIdMessage *request);
+void producer_ids_state_free(BrokerState *state);
 
 /* replica.c */
 Partition *replica_get(BrokerState *state, const KTopicPartition *tp);
