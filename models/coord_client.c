@@ -36,6 +36,9 @@
  * must not grow them without limit. */
 #define REQUESTS_MAX (1u << 20)
 
+/* Watches re-registered per SetWatches request. */
+#define SET_WATCHES_BATCH 1024u
+
 typedef struct {
     CoordOpType type;
     char *path; /* the first op's path, for watches and results (may be NULL) */
@@ -435,30 +438,41 @@ client_completion_cb(SimWorld *world, void *ctx, void *arg)
 
 /* ---- incoming messages ---- */
 
+typedef struct {
+    CoordOpType type; /* GET: a data watch, EXISTS: an exist watch, CHILDREN: a child watch */
+    const char *path;
+} WatchEntry;
+
+static void
+client_send_watch_batch(CoordClient *c, const WatchEntry *entries, guint n)
+{
+    Request *r = request_new(COORD_OP_SET_WATCHES, n, NULL, NULL, NULL);
+    r->msg->relative_zxid = c->last_zxid;
+    for (guint i = 0; i < n; i++) {
+        r->msg->ops[i].type = entries[i].type;
+        r->msg->ops[i].path = g_strdup(entries[i].path);
+    }
+    coord_msg_request_finish(r->msg);
+    client_send(c, r);
+}
+
 /* ZooKeeper's SetWatches: after resuming a session, the client registers its
- * watches again with the last zxid it saw. */
+ * watches again with the last zxid it saw, in batches as ZooKeeper does. */
 static void
 client_send_set_watches(CoordClient *c)
 {
     GTree *sets[3] = {c->watch_data, c->watch_exist, c->watch_child};
     const CoordOpType types[3] = {COORD_OP_GET, COORD_OP_EXISTS, COORD_OP_CHILDREN};
-    guint n = 0;
-    for (guint k = 0; k < 3; k++)
-        n += (guint)g_tree_nnodes(sets[k]);
-    if (n == 0)
-        return;
-    Request *r = request_new(COORD_OP_SET_WATCHES, n, NULL, NULL, NULL);
-    r->msg->relative_zxid = c->last_zxid;
-    guint i = 0;
+    g_autoptr(GArray) entries = g_array_new(FALSE, FALSE, sizeof(WatchEntry));
     for (guint k = 0; k < 3; k++) {
         for (GTreeNode *w = g_tree_node_first(sets[k]); w != NULL; w = g_tree_node_next(w)) {
-            r->msg->ops[i].type = types[k];
-            r->msg->ops[i].path = g_strdup(g_tree_node_key(w));
-            i++;
+            WatchEntry entry = {types[k], g_tree_node_key(w)};
+            g_array_append_val(entries, entry);
         }
     }
-    coord_msg_request_finish(r->msg);
-    client_send(c, r);
+    for (guint i = 0; i < entries->len; i += SET_WATCHES_BATCH)
+        client_send_watch_batch(c, &g_array_index(entries, WatchEntry, i),
+                                MIN(SET_WATCHES_BATCH, entries->len - i));
 }
 
 static void

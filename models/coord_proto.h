@@ -86,7 +86,7 @@ typedef enum {
     COORD_OP_PING = 11,
     COORD_OP_CHECK = 13,
     COORD_OP_MULTI = 14,
-    COORD_OP_CLOSE_SESSION = 15,
+    COORD_OP_CLOSE_SESSION = -11,
     COORD_OP_SET_WATCHES = 101,
 } CoordOpType;
 
