@@ -53,6 +53,7 @@ broker_config_init(BrokerConfig *config)
     config->replica_high_watermark_checkpoint_interval_ms = 5000;
     config->zookeeper_session_timeout_ms = 18000;
     config->controller_socket_timeout_ms = 30000;
+    config->log_retention_check_interval_ms = 300000;
     config->truncation_mode = BROKER_TRUNCATE_HW;
     plog_config_init(&config->log);
 }
@@ -411,6 +412,18 @@ isr_expiration_timer(SimWorld *world, void *ctx, void *arg)
                       isr_expiration_timer, NULL);
 }
 
+static void
+retention_timer(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)arg;
+    replica_apply_retention(broker->state);
+    broker->state->retention_timer =
+        sim_timer_set(world, broker->node,
+                      broker->config.log_retention_check_interval_ms * SIM_NS_PER_MS,
+                      retention_timer, NULL);
+}
+
 /* ---- registration and controller election ---- */
 
 typedef struct {
@@ -584,6 +597,10 @@ broker_start(Broker *broker)
         sim_timer_set(broker->world, broker->node,
                       broker->config.replica_lag_time_max_ms * SIM_NS_PER_MS / 2,
                       isr_expiration_timer, NULL);
+    state->retention_timer =
+        sim_timer_set(broker->world, broker->node,
+                      broker->config.log_retention_check_interval_ms * SIM_NS_PER_MS,
+                      retention_timer, NULL);
 }
 
 Broker *

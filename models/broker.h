@@ -45,6 +45,7 @@ typedef struct {
     gint64 replica_high_watermark_checkpoint_interval_ms; /* 5000 */
     gint64 zookeeper_session_timeout_ms;   /* 18000 */
     gint64 controller_socket_timeout_ms;   /* 30000 */
+    gint64 log_retention_check_interval_ms; /* 300000 */
     BrokerTruncationMode truncation_mode;  /* ksim.truncation.mode = hw */
     PlogConfig log;                        /* log.* defaults */
 } BrokerConfig;

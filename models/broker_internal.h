@@ -95,6 +95,7 @@ typedef struct BrokerState {
     gint32 correlation_next;
     SimTimerId hw_checkpoint_timer;
     SimTimerId isr_expiration_timer;
+    SimTimerId retention_timer;
     gboolean checkpoint_in_flight;
     /* Producer ids (Kafka's ZK ProducerIdManager): a block claimed from
      * /latest_producer_id_block, handed out one by one. */
@@ -146,6 +147,7 @@ void replica_handle_epoch_request(BrokerState *state, SimNodeId from, KEpochMess
 void replica_handle_epoch_response(BrokerState *state, SimNodeId from, KEpochMessage *resp);
 void replica_peer_disconnected(BrokerState *state, SimNodeId peer);
 void replica_isr_expiration(BrokerState *state);
+void replica_apply_retention(BrokerState *state);
 void replica_state_free(BrokerState *state);
 void replica_fetcher_free(gpointer fetcher);
 void replica_check_invariants(const BrokerState *state);

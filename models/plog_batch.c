@@ -227,9 +227,15 @@ put_varint(guint8 *p, guint64 v)
 
 /* Reads a varint from [*p, end); FALSE when it runs past `end` or is longer
  * than a 64-bit varint can be. */
-static gboolean
+static inline gboolean
 get_varint(const guint8 **p, const guint8 *end, guint64 *out)
 {
+    /* Most of a record's varints (keys, value differences, sizes < 128) are
+     * one byte. */
+    if (*p < end && **p < 0x80) {
+        *out = *(*p)++;
+        return TRUE;
+    }
     guint64 v = 0;
     for (int shift = 0; shift < 7 * VARINT_BYTES_MAX; shift += 7) {
         if (*p >= end)

@@ -6,7 +6,9 @@
  *
  * Invariants (replica_check_invariants):
  *  1. hw <= LEO for every replica; a leader's hw never decreases in its term.
- *  2. A leader is in its own ISR; the ISR is a subset of the replicas.
+ *  2. The ISR is a subset of the replicas. (That a new leader is in its ISR is
+ *     a cluster invariant the cluster's monitor records when broken; a run
+ *     never aborts on it.)
  *  3. A follower partition is in exactly one fetcher (its leader's) once its
  *     leader is known; a leader partition is in none.
  *  4. A partition's delayed produces are ordered by required offset, and all
@@ -841,6 +843,19 @@ replica_isr_expiration(BrokerState *state)
     }
 }
 
+/* Kafka's LogManager deletes old segments every
+ * log.retention.check.interval.ms. */
+void
+replica_apply_retention(BrokerState *state)
+{
+    gint64 now_ms = broker_now_ms(state->broker);
+    for (guint i = 0; i < state->partitions_sorted->len; i++) {
+        Partition *p = g_ptr_array_index(state->partitions_sorted, i);
+        /* Only what every replica has committed may go: below the HW. */
+        plog_apply_retention_below(p->log, now_ms, p->hw);
+    }
+}
+
 /* ---- fetch (leader side) ---- */
 
 static RemoteReplica *
@@ -1175,13 +1190,16 @@ replica_handle_epoch_response(BrokerState *state, SimNodeId from, KEpochMessage 
 void
 replica_check_invariants(const BrokerState *state)
 {
-    gint32 self = state->broker->config.broker_id;
     for (guint i = 0; i < state->partitions_sorted->len; i++) {
         const Partition *p = g_ptr_array_index(state->partitions_sorted, i);
         KSIM_ASSERT(p->hw <= plog_log_end_offset(p->log));
-        if (p->is_leader) {
-            KSIM_ASSERT(in_isr(p, self));
+        if (p->is_leader)
             KSIM_ASSERT(!p->fetching);
+        for (guint k = 0; k < p->n_isr; k++) {
+            gboolean assigned = FALSE;
+            for (guint r = 0; r < p->n_replicas; r++)
+                assigned = assigned || p->replicas[r] == p->isr[k];
+            KSIM_ASSERT(assigned);
         }
         gint64 previous = -1;
         for (GList *l = p->delayed_produce.head; l != NULL; l = l->next) {

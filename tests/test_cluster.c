@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -529,6 +530,29 @@ test_cluster_two_failures_leader_epoch_keeps(void **state)
     assert_int_equal(two_leader_failures(BROKER_TRUNCATE_LEADER_EPOCH), 0);
 }
 
+/* Partitions can be added to a topic (they get leaders and replicas); removing
+ * them is refused with a clear error, as in Kafka. */
+static void
+test_cluster_add_partitions(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    Fixture *f = fixture_new(12, &config, 2, -1, NULL);
+    GError *error = NULL;
+    assert_false(cluster_add_partitions(f->cluster, TOPIC, 1, &error));
+    assert_non_null(strstr(error->message, "can only grow"));
+    g_clear_error(&error);
+    assert_true(cluster_add_partitions(f->cluster, TOPIC, 4, &error));
+    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
+    assert_int_equal(cluster_partition_count(f->cluster, TOPIC), 4);
+    driver_produce(f->driver, TOPIC, 3, 2, 10);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(driver_acked(f->driver), 20);
+    assert_true(cluster_leader(f->cluster, TOPIC, 3) > 0);
+    fixture_free(f);
+}
+
 int
 main(void)
 {
@@ -545,6 +569,7 @@ main(void)
         cmocka_unit_test(test_cluster_restart_before_hw_truncation_leader_epoch),
         cmocka_unit_test(test_cluster_two_failures_hw_mode_loses),
         cmocka_unit_test(test_cluster_two_failures_leader_epoch_keeps),
+        cmocka_unit_test(test_cluster_add_partitions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
