@@ -473,6 +473,13 @@ sim_net_cut_one_way(SimNet *net, SimNodeId from, SimNodeId to)
 }
 
 void
+sim_net_mend_one_way(SimNet *net, SimNodeId from, SimNodeId to)
+{
+    trace(net, SIM_TRACE_FAULT, from, to, SIM_FAULT_HEAL, 1);
+    link_at(net, from, to)->cut = FALSE;
+}
+
+void
 sim_net_isolate(SimNet *net, SimNodeId node)
 {
     trace(net, SIM_TRACE_FAULT, node, SIM_NODE_NONE, SIM_FAULT_ISOLATE, 0);

@@ -104,6 +104,9 @@ gboolean sim_net_path_open(const SimNet *net, SimNodeId from, SimNodeId to);
 void sim_net_partition(SimNet *net, const guint *group_of, guint n_nodes);
 /* Cuts the paths from `from` to `to` only. */
 void sim_net_cut_one_way(SimNet *net, SimNodeId from, SimNodeId to);
+/* Restores the path from `from` to `to` (the connection stays broken until
+ * an endpoint learns it). */
+void sim_net_mend_one_way(SimNet *net, SimNodeId from, SimNodeId to);
 /* Cuts every path to and from `node`. */
 void sim_net_isolate(SimNet *net, SimNodeId node);
 /* Restores every path and clears single-message faults. */
