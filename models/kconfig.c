@@ -1,0 +1,1183 @@
+/*
+ * kconfig: the key registry and layered configurations (see kconfig.h).
+ *
+ * The registry is one static, immutable table. A KConfig holds the values set
+ * explicitly in a GTree keyed by the registry's own name strings, so its keys
+ * come out sorted without ever iterating a hash table.
+ *
+ * Invariants (checked by kconfig_check_invariants):
+ *  1. Every key in `values` is the `name` pointer of a registry entry whose
+ *     scope is in `scope_mask`.
+ *  2. Every stored value passes kconfig_check_value for its key.
+ *  3. A parent exists only for a topic configuration: its own mask is
+ *     KCONFIG_SCOPE_TOPIC, the parent's is KCONFIG_SCOPE_BROKER, and the parent
+ *     has no parent.
+ *
+ * A KConfig has no state machine: kconfig_set and kconfig_unset are the only
+ * transitions, and each keeps the invariants.
+ */
+#include "kconfig.h"
+
+#include "sim_assert.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Layering follows at most: topic -> broker override -> fallback -> fallback. */
+#define RESOLVE_HOPS_MAX 6
+/* Names longer than this get no suggestion (and cost no quadratic work). */
+#define SUGGEST_LENGTH_MAX 256
+
+#define I32 ((gint64)G_MAXINT32)
+#define I64 G_MAXINT64
+#define MS (G_GINT64_CONSTANT(1000000))
+#define SECOND (G_GINT64_CONSTANT(1000000000))
+#define MINUTE (60 * SECOND)
+#define HOUR (60 * MINUTE)
+
+GQuark
+ksim_kconfig_error_quark(void)
+{
+    return g_quark_from_static_string("ksim-kconfig-error-quark");
+}
+
+/* ---- Choices ---- */
+
+static const KConfigChoice ACKS_CHOICES[] = {
+    {"all", NULL}, {"-1", "all"}, {"0", NULL}, {"1", NULL}, {NULL, NULL}};
+static const KConfigChoice CLEANUP_POLICY_CHOICES[] = {
+    {"delete", NULL}, {"compact", NULL}, {NULL, NULL}};
+static const KConfigChoice TRUNCATION_CHOICES[] = {
+    {"hw", NULL}, {"leader-epoch", NULL}, {NULL, NULL}};
+static const KConfigChoice PARTITIONER_CHOICES[] = {
+    {"sticky", NULL},
+    {"round-robin", NULL},
+    {"org.apache.kafka.clients.producer.RoundRobinPartitioner", "round-robin"},
+    {"org.apache.kafka.clients.producer.internals.DefaultPartitioner", "sticky"},
+    {NULL, NULL}};
+static const KConfigChoice COMPRESSION_CHOICES[] = {
+    {"none", NULL}, {"gzip", NULL}, {"snappy", NULL}, {"lz4", NULL}, {"zstd", NULL}, {NULL, NULL}};
+static const KConfigChoice OFFSET_RESET_CHOICES[] = {
+    {"latest", NULL}, {"earliest", NULL}, {"none", NULL}, {NULL, NULL}};
+static const KConfigChoice ISOLATION_CHOICES[] = {
+    {"read_uncommitted", NULL}, {"read_committed", NULL}, {NULL, NULL}};
+static const KConfigChoice ASSIGNOR_CHOICES[] = {
+    {"range", NULL},
+    {"roundrobin", NULL},
+    {"sticky", NULL},
+    {"cooperative-sticky", NULL},
+    {"org.apache.kafka.clients.consumer.RangeAssignor", "range"},
+    {"org.apache.kafka.clients.consumer.RoundRobinAssignor", "roundrobin"},
+    {"org.apache.kafka.clients.consumer.StickyAssignor", "sticky"},
+    {"org.apache.kafka.clients.consumer.CooperativeStickyAssignor", "cooperative-sticky"},
+    {NULL, NULL}};
+static const KConfigChoice ARRIVAL_CHOICES[] = {
+    {"constant", NULL}, {"poisson", NULL}, {"bursts", NULL}, {NULL, NULL}};
+static const KConfigChoice SEND_CHOICES[] = {{"async", NULL}, {"sync", NULL}, {NULL, NULL}};
+static const KConfigChoice ACTION_CHOICES[] = {
+    {"crash", NULL},      {"power-loss", NULL}, {"restart", NULL},        {"pause", NULL},
+    {"resume", NULL},     {"partition", NULL},  {"one-way", NULL},        {"isolate", NULL},
+    {"heal", NULL},       {"disk-slow", NULL},  {"disk-full", NULL},      {"lose", NULL},
+    {"delay", NULL},      {"duplicate", NULL},  {"expire-session", NULL}, {"crash-zk", NULL},
+    {"restart-zk", NULL}, {NULL, NULL}};
+/* Random faults are only the kinds that can be undone after their duration. */
+static const KConfigChoice RANDOM_KIND_CHOICES[] = {
+    {"crash", NULL},     {"power-loss", NULL}, {"pause", NULL},
+    {"partition", NULL}, {"isolate", NULL},    {"disk-slow", NULL},
+    {"disk-full", NULL}, {"crash-zk", NULL},   {NULL, NULL}};
+
+/* ---- The registry ---- */
+
+#define KEY(name_, scope_, type_, default_, ...)                                                   \
+    {                                                                                              \
+        .name = (name_), .scope = KCONFIG_SCOPE_##scope_, .type = KCONFIG_TYPE_##type_,            \
+        .default_value = (default_), __VA_ARGS__                                                   \
+    }
+#define RANGE(lo, hi) .min = (lo), .max = (hi)
+#define IN_MS .unit_ns = MS
+#define KSIM_KEY .flags = KCONFIG_FLAG_KSIM
+#define KSIM_REQUIRED .flags = KCONFIG_FLAG_KSIM | KCONFIG_FLAG_REQUIRED
+
+static const KConfigKey REGISTRY[] = {
+    /* Broker (Kafka's KafkaConfig). */
+    KEY("num.partitions", BROKER, INT, "1", RANGE(1, I32),
+        .doc = "Partitions of a topic created without a partition count."),
+    KEY("default.replication.factor", BROKER, INT, "1", RANGE(1, 32767),
+        .doc = "Replication factor of a topic created without one."),
+    KEY("min.insync.replicas", BROKER, INT, "1", RANGE(1, I32),
+        .doc = "Fewest in-sync replicas for an acks=all append to be accepted."),
+    KEY("unclean.leader.election.enable", BROKER, BOOL, "false",
+        .doc = "Elect an out-of-sync replica when no in-sync one is alive (may lose data)."),
+    KEY("replica.lag.time.max.ms", BROKER, DURATION, "30000", RANGE(0, I64), IN_MS,
+        .doc = "A follower not caught up for this long leaves the ISR."),
+    KEY("replica.fetch.wait.max.ms", BROKER, DURATION, "500", RANGE(0, I32), IN_MS,
+        .doc = "Longest wait of a follower fetch for replica.fetch.min.bytes."),
+    KEY("replica.fetch.min.bytes", BROKER, SIZE, "1", RANGE(0, I32),
+        .doc = "Bytes a follower fetch waits for before it is answered."),
+    KEY("replica.fetch.max.bytes", BROKER, SIZE, "1048576", RANGE(0, I32),
+        .doc = "Bytes per partition a follower fetch asks for."),
+    KEY("replica.fetch.backoff.ms", BROKER, DURATION, "1000", RANGE(0, I32), IN_MS,
+        .doc = "Pause of a follower after a fetch error."),
+    KEY("replica.socket.timeout.ms", BROKER, DURATION, "30000", RANGE(0, I32), IN_MS,
+        .doc = "Timeout of a follower's fetch request."),
+    KEY("replica.high.watermark.checkpoint.interval.ms", BROKER, DURATION, "5000", RANGE(1, I64),
+        IN_MS, .doc = "How often each broker writes its HWs to disk."),
+    KEY("zookeeper.session.timeout.ms", BROKER, DURATION, "18000", RANGE(1, I32), IN_MS,
+        .doc = "A broker's coordination session expires after this long without heartbeats."),
+    KEY("zookeeper.connection.timeout.ms", BROKER, DURATION, NULL, RANGE(1, I32), IN_MS,
+        .fallback = "zookeeper.session.timeout.ms",
+        .doc = "Longest wait to connect to the coordination node (null: the session timeout)."),
+    KEY("controller.socket.timeout.ms", BROKER, DURATION, "30000", RANGE(0, I32), IN_MS,
+        .doc = "Timeout of the controller's requests to brokers."),
+    KEY("log.segment.bytes", BROKER, SIZE, "1073741824", RANGE(14, I32),
+        .doc = "A log segment is rolled at this size."),
+    KEY("log.roll.ms", BROKER, DURATION, NULL, RANGE(1, I64), IN_MS, .fallback = "log.roll.hours",
+        .doc = "A log segment is rolled at this age (null: log.roll.hours)."),
+    KEY("log.roll.hours", BROKER, DURATION, "168", RANGE(1, I32), .unit_ns = HOUR,
+        .doc = "A log segment is rolled at this age, in hours."),
+    KEY("log.index.interval.bytes", BROKER, SIZE, "4096", RANGE(0, I32),
+        .doc = "Bytes of log between two sparse offset index entries."),
+    KEY("log.retention.ms", BROKER, DURATION, NULL, RANGE(-1, I64), IN_MS,
+        .fallback = "log.retention.minutes",
+        .doc = "Segments older than this are deleted; -1: no limit (null: minutes)."),
+    KEY("log.retention.minutes", BROKER, DURATION, NULL, RANGE(-1, I32), .unit_ns = MINUTE,
+        .fallback = "log.retention.hours", .doc = "Retention in minutes (null: hours)."),
+    KEY("log.retention.hours", BROKER, DURATION, "168", RANGE(-1, I32), .unit_ns = HOUR,
+        .doc = "Retention in hours."),
+    KEY("log.retention.bytes", BROKER, SIZE, "-1", RANGE(-1, I64),
+        .doc = "Oldest segments are deleted beyond this size per partition; -1: no limit."),
+    KEY("log.retention.check.interval.ms", BROKER, DURATION, "300000", RANGE(1, I64), IN_MS,
+        .doc = "How often retention runs."),
+    KEY("log.flush.interval.messages", BROKER, LONG, "9223372036854775807", RANGE(1, I64),
+        .doc = "fsync a log after this many messages (default: never; replication is the "
+               "durability)."),
+    KEY("log.flush.interval.ms", BROKER, DURATION, NULL, RANGE(0, I64), IN_MS,
+        .fallback = "log.flush.scheduler.interval.ms",
+        .doc = "fsync a log when its oldest unflushed message is this old (null: scheduler "
+               "interval)."),
+    KEY("log.flush.scheduler.interval.ms", BROKER, DURATION, "9223372036854775807", RANGE(0, I64),
+        IN_MS, .doc = "How often the flusher checks whether a log needs fsync."),
+    KEY("log.cleanup.policy", BROKER, LIST, "delete", .choices = CLEANUP_POLICY_CHOICES,
+        .doc = "delete and/or compact old segments."),
+    KEY("offsets.topic.num.partitions", BROKER, INT, "50", RANGE(1, I32),
+        .doc = "Partitions of __consumer_offsets."),
+    KEY("offsets.topic.replication.factor", BROKER, INT, "3", RANGE(1, 32767),
+        .doc = "Replication factor of __consumer_offsets."),
+    KEY("offsets.retention.minutes", BROKER, DURATION, "10080", RANGE(1, I32), .unit_ns = MINUTE,
+        .doc = "Committed offsets of an empty group are kept this long."),
+    KEY("transaction.state.log.num.partitions", BROKER, INT, "50", RANGE(1, I32),
+        .doc = "Partitions of __transaction_state."),
+    KEY("transaction.state.log.replication.factor", BROKER, INT, "3", RANGE(1, 32767),
+        .doc = "Replication factor of __transaction_state."),
+    KEY("transaction.state.log.min.isr", BROKER, INT, "2", RANGE(1, I32),
+        .doc = "min.insync.replicas of __transaction_state."),
+    KEY("group.initial.rebalance.delay.ms", BROKER, DURATION, "3000", RANGE(0, I32), IN_MS,
+        .doc = "The coordinator waits this long for more members before the first rebalance."),
+    KEY("group.min.session.timeout.ms", BROKER, DURATION, "6000", RANGE(0, I32), IN_MS,
+        .doc = "Smallest session.timeout.ms a consumer may ask for."),
+    KEY("group.max.session.timeout.ms", BROKER, DURATION, "1800000", RANGE(0, I32), IN_MS,
+        .doc = "Largest session.timeout.ms a consumer may ask for."),
+    KEY("controlled.shutdown.enable", BROKER, BOOL, "true",
+        .doc = "A stopping broker first moves its leaderships away."),
+    KEY("auto.leader.rebalance.enable", BROKER, BOOL, "true",
+        .doc = "Move leadership back to preferred replicas periodically."),
+    KEY("leader.imbalance.check.interval.seconds", BROKER, DURATION, "300", RANGE(1, I64),
+        .unit_ns = SECOND, .doc = "How often the controller checks leader imbalance."),
+    KEY("message.max.bytes", BROKER, SIZE, "1048588", RANGE(0, I32),
+        .doc = "Largest record batch a broker accepts."),
+    KEY("ksim.truncation.mode", BROKER, ENUM, "hw", .choices = TRUNCATION_CHOICES, KSIM_KEY,
+        .doc = "hw: truncate to the HW (the study notes' design); leader-epoch: KIP-101/279."),
+
+    /* Topic (Kafka's LogConfig), each overriding a broker key. */
+    KEY("partitions", TOPIC, INT, "1", RANGE(1, 1 << 24), .overrides = "num.partitions", KSIM_KEY,
+        .doc = "Number of partitions (kafka-topics --partitions)."),
+    KEY("replication.factor", TOPIC, INT, "1", RANGE(1, 32767),
+        .overrides = "default.replication.factor", KSIM_KEY,
+        .doc = "Replicas per partition (kafka-topics --replication-factor)."),
+    KEY("min.insync.replicas", TOPIC, INT, "1", RANGE(1, I32), .overrides = "min.insync.replicas",
+        .doc = "Fewest in-sync replicas for an acks=all append to be accepted."),
+    KEY("unclean.leader.election.enable", TOPIC, BOOL, "false",
+        .overrides = "unclean.leader.election.enable",
+        .doc = "Elect an out-of-sync replica when no in-sync one is alive."),
+    KEY("retention.ms", TOPIC, DURATION, "604800000", RANGE(-1, I64), IN_MS,
+        .overrides = "log.retention.ms", .doc = "Segments older than this are deleted."),
+    KEY("retention.bytes", TOPIC, SIZE, "-1", RANGE(-1, I64), .overrides = "log.retention.bytes",
+        .doc = "Oldest segments are deleted beyond this size per partition."),
+    KEY("segment.bytes", TOPIC, SIZE, "1073741824", RANGE(14, I32),
+        .overrides = "log.segment.bytes", .doc = "A log segment is rolled at this size."),
+    KEY("segment.ms", TOPIC, DURATION, "604800000", RANGE(1, I64), IN_MS,
+        .overrides = "log.roll.ms", .doc = "A log segment is rolled at this age."),
+    KEY("flush.messages", TOPIC, LONG, "9223372036854775807", RANGE(1, I64),
+        .overrides = "log.flush.interval.messages", .doc = "fsync after this many messages."),
+    KEY("flush.ms", TOPIC, DURATION, "9223372036854775807", RANGE(0, I64), IN_MS,
+        .overrides = "log.flush.interval.ms", .doc = "fsync when data is this old."),
+    KEY("index.interval.bytes", TOPIC, SIZE, "4096", RANGE(0, I32),
+        .overrides = "log.index.interval.bytes", .doc = "Bytes between sparse index entries."),
+    KEY("cleanup.policy", TOPIC, LIST, "delete", .choices = CLEANUP_POLICY_CHOICES,
+        .overrides = "log.cleanup.policy", .doc = "delete and/or compact old segments."),
+    KEY("max.message.bytes", TOPIC, SIZE, "1048588", RANGE(0, I32),
+        .overrides = "message.max.bytes", .doc = "Largest record batch the topic accepts."),
+
+    /* Producer (Kafka 3.x ProducerConfig). */
+    KEY("acks", PRODUCER, ENUM, "all", .choices = ACKS_CHOICES,
+        .doc = "0: no answer; 1: the leader's append; all: every in-sync replica."),
+    KEY("enable.idempotence", PRODUCER, BOOL, "true",
+        .doc = "Producer id and sequence numbers so retries write each record once."),
+    KEY("retries", PRODUCER, INT, "2147483647", RANGE(0, I32),
+        .doc = "Retries of a failed batch (bounded by delivery.timeout.ms)."),
+    KEY("batch.size", PRODUCER, SIZE, "16384", RANGE(0, I32),
+        .doc = "Bytes per partition batch before it is sent."),
+    KEY("linger.ms", PRODUCER, DURATION, "0", RANGE(0, I64), IN_MS,
+        .doc = "Wait this long for a batch to fill."),
+    KEY("buffer.memory", PRODUCER, SIZE, "33554432", RANGE(0, I64),
+        .doc = "Bytes of records waiting to be sent."),
+    KEY("max.block.ms", PRODUCER, DURATION, "60000", RANGE(0, I64), IN_MS,
+        .doc = "send() blocks this long for buffer space or metadata."),
+    KEY("max.in.flight.requests.per.connection", PRODUCER, INT, "5", RANGE(1, I32),
+        .doc = "Unanswered requests per broker connection."),
+    KEY("request.timeout.ms", PRODUCER, DURATION, "30000", RANGE(0, I32), IN_MS,
+        .doc = "A request unanswered this long fails (and may be retried)."),
+    KEY("retry.backoff.ms", PRODUCER, DURATION, "100", RANGE(0, I64), IN_MS,
+        .doc = "Pause before retrying a failed request."),
+    KEY("delivery.timeout.ms", PRODUCER, DURATION, "120000", RANGE(0, I32), IN_MS,
+        .doc = "Upper bound on the time to report a record's success or failure."),
+    KEY("metadata.max.age.ms", PRODUCER, DURATION, "300000", RANGE(0, I64), IN_MS,
+        .doc = "Metadata is refreshed at least this often."),
+    KEY("max.request.size", PRODUCER, SIZE, "1048576", RANGE(0, I32),
+        .doc = "Largest produce request."),
+    KEY("reconnect.backoff.ms", PRODUCER, DURATION, "50", RANGE(0, I64), IN_MS,
+        .doc = "Pause before reconnecting to a broker."),
+    KEY("reconnect.backoff.max.ms", PRODUCER, DURATION, "1000", RANGE(0, I64), IN_MS,
+        .doc = "Largest reconnect pause (exponential backoff)."),
+    KEY("partitioner.class", PRODUCER, ENUM, NULL, .choices = PARTITIONER_CHOICES,
+        .doc = "Keyless records: null or sticky (Kafka 2.4+), round-robin (the study notes)."),
+    KEY("client.id", PRODUCER, STRING, "", .doc = "A name for the producer in logs."),
+    KEY("transactional.id", PRODUCER, STRING, NULL,
+        .doc = "Enables transactions (requires idempotence)."),
+    KEY("transaction.timeout.ms", PRODUCER, DURATION, "60000", RANGE(0, I32), IN_MS,
+        .doc = "The coordinator aborts a transaction open this long."),
+    KEY("compression.type", PRODUCER, ENUM, "none", .choices = COMPRESSION_CHOICES,
+        .doc = "Batch compression (sizes only; ksim does not compress)."),
+
+    /* Consumer (Kafka 3.x ConsumerConfig). */
+    KEY("group.id", CONSUMER, STRING, NULL, .doc = "The consumer group (null: the group's name)."),
+    KEY("auto.offset.reset", CONSUMER, ENUM, "latest", .choices = OFFSET_RESET_CHOICES,
+        .doc = "Where to start without a committed offset."),
+    KEY("enable.auto.commit", CONSUMER, BOOL, "true",
+        .doc = "Commit polled offsets every auto.commit.interval.ms."),
+    KEY("auto.commit.interval.ms", CONSUMER, DURATION, "5000", RANGE(0, I32), IN_MS,
+        .doc = "Auto-commit period."),
+    KEY("fetch.min.bytes", CONSUMER, SIZE, "1", RANGE(0, I32),
+        .doc = "Bytes a fetch waits for before it is answered."),
+    KEY("fetch.max.wait.ms", CONSUMER, DURATION, "500", RANGE(0, I32), IN_MS,
+        .doc = "Longest wait of a fetch for fetch.min.bytes."),
+    KEY("fetch.max.bytes", CONSUMER, SIZE, "52428800", RANGE(0, I32),
+        .doc = "Bytes a fetch response may carry."),
+    KEY("max.partition.fetch.bytes", CONSUMER, SIZE, "1048576", RANGE(0, I32),
+        .doc = "Bytes per partition a fetch may carry."),
+    KEY("max.poll.records", CONSUMER, INT, "500", RANGE(1, I32),
+        .doc = "Records returned by one poll()."),
+    KEY("max.poll.interval.ms", CONSUMER, DURATION, "300000", RANGE(1, I32), IN_MS,
+        .doc = "A member that does not poll this long leaves the group."),
+    KEY("session.timeout.ms", CONSUMER, DURATION, "45000", RANGE(0, I32), IN_MS,
+        .doc = "A member without heartbeats this long is removed."),
+    KEY("heartbeat.interval.ms", CONSUMER, DURATION, "3000", RANGE(0, I32), IN_MS,
+        .doc = "Heartbeat period to the group coordinator."),
+    KEY("partition.assignment.strategy", CONSUMER, LIST, "range", .choices = ASSIGNOR_CHOICES,
+        .doc = "Assignors in preference order: range, roundrobin, sticky, cooperative-sticky."),
+    KEY("isolation.level", CONSUMER, ENUM, "read_uncommitted", .choices = ISOLATION_CHOICES,
+        .doc = "read_committed hides aborted and open transactions."),
+    KEY("request.timeout.ms", CONSUMER, DURATION, "30000", RANGE(0, I32), IN_MS,
+        .doc = "A request unanswered this long fails."),
+    KEY("client.id", CONSUMER, STRING, "", .doc = "A name for the consumer in logs."),
+
+    /* ksim: [scenario]. */
+    KEY("name", SCENARIO, STRING, NULL, KSIM_KEY,
+        .doc = "The scenario's name (default: file name)."),
+    KEY("description", SCENARIO, STRING, "", KSIM_KEY, .doc = "What the scenario shows."),
+    KEY("duration", SCENARIO, DURATION, NULL, RANGE(1, I64), KSIM_REQUIRED,
+        .doc = "Virtual time of the fault phase."),
+    KEY("quiet", SCENARIO, DURATION, "10s", RANGE(0, I64), KSIM_KEY,
+        .doc = "Liveness phase after every fault is healed."),
+    KEY("seed", SCENARIO, LONG, "1", RANGE(0, I64), KSIM_KEY,
+        .doc = "Default seed (--seed overrides)."),
+
+    /* ksim: [cluster] hardware. */
+    KEY("brokers", CLUSTER, INT, "3", RANGE(1, 1000), KSIM_KEY,
+        .doc = "Number of brokers, ids 1..N."),
+    KEY("network.latency", CLUSTER, TIME_DIST, "const:100us", KSIM_KEY,
+        .doc = "One-way latency of every link."),
+    KEY("network.bandwidth", CLUSTER, SIZE, "0", RANGE(0, I64), KSIM_KEY,
+        .doc = "Bytes per second per link direction; 0: unlimited."),
+    KEY("disk.fsync.latency", CLUSTER, TIME_DIST, "const:2ms", KSIM_KEY,
+        .doc = "Time for an fsync to make writes durable."),
+
+    /* ksim: a producer's workload. */
+    KEY("topic", WORKLOAD, STRING, NULL, KSIM_KEY,
+        .doc = "The topic written (default: the only topic)."),
+    KEY("instances", WORKLOAD, INT, "1", RANGE(1, 1000), KSIM_KEY,
+        .doc = "Identical producers of this kind."),
+    KEY("workload.rate", WORKLOAD, DOUBLE, "100", RANGE(0, 1000000000), KSIM_KEY,
+        .doc = "Records per virtual second, per instance."),
+    KEY("workload.arrival", WORKLOAD, ENUM, "constant", .choices = ARRIVAL_CHOICES, KSIM_KEY,
+        .doc = "constant, poisson or bursts."),
+    KEY("workload.burst", WORKLOAD, STRING, "100ms,900ms", KSIM_KEY,
+        .doc = "bursts: ON,OFF durations."),
+    KEY("workload.keys", WORKLOAD, STRING, "none", KSIM_KEY, .doc = "none, uniform:K or zipf:K,S."),
+    KEY("workload.record.size", WORKLOAD, SIZE_DIST, "const:100", KSIM_KEY,
+        .doc = "Record value size in bytes."),
+    KEY("workload.partition", WORKLOAD, INT, "-1", RANGE(-1, I32), KSIM_KEY,
+        .doc = "An explicit partition; -1: the partitioner."),
+    KEY("workload.send", WORKLOAD, ENUM, "async", .choices = SEND_CHOICES, KSIM_KEY,
+        .doc = "async (callback) or sync (wait for each result)."),
+    KEY("workload.start", WORKLOAD, DURATION, "0s", RANGE(0, I64), KSIM_KEY, .doc = "First send."),
+    KEY("workload.stop", WORKLOAD, DURATION, NULL, RANGE(0, I64), KSIM_KEY,
+        .doc = "No sends after this (null: the scenario's duration)."),
+
+    /* ksim: a consumer group's members. */
+    KEY("topics", CONSUMER_GROUP, LIST, NULL, KSIM_REQUIRED, .doc = "Topics subscribed to."),
+    KEY("members", CONSUMER_GROUP, INT, "1", RANGE(1, 1000), KSIM_KEY,
+        .doc = "Consumers in the group."),
+
+    /* ksim: one scheduled fault. */
+    KEY("at", FAULT, DURATION, NULL, RANGE(0, I64), KSIM_REQUIRED,
+        .doc = "Virtual time of the fault."),
+    KEY("action", FAULT, ENUM, NULL, .choices = ACTION_CHOICES, KSIM_REQUIRED,
+        .doc = "What happens."),
+    KEY("target", FAULT, STRING, NULL, KSIM_KEY,
+        .doc = "broker:N, leader(T-P), follower(T-P), controller, random, zk, producer:NAME."),
+    KEY("duration", FAULT, DURATION, NULL, RANGE(1, I64), KSIM_KEY,
+        .doc = "Undone after this long (restart, resume, heal, disk back to normal)."),
+    KEY("groups", FAULT, STRING, NULL, KSIM_KEY, .doc = "partition: groups such as 1,2 | 3."),
+    KEY("to", FAULT, STRING, NULL, KSIM_KEY,
+        .doc = "one-way, lose, delay, duplicate: the receiving end."),
+    KEY("count", FAULT, INT, "1", RANGE(1, I32), KSIM_KEY,
+        .doc = "lose, delay, duplicate: messages affected."),
+    KEY("delay", FAULT, DURATION, NULL, RANGE(1, I64), KSIM_KEY, .doc = "delay: extra latency."),
+    KEY("factor", FAULT, DOUBLE, NULL, RANGE(1, 1000000), KSIM_KEY,
+        .doc = "disk-slow: fsync latency multiplier."),
+
+    /* ksim: the random fault generator. */
+    KEY("kinds", RANDOM_FAULTS, LIST, NULL, .choices = RANDOM_KIND_CHOICES, KSIM_REQUIRED,
+        .doc = "Fault kinds drawn from."),
+    KEY("interval", RANDOM_FAULTS, TIME_DIST, NULL, KSIM_REQUIRED,
+        .doc = "Time between fault starts."),
+    KEY("duration", RANDOM_FAULTS, TIME_DIST, NULL, KSIM_REQUIRED,
+        .doc = "How long each fault lasts."),
+    KEY("max.concurrent", RANDOM_FAULTS, INT, "1", RANGE(1, 1000), KSIM_KEY,
+        .doc = "Most faults active at once."),
+    KEY("start", RANDOM_FAULTS, DURATION, "0s", RANGE(0, I64), KSIM_KEY,
+        .doc = "No random fault before this."),
+    KEY("stop", RANDOM_FAULTS, DURATION, NULL, RANGE(0, I64), KSIM_KEY,
+        .doc = "No random fault starts after this (null: the scenario's duration)."),
+};
+
+struct KConfig {
+    guint scope_mask;
+    GTree *values; /* registry name (not owned) -> value as written (owned) */
+    KConfig *parent;
+};
+
+/* ---- Registry lookups ---- */
+
+const KConfigKey *
+kconfig_registry(guint *n_keys)
+{
+    KSIM_ASSERT(n_keys != NULL);
+    *n_keys = G_N_ELEMENTS(REGISTRY);
+    return REGISTRY;
+}
+
+const KConfigKey *
+kconfig_lookup(const char *name, guint scope_mask)
+{
+    KSIM_ASSERT(name != NULL);
+    KSIM_ASSERT((scope_mask & ~KCONFIG_SCOPES_ALL) == 0);
+    for (guint i = 0; i < G_N_ELEMENTS(REGISTRY); i++) {
+        if ((REGISTRY[i].scope & scope_mask) != 0 && strcmp(REGISTRY[i].name, name) == 0)
+            return &REGISTRY[i];
+    }
+    return NULL;
+}
+
+guint
+kconfig_scopes_of(const char *name)
+{
+    KSIM_ASSERT(name != NULL);
+    guint scopes = 0;
+    for (guint i = 0; i < G_N_ELEMENTS(REGISTRY); i++) {
+        if (strcmp(REGISTRY[i].name, name) == 0)
+            scopes |= REGISTRY[i].scope;
+    }
+    KSIM_ASSERT((scopes & ~KCONFIG_SCOPES_ALL) == 0);
+    return scopes;
+}
+
+const char *
+kconfig_scope_name(KConfigScope scope)
+{
+    switch (scope) {
+    case KCONFIG_SCOPE_BROKER:
+        return "broker";
+    case KCONFIG_SCOPE_TOPIC:
+        return "topic";
+    case KCONFIG_SCOPE_PRODUCER:
+        return "producer";
+    case KCONFIG_SCOPE_CONSUMER:
+        return "consumer";
+    case KCONFIG_SCOPE_SCENARIO:
+        return "scenario";
+    case KCONFIG_SCOPE_CLUSTER:
+        return "cluster";
+    case KCONFIG_SCOPE_WORKLOAD:
+        return "workload";
+    case KCONFIG_SCOPE_CONSUMER_GROUP:
+        return "consumer group";
+    case KCONFIG_SCOPE_FAULT:
+        return "fault";
+    case KCONFIG_SCOPE_RANDOM_FAULTS:
+        return "random faults";
+    }
+    KSIM_ASSERT(!"unknown scope");
+    return NULL;
+}
+
+/* ---- Suggestions ---- */
+
+guint
+kconfig_edit_distance(const char *a, const char *b)
+{
+    KSIM_ASSERT(a != NULL);
+    KSIM_ASSERT(b != NULL);
+    gsize len_a = strlen(a), len_b = strlen(b);
+    /* Two rows of the classic dynamic programme: row[j] is the distance
+     * between the first i characters of a and the first j of b. */
+    g_autofree guint *previous = g_new(guint, len_b + 1);
+    g_autofree guint *current = g_new(guint, len_b + 1);
+    for (gsize j = 0; j <= len_b; j++)
+        previous[j] = (guint)j;
+    for (gsize i = 1; i <= len_a; i++) {
+        current[0] = (guint)i;
+        for (gsize j = 1; j <= len_b; j++) {
+            guint cost = g_ascii_tolower(a[i - 1]) == g_ascii_tolower(b[j - 1]) ? 0 : 1;
+            guint best = MIN(previous[j] + 1, current[j - 1] + 1);
+            current[j] = MIN(best, previous[j - 1] + cost);
+        }
+        memcpy(previous, current, (len_b + 1) * sizeof(guint));
+    }
+    return previous[len_b];
+}
+
+static guint
+suggest_threshold(const char *unknown)
+{
+    return MAX(2u, (guint)(strlen(unknown) / 4));
+}
+
+const char *
+kconfig_suggest_among(const char *unknown, const char *const *candidates, guint n_candidates)
+{
+    KSIM_ASSERT(unknown != NULL);
+    KSIM_ASSERT(candidates != NULL || n_candidates == 0);
+    if (strlen(unknown) > SUGGEST_LENGTH_MAX)
+        return NULL;
+    const char *best = NULL;
+    guint best_distance = suggest_threshold(unknown) + 1;
+    for (guint i = 0; i < n_candidates; i++) {
+        if (strlen(candidates[i]) > SUGGEST_LENGTH_MAX)
+            continue;
+        guint distance = kconfig_edit_distance(unknown, candidates[i]);
+        if (distance < best_distance) {
+            best = candidates[i];
+            best_distance = distance;
+        }
+    }
+    return best;
+}
+
+const char *
+kconfig_suggest(const char *unknown, guint scope_mask)
+{
+    KSIM_ASSERT(unknown != NULL);
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (guint i = 0; i < G_N_ELEMENTS(REGISTRY); i++) {
+        if ((REGISTRY[i].scope & scope_mask) != 0)
+            g_ptr_array_add(names, (gpointer)REGISTRY[i].name);
+    }
+    return kconfig_suggest_among(unknown, (const char *const *)names->pdata, names->len);
+}
+
+/* ---- Value forms ---- */
+
+static gboolean
+is_null_text(const char *value)
+{
+    return value == NULL || g_ascii_strcasecmp(value, "null") == 0;
+}
+
+static gboolean
+key_accepts_null(const KConfigKey *key)
+{
+    return key->default_value == NULL && (key->flags & KCONFIG_FLAG_REQUIRED) == 0;
+}
+
+static const char *
+unit_name(gint64 unit_ns)
+{
+    switch (unit_ns) {
+    case MS:
+        return "milliseconds";
+    case SECOND:
+        return "seconds";
+    case MINUTE:
+        return "minutes";
+    case HOUR:
+        return "hours";
+    }
+    KSIM_ASSERT(!"a duration key with an unnamed unit");
+    return NULL;
+}
+
+static void
+append_range(GString *out, const KConfigKey *key, gint64 type_max)
+{
+    if (key->max >= type_max)
+        g_string_append_printf(out, " of at least %" G_GINT64_FORMAT, key->min);
+    else
+        g_string_append_printf(out, " from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT, key->min,
+                               key->max);
+}
+
+static void
+append_choices(GString *out, const KConfigChoice *choices)
+{
+    for (guint i = 0; choices[i].value != NULL; i++)
+        g_string_append_printf(out, "%s%s", i ? ", " : "", choices[i].value);
+}
+
+char *
+kconfig_describe_form(const KConfigKey *key)
+{
+    KSIM_ASSERT(key != NULL);
+    GString *out = g_string_new(NULL);
+    switch (key->type) {
+    case KCONFIG_TYPE_INT:
+    case KCONFIG_TYPE_LONG:
+        g_string_append(out, "an integer");
+        append_range(out, key, key->type == KCONFIG_TYPE_INT ? I32 : I64);
+        break;
+    case KCONFIG_TYPE_DOUBLE:
+        g_string_append(out, "a number");
+        append_range(out, key, I64);
+        break;
+    case KCONFIG_TYPE_BOOL:
+        g_string_append(out, "true or false");
+        break;
+    case KCONFIG_TYPE_STRING:
+        g_string_append(out, "text");
+        break;
+    case KCONFIG_TYPE_ENUM:
+        g_string_append(out, "one of: ");
+        append_choices(out, key->choices);
+        break;
+    case KCONFIG_TYPE_LIST:
+        g_string_append(out, "a comma-separated list");
+        if (key->choices != NULL) {
+            g_string_append(out, " of: ");
+            append_choices(out, key->choices);
+        }
+        break;
+    case KCONFIG_TYPE_DURATION:
+        if (key->unit_ns == 0) {
+            g_string_append(out, "a duration with a unit (ns, us, ms, s, m, h), e.g. 30s");
+            break;
+        }
+        g_string_append_printf(out, "a number of %s", unit_name(key->unit_ns));
+        append_range(out, key, I64);
+        g_string_append(out, ", or a duration with a unit (ns, us, ms, s, m, h), e.g. 30s");
+        break;
+    case KCONFIG_TYPE_SIZE:
+        g_string_append(out, "a number of bytes");
+        append_range(out, key, I64);
+        g_string_append(out, ", or a size with a unit (KiB, MiB, GiB, KB, MB, GB), e.g. 16KiB");
+        break;
+    case KCONFIG_TYPE_TIME_DIST:
+        g_string_append(out, "a distribution of durations: 2ms, const:2ms, uniform:1ms..3ms, "
+                             "exp:1ms+2ms, normal:5ms,1ms, lognormal:2ms,0.5 or pareto:1ms,1.5");
+        break;
+    case KCONFIG_TYPE_SIZE_DIST:
+        g_string_append(out, "a distribution of sizes in bytes: 100, const:100, uniform:10..1KiB, "
+                             "exp:100+50, normal:100,10, lognormal:100,0.5 or pareto:100,1.5");
+        break;
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* ---- Value checks ---- */
+
+static gboolean
+bad_value(GError **error, const KConfigKey *key, const char *value, const char *why)
+{
+    g_autofree char *form = kconfig_describe_form(key);
+    g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_BAD_VALUE, "'%s' %s; expected %s",
+                value, why, form);
+    return FALSE;
+}
+
+/* The same, for a reason that already quotes the value (sim's parsers). */
+static gboolean
+bad_value_because(GError **error, const KConfigKey *key, const char *reason)
+{
+    g_autofree char *form = kconfig_describe_form(key);
+    g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_BAD_VALUE, "%s; expected %s", reason,
+                form);
+    return FALSE;
+}
+
+static gboolean
+parse_integer(const char *text, gint64 *out)
+{
+    return g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, out, NULL);
+}
+
+static gboolean
+check_range(const KConfigKey *key, const char *value, gint64 number, GError **error)
+{
+    if (number < key->min || number > key->max)
+        return bad_value(error, key, value, "is out of range");
+    return TRUE;
+}
+
+static gboolean
+has_alpha(const char *text)
+{
+    for (const char *p = text; *p != '\0'; p++) {
+        if (g_ascii_isalpha(*p))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* A duration's count in the key's unit (ns for ksim's own keys). */
+static gboolean
+duration_count(const KConfigKey *key, const char *value, gint64 *count, GError **error)
+{
+    if (!has_alpha(value)) {
+        if (!parse_integer(value, count))
+            return bad_value(error, key, value, "is not a whole number");
+        if (key->unit_ns == 0 && *count != 0)
+            return bad_value(error, key, value, "needs a unit");
+        return TRUE;
+    }
+    gint64 ns = 0;
+    g_autoptr(GError) local = NULL;
+    if (!sim_parse_duration_ns(value, 1, &ns, &local))
+        return bad_value_because(error, key, local->message);
+    if (key->unit_ns == 0) {
+        *count = ns;
+        return TRUE;
+    }
+    if (ns % key->unit_ns != 0) {
+        g_autofree char *why =
+            g_strdup_printf("is not a whole number of %s", unit_name(key->unit_ns));
+        return bad_value(error, key, value, why);
+    }
+    *count = ns / key->unit_ns;
+    return TRUE;
+}
+
+static gboolean
+size_bytes(const KConfigKey *key, const char *value, gint64 *bytes, GError **error)
+{
+    if (parse_integer(value, bytes))
+        return TRUE;
+    g_autoptr(GError) local = NULL;
+    if (!sim_parse_bytes(value, bytes, &local))
+        return bad_value_because(error, key, local->message);
+    return TRUE;
+}
+
+/* Every time in a time distribution must carry a unit, so that "5" is never
+ * silently read as 5 ns. Lognormal's sigma and Pareto's shape are plain. */
+static gboolean
+check_dist_units(const KConfigKey *key, const char *value, GError **error)
+{
+    const char *colon = strchr(value, ':');
+    const char *body = colon != NULL ? colon + 1 : value;
+    gboolean first_only = g_str_has_prefix(value, "lognormal") || g_str_has_prefix(value, "pareto");
+    g_auto(GStrv) pieces = g_strsplit_set(body, "+,", -1);
+    for (guint i = 0; pieces[i] != NULL; i++) {
+        g_auto(GStrv) parts = g_strsplit(pieces[i], "..", -1);
+        for (guint j = 0; parts[j] != NULL; j++) {
+            const char *part = g_strstrip(parts[j]);
+            if (!has_alpha(part) && g_ascii_strtod(part, NULL) != 0.0)
+                return bad_value(error, key, value, "has a time without a unit");
+            if (first_only)
+                return TRUE;
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+check_dist(const KConfigKey *key, const char *value, GError **error)
+{
+    SimDist dist;
+    g_autoptr(GError) local = NULL;
+    gboolean time = key->type == KCONFIG_TYPE_TIME_DIST;
+    if (!sim_dist_parse(value, time, &dist, &local))
+        return bad_value_because(error, key, local->message);
+    if (time)
+        return check_dist_units(key, value, error);
+    return TRUE;
+}
+
+const char *
+kconfig_choice_canonical(const KConfigKey *key, const char *value)
+{
+    KSIM_ASSERT(key != NULL);
+    KSIM_ASSERT(key->choices != NULL);
+    for (guint i = 0; key->choices[i].value != NULL; i++) {
+        const KConfigChoice *choice = &key->choices[i];
+        if (g_ascii_strcasecmp(choice->value, value) == 0)
+            return choice->canonical != NULL ? choice->canonical : choice->value;
+    }
+    return NULL;
+}
+
+static gboolean
+check_list(const KConfigKey *key, const char *value, GError **error)
+{
+    g_auto(GStrv) items = g_strsplit(value, ",", -1);
+    if (items[0] == NULL)
+        return bad_value(error, key, value, "is an empty list");
+    for (guint i = 0; items[i] != NULL; i++) {
+        const char *item = g_strstrip(items[i]);
+        if (*item == '\0')
+            return bad_value(error, key, value, "has an empty item");
+        if (key->choices != NULL && kconfig_choice_canonical(key, item) == NULL) {
+            g_autofree char *why = g_strdup_printf("has '%s', which is not allowed", item);
+            return bad_value(error, key, value, why);
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+check_double(const KConfigKey *key, const char *value, GError **error)
+{
+    char *end = NULL;
+    double number = g_ascii_strtod(value, &end);
+    if (end == value || *end != '\0' || !isfinite(number))
+        return bad_value(error, key, value, "is not a number");
+    if (number < (double)key->min || number > (double)key->max)
+        return bad_value(error, key, value, "is out of range");
+    return TRUE;
+}
+
+static gboolean
+check_typed(const KConfigKey *key, const char *value, GError **error)
+{
+    gint64 number = 0;
+    switch (key->type) {
+    case KCONFIG_TYPE_INT:
+    case KCONFIG_TYPE_LONG:
+        if (!parse_integer(value, &number))
+            return bad_value(error, key, value, "is not an integer");
+        return check_range(key, value, number, error);
+    case KCONFIG_TYPE_DOUBLE:
+        return check_double(key, value, error);
+    case KCONFIG_TYPE_BOOL:
+        if (g_ascii_strcasecmp(value, "true") != 0 && g_ascii_strcasecmp(value, "false") != 0)
+            return bad_value(error, key, value, "is not a boolean");
+        return TRUE;
+    case KCONFIG_TYPE_STRING:
+        return TRUE;
+    case KCONFIG_TYPE_ENUM:
+        if (kconfig_choice_canonical(key, value) == NULL)
+            return bad_value(error, key, value, "is not allowed");
+        return TRUE;
+    case KCONFIG_TYPE_LIST:
+        return check_list(key, value, error);
+    case KCONFIG_TYPE_DURATION:
+        return duration_count(key, value, &number, error) && check_range(key, value, number, error);
+    case KCONFIG_TYPE_SIZE:
+        return size_bytes(key, value, &number, error) && check_range(key, value, number, error);
+    case KCONFIG_TYPE_TIME_DIST:
+    case KCONFIG_TYPE_SIZE_DIST:
+        return check_dist(key, value, error);
+    }
+    KSIM_ASSERT(!"unknown key type");
+    return FALSE;
+}
+
+gboolean
+kconfig_check_value(const KConfigKey *key, const char *value, GError **error)
+{
+    KSIM_ASSERT(key != NULL);
+    KSIM_ASSERT(value != NULL);
+    g_autofree char *trimmed = g_strstrip(g_strdup(value));
+    if (is_null_text(trimmed)) {
+        if (key_accepts_null(key))
+            return TRUE;
+        return bad_value(error, key, trimmed, "is not allowed here (the key has no null)");
+    }
+    return check_typed(key, trimmed, error);
+}
+
+/* ---- KConfig ---- */
+
+static gint
+compare_names(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    (void)user_data;
+    return strcmp(a, b);
+}
+
+KConfig *
+kconfig_new(guint scope_mask)
+{
+    KSIM_ASSERT(scope_mask != 0);
+    KSIM_ASSERT((scope_mask & ~KCONFIG_SCOPES_ALL) == 0);
+    KConfig *cfg = g_new0(KConfig, 1);
+    cfg->scope_mask = scope_mask;
+    cfg->values = g_tree_new_full(compare_names, NULL, NULL, g_free);
+    return cfg;
+}
+
+KConfig *
+kconfig_new_topic(const KConfig *broker)
+{
+    KSIM_ASSERT(broker != NULL);
+    KSIM_ASSERT(broker->scope_mask == KCONFIG_SCOPE_BROKER);
+    KConfig *cfg = kconfig_new(KCONFIG_SCOPE_TOPIC);
+    cfg->parent = kconfig_copy(broker);
+    return cfg;
+}
+
+void
+kconfig_free(KConfig *cfg)
+{
+    if (cfg == NULL)
+        return;
+    kconfig_free(cfg->parent);
+    g_tree_destroy(cfg->values);
+    g_free(cfg);
+}
+
+static gboolean
+copy_value_cb(gpointer key, gpointer value, gpointer user_data)
+{
+    GTree *target = user_data;
+    g_tree_insert(target, key, g_strdup(value));
+    return FALSE;
+}
+
+KConfig *
+kconfig_copy(const KConfig *cfg)
+{
+    KSIM_ASSERT(cfg != NULL);
+    KConfig *copy = kconfig_new(cfg->scope_mask);
+    g_tree_foreach(cfg->values, copy_value_cb, copy->values);
+    if (cfg->parent != NULL)
+        copy->parent = kconfig_copy(cfg->parent);
+    KSIM_ASSERT(g_tree_nnodes(copy->values) == g_tree_nnodes(cfg->values));
+    return copy;
+}
+
+guint
+kconfig_scope_mask(const KConfig *cfg)
+{
+    KSIM_ASSERT(cfg != NULL);
+    return cfg->scope_mask;
+}
+
+static void
+set_unknown_key_error(const KConfig *cfg, const char *name, GError **error)
+{
+    guint elsewhere = kconfig_scopes_of(name);
+    const char *suggestion = kconfig_suggest(name, cfg->scope_mask);
+    if (elsewhere != 0) {
+        KConfigScope scope = (KConfigScope)(elsewhere & -elsewhere);
+        g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_UNKNOWN_KEY,
+                    "%s: not valid here (it is a %s key)", name, kconfig_scope_name(scope));
+    } else if (suggestion != NULL) {
+        g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_UNKNOWN_KEY,
+                    "%s: unknown key; did you mean '%s'?", name, suggestion);
+    } else {
+        g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_UNKNOWN_KEY, "%s: unknown key",
+                    name);
+    }
+}
+
+gboolean
+kconfig_set(KConfig *cfg, const char *key, const char *value, GError **error)
+{
+    KSIM_ASSERT(cfg != NULL);
+    KSIM_ASSERT(key != NULL && value != NULL);
+    const KConfigKey *entry = kconfig_lookup(key, cfg->scope_mask);
+    if (entry == NULL) {
+        set_unknown_key_error(cfg, key, error);
+        return FALSE;
+    }
+    g_autoptr(GError) local = NULL;
+    if (!kconfig_check_value(entry, value, &local)) {
+        g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_BAD_VALUE, "%s: %s", key,
+                    local->message);
+        return FALSE;
+    }
+    g_tree_insert(cfg->values, (gpointer)entry->name, g_strstrip(g_strdup(value)));
+    return TRUE;
+}
+
+static const KConfigKey *
+config_key(const KConfig *cfg, const char *name)
+{
+    KSIM_ASSERT(cfg != NULL);
+    KSIM_ASSERT(name != NULL);
+    const KConfigKey *key = kconfig_lookup(name, cfg->scope_mask);
+    KSIM_ASSERT(key != NULL);
+    return key;
+}
+
+void
+kconfig_unset(KConfig *cfg, const char *key)
+{
+    const KConfigKey *entry = config_key(cfg, key);
+    g_tree_remove(cfg->values, entry->name);
+    KSIM_ASSERT(g_tree_lookup(cfg->values, entry->name) == NULL);
+}
+
+gboolean
+kconfig_is_set(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *entry = config_key(cfg, key);
+    return g_tree_lookup(cfg->values, entry->name) != NULL;
+}
+
+/* The effective value of `key` in `cfg` after layering and fallbacks, NULL
+ * for null; `source` is the registry entry whose value it is (the fallback's,
+ * when a fallback was followed), which gives its type and unit. */
+static const char *
+resolve(const KConfig *cfg, const KConfigKey *key, const KConfigKey **source)
+{
+    for (guint hop = 0; hop < RESOLVE_HOPS_MAX; hop++) {
+        const char *value = g_tree_lookup(cfg->values, key->name);
+        if (value == NULL && key->overrides != NULL && cfg->parent != NULL) {
+            cfg = cfg->parent;
+            key = kconfig_lookup(key->overrides, KCONFIG_SCOPE_BROKER);
+            KSIM_ASSERT(key != NULL);
+            continue;
+        }
+        if (value == NULL)
+            value = key->default_value;
+        if (is_null_text(value) && key->fallback != NULL) {
+            key = kconfig_lookup(key->fallback, key->scope);
+            KSIM_ASSERT(key != NULL);
+            continue;
+        }
+        *source = key;
+        return is_null_text(value) ? NULL : value;
+    }
+    KSIM_ASSERT(!"configuration layering deeper than RESOLVE_HOPS_MAX");
+    return NULL;
+}
+
+gboolean
+kconfig_is_null(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *source = NULL;
+    return resolve(cfg, config_key(cfg, key), &source) == NULL;
+}
+
+const char *
+kconfig_get_value(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *source = NULL;
+    return resolve(cfg, config_key(cfg, key), &source);
+}
+
+/* The effective value, asserting that it is not null and that its type is
+ * one of the two given. */
+static const char *
+typed_value(const KConfig *cfg, const char *key, KConfigType type_a, KConfigType type_b,
+            const KConfigKey **source)
+{
+    const char *value = resolve(cfg, config_key(cfg, key), source);
+    KSIM_ASSERT((*source)->type == type_a || (*source)->type == type_b);
+    KSIM_ASSERT(value != NULL);
+    return value;
+}
+
+gint64
+kconfig_get_int64(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *source = NULL;
+    const char *value = resolve(cfg, config_key(cfg, key), &source);
+    KSIM_ASSERT(value != NULL);
+    gint64 number = 0;
+    if (source->type == KCONFIG_TYPE_SIZE) {
+        gboolean parsed = size_bytes(source, value, &number, NULL);
+        KSIM_ASSERT(parsed);
+        return number;
+    }
+    KSIM_ASSERT(source->type == KCONFIG_TYPE_INT || source->type == KCONFIG_TYPE_LONG);
+    gboolean parsed = parse_integer(value, &number);
+    KSIM_ASSERT(parsed);
+    return number;
+}
+
+gboolean
+kconfig_get_bool(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *source = NULL;
+    const char *value = typed_value(cfg, key, KCONFIG_TYPE_BOOL, KCONFIG_TYPE_BOOL, &source);
+    return g_ascii_strcasecmp(value, "true") == 0;
+}
+
+double
+kconfig_get_double(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *source = NULL;
+    const char *value = resolve(cfg, config_key(cfg, key), &source);
+    KSIM_ASSERT(value != NULL);
+    KSIM_ASSERT(source->type == KCONFIG_TYPE_DOUBLE || source->type == KCONFIG_TYPE_INT ||
+                source->type == KCONFIG_TYPE_LONG);
+    return g_ascii_strtod(value, NULL);
+}
+
+const char *
+kconfig_get_string(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *source = NULL;
+    const char *value = resolve(cfg, config_key(cfg, key), &source);
+    KSIM_ASSERT(source->type == KCONFIG_TYPE_STRING || source->type == KCONFIG_TYPE_ENUM);
+    if (value == NULL || source->type == KCONFIG_TYPE_STRING)
+        return value;
+    const char *canonical = kconfig_choice_canonical(source, value);
+    KSIM_ASSERT(canonical != NULL);
+    return canonical;
+}
+
+GStrv
+kconfig_get_list(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *source = NULL;
+    const char *value = typed_value(cfg, key, KCONFIG_TYPE_LIST, KCONFIG_TYPE_LIST, &source);
+    GStrv items = g_strsplit(value, ",", -1);
+    for (guint i = 0; items[i] != NULL; i++) {
+        g_strstrip(items[i]);
+        if (source->choices == NULL)
+            continue;
+        const char *canonical = kconfig_choice_canonical(source, items[i]);
+        KSIM_ASSERT(canonical != NULL);
+        g_free(items[i]);
+        items[i] = g_strdup(canonical);
+    }
+    return items;
+}
+
+gint64
+kconfig_get_duration_ns(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *source = NULL;
+    const char *value =
+        typed_value(cfg, key, KCONFIG_TYPE_DURATION, KCONFIG_TYPE_DURATION, &source);
+    gint64 count = 0;
+    gboolean parsed = duration_count(source, value, &count, NULL);
+    KSIM_ASSERT(parsed);
+    if (count < 0)
+        return -1;
+    gint64 unit_ns = source->unit_ns != 0 ? source->unit_ns : 1;
+    if (count > G_MAXINT64 / unit_ns)
+        return G_MAXINT64;
+    return count * unit_ns;
+}
+
+gint64
+kconfig_get_duration_ms(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *source = NULL;
+    const char *value =
+        typed_value(cfg, key, KCONFIG_TYPE_DURATION, KCONFIG_TYPE_DURATION, &source);
+    gint64 count = 0;
+    gboolean parsed = duration_count(source, value, &count, NULL);
+    KSIM_ASSERT(parsed);
+    if (count < 0)
+        return -1;
+    if (source->unit_ns == 0)
+        return count / MS;
+    /* Every Kafka duration unit is a whole number of milliseconds. */
+    KSIM_ASSERT(source->unit_ns % MS == 0);
+    gint64 unit_ms = source->unit_ns / MS;
+    if (count > G_MAXINT64 / unit_ms)
+        return G_MAXINT64;
+    return count * unit_ms;
+}
+
+gint64
+kconfig_get_bytes(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *source = NULL;
+    const char *value = typed_value(cfg, key, KCONFIG_TYPE_SIZE, KCONFIG_TYPE_SIZE, &source);
+    gint64 bytes = 0;
+    gboolean parsed = size_bytes(source, value, &bytes, NULL);
+    KSIM_ASSERT(parsed);
+    return bytes;
+}
+
+SimDist
+kconfig_get_dist(const KConfig *cfg, const char *key)
+{
+    const KConfigKey *source = NULL;
+    const char *value =
+        typed_value(cfg, key, KCONFIG_TYPE_TIME_DIST, KCONFIG_TYPE_SIZE_DIST, &source);
+    SimDist dist = SIM_DIST_CONST(0);
+    gboolean parsed = sim_dist_parse(value, source->type == KCONFIG_TYPE_TIME_DIST, &dist, NULL);
+    KSIM_ASSERT(parsed);
+    return dist;
+}
+
+static gboolean
+collect_key_cb(gpointer key, gpointer value, gpointer user_data)
+{
+    (void)value;
+    g_ptr_array_add(user_data, key);
+    return FALSE;
+}
+
+GPtrArray *
+kconfig_keys_sorted(const KConfig *cfg)
+{
+    KSIM_ASSERT(cfg != NULL);
+    GPtrArray *keys = g_ptr_array_new();
+    /* A GTree walks its keys in order, so no sort is needed. */
+    g_tree_foreach(cfg->values, collect_key_cb, keys);
+    KSIM_ASSERT(keys->len == (guint)g_tree_nnodes(cfg->values));
+    return keys;
+}
+
+static gboolean
+check_entry_cb(gpointer key, gpointer value, gpointer user_data)
+{
+    const KConfig *cfg = user_data;
+    const KConfigKey *entry = kconfig_lookup(key, cfg->scope_mask);
+    KSIM_ASSERT(entry != NULL);
+    KSIM_ASSERT(entry->name == (const char *)key);
+    KSIM_ASSERT(kconfig_check_value(entry, value, NULL));
+    return FALSE;
+}
+
+void
+kconfig_check_invariants(const KConfig *cfg)
+{
+    KSIM_ASSERT(cfg != NULL);
+    KSIM_ASSERT((cfg->scope_mask & ~KCONFIG_SCOPES_ALL) == 0);
+    g_tree_foreach(cfg->values, check_entry_cb, (gpointer)cfg);
+    if (cfg->parent == NULL)
+        return;
+    KSIM_ASSERT(cfg->scope_mask == KCONFIG_SCOPE_TOPIC);
+    KSIM_ASSERT(cfg->parent->scope_mask == KCONFIG_SCOPE_BROKER);
+    KSIM_ASSERT(cfg->parent->parent == NULL);
+    kconfig_check_invariants(cfg->parent);
+}

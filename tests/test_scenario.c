@@ -1,0 +1,1008 @@
+/* Tests of models/scenario: good files parse to the expected values with the
+ * defaults filled in; each class of bad input fails with a message naming the
+ * file, line, group and key; --set, [vary] runs and [expect] conditions; and
+ * mutated files never crash the parser. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <string.h>
+
+#include "scenario.h"
+
+#ifndef KSIM_SOURCE_DIR
+#error "KSIM_SOURCE_DIR must name the source tree (CMake defines it for tests)"
+#endif
+
+#define MS_NS G_GINT64_CONSTANT(1000000)
+#define S_NS G_GINT64_CONSTANT(1000000000)
+#define MUTATION_ROUNDS 2000
+
+#define assert_string_contains(haystack, needle)                                                   \
+    do {                                                                                           \
+        const char *haystack_ = (haystack);                                                        \
+        if (strstr(haystack_, (needle)) == NULL)                                                   \
+            fail_msg("'%s' does not contain '%s'", haystack_, (needle));                           \
+    } while (0)
+
+static char *
+fixture_path(const char *name)
+{
+    return g_build_filename(KSIM_SOURCE_DIR, "tests", "data", "scenarios", name, NULL);
+}
+
+static Scenario *
+load_fixture(const char *name)
+{
+    g_autofree char *path = fixture_path(name);
+    g_autoptr(GError) error = NULL;
+    Scenario *scenario = scenario_load(path, &error);
+    if (scenario == NULL)
+        fail_msg("%s: %s", name, error->message);
+    scenario_check_invariants(scenario);
+    return scenario;
+}
+
+static const ScenarioProducer *
+producer_at(const ScenarioVariant *variant, guint index)
+{
+    const GPtrArray *producers = scenario_variant_producers(variant);
+    assert_true(index < producers->len);
+    return producers->pdata[index];
+}
+
+static const ScenarioFault *
+fault_at(const ScenarioVariant *variant, guint index)
+{
+    const GPtrArray *faults = scenario_variant_faults(variant);
+    assert_true(index < faults->len);
+    return faults->pdata[index];
+}
+
+/* The documented example parses into exactly what its comments say. */
+static void
+test_scenario_example_parses(void **state)
+{
+    (void)state;
+    g_autoptr(Scenario) scenario = load_fixture("example.ini");
+    assert_string_equal(scenario_name(scenario), "acks-durability");
+    assert_string_contains(scenario_description(scenario), "Leader crashes");
+    assert_int_equal(scenario_seed(scenario), 1);
+    assert_int_equal(scenario_variant_count(scenario), 6);
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    const ScenarioVariant *v = variants->pdata[5];
+    assert_string_equal(scenario_variant_label(v), "acks=all,topic orders:min.insync.replicas=2");
+    assert_int_equal(scenario_variant_duration_ns(v), 60 * S_NS);
+    assert_int_equal(scenario_variant_quiet_ns(v), 15 * S_NS);
+
+    const ScenarioCluster *cluster = scenario_variant_cluster(v);
+    assert_int_equal(cluster->brokers, 3);
+    assert_int_equal(cluster->network_latency.kind, SIM_DIST_LOGNORMAL);
+    assert_true(cluster->network_latency.a == 500000.0);
+    assert_int_equal(cluster->network_bandwidth_bytes_per_s, 125000000);
+    assert_true(cluster->disk_fsync_latency.a == 2e6);
+    const KConfig *broker = scenario_variant_broker_config(v);
+    assert_int_equal(kconfig_get_int64(broker, "min.insync.replicas"), 1);
+    assert_string_equal(kconfig_get_string(broker, "ksim.truncation.mode"), "hw");
+
+    const ScenarioTopic *orders = scenario_variant_find_topic(v, "orders");
+    assert_non_null(orders);
+    assert_int_equal(orders->partitions, 3);
+    assert_int_equal(orders->replication_factor, 3);
+    assert_int_equal(kconfig_get_int64(orders->config, "min.insync.replicas"), 2);
+    assert_null(scenario_variant_find_topic(v, "payments"));
+
+    const ScenarioProducer *writer = producer_at(v, 0);
+    assert_string_equal(writer->name, "writer");
+    assert_string_equal(writer->topic, "orders");
+    assert_int_equal(writer->instances, 1);
+    assert_string_equal(kconfig_get_string(writer->config, "acks"), "all");
+    assert_true(writer->workload.rate_per_s == 1000.0);
+    assert_int_equal(writer->workload.arrival, SCENARIO_ARRIVAL_CONSTANT);
+    assert_int_equal(writer->workload.keys, SCENARIO_KEYS_NONE);
+    assert_int_equal(writer->workload.partition, -1);
+    assert_false(writer->workload.send_sync);
+    assert_int_equal(writer->workload.stop_ns, 60 * S_NS);
+    assert_true(writer->workload.record_size.a == 100.0);
+}
+
+/* The example's faults: sorted by time, with their targets resolved. */
+static void
+test_scenario_example_faults(void **state)
+{
+    (void)state;
+    g_autoptr(Scenario) scenario = load_fixture("example.ini");
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    const ScenarioVariant *v = variants->pdata[0];
+    assert_int_equal(scenario_variant_faults(v)->len, 5);
+
+    const ScenarioFault *kill = fault_at(v, 0);
+    assert_string_equal(kill->name, "kill-leader");
+    assert_int_equal(kill->time_ns, 10 * S_NS);
+    assert_int_equal(kill->action, SCENARIO_ACTION_CRASH);
+    assert_int_equal(kill->target.kind, SCENARIO_TARGET_LEADER);
+    assert_string_equal(kill->target.topic, "orders");
+    assert_int_equal(kill->target.partition, 0);
+    assert_int_equal(kill->duration_ns, 5 * S_NS);
+
+    const ScenarioFault *split = fault_at(v, 1);
+    assert_int_equal(split->action, SCENARIO_ACTION_PARTITION);
+    assert_int_equal(split->target.kind, SCENARIO_TARGET_NONE);
+    assert_int_equal(split->groups->len, 2);
+    GArray *first = split->groups->pdata[0];
+    GArray *second = split->groups->pdata[1];
+    assert_int_equal(first->len, 2);
+    assert_int_equal(g_array_index(first, ScenarioTarget, 1).broker, 2);
+    assert_int_equal(g_array_index(second, ScenarioTarget, 0).broker, 3);
+
+    const ScenarioFault *lose = fault_at(v, 2);
+    assert_int_equal(lose->action, SCENARIO_ACTION_LOSE);
+    assert_int_equal(lose->to.kind, SCENARIO_TARGET_BROKER);
+    assert_int_equal(lose->count, 10);
+    const ScenarioFault *delay = fault_at(v, 3);
+    assert_int_equal(delay->to.kind, SCENARIO_TARGET_PRODUCER);
+    assert_string_equal(delay->to.producer, "writer");
+    assert_int_equal(delay->delay_ns, 200 * MS_NS);
+    const ScenarioFault *slow = fault_at(v, 4);
+    assert_true(slow->factor == 10.0);
+    g_autofree char *target = scenario_target_format(&slow->target);
+    assert_string_equal(target, "follower(orders-2)");
+    assert_string_equal(scenario_action_name(slow->action), "disk-slow");
+
+    const ScenarioRandomFaults *random = scenario_variant_random_faults(v);
+    assert_non_null(random);
+    assert_int_equal(random->kinds->len, 3);
+    assert_int_equal(g_array_index(random->kinds, ScenarioAction, 1), SCENARIO_ACTION_PARTITION);
+    assert_int_equal(random->interval.kind, SIM_DIST_EXPONENTIAL);
+    assert_int_equal(random->duration.kind, SIM_DIST_UNIFORM);
+    assert_int_equal(random->concurrent_max, 1);
+    assert_int_equal(random->start_ns, 5 * S_NS);
+    assert_int_equal(random->stop_ns, 50 * S_NS);
+}
+
+typedef struct {
+    const char *file;
+    guint runs;
+    const char *name;
+    guint brokers;
+    guint topics;
+    guint producers;
+    guint consumer_groups;
+    guint faults;
+    gboolean random_faults;
+} GoodCase;
+
+static const GoodCase good_cases[] = {
+    {"example.ini", 6, "acks-durability", 3, 1, 1, 0, 5, TRUE},
+    {"good-minimal.ini", 1, "good-minimal", 3, 0, 0, 0, 0, FALSE},
+    {"good-defaults.ini", 1, "good-defaults", 5, 1, 1, 0, 2, FALSE},
+    {"good-comments-crlf.ini", 1, "good-comments-crlf", 3, 1, 1, 0, 0, FALSE},
+    {"good-consumer-group.ini", 2, "good-consumer-group", 3, 2, 0, 1, 0, FALSE},
+    {"good-vary.ini", 12, "good-vary", 3, 1, 1, 0, 1, FALSE},
+};
+
+/* Every good fixture loads, with the expected shape in every run. */
+static void
+test_scenario_good_fixtures(void **state)
+{
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(good_cases); i++) {
+        const GoodCase *c = &good_cases[i];
+        g_autoptr(Scenario) scenario = load_fixture(c->file);
+        assert_string_equal(scenario_name(scenario), c->name);
+        assert_int_equal(scenario_variant_count(scenario), c->runs);
+        assert_non_null(scenario_path(scenario));
+        g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+        assert_int_equal(variants->len, c->runs);
+        for (guint r = 0; r < variants->len; r++) {
+            const ScenarioVariant *v = variants->pdata[r];
+            assert_int_equal(scenario_variant_index(v), r);
+            assert_int_equal(scenario_variant_cluster(v)->brokers, c->brokers);
+            assert_int_equal(scenario_variant_topics(v)->len, c->topics);
+            assert_int_equal(scenario_variant_producers(v)->len, c->producers);
+            assert_int_equal(scenario_variant_consumer_groups(v)->len, c->consumer_groups);
+            assert_int_equal(scenario_variant_faults(v)->len, c->faults);
+            assert_int_equal(scenario_variant_random_faults(v) != NULL, c->random_faults);
+        }
+    }
+}
+
+/* Files that say little get Kafka's and ksim's defaults, layered. */
+static void
+test_scenario_defaults_are_filled(void **state)
+{
+    (void)state;
+    g_autoptr(Scenario) minimal = load_fixture("good-minimal.ini");
+    g_autoptr(GPtrArray) runs = scenario_variants(minimal);
+    const ScenarioVariant *v = runs->pdata[0];
+    assert_string_equal(scenario_variant_label(v), "default");
+    assert_int_equal(scenario_variant_settings(v)->len, 0);
+    assert_int_equal(scenario_variant_duration_ns(v), 30 * S_NS);
+    assert_int_equal(scenario_variant_quiet_ns(v), 10 * S_NS);
+    assert_int_equal(scenario_variant_seed(v), 1);
+    assert_true(scenario_variant_cluster(v)->network_latency.a == 100000.0);
+    assert_int_equal(scenario_variant_cluster(v)->network_bandwidth_bytes_per_s, 0);
+    assert_int_equal(
+        kconfig_get_duration_ns(scenario_variant_broker_config(v), "replica.lag.time.max.ms"),
+        30 * S_NS);
+
+    g_autoptr(Scenario) defaults = load_fixture("good-defaults.ini");
+    g_autoptr(GPtrArray) runs2 = scenario_variants(defaults);
+    v = runs2->pdata[0];
+    const ScenarioTopic *events = scenario_variant_find_topic(v, "events");
+    assert_int_equal(events->partitions, 6);
+    assert_int_equal(events->replication_factor, 3);
+    assert_int_equal(kconfig_get_int64(events->config, "min.insync.replicas"), 2);
+    assert_int_equal(kconfig_get_duration_ns(events->config, "retention.ms"), 3600 * S_NS);
+    assert_int_equal(kconfig_get_duration_ns(events->config, "segment.ms"), 168 * 3600 * S_NS);
+    const ScenarioProducer *p = producer_at(v, 0);
+    assert_string_equal(p->topic, "events");
+    assert_int_equal(kconfig_get_duration_ns(p->config, "linger.ms"), 5 * MS_NS);
+    assert_int_equal(kconfig_get_int64(p->config, "batch.size"), 16384);
+    assert_true(p->workload.rate_per_s == 100.0);
+    assert_int_equal(p->workload.start_ns, 0);
+    assert_int_equal(p->workload.stop_ns, 120 * S_NS);
+    assert_int_equal(p->workload.burst_on_ns, 100 * MS_NS);
+    assert_int_equal(fault_at(v, 0)->target.kind, SCENARIO_TARGET_CONTROLLER);
+    assert_int_equal(fault_at(v, 1)->action, SCENARIO_ACTION_HEAL);
+    assert_int_equal(fault_at(v, 1)->time_ns, 120 * S_NS);
+}
+
+/* CRLF, odd spacing and every comment form read as intended. */
+static void
+test_scenario_comments_and_spacing(void **state)
+{
+    (void)state;
+    g_autoptr(Scenario) scenario = load_fixture("good-comments-crlf.ini");
+    assert_string_equal(scenario_description(scenario), "one;two#three");
+    g_autoptr(GPtrArray) runs = scenario_variants(scenario);
+    const ScenarioVariant *v = runs->pdata[0];
+    assert_int_equal(scenario_variant_duration_ns(v), 45 * S_NS);
+    const ScenarioTopic *t1 = scenario_variant_find_topic(v, "t1");
+    assert_non_null(t1);
+    assert_int_equal(t1->partitions, 2);
+    const ScenarioProducer *w = producer_at(v, 0);
+    assert_int_equal(w->instances, 4);
+    assert_int_equal(w->workload.arrival, SCENARIO_ARRIVAL_BURSTS);
+    assert_int_equal(w->workload.burst_on_ns, 10 * MS_NS);
+    assert_int_equal(w->workload.burst_off_ns, 90 * MS_NS);
+    assert_int_equal(w->workload.keys, SCENARIO_KEYS_ZIPF);
+    assert_int_equal(w->workload.key_count, 1000);
+    assert_true(w->workload.zipf_s == 1.2);
+    assert_int_equal(w->workload.record_size.kind, SIM_DIST_UNIFORM);
+    assert_true(w->workload.record_size.b == 1024.0);
+    assert_int_equal(w->workload.partition, 1);
+    assert_true(w->workload.send_sync);
+    assert_int_equal(w->workload.start_ns, 5 * S_NS);
+    assert_int_equal(w->workload.stop_ns, 40 * S_NS);
+    assert_string_equal(kconfig_get_string(w->config, "partitioner.class"), "round-robin");
+    assert_string_equal(kconfig_get_string(w->config, "acks"), "all");
+}
+
+/* Consumer groups are parsed generically: topics, members, consumer keys. */
+static void
+test_scenario_consumer_groups(void **state)
+{
+    (void)state;
+    g_autoptr(Scenario) scenario = load_fixture("good-consumer-group.ini");
+    g_autoptr(GPtrArray) runs = scenario_variants(scenario);
+    const ScenarioVariant *v = runs->pdata[1];
+    assert_string_equal(scenario_variant_label(v), "max.poll.records=500");
+    const ScenarioConsumerGroup *readers = scenario_variant_consumer_groups(v)->pdata[0];
+    assert_string_equal(readers->name, "readers");
+    assert_int_equal(g_strv_length(readers->topics), 2);
+    assert_string_equal(readers->topics[1], "b");
+    assert_int_equal(readers->members, 3);
+    assert_false(kconfig_get_bool(readers->config, "enable.auto.commit"));
+    assert_int_equal(kconfig_get_int64(readers->config, "max.poll.records"), 500);
+    g_auto(GStrv) assignors = kconfig_get_list(readers->config, "partition.assignment.strategy");
+    assert_string_equal(assignors[0], "roundrobin");
+    assert_string_equal(assignors[1], "range");
+    assert_true(kconfig_is_null(readers->config, "group.id"));
+}
+
+typedef struct {
+    const char *file;
+    KsimScenarioErrorCode code;
+    guint line; /* 0: the message has no line */
+    const char *group;
+    const char *key;
+    const char *fragment;
+} BadCase;
+
+static const BadCase bad_cases[] = {
+    {"bad-bool-value.ini", KSIM_SCENARIO_ERROR_VALUE, 8, "cluster",
+     "unclean.leader.election.enable", "'yes' is not a boolean; expected true or false"},
+    {"bad-cluster-min-isr.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 8, "cluster",
+     "min.insync.replicas", "4 is above the replication factor 3 of topic orders"},
+    {"bad-consumer-heartbeat.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 25, "consumer-group readers",
+     "heartbeat.interval.ms", "must be lower than session.timeout.ms (45s)"},
+    {"bad-consumer-topic.ini", KSIM_SCENARIO_ERROR_UNKNOWN, 24, "consumer-group readers", "topics",
+     "there is no topic 'payments'"},
+    {"bad-delivery-timeout.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 16, "producer writer",
+     "delivery.timeout.ms", "must be at least linger.ms + request.timeout.ms (30s)"},
+    {"bad-dist-unit.ini", KSIM_SCENARIO_ERROR_VALUE, 8, "cluster", "network.latency",
+     "has a time without a unit"},
+    {"bad-duplicate-group.ini", KSIM_SCENARIO_ERROR_SYNTAX, 23, "topic orders", NULL,
+     "appears twice (first at line 9)"},
+    {"bad-duplicate-key.ini", KSIM_SCENARIO_ERROR_SYNTAX, 16, "producer writer", "acks",
+     "set twice (first at line 15)"},
+    {"bad-enum-value.ini", KSIM_SCENARIO_ERROR_VALUE, 15, "producer writer", "acks",
+     "'two' is not allowed; expected one of: all, -1, 0, 1"},
+    {"bad-expect-metric.ini", KSIM_SCENARIO_ERROR_UNKNOWN, 27, "expect", "safe",
+     "unknown metric 'lost_writes'; did you mean 'lost_write'?"},
+    {"bad-expect-syntax.ini", KSIM_SCENARIO_ERROR_SYNTAX, 24, "expect", "safe",
+     "expected METRIC OP NUMBER"},
+    {"bad-expect-when-key.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 27, "expect", "safe",
+     "linger.ms is not varied"},
+    {"bad-expect-when-value.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 27, "expect", "safe",
+     "2 is not among the varied values of acks (0, 1, all)"},
+    {"bad-fault-key.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 22, "fault kill", "count",
+     "does not apply to action 'crash'"},
+    {"bad-fault-missing.ini", KSIM_SCENARIO_ERROR_MISSING, 17, "fault kill", "groups",
+     "is required by action 'partition'"},
+    {"bad-group-name.ini", KSIM_SCENARIO_ERROR_VALUE, 9, "topic ord:ers", NULL,
+     "'ord:ers' is not a valid name"},
+    {"bad-idempotence-acks.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 16, "producer writer", "acks",
+     "conflicts with enable.idempotence = true"},
+    {"bad-int-value.ini", KSIM_SCENARIO_ERROR_VALUE, 10, "topic orders", "partitions",
+     "'many' is not an integer"},
+    {"bad-key-before-group.ini", KSIM_SCENARIO_ERROR_SYNTAX, 2, NULL, NULL,
+     "comes before any [group] line"},
+    {"bad-min-isr-above-rf.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 12, "topic orders",
+     "min.insync.replicas", "3 is above the replication factor 2"},
+    {"bad-misplaced-key.ini", KSIM_SCENARIO_ERROR_UNKNOWN, 16, "producer writer", "retention.ms",
+     "it is a topic key, for [topic NAME]"},
+    {"bad-missing-duration.ini", KSIM_SCENARIO_ERROR_MISSING, 3, "scenario", "duration",
+     "is required"},
+    {"bad-missing-unit.ini", KSIM_SCENARIO_ERROR_VALUE, 4, "scenario", "duration",
+     "'60' needs a unit"},
+    {"bad-ms-fraction.ini", KSIM_SCENARIO_ERROR_VALUE, 16, "producer writer", "linger.ms",
+     "not a whole number of milliseconds"},
+    {"bad-partition-groups.ini", KSIM_SCENARIO_ERROR_VALUE, 20, "fault kill", "groups",
+     "'2' is in more than one group"},
+    {"bad-producer-topic.ini", KSIM_SCENARIO_ERROR_UNKNOWN, 14, "producer writer", "topic",
+     "there is no topic 'order'; did you mean 'orders'?"},
+    {"bad-random-kind.ini", KSIM_SCENARIO_ERROR_VALUE, 24, "random-faults", "kinds",
+     "has 'heal', which is not allowed"},
+    {"bad-random-stop.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 27, "random-faults", "stop",
+     "90s is past the end of the scenario (duration 60s)"},
+    {"bad-range.ini", KSIM_SCENARIO_ERROR_VALUE, 12, "topic orders", "min.insync.replicas",
+     "'0' is out of range"},
+    {"bad-rf-above-brokers.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 11, "topic orders",
+     "replication.factor", "above the number of brokers (3)"},
+    {"bad-syntax-line.ini", KSIM_SCENARIO_ERROR_SYNTAX, 15, "producer writer", NULL,
+     "expected 'key = value', found 'acks all'"},
+    {"bad-target-broker.ini", KSIM_SCENARIO_ERROR_VALUE, 20, "fault kill", "target",
+     "'broker:7' does not exist: the cluster has 3 brokers"},
+    {"bad-target-kind.ini", KSIM_SCENARIO_ERROR_VALUE, 20, "fault kill", "target",
+     "cannot be used with action 'restart'"},
+    {"bad-target-partition.ini", KSIM_SCENARIO_ERROR_VALUE, 20, "fault kill", "target",
+     "topic orders has 3 partitions (0..2)"},
+    {"bad-target-producer.ini", KSIM_SCENARIO_ERROR_VALUE, 20, "fault kill", "target",
+     "there is no producer 'writter'; did you mean 'writer'?"},
+    {"bad-target-topic.ini", KSIM_SCENARIO_ERROR_VALUE, 20, "fault kill", "target",
+     "there is no topic 'orderz'; did you mean 'orders'?"},
+    {"bad-time-past-end.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 18, "fault kill", "at",
+     "70s is past the end of the scenario (duration 60s)"},
+    {"bad-unit.ini", KSIM_SCENARIO_ERROR_VALUE, 4, "scenario", "duration", "unknown unit 'x'"},
+    {"bad-unknown-group.ini", KSIM_SCENARIO_ERROR_UNKNOWN, 9, "topik orders", NULL,
+     "unknown group 'topik'; did you mean 'topic'?"},
+    {"bad-unknown-key.ini", KSIM_SCENARIO_ERROR_UNKNOWN, 15, "producer writer", "ackss",
+     "unknown key; did you mean 'acks'?"},
+    {"bad-utf8.ini", KSIM_SCENARIO_ERROR_SYNTAX, 3, NULL, NULL, "not valid UTF-8"},
+    {"bad-vary-empty-value.ini", KSIM_SCENARIO_ERROR_VALUE, 24, "vary", "acks", "empty value"},
+    {"bad-vary-group.ini", KSIM_SCENARIO_ERROR_UNKNOWN, 24, "vary", "topic order:partitions",
+     "no group [topic order]"},
+    {"bad-vary-nowhere.ini", KSIM_SCENARIO_ERROR_UNKNOWN, 24, "vary", "max.poll.records",
+     "it is a consumer key"},
+    {"bad-vary-run.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 24, "topic orders",
+     "min.insync.replicas", "(in the run 'topic orders:min.insync.replicas=4')"},
+    {"bad-vary-unknown-key.ini", KSIM_SCENARIO_ERROR_UNKNOWN, 24, "vary", "akcs",
+     "unknown key; did you mean 'acks'?"},
+    {"bad-vary-value.ini", KSIM_SCENARIO_ERROR_VALUE, 24, "vary", "acks", "'2' is not allowed"},
+    {"bad-workload-burst.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 16, "producer writer",
+     "workload.burst", "applies only with workload.arrival = bursts"},
+    {"bad-workload-keys.ini", KSIM_SCENARIO_ERROR_VALUE, 16, "producer writer", "workload.keys",
+     "is not none, uniform:K or zipf:K,S"},
+    {"bad-workload-partition.ini", KSIM_SCENARIO_ERROR_INCONSISTENT, 16, "producer writer",
+     "workload.partition", "partition 3 does not exist"},
+};
+
+/* Checks "FILE:LINE: [GROUP] KEY: ...fragment..." piece by piece. */
+static void
+assert_located_message(const char *message, const char *file, guint line, const char *group,
+                       const char *key, const char *fragment)
+{
+    g_autofree char *prefix =
+        line != 0 ? g_strdup_printf("%s:%u: ", file, line) : g_strdup_printf("%s: ", file);
+    if (!g_str_has_prefix(message, prefix))
+        fail_msg("'%s' does not start with '%s'", message, prefix);
+    const char *rest = message + strlen(prefix);
+    if (group != NULL) {
+        g_autofree char *bracketed = g_strdup_printf("[%s] ", group);
+        if (!g_str_has_prefix(rest, bracketed))
+            fail_msg("'%s': no '%s' after the line", message, bracketed);
+        rest += strlen(bracketed);
+    }
+    if (key != NULL) {
+        g_autofree char *keyed = g_strdup_printf("%s: ", key);
+        if (!g_str_has_prefix(rest, keyed))
+            fail_msg("'%s': no '%s' after the group", message, keyed);
+    }
+    assert_string_contains(message, fragment);
+}
+
+/* Every class of bad input fails with one located, explained message. */
+static void
+test_scenario_bad_fixtures(void **state)
+{
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
+        const BadCase *c = &bad_cases[i];
+        g_autofree char *path = fixture_path(c->file);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(Scenario) scenario = scenario_load(path, &error);
+        if (scenario != NULL)
+            fail_msg("%s loaded, but it is bad", c->file);
+        assert_non_null(error);
+        if (!g_error_matches(error, KSIM_SCENARIO_ERROR, (gint)c->code))
+            fail_msg("%s: error code %d, expected %d: %s", c->file, error->code, c->code,
+                     error->message);
+        assert_located_message(error->message, path, c->line, c->group, c->key, c->fragment);
+    }
+}
+
+/* Every bad-*.ini fixture is in the table above (so none goes untested). */
+static void
+test_scenario_bad_fixtures_all_listed(void **state)
+{
+    (void)state;
+    g_autofree char *dir_path = fixture_path("");
+    g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+    assert_non_null(dir);
+    guint seen = 0;
+    for (const char *name = g_dir_read_name(dir); name != NULL; name = g_dir_read_name(dir)) {
+        if (!g_str_has_prefix(name, "bad-"))
+            continue;
+        gboolean listed = FALSE;
+        for (guint i = 0; i < G_N_ELEMENTS(bad_cases) && !listed; i++)
+            listed = strcmp(bad_cases[i].file, name) == 0;
+        if (!listed)
+            fail_msg("%s is not in bad_cases", name);
+        seen++;
+    }
+    assert_int_equal(seen, G_N_ELEMENTS(bad_cases));
+}
+
+typedef struct {
+    const char *text;
+    const char *fragment;
+} InlineBadCase;
+
+static const InlineBadCase inline_bad_cases[] = {
+    {"", "t.ini: [scenario] duration: is required"},
+    {"[scenario]\nduration = 1s\n[vary]\nat = 1s, 2s\n",
+     "t.ini:4: [vary] at: a fault key must name its group, e.g. 'fault NAME:at'"},
+    {"[scenario]\nduration = 1s\n[expect]\n[vary]\nexpect:x = 1, 2\n",
+     "t.ini:5: [vary] expect:x: [expect] cannot be changed"},
+    {"[scenario]\nduration = 1s\n[vary]\nscenario:quiet = 1s\nquiet = 2s\n",
+     "t.ini:5: [vary] quiet: varies the same setting as 'scenario:quiet' (line 4)"},
+    {"[scenario]\nduration = 1s\n[vary]\nseed = 1, 1\n", "'1' is listed twice"},
+    {"[scenario]\nduration = 1s\n[vary]\nseed =\n", "t.ini:4: [vary] seed: lists no values"},
+    {"[scenario]\nduration = 1s\n[expect]\nx = lost_write == 0 when acks=all\n",
+     "acks is not varied"},
+    {"[scenario]\nduration = 1s\n[expect]\nx = lost_write = 0\n", "expected METRIC OP NUMBER"},
+    {"[scenario]\nduration = 1s\n[expect]\nx = lost_write == lots\n", "'lots' is not a number"},
+    {"[scenario]\nduration = 1s\n[cluster main]\n", "t.ini:3: [cluster main] expected [cluster]"},
+    {"[scenario]\nduration = 1s\n[topic]\n", "[topic] expected [topic NAME]"},
+    {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\n", "[fault f] action: is required"},
+    {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = heal\nduration = 1s\n",
+     "duration: does not apply to action 'heal'"},
+    {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = isolate\ntarget = broker:0\n",
+     "'broker:0' does not exist"},
+    {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = crash\ntarget = leader(x)\n",
+     "is not leader(TOPIC-P)"},
+    {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = crash\ntarget = the leader\n",
+     "'the leader' is not a target; expected broker:N"},
+    {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = partition\ngroups = 1,2\n",
+     "is not a partition: two to"},
+    {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = partition\ngroups = 1, | 2\n",
+     "has an empty member"},
+    {"[scenario]\nduration = 1s\n[topic a]\n[topic b]\n[producer p]\n",
+     "[producer p] topic: is required when the scenario has several topics"},
+    {"[scenario]\nduration = 1s\n[producer p]\n", "the scenario has no [topic NAME] group"},
+    {"[scenario]\nduration = 1s\n[topic a]\n[producer p]\nworkload.keys =\n",
+     "t.ini:5: [producer p] workload.keys: '' is not none, uniform:K or zipf:K,S"},
+    {"[scenario]\nduration = 1s\n[topic a]\n[producer p]\nworkload.keys = uniform:\n",
+     "'uniform:' is not none"},
+    {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = partition\ngroups = 1 || 2\n",
+     "groups: a group is empty"},
+    {"[scenario]\nduration = 1s\n[topic a]\n[producer p]\nworkload.start = 1s\n",
+     "workload.start: 1s is not before workload.stop (1s)"},
+    {"[scenario]\nduration = 1s\n[random-faults]\nkinds = crash\ninterval = const:0s\n"
+     "duration = 1s\n",
+     "[random-faults] interval: must have a positive mean"},
+    {"[scenario]\nduration = 1s\n[cluster]\nreplica.fetch.wait.max.ms = 60s\n",
+     "must not exceed replica.lag.time.max.ms (30s)"},
+    {"[scenario]\nduration = 1s\n[topic a]\n[producer p]\nenable.idempotence = true\n"
+     "max.in.flight.requests.per.connection = 6\n",
+     "allows at most 5"},
+    {"[scenario]\nduration = 1s\n[topic a]\n[producer p]\nenable.idempotence = false\n"
+     "transactional.id = tx\n",
+     "must be true when transactional.id is set"},
+    {"[scenario]\nduration = 1s\n[topic a]\n[consumer-group g]\ntopics = a\n"
+     "session.timeout.ms = 1000\nheartbeat.interval.ms = 100\n",
+     "outside the brokers' group session bounds (6s..1800s)"},
+    {"[scenario\n", "t.ini:1: '[scenario' is not a group line"},
+    {"[]\n", "t.ini:1: '[]' is not a valid group name"},
+    {"[scenario]\n = 5\n", "t.ini:2: [scenario] '= 5' has no valid key"},
+    {"[scenario]\nacks[de] = 5\n", "has no valid key"},
+};
+
+/* Bad text in memory: each message names "t.ini" and what is wrong. */
+static void
+test_scenario_inline_bad_text(void **state)
+{
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(inline_bad_cases); i++) {
+        const InlineBadCase *c = &inline_bad_cases[i];
+        g_autoptr(GError) error = NULL;
+        g_autoptr(Scenario) scenario = scenario_load_data(c->text, "t.ini", &error);
+        if (scenario != NULL)
+            fail_msg("case %u loaded, but it is bad:\n%s", i, c->text);
+        assert_true(g_str_has_prefix(error->message, "t.ini"));
+        assert_string_contains(error->message, c->fragment);
+    }
+}
+
+typedef struct {
+    const char *assignment;
+    const char *fragment; /* NULL: the assignment succeeds */
+} SetCase;
+
+static const SetCase set_cases[] = {
+    {"acks=1", NULL},
+    {"scenario:duration=30s", NULL},
+    {"cluster:brokers=5", NULL},
+    {"topic orders:partitions = 6", NULL},
+    {"network.latency=const:5ms", NULL},
+    {"producer writer:workload.rate=50", NULL},
+    {"fault cut:duration=1s", NULL},
+    {"quiet=0s", NULL},
+    {"acks", "--set acks: expected KEY=VALUE"},
+    {"ackz=1", "--set ackz=1: ackz: unknown key; did you mean 'acks'?"},
+    {"acks=2", "--set acks=2: acks: '2' is not allowed; expected one of"},
+    {"topic order:partitions=2", "no group [topic order] in"},
+    {"scenario:duration=3s", "at: 5s is past the end of the scenario (duration 3s)"},
+    {"cluster:brokers=2", "replication factor 3 of topic orders is above the number of brokers "
+                          "(2)"},
+    {"producer writer:acks=0", NULL}, /* the same group as [vary] acks: narrows */
+    {"vary:acks=1", "[vary] cannot be changed this way"},
+    {"max.poll.records=5", "it is a consumer key"},
+};
+
+/* --set overrides a key (bare or GROUP:key), is validated like the file,
+ * and leaves the scenario unchanged when it fails. */
+static void
+test_scenario_set_overrides(void **state)
+{
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(set_cases); i++) {
+        const SetCase *c = &set_cases[i];
+        g_autoptr(Scenario) scenario = load_fixture("good-vary.ini");
+        g_autoptr(GError) error = NULL;
+        gboolean ok = scenario_apply_set(scenario, c->assignment, &error);
+        if (ok != (c->fragment == NULL))
+            fail_msg("--set %s: %s", c->assignment, ok ? "succeeded" : error->message);
+        scenario_check_invariants(scenario);
+        if (ok) {
+            assert_int_equal(scenario_overrides(scenario)->len, 1);
+            continue;
+        }
+        g_autofree char *named = g_strdup_printf("--set %s", c->assignment);
+        assert_string_contains(error->message, "good-vary.ini");
+        assert_string_contains(error->message, named);
+        assert_string_contains(error->message, c->fragment);
+        assert_int_equal(scenario_variant_count(scenario), 12);
+        assert_int_equal(scenario_overrides(scenario)->len, 0);
+    }
+}
+
+/* The values --set writes reach every run; a varied key is narrowed. */
+static void
+test_scenario_set_values_reach_runs(void **state)
+{
+    (void)state;
+    g_autoptr(Scenario) scenario = load_fixture("good-vary.ini");
+    assert_true(scenario_apply_set(scenario, "acks=1", NULL));
+    assert_true(scenario_apply_set(scenario, "scenario:duration=30s", NULL));
+    assert_true(scenario_apply_set(scenario, "topic orders:partitions=6", NULL));
+    assert_true(scenario_apply_set(scenario, "seed=42", NULL));
+    assert_true(scenario_apply_set(scenario, "linger.ms=7", NULL));
+    assert_int_equal(scenario_variant_count(scenario), 4);
+    assert_int_equal(scenario_seed(scenario), 42);
+    assert_int_equal(scenario_overrides(scenario)->len, 5);
+    assert_string_equal(g_ptr_array_index(scenario_overrides(scenario), 0), "acks=1");
+    g_autoptr(GPtrArray) runs = scenario_variants(scenario);
+    for (guint i = 0; i < runs->len; i++) {
+        const ScenarioVariant *v = runs->pdata[i];
+        assert_true(g_str_has_prefix(scenario_variant_label(v), "acks=1,"));
+        assert_int_equal(scenario_variant_duration_ns(v), 30 * S_NS);
+        assert_int_equal(scenario_variant_find_topic(v, "orders")->partitions, 6);
+        const ScenarioProducer *writer = producer_at(v, 0);
+        assert_string_equal(kconfig_get_string(writer->config, "acks"), "1");
+        assert_int_equal(kconfig_get_duration_ns(writer->config, "linger.ms"), 7 * MS_NS);
+        assert_int_equal(writer->workload.stop_ns, 30 * S_NS);
+    }
+    /* The expectation on acks=all applies to no run now; on acks!=0, to all. */
+    const GPtrArray *expects = scenario_expects(scenario);
+    const ScenarioExpect *safe = expects->pdata[0];
+    const ScenarioExpect *not_zero = expects->pdata[2];
+    for (guint i = 0; i < runs->len; i++) {
+        assert_false(scenario_expect_applies(safe, runs->pdata[i]));
+        assert_true(scenario_expect_applies(not_zero, runs->pdata[i]));
+    }
+}
+
+/* A --set that reaches part of what a [vary] key varies is refused, since
+ * [vary] would overwrite it in some groups but not others. */
+static void
+test_scenario_set_partial_overlap_refused(void **state)
+{
+    static const char text[] = "[scenario]\nduration = 10s\n[topic t]\n"
+                               "[producer a]\n[producer b]\n[vary]\nacks = 0, all\n";
+    (void)state;
+    g_autoptr(Scenario) scenario = scenario_load_data(text, "two.ini", NULL);
+    assert_non_null(scenario);
+    g_autoptr(GError) error = NULL;
+    assert_false(scenario_apply_set(scenario, "producer a:acks=1", &error));
+    assert_string_contains(error->message, "two.ini: --set producer a:acks=1: producer a:acks: "
+                                           "overlaps [vary] acks (line 7); --set acks=VALUE");
+    assert_true(scenario_apply_set(scenario, "acks=1", NULL));
+    assert_int_equal(scenario_variant_count(scenario), 1);
+    g_autoptr(GPtrArray) runs = scenario_variants(scenario);
+    assert_string_equal(scenario_variant_label(runs->pdata[0]), "acks=1");
+    for (guint i = 0; i < 2; i++) {
+        const ScenarioProducer *p = producer_at(runs->pdata[0], i);
+        assert_string_equal(kconfig_get_string(p->config, "acks"), "1");
+    }
+}
+
+/* [vary] runs are the cross product in file order, the first key slowest,
+ * each with its label, settings and values. */
+static void
+test_scenario_vary_cross_product(void **state)
+{
+    static const char *const acks[] = {"0", "1", "all"};
+    static const char *const latency[] = {"lognormal:500us,0.3", "const:2ms"};
+    static const gint64 at_ns[] = {5 * S_NS, 10 * S_NS};
+    (void)state;
+    g_autoptr(Scenario) scenario = load_fixture("good-vary.ini");
+    g_autoptr(GPtrArray) runs = scenario_variants(scenario);
+    assert_int_equal(runs->len, 12);
+    for (guint i = 0; i < runs->len; i++) {
+        const ScenarioVariant *v = runs->pdata[i];
+        guint a = i / 4, l = (i / 2) % 2, t = i % 2;
+        g_autofree char *label = g_strdup_printf("acks=%s,network.latency=%s,fault cut:at=%s",
+                                                 acks[a], latency[l], t ? "10s" : "5s");
+        assert_string_equal(scenario_variant_label(v), label);
+        const GPtrArray *settings = scenario_variant_settings(v);
+        assert_int_equal(settings->len, 3);
+        const ScenarioSetting *first = settings->pdata[0];
+        const ScenarioSetting *third = settings->pdata[2];
+        assert_string_equal(first->key, "acks");
+        assert_string_equal(first->value, acks[a]);
+        assert_string_equal(third->key, "fault cut:at");
+        const ScenarioProducer *writer = producer_at(v, 0);
+        assert_string_equal(kconfig_get_value(writer->config, "acks"), acks[a]);
+        assert_int_equal(scenario_variant_cluster(v)->network_latency.kind,
+                         l == 0 ? SIM_DIST_LOGNORMAL : SIM_DIST_CONSTANT);
+        assert_int_equal(fault_at(v, 0)->time_ns, at_ns[t]);
+        /* Every run has the same seed: runs differ only in what is varied. */
+        assert_int_equal(scenario_variant_seed(v), 1);
+    }
+}
+
+/* Expectations apply to the runs their `when` conditions select. */
+static void
+test_scenario_expect_conditions(void **state)
+{
+    static const struct {
+        const char *name;
+        const char *metric;
+        ScenarioOp op;
+        double value;
+        guint conditions;
+        guint applies; /* bit i: applies to run i */
+    } cases[] = {
+        {"safe", "lost_write", SCENARIO_OP_EQ, 0, 1, 0xf00},
+        {"fast-and-loose", "produce.acked", SCENARIO_OP_GE, 1, 2, 0x00c},
+        {"not-zero", "duplicate", SCENARIO_OP_LE, 3, 1, 0xff0},
+        {"always", "invariant_violations", SCENARIO_OP_EQ, 0, 0, 0xfff},
+    };
+    (void)state;
+    g_autoptr(Scenario) scenario = load_fixture("good-vary.ini");
+    g_autoptr(GPtrArray) runs = scenario_variants(scenario);
+    const GPtrArray *expects = scenario_expects(scenario);
+    assert_int_equal(expects->len, G_N_ELEMENTS(cases));
+    for (guint i = 0; i < expects->len; i++) {
+        const ScenarioExpect *expect = expects->pdata[i];
+        assert_string_equal(expect->name, cases[i].name);
+        assert_string_equal(expect->metric, cases[i].metric);
+        assert_int_equal(expect->op, cases[i].op);
+        assert_true(expect->value == cases[i].value);
+        assert_int_equal(expect->when->len, cases[i].conditions);
+        for (guint r = 0; r < runs->len; r++) {
+            gboolean expected = (cases[i].applies >> r) & 1u;
+            if (scenario_expect_applies(expect, runs->pdata[r]) != expected)
+                fail_msg("%s on run %u (%s): expected %d", expect->name, r,
+                         scenario_variant_label(runs->pdata[r]), expected);
+        }
+    }
+    const ScenarioExpect *not_zero = expects->pdata[2];
+    const ScenarioCondition *condition = not_zero->when->pdata[0];
+    assert_string_equal(condition->key, "acks");
+    assert_true(condition->negated);
+    assert_true(scenario_expect_holds(not_zero, 3));
+    assert_false(scenario_expect_holds(not_zero, 4));
+    assert_true(scenario_expect_holds(expects->pdata[1], 1));
+    assert_false(scenario_expect_holds(expects->pdata[1], 0));
+    assert_string_equal(scenario_op_symbol(SCENARIO_OP_GE), ">=");
+    guint n_metrics = 0;
+    const char *const *metrics = scenario_metric_names(&n_metrics);
+    assert_true(n_metrics >= 5);
+    assert_string_equal(metrics[0], "lost_write");
+}
+
+/* The SHA-256 is over the file's bytes; text in memory has no path. */
+static void
+test_scenario_sha256_and_names(void **state)
+{
+    (void)state;
+    g_autofree char *path = fixture_path("good-minimal.ini");
+    g_autofree char *text = NULL;
+    gsize length = 0;
+    assert_true(g_file_get_contents(path, &text, &length, NULL));
+    g_autofree char *expected =
+        g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)text, length);
+    g_autoptr(Scenario) from_file = load_fixture("good-minimal.ini");
+    assert_string_equal(scenario_sha256(from_file), expected);
+    assert_string_equal(scenario_path(from_file), path);
+    g_autoptr(Scenario) from_text = scenario_load_data(text, "dir/other.ini", NULL);
+    assert_non_null(from_text);
+    assert_string_equal(scenario_sha256(from_text), expected);
+    assert_null(scenario_path(from_text));
+    assert_string_equal(scenario_name(from_text), "other");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(Scenario) missing = scenario_load("/nonexistent/x.ini", &error);
+    assert_null(missing);
+    assert_true(g_error_matches(error, KSIM_SCENARIO_ERROR, KSIM_SCENARIO_ERROR_IO));
+    assert_string_contains(error->message, "/nonexistent/x.ini: cannot read");
+}
+
+/* One random edit: delete a span, insert a troublesome token, or repeat a line. */
+static void
+mutate(GString *text, GRand *rand)
+{
+    static const char *const tokens[] = {
+        "=",
+        "[",
+        "]",
+        ":",
+        ";",
+        "#",
+        ",",
+        "|",
+        "(",
+        ")",
+        "\n",
+        " ",
+        "0",
+        "9",
+        "-1",
+        "x",
+        "ms",
+        "..",
+        "\t",
+        "99999999999999999999",
+        "leader(",
+        "broker:",
+        "when ",
+        "[vary]\n",
+        "\xff",
+        "[fault z]\nat=1s\naction=crash\n",
+        "acks = 0, 1\n",
+        "producer:",
+        "1e308",
+    };
+    guint position = (guint)g_rand_int_range(rand, 0, (gint32)text->len + 1);
+    switch (g_rand_int_range(rand, 0, 4)) {
+    case 0: {
+        guint span = (guint)g_rand_int_range(rand, 1, 20);
+        g_string_erase(text, position, MIN(span, text->len - MIN(position, text->len)));
+        break;
+    }
+    case 1:
+        g_string_insert(text, position, tokens[g_rand_int_range(rand, 0, G_N_ELEMENTS(tokens))]);
+        break;
+    case 2: {
+        /* Blank the rest of a line after its '=': an empty value. */
+        const char *equals = strchr(text->str + MIN(position, text->len), '=');
+        if (equals == NULL)
+            break;
+        gsize from = (gsize)(equals - text->str) + 1;
+        const char *end = strchr(equals, '\n');
+        gsize to = end != NULL ? (gsize)(end - text->str) : text->len;
+        g_string_erase(text, (gssize)from, (gssize)(to - from));
+        break;
+    }
+    default: {
+        const char *start = text->str + position;
+        while (start > text->str && start[-1] != '\n')
+            start--;
+        const char *end = strchr(start, '\n');
+        gsize line_length = end != NULL ? (gsize)(end - start + 1) : strlen(start);
+        g_autofree char *line = g_strndup(start, line_length);
+        g_string_insert(text, position, line);
+        break;
+    }
+    }
+}
+
+static const char *const good_files[] = {"example.ini", "good-vary.ini", "good-comments-crlf.ini",
+                                         "good-consumer-group.ini", "good-defaults.ini"};
+
+/* Values that have broken parsers before: empty, null, signs, huge numbers,
+ * non-finite numbers, lone separators and half targets. */
+static const char *const nasty_values[] = {
+    "",
+    "null",
+    "0",
+    "-1",
+    "99999999999999999999",
+    "1e308",
+    "nan",
+    "inf",
+    "x",
+    ":",
+    ",",
+    "|",
+    "..",
+    "leader(",
+    "broker:",
+    "()",
+    "1,2 | 3",
+    "0s",
+    "-5s",
+    "const:",
+    "uniform:1s..",
+    "zipf:",
+    "a=b",
+    "when",
+    "producer:",
+    "exp:0s",
+};
+
+/* Writes `value` in place of the value on line `line` (0-based) of `text`. */
+static char *
+replace_value(const char *text, guint line, const char *value, gboolean *has_value)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    *has_value = FALSE;
+    if (lines[line] == NULL || lines[line][0] == '[' || lines[line][0] == '#' ||
+        lines[line][0] == ';')
+        return NULL;
+    char *equals = strchr(lines[line], '=');
+    if (equals == NULL)
+        return NULL;
+    *has_value = TRUE;
+    equals[1] = '\0';
+    char *replaced = g_strconcat(lines[line], " ", value, NULL);
+    g_free(lines[line]);
+    lines[line] = replaced;
+    return g_strjoinv("\n", lines);
+}
+
+/* Every key of every good file, given each nasty value, loads or fails with
+ * a located message: never a crash. */
+static void
+test_scenario_nasty_values_never_crash(void **state)
+{
+    (void)state;
+    guint tried = 0;
+    for (guint f = 0; f < G_N_ELEMENTS(good_files); f++) {
+        g_autofree char *path = fixture_path(good_files[f]);
+        g_autofree char *text = NULL;
+        assert_true(g_file_get_contents(path, &text, NULL, NULL));
+        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+        guint n_lines = g_strv_length(lines);
+        for (guint line = 0; line < n_lines; line++) {
+            for (guint v = 0; v < G_N_ELEMENTS(nasty_values); v++) {
+                gboolean has_value = FALSE;
+                g_autofree char *mutant = replace_value(text, line, nasty_values[v], &has_value);
+                if (!has_value)
+                    break;
+                tried++;
+                g_autoptr(GError) error = NULL;
+                g_autoptr(Scenario) scenario = scenario_load_data(mutant, "nasty.ini", &error);
+                if (scenario == NULL) {
+                    assert_true(g_str_has_prefix(error->message, "nasty.ini"));
+                    continue;
+                }
+                scenario_check_invariants(scenario);
+                g_autoptr(GPtrArray) runs = scenario_variants(scenario);
+                assert_int_equal(runs->len, scenario_variant_count(scenario));
+            }
+        }
+    }
+    assert_true(tried > 1000);
+}
+
+/* Thousands of mutated good files never crash: each loads into a valid
+ * scenario or fails with a message that names the file. */
+static void
+test_scenario_mutations_never_crash(void **state)
+{
+    (void)state;
+    g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < G_N_ELEMENTS(good_files); i++) {
+        g_autofree char *path = fixture_path(good_files[i]);
+        char *original = NULL;
+        assert_true(g_file_get_contents(path, &original, NULL, NULL));
+        g_ptr_array_add(texts, original);
+    }
+    GRand *rand = g_rand_new_with_seed(20240601);
+    guint loaded = 0;
+    for (guint round = 0; round < MUTATION_ROUNDS; round++) {
+        g_autoptr(GString) text = g_string_new(texts->pdata[round % texts->len]);
+        guint edits = (guint)g_rand_int_range(rand, 1, 4);
+        for (guint e = 0; e < edits; e++)
+            mutate(text, rand);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(Scenario) scenario = scenario_load_data(text->str, "mutant.ini", &error);
+        if (scenario == NULL) {
+            assert_non_null(error);
+            assert_true(g_str_has_prefix(error->message, "mutant.ini"));
+            continue;
+        }
+        loaded++;
+        scenario_check_invariants(scenario);
+        g_autoptr(GPtrArray) runs = scenario_variants(scenario);
+        assert_int_equal(runs->len, scenario_variant_count(scenario));
+        g_autoptr(GError) set_error = NULL;
+        (void)scenario_apply_set(scenario, "acks=1", &set_error);
+        scenario_check_invariants(scenario);
+    }
+    g_rand_free(rand);
+    /* Some edits (inside comments, say) leave a valid file. */
+    assert_true(loaded > 0);
+    assert_true(loaded < MUTATION_ROUNDS);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scenario_example_parses),
+        cmocka_unit_test(test_scenario_example_faults),
+        cmocka_unit_test(test_scenario_good_fixtures),
+        cmocka_unit_test(test_scenario_defaults_are_filled),
+        cmocka_unit_test(test_scenario_comments_and_spacing),
+        cmocka_unit_test(test_scenario_consumer_groups),
+        cmocka_unit_test(test_scenario_bad_fixtures),
+        cmocka_unit_test(test_scenario_bad_fixtures_all_listed),
+        cmocka_unit_test(test_scenario_inline_bad_text),
+        cmocka_unit_test(test_scenario_set_overrides),
+        cmocka_unit_test(test_scenario_set_values_reach_runs),
+        cmocka_unit_test(test_scenario_set_partial_overlap_refused),
+        cmocka_unit_test(test_scenario_vary_cross_product),
+        cmocka_unit_test(test_scenario_expect_conditions),
+        cmocka_unit_test(test_scenario_sha256_and_names),
+        cmocka_unit_test(test_scenario_nasty_values_never_crash),
+        cmocka_unit_test(test_scenario_mutations_never_crash),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
