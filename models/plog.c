@@ -305,7 +305,8 @@ list_segments(Plog *log, GArray *bases)
             g_array_append_val(bases, base_offset);
             continue;
         }
-        gboolean is_index = g_str_has_suffix(file, ".index") || g_str_has_suffix(file, ".timeindex");
+        gboolean is_index =
+            g_str_has_suffix(file, ".index") || g_str_has_suffix(file, ".timeindex");
         g_autofree char *stem = g_strndup(name, strcspn(file, ".") + strlen(prefix));
         g_autofree char *log_name = g_strconcat(stem, ".log", NULL);
         if (g_str_has_suffix(file, ".tmp") || (is_index && !sim_disk_exists(log->disk, log_name)))
@@ -329,10 +330,12 @@ cut_overlap(Plog *log, gint64 next_base_offset)
     log->recovery.overlaps_cut++;
 }
 
-/* Opens the segments in offset order. After a cut, or at a segment that does
- * not begin where the previous one ends (its predecessor lost a tail in a
+/* Opens the segments in offset order. From the first segment that does not
+ * begin where the previous one ends (its predecessor lost or cut a tail in a
  * power loss), every later segment is deleted: what survives must be a
- * prefix of the log. */
+ * prefix of the log. A cut alone does not condemn the next segment: a tail
+ * cut at exactly the next segment's base (the torn garbage of an earlier
+ * recovery's unsynced cut, say) leaves the offsets continuous. */
 static void
 recover_segments(Plog *log, const GArray *bases, gint64 verify_from, gint64 now_ms)
 {
@@ -357,7 +360,6 @@ recover_segments(Plog *log, const GArray *bases, gint64 verify_from, gint64 now_
         log->recovery.batches_checked += scan.batches_checked;
         if (scan.cut)
             log->recovery.cut = TRUE;
-        dropping = scan.cut;
     }
 }
 
@@ -423,9 +425,9 @@ log_recover(Plog *log)
     recover_segments(log, bases, log->recovery.recovery_point_read, now_ms);
     replay_batches(log);
     if (log->segments->len == 0) {
-        g_ptr_array_add(log->segments, plog_segment_create(log->disk, log->dir, 0,
-                                                           log->config.index_interval_bytes,
-                                                           now_ms));
+        g_ptr_array_add(
+            log->segments,
+            plog_segment_create(log->disk, log->dir, 0, log->config.index_interval_bytes, now_ms));
     }
     recover_finish(log, epoch_body, log->recovery.recovery_point_read);
 }
@@ -596,8 +598,7 @@ log_roll(Plog *log, gint64 now_ms)
     KSIM_ASSERT(log->segments->len < SEGMENTS_MAX);
     gint64 base_offset = plog_log_end_offset(log);
     g_ptr_array_add(log->segments, plog_segment_create(log->disk, log->dir, base_offset,
-                                                       log->config.index_interval_bytes,
-                                                       now_ms));
+                                                       log->config.index_interval_bytes, now_ms));
     plog_flush(log, base_offset);
 }
 
@@ -622,11 +623,11 @@ log_append(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *status)
     g_byte_array_set_size(log->scratch, 0);
     plog_batch_encode(batch, log->scratch);
     if (plog_segment_should_roll(log_active(log), batch, plog_batch_size_bytes(batch),
-                                 log->scratch->len, log->config.segment_bytes,
-                                 log->config.roll_ms, now_ms))
+                                 log->scratch->len, log->config.segment_bytes, log->config.roll_ms,
+                                 now_ms))
         log_roll(log, now_ms);
-    *status = plog_segment_append(log_active(log), batch, log->scratch->data, log->scratch->len,
-                                  now_ms);
+    *status =
+        plog_segment_append(log_active(log), batch, log->scratch->data, log->scratch->len, now_ms);
     if (*status != SIM_DISK_OK)
         return -1;
     PlogBatchHeader header;
@@ -718,7 +719,10 @@ after_truncation(Plog *log, gint64 leo)
 {
     if (plog_epoch_cache_truncate_from_end(log->epochs, leo))
         write_epochs(log);
-    rebuild_producers(log);
+    /* Rebuilding reads every batch header; it is needed only when the
+     * truncation removed some producer's batches. */
+    if (plog_producer_state_last_offset(log->producers) >= leo)
+        rebuild_producers(log);
     for (guint i = 0; i < log->flushes->len; i++) {
         PlogFlush *flush = g_ptr_array_index(log->flushes, i);
         flush->target_offset = MIN(flush->target_offset, leo);
@@ -753,9 +757,9 @@ plog_truncate_fully_and_start_at(Plog *log, gint64 offset)
 {
     KSIM_ASSERT(offset >= 0);
     delete_newest(log, log->segments->len);
-    g_ptr_array_add(log->segments, plog_segment_create(log->disk, log->dir, offset,
-                                                       log->config.index_interval_bytes,
-                                                       log_now_ms(log)));
+    g_ptr_array_add(log->segments,
+                    plog_segment_create(log->disk, log->dir, offset,
+                                        log->config.index_interval_bytes, log_now_ms(log)));
     plog_epoch_cache_clear(log->epochs);
     write_epochs(log);
     plog_producer_state_clear(log->producers);
@@ -880,8 +884,8 @@ void
 plog_epoch_end_offset(const Plog *log, gint32 requested_epoch, gint32 *out_epoch,
                       gint64 *out_end_offset)
 {
-    plog_epoch_cache_end_offset(log->epochs, requested_epoch, plog_log_end_offset(log),
-                                out_epoch, out_end_offset);
+    plog_epoch_cache_end_offset(log->epochs, requested_epoch, plog_log_end_offset(log), out_epoch,
+                                out_end_offset);
 }
 
 const GArray *

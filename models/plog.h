@@ -53,11 +53,11 @@ typedef struct Plog Plog;
 
 /* The log's configuration, with Kafka's broker keys. */
 typedef struct {
-    gint64 segment_bytes;           /* log.segment.bytes: 1 GiB */
-    gint64 roll_ms;                 /* log.roll.ms (log.roll.hours = 168): 7 days */
-    gint64 index_interval_bytes;    /* log.index.interval.bytes: 4096 */
-    gint64 retention_ms;            /* log.retention.ms (log.retention.hours = 168); -1: unlimited */
-    gint64 retention_bytes;         /* log.retention.bytes: -1, unlimited */
+    gint64 segment_bytes;        /* log.segment.bytes: 1 GiB */
+    gint64 roll_ms;              /* log.roll.ms (log.roll.hours = 168): 7 days */
+    gint64 index_interval_bytes; /* log.index.interval.bytes: 4096 */
+    gint64 retention_ms;         /* log.retention.ms (log.retention.hours = 168); -1: unlimited */
+    gint64 retention_bytes;      /* log.retention.bytes: -1, unlimited */
     gint64 flush_interval_messages; /* log.flush.interval.messages: G_MAXINT64, never */
     gint64 flush_interval_ms;       /* log.flush.interval.ms: -1, unset: never */
 } PlogConfig;
@@ -81,15 +81,15 @@ typedef struct {
 
 /* What the last plog_open found on disk. */
 typedef struct {
-    gboolean found_files;           /* the directory held a log */
-    gboolean recovery_point_valid;  /* the recovery-point checkpoint was readable */
-    gboolean epoch_file_valid;      /* the leader-epoch checkpoint was readable */
-    gint64 recovery_point_read;     /* its value, 0 when unreadable */
+    gboolean found_files;          /* the directory held a log */
+    gboolean recovery_point_valid; /* the recovery-point checkpoint was readable */
+    gboolean epoch_file_valid;     /* the leader-epoch checkpoint was readable */
+    gint64 recovery_point_read;    /* its value, 0 when unreadable */
     guint segments_recovered;
-    guint segments_deleted;         /* after a cut, or not continuing the offsets */
-    guint overlaps_cut;             /* stale data cut where the next segment begins */
-    gboolean cut;                   /* a torn or corrupt tail was cut off */
-    guint64 batches_checked;        /* batches whose checksum was verified */
+    guint segments_deleted;  /* after a cut, or not continuing the offsets */
+    guint overlaps_cut;      /* stale data cut where the next segment begins */
+    gboolean cut;            /* a torn or corrupt tail was cut off */
+    guint64 batches_checked; /* batches whose checksum was verified */
 } PlogRecoveryInfo;
 
 /* Fills `config` with Kafka's defaults. */
@@ -117,8 +117,7 @@ gint64 plog_append(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *st
 /* The same for a follower, which keeps the leader's offsets: asserts
  * batch->base_offset == LEO. A follower must skip batches below its LEO and
  * truncate to the base of a batch that straddles it before appending. */
-gint64 plog_append_as_follower(Plog *log, PlogBatch *batch, gint64 now_ms,
-                               SimDiskStatus *status);
+gint64 plog_append_as_follower(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *status);
 
 /* Reads whole batches, starting with the one that holds `offset`, from that
  * batch's segment only (as Kafka's LocalLog.read): at least one batch, then

@@ -43,9 +43,9 @@
 #include <glib.h>
 
 typedef struct {
-    guint64 key;         /* 0: no key */
-    guint64 value;       /* the value the checker follows, or an internal payload */
-    guint32 size_bytes;  /* the record's size as counted; the payload is not stored */
+    guint64 key;        /* 0: no key */
+    guint64 value;      /* the value the checker follows, or an internal payload */
+    guint32 size_bytes; /* the record's size as counted; the payload is not stored */
 } PlogRecord;
 
 typedef enum {

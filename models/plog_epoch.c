@@ -195,7 +195,8 @@ parse_entry(PlogEpochCache *cache, const char *line)
     if (g_strv_length(fields) != 2)
         return FALSE;
     gint64 epoch, start_offset;
-    if (!parse_int(fields[0], G_MAXINT32, &epoch) || !parse_int(fields[1], G_MAXINT64, &start_offset))
+    if (!parse_int(fields[0], G_MAXINT32, &epoch) ||
+        !parse_int(fields[1], G_MAXINT64, &start_offset))
         return FALSE;
     const PlogEpochEntry *last = entry_last(cache);
     if (last != NULL && (last->epoch >= epoch || last->start_offset >= start_offset))

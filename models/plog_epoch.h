@@ -8,13 +8,12 @@
  * to `leader-epoch-checkpoint` beside the segments whenever it changes, and
  * truncates it with the log.
  *
- * File format, Kafka's checkpoint file plus a checksum line (so that a torn
- * write is detected rather than half-read):
+ * File format, Kafka's checkpoint file, to which plog_file adds a checksum line
+ * (so that a torn write is detected rather than half-read):
  *
- *     0                     version
+ *     0                         version
  *     <count>
  *     <epoch> <start_offset>    one line per entry, ascending
- *     xxh32 <8 hex digits>      XXH32 of every byte before this line
  */
 #ifndef PLOG_EPOCH_H
 #define PLOG_EPOCH_H
@@ -52,8 +51,7 @@ gint32 plog_epoch_cache_latest(const PlogEpochCache *cache);
  * otherwise (the largest epoch <= requested, the start offset of the first
  * epoch > requested). */
 void plog_epoch_cache_end_offset(const PlogEpochCache *cache, gint32 requested_epoch,
-                                 gint64 log_end_offset, gint32 *out_epoch,
-                                 gint64 *out_end_offset);
+                                 gint64 log_end_offset, gint32 *out_epoch, gint64 *out_end_offset);
 /* Kafka's truncateFromEnd: removes the entries starting at or after
  * `end_offset`. Returns TRUE when the cache changed. */
 gboolean plog_epoch_cache_truncate_from_end(PlogEpochCache *cache, gint64 end_offset);
@@ -66,10 +64,10 @@ void plog_epoch_cache_clear(PlogEpochCache *cache);
 /* The entries, ascending by epoch and by start offset. (transfer none) */
 const GArray *plog_epoch_cache_entries(const PlogEpochCache *cache);
 
-/* The file contents for the cache. (transfer full) */
+/* The checkpoint body for the cache. (transfer full) */
 GString *plog_epoch_cache_serialize(const PlogEpochCache *cache);
-/* Replaces the cache's entries by those in `data`; FALSE (and the cache left
- * empty) when the data is not a complete, well-formed checkpoint. */
+/* Replaces the cache's entries by those in a checkpoint body; FALSE (and the
+ * cache left empty) when it is not complete and well formed. */
 gboolean plog_epoch_cache_parse(PlogEpochCache *cache, const char *data, gsize len);
 
 /* Checks the ordering of the entries, and that each starts within

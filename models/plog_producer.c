@@ -238,6 +238,24 @@ plog_producer_state_count(const PlogProducerState *state)
     return (guint)g_tree_nnodes(state->entries);
 }
 
+static gboolean
+max_last_offset(gpointer key, gpointer value, gpointer data)
+{
+    (void)key;
+    const ProducerEntry *entry = value;
+    gint64 *max = data;
+    *max = MAX(*max, entry->last_offset);
+    return FALSE;
+}
+
+gint64
+plog_producer_state_last_offset(const PlogProducerState *state)
+{
+    gint64 max = PLOG_NO_OFFSET;
+    g_tree_foreach(state->entries, max_last_offset, &max);
+    return max;
+}
+
 gboolean
 plog_producer_state_lookup(const PlogProducerState *state, gint64 producer_id, gint16 *out_epoch,
                            const GArray **out_batches)

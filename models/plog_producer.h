@@ -34,10 +34,10 @@ typedef struct {
 } PlogProducerBatchInfo;
 
 typedef enum {
-    PLOG_PRODUCER_OK = 0,                   /* the next batch in sequence: append it */
-    PLOG_PRODUCER_DUPLICATE,                /* a retry of a remembered batch */
-    PLOG_PRODUCER_OUT_OF_ORDER_SEQUENCE,    /* a gap, or a too-old retry */
-    PLOG_PRODUCER_INVALID_PRODUCER_EPOCH,   /* an older epoch: a fenced producer */
+    PLOG_PRODUCER_OK = 0,                 /* the next batch in sequence: append it */
+    PLOG_PRODUCER_DUPLICATE,              /* a retry of a remembered batch */
+    PLOG_PRODUCER_OUT_OF_ORDER_SEQUENCE,  /* a gap, or a too-old retry */
+    PLOG_PRODUCER_INVALID_PRODUCER_EPOCH, /* an older epoch: a fenced producer */
 } PlogProducerStatus;
 
 typedef struct {
@@ -78,6 +78,9 @@ void plog_producer_state_evict_before(PlogProducerState *state, gint64 log_start
 void plog_producer_state_clear(PlogProducerState *state);
 
 guint plog_producer_state_count(const PlogProducerState *state);
+/* The largest offset of any remembered producer's last batch, or
+ * PLOG_NO_OFFSET (-1) when no producer is known. */
+gint64 plog_producer_state_last_offset(const PlogProducerState *state);
 /* The producer's epoch and remembered batches, oldest first; FALSE when the
  * producer is unknown. `batches` is borrowed until the next change. */
 gboolean plog_producer_state_lookup(const PlogProducerState *state, gint64 producer_id,

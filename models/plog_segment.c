@@ -70,6 +70,13 @@ typedef struct {
 
 #define POSITION_MAX ((gint64)G_MAXUINT32)
 #define RELATIVE_OFFSET_MAX ((gint64)G_MAXINT32)
+/* Kafka rolls a segment whose offset index is full: segment.index.bytes
+ * (10 MiB) of 8-byte entries. */
+#define INDEX_ENTRIES_MAX (10 * 1024 * 1024 / 8)
+/* Each unflushed append is an entry on the disk's write list, which the disk
+ * bounds; a roll flushes the old segment. Kafka has no such limit, and a
+ * segment reaches it only with tiny batches that are never flushed. */
+#define SEGMENT_BATCHES_MAX (1u << 22)
 
 /* ---- names ---- */
 
@@ -106,8 +113,7 @@ segment_new(SimDisk *disk, const char *dir, gint64 base_offset, gint64 index_int
     PlogSegment *segment = g_new0(PlogSegment, 1);
     segment->disk = disk;
     segment->log_name = plog_segment_log_name(dir, base_offset);
-    segment->index_name =
-        g_strdup_printf("%s/%020" G_GINT64_FORMAT ".index", dir, base_offset);
+    segment->index_name = g_strdup_printf("%s/%020" G_GINT64_FORMAT ".index", dir, base_offset);
     segment->time_index_name =
         g_strdup_printf("%s/%020" G_GINT64_FORMAT ".timeindex", dir, base_offset);
     segment->base_offset = base_offset;
@@ -151,8 +157,8 @@ file_create_empty(SimDisk *disk, const char *name)
 }
 
 PlogSegment *
-plog_segment_create(SimDisk *disk, const char *dir, gint64 base_offset,
-                    gint64 index_interval_bytes, gint64 now_ms)
+plog_segment_create(SimDisk *disk, const char *dir, gint64 base_offset, gint64 index_interval_bytes,
+                    gint64 now_ms)
 {
     PlogSegment *segment = segment_new(disk, dir, base_offset, index_interval_bytes, now_ms);
     file_create_empty(disk, segment->log_name);
@@ -285,8 +291,7 @@ plan_batch(const PlogSegment *segment, const BatchDesc *batch, AppendPlan *plan)
     plan->add_index = segment->bytes_since_index > segment->index_interval_bytes;
     plan->index_entry.relative_offset = relative_offset(segment, batch->base_offset);
     plan->index_entry.position = (guint32)segment->file_bytes;
-    plan->add_time_index =
-        plan->add_index && plan->max_timestamp_ms > time_index_last_ms(segment);
+    plan->add_time_index = plan->add_index && plan->max_timestamp_ms > time_index_last_ms(segment);
     plan->time_entry.timestamp_ms = plan->max_timestamp_ms;
     if (plan->add_time_index)
         plan->time_entry.relative_offset = relative_offset(segment, plan->offset_of_max_timestamp);
@@ -491,6 +496,8 @@ plog_segment_should_roll(const PlogSegment *segment, const PlogBatch *batch, gin
         return TRUE;
     if (segment->file_bytes + (gint64)encoded_bytes > POSITION_MAX)
         return TRUE;
+    if (segment->index->len >= INDEX_ENTRIES_MAX || segment->batch_count >= SEGMENT_BATCHES_MAX)
+        return TRUE;
     gint64 waited_ms = now_ms - segment->created_ms;
     if (segment->rolling_timestamp_ms != PLOG_NO_TIMESTAMP)
         waited_ms = batch->max_timestamp_ms - segment->rolling_timestamp_ms;
@@ -534,7 +541,8 @@ plog_segment_append(PlogSegment *segment, const PlogBatch *batch, const guint8 *
     };
     AppendPlan plan;
     plan_batch(segment, &desc, &plan);
-    SimDiskStatus status = sim_disk_append(segment->disk, segment->log_name, encoded, encoded_bytes);
+    SimDiskStatus status =
+        sim_disk_append(segment->disk, segment->log_name, encoded, encoded_bytes);
     if (status != SIM_DISK_OK)
         return status;
     write_index_entries(segment, &plan);
@@ -583,8 +591,7 @@ plog_segment_find_position(const PlogSegment *segment, gint64 offset)
 }
 
 gint64
-plog_segment_read(const PlogSegment *segment, gint64 position, GByteArray *scratch,
-                  PlogBatch **out)
+plog_segment_read(const PlogSegment *segment, gint64 position, GByteArray *scratch, PlogBatch **out)
 {
     KSIM_ASSERT(out != NULL);
     KSIM_ASSERT(position >= 0);

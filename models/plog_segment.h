@@ -104,8 +104,10 @@ const GArray *plog_segment_time_index(const PlogSegment *segment);
  * `encoded_bytes` encoded bytes: TRUE when the segment is not empty and the
  * batch would take it past `segment_bytes`, or the segment is older than
  * `roll_ms` (measured from its first batch's timestamp to the batch's, or by
- * `now_ms` from its creation when timestamps are absent), or the batch's
- * offsets or position would not fit the index. */
+ * `now_ms` from its creation when timestamps are absent), or its index is
+ * full (Kafka's segment.index.bytes), or it holds 2^22 batches (a bound on the
+ * disk's write list), or the batch's offsets or position would not fit the
+ * index. */
 gboolean plog_segment_should_roll(const PlogSegment *segment, const PlogBatch *batch,
                                   gint64 size_bytes, gsize encoded_bytes, gint64 segment_bytes,
                                   gint64 roll_ms, gint64 now_ms);

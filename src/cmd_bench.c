@@ -15,6 +15,7 @@ typedef struct {
 
 static const Bench BENCHES[] = {
     {"engine", bench_engine, "scheduler hold model against a bare heap; network replication ping"},
+    {"log", bench_log, "partition log appends and lookups at 10^4 and 10^7 records"},
     {"cluster", bench_cluster, "3 brokers, RF 3, acks=all, 10^6 records"},
 };
 

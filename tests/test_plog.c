@@ -1,0 +1,899 @@
+/*
+ * Unit tests for plog, the partition log, at its edges: the empty log, offset
+ * assignment and reads, index lookups at segment and index-interval
+ * boundaries, segment rolls by size and by time, truncation into the middle of
+ * a batch and to a new start, torn and corrupt tails, segments that no longer
+ * continue the offsets, retention, flushes and the recovery point, the
+ * leader-epoch cache and the producer state across crashes, a full disk.
+ *
+ * Every test runs a real SimWorld with one node whose model object is the
+ * fixture: its crash callback frees the log and its restart callback reopens
+ * it, as a broker does. The log's invariants are checked after every event.
+ */
+#include "plog.h"
+
+#include "plog_file.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* Record values are their offset plus this, so reads can be checked. */
+#define VALUE_BASE 1000000
+
+typedef struct {
+    SimWorld *world;
+    SimNodeId node;
+    SimDisk *disk;
+    PlogConfig config;
+    Plog *log; /* NULL while the node is down */
+} Fixture;
+
+/* ---- fixture ---- */
+
+static void
+noop_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
+{
+    (void)world;
+    (void)ctx;
+    (void)from;
+    (void)msg;
+}
+
+static void
+noop_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReason reason)
+{
+    (void)world;
+    (void)ctx;
+    (void)peer;
+    (void)reason;
+}
+
+static void
+node_crash_cb(SimWorld *world, void *ctx)
+{
+    (void)world;
+    Fixture *fx = ctx;
+    plog_free(fx->log);
+    fx->log = NULL;
+}
+
+static void
+node_restart_cb(SimWorld *world, void *ctx)
+{
+    Fixture *fx = ctx;
+    fx->log = plog_open(world, fx->node, "orders", 3, &fx->config);
+    plog_check_files(fx->log);
+}
+
+static const SimNodeOps node_ops = {noop_message, noop_disconnect, node_crash_cb, node_restart_cb};
+
+static void
+check_after_event(SimWorld *world, void *user_data)
+{
+    (void)world;
+    Fixture *fx = user_data;
+    if (fx->log != NULL)
+        plog_check_invariants(fx->log);
+}
+
+static int
+setup(void **state)
+{
+    Fixture *fx = g_new0(Fixture, 1);
+    fx->world = sim_world_new(7);
+    fx->node = sim_node_add(fx->world, "b0", &node_ops, fx);
+    fx->disk = sim_node_disk(fx->world, fx->node);
+    plog_config_init(&fx->config);
+    sim_world_set_after_event(fx->world, check_after_event, fx);
+    *state = fx;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    Fixture *fx = *state;
+    if (fx->log != NULL)
+        plog_check_files(fx->log);
+    plog_free(fx->log);
+    sim_world_free(fx->world);
+    g_free(fx);
+    return 0;
+}
+
+static void
+fx_open(Fixture *fx)
+{
+    fx->log = plog_open(fx->world, fx->node, "orders", 3, &fx->config);
+    plog_check_files(fx->log);
+}
+
+static void
+fx_crash_restart(Fixture *fx)
+{
+    sim_node_crash(fx->world, fx->node);
+    assert_null(fx->log);
+    sim_node_restart(fx->world, fx->node);
+    assert_non_null(fx->log);
+}
+
+static void
+fx_power_loss_restart(Fixture *fx)
+{
+    sim_node_power_loss(fx->world, fx->node);
+    sim_node_restart(fx->world, fx->node);
+}
+
+static void
+fx_run_ms(Fixture *fx, gint64 ms)
+{
+    sim_world_run_until(fx->world, sim_now_ns(fx->world) + ms * SIM_NS_PER_MS);
+}
+
+/* ---- batches ---- */
+
+static PlogBatch *
+make_batch(guint records, guint64 first_value, guint32 size_bytes, gint64 timestamp_ms)
+{
+    PlogBatch *batch = plog_batch_new();
+    for (guint i = 0; i < records; i++)
+        plog_batch_add_record(batch, i % 2, first_value + i, size_bytes);
+    batch->first_timestamp_ms = timestamp_ms;
+    batch->max_timestamp_ms = timestamp_ms;
+    return batch;
+}
+
+/* Appends a batch of `records` records whose values follow their offsets. */
+static gint64
+append_at(Fixture *fx, guint records, guint32 size_bytes, gint64 timestamp_ms, gint64 now_ms)
+{
+    gint64 leo = plog_log_end_offset(fx->log);
+    g_autoptr(PlogBatch) batch =
+        make_batch(records, (guint64)leo + VALUE_BASE, size_bytes, timestamp_ms);
+    SimDiskStatus status = SIM_DISK_ENOENT;
+    gint64 base_offset = plog_append(fx->log, batch, now_ms, &status);
+    assert_int_equal(status, SIM_DISK_OK);
+    assert_int_equal(base_offset, leo);
+    assert_int_equal(plog_log_end_offset(fx->log), leo + records);
+    plog_check_files(fx->log);
+    return base_offset;
+}
+
+static gint64
+append(Fixture *fx, guint records, guint32 size_bytes, gint64 timestamp_ms)
+{
+    return append_at(fx, records, size_bytes, timestamp_ms, timestamp_ms);
+}
+
+/* The batch holding `offset`, read alone; its values are checked. */
+static PlogBatch *
+read_batch(Fixture *fx, gint64 offset)
+{
+    g_autoptr(GPtrArray) out = plog_batch_array_new();
+    assert_int_equal(plog_read(fx->log, offset, 1, out), PLOG_READ_OK);
+    assert_int_equal(out->len, 1);
+    PlogBatch *batch = g_ptr_array_steal_index(out, 0);
+    assert_true(batch->base_offset <= offset);
+    assert_true(plog_batch_last_offset(batch) >= offset);
+    for (guint i = 0; i < batch->records->len; i++)
+        assert_int_equal(g_array_index(batch->records, PlogRecord, i).value,
+                         (guint64)(batch->base_offset + i + VALUE_BASE));
+    return batch;
+}
+
+static void
+assert_reads_everything(Fixture *fx)
+{
+    for (gint64 offset = plog_log_start_offset(fx->log); offset < plog_log_end_offset(fx->log);
+         offset++) {
+        g_autoptr(PlogBatch) batch = read_batch(fx, offset);
+        (void)batch;
+    }
+}
+
+static char *
+log_file(gint64 base_offset, const char *suffix)
+{
+    return g_strdup_printf("orders-3/%020" G_GINT64_FORMAT "%s", base_offset, suffix);
+}
+
+static void
+assert_segments(Fixture *fx, const gint64 *bases, guint count)
+{
+    assert_int_equal(plog_segment_count(fx->log), count);
+    for (guint i = 0; i < count; i++) {
+        PlogSegmentInfo info;
+        plog_segment_info(fx->log, i, &info);
+        assert_int_equal(info.base_offset, bases[i]);
+        g_autofree char *name = log_file(bases[i], ".log");
+        assert_true(sim_disk_exists(fx->disk, name));
+    }
+}
+
+/* The file positions of the batches in a `.log` file, read with the codec. */
+static GArray *
+batch_positions(Fixture *fx, const char *name)
+{
+    GArray *positions = g_array_new(FALSE, FALSE, sizeof(gint64));
+    gint64 size = sim_disk_size(fx->disk, name);
+    gint64 position = 0;
+    while (position < size) {
+        guint8 buf[PLOG_BATCH_HEADER_BYTES];
+        assert_int_equal(sim_disk_read(fx->disk, name, position, buf, sizeof buf), sizeof buf);
+        PlogBatchHeader h;
+        assert_true(plog_batch_header_decode(buf, sizeof buf, &h));
+        g_array_append_val(positions, position);
+        position += plog_batch_header_encoded_bytes(&h);
+    }
+    return positions;
+}
+
+/* ---- tests ---- */
+
+static void
+test_plog_empty_log(void **state)
+{
+    /* Goal: a new log is empty at offset 0, reads and truncates as such, and
+     * reopens empty after a crash and a power loss. */
+    Fixture *fx = *state;
+    fx_open(fx);
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal(plog_log_start_offset(fx->log), 0);
+        assert_int_equal(plog_log_end_offset(fx->log), 0);
+        assert_int_equal(plog_recovery_point(fx->log), 0);
+        assert_int_equal(plog_size_bytes(fx->log), 0);
+        g_autoptr(GPtrArray) out = plog_batch_array_new();
+        assert_int_equal(plog_read(fx->log, 0, 1000, out), PLOG_READ_OK);
+        assert_int_equal(out->len, 0);
+        assert_int_equal(plog_read(fx->log, 1, 1000, out), PLOG_READ_OFFSET_OUT_OF_RANGE);
+        assert_int_equal(plog_truncate_to(fx->log, 0), 0);
+        assert_int_equal(plog_apply_retention(fx->log, G_MAXINT32), 0);
+        assert_int_equal(plog_offset_for_timestamp(fx->log, 0), -1);
+        gint32 epoch;
+        gint64 end_offset;
+        plog_epoch_end_offset(fx->log, 0, &epoch, &end_offset);
+        assert_int_equal(epoch, PLOG_UNDEFINED_EPOCH);
+        assert_int_equal(end_offset, PLOG_UNDEFINED_EPOCH_OFFSET);
+        g_autofree char *name = log_file(0, ".log");
+        assert_true(sim_disk_exists(fx->disk, name));
+        assert_true(sim_disk_exists(fx->disk, "orders-3/recovery-point-offset-checkpoint"));
+        assert_true(sim_disk_exists(fx->disk, "orders-3/leader-epoch-checkpoint"));
+        if (round == 0)
+            fx_crash_restart(fx);
+        else
+            fx_power_loss_restart(fx);
+    }
+}
+
+static void
+test_plog_append_and_read_limits(void **state)
+{
+    /* Goal: offsets are assigned in order; a read returns whole batches from
+     * the one holding the offset, at least one, then up to max_bytes. */
+    Fixture *fx = *state;
+    fx_open(fx);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(append(fx, 4, 100, i), 4 * i);
+    assert_int_equal(plog_size_bytes(fx->log), 5 * (PLOG_BATCH_OVERHEAD_BYTES + 400));
+    assert_reads_everything(fx);
+    static const struct {
+        gint64 offset;
+        gint64 max_bytes;
+        guint batches;
+        gint64 first_base;
+    } cases[] = {
+        {0, 0, 1, 0},       /* at least one batch */
+        {6, 461, 1, 4},     /* exactly one batch's size */
+        {6, 921, 1, 4},     /* one byte short of two */
+        {6, 922, 2, 4},     /* two */
+        {6, 1000000, 4, 4}, /* to the end */
+        {19, 1000000, 1, 16},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GPtrArray) out = plog_batch_array_new();
+        assert_int_equal(plog_read(fx->log, cases[i].offset, cases[i].max_bytes, out),
+                         PLOG_READ_OK);
+        assert_int_equal(out->len, cases[i].batches);
+        const PlogBatch *first = g_ptr_array_index(out, 0);
+        assert_int_equal(first->base_offset, cases[i].first_base);
+    }
+    g_autoptr(GPtrArray) out = plog_batch_array_new();
+    assert_int_equal(plog_read(fx->log, 21, 100, out), PLOG_READ_OFFSET_OUT_OF_RANGE);
+}
+
+static void
+test_plog_index_lookup_at_boundaries(void **state)
+{
+    /* Goal: index entries follow Kafka's interval rule, and lookups at and
+     * around every index entry and segment boundary find the right batch. */
+    Fixture *fx = *state;
+    fx->config.index_interval_bytes = 1000;
+    fx->config.segment_bytes = 5000;
+    fx_open(fx);
+    /* Batches of 2 records x 200 bytes: 461 logical bytes. An entry goes to
+     * the batch after more than 1000 bytes: batches 3, 6, 9 of each segment.
+     * A segment takes 10 batches (4610 bytes; an 11th would pass 5000). */
+    for (int i = 0; i < 25; i++)
+        append(fx, 2, 200, i);
+    static const gint64 bases[] = {0, 20, 40};
+    assert_segments(fx, bases, 3);
+    static const struct {
+        guint segment;
+        guint index_entries;
+    } expected[] = {{0, 3}, {1, 3}, {2, 1}};
+    for (gsize i = 0; i < G_N_ELEMENTS(expected); i++) {
+        PlogSegmentInfo info;
+        plog_segment_info(fx->log, expected[i].segment, &info);
+        assert_int_equal(info.index_entries, expected[i].index_entries);
+    }
+    static const gint64 probes[] = {0,  1,  5,  6,  7,  11, 12, 13, 17, 18, 19, 20,
+                                    21, 25, 26, 39, 40, 41, 45, 46, 47, 48, 49};
+    for (gsize i = 0; i < G_N_ELEMENTS(probes); i++) {
+        g_autoptr(PlogBatch) batch = read_batch(fx, probes[i]);
+        assert_int_equal(batch->base_offset, probes[i] - probes[i] % 2);
+    }
+    assert_reads_everything(fx);
+}
+
+static void
+test_plog_roll_by_size(void **state)
+{
+    /* Goal: a segment rolls when the next batch would take it past
+     * segment_bytes; a batch larger than a segment still gets one of its own. */
+    Fixture *fx = *state;
+    fx->config.segment_bytes = 1000;
+    fx_open(fx);
+    /* 1 record of 239 bytes: 300 logical bytes, three per segment. */
+    for (int i = 0; i < 7; i++)
+        append(fx, 1, 239, 0);
+    append(fx, 1, 5000, 0);
+    append(fx, 1, 239, 0);
+    static const gint64 bases[] = {0, 3, 6, 7, 8};
+    assert_segments(fx, bases, G_N_ELEMENTS(bases));
+    PlogSegmentInfo info;
+    plog_segment_info(fx->log, 0, &info);
+    assert_int_equal(info.size_bytes, 900);
+    assert_int_equal(info.next_offset, 3);
+    assert_reads_everything(fx);
+    /* Rolling flushed the old segments in the background. */
+    fx_run_ms(fx, 100);
+    assert_int_equal(plog_recovery_point(fx->log), 8);
+}
+
+static void
+test_plog_roll_by_time(void **state)
+{
+    /* Goal: a segment rolls when a batch is more than roll_ms newer than the
+     * segment's first batch, or, without timestamps, when the segment is
+     * older than roll_ms by the broker's clock. */
+    Fixture *fx = *state;
+    fx->config.roll_ms = 1000;
+    fx_open(fx);
+    static const gint64 timestamps[] = {0, 500, 1000, 1001, 1500, 2001, 2002, 3002};
+    for (gsize i = 0; i < G_N_ELEMENTS(timestamps); i++)
+        append(fx, 1, 10, timestamps[i]);
+    static const gint64 bases[] = {0, 3, 6};
+    assert_segments(fx, bases, G_N_ELEMENTS(bases));
+    /* Batches without timestamps: a segment created at 0 ms of the broker's
+     * clock rolls once it is more than 1000 ms old. */
+    plog_truncate_fully_and_start_at(fx->log, 100);
+    static const struct {
+        gint64 now_ms;
+        guint segments;
+    } untimed[] = {{500, 1}, {1000, 1}, {1001, 2}, {2001, 2}, {2002, 3}};
+    for (gsize i = 0; i < G_N_ELEMENTS(untimed); i++) {
+        append_at(fx, 1, 10, PLOG_NO_TIMESTAMP, untimed[i].now_ms);
+        assert_int_equal(plog_segment_count(fx->log), untimed[i].segments);
+    }
+}
+
+static void
+test_plog_truncate_into_batch(void **state)
+{
+    /* Goal: truncating into a batch removes the whole batch (Kafka cuts at
+     * batch boundaries), later segments and their index entries, and the
+     * next append reuses the offsets. */
+    Fixture *fx = *state;
+    fx->config.segment_bytes = 2 * (PLOG_BATCH_OVERHEAD_BYTES + 5 * 100);
+    fx->config.index_interval_bytes = 0;
+    fx_open(fx);
+    for (int i = 0; i < 6; i++)
+        append(fx, 5, 100, i);
+    static const gint64 three[] = {0, 10, 20};
+    assert_segments(fx, three, 3);
+    assert_int_equal(plog_truncate_to(fx->log, 12), 10);
+    static const gint64 two[] = {0, 10};
+    assert_segments(fx, two, 2);
+    g_autofree char *gone = log_file(20, ".log");
+    assert_false(sim_disk_exists(fx->disk, gone));
+    g_autoptr(GPtrArray) out = plog_batch_array_new();
+    assert_int_equal(plog_read(fx->log, 12, 100, out), PLOG_READ_OFFSET_OUT_OF_RANGE);
+    assert_int_equal(plog_truncate_to(fx->log, 7), 5);
+    static const gint64 one[] = {0};
+    assert_segments(fx, one, 1);
+    PlogSegmentInfo info;
+    plog_segment_info(fx->log, 0, &info);
+    assert_int_equal(info.index_entries, 0);
+    assert_int_equal(append(fx, 3, 100, 9), 5);
+    plog_segment_info(fx->log, 0, &info);
+    assert_int_equal(info.index_entries, 1);
+    assert_int_equal(plog_truncate_to(fx->log, 100), 8);
+    assert_reads_everything(fx);
+    fx_crash_restart(fx);
+    assert_int_equal(plog_log_end_offset(fx->log), 8);
+    assert_reads_everything(fx);
+}
+
+static void
+test_plog_torn_or_corrupt_tail_is_cut(void **state)
+{
+    /* Goal: recovery cuts a last batch that is short or holds garbage, and
+     * keeps everything before it. */
+    Fixture *fx = *state;
+    fx_open(fx);
+    for (int i = 0; i < 4; i++)
+        append(fx, 10, 50, i);
+    g_autofree char *name = log_file(0, ".log");
+    g_autoptr(GArray) positions = batch_positions(fx, name);
+    gint64 last = g_array_index(positions, gint64, 3);
+    static const guint8 garbage[] = {0xde, 0xad, 0xbe, 0xef};
+    assert_int_equal(sim_disk_write(fx->disk, name, last + 70, garbage, sizeof garbage),
+                     SIM_DISK_OK);
+    g_autoptr(GPtrArray) out = plog_batch_array_new();
+    assert_int_equal(plog_read(fx->log, 35, 100, out), PLOG_READ_CORRUPT);
+    fx_crash_restart(fx);
+    assert_true(plog_recovery_info(fx->log)->cut);
+    assert_int_equal(plog_log_end_offset(fx->log), 30);
+    assert_int_equal(sim_disk_size(fx->disk, name), last);
+    assert_reads_everything(fx);
+    /* A last batch cut short by a few bytes. */
+    gint64 second = g_array_index(positions, gint64, 2);
+    assert_int_equal(sim_disk_truncate(fx->disk, name, last - 3), SIM_DISK_OK);
+    fx_crash_restart(fx);
+    assert_true(plog_recovery_info(fx->log)->cut);
+    assert_int_equal(plog_log_end_offset(fx->log), 20);
+    assert_int_equal(sim_disk_size(fx->disk, name), second);
+    assert_int_equal(append(fx, 2, 50, 9), 20);
+}
+
+static void
+test_plog_power_loss_tears_unflushed_tail(void **state)
+{
+    /* Goal: over many seeds, a power loss keeps everything flushed, keeps a
+     * prefix of the rest, and sometimes has to cut a torn batch. */
+    (void)state;
+    guint cuts = 0;
+    for (guint64 seed = 1; seed <= 60; seed++) {
+        Fixture fx = {0};
+        fx.world = sim_world_new(seed);
+        fx.node = sim_node_add(fx.world, "b0", &node_ops, &fx);
+        fx.disk = sim_node_disk(fx.world, fx.node);
+        plog_config_init(&fx.config);
+        fx_open(&fx);
+        for (int i = 0; i < 4; i++)
+            append(&fx, 20, 100, i);
+        plog_flush(fx.log, 80);
+        fx_run_ms(&fx, 50);
+        assert_int_equal(plog_recovery_point(fx.log), 80);
+        for (int i = 0; i < 6; i++)
+            append(&fx, 20, 100, 10 + i);
+        fx_power_loss_restart(&fx);
+        gint64 leo = plog_log_end_offset(fx.log);
+        assert_true(leo >= 80);
+        assert_int_equal(leo % 20, 0);
+        assert_reads_everything(&fx);
+        cuts += plog_recovery_info(fx.log)->cut;
+        plog_free(fx.log);
+        sim_world_free(fx.world);
+    }
+    assert_true(cuts > 0);
+}
+
+static void
+test_plog_recovery_drops_segments_after_a_gap(void **state)
+{
+    /* Goal: when a segment lost its tail, the later segments no longer
+     * continue its offsets and recovery deletes them: a prefix survives. */
+    Fixture *fx = *state;
+    fx->config.segment_bytes = 3 * (PLOG_BATCH_OVERHEAD_BYTES + 100);
+    fx_open(fx);
+    for (int i = 0; i < 9; i++)
+        append(fx, 1, 100, i);
+    static const gint64 three[] = {0, 3, 6};
+    assert_segments(fx, three, 3);
+    g_autofree char *first = log_file(0, ".log");
+    g_autoptr(GArray) positions = batch_positions(fx, first);
+    assert_int_equal(sim_disk_truncate(fx->disk, first, g_array_index(positions, gint64, 2)),
+                     SIM_DISK_OK);
+    fx_crash_restart(fx);
+    const PlogRecoveryInfo *info = plog_recovery_info(fx->log);
+    assert_false(info->cut);
+    assert_int_equal(info->segments_deleted, 2);
+    assert_int_equal(plog_log_end_offset(fx->log), 2);
+    static const gint64 one[] = {0};
+    assert_segments(fx, one, 1);
+    g_autofree char *index = log_file(3, ".index");
+    assert_false(sim_disk_exists(fx->disk, index));
+    assert_reads_everything(fx);
+}
+
+/* Appends `bytes` to the `.log` file of segment `base_offset`. */
+static void
+append_to_file(Fixture *fx, gint64 base_offset, const guint8 *bytes, gsize len)
+{
+    g_autofree char *name = log_file(base_offset, ".log");
+    assert_int_equal(sim_disk_append(fx->disk, name, bytes, len), SIM_DISK_OK);
+}
+
+static void
+test_plog_recovery_keeps_segments_after_a_clean_cut(void **state)
+{
+    /* Goal: garbage cut off a segment exactly where the next one begins (what
+     * an unsynced cut of an earlier recovery leaves) condemns nothing after
+     * it; stale whole batches there are cut too and the newer segments kept. */
+    Fixture *fx = *state;
+    fx->config.segment_bytes = 3 * (PLOG_BATCH_OVERHEAD_BYTES + 100);
+    fx_open(fx);
+    for (int i = 0; i < 7; i++)
+        append(fx, 1, 100, i);
+    static const gint64 three[] = {0, 3, 6};
+    assert_segments(fx, three, 3);
+    static const guint8 garbage[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+    append_to_file(fx, 0, garbage, sizeof garbage);
+    fx_crash_restart(fx);
+    assert_true(plog_recovery_info(fx->log)->cut);
+    assert_int_equal(plog_recovery_info(fx->log)->segments_deleted, 0);
+    assert_int_equal(plog_log_end_offset(fx->log), 7);
+    /* A whole, valid batch at offset 3 left behind in segment 0. */
+    g_autoptr(PlogBatch) stale = make_batch(2, 42, 100, 0);
+    stale->base_offset = 3;
+    g_autoptr(GByteArray) bytes = g_byte_array_new();
+    plog_batch_encode(stale, bytes);
+    append_to_file(fx, 0, bytes->data, bytes->len);
+    fx_crash_restart(fx);
+    assert_int_equal(plog_recovery_info(fx->log)->overlaps_cut, 1);
+    assert_int_equal(plog_recovery_info(fx->log)->segments_deleted, 0);
+    assert_segments(fx, three, 3);
+    assert_int_equal(plog_log_end_offset(fx->log), 7);
+    assert_reads_everything(fx);
+}
+
+static void
+test_plog_retention_keeps_active_segment(void **state)
+{
+    /* Goal: retention by time deletes every old segment but the active one;
+     * by size it keeps the log at least retention_bytes; the log start, the
+     * epoch cache and the producer state follow. */
+    Fixture *fx = *state;
+    fx->config.segment_bytes = 2 * (PLOG_BATCH_OVERHEAD_BYTES + 100);
+    fx->config.retention_ms = 1000;
+    fx_open(fx);
+    assert_true(plog_epoch_assign(fx->log, 1, 0));
+    for (int i = 0; i < 7; i++)
+        append(fx, 1, 100, i);
+    assert_true(plog_epoch_assign(fx->log, 2, 7));
+    for (int i = 7; i < 10; i++)
+        append(fx, 1, 100, i);
+    static const gint64 five[] = {0, 2, 4, 6, 8};
+    assert_segments(fx, five, 5);
+    assert_int_equal(plog_apply_retention(fx->log, 1001), 0);
+    /* Segment [0, 2) has max timestamp 1: more than 1000 ms old at 1002. */
+    assert_int_equal(plog_apply_retention(fx->log, 1004), 2);
+    assert_int_equal(plog_log_start_offset(fx->log), 4);
+    assert_int_equal(plog_recovery_point(fx->log), 4);
+    assert_int_equal(plog_apply_retention_below(fx->log, 100000, 6), 1);
+    assert_int_equal(plog_log_start_offset(fx->log), 6);
+    assert_int_equal(plog_apply_retention(fx->log, 100000), 1);
+    static const gint64 active[] = {8};
+    assert_segments(fx, active, 1);
+    g_autoptr(GPtrArray) out = plog_batch_array_new();
+    assert_int_equal(plog_read(fx->log, 7, 100, out), PLOG_READ_OFFSET_OUT_OF_RANGE);
+    const GArray *epochs = plog_epoch_entries(fx->log);
+    assert_int_equal(epochs->len, 1);
+    assert_int_equal(g_array_index(epochs, PlogEpochEntry, 0).epoch, 2);
+    assert_int_equal(g_array_index(epochs, PlogEpochEntry, 0).start_offset, 8);
+    g_autofree char *gone = log_file(0, ".log");
+    assert_false(sim_disk_exists(fx->disk, gone));
+    fx_crash_restart(fx);
+    assert_segments(fx, active, 1);
+    assert_int_equal(plog_epoch_entries(fx->log)->len, 1);
+}
+
+static void
+test_plog_retention_by_bytes(void **state)
+{
+    /* Goal: retention.bytes deletes the oldest segments only while what is
+     * left stays at or above the limit. */
+    Fixture *fx = *state;
+    gint64 batch_bytes = PLOG_BATCH_OVERHEAD_BYTES + 100;
+    fx->config.segment_bytes = 2 * batch_bytes;
+    fx->config.retention_ms = -1;
+    fx->config.retention_bytes = 5 * batch_bytes;
+    fx_open(fx);
+    for (int i = 0; i < 9; i++)
+        append(fx, 1, 100, i);
+    /* Segments of 2, 2, 2, 2, 1 batches: 9; deleting two leaves 5. */
+    assert_int_equal(plog_apply_retention(fx->log, G_MAXINT64 / 2), 2);
+    assert_int_equal(plog_log_start_offset(fx->log), 4);
+    assert_int_equal(plog_size_bytes(fx->log), 5 * batch_bytes);
+    assert_int_equal(plog_apply_retention(fx->log, G_MAXINT64 / 2), 0);
+}
+
+static void
+test_plog_flush_advances_recovery_point(void **state)
+{
+    /* Goal: a flush completes after the fsync latency and then moves the
+     * recovery point and its checkpoint; the message and time policies start
+     * flushes; a closed log's flush completes harmlessly. */
+    Fixture *fx = *state;
+    fx_open(fx);
+    for (int i = 0; i < 10; i++)
+        append(fx, 5, 100, i);
+    assert_int_equal(plog_flushes_in_flight(fx->log), 0);
+    plog_flush(fx->log, 23);
+    assert_int_equal(plog_recovery_point(fx->log), 0);
+    assert_int_equal(plog_flushes_in_flight(fx->log), 1);
+    fx_run_ms(fx, 50);
+    assert_int_equal(plog_recovery_point(fx->log), 23);
+    g_autoptr(GString) body =
+        plog_file_read_checked(fx->disk, "orders-3/recovery-point-offset-checkpoint");
+    assert_non_null(body);
+    assert_string_equal(body->str, "0\n23\n");
+    plog_flush(fx->log, 50);
+    fx_run_ms(fx, 50);
+    assert_int_equal(plog_recovery_point(fx->log), 50);
+    plog_free(fx->log);
+    fx->config.flush_interval_messages = 12;
+    fx_open(fx);
+    append(fx, 5, 100, 10);
+    append(fx, 5, 100, 11);
+    assert_int_equal(plog_flushes_in_flight(fx->log), 0);
+    append(fx, 5, 100, 12);
+    assert_int_equal(plog_flushes_in_flight(fx->log), 1);
+    fx_run_ms(fx, 50);
+    assert_int_equal(plog_recovery_point(fx->log), 65);
+    plog_free(fx->log);
+    fx->config.flush_interval_messages = G_MAXINT64;
+    fx->config.flush_interval_ms = 100;
+    fx_open(fx);
+    append(fx, 5, 100, 13);
+    fx_run_ms(fx, 150);
+    assert_int_equal(plog_recovery_point(fx->log), 70);
+    append(fx, 5, 100, 14);
+    plog_flush(fx->log, 75);
+    plog_close(fx->log);
+    fx->log = NULL;
+    fx_run_ms(fx, 300);
+}
+
+static void
+test_plog_truncate_fully_and_start_at(void **state)
+{
+    /* Goal: a follower behind the leader's log start restarts its log at a
+     * new offset, durably. */
+    Fixture *fx = *state;
+    fx_open(fx);
+    assert_true(plog_epoch_assign(fx->log, 3, 0));
+    for (int i = 0; i < 4; i++)
+        append(fx, 5, 100, i);
+    plog_truncate_fully_and_start_at(fx->log, 1000);
+    assert_int_equal(plog_log_start_offset(fx->log), 1000);
+    assert_int_equal(plog_log_end_offset(fx->log), 1000);
+    assert_int_equal(plog_recovery_point(fx->log), 1000);
+    assert_int_equal(plog_epoch_latest(fx->log), PLOG_UNDEFINED_EPOCH);
+    static const gint64 one[] = {1000};
+    assert_segments(fx, one, 1);
+    g_autofree char *old = log_file(0, ".log");
+    assert_false(sim_disk_exists(fx->disk, old));
+    assert_int_equal(append(fx, 5, 100, 9), 1000);
+    fx_power_loss_restart(fx);
+    assert_int_equal(plog_log_start_offset(fx->log), 1000);
+    assert_true(plog_log_end_offset(fx->log) == 1000 || plog_log_end_offset(fx->log) == 1005);
+    /* Truncating below the log start offset does the same. */
+    assert_int_equal(plog_truncate_to(fx->log, 10), 10);
+    assert_int_equal(plog_log_start_offset(fx->log), 10);
+}
+
+static void
+test_plog_epoch_cache_follows_log(void **state)
+{
+    /* Goal: batches with newer leader epochs start entries, truncation removes
+     * entries above the LEO, endOffsetFor answers from the log, and the cache
+     * survives a crash through its checkpoint. */
+    Fixture *fx = *state;
+    fx_open(fx);
+    static const gint32 epochs[] = {1, 1, 2, 2, 4, 4};
+    for (gsize i = 0; i < G_N_ELEMENTS(epochs); i++) {
+        g_autoptr(PlogBatch) batch = make_batch(10, (guint64)(10 * i) + VALUE_BASE, 10, 0);
+        batch->leader_epoch = epochs[i];
+        batch->base_offset = (gint64)(10 * i);
+        SimDiskStatus status;
+        assert_int_equal(plog_append_as_follower(fx->log, batch, 0, &status), 10 * i);
+    }
+    assert_int_equal(plog_epoch_latest(fx->log), 4);
+    assert_true(plog_epoch_assign(fx->log, 6, 60));
+    assert_false(plog_epoch_assign(fx->log, 5, 60));
+    gint32 epoch;
+    gint64 end_offset;
+    plog_epoch_end_offset(fx->log, 3, &epoch, &end_offset);
+    assert_int_equal(epoch, 2);
+    assert_int_equal(end_offset, 40);
+    plog_epoch_end_offset(fx->log, 6, &epoch, &end_offset);
+    assert_int_equal(end_offset, 60);
+    fx_crash_restart(fx);
+    assert_int_equal(plog_epoch_entries(fx->log)->len, 4);
+    assert_int_equal(plog_truncate_to(fx->log, 45), 40);
+    assert_int_equal(plog_epoch_latest(fx->log), 2);
+    plog_epoch_end_offset(fx->log, 2, &epoch, &end_offset);
+    assert_int_equal(end_offset, 40);
+    fx_crash_restart(fx);
+    assert_int_equal(plog_epoch_latest(fx->log), 2);
+    /* A lost checkpoint is rebuilt from the batches' epochs. */
+    assert_int_equal(sim_disk_delete(fx->disk, "orders-3/leader-epoch-checkpoint"), SIM_DISK_OK);
+    fx_crash_restart(fx);
+    assert_false(plog_recovery_info(fx->log)->epoch_file_valid);
+    const GArray *entries = plog_epoch_entries(fx->log);
+    assert_int_equal(entries->len, 2);
+    assert_int_equal(g_array_index(entries, PlogEpochEntry, 1).start_offset, 20);
+}
+
+/* Appends a batch for producer `pid` and records it in `reference`. */
+static void
+append_idempotent(Fixture *fx, PlogProducerState *reference, gint64 pid, gint16 epoch,
+                  gint32 base_sequence, guint records)
+{
+    PlogProducerVerdict verdict;
+    assert_int_equal(
+        plog_producer_check(fx->log, pid, epoch, base_sequence, (gint32)records, &verdict),
+        PLOG_PRODUCER_OK);
+    gint64 leo = plog_log_end_offset(fx->log);
+    g_autoptr(PlogBatch) batch = make_batch(records, (guint64)leo + VALUE_BASE, 10, 0);
+    batch->producer_id = pid;
+    batch->producer_epoch = epoch;
+    batch->base_sequence = base_sequence;
+    SimDiskStatus status;
+    assert_int_equal(plog_append(fx->log, batch, 0, &status), leo);
+    plog_producer_state_update(reference, pid, epoch, base_sequence, (gint32)records, leo);
+}
+
+static void
+test_plog_recovery_rebuilds_producer_state(void **state)
+{
+    /* Goal: the producer state is rebuilt from the log after a crash, a power
+     * loss (to the surviving prefix) and a truncation, and still detects
+     * duplicates and gaps. */
+    Fixture *fx = *state;
+    fx_open(fx);
+    g_autoptr(PlogProducerState) reference = plog_producer_state_new();
+    for (gint32 i = 0; i < 8; i++)
+        append_idempotent(fx, reference, 1 + i % 2, 0, (i / 2) * 3, 3);
+    append_idempotent(fx, reference, 2, 1, 0, 2);
+    assert_true(plog_producer_state_equal(plog_producer_state(fx->log), reference));
+    fx_crash_restart(fx);
+    assert_true(plog_producer_state_equal(plog_producer_state(fx->log), reference));
+    PlogProducerVerdict verdict;
+    assert_int_equal(plog_producer_check(fx->log, 1, 0, 9, 3, &verdict), PLOG_PRODUCER_DUPLICATE);
+    assert_int_equal(verdict.duplicate_base_offset, 18);
+    assert_int_equal(plog_producer_check(fx->log, 1, 0, 12, 3, &verdict), PLOG_PRODUCER_OK);
+    assert_int_equal(plog_producer_check(fx->log, 2, 0, 12, 3, &verdict),
+                     PLOG_PRODUCER_INVALID_PRODUCER_EPOCH);
+    assert_int_equal(plog_producer_check(fx->log, 2, 1, 3, 1, &verdict),
+                     PLOG_PRODUCER_OUT_OF_ORDER_SEQUENCE);
+    /* Truncating away producer 2's epoch-1 batch brings back epoch 0. */
+    assert_int_equal(plog_truncate_to(fx->log, 24), 24);
+    assert_int_equal(plog_producer_check(fx->log, 2, 0, 12, 3, &verdict), PLOG_PRODUCER_OK);
+    plog_flush(fx->log, 24);
+    fx_run_ms(fx, 50);
+    fx_power_loss_restart(fx);
+    assert_int_equal(plog_log_end_offset(fx->log), 24);
+    assert_int_equal(plog_producer_check(fx->log, 2, 0, 9, 3, &verdict), PLOG_PRODUCER_DUPLICATE);
+    assert_int_equal(verdict.duplicate_base_offset, 21);
+}
+
+static void
+test_plog_offset_for_timestamp(void **state)
+{
+    /* Goal: the time index finds the first batch at or after a timestamp,
+     * across segments. */
+    Fixture *fx = *state;
+    fx->config.segment_bytes = 4 * (PLOG_BATCH_OVERHEAD_BYTES + 100);
+    fx->config.index_interval_bytes = 100;
+    fx_open(fx);
+    static const gint64 timestamps[] = {100, 200, 200, 300, 250, 400, 500, 500, 600, 700};
+    for (gsize i = 0; i < G_N_ELEMENTS(timestamps); i++)
+        append_at(fx, 1, 100, timestamps[i], 0);
+    static const struct {
+        gint64 timestamp_ms;
+        gint64 offset;
+    } cases[] = {
+        {0, 0},   {100, 0}, {101, 1}, {200, 1}, {201, 3}, {260, 3},  {300, 3},
+        {301, 5}, {450, 6}, {500, 6}, {501, 8}, {700, 9}, {701, -1},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++)
+        assert_int_equal(plog_offset_for_timestamp(fx->log, cases[i].timestamp_ms),
+                         cases[i].offset);
+}
+
+static void
+test_plog_full_disk_refuses_append(void **state)
+{
+    /* Goal: on a full disk an append fails with ENOSPC and changes nothing;
+     * once healed, appends continue at the same offset. */
+    Fixture *fx = *state;
+    fx_open(fx);
+    append(fx, 5, 100, 0);
+    sim_disk_set_full(fx->disk, TRUE);
+    g_autoptr(PlogBatch) batch = make_batch(5, 5 + VALUE_BASE, 100, 1);
+    SimDiskStatus status = SIM_DISK_OK;
+    assert_int_equal(plog_append(fx->log, batch, 1, &status), -1);
+    assert_int_equal(status, SIM_DISK_ENOSPC);
+    assert_int_equal(plog_log_end_offset(fx->log), 5);
+    plog_check_files(fx->log);
+    sim_disk_set_full(fx->disk, FALSE);
+    assert_int_equal(append(fx, 5, 100, 2), 5);
+    fx_crash_restart(fx);
+    assert_int_equal(plog_log_end_offset(fx->log), 10);
+    assert_reads_everything(fx);
+}
+
+static void
+test_plog_corrupt_checkpoint_verifies_everything(void **state)
+{
+    /* Goal: an unreadable recovery-point checkpoint makes recovery verify every
+     * batch; a readable one lets it skip the flushed ones. */
+    Fixture *fx = *state;
+    fx_open(fx);
+    for (int i = 0; i < 6; i++)
+        append(fx, 5, 100, i);
+    plog_flush(fx->log, 20);
+    fx_run_ms(fx, 50);
+    fx_crash_restart(fx);
+    const PlogRecoveryInfo *info = plog_recovery_info(fx->log);
+    assert_true(info->recovery_point_valid);
+    assert_int_equal(info->recovery_point_read, 20);
+    assert_int_equal(info->batches_checked, 2);
+    static const char garbage[] = "0\n9999\nxxh32 00000000\n";
+    const char *name = "orders-3/recovery-point-offset-checkpoint";
+    assert_int_equal(sim_disk_truncate(fx->disk, name, 0), SIM_DISK_OK);
+    assert_int_equal(sim_disk_append(fx->disk, name, garbage, strlen(garbage)), SIM_DISK_OK);
+    fx_crash_restart(fx);
+    info = plog_recovery_info(fx->log);
+    assert_false(info->recovery_point_valid);
+    assert_int_equal(info->batches_checked, 6);
+    assert_int_equal(plog_recovery_point(fx->log), 0);
+    assert_int_equal(plog_log_end_offset(fx->log), 30);
+}
+
+int
+main(void)
+{
+#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        TEST(test_plog_empty_log),
+        TEST(test_plog_append_and_read_limits),
+        TEST(test_plog_index_lookup_at_boundaries),
+        TEST(test_plog_roll_by_size),
+        TEST(test_plog_roll_by_time),
+        TEST(test_plog_truncate_into_batch),
+        TEST(test_plog_torn_or_corrupt_tail_is_cut),
+        cmocka_unit_test(test_plog_power_loss_tears_unflushed_tail),
+        TEST(test_plog_recovery_drops_segments_after_a_gap),
+        TEST(test_plog_recovery_keeps_segments_after_a_clean_cut),
+        TEST(test_plog_retention_keeps_active_segment),
+        TEST(test_plog_retention_by_bytes),
+        TEST(test_plog_flush_advances_recovery_point),
+        TEST(test_plog_truncate_fully_and_start_at),
+        TEST(test_plog_epoch_cache_follows_log),
+        TEST(test_plog_recovery_rebuilds_producer_state),
+        TEST(test_plog_offset_for_timestamp),
+        TEST(test_plog_full_disk_refuses_append),
+        TEST(test_plog_corrupt_checkpoint_verifies_everything),
+    };
+#undef TEST
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
