@@ -1,0 +1,636 @@
+/*
+ * runner: builds a world from a scenario variant, injects its faults, runs the
+ * fault phase and the liveness phase, and collects the result (see runner.h).
+ *
+ * Invariants:
+ *  1. Every fault that starts opens a window; heal_everything closes every
+ *     window still open, so at the end every window has start <= end.
+ *  2. At most `concurrent_max` random faults are active at once.
+ *  3. After the fault phase no fault starts: timeline faults lie within the
+ *     duration (the parser checks it), the random generator stops itself, and
+ *     undo events that come late find nothing to undo.
+ */
+#include "runner.h"
+
+#include "cluster.h"
+#include "kconfig.h"
+#include "runner_clients.h"
+#include "sim_assert.h"
+#include "sim_disk.h"
+#include "sim_net.h"
+
+#include <string.h>
+
+typedef struct {
+    SimWorld *world;
+    History *history;
+    Cluster *cluster;
+    const ScenarioVariant *variant;
+    RunnerClients *clients;
+    SimRng *rng;
+    GArray *windows;       /* RunnerFaultWindow */
+    guint random_active;
+    gboolean fault_phase_over;
+} Run;
+
+/* What an undo event must do when a fault's duration ends. */
+typedef struct {
+    Run *run;
+    ScenarioAction action;
+    GArray *nodes;         /* SimNodeId the fault hit */
+    GArray *cuts;          /* pairs of SimNodeId cut (from, to) */
+    guint window;          /* index in run->windows */
+    gboolean random;
+} Undo;
+
+/* ---- configuration ---- */
+
+static gint64
+ms_of(const KConfig *cfg, const char *key)
+{
+    return kconfig_get_duration_ms(cfg, key);
+}
+
+/* A *.ms key whose value may be null or Kafka's "never" (Long.MAX). */
+static gint64
+optional_ms(const KConfig *cfg, const char *key, gint64 never)
+{
+    if (kconfig_is_null(cfg, key))
+        return never;
+    gint64 ms = ms_of(cfg, key);
+    return ms == G_MAXINT64 ? never : ms;
+}
+
+static void
+log_config_from_broker(PlogConfig *log, const KConfig *cfg)
+{
+    plog_config_init(log);
+    log->segment_bytes = kconfig_get_bytes(cfg, "log.segment.bytes");
+    log->roll_ms = ms_of(cfg, "log.roll.ms");
+    log->index_interval_bytes = kconfig_get_bytes(cfg, "log.index.interval.bytes");
+    log->retention_ms = ms_of(cfg, "log.retention.ms");
+    log->retention_bytes = kconfig_get_bytes(cfg, "log.retention.bytes");
+    log->flush_interval_messages = kconfig_get_int64(cfg, "log.flush.interval.messages");
+    log->flush_interval_ms = optional_ms(cfg, "log.flush.interval.ms", -1);
+}
+
+static void
+broker_config_from(BrokerConfig *config, const KConfig *cfg)
+{
+    broker_config_init(config);
+    config->min_insync_replicas = (gint32)kconfig_get_int64(cfg, "min.insync.replicas");
+    config->unclean_leader_election = kconfig_get_bool(cfg, "unclean.leader.election.enable");
+    config->replica_lag_time_max_ms = ms_of(cfg, "replica.lag.time.max.ms");
+    config->replica_fetch_wait_max_ms = ms_of(cfg, "replica.fetch.wait.max.ms");
+    config->replica_fetch_min_bytes = kconfig_get_bytes(cfg, "replica.fetch.min.bytes");
+    config->replica_fetch_max_bytes = kconfig_get_bytes(cfg, "replica.fetch.max.bytes");
+    config->replica_fetch_backoff_ms = ms_of(cfg, "replica.fetch.backoff.ms");
+    config->replica_socket_timeout_ms = ms_of(cfg, "replica.socket.timeout.ms");
+    config->replica_high_watermark_checkpoint_interval_ms =
+        ms_of(cfg, "replica.high.watermark.checkpoint.interval.ms");
+    config->zookeeper_session_timeout_ms = ms_of(cfg, "zookeeper.session.timeout.ms");
+    config->controller_socket_timeout_ms = ms_of(cfg, "controller.socket.timeout.ms");
+    config->log_retention_check_interval_ms = ms_of(cfg, "log.retention.check.interval.ms");
+    const char *mode = kconfig_get_string(cfg, "ksim.truncation.mode");
+    config->truncation_mode = strcmp(mode, "leader-epoch") == 0 ? BROKER_TRUNCATE_LEADER_EPOCH
+                                                                 : BROKER_TRUNCATE_HW;
+    log_config_from_broker(&config->log, cfg);
+}
+
+static void
+topic_config_from(TopicConfig *config, const KConfig *cfg)
+{
+    config->min_insync_replicas = (gint32)kconfig_get_int64(cfg, "min.insync.replicas");
+    config->unclean_leader_election = kconfig_get_bool(cfg, "unclean.leader.election.enable");
+    plog_config_init(&config->log);
+    config->log.segment_bytes = kconfig_get_bytes(cfg, "segment.bytes");
+    config->log.roll_ms = ms_of(cfg, "segment.ms");
+    config->log.index_interval_bytes = kconfig_get_bytes(cfg, "index.interval.bytes");
+    config->log.retention_ms = ms_of(cfg, "retention.ms");
+    config->log.retention_bytes = kconfig_get_bytes(cfg, "retention.bytes");
+    config->log.flush_interval_messages = kconfig_get_int64(cfg, "flush.messages");
+    config->log.flush_interval_ms = optional_ms(cfg, "flush.ms", -1);
+}
+
+/* ---- fault windows and history notes ---- */
+
+static guint
+window_open(Run *run, const char *label)
+{
+    RunnerFaultWindow window = {sim_now_ns(run->world), -1, g_strdup(label)};
+    g_array_append_val(run->windows, window);
+    HistoryEvent event = {0};
+    event.time_ns = sim_now_ns(run->world);
+    event.kind = HISTORY_EVENT_FAULT;
+    event.broker = -1;
+    event.partition = -1;
+    event.text = g_strdup_printf("%.3f s: fault began: %s", event.time_ns / 1e9, label);
+    history_event(run->history, &event);
+    g_free(event.text);
+    return run->windows->len - 1;
+}
+
+static void
+window_close(Run *run, guint index)
+{
+    RunnerFaultWindow *window = &g_array_index(run->windows, RunnerFaultWindow, index);
+    if (window->end_ns >= 0)
+        return;
+    window->end_ns = sim_now_ns(run->world);
+    HistoryEvent event = {0};
+    event.time_ns = sim_now_ns(run->world);
+    event.kind = HISTORY_EVENT_FAULT;
+    event.broker = -1;
+    event.partition = -1;
+    event.text = g_strdup_printf("%.3f s: fault ended: %s", event.time_ns / 1e9, window->label);
+    history_event(run->history, &event);
+    g_free(event.text);
+}
+
+/* ---- targets ---- */
+
+static gint32
+random_live_broker(Run *run)
+{
+    g_autoptr(GArray) live = g_array_new(FALSE, FALSE, sizeof(gint32));
+    for (guint id = 1; id <= cluster_broker_count(run->cluster); id++) {
+        if (sim_node_state(run->world, broker_node(cluster_broker(run->cluster, (gint32)id))) ==
+            SIM_NODE_UP)
+            g_array_append_val(live, id);
+    }
+    if (live->len == 0)
+        return -1;
+    return g_array_index(live, gint32, sim_rng_range(run->rng, 0, live->len));
+}
+
+/* Resolves a target to nodes when the fault fires; `describe` gets a name. */
+static void
+resolve(Run *run, const ScenarioTarget *target, GArray *nodes, GString *describe)
+{
+    gint32 broker = -1;
+    switch (target->kind) {
+    case SCENARIO_TARGET_NONE:
+        return;
+    case SCENARIO_TARGET_BROKER:
+        broker = (gint32)target->broker;
+        break;
+    case SCENARIO_TARGET_LEADER:
+        broker = cluster_leader(run->cluster, target->topic, (gint32)target->partition);
+        break;
+    case SCENARIO_TARGET_FOLLOWER:
+        broker = cluster_follower(run->cluster, target->topic, (gint32)target->partition);
+        break;
+    case SCENARIO_TARGET_CONTROLLER:
+        broker = cluster_controller(run->cluster);
+        break;
+    case SCENARIO_TARGET_RANDOM:
+        broker = random_live_broker(run);
+        break;
+    case SCENARIO_TARGET_ZK: {
+        SimNodeId zk = cluster_coord_node(run->cluster);
+        g_array_append_val(nodes, zk);
+        g_string_append(describe, "zk");
+        return;
+    }
+    case SCENARIO_TARGET_PRODUCER:
+        runner_clients_nodes(run->clients, target->producer, nodes);
+        g_string_append_printf(describe, "producer %s", target->producer);
+        return;
+    }
+    g_autofree char *what = scenario_target_format(target);
+    if (broker < 0) {
+        g_string_append_printf(describe, "%s (nobody: not resolved)", what);
+        return;
+    }
+    SimNodeId node = broker_node(cluster_broker(run->cluster, broker));
+    g_array_append_val(nodes, node);
+    if (target->kind == SCENARIO_TARGET_BROKER)
+        g_string_append_printf(describe, "broker-%d", broker);
+    else
+        g_string_append_printf(describe, "broker-%d (%s)", broker, what);
+}
+
+/* ---- applying faults ---- */
+
+static void
+cut_both(Run *run, Undo *undo, SimNodeId a, SimNodeId b)
+{
+    SimNet *net = sim_world_net(run->world);
+    SimNodeId pair[4] = {a, b, b, a};
+    sim_net_cut_one_way(net, a, b);
+    sim_net_cut_one_way(net, b, a);
+    g_array_append_vals(undo->cuts, pair, 4);
+}
+
+static void
+apply_partition(Run *run, const ScenarioFault *fault, Undo *undo, GString *describe)
+{
+    g_autoptr(GPtrArray) groups = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    g_string_append(describe, "partition");
+    for (guint g = 0; g < fault->groups->len; g++) {
+        const GArray *targets = g_ptr_array_index(fault->groups, g);
+        GArray *nodes = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
+        g_string_append(describe, g ? " |" : "");
+        for (guint t = 0; t < targets->len; t++) {
+            g_string_append_c(describe, ' ');
+            resolve(run, &g_array_index(targets, ScenarioTarget, t), nodes, describe);
+        }
+        g_ptr_array_add(groups, nodes);
+    }
+    for (guint g = 0; g < groups->len; g++) {
+        for (guint h = g + 1; h < groups->len; h++) {
+            const GArray *x = g_ptr_array_index(groups, g), *y = g_ptr_array_index(groups, h);
+            for (guint i = 0; i < x->len; i++) {
+                for (guint j = 0; j < y->len; j++)
+                    cut_both(run, undo, g_array_index(x, SimNodeId, i),
+                             g_array_index(y, SimNodeId, j));
+            }
+        }
+    }
+}
+
+static void
+expire_session(Run *run, Undo *undo, SimNodeId node)
+{
+    /* Cut the broker off the coordination node for longer than its session
+     * timeout: the server expires the session, the broker keeps running. */
+    SimNodeId zk = cluster_coord_node(run->cluster);
+    cut_both(run, undo, node, zk);
+}
+
+/* Applies a fault to nodes and net; fills `undo` so it can be reverted. */
+static void
+apply_action(Run *run, ScenarioAction action, const ScenarioFault *fault, Undo *undo)
+{
+    SimNet *net = sim_world_net(run->world);
+    GArray *nodes = undo->nodes;
+    for (guint i = 0; i < nodes->len; i++) {
+        SimNodeId node = g_array_index(nodes, SimNodeId, i);
+        switch (action) {
+        case SCENARIO_ACTION_CRASH:
+        case SCENARIO_ACTION_CRASH_ZK:
+            sim_node_crash(run->world, node);
+            break;
+        case SCENARIO_ACTION_POWER_LOSS:
+            sim_node_power_loss(run->world, node);
+            break;
+        case SCENARIO_ACTION_RESTART:
+        case SCENARIO_ACTION_RESTART_ZK:
+            sim_node_restart(run->world, node);
+            break;
+        case SCENARIO_ACTION_PAUSE:
+            sim_node_pause(run->world, node);
+            break;
+        case SCENARIO_ACTION_RESUME:
+            sim_node_resume(run->world, node);
+            break;
+        case SCENARIO_ACTION_ISOLATE:
+            sim_net_isolate(net, node);
+            break;
+        case SCENARIO_ACTION_DISK_SLOW:
+            sim_disk_set_slow(sim_node_disk(run->world, node), fault != NULL ? fault->factor : 10);
+            break;
+        case SCENARIO_ACTION_DISK_FULL:
+            sim_disk_set_full(sim_node_disk(run->world, node), TRUE);
+            break;
+        case SCENARIO_ACTION_EXPIRE_SESSION:
+            expire_session(run, undo, node);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static void
+apply_link_fault(Run *run, const ScenarioFault *fault, Undo *undo, GString *describe)
+{
+    g_autoptr(GArray) to = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
+    g_string_append(describe, " -> ");
+    resolve(run, &fault->to, to, describe);
+    SimNet *net = sim_world_net(run->world);
+    for (guint i = 0; i < undo->nodes->len; i++) {
+        for (guint j = 0; j < to->len; j++) {
+            SimNodeId a = g_array_index(undo->nodes, SimNodeId, i);
+            SimNodeId b = g_array_index(to, SimNodeId, j);
+            if (fault->action == SCENARIO_ACTION_ONE_WAY) {
+                SimNodeId pair[2] = {a, b};
+                sim_net_cut_one_way(net, a, b);
+                g_array_append_vals(undo->cuts, pair, 2);
+            } else if (fault->action == SCENARIO_ACTION_LOSE) {
+                sim_net_lose_next(net, a, b, fault->count);
+            } else if (fault->action == SCENARIO_ACTION_DELAY) {
+                sim_net_delay_next(net, a, b, fault->count, fault->delay_ns);
+            } else {
+                sim_net_duplicate_next(net, a, b, fault->count);
+            }
+        }
+    }
+}
+
+static void undo_fire(void *ctx, void *arg, guint64 arg_u64);
+static void undo_drop(void *ctx, void *arg, guint64 arg_u64);
+
+static Undo *
+undo_new(Run *run, ScenarioAction action)
+{
+    Undo *undo = g_new0(Undo, 1);
+    undo->run = run;
+    undo->action = action;
+    undo->nodes = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
+    undo->cuts = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
+    return undo;
+}
+
+static void
+undo_free(Undo *undo)
+{
+    g_array_free(undo->nodes, TRUE);
+    g_array_free(undo->cuts, TRUE);
+    g_free(undo);
+}
+
+/* Starts a fault (from the timeline, or random with `fault` NULL-able fields
+ * filled by the caller) and schedules its end. */
+static void
+start_fault(Run *run, const ScenarioFault *fault, gint64 duration_ns, gboolean random)
+{
+    Undo *undo = undo_new(run, fault->action);
+    undo->random = random;
+    GString *describe = g_string_new(scenario_action_name(fault->action));
+    g_string_append_c(describe, ' ');
+    if (fault->action == SCENARIO_ACTION_CRASH_ZK || fault->action == SCENARIO_ACTION_RESTART_ZK) {
+        ScenarioTarget zk = {SCENARIO_TARGET_ZK, 0, NULL, 0, NULL};
+        resolve(run, &zk, undo->nodes, describe);
+    } else if (fault->action == SCENARIO_ACTION_PARTITION) {
+        g_string_truncate(describe, 0);
+        apply_partition(run, fault, undo, describe);
+    } else if (fault->action == SCENARIO_ACTION_HEAL) {
+        sim_net_heal(sim_world_net(run->world));
+    } else {
+        resolve(run, &fault->target, undo->nodes, describe);
+    }
+    gboolean link = fault->action == SCENARIO_ACTION_ONE_WAY ||
+                    fault->action == SCENARIO_ACTION_LOSE ||
+                    fault->action == SCENARIO_ACTION_DELAY ||
+                    fault->action == SCENARIO_ACTION_DUPLICATE;
+    if (link)
+        apply_link_fault(run, fault, undo, describe);
+    else
+        apply_action(run, fault->action, fault, undo);
+    if (fault->action == SCENARIO_ACTION_EXPIRE_SESSION && duration_ns == 0) {
+        const KConfig *cfg = scenario_variant_broker_config(run->variant);
+        duration_ns = kconfig_get_duration_ns(cfg, "zookeeper.session.timeout.ms") +
+                      2 * SIM_NS_PER_S;
+    }
+    undo->window = window_open(run, describe->str);
+    g_string_free(describe, TRUE);
+    if (random)
+        run->random_active++;
+    if (duration_ns > 0)
+        sim_world_schedule(run->world, sim_now_ns(run->world) + duration_ns, undo_fire, undo_drop,
+                           run, undo, 0);
+    else
+        undo_fire(run, undo, 1);
+}
+
+/* Ends a fault: the inverse action on the same nodes, the cuts mended. With
+ * `instant` the fault had no duration: only its window closes (a crash
+ * without a duration stays until a restart or the end of the fault phase). */
+static void
+undo_fire(void *ctx, void *arg, guint64 instant)
+{
+    Run *run = ctx;
+    Undo *undo = arg;
+    if (!instant && !run->fault_phase_over) {
+        ScenarioAction inverse = undo->action;
+        switch (undo->action) {
+        case SCENARIO_ACTION_CRASH:
+        case SCENARIO_ACTION_POWER_LOSS:
+        case SCENARIO_ACTION_CRASH_ZK:
+            inverse = SCENARIO_ACTION_RESTART;
+            break;
+        case SCENARIO_ACTION_PAUSE:
+            inverse = SCENARIO_ACTION_RESUME;
+            break;
+        default:
+            break;
+        }
+        for (guint i = 0; i < undo->nodes->len; i++) {
+            SimNodeId node = g_array_index(undo->nodes, SimNodeId, i);
+            if (undo->action == SCENARIO_ACTION_DISK_SLOW)
+                sim_disk_set_slow(sim_node_disk(run->world, node), 1.0);
+            if (undo->action == SCENARIO_ACTION_DISK_FULL)
+                sim_disk_set_full(sim_node_disk(run->world, node), FALSE);
+        }
+        if (inverse != undo->action)
+            apply_action(run, inverse, NULL, undo);
+        if (undo->action == SCENARIO_ACTION_ISOLATE)
+            sim_net_heal(sim_world_net(run->world));
+        for (guint i = 0; i + 1 < undo->cuts->len; i += 2)
+            sim_net_mend_one_way(sim_world_net(run->world), g_array_index(undo->cuts, SimNodeId, i),
+                                 g_array_index(undo->cuts, SimNodeId, i + 1));
+    }
+    if (!instant || undo->action == SCENARIO_ACTION_HEAL || undo->action == SCENARIO_ACTION_RESTART ||
+        undo->action == SCENARIO_ACTION_RESUME || undo->action == SCENARIO_ACTION_LOSE ||
+        undo->action == SCENARIO_ACTION_DELAY || undo->action == SCENARIO_ACTION_DUPLICATE)
+        window_close(run, undo->window);
+    if (undo->random)
+        run->random_active--;
+    undo_free(undo);
+}
+
+static void
+undo_drop(void *ctx, void *arg, guint64 arg_u64)
+{
+    (void)ctx;
+    (void)arg_u64;
+    undo_free(arg);
+}
+
+static void
+timeline_fire(void *ctx, void *arg, guint64 arg_u64)
+{
+    Run *run = ctx;
+    const ScenarioFault *fault = arg;
+    (void)arg_u64;
+    if (!run->fault_phase_over)
+        start_fault(run, fault, fault->duration_ns, FALSE);
+}
+
+/* ---- random faults ---- */
+
+static void random_next(Run *run);
+
+static void
+random_fire(void *ctx, void *arg, guint64 arg_u64)
+{
+    Run *run = ctx;
+    (void)arg;
+    (void)arg_u64;
+    const ScenarioRandomFaults *spec = scenario_variant_random_faults(run->variant);
+    if (run->fault_phase_over || sim_now_ns(run->world) > spec->stop_ns)
+        return;
+    if (run->random_active < spec->concurrent_max && spec->kinds->len > 0) {
+        ScenarioFault fault = {0};
+        fault.action = g_array_index(spec->kinds, ScenarioAction,
+                                     sim_rng_range(run->rng, 0, spec->kinds->len));
+        fault.target.kind = SCENARIO_TARGET_RANDOM;
+        fault.factor = 10.0;
+        g_autoptr(GPtrArray) groups =
+            g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+        fault.groups = groups;
+        if (fault.action == SCENARIO_ACTION_PARTITION) {
+            /* A random broker alone against the rest. */
+            gint32 alone = random_live_broker(run);
+            GArray *one = g_array_new(FALSE, FALSE, sizeof(ScenarioTarget));
+            GArray *rest = g_array_new(FALSE, FALSE, sizeof(ScenarioTarget));
+            for (guint id = 1; id <= cluster_broker_count(run->cluster); id++) {
+                ScenarioTarget t = {SCENARIO_TARGET_BROKER, id, NULL, 0, NULL};
+                g_array_append_val((gint32)id == alone ? one : rest, t);
+            }
+            g_ptr_array_add(groups, one);
+            g_ptr_array_add(groups, rest);
+        }
+        gint64 duration = MAX(sim_dist_sample(&spec->duration, run->rng), SIM_NS_PER_MS);
+        start_fault(run, &fault, duration, TRUE);
+    }
+    random_next(run);
+}
+
+static void
+random_next(Run *run)
+{
+    const ScenarioRandomFaults *spec = scenario_variant_random_faults(run->variant);
+    gint64 at = MAX(sim_now_ns(run->world), spec->start_ns) +
+                MAX(sim_dist_sample(&spec->interval, run->rng), SIM_NS_PER_MS);
+    if (at <= spec->stop_ns && at < scenario_variant_duration_ns(run->variant))
+        sim_world_schedule(run->world, at, random_fire, NULL, run, NULL, 0);
+}
+
+/* ---- the end of the fault phase ---- */
+
+static void
+heal_everything(Run *run)
+{
+    run->fault_phase_over = TRUE;
+    for (SimNodeId node = 0; node < sim_world_node_count(run->world); node++) {
+        sim_disk_set_slow(sim_node_disk(run->world, node), 1.0);
+        sim_disk_set_full(sim_node_disk(run->world, node), FALSE);
+        if (sim_node_state(run->world, node) == SIM_NODE_PAUSED)
+            sim_node_resume(run->world, node);
+        if (sim_node_state(run->world, node) == SIM_NODE_DOWN)
+            sim_node_restart(run->world, node);
+    }
+    sim_net_heal(sim_world_net(run->world));
+    for (guint i = 0; i < run->windows->len; i++)
+        window_close(run, i);
+    runner_clients_stop(run->clients);
+}
+
+/* ---- the run ---- */
+
+static Cluster *
+build_cluster(Run *run)
+{
+    const ScenarioCluster *spec = scenario_variant_cluster(run->variant);
+    ClusterConfig config;
+    cluster_config_init(&config);
+    config.n_brokers = spec->brokers;
+    broker_config_from(&config.broker, spec->config);
+    config.network_latency = spec->network_latency;
+    config.network_bandwidth_bytes_per_s = spec->network_bandwidth_bytes_per_s;
+    config.fsync_latency = spec->disk_fsync_latency;
+    Cluster *cluster = cluster_new(run->world, &config, run->history);
+    const GPtrArray *topics = scenario_variant_topics(run->variant);
+    for (guint i = 0; i < topics->len; i++) {
+        const ScenarioTopic *topic = g_ptr_array_index(topics, i);
+        TopicConfig topic_config;
+        topic_config_from(&topic_config, topic->config);
+        GError *error = NULL;
+        gboolean created = cluster_create_topic(cluster, topic->name, topic->partitions,
+                                                topic->replication_factor, &topic_config, &error);
+        /* The parser validated names and counts already. */
+        KSIM_ASSERT(created);
+    }
+    return cluster;
+}
+
+static gboolean
+converged(const Run *run)
+{
+    const GPtrArray *topics = scenario_variant_topics(run->variant);
+    for (guint t = 0; t < topics->len; t++) {
+        const ScenarioTopic *topic = g_ptr_array_index(topics, t);
+        for (guint p = 0; p < topic->partitions; p++) {
+            gint32 leader = cluster_leader(run->cluster, topic->name, (gint32)p);
+            if (leader < 0)
+                return FALSE;
+            BrokerPartitionInfo info;
+            broker_partition_info(cluster_broker(run->cluster, leader), topic->name, (gint32)p,
+                                  &info);
+            if (info.n_isr != topic->replication_factor)
+                return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+RunnerResult *
+runner_run(const ScenarioVariant *variant, guint64 seed, FILE *trace_out)
+{
+    Run run = {0};
+    run.world = sim_world_new(seed);
+    run.history = history_new();
+    run.variant = variant;
+    run.windows = g_array_new(FALSE, FALSE, sizeof(RunnerFaultWindow));
+    run.rng = sim_world_rng(run.world, "faults");
+    if (trace_out != NULL)
+        sim_trace_set_jsonl(sim_world_trace(run.world), trace_out,
+                            sim_world_node_names(run.world));
+    run.cluster = build_cluster(&run);
+    run.clients = runner_clients_new(run.world, run.cluster, run.history, variant);
+    const GPtrArray *faults = scenario_variant_faults(variant);
+    for (guint i = 0; i < faults->len; i++) {
+        const ScenarioFault *fault = g_ptr_array_index(faults, i);
+        sim_world_schedule(run.world, fault->time_ns, timeline_fire, NULL, &run, (void *)fault, 0);
+    }
+    if (scenario_variant_random_faults(variant) != NULL)
+        random_next(&run);
+    gint64 duration = scenario_variant_duration_ns(variant);
+    sim_world_run_until(run.world, duration);
+    heal_everything(&run);
+    sim_world_run_until(run.world, duration + scenario_variant_quiet_ns(variant));
+
+    RunnerResult *result = g_new0(RunnerResult, 1);
+    result->label = g_strdup(scenario_variant_label(variant));
+    result->seed = seed;
+    result->last_heal_ns = duration;
+    result->converged = converged(&run);
+    cluster_check_agreement(run.cluster);
+    cluster_record_final_state(run.cluster);
+    result->violations = cluster_violations(run.cluster);
+    result->virtual_ns = sim_now_ns(run.world);
+    result->events = sim_world_events(run.world);
+    result->trace_records = sim_trace_count(sim_world_trace(run.world));
+    result->fingerprint = sim_trace_fingerprint(sim_world_trace(run.world));
+    result->history = run.history;
+    result->fault_windows = run.windows;
+    runner_clients_free(run.clients);
+    cluster_free(run.cluster);
+    sim_world_free(run.world);
+    return result;
+}
+
+void
+runner_result_free(RunnerResult *result)
+{
+    if (result == NULL)
+        return;
+    for (guint i = 0; i < result->fault_windows->len; i++)
+        g_free(g_array_index(result->fault_windows, RunnerFaultWindow, i).label);
+    g_array_free(result->fault_windows, TRUE);
+    history_free(result->history);
+    g_free(result->label);
+    g_free(result);
+}
