@@ -196,6 +196,8 @@ resolve(Run *run, const ScenarioTarget *target, GArray *nodes, GString *describe
         runner_clients_nodes(run->clients, target->producer, nodes);
         g_string_append_printf(describe, "producer %s", target->producer);
         return;
+    case SCENARIO_TARGET_REST:
+        return; /* only in partition groups, resolved there */
     }
     g_autofree char *what = scenario_target_format(target);
     if (broker < 0) {
@@ -222,20 +224,68 @@ cut_both(Run *run, Undo *undo, SimNodeId a, SimNodeId b)
     g_array_append_vals(undo->cuts, pair, 4);
 }
 
+static gboolean
+node_in(const GArray *nodes, SimNodeId node)
+{
+    for (guint i = 0; i < nodes->len; i++) {
+        if (g_array_index(nodes, SimNodeId, i) == node)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* "*": every broker and the coordination node that no other group names. */
+static void
+resolve_rest(Run *run, const GPtrArray *groups, GArray *nodes, GString *describe)
+{
+    g_autoptr(GArray) named = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
+    for (guint g = 0; g < groups->len; g++) {
+        const GArray *group = g_ptr_array_index(groups, g);
+        g_array_append_vals(named, group->data, group->len);
+    }
+    g_autoptr(GArray) candidates = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
+    for (guint id = 1; id <= cluster_broker_count(run->cluster); id++) {
+        SimNodeId node = broker_node(cluster_broker(run->cluster, (gint32)id));
+        g_array_append_val(candidates, node);
+    }
+    SimNodeId zk = cluster_coord_node(run->cluster);
+    g_array_append_val(candidates, zk);
+    g_string_append(describe, "the rest (");
+    for (guint i = 0; i < candidates->len; i++) {
+        SimNodeId node = g_array_index(candidates, SimNodeId, i);
+        if (node_in(named, node) || node_in(nodes, node))
+            continue;
+        g_string_append_printf(describe, "%s%s", nodes->len ? " " : "",
+                               sim_node_name(run->world, node));
+        g_array_append_val(nodes, node);
+    }
+    g_string_append_c(describe, ')');
+}
+
 static void
 apply_partition(Run *run, const ScenarioFault *fault, Undo *undo, GString *describe)
 {
     g_autoptr(GPtrArray) groups = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     g_string_append(describe, "partition");
+    gint rest_group = -1;
     for (guint g = 0; g < fault->groups->len; g++) {
         const GArray *targets = g_ptr_array_index(fault->groups, g);
         GArray *nodes = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
         g_string_append(describe, g ? " |" : "");
         for (guint t = 0; t < targets->len; t++) {
+            const ScenarioTarget *target = &g_array_index(targets, ScenarioTarget, t);
+            if (target->kind == SCENARIO_TARGET_REST) {
+                rest_group = (gint)g;
+                continue;
+            }
             g_string_append_c(describe, ' ');
-            resolve(run, &g_array_index(targets, ScenarioTarget, t), nodes, describe);
+            resolve(run, target, nodes, describe);
         }
         g_ptr_array_add(groups, nodes);
+    }
+    if (rest_group >= 0) {
+        g_string_append(describe, " + ");
+        resolve_rest(run, groups, g_ptr_array_index(groups, rest_group), describe);
     }
     for (guint g = 0; g < groups->len; g++) {
         for (guint h = g + 1; h < groups->len; h++) {

@@ -1774,6 +1774,7 @@ static const char *const TARGET_FORMS[] = {
     [SCENARIO_TARGET_RANDOM] = "random",
     [SCENARIO_TARGET_ZK] = "zk",
     [SCENARIO_TARGET_PRODUCER] = "producer:NAME",
+    [SCENARIO_TARGET_REST] = "*",
 };
 
 const char *
@@ -1812,6 +1813,7 @@ scenario_target_format(const ScenarioTarget *target)
     case SCENARIO_TARGET_CONTROLLER:
     case SCENARIO_TARGET_RANDOM:
     case SCENARIO_TARGET_ZK:
+    case SCENARIO_TARGET_REST:
         return g_strdup(TARGET_FORMS[target->kind]);
     }
     KSIM_ASSERT(!"unknown target kind");
@@ -1888,7 +1890,7 @@ static char *
 parse_target_kind(const Build *b, const char *text, ScenarioTarget *out)
 {
     static const ScenarioTargetKind words[] = {SCENARIO_TARGET_CONTROLLER, SCENARIO_TARGET_RANDOM,
-                                               SCENARIO_TARGET_ZK};
+                                               SCENARIO_TARGET_ZK, SCENARIO_TARGET_REST};
     for (guint i = 0; i < G_N_ELEMENTS(words); i++) {
         if (strcmp(text, TARGET_FORMS[words[i]]) == 0) {
             out->kind = words[i];
@@ -1958,7 +1960,8 @@ parse_group_members(const Build *b, const char *part, GArray *members, GHashTabl
         if (*item == '\0')
             return g_strdup_printf("group '%s' has an empty member", g_strstrip((char *)part));
         ScenarioTarget target;
-        char *why = parse_target(b, item, TARGETS_NODES, "partition groups", TRUE, &target);
+        char *why = parse_target(b, item, TARGETS_NODES | TARGET_BIT(SCENARIO_TARGET_REST),
+                                 "partition groups", TRUE, &target);
         if (why != NULL)
             return why;
         g_array_append_val(members, target);

@@ -134,6 +134,8 @@ typedef enum {
     SCENARIO_TARGET_RANDOM,     /* a random live broker */
     SCENARIO_TARGET_ZK,         /* the coordination node */
     SCENARIO_TARGET_PRODUCER,   /* producer:NAME, every instance */
+    SCENARIO_TARGET_REST,       /* "*" in partition groups: every broker and zk named in
+                                 * no other group */
 } ScenarioTargetKind;
 
 typedef struct {
