@@ -1,0 +1,1011 @@
+/*
+ * checker: verdicts and produce statistics from a history (see checker.h).
+ *
+ * checker_run works in passes, each linear in what it walks:
+ *   sends_build        operations -> one CheckerSend per operation id
+ *   values_index       hash of sent values -> their CheckerSend
+ *   partitions_build   replicas, sorted -> one committed log per partition
+ *   partition_walk     committed records -> where each value is committed,
+ *                      duplicates, nonmonotonic sends
+ *   replicas_compare   each online replica against the committed log
+ *   sends_classify     outcomes, lost writes, failed-but-present, offsets
+ *                      told versus committed, latency and throughput
+ *   windows_measure    availability and recovery
+ *   violations_collect the cluster's invariant breaches
+ *
+ * Invariants of a CheckerResult (checker_result_check_invariants):
+ *  1. attempted == acked + failed + unknown.
+ *  2. acked == lost_write + acked_committed; failed == failed_absent +
+ *     failed_but_present; unknown == unknown_committed + unknown_absent.
+ *  3. Every anomaly has at most min(count, examples_max) examples.
+ *  4. Partitions are sorted strictly by (topic, partition).
+ *  5. A send with a committed partition is committed below that partition's
+ *     HW, and the committed record there holds its value.
+ *  6. The acked histogram holds exactly `acked` values, the failed one
+ *     `failed`, the unknown one `unknown - pending`.
+ * The result never changes after checker_run returns.
+ */
+#include "checker.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "kafka_error.h"
+#include "sim_assert.h"
+
+#define SEND_FLAG_DUPLICATE 1u /* the value's duplicate is already counted */
+#define WINDOW_NS_DEFAULT G_GINT64_CONSTANT(1000000000)
+#define LATENCY_DIGITS_DEFAULT 3
+
+/* The committed record's value is found from a hashed pointer to a send's
+ * value field, so that field must be the struct's first. */
+G_STATIC_ASSERT(offsetof(CheckerSend, value) == 0);
+
+/* Where a partition's replicas sit in the sorted replica order. */
+typedef struct {
+    guint first;
+    guint len;
+} ReplicaSpan;
+
+struct CheckerResult {
+    const History *history;
+    CheckerOptions options;
+    GArray *sends;         /* CheckerSend, by operation id */
+    GArray *partitions;    /* CheckerPartition */
+    GArray *spans;         /* ReplicaSpan, parallel to partitions */
+    GArray *replica_order; /* guint index into history_replicas, by (topic, partition, broker) */
+    GArray *examples[CHECKER_ANOMALY_COUNT];
+    GPtrArray *violations;
+    GHashTable *values; /* &CheckerSend.value -> the send; looked up only */
+    CheckerCounts counts;
+    CheckerStats stats;
+    StatsHistogram *latency[CHECKER_LATENCY_COUNT];
+    StatsSeries *throughput;
+};
+
+/* The last producer record seen so far in one partition's log walk. */
+typedef struct {
+    guint64 op;
+    gint64 offset;
+} ProcessMark;
+
+static const char *const anomaly_names[CHECKER_ANOMALY_COUNT] = {
+    [CHECKER_LOST_WRITE] = "lost_write",
+    [CHECKER_DUPLICATE] = "duplicate",
+    [CHECKER_NONMONOTONIC_SEND] = "nonmonotonic_send",
+    [CHECKER_INCONSISTENT_OFFSETS] = "inconsistent_offsets",
+    [CHECKER_FAILED_BUT_PRESENT] = "failed_but_present",
+};
+
+void
+checker_options_init(CheckerOptions *options)
+{
+    KSIM_ASSERT(options != NULL);
+    memset(options, 0, sizeof *options);
+    options->examples_max = CHECKER_EXAMPLES_DEFAULT;
+    options->window_ns = WINDOW_NS_DEFAULT;
+    options->latency_digits = LATENCY_DIGITS_DEFAULT;
+    options->last_heal_ns = CHECKER_HEAL_AUTO;
+}
+
+const char *
+checker_anomaly_name(CheckerAnomaly anomaly)
+{
+    KSIM_ASSERT(anomaly < CHECKER_ANOMALY_COUNT);
+    return anomaly_names[anomaly];
+}
+
+char *
+checker_process_label(const History *history, guint32 process)
+{
+    const char *name = history_process_name(history, process);
+    if (name != NULL)
+        return g_strdup(name);
+    return g_strdup_printf("process %u", process);
+}
+
+char *
+checker_partition_label(const History *history, guint16 topic, gint32 partition)
+{
+    if (topic < history_topic_count(history))
+        return g_strdup_printf("%s-%d", history_topic_name(history, topic), partition);
+    return g_strdup_printf("topic%u-%d", topic, partition);
+}
+
+static void
+example_clear(gpointer data)
+{
+    CheckerExample *example = data;
+    g_free(example->summary);
+}
+
+static CheckerResult *
+result_new(const History *history, const CheckerOptions *options)
+{
+    CheckerResult *result = g_new0(CheckerResult, 1);
+    result->history = history;
+    if (options != NULL)
+        result->options = *options;
+    else
+        checker_options_init(&result->options);
+    KSIM_ASSERT(result->options.window_ns > 0);
+    result->sends = g_array_new(FALSE, TRUE, sizeof(CheckerSend));
+    result->partitions = g_array_new(FALSE, TRUE, sizeof(CheckerPartition));
+    result->spans = g_array_new(FALSE, TRUE, sizeof(ReplicaSpan));
+    result->replica_order = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++) {
+        result->examples[a] = g_array_new(FALSE, TRUE, sizeof(CheckerExample));
+        g_array_set_clear_func(result->examples[a], example_clear);
+    }
+    result->violations = g_ptr_array_new_with_free_func(g_free);
+    for (guint l = 0; l < CHECKER_LATENCY_COUNT; l++)
+        result->latency[l] = stats_histogram_new(result->options.latency_digits);
+    result->throughput = stats_series_new(result->options.window_ns);
+    result->stats.window_ns = result->options.window_ns;
+    result->stats.last_heal_ns = -1;
+    result->stats.recovery_ns = -1;
+    result->stats.first_invoke_ns = -1;
+    result->stats.last_complete_ns = -1;
+    result->stats.availability = -1.0;
+    return result;
+}
+
+void
+checker_result_free(CheckerResult *result)
+{
+    if (result == NULL)
+        return;
+    g_array_free(result->sends, TRUE);
+    g_array_free(result->partitions, TRUE);
+    g_array_free(result->spans, TRUE);
+    g_array_free(result->replica_order, TRUE);
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
+        g_array_free(result->examples[a], TRUE);
+    g_ptr_array_free(result->violations, TRUE);
+    if (result->values != NULL)
+        g_hash_table_destroy(result->values);
+    for (guint l = 0; l < CHECKER_LATENCY_COUNT; l++)
+        stats_histogram_free(result->latency[l]);
+    stats_series_free(result->throughput);
+    g_free(result);
+}
+
+/* Counts one anomaly and keeps the example (taking its summary) while fewer
+ * than examples_max are kept. */
+static void
+anomaly_add(CheckerResult *result, CheckerExample *example)
+{
+    result->counts.anomalies[example->anomaly]++;
+    GArray *examples = result->examples[example->anomaly];
+    if (examples->len < result->options.examples_max)
+        g_array_append_val(examples, *example);
+    else
+        g_free(example->summary);
+    example->summary = NULL;
+}
+
+static CheckerSend *
+send_at(const CheckerResult *result, guint64 op)
+{
+    if (op >= result->sends->len)
+        return NULL;
+    CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
+    return send->outcome == CHECKER_SEND_NONE ? NULL : send;
+}
+
+static guint64
+send_op(const CheckerResult *result, const CheckerSend *send)
+{
+    return (guint64)(send - (const CheckerSend *)(gconstpointer)result->sends->data);
+}
+
+/* ---- sends_build ---- */
+
+static void
+send_invoked(CheckerResult *result, const HistoryOp *op)
+{
+    CheckerSend *send = &g_array_index(result->sends, CheckerSend, op->op);
+    if (send->outcome != CHECKER_SEND_NONE)
+        return; /* a second invoke with one id; the first stands */
+    send->value = op->value;
+    send->invoke_ns = op->time_ns;
+    send->complete_ns = -1;
+    send->offset = -1;
+    send->committed_offset = -1;
+    send->committed_partition = -1;
+    send->process = op->process;
+    send->partition = op->partition;
+    send->topic = op->topic;
+    send->outcome = CHECKER_SEND_PENDING;
+}
+
+static CheckerOutcome
+outcome_of(const HistoryOp *op)
+{
+    if (op->type == HISTORY_OK)
+        return CHECKER_SEND_OK;
+    if (op->type == HISTORY_FAIL)
+        return CHECKER_SEND_FAIL;
+    return op->error == 0 ? CHECKER_SEND_SENT : CHECKER_SEND_INFO;
+}
+
+static void
+send_completed(CheckerResult *result, const HistoryOp *op)
+{
+    CheckerSend *send = send_at(result, op->op);
+    if (send == NULL || send->outcome != CHECKER_SEND_PENDING)
+        return; /* not a send, or completed twice: the first completion stands */
+    send->outcome = (guint8)outcome_of(op);
+    send->complete_ns = op->time_ns;
+    send->offset = op->offset;
+    send->error = op->error;
+    if (op->partition >= 0)
+        send->partition = op->partition;
+}
+
+/* One CheckerSend per operation id up to the largest invoked send's id. The
+ * ids of history_invoke are dense, so little is wasted. */
+static void
+sends_build(CheckerResult *result)
+{
+    const GArray *ops = history_ops(result->history);
+    guint64 op_max = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->type == HISTORY_INVOKE && op->fn == HISTORY_FN_SEND)
+            op_max = MAX(op_max, op->op);
+    }
+    KSIM_ASSERT(op_max < G_MAXUINT);
+    if (ops->len == 0 || op_max == 0)
+        return;
+    g_array_set_size(result->sends, (guint)op_max + 1);
+    for (guint i = 0; i < ops->len; i++) {
+        const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->type == HISTORY_INVOKE && op->fn == HISTORY_FN_SEND)
+            send_invoked(result, op);
+        else if (op->type != HISTORY_INVOKE)
+            send_completed(result, op);
+    }
+}
+
+/* ---- values_index ---- */
+
+/* A set of pointers to the sends' value fields; a lookup by value returns
+ * the send itself. A value sent twice is followed through its last send. */
+static GHashTable *
+values_index(CheckerResult *result)
+{
+    GHashTable *values = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint op = 0; op < result->sends->len; op++) {
+        CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
+        if (send->outcome == CHECKER_SEND_NONE)
+            continue;
+        guint size = g_hash_table_size(values);
+        g_hash_table_add(values, &send->value);
+        if (g_hash_table_size(values) == size)
+            result->counts.values_reused++;
+    }
+    return values;
+}
+
+static CheckerSend *
+value_lookup(GHashTable *values, guint64 value)
+{
+    return g_hash_table_lookup(values, &value);
+}
+
+/* ---- partitions_build ---- */
+
+static gint
+replica_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    const GArray *replicas = user_data;
+    const HistoryReplica *x = &g_array_index(replicas, HistoryReplica, *(const guint *)a);
+    const HistoryReplica *y = &g_array_index(replicas, HistoryReplica, *(const guint *)b);
+    if (x->topic != y->topic)
+        return x->topic < y->topic ? -1 : 1;
+    if (x->partition != y->partition)
+        return x->partition < y->partition ? -1 : 1;
+    if (x->broker != y->broker)
+        return x->broker < y->broker ? -1 : 1;
+    return 0;
+}
+
+/* Higher is a better source of the committed log: an online leader, then
+ * any online replica, then an offline one. */
+static int
+replica_rank(const HistoryReplica *replica)
+{
+    if (!replica->online)
+        return 0;
+    return replica->is_leader ? 2 : 1;
+}
+
+static const HistoryReplica *
+replica_at(const CheckerResult *result, guint order_index)
+{
+    guint index = g_array_index(result->replica_order, guint, order_index);
+    return &g_array_index(history_replicas(result->history), HistoryReplica, index);
+}
+
+/* The number of records of `records` below `hw` (they are in offset order). */
+static guint
+records_below(const GArray *records, gint64 hw)
+{
+    guint low = 0, high = records->len;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        if (g_array_index(records, HistoryRecord, middle).offset < hw)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low;
+}
+
+static void
+partition_add(CheckerResult *result, guint first, guint len)
+{
+    const HistoryReplica *best = replica_at(result, first);
+    for (guint i = first + 1; i < first + len; i++) {
+        const HistoryReplica *replica = replica_at(result, i);
+        int rank = replica_rank(replica), best_rank = replica_rank(best);
+        if (rank > best_rank || (rank == best_rank && replica->hw > best->hw))
+            best = replica;
+    }
+    CheckerPartition partition = {0};
+    partition.topic = best->topic;
+    partition.partition = best->partition;
+    partition.broker = best->broker;
+    partition.offline = !best->online;
+    partition.hw = best->hw;
+    partition.records = best->records;
+    partition.records_committed = records_below(best->records, best->hw);
+    g_array_append_val(result->partitions, partition);
+    ReplicaSpan span = {first, len};
+    g_array_append_val(result->spans, span);
+    result->counts.partitions++;
+    result->counts.partitions_offline += partition.offline;
+    result->counts.committed += partition.records_committed;
+}
+
+static void
+partitions_build(CheckerResult *result)
+{
+    const GArray *replicas = history_replicas(result->history);
+    for (guint i = 0; i < replicas->len; i++)
+        g_array_append_val(result->replica_order, i);
+    g_array_sort_with_data(result->replica_order, replica_compare, (gpointer)replicas);
+    guint first = 0;
+    for (guint i = 1; i <= replicas->len; i++) {
+        if (i < replicas->len) {
+            const HistoryReplica *a = replica_at(result, first), *b = replica_at(result, i);
+            if (a->topic == b->topic && a->partition == b->partition)
+                continue;
+        }
+        partition_add(result, first, i - first);
+        first = i;
+    }
+}
+
+/* ---- partition_walk ---- */
+
+static void
+duplicate_found(CheckerResult *result, CheckerSend *send, guint partition_index,
+                const HistoryRecord *record)
+{
+    if (send->flags & SEND_FLAG_DUPLICATE)
+        return;
+    send->flags |= SEND_FLAG_DUPLICATE;
+    const CheckerPartition *first =
+        &g_array_index(result->partitions, CheckerPartition, send->committed_partition);
+    const CheckerPartition *here =
+        &g_array_index(result->partitions, CheckerPartition, partition_index);
+    g_autofree char *who = checker_process_label(result->history, send->process);
+    g_autofree char *where =
+        checker_partition_label(result->history, first->topic, first->partition);
+    g_autofree char *where_other =
+        checker_partition_label(result->history, here->topic, here->partition);
+    CheckerExample example = {0};
+    example.anomaly = CHECKER_DUPLICATE;
+    example.topic = first->topic;
+    example.partition = first->partition;
+    example.partition_other = here->partition;
+    example.broker = -1;
+    example.op = send_op(result, send);
+    example.value = send->value;
+    example.offset = send->committed_offset;
+    example.offset_other = record->offset;
+    example.summary = g_strdup_printf(
+        "value %" G_GUINT64_FORMAT " from %s is committed at offset %" G_GINT64_FORMAT
+        " of %s and again at offset %" G_GINT64_FORMAT " of %s",
+        send->value, who, send->committed_offset, where, record->offset, where_other);
+    anomaly_add(result, &example);
+}
+
+static void
+nonmonotonic_found(CheckerResult *result, const CheckerPartition *partition,
+                   const CheckerSend *send, gint64 offset, const ProcessMark *mark)
+{
+    const CheckerSend *later = send_at(result, mark->op);
+    KSIM_ASSERT(later != NULL);
+    g_autofree char *who = checker_process_label(result->history, send->process);
+    g_autofree char *where =
+        checker_partition_label(result->history, partition->topic, partition->partition);
+    CheckerExample example = {0};
+    example.anomaly = CHECKER_NONMONOTONIC_SEND;
+    example.topic = partition->topic;
+    example.partition = partition->partition;
+    example.partition_other = partition->partition;
+    example.broker = -1;
+    example.op = send_op(result, send);
+    example.op_other = mark->op;
+    example.value = send->value;
+    example.value_other = later->value;
+    example.offset = offset;
+    example.offset_other = mark->offset;
+    example.summary =
+        g_strdup_printf("%s sent value %" G_GUINT64_FORMAT " before value %" G_GUINT64_FORMAT
+                        ", but %s holds the later one at offset %" G_GINT64_FORMAT
+                        " and the earlier one after it, at offset %" G_GINT64_FORMAT,
+                        who, send->value, later->value, where, mark->offset, offset);
+    anomaly_add(result, &example);
+}
+
+/* Compares the record's send with the latest send of its producer seen
+ * earlier in this log. */
+static void
+order_check(CheckerResult *result, const CheckerPartition *partition, GHashTable *mark_of,
+            GArray *marks, const CheckerSend *send, gint64 offset)
+{
+    guint64 op = send_op(result, send);
+    gpointer key = GUINT_TO_POINTER(send->process);
+    guint index = GPOINTER_TO_UINT(g_hash_table_lookup(mark_of, key));
+    if (index == 0) {
+        ProcessMark mark = {op, offset};
+        g_array_append_val(marks, mark);
+        g_hash_table_insert(mark_of, key, GUINT_TO_POINTER(marks->len));
+        return;
+    }
+    ProcessMark *mark = &g_array_index(marks, ProcessMark, index - 1);
+    if (op < mark->op) {
+        nonmonotonic_found(result, partition, send, offset, mark);
+        return;
+    }
+    mark->op = op;
+    mark->offset = offset;
+}
+
+/* Walks one committed log in offset order: notes where each value is
+ * committed and finds duplicates and out-of-order sends. */
+static void
+partition_walk(CheckerResult *result, GHashTable *values, guint partition_index)
+{
+    const CheckerPartition *partition =
+        &g_array_index(result->partitions, CheckerPartition, partition_index);
+    g_autoptr(GHashTable) mark_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_autoptr(GArray) marks = g_array_new(FALSE, FALSE, sizeof(ProcessMark));
+    for (guint k = 0; k < partition->records_committed; k++) {
+        const HistoryRecord *record = &g_array_index(partition->records, HistoryRecord, k);
+        CheckerSend *send = value_lookup(values, record->value);
+        if (send == NULL) {
+            result->counts.committed_unknown_origin++;
+            continue;
+        }
+        if (send->committed_partition >= 0) {
+            duplicate_found(result, send, partition_index, record);
+            continue;
+        }
+        send->committed_partition = (gint32)partition_index;
+        send->committed_offset = record->offset;
+        order_check(result, partition, mark_of, marks, send, record->offset);
+    }
+}
+
+/* ---- replicas_compare ---- */
+
+static guint64
+op_of_value(const CheckerResult *result, GHashTable *values, guint64 value)
+{
+    const CheckerSend *send = value_lookup(values, value);
+    return send != NULL ? send_op(result, send) : 0;
+}
+
+static void
+divergence_found(CheckerResult *result, GHashTable *values, const CheckerPartition *partition,
+                 const HistoryReplica *replica, const HistoryRecord *committed,
+                 const HistoryRecord *other)
+{
+    g_autofree char *where =
+        checker_partition_label(result->history, partition->topic, partition->partition);
+    CheckerExample example = {0};
+    example.anomaly = CHECKER_INCONSISTENT_OFFSETS;
+    example.topic = partition->topic;
+    example.partition = partition->partition;
+    example.partition_other = partition->partition;
+    example.broker = replica->broker;
+    example.op = op_of_value(result, values, committed->value);
+    example.op_other = op_of_value(result, values, other->value);
+    example.value = committed->value;
+    example.value_other = other->value;
+    example.offset = committed->offset;
+    example.offset_other = -1;
+    example.summary = g_strdup_printf(
+        "at offset %" G_GINT64_FORMAT " of %s, below both HWs, broker %d holds value "
+        "%" G_GUINT64_FORMAT " (epoch %d) but the committed log (broker %d) holds value "
+        "%" G_GUINT64_FORMAT " (epoch %d)",
+        committed->offset, where, replica->broker, other->value, other->leader_epoch,
+        partition->broker, committed->value, committed->leader_epoch);
+    anomaly_add(result, &example);
+}
+
+/* Merges one replica's log with the committed log below both HWs. */
+static void
+replica_compare_logs(CheckerResult *result, GHashTable *values, const CheckerPartition *partition,
+                     const HistoryReplica *replica)
+{
+    gint64 limit = MIN(replica->hw, partition->hw);
+    guint i = 0, j = 0;
+    while (i < replica->records->len && j < partition->records_committed) {
+        const HistoryRecord *mine = &g_array_index(replica->records, HistoryRecord, i);
+        const HistoryRecord *theirs = &g_array_index(partition->records, HistoryRecord, j);
+        if (mine->offset >= limit || theirs->offset >= limit)
+            break;
+        if (mine->offset < theirs->offset) {
+            i++;
+            continue;
+        }
+        if (theirs->offset < mine->offset) {
+            j++;
+            continue;
+        }
+        if (mine->value != theirs->value)
+            divergence_found(result, values, partition, replica, theirs, mine);
+        i++;
+        j++;
+    }
+}
+
+static void
+replicas_compare(CheckerResult *result, GHashTable *values, guint partition_index)
+{
+    const CheckerPartition *partition =
+        &g_array_index(result->partitions, CheckerPartition, partition_index);
+    const ReplicaSpan *span = &g_array_index(result->spans, ReplicaSpan, partition_index);
+    for (guint i = span->first; i < span->first + span->len; i++) {
+        const HistoryReplica *replica = replica_at(result, i);
+        if (replica->online && replica->broker != partition->broker)
+            replica_compare_logs(result, values, partition, replica);
+    }
+}
+
+/* ---- sends_classify ---- */
+
+static void
+lost_found(CheckerResult *result, const CheckerSend *send)
+{
+    g_autofree char *who = checker_process_label(result->history, send->process);
+    g_autofree char *where = checker_partition_label(result->history, send->topic, send->partition);
+    CheckerExample example = {0};
+    example.anomaly = CHECKER_LOST_WRITE;
+    example.topic = send->topic;
+    example.partition = send->partition;
+    example.partition_other = -1;
+    example.broker = -1;
+    example.op = send_op(result, send);
+    example.value = send->value;
+    example.offset = send->offset;
+    example.offset_other = -1;
+    if (send->outcome == CHECKER_SEND_SENT)
+        example.summary = g_strdup_printf("value %" G_GUINT64_FORMAT " sent by %s to %s with "
+                                          "acks=0 at %.3f s is not in the committed log",
+                                          send->value, who, where, send->invoke_ns / 1e9);
+    else
+        example.summary = g_strdup_printf(
+            "value %" G_GUINT64_FORMAT " sent by %s, acknowledged at %.3f s at offset "
+            "%" G_GINT64_FORMAT " of %s, is not in the committed log",
+            send->value, who, send->complete_ns / 1e9, send->offset, where);
+    anomaly_add(result, &example);
+}
+
+static void
+misplaced_found(CheckerResult *result, const CheckerSend *send, GHashTable *values)
+{
+    const CheckerPartition *told = checker_result_partition(result, send->topic, send->partition);
+    const HistoryRecord *there = told ? checker_partition_record_at(told, send->offset) : NULL;
+    const CheckerPartition *committed =
+        &g_array_index(result->partitions, CheckerPartition, send->committed_partition);
+    g_autofree char *who = checker_process_label(result->history, send->process);
+    g_autofree char *where = checker_partition_label(result->history, send->topic, send->partition);
+    g_autofree char *where_committed =
+        checker_partition_label(result->history, committed->topic, committed->partition);
+    g_autofree char *holds = there ? g_strdup_printf("holds value %" G_GUINT64_FORMAT, there->value)
+                                   : g_strdup("holds no committed record");
+    CheckerExample example = {0};
+    example.anomaly = CHECKER_INCONSISTENT_OFFSETS;
+    example.topic = send->topic;
+    example.partition = send->partition;
+    example.partition_other = committed->partition;
+    example.broker = -1;
+    example.op = send_op(result, send);
+    example.value = send->value;
+    example.offset = send->offset;
+    example.offset_other = send->committed_offset;
+    example.value_other = there ? there->value : 0;
+    example.op_other = there ? op_of_value(result, values, there->value) : 0;
+    example.summary = g_strdup_printf("value %" G_GUINT64_FORMAT
+                                      " from %s was acknowledged at offset %" G_GINT64_FORMAT
+                                      " of %s but is committed at offset %" G_GINT64_FORMAT
+                                      " of %s; offset %" G_GINT64_FORMAT " %s",
+                                      send->value, who, send->offset, where, send->committed_offset,
+                                      where_committed, send->offset, holds);
+    anomaly_add(result, &example);
+}
+
+static void
+failed_present_found(CheckerResult *result, const CheckerSend *send)
+{
+    const CheckerPartition *committed =
+        &g_array_index(result->partitions, CheckerPartition, send->committed_partition);
+    g_autofree char *who = checker_process_label(result->history, send->process);
+    g_autofree char *where =
+        checker_partition_label(result->history, committed->topic, committed->partition);
+    CheckerExample example = {0};
+    example.anomaly = CHECKER_FAILED_BUT_PRESENT;
+    example.topic = committed->topic;
+    example.partition = committed->partition;
+    example.partition_other = -1;
+    example.broker = -1;
+    example.op = send_op(result, send);
+    example.value = send->value;
+    example.offset = send->committed_offset;
+    example.offset_other = -1;
+    example.summary = g_strdup_printf("value %" G_GUINT64_FORMAT
+                                      " from %s failed with %s at %.3f s, yet is committed at "
+                                      "offset %" G_GINT64_FORMAT " of %s",
+                                      send->value, who, kafka_error_name((KafkaError)send->error),
+                                      send->complete_ns / 1e9, send->committed_offset, where);
+    anomaly_add(result, &example);
+}
+
+/* TRUE when the committed place of an OK send differs from what it was told. */
+static gboolean
+misplaced(const CheckerResult *result, const CheckerSend *send)
+{
+    if (send->outcome != CHECKER_SEND_OK || send->offset < 0)
+        return FALSE;
+    const CheckerPartition *committed =
+        &g_array_index(result->partitions, CheckerPartition, send->committed_partition);
+    return send->committed_offset != send->offset || committed->topic != send->topic ||
+           (send->partition >= 0 && committed->partition != send->partition);
+}
+
+static void
+acked_classify(CheckerResult *result, const CheckerSend *send, GHashTable *values)
+{
+    result->counts.acked++;
+    result->counts.acked_without_offset += send->outcome == CHECKER_SEND_SENT;
+    stats_histogram_record(result->latency[CHECKER_LATENCY_ACKED],
+                           MAX(send->complete_ns - send->invoke_ns, 0));
+    stats_series_add(result->throughput, send->complete_ns, 1);
+    if (send->committed_partition < 0) {
+        lost_found(result, send);
+        return;
+    }
+    result->counts.acked_committed++;
+    if (misplaced(result, send))
+        misplaced_found(result, send, values);
+}
+
+static void
+unacked_classify(CheckerResult *result, const CheckerSend *send)
+{
+    gboolean committed = send->committed_partition >= 0;
+    gint64 latency_ns = MAX(send->complete_ns - send->invoke_ns, 0);
+    if (send->outcome == CHECKER_SEND_FAIL) {
+        result->counts.failed++;
+        stats_histogram_record(result->latency[CHECKER_LATENCY_FAILED], latency_ns);
+        if (committed)
+            failed_present_found(result, send);
+        else
+            result->counts.failed_absent++;
+        return;
+    }
+    result->counts.unknown++;
+    if (send->outcome == CHECKER_SEND_PENDING)
+        result->counts.pending++;
+    else
+        stats_histogram_record(result->latency[CHECKER_LATENCY_UNKNOWN], latency_ns);
+    if (committed)
+        result->counts.unknown_committed++;
+    else
+        result->counts.unknown_absent++;
+}
+
+static void
+sends_classify(CheckerResult *result, GHashTable *values)
+{
+    CheckerStats *stats = &result->stats;
+    for (guint op = 0; op < result->sends->len; op++) {
+        const CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
+        if (send->outcome == CHECKER_SEND_NONE)
+            continue;
+        result->counts.attempted++;
+        if (stats->first_invoke_ns < 0 || send->invoke_ns < stats->first_invoke_ns)
+            stats->first_invoke_ns = send->invoke_ns;
+        stats->last_complete_ns = MAX(stats->last_complete_ns, send->complete_ns);
+        if (send->outcome == CHECKER_SEND_OK || send->outcome == CHECKER_SEND_SENT)
+            acked_classify(result, send, values);
+        else
+            unacked_classify(result, send);
+    }
+    /* Every send invoked and answered at one instant (acks=0 sends complete
+     * when written) has no rate; -1 says so. */
+    gint64 span_ns = stats->last_complete_ns - stats->first_invoke_ns;
+    stats->throughput_per_s = -1.0;
+    if (result->counts.acked > 0 && span_ns > 0)
+        stats->throughput_per_s = (double)result->counts.acked * 1e9 / (double)span_ns;
+}
+
+/* ---- windows_measure ---- */
+
+static gboolean
+text_has(const char *text, const char *word)
+{
+    if (text == NULL)
+        return FALSE;
+    g_autofree char *lower = g_ascii_strdown(text, -1);
+    return strstr(lower, word) != NULL;
+}
+
+static gint64
+heal_find(const History *history)
+{
+    const GArray *events = history_events(history);
+    for (guint i = events->len; i-- > 0;) {
+        const HistoryEvent *event = &g_array_index(events, HistoryEvent, i);
+        if (event->kind == HISTORY_EVENT_FAULT && text_has(event->text, "heal"))
+            return event->time_ns;
+        if (event->kind == HISTORY_EVENT_NODE &&
+            (text_has(event->text, "restart") || text_has(event->text, "resum")))
+            return event->time_ns;
+    }
+    return -1;
+}
+
+/* The earliest completion of an acked send invoked at or after the heal. */
+static void
+recovery_measure(CheckerResult *result)
+{
+    gint64 heal_ns = result->options.last_heal_ns;
+    if (heal_ns == CHECKER_HEAL_AUTO)
+        heal_ns = heal_find(result->history);
+    if (heal_ns < 0)
+        return;
+    result->stats.last_heal_ns = heal_ns;
+    gint64 first_ns = -1;
+    for (guint op = 0; op < result->sends->len; op++) {
+        const CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
+        gboolean acked = send->outcome == CHECKER_SEND_OK || send->outcome == CHECKER_SEND_SENT;
+        if (!acked || send->invoke_ns < heal_ns)
+            continue;
+        if (first_ns < 0 || send->complete_ns < first_ns)
+            first_ns = send->complete_ns;
+    }
+    if (first_ns >= 0)
+        result->stats.recovery_ns = first_ns - heal_ns;
+}
+
+/* Marks, with a difference array, the windows in which each send was
+ * outstanding, then counts those that also hold an acked completion. */
+static void
+availability_measure(CheckerResult *result)
+{
+    const GArray *ops = history_ops(result->history);
+    if (result->counts.attempted == 0 || ops->len == 0)
+        return;
+    gint64 window_ns = result->options.window_ns;
+    gint64 end_ns = g_array_index(ops, HistoryOp, ops->len - 1).time_ns;
+    KSIM_ASSERT(end_ns / window_ns < STATS_SERIES_WINDOWS_MAX);
+    guint windows = (guint)(end_ns / window_ns) + 1;
+    g_autoptr(GArray) delta = g_array_new(FALSE, TRUE, sizeof(gint64));
+    g_array_set_size(delta, windows + 1);
+    for (guint op = 0; op < result->sends->len; op++) {
+        const CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
+        if (send->outcome == CHECKER_SEND_NONE)
+            continue;
+        gint64 last_ns = send->complete_ns >= 0 ? send->complete_ns : end_ns;
+        g_array_index(delta, gint64, send->invoke_ns / window_ns)++;
+        g_array_index(delta, gint64, last_ns / window_ns + 1)--;
+    }
+    guint acked_windows = stats_series_window_count(result->throughput);
+    gint64 outstanding = 0;
+    for (guint w = 0; w < windows; w++) {
+        outstanding += g_array_index(delta, gint64, w);
+        if (outstanding <= 0)
+            continue;
+        result->stats.windows_attempted++;
+        if (w < acked_windows && stats_series_count(result->throughput, w) > 0)
+            result->stats.windows_available++;
+    }
+    result->stats.availability =
+        (double)result->stats.windows_available / (double)result->stats.windows_attempted;
+}
+
+/* ---- violations_collect ---- */
+
+static void
+violations_collect(CheckerResult *result)
+{
+    const GArray *events = history_events(result->history);
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *event = &g_array_index(events, HistoryEvent, i);
+        if (event->kind != HISTORY_EVENT_VIOLATION)
+            continue;
+        result->counts.invariant_violations++;
+        if (result->violations->len < result->options.examples_max)
+            g_ptr_array_add(result->violations,
+                            g_strdup(event->text ? event->text : "(no description)"));
+    }
+}
+
+CheckerResult *
+checker_run(const History *history, const CheckerOptions *options)
+{
+    KSIM_ASSERT(history != NULL);
+    CheckerResult *result = result_new(history, options);
+    sends_build(result);
+    GHashTable *values = values_index(result);
+    result->values = values;
+    partitions_build(result);
+    for (guint p = 0; p < result->partitions->len; p++)
+        partition_walk(result, values, p);
+    for (guint p = 0; p < result->partitions->len; p++)
+        replicas_compare(result, values, p);
+    sends_classify(result, values);
+    availability_measure(result);
+    recovery_measure(result);
+    violations_collect(result);
+    return result;
+}
+
+/* ---- accessors ---- */
+
+const History *
+checker_result_history(const CheckerResult *result)
+{
+    return result->history;
+}
+
+const CheckerCounts *
+checker_result_counts(const CheckerResult *result)
+{
+    return &result->counts;
+}
+
+const CheckerStats *
+checker_result_stats(const CheckerResult *result)
+{
+    return &result->stats;
+}
+
+const GArray *
+checker_result_examples(const CheckerResult *result, CheckerAnomaly anomaly)
+{
+    KSIM_ASSERT(anomaly < CHECKER_ANOMALY_COUNT);
+    return result->examples[anomaly];
+}
+
+const GPtrArray *
+checker_result_violations(const CheckerResult *result)
+{
+    return result->violations;
+}
+
+const GArray *
+checker_result_sends(const CheckerResult *result)
+{
+    return result->sends;
+}
+
+const CheckerSend *
+checker_result_send(const CheckerResult *result, guint64 op)
+{
+    return send_at(result, op);
+}
+
+const CheckerSend *
+checker_result_send_of_value(const CheckerResult *result, guint64 value)
+{
+    return value_lookup(result->values, value);
+}
+
+const GArray *
+checker_result_partitions(const CheckerResult *result)
+{
+    return result->partitions;
+}
+
+const CheckerPartition *
+checker_result_partition(const CheckerResult *result, guint16 topic, gint32 partition)
+{
+    guint low = 0, high = result->partitions->len;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        const CheckerPartition *p = &g_array_index(result->partitions, CheckerPartition, middle);
+        if (p->topic == topic && p->partition == partition)
+            return p;
+        if (p->topic < topic || (p->topic == topic && p->partition < partition))
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return NULL;
+}
+
+const HistoryRecord *
+checker_partition_record_at(const CheckerPartition *partition, gint64 offset)
+{
+    KSIM_ASSERT(partition != NULL);
+    if (offset < 0 || offset >= partition->hw)
+        return NULL;
+    guint index = records_below(partition->records, offset);
+    if (index >= partition->records_committed)
+        return NULL;
+    const HistoryRecord *record = &g_array_index(partition->records, HistoryRecord, index);
+    return record->offset == offset ? record : NULL;
+}
+
+const StatsHistogram *
+checker_result_latency(const CheckerResult *result, CheckerLatency which)
+{
+    KSIM_ASSERT(which < CHECKER_LATENCY_COUNT);
+    return result->latency[which];
+}
+
+const StatsSeries *
+checker_result_throughput(const CheckerResult *result)
+{
+    return result->throughput;
+}
+
+/* ---- invariants ---- */
+
+static void
+check_send(const CheckerResult *result, const CheckerSend *send)
+{
+    if (send->outcome == CHECKER_SEND_NONE || send->committed_partition < 0)
+        return;
+    KSIM_ASSERT((guint)send->committed_partition < result->partitions->len);
+    const CheckerPartition *partition =
+        &g_array_index(result->partitions, CheckerPartition, send->committed_partition);
+    const HistoryRecord *record = checker_partition_record_at(partition, send->committed_offset);
+    KSIM_ASSERT(record != NULL);
+    KSIM_ASSERT(record->value == send->value);
+}
+
+void
+checker_result_check_invariants(const CheckerResult *result)
+{
+    const CheckerCounts *c = &result->counts;
+    KSIM_ASSERT(c->attempted == c->acked + c->failed + c->unknown);
+    KSIM_ASSERT(c->acked == c->anomalies[CHECKER_LOST_WRITE] + c->acked_committed);
+    KSIM_ASSERT(c->failed == c->failed_absent + c->anomalies[CHECKER_FAILED_BUT_PRESENT]);
+    KSIM_ASSERT(c->unknown == c->unknown_committed + c->unknown_absent);
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++) {
+        KSIM_ASSERT(result->examples[a]->len <= result->options.examples_max);
+        KSIM_ASSERT(result->examples[a]->len <= c->anomalies[a]);
+    }
+    for (guint p = 1; p < result->partitions->len; p++) {
+        const CheckerPartition *a = &g_array_index(result->partitions, CheckerPartition, p - 1);
+        const CheckerPartition *b = &g_array_index(result->partitions, CheckerPartition, p);
+        KSIM_ASSERT(a->topic < b->topic || (a->topic == b->topic && a->partition < b->partition));
+    }
+    for (guint op = 0; op < result->sends->len; op++)
+        check_send(result, &g_array_index(result->sends, CheckerSend, op));
+    KSIM_ASSERT(stats_histogram_count(result->latency[CHECKER_LATENCY_ACKED]) == (gint64)c->acked);
+    KSIM_ASSERT(stats_histogram_count(result->latency[CHECKER_LATENCY_FAILED]) ==
+                (gint64)c->failed);
+    KSIM_ASSERT(stats_histogram_count(result->latency[CHECKER_LATENCY_UNKNOWN]) ==
+                (gint64)(c->unknown - c->pending));
+}

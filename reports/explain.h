@@ -1,0 +1,70 @@
+/*
+ * explain: for each example of an anomaly, the chain of events from the
+ * history, in plain sentences, so a user understands a loss without opening
+ * the trace.
+ *
+ * For a lost write the chain is: the send and its answer; the leader's
+ * acknowledgement covering the record (broker, epoch, offsets, HW and ISR at
+ * the time, acks level) — found as the last ACK event of the partition that
+ * covers the offset the client was told, at or before the answer (for acks=0,
+ * which tells no offset, the first acks=0 append on the partition after the
+ * send, which is the record's own when one producer writes the partition);
+ * then, in time order, what followed: crashes, pauses, restarts, faults and
+ * session expiries of the partition's replicas (NODE, FAULT, SESSION events
+ * about them, or about no broker in particular), elections with the new
+ * leader's LEO (and whether that LEO held the record), unclean elections,
+ * offline periods, and truncations that removed the record's offset — up to
+ * the last truncation that removed it (or the last election of a leader
+ * without it); and last, what the final committed log holds at the offset.
+ * Other anomalies get the sends concerned, the acknowledgements that wrote
+ * the records in question (the ACK of the record's leader epoch covering its
+ * offset), the elections and truncations at the offset, and the final log.
+ * A chain is at most EXPLAIN_STEPS_MAX sentences; longer ones end with a
+ * count of the events left out.
+ *
+ * The Explainer indexes the events by partition once (linear in the events),
+ * so explaining an example costs a binary search plus the events it walks.
+ */
+#ifndef EXPLAIN_H
+#define EXPLAIN_H
+
+#include <glib.h>
+
+#include "checker.h"
+#include "history.h"
+
+#define EXPLAIN_STEPS_MAX 16
+
+typedef struct Explainer Explainer;
+
+/* Indexes the events of the result's history. Transfer full; `result` (and
+ * its history) must outlive the Explainer. */
+Explainer *explain_new(const CheckerResult *result);
+
+/* Frees the Explainer; accepts NULL. */
+void explain_free(Explainer *explainer);
+
+/* The chain of sentences explaining `example` (a GPtrArray of strings that
+ * frees them; transfer full). Never empty. */
+GPtrArray *explain_example(const Explainer *explainer, const CheckerExample *example);
+
+/* Indices into history_events of one partition's events, in time order, or
+ * NULL when it has none (transfer none). */
+const GArray *explain_partition_events(const Explainer *explainer, guint16 topic, gint32 partition);
+
+/* A sentence for event `index` of history_events: its own text, or for an
+ * ACK (which carries none) one built from its fields (transfer full). */
+char *explain_event_sentence(const Explainer *explainer, guint index);
+
+/* A short name of an event kind: "ack", "elected", "truncated", ... */
+const char *explain_event_kind_name(guint32 kind);
+
+/* "[1,2,3]" for an ISR mask (transfer full). */
+char *explain_isr_text(guint32 isr_mask);
+
+/* Checks the numbered invariants of explain.c; O(events). */
+void explain_check_invariants(const Explainer *explainer);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Explainer, explain_free)
+
+#endif
