@@ -40,6 +40,7 @@ typedef struct {
     GArray *nodes;         /* SimNodeId the fault hit */
     GArray *cuts;          /* pairs of SimNodeId cut (from, to) */
     guint window;          /* index in run->windows */
+    gint32 broker;         /* the one broker the fault hit, or -1 */
     gboolean random;
 } Undo;
 
@@ -115,14 +116,14 @@ topic_config_from(TopicConfig *config, const KConfig *cfg)
 /* ---- fault windows and history notes ---- */
 
 static guint
-window_open(Run *run, const char *label)
+window_open(Run *run, const char *label, gint32 broker)
 {
-    RunnerFaultWindow window = {sim_now_ns(run->world), -1, g_strdup(label)};
+    RunnerFaultWindow window = {sim_now_ns(run->world), -1, g_strdup(label), broker};
     g_array_append_val(run->windows, window);
     HistoryEvent event = {0};
     event.time_ns = sim_now_ns(run->world);
     event.kind = HISTORY_EVENT_FAULT;
-    event.broker = -1;
+    event.broker = broker;
     event.partition = -1;
     event.text = g_strdup_printf("%.3f s: fault began: %s", event.time_ns / 1e9, label);
     history_event(run->history, &event);
@@ -140,7 +141,7 @@ window_close(Run *run, guint index)
     HistoryEvent event = {0};
     event.time_ns = sim_now_ns(run->world);
     event.kind = HISTORY_EVENT_FAULT;
-    event.broker = -1;
+    event.broker = window->broker;
     event.partition = -1;
     event.text = g_strdup_printf("%.3f s: fault ended: %s", event.time_ns / 1e9, window->label);
     history_event(run->history, &event);
@@ -148,6 +149,16 @@ window_close(Run *run, guint index)
 }
 
 /* ---- targets ---- */
+
+static gint32
+broker_of_node(const Run *run, SimNodeId node)
+{
+    for (guint id = 1; id <= cluster_broker_count(run->cluster); id++) {
+        if (broker_node(cluster_broker(run->cluster, (gint32)id)) == node)
+            return (gint32)id;
+    }
+    return -1;
+}
 
 static gint32
 random_live_broker(Run *run)
@@ -433,7 +444,11 @@ start_fault(Run *run, const ScenarioFault *fault, gint64 duration_ns, gboolean r
         duration_ns = kconfig_get_duration_ns(cfg, "zookeeper.session.timeout.ms") +
                       2 * SIM_NS_PER_S;
     }
-    undo->window = window_open(run, describe->str);
+    gint32 broker = undo->nodes->len == 1
+                        ? broker_of_node(run, g_array_index(undo->nodes, SimNodeId, 0))
+                        : -1;
+    undo->window = window_open(run, describe->str, broker);
+    undo->broker = broker;
     g_string_free(describe, TRUE);
     if (random)
         run->random_active++;

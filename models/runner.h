@@ -1,0 +1,50 @@
+/*
+ * runner: one run of one scenario variant with one seed. It builds the world —
+ * coordination node, brokers, topics, producers with their workloads — from
+ * the variant's settings, injects the fault timeline and the random faults,
+ * and at the end of the fault phase heals everything (restarts what is down,
+ * resumes what is paused, heals the network and the disks, stops the
+ * workloads) and lets the cluster converge for the quiet period (the liveness
+ * phase). Then it records every replica's final state in the history.
+ *
+ * Everything a run does comes from the variant and the seed: the same inputs
+ * and binary give the same trace fingerprint.
+ */
+#ifndef RUNNER_H
+#define RUNNER_H
+
+#include <glib.h>
+#include <stdio.h>
+
+#include "history.h"
+#include "scenario.h"
+
+typedef struct {
+    gint64 start_ns;
+    gint64 end_ns; /* the run's end when never undone */
+    char *label;
+    gint32 broker; /* the one broker the fault hit, or -1 */
+} RunnerFaultWindow;
+
+typedef struct {
+    char *label;
+    guint64 seed;
+    guint64 fingerprint;
+    gint64 virtual_ns;
+    gint64 last_heal_ns;      /* when the fault phase ended (everything healed) */
+    guint64 events;
+    guint64 trace_records;
+    gboolean converged;       /* every partition led with a full ISR after the quiet period */
+    guint violations;         /* invariant breaches the cluster recorded */
+    History *history;         /* owned */
+    GArray *fault_windows;    /* RunnerFaultWindow */
+} RunnerResult;
+
+/* Runs `variant` with `seed`; writes the full trace as JSON Lines to
+ * `trace_out` when it is not NULL. (transfer full) */
+RunnerResult *runner_run(const ScenarioVariant *variant, guint64 seed, FILE *trace_out);
+void runner_result_free(RunnerResult *result);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RunnerResult, runner_result_free)
+
+#endif

@@ -1,0 +1,245 @@
+/*
+ * `ksim run SCENARIO [--seed N] [--out DIR] [--set KEY=VALUE ...] [--trace]`:
+ * runs every variant of a scenario with one seed, prints the settings first,
+ * then a compact result table and where the report is. Exit status: 0 when
+ * every expectation holds, 1 when one fails, 2 on bad input.
+ */
+#include "commands.h"
+
+#include "ksim_version.h"
+#include "report.h"
+#include "run_core.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    char *seed_text;
+    gint64 seed;
+    gboolean seed_set;
+    char *out_dir;
+    char **sets;
+    gboolean trace;
+    char **rest;
+} RunOptions;
+
+static gboolean
+parse_seed(const char *value, RunOptions *options, GError **error)
+{
+    char *end = NULL;
+    errno = 0;
+    guint64 seed = g_ascii_strtoull(value, &end, 10);
+    if (end == value || *end != '\0' || errno != 0 || value[0] == '-') {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--seed: '%s' is not a non-negative integer", value);
+        return FALSE;
+    }
+    options->seed = (gint64)seed;
+    options->seed_set = TRUE;
+    return TRUE;
+}
+
+static gboolean
+parse_run_options(int *argc, char ***argv, RunOptions *options)
+{
+    GOptionEntry entries[] = {
+        {"seed", 0, 0, G_OPTION_ARG_STRING, &options->seed_text,
+         "the run's seed (default: the scenario's)", "N"},
+        {"out", 0, 0, G_OPTION_ARG_FILENAME, &options->out_dir,
+         "where the report goes (default: out/NAME)", "DIR"},
+        {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->sets,
+         "override a scenario key, e.g. --set acks=1 or --set 'topic orders:min.insync.replicas=2'",
+         "KEY=VALUE"},
+        {"trace", 0, 0, G_OPTION_ARG_NONE, &options->trace,
+         "also write the full trace of each run as JSON Lines", NULL},
+        {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->rest, NULL,
+         "SCENARIO"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *context = g_option_context_new("SCENARIO - run a scenario file");
+    GOptionGroup *group = g_option_group_new("run", "run options", "run options", options, NULL);
+    g_option_group_add_entries(group, entries);
+    g_option_context_set_main_group(context, group);
+    GError *error = NULL;
+    gboolean ok = g_option_context_parse(context, argc, argv, &error) &&
+                  (options->seed_text == NULL || parse_seed(options->seed_text, options, &error));
+    if (!ok)
+        fprintf(stderr, "ksim run: %s\n", error->message);
+    else if (options->rest == NULL || options->rest[0] == NULL || options->rest[1] != NULL) {
+        fprintf(stderr, "ksim run: give exactly one scenario file (see 'ksim run --help')\n");
+        ok = FALSE;
+    }
+    g_clear_error(&error);
+    g_option_context_free(context);
+    return ok;
+}
+
+static void
+print_banner(const Scenario *scenario, guint64 seed, const RunOptions *options, guint n_runs)
+{
+    printf("ksim %s (commit %s)\n", KSIM_VERSION, KSIM_GIT_COMMIT);
+    printf("scenario  %s (%s)\n", scenario_name(scenario), scenario_path(scenario));
+    printf("sha256    %s\n", scenario_sha256(scenario));
+    printf("seed      %" G_GUINT64_FORMAT "\n", seed);
+    for (guint i = 0; options->sets != NULL && options->sets[i] != NULL; i++)
+        printf("set       %s\n", options->sets[i]);
+    printf("runs      %u\n", n_runs);
+    fflush(stdout);
+}
+
+static FILE *
+open_trace(const char *out_dir, guint index, GError **error)
+{
+    g_autofree char *path = g_strdup_printf("%s/trace-%u.jsonl", out_dir, index + 1);
+    FILE *file = fopen(path, "w");
+    if (file == NULL)
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot write %s: %s",
+                    path, g_strerror(errno));
+    return file;
+}
+
+/* Fills a report run from an outcome; the arrays are freed by the caller. */
+static void
+fill_report_run(ReportRun *run, const RunOutcome *outcome, GArray *settings, GArray *windows)
+{
+    report_run_init(run);
+    const GPtrArray *scenario_settings = scenario_variant_settings(outcome->variant);
+    for (guint i = 0; i < scenario_settings->len; i++) {
+        const ScenarioSetting *s = g_ptr_array_index(scenario_settings, i);
+        ReportSetting setting = {s->key, s->value};
+        g_array_append_val(settings, setting);
+    }
+    const GArray *fault_windows = outcome->result->fault_windows;
+    for (guint i = 0; i < fault_windows->len; i++) {
+        const RunnerFaultWindow *w = &g_array_index(fault_windows, RunnerFaultWindow, i);
+        ReportWindow window = {w->start_ns, w->end_ns, w->label};
+        g_array_append_val(windows, window);
+    }
+    run->label = outcome->result->label;
+    run->settings = (const ReportSetting *)settings->data;
+    run->settings_len = settings->len;
+    run->fingerprint = outcome->fingerprint;
+    run->virtual_s = (double)outcome->result->virtual_ns / 1e9;
+    run->wall_s = outcome->wall_s;
+    run->events = outcome->result->events;
+    run->history = outcome->result->history;
+    run->result = outcome->check;
+    run->last_heal_ns = outcome->result->last_heal_ns;
+    run->windows = (const ReportWindow *)windows->data;
+    run->windows_len = windows->len;
+    g_ptr_array_add(outcome->failed, NULL); /* NULL-terminate for the report */
+    run->expectations_failed = (const char *const *)outcome->failed->pdata;
+    g_ptr_array_set_size(outcome->failed, outcome->failed->len - 1);
+}
+
+static int
+write_report(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, const char *out_dir)
+{
+    guint n = outcomes->len;
+    g_autofree ReportRun *runs = g_new0(ReportRun, n);
+    g_autoptr(GPtrArray) arrays = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    for (guint i = 0; i < n; i++) {
+        GArray *settings = g_array_new(FALSE, FALSE, sizeof(ReportSetting));
+        GArray *windows = g_array_new(FALSE, FALSE, sizeof(ReportWindow));
+        g_ptr_array_add(arrays, settings);
+        g_ptr_array_add(arrays, windows);
+        fill_report_run(&runs[i], g_ptr_array_index(outcomes, i), settings, windows);
+    }
+    ReportInput input = {KSIM_VERSION, KSIM_GIT_COMMIT, scenario_name(scenario),
+                         scenario_sha256(scenario), seed, runs, n};
+    printf("\n");
+    report_print_table(stdout, &input);
+    g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+    GError *error = NULL;
+    if (!report_write(&input, out_dir, warnings, &error)) {
+        fprintf(stderr, "ksim run: %s\n", error->message);
+        g_error_free(error);
+        return 2;
+    }
+    for (guint i = 0; i < warnings->len; i++)
+        fprintf(stderr, "ksim run: warning: %s\n", (char *)g_ptr_array_index(warnings, i));
+    printf("\nreport    %s/report.html (also report.md, summary.json)\n", out_dir);
+    return 0;
+}
+
+static gboolean
+print_verdicts(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, char **sets)
+{
+    gboolean passed = TRUE;
+    for (guint i = 0; i < outcomes->len; i++) {
+        const RunOutcome *outcome = g_ptr_array_index(outcomes, i);
+        if (outcome->failed->len == 0)
+            continue;
+        if (passed)
+            printf("\nexpectations failed:\n");
+        passed = FALSE;
+        for (guint k = 0; k < outcome->failed->len; k++)
+            printf("  [%s] %s\n", outcome->result->label,
+                   (char *)g_ptr_array_index(outcome->failed, k));
+        g_autofree char *replay =
+            run_core_replay_command(scenario, seed, sets, outcome->variant);
+        printf("  replay: %s\n", replay);
+    }
+    if (passed && scenario_expects(scenario)->len > 0)
+        printf("\nexpectations: all %u hold\n", scenario_expects(scenario)->len);
+    return passed;
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+    RunOptions options = {0};
+    if (!parse_run_options(&argc, &argv, &options))
+        return 2;
+    GError *error = NULL;
+    g_autoptr(Scenario) scenario = run_core_load(options.rest[0], options.sets, &error);
+    if (scenario == NULL) {
+        fprintf(stderr, "ksim run: %s\n", error->message);
+        g_error_free(error);
+        return 2;
+    }
+    guint64 seed = options.seed_set ? (guint64)options.seed : scenario_seed(scenario);
+    g_autofree char *out_dir = options.out_dir != NULL
+                                   ? g_strdup(options.out_dir)
+                                   : g_strdup_printf("out/%s", scenario_name(scenario));
+    if (g_mkdir_with_parents(out_dir, 0755) != 0) {
+        fprintf(stderr, "ksim run: cannot create %s: %s\n", out_dir, g_strerror(errno));
+        return 2;
+    }
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    print_banner(scenario, seed, &options, variants->len);
+    g_autoptr(GPtrArray) outcomes =
+        g_ptr_array_new_with_free_func((GDestroyNotify)run_outcome_free);
+    guint n_runs = variants->len;
+    for (guint i = 0; i < n_runs; i++) {
+        ScenarioVariant *variant = g_ptr_array_steal_index(variants, 0);
+        FILE *trace = options.trace ? open_trace(out_dir, i, &error) : NULL;
+        if (options.trace && trace == NULL) {
+            fprintf(stderr, "ksim run: %s\n", error->message);
+            g_error_free(error);
+            scenario_variant_free(variant);
+            return 2;
+        }
+        printf("run %u/%u  %-28s ", i + 1, n_runs, scenario_variant_label(variant));
+        fflush(stdout);
+        RunOutcome *outcome = run_core_variant(scenario, variant, seed, trace);
+        if (trace != NULL)
+            fclose(trace);
+        printf("%.2f s wall, %.1f s virtual, %" G_GUINT64_FORMAT " events, fingerprint %s\n",
+               outcome->wall_s, (double)outcome->result->virtual_ns / 1e9, outcome->result->events,
+               outcome->fingerprint);
+        g_ptr_array_add(outcomes, outcome);
+    }
+    int status = write_report(scenario, seed, outcomes, out_dir);
+    gboolean passed = print_verdicts(scenario, seed, outcomes, options.sets);
+    g_free(options.out_dir);
+    g_free(options.seed_text);
+    g_strfreev(options.sets);
+    g_strfreev(options.rest);
+    if (status != 0)
+        return status;
+    return passed ? 0 : 1;
+}

@@ -1,0 +1,45 @@
+/*
+ * run_core: what `ksim run` and `ksim sweep` share — loading a scenario with
+ * its --set overrides, running every variant for a seed, checking the history,
+ * judging the expectations, and the command that replays a run.
+ */
+#ifndef KSIM_RUN_CORE_H
+#define KSIM_RUN_CORE_H
+
+#include <glib.h>
+#include <stdio.h>
+
+#include "checker.h"
+#include "runner.h"
+#include "scenario.h"
+
+typedef struct {
+    ScenarioVariant *variant;      /* owned */
+    RunnerResult *result;          /* owned */
+    CheckerResult *check;          /* owned; borrows result->history */
+    double wall_s;
+    char fingerprint[17];
+    GPtrArray *failed;             /* descriptions of failed expectations (owned) */
+} RunOutcome;
+
+/* Loads `path` and applies every "KEY=VALUE" of `sets`. NULL with a message
+ * naming the file, group, key and line on bad input. (transfer full) */
+Scenario *run_core_load(const char *path, char **sets, GError **error);
+
+/* Runs one variant with `seed` and judges it; `trace_out` may be NULL.
+ * Takes ownership of `variant`. (transfer full) */
+RunOutcome *run_core_variant(const Scenario *scenario, ScenarioVariant *variant, guint64 seed,
+                             FILE *trace_out);
+void run_outcome_free(RunOutcome *outcome);
+
+/* The value of an expectation metric (the names of summary.json). */
+double run_core_metric(const RunOutcome *outcome, const char *metric);
+
+/* The shell command that replays a run exactly; with `variant`, only that
+ * variant (its varied settings become --set options). (transfer full) */
+char *run_core_replay_command(const Scenario *scenario, guint64 seed, char **sets,
+                              const ScenarioVariant *variant);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RunOutcome, run_outcome_free)
+
+#endif
