@@ -71,6 +71,7 @@ typedef struct {
 
 typedef struct {
     KFetchRequest *request;           /* owned */
+    GArray *sizes_at_delay;           /* gint64 per request partition: its log size then */
     SimNodeId client;
     SimTimerId timeout_timer;
     struct BrokerState *state;

@@ -462,8 +462,13 @@ decide(Controller *c, const GArray *replicas, const KPartitionState *old, KParti
         next->leader = KAFKA_NO_LEADER;
         guint8 n = 0;
         for (guint i = 0; i < old->n_isr; i++) {
-            if (is_live(c->live, old->isr[i]) || old->n_isr == 1)
+            if (is_live(c->live, old->isr[i]))
                 next->isr[n++] = old->isr[i];
+        }
+        if (n == 0 && old->n_isr > 0) {
+            /* Kafka removes dead replicas from the ISR one at a time and
+             * never the last one: when they all died, the last of them stays. */
+            next->isr[n++] = old->isr[old->n_isr - 1];
         }
         next->n_isr = n;
         next->leader_epoch = old->leader_epoch + 1;

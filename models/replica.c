@@ -116,6 +116,7 @@ delayed_fetch_free(DelayedFetch *delayed)
 {
     sim_timer_cancel(delayed->state->broker->world, delayed->timeout_timer);
     sim_msg_free(&delayed->request->base);
+    g_array_free(delayed->sizes_at_delay, TRUE);
     g_free(delayed);
 }
 
@@ -1000,17 +1001,54 @@ fetch_watches(const KFetchRequest *request, const Partition *p)
     return FALSE;
 }
 
-/* New data (or a new HW, for consumers) in `p`: the long-polling fetches that
- * watch it answer now, as Kafka's fetch purgatory does. */
+/* The logical size of each requested partition's log now (0 if absent). */
+static void
+log_sizes(BrokerState *state, const KFetchRequest *request, GArray *out)
+{
+    g_array_set_size(out, 0);
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
+        Partition *q = replica_get(state, &entry->tp);
+        gint64 size = q != NULL ? plog_size_bytes(q->log) : 0;
+        g_array_append_val(out, size);
+    }
+}
+
+/* Bytes appended to the watched logs since the fetch was delayed. */
+static gint64
+bytes_since_delay(BrokerState *state, const DelayedFetch *delayed)
+{
+    const KFetchRequest *request = delayed->request;
+    gint64 bytes = 0;
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
+        Partition *q = replica_get(state, &entry->tp);
+        if (q == NULL || !q->is_leader)
+            return G_MAXINT64; /* an error to report: answer now */
+        bytes += MAX(plog_size_bytes(q->log) - g_array_index(delayed->sizes_at_delay, gint64, i),
+                     0);
+    }
+    return bytes;
+}
+
+/* New data in `p` (or a new HW, for consumers): a long-polling fetch that
+ * watches it answers once replica.fetch.min.bytes (fetch.min.bytes) have
+ * accumulated, as Kafka's DelayedFetch.tryComplete does. */
 static void
 delayed_fetches_try_complete(BrokerState *state, const Partition *p)
 {
-    for (guint i = 0; i < state->delayed_fetches->len;) {
+    g_autoptr(GPtrArray) ready = g_ptr_array_new();
+    for (guint i = 0; i < state->delayed_fetches->len; i++) {
         DelayedFetch *delayed = g_ptr_array_index(state->delayed_fetches, i);
-        if (fetch_watches(delayed->request, p))
-            delayed_fetch_complete(state, delayed);
-        else
-            i++;
+        if (fetch_watches(delayed->request, p) &&
+            bytes_since_delay(state, delayed) >= delayed->request->min_bytes)
+            g_ptr_array_add(ready, delayed);
+    }
+    /* Completing one may complete others (a follower's fetch moves the HW),
+     * so each is looked up again before it is answered. */
+    for (guint i = 0; i < ready->len; i++) {
+        if (g_ptr_array_find(state->delayed_fetches, g_ptr_array_index(ready, i), NULL))
+            delayed_fetch_complete(state, g_ptr_array_index(ready, i));
     }
 }
 
@@ -1029,6 +1067,8 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
     sim_msg_free(&response->base);
     DelayedFetch *delayed = g_new0(DelayedFetch, 1);
     delayed->request = request;
+    delayed->sizes_at_delay = g_array_new(FALSE, FALSE, sizeof(gint64));
+    log_sizes(state, request, delayed->sizes_at_delay);
     delayed->client = from;
     delayed->state = state;
     delayed->timeout_timer = sim_timer_set(broker->world, broker->node,
