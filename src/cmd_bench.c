@@ -16,7 +16,9 @@ typedef struct {
 static const Bench BENCHES[] = {
     {"engine", bench_engine, "scheduler hold model against a bare heap; network replication ping"},
     {"log", bench_log, "partition log appends and lookups at 10^4 and 10^7 records"},
-    {"cluster", bench_cluster, "3 brokers, RF 3, acks=all, 10^6 records"},
+    {"cluster", bench_cluster, "3 brokers, RF 3, acks=all, 10^6 records from a simple driver"},
+    {"cluster-producer", bench_cluster_producer,
+     "the same cluster driven by the real producer (batching on)"},
 };
 
 static void

@@ -10,5 +10,7 @@
 int bench_engine(int argc, char **argv);
 int bench_log(int argc, char **argv);
 int bench_cluster(int argc, char **argv);
+/* The cluster benchmark driven by the real producer (batching on). */
+int bench_cluster_producer(int argc, char **argv);
 
 #endif

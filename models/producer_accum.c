@@ -1,0 +1,355 @@
+/*
+ * producer_accum: the producer's RecordAccumulator — per-partition queues of
+ * batches, the buffer.memory pool, and Kafka's rules for when a batch is
+ * ready to send.
+ *
+ * A batch's life:
+ *
+ *   open ──append (full, or a new batch behind it)──▶ ready by size
+ *    │                                                   │
+ *    └──linger.ms elapsed──▶ ready by time ──────────────┤
+ *                                                        ▼ drain (producer_sender.c)
+ *   re-enqueued ◀──retriable error (producer_accum_reenqueue)── in flight
+ *    │  (ready after retry.backoff.ms)                   │
+ *    └──────────────────drain──────────────────────────▶ │ response, expiry, failure
+ *                                                        ▼
+ *                                          completed (producer_accum_release)
+ *
+ * Memory, as Kafka's BufferPool: a new batch takes max(batch.size, overhead +
+ * its first record) bytes of buffer.memory; the bytes return when the batch
+ * completes. Appends to an open batch with room take nothing.
+ *
+ * Invariants:
+ *  1. buffer_used is the sum of buffer_bytes over live batches (queued or in
+ *     flight) and never exceeds buffer.memory.
+ *  2. records_queued is the number of records in live batches.
+ *  3. Every batch in a partition's queue belongs to that partition and is not
+ *     in flight; a closed batch was sent at least once; appends go only to
+ *     the last batch, and only while it is open (producer_accum_has_room).
+ *  4. With idempotence, the batches of a queue that hold a sequence come
+ *     first, in ascending sequence order.
+ *  5. `partitions` holds every partition of every topic, sorted by
+ *     topic-partition.
+ */
+#include "producer_internal.h"
+
+#include "sim_assert.h"
+
+#include <string.h>
+
+/* The most records a new batch reserves room for. */
+#define RECORDS_RESERVED_MAX 4096u
+/* Bounds the partitions of one topic a producer may write. */
+#define PARTITIONS_PER_TOPIC_MAX PARTITIONER_PARTITIONS_MAX
+
+struct ProducerAccum {
+    gint64 batch_size;
+    gint64 linger_ns;
+    gint64 retry_backoff_ns;
+    gint64 delivery_timeout_ns;
+    gint64 buffer_memory;
+    GHashTable *topics;    /* name -> ProducerTopic*; looked up only */
+    GPtrArray *topic_list; /* ProducerTopic* (owned) */
+    GPtrArray *partitions; /* ProducerPartition*, sorted by topic-partition */
+    gint64 buffer_used;
+    guint64 records_queued;
+};
+
+static void
+batch_free(ProducerBatch *batch)
+{
+    plog_batch_free(batch->records);
+    g_array_free(batch->thunks, TRUE);
+    g_free(batch);
+}
+
+static void
+partition_free(gpointer data)
+{
+    ProducerPartition *partition = data;
+    if (partition == NULL)
+        return;
+    ProducerBatch *batch;
+    while ((batch = g_queue_pop_head(&partition->batches)) != NULL)
+        batch_free(batch);
+    g_free(partition);
+}
+
+static void
+topic_free(gpointer data)
+{
+    ProducerTopic *topic = data;
+    g_ptr_array_free(topic->partitions, TRUE);
+    g_free(topic->name);
+    g_free(topic);
+}
+
+ProducerAccum *
+producer_accum_new(const ProducerConfig *config)
+{
+    KSIM_ASSERT(config->batch_size >= 0);
+    KSIM_ASSERT(config->buffer_memory >= 0);
+    ProducerAccum *accum = g_new0(ProducerAccum, 1);
+    accum->batch_size = config->batch_size;
+    accum->linger_ns = config->linger_ms * SIM_NS_PER_MS;
+    accum->retry_backoff_ns = config->retry_backoff_ms * SIM_NS_PER_MS;
+    accum->delivery_timeout_ns = config->delivery_timeout_ms * SIM_NS_PER_MS;
+    accum->buffer_memory = config->buffer_memory;
+    accum->topics = g_hash_table_new(g_str_hash, g_str_equal);
+    accum->topic_list = g_ptr_array_new_with_free_func(topic_free);
+    accum->partitions = g_ptr_array_new();
+    return accum;
+}
+
+void
+producer_accum_free(ProducerAccum *accum)
+{
+    if (accum == NULL)
+        return;
+    /* In-flight batches are owned by their flights, which the sender frees
+     * first; what is left is queued. */
+    g_ptr_array_free(accum->partitions, TRUE);
+    g_hash_table_destroy(accum->topics);
+    g_ptr_array_free(accum->topic_list, TRUE);
+    g_free(accum);
+}
+
+ProducerTopic *
+producer_accum_topic(ProducerAccum *accum, const char *name, History *history)
+{
+    ProducerTopic *topic = g_hash_table_lookup(accum->topics, name);
+    if (topic != NULL)
+        return topic;
+    KSIM_ASSERT(strlen(name) <= KAFKA_TOPIC_NAME_MAX);
+    topic = g_new0(ProducerTopic, 1);
+    topic->name = g_strdup(name);
+    topic->history_topic = history_topic(history, name);
+    topic->partitions = g_ptr_array_new_with_free_func(partition_free);
+    topic->sticky_partition = -1;
+    g_ptr_array_add(accum->topic_list, topic);
+    g_hash_table_insert(accum->topics, topic->name, topic);
+    return topic;
+}
+
+/* Inserts `partition` into the sorted index. */
+static void
+index_insert(ProducerAccum *accum, ProducerPartition *partition)
+{
+    guint lo = 0, hi = accum->partitions->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        const ProducerPartition *other = g_ptr_array_index(accum->partitions, mid);
+        if (ktp_compare(&other->tp, &partition->tp) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    g_ptr_array_insert(accum->partitions, (gint)lo, partition);
+}
+
+ProducerPartition *
+producer_accum_partition(ProducerAccum *accum, ProducerTopic *topic, gint32 partition_number)
+{
+    KSIM_ASSERT(partition_number >= 0);
+    KSIM_ASSERT((guint32)partition_number < PARTITIONS_PER_TOPIC_MAX);
+    guint index = (guint)partition_number;
+    if (index < topic->partitions->len && g_ptr_array_index(topic->partitions, index) != NULL)
+        return g_ptr_array_index(topic->partitions, index);
+    if (topic->partitions->len <= index)
+        g_ptr_array_set_size(topic->partitions, (gint)index + 1);
+    ProducerPartition *partition = g_new0(ProducerPartition, 1);
+    ktp_set(&partition->tp, topic->name, partition_number);
+    partition->history_topic = topic->history_topic;
+    g_queue_init(&partition->batches);
+    partition->sequence_producer_id = PLOG_NO_PRODUCER_ID;
+    partition->last_acked_sequence = -1;
+    g_ptr_array_index(topic->partitions, index) = partition;
+    index_insert(accum, partition);
+    return partition;
+}
+
+const GPtrArray *
+producer_accum_partitions(const ProducerAccum *accum)
+{
+    return accum->partitions;
+}
+
+gboolean
+producer_accum_has_room(const ProducerAccum *accum, const ProducerPartition *partition,
+                        guint32 size_bytes)
+{
+    const ProducerBatch *tail = g_queue_peek_tail((GQueue *)&partition->batches);
+    if (tail == NULL || tail->closed)
+        return FALSE;
+    KSIM_ASSERT(tail->records->record_count > 0);
+    return tail->size_bytes + size_bytes <= accum->batch_size;
+}
+
+static gint64
+allocation_bytes(const ProducerAccum *accum, guint32 size_bytes)
+{
+    return MAX(accum->batch_size, PLOG_BATCH_OVERHEAD_BYTES + (gint64)size_bytes);
+}
+
+gboolean
+producer_accum_can_allocate(const ProducerAccum *accum, guint32 size_bytes)
+{
+    return accum->buffer_used + allocation_bytes(accum, size_bytes) <= accum->buffer_memory;
+}
+
+static ProducerBatch *
+batch_new(ProducerAccum *accum, ProducerPartition *partition, guint32 size_bytes, gint64 now_ns)
+{
+    KSIM_ASSERT(producer_accum_can_allocate(accum, size_bytes));
+    ProducerBatch *batch = g_new0(ProducerBatch, 1);
+    batch->partition = partition;
+    batch->records = plog_batch_new();
+    /* Room for a full batch of records like the first, so appends rarely
+     * grow the arrays. */
+    guint expected =
+        (guint)CLAMP(accum->batch_size / MAX((gint64)size_bytes, 1), 1, RECORDS_RESERVED_MAX);
+    g_array_unref(batch->records->records);
+    batch->records->records = g_array_sized_new(FALSE, FALSE, sizeof(PlogRecord), expected);
+    batch->thunks = g_array_sized_new(FALSE, FALSE, sizeof(ProducerThunk), expected);
+    batch->size_bytes = PLOG_BATCH_OVERHEAD_BYTES;
+    batch->buffer_bytes = allocation_bytes(accum, size_bytes);
+    batch->created_ns = now_ns;
+    batch->deadline_ns = now_ns + accum->delivery_timeout_ns;
+    batch->last_attempt_ns = now_ns;
+    accum->buffer_used += batch->buffer_bytes;
+    KSIM_ASSERT(accum->buffer_used <= accum->buffer_memory);
+    return batch;
+}
+
+gboolean
+producer_accum_append(ProducerAccum *accum, ProducerPartition *partition, gboolean room,
+                      guint64 key, guint64 value, guint32 size_bytes, const ProducerThunk *thunk,
+                      gint64 now_ns)
+{
+    KSIM_PARANOID_ASSERT(room == producer_accum_has_room(accum, partition, size_bytes));
+    gboolean ready = FALSE;
+    ProducerBatch *tail = g_queue_peek_tail(&partition->batches);
+    if (!room) {
+        /* The batch ahead, if any, is now followed by another: it is full. */
+        ready = tail != NULL;
+        tail = batch_new(accum, partition, size_bytes, now_ns);
+        g_queue_push_tail(&partition->batches, tail);
+    }
+    KSIM_ASSERT(!tail->closed);
+    plog_batch_add_record(tail->records, key, value, size_bytes);
+    g_array_append_val(tail->thunks, *thunk);
+    tail->size_bytes += size_bytes;
+    accum->records_queued++;
+    return ready || tail->size_bytes >= accum->batch_size;
+}
+
+gint64
+producer_accum_ready_ns(const ProducerAccum *accum, const ProducerPartition *partition,
+                        gboolean exhausted)
+{
+    const ProducerBatch *head = g_queue_peek_head((GQueue *)&partition->batches);
+    if (head == NULL)
+        return G_MAXINT64;
+    /* Kafka's ready(): a retried batch backs off first, whatever its size. */
+    if (head->retries > 0)
+        return head->last_attempt_ns + accum->retry_backoff_ns;
+    gboolean full = partition->batches.length > 1 || head->size_bytes >= accum->batch_size;
+    if (full || exhausted)
+        return head->last_attempt_ns;
+    return head->last_attempt_ns + accum->linger_ns;
+}
+
+void
+producer_accum_reenqueue(ProducerAccum *accum, ProducerBatch *batch, gint64 now_ns,
+                         gboolean idempotent)
+{
+    KSIM_ASSERT(!batch->in_flight);
+    KSIM_ASSERT(batch->closed);
+    (void)accum;
+    batch->retries++;
+    batch->last_attempt_ns = now_ns;
+    GQueue *queue = &batch->partition->batches;
+    gint32 sequence = batch->records->base_sequence;
+    if (!idempotent || sequence < 0) {
+        g_queue_push_head(queue, batch);
+        return;
+    }
+    /* Before the first batch without a sequence or with a larger one. */
+    GList *link = queue->head;
+    while (link != NULL) {
+        const ProducerBatch *other = link->data;
+        gint32 other_sequence = other->records->base_sequence;
+        KSIM_ASSERT(other_sequence != sequence);
+        if (other_sequence < 0 || other_sequence > sequence)
+            break;
+        link = link->next;
+    }
+    if (link == NULL)
+        g_queue_push_tail(queue, batch);
+    else
+        g_queue_insert_before(queue, link, batch);
+}
+
+void
+producer_accum_release(ProducerAccum *accum, ProducerBatch *batch)
+{
+    KSIM_ASSERT(!batch->in_flight);
+    KSIM_ASSERT(accum->buffer_used >= batch->buffer_bytes);
+    KSIM_ASSERT(accum->records_queued >= batch->thunks->len);
+    accum->buffer_used -= batch->buffer_bytes;
+    accum->records_queued -= batch->thunks->len;
+    batch_free(batch);
+}
+
+gint64
+producer_accum_buffer_used(const ProducerAccum *accum)
+{
+    return accum->buffer_used;
+}
+
+guint64
+producer_accum_records_queued(const ProducerAccum *accum)
+{
+    return accum->records_queued;
+}
+
+static void
+check_queue(const ProducerPartition *partition, gboolean idempotent)
+{
+    gint32 last_sequence = -1;
+    gboolean unsequenced_seen = FALSE;
+    for (GList *l = partition->batches.head; l != NULL; l = l->next) {
+        const ProducerBatch *batch = l->data;
+        KSIM_ASSERT(batch->partition == partition);
+        KSIM_ASSERT(!batch->in_flight);
+        KSIM_ASSERT(batch->records->record_count == (gint32)batch->thunks->len);
+        if (batch->closed)
+            KSIM_ASSERT(batch->attempts > 0);
+        if (!idempotent)
+            continue;
+        gint32 sequence = batch->records->base_sequence;
+        if (sequence < 0) {
+            unsequenced_seen = TRUE;
+            continue;
+        }
+        KSIM_ASSERT(!unsequenced_seen);
+        KSIM_ASSERT(sequence > last_sequence);
+        last_sequence = sequence;
+    }
+}
+
+void
+producer_accum_check_invariants(const ProducerAccum *accum, gboolean idempotent)
+{
+    KSIM_ASSERT(accum->buffer_used >= 0);
+    KSIM_ASSERT(accum->buffer_used <= accum->buffer_memory);
+    KSIM_ASSERT(g_hash_table_size(accum->topics) == accum->topic_list->len);
+    for (guint i = 0; i < accum->partitions->len; i++) {
+        const ProducerPartition *partition = g_ptr_array_index(accum->partitions, i);
+        if (i > 0) {
+            const ProducerPartition *previous = g_ptr_array_index(accum->partitions, i - 1);
+            KSIM_ASSERT(ktp_compare(&previous->tp, &partition->tp) < 0);
+        }
+        check_queue(partition, idempotent);
+    }
+}

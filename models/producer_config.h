@@ -1,0 +1,80 @@
+/*
+ * producer_config: the producer's configuration, with Kafka's key names and
+ * Kafka 3.x defaults, and Kafka's consistency checks.
+ *
+ * Two of Kafka's rules depend on whether the user wrote a key or left its
+ * default, so the struct carries "explicit" flags for those keys:
+ *
+ *  - Idempotence (ProducerConfig.postProcessAndValidateIdempotenceConfigs,
+ *    Kafka 3.2+): enable.idempotence needs acks=all, retries > 0 and
+ *    max.in.flight.requests.per.connection <= 5. When the user set
+ *    enable.idempotence=true explicitly, a conflict is an error; when
+ *    idempotence is on only by default, a conflicting key silently turns it
+ *    off (producer_config_resolve).
+ *  - delivery.timeout.ms >= linger.ms + request.timeout.ms
+ *    (KafkaProducer.configureDeliveryTimeout): an error when the user set
+ *    delivery.timeout.ms, otherwise it is raised to linger.ms +
+ *    request.timeout.ms.
+ */
+#ifndef PRODUCER_CONFIG_H
+#define PRODUCER_CONFIG_H
+
+#include <glib.h>
+
+#define PRODUCER_CLIENT_ID_MAX 63
+/* Kafka's MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION_FOR_IDEMPOTENCE. */
+#define PRODUCER_IDEMPOTENT_IN_FLIGHT_MAX 5
+
+/* How a record without a key and without an explicit partition is placed. */
+typedef enum {
+    PRODUCER_PARTITIONER_STICKY = 0,  /* Kafka 2.4+ default (StickyPartitionCache) */
+    PRODUCER_PARTITIONER_ROUND_ROBIN, /* RoundRobinPartitioner, as the study notes describe */
+} ProducerPartitioner;
+
+/* Field names follow Kafka's keys; the default is in each comment. */
+typedef struct {
+    gint16 acks;                                  /* acks = all (-1); 0, 1 or -1 */
+    gboolean enable_idempotence;                  /* enable.idempotence = true */
+    gboolean enable_idempotence_explicit;         /* the user wrote enable.idempotence */
+    gint32 retries;                               /* retries = 2147483647 */
+    gint32 batch_size;                            /* batch.size = 16384 (bytes) */
+    gint64 linger_ms;                             /* linger.ms = 0 */
+    gint64 buffer_memory;                         /* buffer.memory = 33554432 (bytes) */
+    gint64 max_block_ms;                          /* max.block.ms = 60000 */
+    gint32 max_in_flight_requests_per_connection; /* = 5 */
+    gint64 request_timeout_ms;                    /* request.timeout.ms = 30000 */
+    gint64 retry_backoff_ms;                      /* retry.backoff.ms = 100 */
+    gint64 delivery_timeout_ms;                   /* delivery.timeout.ms = 120000 */
+    gboolean delivery_timeout_ms_explicit;        /* the user wrote delivery.timeout.ms */
+    gint64 metadata_max_age_ms;                   /* metadata.max.age.ms = 300000 */
+    gint32 max_request_size;                      /* max.request.size = 1048576 (bytes) */
+    gint64 reconnect_backoff_ms;                  /* reconnect.backoff.ms = 50 */
+    gint64 reconnect_backoff_max_ms;              /* reconnect.backoff.max.ms = 1000 */
+    ProducerPartitioner partitioner;              /* partitioner.class = sticky */
+    char client_id[PRODUCER_CLIENT_ID_MAX + 1];   /* client.id = "" */
+} ProducerConfig;
+
+#define KSIM_PRODUCER_ERROR (ksim_producer_error_quark())
+GQuark ksim_producer_error_quark(void);
+typedef enum {
+    KSIM_PRODUCER_ERROR_CONFIG, /* a value out of range, or keys that contradict each other */
+} KsimProducerError;
+
+/* Kafka 3.x's defaults; no key is marked explicit. */
+void producer_config_init(ProducerConfig *config);
+
+/* Kafka's checks: value ranges, the idempotence conflicts when
+ * enable.idempotence was set explicitly, and delivery.timeout.ms when it was
+ * set explicitly. FALSE with a message naming the conflicting keys. */
+gboolean producer_config_validate(const ProducerConfig *config, GError **error);
+
+/* The configuration Kafka would run with: idempotence turned off when it was
+ * on only by default and a key conflicts with it, and delivery.timeout.ms
+ * raised to linger.ms + request.timeout.ms when it was not set explicitly.
+ * `config` must be valid. */
+void producer_config_resolve(const ProducerConfig *config, ProducerConfig *effective);
+
+/* Sets client.id, asserting it fits. */
+void producer_config_set_client_id(ProducerConfig *config, const char *client_id);
+
+#endif

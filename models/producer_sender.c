@@ -1,0 +1,929 @@
+/*
+ * producer_sender: Kafka's Sender thread as events on the producer's node —
+ * metadata refreshes, the idempotent producer's id, draining ready batches to
+ * partition leaders, responses, retries, request and delivery timeouts.
+ *
+ * The loop (producer_sender_run) runs at the end of every message, disconnect
+ * and timer of the node, and on wakeups from send(); each pass:
+ *   1. places blocked sends that can proceed (producer_process_blocked);
+ *   2. expires batches past delivery.timeout.ms, queued or in flight;
+ *   3. asks for a producer id when it needs one (idempotence);
+ *   4. drains ready batches, one per partition per round, rotating the first
+ *      partition so that none starves;
+ *   5. asks for metadata when it is needed or older than metadata.max.age.ms;
+ *   6. arms one poll timer at the earliest time something changes (linger,
+ *      backoff, a deadline) — every pass recomputes it.
+ *
+ * A produce attempt's fate:
+ *   response OK (or a duplicate answered as OK) ──▶ complete OK
+ *   response error, retriable, retries and time left ──▶ re-enqueue (backoff)
+ *   response error otherwise ──▶ complete FAIL, or INFO when an attempt may
+ *                                 have been written
+ *   request.timeout.ms ──▶ close the connection: every request on it fails as
+ *                          REQUEST_TIMED_OUT (Kafka), possibly written
+ *   disconnect ──▶ every request on it fails as NETWORK_EXCEPTION, possibly written
+ *
+ * Idempotence. Sequence numbers are per partition, assigned when a batch is
+ * first drained and kept across retries; a batch that holds a sequence is
+ * re-enqueued in sequence order and sent again only when nothing else of its
+ * partition is in flight, so retries cannot overtake each other.
+ * OUT_OF_ORDER_SEQUENCE_NUMBER for a batch whose sequence lies beyond the one
+ * after the last acknowledged means an earlier batch is unresolved:
+ * retriable (as Kafka's TransactionManager.canRetry); for the next batch, or
+ * an older one, it is fatal. A batch holding a sequence of the current
+ * producer id that ends without success — a fatal sequence error,
+ * INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID, out of retries, or expired —
+ * leaves a gap the broker would refuse forever, so the producer gets a new
+ * producer id (InitProducerId; Kafka bumps the epoch, our brokers hand out a
+ * fresh id with epoch 0, which the log accepts at any sequence). The other
+ * batches holding a sequence of the old id: one that may have been written
+ * fails (INFO), never re-sent under the new id where the broker could not
+ * recognise it; one that certainly was not is sent again as a new batch
+ * (resequence_queued) — unless its attempt fails only once the new id is in
+ * use, when batches of the new id may have overtaken it: then it fails.
+ *
+ * A response that overtakes an older request on its connection means the
+ * network lost messages there (a fault TCP would turn into a reset): the
+ * producer closes the connection, failing the requests on it as above.
+ *
+ * Invariants (producer_sender_check_invariants):
+ *  1. A connection has at most max.in.flight.requests.per.connection flights.
+ *  2. A partition's in_flight counts the flights that carry one of its batches.
+ *  3. buffer.memory in use equals the batches' allocations, queued or in flight.
+ *  4. records_pending = records in batches + blocked sends.
+ *  5. pid_state is NONE exactly without idempotence; READY exactly when a
+ *     producer id is held.
+ *  6. At most one Metadata and one InitProducerId request are in flight.
+ */
+#include "producer_internal.h"
+
+#include "sim_assert.h"
+#include "sim_net.h"
+
+/* Bounds the drain rounds of one pass: each round drains at least one batch. */
+#define DRAIN_ROUNDS_MAX (1u << 20)
+/* Reconnect backoff doubles at most this many times. */
+#define RECONNECT_DOUBLINGS_MAX 30
+
+typedef struct {
+    ProducerBatch *batch;
+    HistoryType type;
+    KafkaError error;
+} Deferred;
+
+static gint64
+ms_to_ns(gint64 ms)
+{
+    return ms * SIM_NS_PER_MS;
+}
+
+static const ProducerConfig *
+config_of(const ProducerState *state)
+{
+    return &state->producer->config;
+}
+
+static gint64
+now_of(const ProducerState *state)
+{
+    return sim_now_ns(state->producer->world);
+}
+
+static void
+send_message(ProducerState *state, SimNodeId to, SimMsg *msg)
+{
+    Producer *producer = state->producer;
+    sim_net_send(sim_world_net(producer->world), producer->node, to, msg);
+}
+
+/* ---- state ---- */
+
+static void
+connection_free(gpointer data)
+{
+    ProducerConnection *conn = data;
+    KSIM_ASSERT(g_queue_is_empty(&conn->flights));
+    g_free(conn);
+}
+
+ProducerState *
+producer_state_new(Producer *producer)
+{
+    ProducerState *state = g_new0(ProducerState, 1);
+    state->producer = producer;
+    state->metadata = producer_metadata_new();
+    state->accum = producer_accum_new(&producer->config);
+    state->sticky = partitioner_sticky_new(producer->rng);
+    state->round_robin = partitioner_round_robin_new();
+    g_queue_init(&state->blocked);
+    state->connections = g_ptr_array_new_with_free_func(connection_free);
+    state->correlation_next = 1;
+    state->metadata_needed = TRUE;
+    state->metadata_attempt_ns = G_MININT64;
+    state->pid_state = producer_idempotent(producer) ? PRODUCER_ID_NEEDED : PRODUCER_ID_NONE;
+    state->producer_id = PLOG_NO_PRODUCER_ID;
+    state->producer_epoch = PLOG_NO_PRODUCER_EPOCH;
+    state->poll_ns = G_MAXINT64;
+    return state;
+}
+
+void
+producer_state_free(ProducerState *state)
+{
+    if (state == NULL)
+        return;
+    SimWorld *world = state->producer->world;
+    for (guint i = 0; i < state->connections->len; i++) {
+        ProducerConnection *conn = g_ptr_array_index(state->connections, i);
+        ProducerFlight *flight;
+        while ((flight = g_queue_pop_head(&conn->flights)) != NULL) {
+            sim_timer_cancel(world, flight->timeout_timer);
+            if (flight->batch != NULL) {
+                flight->batch->in_flight = FALSE;
+                producer_accum_release(state->accum, flight->batch);
+            }
+            g_free(flight);
+        }
+    }
+    sim_timer_cancel(world, state->metadata_timer);
+    sim_timer_cancel(world, state->pid_timer);
+    sim_timer_cancel(world, state->poll_timer);
+    g_queue_clear_full(&state->blocked, g_free);
+    g_ptr_array_free(state->connections, TRUE);
+    producer_accum_free(state->accum);
+    partitioner_sticky_free(state->sticky);
+    partitioner_round_robin_free(state->round_robin);
+    producer_metadata_free(state->metadata);
+    g_free(state);
+}
+
+/* ---- scheduling ---- */
+
+void
+producer_sender_wake_at(ProducerState *state, gint64 time_ns)
+{
+    state->wake_ns = MIN(state->wake_ns, time_ns);
+}
+
+static void
+wakeup_fired(SimWorld *world, void *ctx, void *arg)
+{
+    Producer *producer = ctx;
+    (void)world;
+    (void)arg;
+    KSIM_ASSERT(producer->state != NULL);
+    producer->state->wakeup_pending = FALSE;
+    producer_sender_run(producer->state);
+}
+
+void
+producer_sender_wakeup(ProducerState *state)
+{
+    if (state->wakeup_pending)
+        return;
+    state->wakeup_pending = TRUE;
+    sim_timer_set(state->producer->world, state->producer->node, 0, wakeup_fired, NULL);
+}
+
+static void
+poll_fired(SimWorld *world, void *ctx, void *arg)
+{
+    Producer *producer = ctx;
+    (void)world;
+    (void)arg;
+    KSIM_ASSERT(producer->state != NULL);
+    producer->state->poll_ns = G_MAXINT64;
+    producer->state->poll_timer = SIM_EVENT_ID_NONE;
+    producer_sender_run(producer->state);
+}
+
+/* Arms the poll timer for the earliest deadline of this pass. A timer that
+ * would fire earlier is kept: it runs a pass that arms the next one. */
+static void
+schedule_poll(ProducerState *state)
+{
+    gint64 now = now_of(state);
+    if (state->wake_ns == G_MAXINT64 || state->poll_ns <= state->wake_ns)
+        return;
+    KSIM_ASSERT(state->wake_ns > now);
+    SimWorld *world = state->producer->world;
+    sim_timer_cancel(world, state->poll_timer);
+    state->poll_timer =
+        sim_timer_set(world, state->producer->node, state->wake_ns - now, poll_fired, NULL);
+    state->poll_ns = state->wake_ns;
+}
+
+/* ---- connections and nodes ---- */
+
+static ProducerConnection *
+connection_find(const ProducerState *state, SimNodeId node)
+{
+    for (guint i = 0; i < state->connections->len; i++) {
+        ProducerConnection *conn = g_ptr_array_index(state->connections, i);
+        if (conn->node == node)
+            return conn;
+    }
+    return NULL;
+}
+
+static ProducerConnection *
+connection_get(ProducerState *state, SimNodeId node)
+{
+    ProducerConnection *conn = connection_find(state, node);
+    if (conn != NULL)
+        return conn;
+    KSIM_ASSERT(node != SIM_NODE_NONE);
+    conn = g_new0(ProducerConnection, 1);
+    conn->node = node;
+    g_queue_init(&conn->flights);
+    g_ptr_array_add(state->connections, conn);
+    return conn;
+}
+
+/* FALSE while the node is in its reconnect backoff (and wakes the sender when
+ * it ends). */
+static gboolean
+node_usable(ProducerState *state, SimNodeId node, gint64 now)
+{
+    const ProducerConnection *conn = connection_find(state, node);
+    if (conn == NULL || now >= conn->blackout_until_ns)
+        return TRUE;
+    producer_sender_wake_at(state, conn->blackout_until_ns);
+    return FALSE;
+}
+
+/* Kafka's leastLoadedNode: among the brokers the metadata knows (or the
+ * bootstrap list before the first answer), the usable one with the fewest
+ * requests in flight, starting from a rotating position. */
+static SimNodeId
+least_loaded_node(ProducerState *state, gint64 now)
+{
+    const GArray *brokers = producer_metadata_brokers(state->metadata);
+    const GArray *bootstrap = state->producer->bootstrap;
+    guint n = brokers->len > 0 ? brokers->len : bootstrap->len;
+    SimNodeId best = SIM_NODE_NONE;
+    guint best_load = G_MAXUINT;
+    for (guint i = 0; i < n && best_load > 0; i++) {
+        guint index = (state->node_next + i) % n;
+        SimNodeId node = brokers->len > 0 ? g_array_index(brokers, KBrokerEndpoint, index).node
+                                          : g_array_index(bootstrap, SimNodeId, index);
+        if (!node_usable(state, node, now))
+            continue;
+        const ProducerConnection *conn = connection_find(state, node);
+        guint load = conn != NULL ? conn->flights.length : 0;
+        if (load < best_load) {
+            best = node;
+            best_load = load;
+        }
+    }
+    state->node_next++;
+    return best;
+}
+
+/* ---- metadata ---- */
+
+void
+producer_sender_request_metadata(ProducerState *state)
+{
+    state->metadata_needed = TRUE;
+}
+
+static void metadata_timed_out(SimWorld *world, void *ctx, void *arg);
+
+static void
+maybe_request_metadata(ProducerState *state, gint64 now)
+{
+    const ProducerConfig *config = config_of(state);
+    gint64 refreshed = producer_metadata_refreshed_ns(state->metadata);
+    if (refreshed != G_MININT64) {
+        gint64 stale_ns = refreshed + ms_to_ns(config->metadata_max_age_ms);
+        if (now >= stale_ns)
+            state->metadata_needed = TRUE;
+        else
+            producer_sender_wake_at(state, stale_ns);
+    }
+    if (!state->metadata_needed || state->metadata_correlation != 0)
+        return;
+    if (state->metadata_attempt_ns != G_MININT64) {
+        gint64 due_ns = state->metadata_attempt_ns + ms_to_ns(config->retry_backoff_ms);
+        if (now < due_ns) {
+            producer_sender_wake_at(state, due_ns);
+            return;
+        }
+    }
+    SimNodeId node = least_loaded_node(state, now);
+    if (node == SIM_NODE_NONE)
+        return;
+    KMetadataRequest *request = kproto_new(KMSG_METADATA_REQUEST);
+    request->correlation_id = state->correlation_next++;
+    state->metadata_correlation = request->correlation_id;
+    state->metadata_node = node;
+    state->metadata_attempt_ns = now;
+    state->producer->stats.metadata_requests++;
+    state->metadata_timer =
+        sim_timer_set(state->producer->world, state->producer->node,
+                      ms_to_ns(config->request_timeout_ms), metadata_timed_out, NULL);
+    send_message(state, node, &request->base);
+}
+
+static void
+handle_metadata_response(ProducerState *state, SimNodeId from, const KMetadataResponse *response)
+{
+    if (response->correlation_id != state->metadata_correlation)
+        return;
+    KSIM_ASSERT(from == state->metadata_node);
+    sim_timer_cancel(state->producer->world, state->metadata_timer);
+    state->metadata_correlation = 0;
+    state->metadata_needed = FALSE;
+    producer_metadata_update(state->metadata, response, now_of(state));
+    ProducerConnection *conn = connection_find(state, from);
+    if (conn != NULL)
+        conn->failures = 0;
+}
+
+/* ---- the producer id ---- */
+
+static void pid_timed_out(SimWorld *world, void *ctx, void *arg);
+
+void
+producer_sender_reset_producer_id(ProducerState *state, KafkaError error)
+{
+    KSIM_ASSERT(state->pid_state != PRODUCER_ID_NONE);
+    if (state->pid_state != PRODUCER_ID_READY)
+        return;
+    state->pid_state = PRODUCER_ID_NEEDED;
+    state->producer_id = PLOG_NO_PRODUCER_ID;
+    state->producer_epoch = PLOG_NO_PRODUCER_EPOCH;
+    state->pid_reset_error = error;
+    state->pid_retry_ns = now_of(state);
+    state->producer->stats.producer_id_resets++;
+    producer_sender_wakeup(state);
+}
+
+static void
+maybe_request_producer_id(ProducerState *state, gint64 now)
+{
+    if (state->pid_state != PRODUCER_ID_NEEDED)
+        return;
+    if (now < state->pid_retry_ns) {
+        producer_sender_wake_at(state, state->pid_retry_ns);
+        return;
+    }
+    SimNodeId node = least_loaded_node(state, now);
+    if (node == SIM_NODE_NONE)
+        return;
+    KInitProducerIdMessage *request = kproto_new(KMSG_INIT_PRODUCER_ID_REQUEST);
+    request->correlation_id = state->correlation_next++;
+    state->pid_state = PRODUCER_ID_REQUESTING;
+    state->pid_correlation = request->correlation_id;
+    state->pid_node = node;
+    state->producer->stats.producer_id_requests++;
+    state->pid_timer =
+        sim_timer_set(state->producer->world, state->producer->node,
+                      ms_to_ns(config_of(state)->request_timeout_ms), pid_timed_out, NULL);
+    send_message(state, node, &request->base);
+}
+
+static void
+pid_request_failed(ProducerState *state, gint64 now)
+{
+    KSIM_ASSERT(state->pid_state == PRODUCER_ID_REQUESTING);
+    sim_timer_cancel(state->producer->world, state->pid_timer);
+    state->pid_state = PRODUCER_ID_NEEDED;
+    state->pid_correlation = 0;
+    state->pid_retry_ns = now + ms_to_ns(config_of(state)->retry_backoff_ms);
+}
+
+/* After a reset, the queued batches that hold a sequence of an old producer
+ * id: one that may have been written fails (INFO: re-sending it under a new
+ * id could write it twice); one that certainly was not loses its sequence
+ * and goes out again as new, under the new id (Kafka's
+ * startSequencesAtBeginning). Sequenced batches lead their queues, so the
+ * queues stay in order. */
+static void
+resequence_queued(ProducerState *state)
+{
+    g_autoptr(GPtrArray) failed = g_ptr_array_new();
+    const GPtrArray *partitions = producer_accum_partitions(state->accum);
+    for (guint i = 0; i < partitions->len; i++) {
+        ProducerPartition *partition = g_ptr_array_index(partitions, i);
+        GList *link = partition->batches.head;
+        while (link != NULL && ((ProducerBatch *)link->data)->records->base_sequence >= 0) {
+            GList *next = link->next;
+            ProducerBatch *batch = link->data;
+            if (batch->maybe_written) {
+                g_queue_delete_link(&partition->batches, link);
+                g_ptr_array_add(failed, batch);
+            } else {
+                batch->records->base_sequence = PLOG_NO_SEQUENCE;
+                batch->records->producer_id = PLOG_NO_PRODUCER_ID;
+                batch->records->producer_epoch = PLOG_NO_PRODUCER_EPOCH;
+            }
+            link = next;
+        }
+    }
+    /* Completions run callbacks that may send: not while walking partitions. */
+    for (guint i = 0; i < failed->len; i++)
+        producer_complete_batch(state, g_ptr_array_index(failed, i), HISTORY_INFO, -1,
+                                state->pid_reset_error);
+}
+
+static void
+handle_pid_response(ProducerState *state, const KInitProducerIdMessage *response)
+{
+    if (state->pid_state != PRODUCER_ID_REQUESTING ||
+        response->correlation_id != state->pid_correlation)
+        return;
+    if (response->error != KAFKA_ERROR_NONE || response->producer_id < 0) {
+        pid_request_failed(state, now_of(state));
+        return;
+    }
+    sim_timer_cancel(state->producer->world, state->pid_timer);
+    state->pid_correlation = 0;
+    state->pid_state = PRODUCER_ID_READY;
+    state->producer_id = response->producer_id;
+    state->producer_epoch = response->producer_epoch;
+    resequence_queued(state);
+}
+
+/* ---- completing attempts ---- */
+
+static void connection_failed(ProducerState *state, ProducerConnection *conn, KafkaError error,
+                              gboolean close);
+
+static gboolean
+batch_is_stale(const ProducerState *state, const ProducerBatch *batch)
+{
+    return batch->records->base_sequence >= 0 &&
+           (state->pid_state != PRODUCER_ID_READY ||
+            batch->records->producer_id != state->producer_id);
+}
+
+/* Errors after which Kafka refreshes metadata (InvalidMetadataException). */
+static gboolean
+invalidates_metadata(KafkaError error)
+{
+    switch (error) {
+    case KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER:
+    case KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION:
+    case KAFKA_ERROR_LEADER_NOT_AVAILABLE:
+    case KAFKA_ERROR_FENCED_LEADER_EPOCH:
+    case KAFKA_ERROR_UNKNOWN_LEADER_EPOCH:
+    case KAFKA_ERROR_KAFKA_STORAGE_ERROR:
+    case KAFKA_ERROR_NETWORK_EXCEPTION:
+    case KAFKA_ERROR_CLIENT_DISCONNECTED:
+        return TRUE;
+    default:
+        return FALSE;
+    }
+}
+
+/* Kafka's Sender.canRetry and TransactionManager.canRetry. */
+static gboolean
+can_retry(const ProducerState *state, const ProducerBatch *batch, KafkaError error, gint64 now)
+{
+    if (batch->retries >= config_of(state)->retries || now >= batch->deadline_ns)
+        return FALSE;
+    /* A batch of an old producer id may wait for resequence_queued while the
+     * new id is being obtained; once it is in use, retrying would reorder. */
+    if (batch_is_stale(state, batch))
+        return state->pid_state != PRODUCER_ID_READY &&
+               (kafka_error_is_retriable(error) ||
+                error == KAFKA_ERROR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    gint32 sequence = batch->records->base_sequence;
+    if (error == KAFKA_ERROR_OUT_OF_ORDER_SEQUENCE_NUMBER && sequence >= 0) {
+        /* A gap behind an earlier unresolved batch may yet be filled by it. */
+        return sequence > batch->partition->last_acked_sequence + 1;
+    }
+    return kafka_error_is_retriable(error);
+}
+
+/* An attempt of `batch` (no longer in flight nor queued) failed with `error`. */
+static void
+attempt_failed(ProducerState *state, ProducerBatch *batch, KafkaError error, gint64 now)
+{
+    KSIM_ASSERT(!batch->in_flight);
+    producer_count_attempt_error(state->producer, error);
+    if (invalidates_metadata(error))
+        state->metadata_needed = TRUE;
+    /* The broker may have appended before answering these. */
+    if (error == KAFKA_ERROR_REQUEST_TIMED_OUT ||
+        error == KAFKA_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+        batch->maybe_written = TRUE;
+    if (can_retry(state, batch, error, now)) {
+        producer_accum_reenqueue(state->accum, batch, now, producer_idempotent(state->producer));
+        state->producer->stats.retries++;
+        return;
+    }
+    producer_complete_batch(state, batch, batch->maybe_written ? HISTORY_INFO : HISTORY_FAIL, -1,
+                            error);
+}
+
+static void
+attempt_succeeded(ProducerState *state, ProducerBatch *batch, gint64 base_offset)
+{
+    ProducerPartition *partition = batch->partition;
+    const PlogBatch *records = batch->records;
+    if (records->base_sequence >= 0 && !batch_is_stale(state, batch)) {
+        gint32 last = plog_batch_last_sequence(records);
+        if (last > partition->last_acked_sequence)
+            partition->last_acked_sequence = last;
+    }
+    producer_complete_batch(state, batch, HISTORY_OK, base_offset, KAFKA_ERROR_NONE);
+}
+
+static ProducerBatch *
+flight_finish(ProducerState *state, ProducerFlight *flight)
+{
+    sim_timer_cancel(state->producer->world, flight->timeout_timer);
+    ProducerBatch *batch = flight->batch;
+    g_free(flight);
+    if (batch != NULL) {
+        KSIM_ASSERT(batch->in_flight);
+        KSIM_ASSERT(batch->partition->in_flight > 0);
+        batch->in_flight = FALSE;
+        batch->partition->in_flight--;
+    }
+    return batch;
+}
+
+static void
+handle_produce_response(ProducerState *state, SimNodeId from, const KProduceResponse *response)
+{
+    ProducerConnection *conn = connection_find(state, from);
+    if (conn == NULL)
+        return;
+    GList *link = conn->flights.head;
+    while (link != NULL &&
+           ((ProducerFlight *)link->data)->correlation_id != response->correlation_id)
+        link = link->next;
+    if (link == NULL)
+        return;
+    /* Over TCP answers come in request order. One that overtakes an older
+     * request means the network lost messages in between (an injected
+     * fault): the client treats the stream as broken, as Kafka's
+     * NetworkClient does on a correlation mismatch, and reconnects. */
+    gboolean overtaken = link != conn->flights.head;
+    ProducerFlight *flight = link->data;
+    g_queue_delete_link(&conn->flights, link);
+    conn->failures = 0;
+    ProducerBatch *batch = flight_finish(state, flight);
+    if (batch != NULL && (response->error == KAFKA_ERROR_NONE ||
+                          response->error == KAFKA_ERROR_DUPLICATE_SEQUENCE_NUMBER))
+        attempt_succeeded(state, batch, response->base_offset);
+    else if (batch != NULL)
+        attempt_failed(state, batch, response->error, now_of(state));
+    /* A batch that expired while in flight is already completed. */
+    if (overtaken)
+        connection_failed(state, conn, KAFKA_ERROR_NETWORK_EXCEPTION, TRUE);
+}
+
+/* The connection to `conn->node` is gone (a disconnect, or closed by us after
+ * a request timeout): every request on it fails with `error`, oldest first,
+ * as Kafka's NetworkClient cancels them. */
+static void
+connection_failed(ProducerState *state, ProducerConnection *conn, KafkaError error, gboolean close)
+{
+    Producer *producer = state->producer;
+    const ProducerConfig *config = config_of(state);
+    gint64 now = now_of(state);
+    if (close)
+        sim_net_close(sim_world_net(producer->world), producer->node, conn->node);
+    conn->failures++;
+    guint doublings = MIN(conn->failures - 1, RECONNECT_DOUBLINGS_MAX);
+    gint64 backoff_ms = MIN(config->reconnect_backoff_ms << doublings,
+                            MAX(config->reconnect_backoff_max_ms, config->reconnect_backoff_ms));
+    conn->blackout_until_ns = now + ms_to_ns(backoff_ms);
+    ProducerFlight *flight;
+    while ((flight = g_queue_pop_head(&conn->flights)) != NULL) {
+        ProducerBatch *batch = flight_finish(state, flight);
+        if (batch == NULL)
+            continue;
+        batch->maybe_written = TRUE;
+        attempt_failed(state, batch, error, now);
+    }
+    if (state->metadata_correlation != 0 && state->metadata_node == conn->node) {
+        sim_timer_cancel(producer->world, state->metadata_timer);
+        state->metadata_correlation = 0;
+    }
+    if (state->pid_state == PRODUCER_ID_REQUESTING && state->pid_node == conn->node)
+        pid_request_failed(state, now);
+    state->metadata_needed = TRUE;
+}
+
+static void
+flight_timed_out(SimWorld *world, void *ctx, void *arg)
+{
+    Producer *producer = ctx;
+    ProducerFlight *flight = arg;
+    (void)world;
+    KSIM_ASSERT(producer->state != NULL);
+    flight->timeout_timer = SIM_EVENT_ID_NONE;
+    connection_failed(producer->state, flight->conn, KAFKA_ERROR_REQUEST_TIMED_OUT, TRUE);
+    producer_sender_run(producer->state);
+}
+
+static void
+metadata_timed_out(SimWorld *world, void *ctx, void *arg)
+{
+    Producer *producer = ctx;
+    (void)world;
+    (void)arg;
+    ProducerState *state = producer->state;
+    KSIM_ASSERT(state != NULL);
+    KSIM_ASSERT(state->metadata_correlation != 0);
+    state->metadata_timer = SIM_EVENT_ID_NONE;
+    connection_failed(state, connection_get(state, state->metadata_node),
+                      KAFKA_ERROR_REQUEST_TIMED_OUT, TRUE);
+    producer_sender_run(state);
+}
+
+static void
+pid_timed_out(SimWorld *world, void *ctx, void *arg)
+{
+    Producer *producer = ctx;
+    (void)world;
+    (void)arg;
+    ProducerState *state = producer->state;
+    KSIM_ASSERT(state != NULL);
+    KSIM_ASSERT(state->pid_state == PRODUCER_ID_REQUESTING);
+    state->pid_timer = SIM_EVENT_ID_NONE;
+    connection_failed(state, connection_get(state, state->pid_node), KAFKA_ERROR_REQUEST_TIMED_OUT,
+                      TRUE);
+    producer_sender_run(state);
+}
+
+void
+producer_sender_handle_message(ProducerState *state, SimNodeId from, SimMsg *msg)
+{
+    switch ((KafkaMsgType)msg->type) {
+    case KMSG_PRODUCE_RESPONSE:
+        handle_produce_response(state, from, (const KProduceResponse *)msg);
+        break;
+    case KMSG_METADATA_RESPONSE:
+        handle_metadata_response(state, from, (const KMetadataResponse *)msg);
+        break;
+    case KMSG_INIT_PRODUCER_ID_RESPONSE:
+        handle_pid_response(state, (const KInitProducerIdMessage *)msg);
+        break;
+    default:
+        break; /* nothing else is addressed to a producer */
+    }
+}
+
+void
+producer_sender_handle_disconnect(ProducerState *state, SimNodeId peer)
+{
+    connection_failed(state, connection_get(state, peer), KAFKA_ERROR_NETWORK_EXCEPTION, FALSE);
+}
+
+/* ---- expiry (delivery.timeout.ms) ---- */
+
+static void
+defer(GArray *deferred, ProducerBatch *batch, HistoryType type, KafkaError error)
+{
+    Deferred entry = {batch, type, error};
+    g_array_append_val(deferred, entry);
+}
+
+/* An expired batch that holds a sequence of the current producer id leaves a
+ * gap: the id is reset now, before this pass drains anything more under it. */
+static void
+expire(ProducerState *state, ProducerBatch *batch, GArray *deferred)
+{
+    if (batch->records->base_sequence >= 0 && !batch_is_stale(state, batch))
+        producer_sender_reset_producer_id(state, KAFKA_ERROR_CLIENT_DELIVERY_TIMEOUT);
+    defer(deferred, batch, batch->maybe_written ? HISTORY_INFO : HISTORY_FAIL,
+          KAFKA_ERROR_CLIENT_DELIVERY_TIMEOUT);
+}
+
+/* Kafka checks the first batch of each queue, then the batches in flight. */
+static void
+expire_batches(ProducerState *state, gint64 now, GArray *deferred)
+{
+    const GPtrArray *partitions = producer_accum_partitions(state->accum);
+    for (guint i = 0; i < partitions->len; i++) {
+        ProducerPartition *partition = g_ptr_array_index(partitions, i);
+        ProducerBatch *head;
+        while ((head = g_queue_peek_head(&partition->batches)) != NULL &&
+               head->deadline_ns <= now) {
+            g_queue_pop_head(&partition->batches);
+            expire(state, head, deferred);
+        }
+        if (head != NULL)
+            producer_sender_wake_at(state, head->deadline_ns);
+    }
+    for (guint i = 0; i < state->connections->len; i++) {
+        ProducerConnection *conn = g_ptr_array_index(state->connections, i);
+        for (GList *l = conn->flights.head; l != NULL; l = l->next) {
+            ProducerFlight *flight = l->data;
+            ProducerBatch *batch = flight->batch;
+            if (batch == NULL)
+                continue;
+            if (batch->deadline_ns > now) {
+                producer_sender_wake_at(state, batch->deadline_ns);
+                continue;
+            }
+            /* The request stays outstanding; its answer will be ignored. */
+            flight->batch = NULL;
+            batch->in_flight = FALSE;
+            batch->partition->in_flight--;
+            batch->maybe_written = TRUE;
+            expire(state, batch, deferred);
+        }
+    }
+}
+
+/* ---- draining ---- */
+
+static void
+stamp_sequence(ProducerState *state, ProducerBatch *batch)
+{
+    ProducerPartition *partition = batch->partition;
+    if (partition->sequence_producer_id != state->producer_id) {
+        partition->sequence_producer_id = state->producer_id;
+        partition->next_sequence = 0;
+        partition->last_acked_sequence = -1;
+    }
+    PlogBatch *records = batch->records;
+    records->producer_id = state->producer_id;
+    records->producer_epoch = state->producer_epoch;
+    records->base_sequence = partition->next_sequence;
+    partition->next_sequence = plog_sequence_add(partition->next_sequence, records->record_count);
+}
+
+/* Sends one attempt of `batch`; with acks=0 the batch is done at once. */
+static void
+send_batch(ProducerState *state, ProducerBatch *batch, ProducerConnection *conn, GArray *deferred)
+{
+    Producer *producer = state->producer;
+    const ProducerConfig *config = config_of(state);
+    if (producer_idempotent(producer) && batch->records->base_sequence < 0)
+        stamp_sequence(state, batch);
+    batch->closed = TRUE;
+    batch->attempts++;
+    KProduceRequest *request = kproto_new(KMSG_PRODUCE_REQUEST);
+    request->correlation_id = state->correlation_next++;
+    request->tp = batch->partition->tp;
+    request->acks = config->acks;
+    request->timeout_ms = config->request_timeout_ms;
+    request->batch = plog_batch_copy(batch->records);
+    request->batch->first_timestamp_ms = batch->created_ns / SIM_NS_PER_MS;
+    request->batch->max_timestamp_ms = request->batch->first_timestamp_ms;
+    kproto_update_size(&request->base);
+    producer->stats.produce_requests++;
+    if (config->acks == 0) {
+        send_message(state, conn->node, &request->base);
+        defer(deferred, batch, HISTORY_INFO, KAFKA_ERROR_NONE);
+        return;
+    }
+    ProducerFlight *flight = g_new0(ProducerFlight, 1);
+    flight->correlation_id = request->correlation_id;
+    flight->conn = conn;
+    flight->batch = batch;
+    flight->timeout_timer =
+        sim_timer_set(producer->world, producer->node, ms_to_ns(config->request_timeout_ms),
+                      flight_timed_out, flight);
+    g_queue_push_tail(&conn->flights, flight);
+    KSIM_ASSERT(conn->flights.length <= (guint)config->max_in_flight_requests_per_connection);
+    batch->in_flight = TRUE;
+    batch->partition->in_flight++;
+    send_message(state, conn->node, &request->base);
+}
+
+/* Drains the partition's first batch if it is ready and may go; TRUE when
+ * the queue changed. */
+static gboolean
+drain_one(ProducerState *state, ProducerPartition *partition, gint64 now, gboolean exhausted,
+          GArray *deferred)
+{
+    ProducerBatch *head = g_queue_peek_head(&partition->batches);
+    if (head == NULL)
+        return FALSE;
+    gint64 ready_ns = producer_accum_ready_ns(state->accum, partition, exhausted);
+    if (ready_ns > now) {
+        producer_sender_wake_at(state, ready_ns);
+        return FALSE;
+    }
+    /* resequence_queued left no batch of an old producer id in a queue. */
+    KSIM_ASSERT(!batch_is_stale(state, head));
+    gint32 leader = producer_metadata_leader(state->metadata, &partition->tp);
+    if (leader == KAFKA_NO_LEADER) {
+        state->metadata_needed = TRUE;
+        return FALSE;
+    }
+    SimNodeId node = producer_metadata_broker_node(state->metadata, leader);
+    if (!node_usable(state, node, now))
+        return FALSE;
+    ProducerConnection *conn = connection_get(state, node);
+    if (conn->flights.length >= (guint)config_of(state)->max_in_flight_requests_per_connection)
+        return FALSE; /* a response or timeout frees a slot and runs the sender */
+    if (head->records->base_sequence >= 0 && partition->in_flight > 0)
+        return FALSE; /* idempotent retries go one at a time, in order */
+    g_queue_pop_head(&partition->batches);
+    send_batch(state, head, conn, deferred);
+    return TRUE;
+}
+
+static void
+drain(ProducerState *state, gint64 now, GArray *deferred)
+{
+    if (state->pid_state != PRODUCER_ID_NONE && state->pid_state != PRODUCER_ID_READY)
+        return;
+    const GPtrArray *partitions = producer_accum_partitions(state->accum);
+    guint n = partitions->len;
+    if (n == 0)
+        return;
+    const ProducerBlocked *blocked = g_queue_peek_head(&state->blocked);
+    gboolean exhausted =
+        blocked != NULL && blocked->waiting_for == KAFKA_ERROR_CLIENT_BUFFER_EXHAUSTED;
+    guint start = state->drain_next++ % n;
+    gboolean progress = TRUE;
+    for (guint round = 0; progress; round++) {
+        KSIM_ASSERT(round < DRAIN_ROUNDS_MAX);
+        progress = FALSE;
+        for (guint i = 0; i < n; i++) {
+            ProducerPartition *partition = g_ptr_array_index(partitions, (start + i) % n);
+            if (drain_one(state, partition, now, exhausted, deferred))
+                progress = TRUE;
+        }
+    }
+}
+
+void
+producer_sender_run(ProducerState *state)
+{
+    gint64 now = now_of(state);
+    state->wake_ns = G_MAXINT64;
+    producer_process_blocked(state);
+    /* Completions run user callbacks, which may send and so add partitions:
+     * they wait until no partition list is being walked. */
+    g_autoptr(GArray) deferred = g_array_new(FALSE, FALSE, sizeof(Deferred));
+    expire_batches(state, now, deferred);
+    maybe_request_producer_id(state, now);
+    drain(state, now, deferred);
+    maybe_request_metadata(state, now);
+    for (guint i = 0; i < deferred->len; i++) {
+        const Deferred *entry = &g_array_index(deferred, Deferred, i);
+        producer_complete_batch(state, entry->batch, entry->type, -1, entry->error);
+    }
+    schedule_poll(state);
+}
+
+/* ---- invariants ---- */
+
+static void
+check_flights(const ProducerState *state, gint64 *buffer_bytes, guint64 *records)
+{
+    const ProducerConfig *config = config_of(state);
+    const GPtrArray *partitions = producer_accum_partitions(state->accum);
+    g_autoptr(GHashTable) in_flight = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < state->connections->len; i++) {
+        const ProducerConnection *conn = g_ptr_array_index(state->connections, i);
+        KSIM_ASSERT(conn->flights.length <= (guint)config->max_in_flight_requests_per_connection);
+        for (GList *l = conn->flights.head; l != NULL; l = l->next) {
+            const ProducerFlight *flight = l->data;
+            KSIM_ASSERT(flight->conn == conn);
+            if (flight->batch == NULL)
+                continue;
+            KSIM_ASSERT(flight->batch->in_flight);
+            *buffer_bytes += flight->batch->buffer_bytes;
+            *records += flight->batch->thunks->len;
+            gpointer key = flight->batch->partition;
+            g_hash_table_insert(
+                in_flight, key,
+                GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(in_flight, key)) + 1));
+        }
+    }
+    for (guint i = 0; i < partitions->len; i++) {
+        const ProducerPartition *partition = g_ptr_array_index(partitions, i);
+        guint counted = GPOINTER_TO_UINT(g_hash_table_lookup(in_flight, partition));
+        KSIM_ASSERT(partition->in_flight == counted);
+        for (GList *l = partition->batches.head; l != NULL; l = l->next) {
+            const ProducerBatch *batch = l->data;
+            *buffer_bytes += batch->buffer_bytes;
+            *records += batch->thunks->len;
+        }
+    }
+}
+
+void
+producer_sender_check_invariants(const ProducerState *state)
+{
+    gboolean idempotent = producer_idempotent(state->producer);
+    producer_accum_check_invariants(state->accum, idempotent);
+    producer_metadata_check_invariants(state->metadata);
+    gint64 buffer_bytes = 0;
+    guint64 records = 0;
+    check_flights(state, &buffer_bytes, &records);
+    KSIM_ASSERT(buffer_bytes == producer_accum_buffer_used(state->accum));
+    KSIM_ASSERT(records == producer_accum_records_queued(state->accum));
+    KSIM_ASSERT(state->records_pending == records + state->blocked.length);
+    if (!idempotent)
+        KSIM_ASSERT(state->pid_state == PRODUCER_ID_NONE);
+    else
+        KSIM_ASSERT(state->pid_state != PRODUCER_ID_NONE);
+    KSIM_ASSERT((state->pid_state == PRODUCER_ID_READY) == (state->producer_id >= 0));
+    if (state->pid_state == PRODUCER_ID_REQUESTING)
+        KSIM_ASSERT(state->pid_correlation != 0);
+}
