@@ -227,9 +227,8 @@ notice_arrive(void *ctx, void *arg, guint64 packed)
         return;
     if (reason == SIM_DISCONNECT_RESET) {
         conn->reset_pending = FALSE;
-        if (conn->conn_state != CONN_BROKEN)
-            return;
-        conn->conn_state = CONN_CLOSED;
+        if (conn->conn_state == CONN_BROKEN)
+            conn->conn_state = CONN_CLOSED;
     }
     trace(net, SIM_TRACE_DISCONNECT, node, peer, reason, generation);
     const SimNodeOps *ops = sim_node_ops(world, node);
@@ -472,11 +471,35 @@ sim_net_cut_one_way(SimNet *net, SimNodeId from, SimNodeId to)
     cut(net, from, to);
 }
 
+/* A path has healed. An endpoint with unacknowledged data on a connection
+ * the cut broke retransmits it, and the peer, which no longer has that
+ * connection, answers with a reset: each endpoint still running the process
+ * that had the connection learns RESET one round trip later. */
+static void
+resets_after_heal(SimNet *net, SimNodeId a, SimNodeId b)
+{
+    Link *conn = conn_at(net, a, b);
+    if (a == b || conn->conn_state != CONN_BROKEN || !sim_net_path_open(net, a, b) ||
+        !sim_net_path_open(net, b, a) || !sim_node_host_up(net->world, a) ||
+        !sim_node_host_up(net->world, b) || conn->reset_pending)
+        return;
+    conn->reset_pending = TRUE;
+    SimNodeId ends[2] = {MIN(a, b), MAX(a, b)};
+    for (guint i = 0; i < 2; i++) {
+        SimNodeId node = ends[i], peer = ends[1 - i];
+        if (sim_node_incarnation(net->world, node) != conn->conn_incarnation[i])
+            continue;
+        gint64 rtt = one_way_ns(net, node, peer) + one_way_ns(net, peer, node);
+        notice_send(net, node, peer, SIM_DISCONNECT_RESET, rtt);
+    }
+}
+
 void
 sim_net_mend_one_way(SimNet *net, SimNodeId from, SimNodeId to)
 {
     trace(net, SIM_TRACE_FAULT, from, to, SIM_FAULT_HEAL, 1);
     link_at(net, from, to)->cut = FALSE;
+    resets_after_heal(net, from, to);
 }
 
 void
@@ -500,6 +523,10 @@ sim_net_heal(SimNet *net)
             link->lose_next = link->delay_next = link->duplicate_next = 0;
             link->loss_numerator = 0;
         }
+    }
+    for (SimNodeId a = 0; a < net->n_nodes; a++) {
+        for (SimNodeId b = a + 1; b < net->n_nodes; b++)
+            resets_after_heal(net, a, b);
     }
 }
 

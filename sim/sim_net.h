@@ -15,8 +15,13 @@
  *    broken and everything in flight on it, and everything sent on it later, is
  *    lost. The sender finds out by its own timeout, or, once the path is open
  *    and the peer's host is up, when its next send is answered by a reset:
- *    `disconnect` RESET one round trip later. The next send after that opens a
- *    new connection.
+ *    `disconnect` RESET one round trip later. When a partition heals, both
+ *    endpoints of a connection it broke learn RESET one round trip after the
+ *    heal (their retransmissions meet a reset), so a client waiting on a
+ *    request is not left waiting for its full timeout. The next send after
+ *    that opens a new connection. (Real TCP would often carry a short
+ *    partition through; ksim models every partition as breaking the
+ *    connections across it.)
  *  - a node may close a connection itself (sim_net_close, e.g. after a request
  *    timeout); its in-flight messages are lost and the peer sees CLOSED.
  *

@@ -400,8 +400,9 @@ static void
 test_sim_net_partition_fails_in_flight_messages(void **state)
 {
     /* Goal: messages in flight on a connection that a partition breaks are
-     * lost, even if the partition heals before they would arrive; nobody is
-     * told (a partition is silent). */
+     * lost, even if the partition heals before they would arrive; during the
+     * partition nobody is told, and after the heal each endpoint learns
+     * RESET one round trip later (its retransmission meets a reset). */
     Fixture *fx = *state;
     sim_net_set_link(fx->net, 0, 1, SIM_DIST_CONST(10 * MS), 0, TRUE);
     open_connection(fx, 0, 1); /* now = 10ms; the hello arrived at 10ms */
@@ -412,11 +413,17 @@ test_sim_net_partition_fails_in_flight_messages(void **state)
     static const guint groups[NODES] = {0, 1, 0, 0};
     sim_net_partition(fx->net, groups, NODES);
     run_to(fx, 16 * MS);
+    for (SimNodeId node = 0; node < NODES; node++)
+        assert_int_equal(disconnects(fx, node)->len, 0);
     sim_net_heal(fx->net);
     run_to(fx, 100 * MS);
     assert_int_equal(received(fx, 1)->len, 1);
     assert_int_equal(received(fx, 0)->len, 0);
-    for (SimNodeId node = 0; node < NODES; node++)
+    static const Entry reset_0[] = {{36 * MS, 1, SIM_DISCONNECT_RESET}};
+    static const Entry reset_1[] = {{36 * MS, 0, SIM_DISCONNECT_RESET}};
+    assert_entries(disconnects(fx, 0), reset_0, 1);
+    assert_entries(disconnects(fx, 1), reset_1, 1);
+    for (SimNodeId node = 2; node < NODES; node++)
         assert_int_equal(disconnects(fx, node)->len, 0);
     assert_counters(fx, 4, 1, 3);
 }
@@ -424,9 +431,9 @@ test_sim_net_partition_fails_in_flight_messages(void **state)
 static void
 test_sim_net_reset_after_heal(void **state)
 {
-    /* Goal: after a heal, the first send on the broken connection is lost and
-     * its sender gets disconnect(RESET) one round trip later (once, however
-     * many sends were lost meanwhile); the next send opens a new connection. */
+    /* Goal: after a heal, both endpoints of the connection the partition
+     * broke learn disconnect(RESET) one round trip later, once; sends after
+     * that open a new connection and arrive. */
     Fixture *fx = *state;
     open_connection(fx, 0, 1); /* now = 10ms */
     static const guint groups[NODES] = {0, 1, 0, 0};
@@ -434,21 +441,23 @@ test_sim_net_reset_after_heal(void **state)
     run_to(fx, 12 * MS);
     sim_net_heal(fx->net);
     run_to(fx, 14 * MS);
-    send_msg(fx, 0, 1, 1); /* lost; RESET at 16ms */
+    static const Entry reset_0[] = {{14 * MS, 1, SIM_DISCONNECT_RESET}};
+    static const Entry reset_1[] = {{14 * MS, 0, SIM_DISCONNECT_RESET}};
+    assert_entries(disconnects(fx, 0), reset_0, 1);
+    assert_entries(disconnects(fx, 1), reset_1, 1);
+    send_msg(fx, 0, 1, 1);
     run_to(fx, 15 * MS);
-    send_msg(fx, 0, 1, 2); /* lost; no second RESET */
+    send_msg(fx, 0, 1, 2);
     run_to(fx, 17 * MS);
-    static const Entry reset[] = {{16 * MS, 1, SIM_DISCONNECT_RESET}};
-    assert_entries(disconnects(fx, 0), reset, 1);
-    assert_int_equal(disconnects(fx, 1)->len, 0);
     send_msg(fx, 0, 1, 3);
     run_to(fx, 30 * MS);
-    assert_int_equal(received(fx, 1)->len, 2);
-    const Entry *last = &g_array_index(received(fx, 1), Entry, 1);
+    assert_int_equal(received(fx, 1)->len, 4);
+    const Entry *last = &g_array_index(received(fx, 1), Entry, 3);
     assert_int_equal(last->value, 3);
     assert_int_equal(last->time_ns, 18 * MS);
-    assert_entries(disconnects(fx, 0), reset, 1);
-    assert_counters(fx, 4, 2, 2);
+    assert_entries(disconnects(fx, 0), reset_0, 1);
+    assert_entries(disconnects(fx, 1), reset_1, 1);
+    assert_counters(fx, 4, 4, 0);
 }
 
 static void
