@@ -282,6 +282,9 @@ least_loaded_node(ProducerState *state, gint64 now)
 
 /* ---- metadata ---- */
 
+/* Kafka's socket.connection.setup.timeout.ms default. */
+#define PRODUCER_CONNECTION_SETUP_TIMEOUT_MS 10000
+
 void
 producer_sender_request_metadata(ProducerState *state)
 {
@@ -320,9 +323,13 @@ maybe_request_metadata(ProducerState *state, gint64 now)
     state->metadata_node = node;
     state->metadata_attempt_ns = now;
     state->producer->stats.metadata_requests++;
-    state->metadata_timer =
-        sim_timer_set(state->producer->world, state->producer->node,
-                      ms_to_ns(config->request_timeout_ms), metadata_timed_out, NULL);
+    /* Metadata goes to the least loaded node, often over a fresh
+     * connection; Kafka gives up on a connection that is not set up within
+     * socket.connection.setup.timeout.ms (10 s) and tries another node, so a
+     * metadata request to a host that just died costs at most that. */
+    gint64 timeout_ms = MIN(config->request_timeout_ms, PRODUCER_CONNECTION_SETUP_TIMEOUT_MS);
+    state->metadata_timer = sim_timer_set(state->producer->world, state->producer->node,
+                                          ms_to_ns(timeout_ms), metadata_timed_out, NULL);
     send_message(state, node, &request->base);
 }
 
