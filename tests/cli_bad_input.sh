@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Bad command lines and scenario files end with exit status 2 and a message
+# that names what is wrong; never a crash.
+set -uo pipefail
+ksim=$1 data=$2
+failures=0
+expect() { # expect STATUS PATTERN -- ARGS...
+  local status=$1 pattern=$2; shift 3
+  local output; output=$("$ksim" "$@" 2>&1); local got=$?
+  if [ "$got" -ne "$status" ] || ! grep -q -- "$pattern" <<<"$output"; then
+    echo "FAIL: ksim $* -> status $got (want $status), output: $output"
+    failures=$((failures + 1))
+  fi
+}
+expect 2 "unknown command 'frobnicate'" -- frobnicate
+expect 2 "unknown option '--frob'" -- --frob
+expect 0 "Usage: ksim COMMAND" -- --help
+expect 0 "ksim 0" -- --version
+expect 2 "exactly one scenario" -- run
+expect 2 "No such file" -- run /nonexistent.ini
+expect 2 "not a non-negative integer" -- run "$data/example.ini" --seed -3
+expect 2 "did you mean" -- run "$data/bad-unknown-key.ini"
+expect 2 "bad-rf-above-brokers.ini:" -- run "$data/bad-rf-above-brokers.ini"
+expect 2 "bad-unit.ini:" -- run "$data/bad-unit.ini"
+expect 2 "acks" -- run "$data/example.ini" --set acks=2
+expect 2 "A..B" -- sweep "$data/example.ini" --seeds 5..1
+expect 2 "K/N" -- sweep "$data/example.ini" --seeds 1..2 --shard 3/2
+expect 2 "unknown benchmark" -- bench nothing
+expect 2 "partitions" -- partition key
+expect 2 "strategy" -- assign --strategy nope --topic t:1 --member a:t
+if [ "$failures" -ne 0 ]; then echo "$failures failures"; exit 1; fi
+echo "bad input gets exit status 2 and a clear message"
