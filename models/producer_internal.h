@@ -79,6 +79,12 @@ typedef struct {
 
 typedef struct ProducerConnection {
     SimNodeId node;
+    /* Kafka's NetworkClient sends only on a ready connection: a new one
+     * first completes its handshake (ApiVersions; here a Metadata request),
+     * and a dead host never becomes ready, so nothing is written to it. */
+    gboolean ready;
+    gint32 handshake_correlation; /* 0: none in flight */
+    SimTimerId handshake_timer;
     GQueue flights;           /* ProducerFlight*, oldest first */
     gint64 blackout_until_ns; /* no new request before (reconnect backoff) */
     guint failures;           /* consecutive, for the exponential backoff */

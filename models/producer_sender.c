@@ -292,6 +292,7 @@ producer_sender_request_metadata(ProducerState *state)
 }
 
 static void metadata_timed_out(SimWorld *world, void *ctx, void *arg);
+static void connection_answered(ProducerState *state, SimNodeId from);
 
 static void
 maybe_request_metadata(ProducerState *state, gint64 now)
@@ -596,6 +597,9 @@ connection_failed(ProducerState *state, ProducerConnection *conn, KafkaError err
     gint64 now = now_of(state);
     if (close)
         sim_net_close(sim_world_net(producer->world), producer->node, conn->node);
+    conn->ready = FALSE;
+    conn->handshake_correlation = 0;
+    sim_timer_cancel(producer->world, conn->handshake_timer);
     conn->failures++;
     guint doublings = MIN(conn->failures - 1, RECONNECT_DOUBLINGS_MAX);
     gint64 backoff_ms = MIN(config->reconnect_backoff_ms << doublings,
@@ -663,6 +667,7 @@ pid_timed_out(SimWorld *world, void *ctx, void *arg)
 void
 producer_sender_handle_message(ProducerState *state, SimNodeId from, SimMsg *msg)
 {
+    connection_answered(state, from);
     switch ((KafkaMsgType)msg->type) {
     case KMSG_PRODUCE_RESPONSE:
         handle_produce_response(state, from, (const KProduceResponse *)msg);
@@ -798,6 +803,52 @@ send_batch(ProducerState *state, ProducerBatch *batch, ProducerConnection *conn,
     send_message(state, conn->node, &request->base);
 }
 
+static void
+handshake_timed_out(SimWorld *world, void *ctx, void *arg)
+{
+    Producer *producer = ctx;
+    (void)world;
+    ProducerState *state = producer->state;
+    KSIM_ASSERT(state != NULL);
+    ProducerConnection *conn = connection_find(state, (SimNodeId)GPOINTER_TO_UINT(arg));
+    KSIM_ASSERT(conn != NULL);
+    conn->handshake_timer = SIM_EVENT_ID_NONE;
+    connection_failed(state, conn, KAFKA_ERROR_NETWORK_EXCEPTION, TRUE);
+    producer_sender_run(state);
+}
+
+/* Opens the connection: a Metadata request stands for Kafka's ApiVersions
+ * exchange; until it is answered (within the connection-setup timeout) no
+ * produce request goes out on it. */
+static void
+connection_handshake(ProducerState *state, ProducerConnection *conn)
+{
+    if (conn->handshake_correlation != 0)
+        return;
+    Producer *producer = state->producer;
+    KMetadataRequest *request = kproto_new(KMSG_METADATA_REQUEST);
+    request->correlation_id = state->correlation_next++;
+    conn->handshake_correlation = request->correlation_id;
+    conn->handshake_timer = sim_timer_set(producer->world, producer->node,
+                                          ms_to_ns(PRODUCER_CONNECTION_SETUP_TIMEOUT_MS),
+                                          handshake_timed_out, GUINT_TO_POINTER(conn->node));
+    send_message(state, conn->node, &request->base);
+}
+
+/* Any answer from a node proves its connection ready. */
+static void
+connection_answered(ProducerState *state, SimNodeId from)
+{
+    ProducerConnection *conn = connection_find(state, from);
+    if (conn == NULL)
+        return;
+    conn->ready = TRUE;
+    if (conn->handshake_correlation != 0) {
+        sim_timer_cancel(state->producer->world, conn->handshake_timer);
+        conn->handshake_correlation = 0;
+    }
+}
+
 /* Drains the partition's first batch if it is ready and may go; TRUE when
  * the queue changed. */
 static gboolean
@@ -823,6 +874,10 @@ drain_one(ProducerState *state, ProducerPartition *partition, gint64 now, gboole
     if (!node_usable(state, node, now))
         return FALSE;
     ProducerConnection *conn = connection_get(state, node);
+    if (!conn->ready) {
+        connection_handshake(state, conn);
+        return FALSE; /* the handshake's answer runs the sender */
+    }
     if (conn->flights.length >= (guint)config_of(state)->max_in_flight_requests_per_connection)
         return FALSE; /* a response or timeout frees a slot and runs the sender */
     if (head->records->base_sequence >= 0 && partition->in_flight > 0)

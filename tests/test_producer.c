@@ -462,6 +462,17 @@ static const BatchingCase BATCHING_CASES[] = {
     {"linger.ms holds a small batch", 300, 16384, 3, 0, 1, 400},
 };
 
+/* Makes the producer's connection to partition 0's leader ready (its
+ * handshake answered), so a test's first record goes out at once, as on a
+ * client that has been running. Returns the warm-up record's value. */
+static guint64
+warm_up(Fixture *f)
+{
+    guint64 value = send_one(f, TOPIC, 0, 0);
+    run_for(f, 3 * SIM_NS_PER_S); /* past any linger.ms the tests use */
+    return value;
+}
+
 /* Batches close by linger.ms and by batch.size: counted in produce requests. */
 static void
 test_producer_batching(void **state)
@@ -474,6 +485,7 @@ test_producer_batching(void **state)
         config.linger_ms = tc->linger_ms;
         config.batch_size = tc->batch_size;
         Fixture *f = fixture_new(13, 1, &config);
+        guint64 warm = warm_up(f);
         guint64 before = requests_sent(f);
         gint64 start = sim_now_ns(f->world);
         for (guint r = 0; r < tc->records; r++) {
@@ -485,9 +497,11 @@ test_producer_batching(void **state)
         if (requests_sent(f) - before != tc->requests)
             fail_msg("%s: %" G_GUINT64_FORMAT " requests", tc->name, requests_sent(f) - before);
         g_autoptr(GArray) views = op_views(f);
-        assert_int_equal(count_ops(views, HISTORY_OK, -1), tc->records);
+        assert_int_equal(count_ops(views, HISTORY_OK, -1), tc->records + 1);
         for (guint v = 0; v < views->len; v++) {
             const OpView *view = &g_array_index(views, OpView, v);
+            if (view->value == warm)
+                continue;
             assert_true(view->complete_ns - start < tc->acked_within_ms * SIM_NS_PER_MS);
             if (tc->linger_ms >= 300 && tc->batch_size == 16384)
                 assert_true(view->complete_ns - view->invoke_ns >= tc->linger_ms * SIM_NS_PER_MS);
@@ -550,6 +564,7 @@ test_producer_lost_response_duplicates(void **state)
         config.enable_idempotence_explicit = TRUE;
         config.request_timeout_ms = 1000;
         Fixture *f = fixture_new(15, 1, &config);
+        warm_up(f);
         sim_net_lose_next(sim_world_net(f->world), leader_node(f, 0), producer_node(f->producer),
                           1);
         guint64 value = send_one(f, TOPIC, 0, 0);
@@ -656,6 +671,7 @@ test_producer_delivery_timeout(void **state)
     config.delivery_timeout_ms_explicit = TRUE;
     config.batch_size = 0;
     Fixture *f = fixture_new(18, 1, &config);
+    warm_up(f);
     sim_net_isolate(sim_world_net(f->world), producer_node(f->producer));
     gint64 start = sim_now_ns(f->world);
     guint64 sent = send_one(f, TOPIC, 0, 0);
