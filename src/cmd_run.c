@@ -188,12 +188,30 @@ print_verdicts(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, char
     return passed;
 }
 
+static int run_scenario(RunOptions *options);
+
+static void
+options_clear(RunOptions *options)
+{
+    g_free(options->out_dir);
+    g_free(options->seed_text);
+    g_strfreev(options->sets);
+    g_strfreev(options->rest);
+}
+
 int
 cmd_run(int argc, char **argv)
 {
     RunOptions options = {0};
-    if (!parse_run_options(&argc, &argv, &options))
-        return 2;
+    int status = parse_run_options(&argc, &argv, &options) ? run_scenario(&options) : 2;
+    options_clear(&options);
+    return status;
+}
+
+static int
+run_scenario(RunOptions *options_in)
+{
+    RunOptions options = *options_in;
     GError *error = NULL;
     g_autoptr(Scenario) scenario = run_core_load(options.rest[0], options.sets, &error);
     if (scenario == NULL) {
@@ -235,10 +253,6 @@ cmd_run(int argc, char **argv)
     }
     int status = write_report(scenario, seed, outcomes, out_dir);
     gboolean passed = print_verdicts(scenario, seed, outcomes, options.sets);
-    g_free(options.out_dir);
-    g_free(options.seed_text);
-    g_strfreev(options.sets);
-    g_strfreev(options.rest);
     if (status != 0)
         return status;
     return passed ? 0 : 1;
