@@ -55,6 +55,7 @@ plog_batch_free(PlogBatch *batch)
     g_free(batch);
 }
 
+
 PlogBatch *
 plog_batch_copy(const PlogBatch *batch)
 {
@@ -75,6 +76,7 @@ plog_batch_add_record(PlogBatch *batch, guint64 key, guint64 value, guint32 size
     PlogRecord record = {.key = key, .value = value, .size_bytes = size_bytes};
     g_array_append_val(batch->records, record);
     batch->record_count++;
+    batch->records_bytes += size_bytes;
 }
 
 GPtrArray *
@@ -85,14 +87,23 @@ plog_batch_array_new(void)
 
 /* ---- sizes, offsets and sequences ---- */
 
+static gint64
+records_bytes_sum(const PlogBatch *batch)
+{
+    gint64 sum = 0;
+    const PlogRecord *records = (const PlogRecord *)batch->records->data;
+    for (guint i = 0; i < batch->records->len; i++)
+        sum += records[i].size_bytes;
+    return sum;
+}
+
 gint64
 plog_batch_size_bytes(const PlogBatch *batch)
 {
-    gint64 size_bytes = PLOG_BATCH_OVERHEAD_BYTES;
-    const PlogRecord *records = (const PlogRecord *)batch->records->data;
-    for (guint i = 0; i < batch->records->len; i++)
-        size_bytes += records[i].size_bytes;
-    return size_bytes;
+    /* Kept as records are added: sizes are asked for on every hot path
+     * (append, roll, read limits, message sizes). */
+    KSIM_PARANOID_ASSERT(batch->records_bytes == records_bytes_sum(batch));
+    return PLOG_BATCH_OVERHEAD_BYTES + batch->records_bytes;
 }
 
 gint64
@@ -412,6 +423,7 @@ plog_batch_decode(const guint8 *data, gsize len)
         plog_batch_free(batch);
         return NULL;
     }
+    batch->records_bytes = h.records_bytes;
     return batch;
 }
 

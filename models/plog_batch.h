@@ -82,7 +82,8 @@ typedef struct {
     gint64 first_timestamp_ms; /* the first record's timestamp; PLOG_NO_TIMESTAMP: none */
     gint64 max_timestamp_ms;   /* the largest record timestamp; PLOG_NO_TIMESTAMP: none */
     guint16 attributes;        /* PlogBatchFlags */
-    GArray *records;           /* PlogRecord (owned) */
+    GArray *records;           /* PlogRecord (owned); change only through this API */
+    gint64 records_bytes;      /* the sum of the records' sizes, kept by this API */
 } PlogBatch;
 
 /* A batch's fixed fields as decoded from disk, without its records. */
