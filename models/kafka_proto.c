@@ -16,6 +16,8 @@ fetch_partition_response_clear(gpointer data)
     KFetchPartitionResponse *partition = data;
     if (partition->batches != NULL)
         g_ptr_array_free(partition->batches, TRUE);
+    if (partition->encoded != NULL)
+        g_byte_array_unref(partition->encoded);
 }
 
 static void
@@ -175,7 +177,7 @@ kproto_update_size(SimMsg *msg)
         GArray *partitions = ((KFetchResponse *)msg)->partitions;
         for (guint i = 0; i < partitions->len; i++) {
             KFetchPartitionResponse *p = &g_array_index(partitions, KFetchPartitionResponse, i);
-            size += PARTITION_ENTRY_BYTES;
+            size += PARTITION_ENTRY_BYTES + (guint64)p->encoded_size_bytes;
             for (guint b = 0; p->batches != NULL && b < p->batches->len; b++)
                 size += (guint64)plog_batch_size_bytes(g_ptr_array_index(p->batches, b));
         }

@@ -108,7 +108,11 @@ typedef struct {
     gint64 log_start_offset;
     gint64 last_stable_offset;
     gint64 log_end_offset;   /* the leader's LEO, sent with OFFSET_OUT_OF_RANGE */
-    GPtrArray *batches;  /* PlogBatch (owned; frees them) */
+    GPtrArray *batches;  /* PlogBatch (owned; frees them): what consumers get */
+    /* To followers: the batches as encoded in the leader's log (Kafka sends
+     * them zero-copy), and their logical size. NULL for consumers. */
+    GByteArray *encoded;
+    gint64 encoded_size_bytes;
 } KFetchPartitionResponse;
 
 typedef struct {

@@ -602,40 +602,39 @@ log_roll(Plog *log, gint64 now_ms)
     plog_flush(log, base_offset);
 }
 
-static void
-header_from_batch(const PlogBatch *batch, PlogBatchHeader *out)
+/* Appends an encoded batch described by `header`: rolls first when needed,
+ * writes it and its index entries, notes its producer and leader epoch, and
+ * applies the flush policy. */
+static gint64
+log_append_encoded(Plog *log, const PlogBatchHeader *header, const guint8 *data, gsize len,
+                   gint64 now_ms, SimDiskStatus *status)
 {
-    memset(out, 0, sizeof *out);
-    out->base_offset = batch->base_offset;
-    out->record_count = batch->record_count;
-    out->producer_id = batch->producer_id;
-    out->producer_epoch = batch->producer_epoch;
-    out->base_sequence = batch->base_sequence;
-    out->leader_epoch = batch->leader_epoch;
+    KSIM_ASSERT(status != NULL);
+    KSIM_ASSERT(header->base_offset == plog_log_end_offset(log));
+    if (plog_segment_should_roll(log_active(log), header, log->config.segment_bytes,
+                                 log->config.roll_ms, now_ms))
+        log_roll(log, now_ms);
+    *status = plog_segment_append(log_active(log), header, data, len, now_ms);
+    if (*status != SIM_DISK_OK)
+        return -1;
+    if (note_batch(log, header))
+        write_epochs(log);
+    apply_flush_policy(log);
+    return header->base_offset;
 }
 
 static gint64
 log_append(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *status)
 {
-    KSIM_ASSERT(status != NULL);
     plog_batch_check(batch);
     KSIM_ASSERT(batch->base_offset == plog_log_end_offset(log));
     g_byte_array_set_size(log->scratch, 0);
     plog_batch_encode(batch, log->scratch);
-    if (plog_segment_should_roll(log_active(log), batch, plog_batch_size_bytes(batch),
-                                 log->scratch->len, log->config.segment_bytes, log->config.roll_ms,
-                                 now_ms))
-        log_roll(log, now_ms);
-    *status =
-        plog_segment_append(log_active(log), batch, log->scratch->data, log->scratch->len, now_ms);
-    if (*status != SIM_DISK_OK)
-        return -1;
     PlogBatchHeader header;
-    header_from_batch(batch, &header);
-    if (note_batch(log, &header))
-        write_epochs(log);
-    apply_flush_policy(log);
-    return batch->base_offset;
+    gboolean decoded = plog_batch_header_decode(log->scratch->data, log->scratch->len, &header);
+    KSIM_ASSERT(decoded);
+    return log_append_encoded(log, &header, log->scratch->data, log->scratch->len, now_ms,
+                              status);
 }
 
 gint64
@@ -652,6 +651,29 @@ plog_append_as_follower(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatu
     KSIM_ASSERT(batch != NULL);
     KSIM_ASSERT(batch->base_offset == plog_log_end_offset(log));
     return log_append(log, batch, now_ms, status);
+}
+
+guint
+plog_append_encoded_as_follower(Plog *log, const guint8 *data, gsize len, gint64 now_ms,
+                                SimDiskStatus *status)
+{
+    *status = SIM_DISK_OK;
+    guint appended = 0;
+    gsize position = 0;
+    while (position < len) {
+        PlogBatchHeader header;
+        if (!plog_batch_header_decode(data + position, len - position, &header))
+            break;
+        gsize bytes = (gsize)plog_batch_header_encoded_bytes(&header);
+        if (bytes > len - position || !plog_batch_verify(data + position, bytes, &header) ||
+            header.base_offset != plog_log_end_offset(log))
+            break;
+        if (log_append_encoded(log, &header, data + position, bytes, now_ms, status) < 0)
+            break;
+        position += bytes;
+        appended++;
+    }
+    return appended;
 }
 
 /* ---- read ---- */
@@ -685,6 +707,40 @@ plog_read(Plog *log, gint64 offset, gint64 max_bytes, GPtrArray *out)
         added++;
     }
     KSIM_ASSERT(added >= 1);
+    return PLOG_READ_OK;
+}
+
+PlogReadStatus
+plog_read_encoded(Plog *log, gint64 offset, gint64 max_bytes, gint64 offset_limit, GByteArray *out,
+                  gint64 *out_size_bytes)
+{
+    KSIM_ASSERT(out != NULL);
+    *out_size_bytes = 0;
+    if (offset < plog_log_start_offset(log) || offset > plog_log_end_offset(log))
+        return PLOG_READ_OFFSET_OUT_OF_RANGE;
+    if (offset >= MIN(plog_log_end_offset(log), offset_limit))
+        return PLOG_READ_OK;
+    const PlogSegment *segment = segment_at(log, segment_for_offset(log, offset));
+    gint64 position = plog_segment_find_position(segment, offset);
+    if (position < 0)
+        return PLOG_READ_CORRUPT;
+    guint added = 0;
+    while (position < plog_segment_file_bytes(segment)) {
+        PlogBatchHeader header;
+        guint before = out->len;
+        gint64 next = plog_segment_read_raw(segment, position, out, &header);
+        if (next < 0)
+            return added > 0 ? PLOG_READ_OK : PLOG_READ_CORRUPT;
+        gint64 size_bytes = plog_batch_header_size_bytes(&header);
+        if (header.base_offset >= offset_limit ||
+            (added > 0 && *out_size_bytes + size_bytes > max_bytes)) {
+            g_byte_array_set_size(out, before);
+            break;
+        }
+        *out_size_bytes += size_bytes;
+        added++;
+        position = next;
+    }
     return PLOG_READ_OK;
 }
 

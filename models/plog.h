@@ -119,6 +119,13 @@ gint64 plog_append(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *st
  * truncate to the base of a batch that straddles it before appending. */
 gint64 plog_append_as_follower(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *status);
 
+/* A follower's append of encoded batches as the leader sent them: each is
+ * verified (header and checksum) and must start at the LEO; appending stops
+ * at the first that does not (or at a disk error, with *status set). Returns
+ * the number of batches appended. */
+guint plog_append_encoded_as_follower(Plog *log, const guint8 *data, gsize len, gint64 now_ms,
+                                      SimDiskStatus *status);
+
 /* Reads whole batches, starting with the one that holds `offset`, from that
  * batch's segment only (as Kafka's LocalLog.read): at least one batch, then
  * more while their logical sizes add up to at most `max_bytes`. Appends new
@@ -127,6 +134,13 @@ gint64 plog_append_as_follower(Plog *log, PlogBatch *batch, gint64 now_ms, SimDi
  * OFFSET_OUT_OF_RANGE; a corrupt batch stops the read with CORRUPT, leaving
  * the batches before it in `out`. */
 PlogReadStatus plog_read(Plog *log, gint64 offset, gint64 max_bytes, GPtrArray *out);
+
+/* The same batches as plog_read, but as they are encoded on disk, appended
+ * to `out` (Kafka's zero-copy transfer to followers), stopping before a batch
+ * whose base offset is `offset_limit` or more; *out_size_bytes gets their
+ * logical size. Checksums are not verified here: the receiver does it. */
+PlogReadStatus plog_read_encoded(Plog *log, gint64 offset, gint64 max_bytes, gint64 offset_limit,
+                                 GByteArray *out, gint64 *out_size_bytes);
 
 /* Kafka's offsetsForTimes on this log: the base offset of the first batch whose
  * largest timestamp is at least `timestamp_ms`; -1 when there is none. */

@@ -408,6 +408,16 @@ body_decode(const guint8 *p, const guint8 *end, const PlogBatchHeader *h, PlogBa
     return p == end && records_bytes == h->records_bytes;
 }
 
+gboolean
+plog_batch_verify(const guint8 *data, gsize len, PlogBatchHeader *header)
+{
+    if (!plog_batch_header_decode(data, len, header))
+        return FALSE;
+    if (len != (gsize)plog_batch_header_encoded_bytes(header))
+        return FALSE;
+    return XXH32(data + 4, len - 4, CHECKSUM_SEED) == header->checksum;
+}
+
 PlogBatch *
 plog_batch_decode(const guint8 *data, gsize len)
 {

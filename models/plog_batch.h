@@ -140,6 +140,10 @@ gboolean plog_batch_header_decode(const guint8 *data, gsize len, PlogBatchHeader
  * (transfer full) */
 PlogBatch *plog_batch_decode(const guint8 *data, gsize len);
 
+/* Verifies an encoded batch of exactly `len` bytes (header and checksum)
+ * without decoding its records, filling *header. FALSE when corrupt. */
+gboolean plog_batch_verify(const guint8 *data, gsize len, PlogBatchHeader *header);
+
 /* The header's logical size, encoded size and last offset. */
 gint64 plog_batch_header_size_bytes(const PlogBatchHeader *header);
 gint64 plog_batch_header_encoded_bytes(const PlogBatchHeader *header);

@@ -483,24 +483,26 @@ plog_segment_recover(SimDisk *disk, const char *dir, gint64 base_offset,
 /* ---- append ---- */
 
 gboolean
-plog_segment_should_roll(const PlogSegment *segment, const PlogBatch *batch, gint64 size_bytes,
-                         gsize encoded_bytes, gint64 segment_bytes, gint64 roll_ms, gint64 now_ms)
+plog_segment_should_roll(const PlogSegment *segment, const PlogBatchHeader *header,
+                         gint64 segment_bytes, gint64 roll_ms, gint64 now_ms)
 {
+    gint64 size_bytes = plog_batch_header_size_bytes(header);
+    gint64 encoded_bytes = plog_batch_header_encoded_bytes(header);
     KSIM_ASSERT(segment_bytes > 0);
     KSIM_ASSERT(roll_ms > 0);
     if (plog_segment_is_empty(segment))
         return FALSE;
     if (segment->size_bytes > segment_bytes - size_bytes)
         return TRUE;
-    if (plog_batch_last_offset(batch) - segment->base_offset > RELATIVE_OFFSET_MAX)
+    if (plog_batch_header_last_offset(header) - segment->base_offset > RELATIVE_OFFSET_MAX)
         return TRUE;
-    if (segment->file_bytes + (gint64)encoded_bytes > POSITION_MAX)
+    if (segment->file_bytes + encoded_bytes > POSITION_MAX)
         return TRUE;
     if (segment->index->len >= INDEX_ENTRIES_MAX || segment->batch_count >= SEGMENT_BATCHES_MAX)
         return TRUE;
     gint64 waited_ms = now_ms - segment->created_ms;
     if (segment->rolling_timestamp_ms != PLOG_NO_TIMESTAMP)
-        waited_ms = batch->max_timestamp_ms - segment->rolling_timestamp_ms;
+        waited_ms = header->max_timestamp_ms - segment->rolling_timestamp_ms;
     return waited_ms > roll_ms;
 }
 
@@ -527,16 +529,17 @@ write_index_entries(PlogSegment *segment, const AppendPlan *plan)
 }
 
 SimDiskStatus
-plog_segment_append(PlogSegment *segment, const PlogBatch *batch, const guint8 *encoded,
+plog_segment_append(PlogSegment *segment, const PlogBatchHeader *header, const guint8 *encoded,
                     gsize encoded_bytes, gint64 now_ms)
 {
-    KSIM_ASSERT(batch->base_offset == segment->next_offset);
+    KSIM_ASSERT(header->base_offset == segment->next_offset);
     KSIM_ASSERT(segment->file_bytes + (gint64)encoded_bytes <= POSITION_MAX);
+    KSIM_ASSERT((gint64)encoded_bytes == plog_batch_header_encoded_bytes(header));
     BatchDesc desc = {
-        .base_offset = batch->base_offset,
-        .record_count = batch->record_count,
-        .size_bytes = plog_batch_size_bytes(batch),
-        .max_timestamp_ms = batch->max_timestamp_ms,
+        .base_offset = header->base_offset,
+        .record_count = header->record_count,
+        .size_bytes = plog_batch_header_size_bytes(header),
+        .max_timestamp_ms = header->max_timestamp_ms,
         .encoded_bytes = (gint64)encoded_bytes,
     };
     AppendPlan plan;
@@ -588,6 +591,25 @@ plog_segment_find_position(const PlogSegment *segment, gint64 offset)
     }
     KSIM_ASSERT(!"index lookup scanned more than one interval");
     return -1;
+}
+
+gint64
+plog_segment_read_raw(const PlogSegment *segment, gint64 position, GByteArray *out,
+                      PlogBatchHeader *header)
+{
+    KSIM_ASSERT(position >= 0);
+    if (!read_header(segment, position, header))
+        return -1;
+    gint64 encoded_bytes = plog_batch_header_encoded_bytes(header);
+    guint start = out->len;
+    g_byte_array_set_size(out, start + (guint)encoded_bytes);
+    gssize got = sim_disk_read(segment->disk, segment->log_name, position, out->data + start,
+                               (gsize)encoded_bytes);
+    if (got != encoded_bytes) {
+        g_byte_array_set_size(out, start);
+        return -1;
+    }
+    return position + encoded_bytes;
 }
 
 gint64

@@ -108,13 +108,13 @@ const GArray *plog_segment_time_index(const PlogSegment *segment);
  * full (Kafka's segment.index.bytes), or it holds 2^22 batches (a bound on the
  * disk's write list), or the batch's offsets or position would not fit the
  * index. */
-gboolean plog_segment_should_roll(const PlogSegment *segment, const PlogBatch *batch,
-                                  gint64 size_bytes, gsize encoded_bytes, gint64 segment_bytes,
-                                  gint64 roll_ms, gint64 now_ms);
+gboolean plog_segment_should_roll(const PlogSegment *segment, const PlogBatchHeader *header,
+                                  gint64 segment_bytes, gint64 roll_ms, gint64 now_ms);
 
-/* Appends an encoded batch (its base offset must be the segment's next
- * offset) and the index entries it earns. On a disk error nothing changes. */
-SimDiskStatus plog_segment_append(PlogSegment *segment, const PlogBatch *batch,
+/* Appends an encoded batch, described by its decoded `header` (its base
+ * offset must be the segment's next offset), and the index entries it earns.
+ * On a disk error nothing changes. */
+SimDiskStatus plog_segment_append(PlogSegment *segment, const PlogBatchHeader *header,
                                   const guint8 *encoded, gsize encoded_bytes, gint64 now_ms);
 
 /* The file position of the batch holding `offset` (base <= offset < next),
@@ -126,6 +126,13 @@ gint64 plog_segment_find_position(const PlogSegment *segment, gint64 offset);
  * Returns the position after it. (transfer full: *out) */
 gint64 plog_segment_read(const PlogSegment *segment, gint64 position, GByteArray *scratch,
                          PlogBatch **out);
+
+/* Appends the encoded bytes of the batch at `position` to `out`, as they are
+ * on disk (the checksum is not verified: a reader that decodes does it), and
+ * its header to *header. Returns the position after it, or -1 when the
+ * header there is not plausible. */
+gint64 plog_segment_read_raw(const PlogSegment *segment, gint64 position, GByteArray *out,
+                             PlogBatchHeader *header);
 
 /* The base offset of the first batch whose largest timestamp is at least
  * `timestamp_ms`, through the time index; -1 when there is none. */

@@ -930,8 +930,15 @@ read_partition(BrokerState *state, const KFetchRequest *request, const KFetchPar
     out->log_end_offset = leo;
     if (out->error != KAFKA_ERROR_NONE)
         return 0;
+    if (request->replica_id >= 0) {
+        /* Followers read up to the LEO, as the log holds the batches. */
+        out->encoded = g_byte_array_new();
+        plog_read_encoded(p->log, entry->fetch_offset, entry->max_bytes, leo, out->encoded,
+                          &out->encoded_size_bytes);
+        return out->encoded_size_bytes;
+    }
     /* Consumers see only what is below the high watermark. */
-    gint64 limit = request->replica_id >= 0 ? leo : p->hw;
+    gint64 limit = p->hw;
     if (entry->fetch_offset >= limit)
         return 0;
     plog_read(p->log, entry->fetch_offset, entry->max_bytes, out->batches);
@@ -1090,14 +1097,10 @@ static void
 follower_append(BrokerState *state, Partition *p, const KFetchPartitionResponse *data)
 {
     Broker *broker = state->broker;
-    for (guint i = 0; i < data->batches->len; i++) {
-        PlogBatch *batch = g_ptr_array_index(data->batches, i);
-        if (batch->base_offset != plog_log_end_offset(p->log))
-            break;
+    if (data->encoded != NULL && data->encoded->len > 0) {
         SimDiskStatus status = SIM_DISK_OK;
-        plog_append_as_follower(p->log, batch, broker_now_ms(broker), &status);
-        if (status != SIM_DISK_OK)
-            break;
+        plog_append_encoded_as_follower(p->log, data->encoded->data, data->encoded->len,
+                                        broker_now_ms(broker), &status);
     }
     gint64 leo = plog_log_end_offset(p->log);
     set_hw(state, p, MAX(MIN(leo, data->high_watermark), plog_log_start_offset(p->log)));

@@ -23,7 +23,7 @@
 #define BENCH_RECORD_BYTES 100
 #define BENCH_PROCESS 100
 
-/* Declared in bench.h once the command line dispatches to it. */
+/* Declared in bench.h. */
 
 typedef struct {
     SimWorld *world;
