@@ -725,6 +725,31 @@ broker_partitions(const Broker *broker)
     return out;
 }
 
+typedef struct {
+    const char *topic;
+    guint count;
+} TopicCount;
+
+static gboolean
+count_topic(gpointer key, gpointer value, gpointer data)
+{
+    const KTopicPartition *tp = key;
+    TopicCount *count = data;
+    (void)value;
+    count->count += strcmp(tp->topic, count->topic) == 0;
+    return FALSE;
+}
+
+guint
+broker_metadata_partitions(const Broker *broker, const char *topic)
+{
+    if (broker->state == NULL)
+        return 0;
+    TopicCount count = {topic, 0};
+    g_tree_foreach(broker->state->metadata, count_topic, &count);
+    return count.count;
+}
+
 void
 broker_check_invariants(const Broker *broker)
 {

@@ -115,6 +115,10 @@ Plog *broker_partition_log(const Broker *broker, const char *topic, gint32 parti
 /* The topic-partitions the broker holds a replica of, sorted. (transfer full) */
 GArray *broker_partitions(const Broker *broker); /* KTopicPartition */
 
+/* How many partitions of `topic` the broker's metadata cache (what it
+ * answers Metadata requests from) holds. */
+guint broker_metadata_partitions(const Broker *broker, const char *topic);
+
 void broker_check_invariants(const Broker *broker);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Broker, broker_free)

@@ -69,6 +69,8 @@ struct Controller {
     GPtrArray *next_topics;
     GTree *next_states;
     GPtrArray *notifications;   /* isr_change znode names to delete */
+    guint writes_pending;       /* state writes not answered yet */
+    GArray *written;            /* KPartitionState written, not yet announced */
 };
 
 /* Coordination callbacks carry this context so a callback that arrives after
@@ -508,6 +510,21 @@ new_partition_state(Controller *c, const GArray *replicas, KPartitionState *ps)
     }
 }
 
+/* The state writes of a pass are announced together once they have all
+ * been answered, as Kafka's controller sends one LeaderAndIsr per broker and
+ * one UpdateMetadata for a batch of partitions: a client that asks right
+ * after a topic appears sees all of its partitions, not the first few. */
+static void
+announce_written(Controller *c)
+{
+    if (c->writes_pending > 0 || c->written->len == 0)
+        return;
+    g_autoptr(GArray) nobody = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
+    send_leader_and_isr_all(c, c->written, nobody);
+    send_update_metadata(c);
+    g_array_set_size(c->written, 0);
+}
+
 static void
 state_written(void *owner, const CoordResult *result, void *arg)
 {
@@ -515,20 +532,19 @@ state_written(void *owner, const CoordResult *result, void *arg)
     Ctx *ctx = arg;
     Controller *c = current(state, ctx);
     if (c != NULL) {
+        KSIM_ASSERT(c->writes_pending > 0);
+        c->writes_pending--;
         if (result->error == COORD_OK) {
             KPartitionState *ps = g_memdup2(&ctx->proposed, sizeof ctx->proposed);
             ps->zk_version = result->version;
             g_tree_replace(c->states, &ps->tp, ps);
-            g_autoptr(GArray) one = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
-            g_array_append_val(one, *ps);
-            g_autoptr(GArray) nobody = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
-            send_leader_and_isr_all(c, one, nobody);
-            send_update_metadata(c);
+            g_array_append_val(c->written, *ps);
         } else if (result->error == COORD_BAD_VERSION) {
             /* Either the leader changed the ISR meanwhile (read it again) or
              * another controller took over (its epoch check failed). */
             refresh(c);
         }
+        announce_written(c);
     }
     ctx_done(state, ctx);
 }
@@ -540,6 +556,7 @@ write_state(Controller *c, const KPartitionState *next, gboolean create)
                                             next->tp.topic, next->tp.partition);
     Ctx *ctx = ctx_new(c, path);
     ctx->proposed = *next;
+    c->writes_pending++;
     GString *data = g_string_new(NULL);
     kpartition_state_serialize(next, data);
     if (create) {
@@ -921,6 +938,7 @@ controller_new(BrokerState *state)
     c->states = states_new();
     c->channels = g_ptr_array_new_with_free_func(channel_free);
     c->notifications = g_ptr_array_new_with_free_func(g_free);
+    c->written = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
     return c;
 }
 
@@ -945,5 +963,6 @@ controller_free(Controller *c)
     g_ptr_array_unref(c->topics);
     g_tree_destroy(c->states);
     g_ptr_array_free(c->notifications, TRUE);
+    g_array_free(c->written, TRUE);
     g_free(c);
 }

@@ -553,6 +553,35 @@ test_cluster_add_partitions(void **state)
     fixture_free(f);
 }
 
+/* A new topic reaches the brokers' metadata whole: the first time a broker
+ * knows any of its partitions, it knows all of them (so a producer never
+ * partitions keys by a partial count). */
+static void
+test_cluster_new_topic_metadata_is_whole(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    SimWorld *world = sim_world_new(14);
+    History *history = history_new();
+    Cluster *cluster = cluster_new(world, &config, history);
+    sim_world_run_until(world, 100 * SIM_NS_PER_MS);
+    assert_true(cluster_create_topic(cluster, "wide", 8, 3, NULL, NULL));
+    guint seen = 0;
+    while (seen == 0 && sim_world_step(world)) {
+        for (gint32 b = 1; b <= 3; b++) {
+            guint known = broker_metadata_partitions(cluster_broker(cluster, b), "wide");
+            if (known > 0)
+                assert_int_equal(known, 8);
+            seen += known;
+        }
+    }
+    assert_true(seen > 0);
+    cluster_free(cluster);
+    sim_world_free(world);
+    history_free(history);
+}
+
 int
 main(void)
 {
@@ -570,6 +599,7 @@ main(void)
         cmocka_unit_test(test_cluster_two_failures_hw_mode_loses),
         cmocka_unit_test(test_cluster_two_failures_leader_epoch_keeps),
         cmocka_unit_test(test_cluster_add_partitions),
+        cmocka_unit_test(test_cluster_new_topic_metadata_is_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
