@@ -1093,14 +1093,43 @@ follows(const Partition *p, const Fetcher *fetcher)
            !p->truncation_pending;
 }
 
+/* The position in `data` of the first batch that ends at or past `leo`;
+ * a batch that starts below it straddles the follower's LEO (their logs
+ * diverged at batch boundaries that differ), and the follower truncates to
+ * its base offset first, as Kafka's follower does on an unexpected append
+ * offset. */
+static gsize
+first_needed_batch(BrokerState *state, Partition *p, const GByteArray *data)
+{
+    gsize position = 0;
+    while (position < data->len) {
+        PlogBatchHeader header;
+        if (!plog_batch_header_decode(data->data + position, data->len - position, &header))
+            return data->len;
+        gint64 leo = plog_log_end_offset(p->log);
+        if (plog_batch_header_last_offset(&header) >= leo) {
+            if (header.base_offset < leo)
+                truncate_to(state, p, header.base_offset,
+                            "follower truncates to the start of a leader batch that straddles "
+                            "its LEO");
+            return position;
+        }
+        position += (gsize)plog_batch_header_encoded_bytes(&header);
+    }
+    return position;
+}
+
 static void
 follower_append(BrokerState *state, Partition *p, const KFetchPartitionResponse *data)
 {
     Broker *broker = state->broker;
     if (data->encoded != NULL && data->encoded->len > 0) {
+        gsize start = first_needed_batch(state, p, data->encoded);
         SimDiskStatus status = SIM_DISK_OK;
-        plog_append_encoded_as_follower(p->log, data->encoded->data, data->encoded->len,
-                                        broker_now_ms(broker), &status);
+        if (start < data->encoded->len)
+            plog_append_encoded_as_follower(p->log, data->encoded->data + start,
+                                            data->encoded->len - start, broker_now_ms(broker),
+                                            &status);
     }
     gint64 leo = plog_log_end_offset(p->log);
     set_hw(state, p, MAX(MIN(leo, data->high_watermark), plog_log_start_offset(p->log)));
@@ -1137,8 +1166,15 @@ replica_handle_fetch_response(BrokerState *state, SimNodeId from, KFetchResponse
         Partition *p = replica_get(state, &data->tp);
         if (!follows(p, fetcher))
             continue;
-        if (data->error == KAFKA_ERROR_NONE)
+        if (data->error == KAFKA_ERROR_NONE) {
+            gint64 leo = plog_log_end_offset(p->log);
             follower_append(state, p, data);
+            /* Data that could not be appended (a disk error, a corrupt
+             * batch) must not turn the fetcher into a busy loop. */
+            if (data->encoded != NULL && data->encoded->len > 0 &&
+                plog_log_end_offset(p->log) == leo)
+                backoff = TRUE;
+        }
         else if (data->error == KAFKA_ERROR_OFFSET_OUT_OF_RANGE)
             follower_out_of_range(state, p, data);
         else
