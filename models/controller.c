@@ -625,21 +625,46 @@ reconcile_partition(Controller *c, const Topic *topic, gint32 partition)
     write_state(c, &next, FALSE);
 }
 
+/* TRUE when `e` was live in `previous` under another broker epoch: it
+ * restarted between two passes (a bounce). */
+static gboolean
+bounced(const GArray *previous, const KBrokerEndpoint *e)
+{
+    for (guint i = 0; previous != NULL && i < previous->len; i++) {
+        const KBrokerEndpoint *old = &g_array_index(previous, KBrokerEndpoint, i);
+        if (old->broker_id == e->broker_id)
+            return old->broker_epoch != e->broker_epoch;
+    }
+    return FALSE;
+}
+
 static void
 reconcile(Controller *c, GArray *previous_live)
 {
+    /* Brokers that just appeared, or restarted since the last pass, learn
+     * everything they replicate. A restarted broker lost what it believed:
+     * as Kafka's controller does (KIP-380), the decisions of this pass treat
+     * it as failed (its leaderships move, it leaves the ISRs) and it joins
+     * again as a new broker. */
+    g_autoptr(GArray) fresh = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
+    GArray *all_live = c->live;
+    GArray *deciding = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
+    for (guint i = 0; i < all_live->len; i++) {
+        const KBrokerEndpoint *e = &g_array_index(all_live, KBrokerEndpoint, i);
+        gboolean restarted = bounced(previous_live, e);
+        if (previous_live == NULL || !is_live(previous_live, e->broker_id) || restarted)
+            g_array_append_val(fresh, *e);
+        if (!restarted)
+            g_array_append_val(deciding, *e);
+    }
+    c->live = deciding;
     for (guint t = 0; t < c->topics->len; t++) {
         const Topic *topic = g_ptr_array_index(c->topics, t);
         for (guint p = 0; p < topic->assignment->len; p++)
             reconcile_partition(c, topic, (gint32)p);
     }
-    /* Brokers that just appeared learn everything they replicate. */
-    g_autoptr(GArray) fresh = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
-    for (guint i = 0; i < c->live->len; i++) {
-        const KBrokerEndpoint *e = &g_array_index(c->live, KBrokerEndpoint, i);
-        if (previous_live == NULL || !is_live(previous_live, e->broker_id))
-            g_array_append_val(fresh, *e);
-    }
+    c->live = all_live;
+    g_array_unref(deciding);
     for (guint i = 0; previous_live != NULL && i < previous_live->len; i++) {
         gint32 id = g_array_index(previous_live, KBrokerEndpoint, i).broker_id;
         if (!is_live(c->live, id))
@@ -676,7 +701,8 @@ broker_data_read(void *owner, const CoordResult *result, void *arg)
     if (c != NULL) {
         if (result->error == COORD_OK) {
             g_autofree char *text = g_strndup((const char *)result->data, result->len);
-            KBrokerEndpoint e = {ctx->extra, (SimNodeId)g_ascii_strtoull(text, NULL, 10)};
+            KBrokerEndpoint e = {ctx->extra, (SimNodeId)g_ascii_strtoull(text, NULL, 10),
+                                 (gint64)result->stat.czxid};
             g_array_append_val(c->next_live, e);
         }
         read_done(c);

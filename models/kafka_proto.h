@@ -63,6 +63,10 @@ typedef struct {
 typedef struct {
     gint32 broker_id;
     SimNodeId node;
+    /* KIP-380's broker epoch: the creation zxid of its registration znode. A
+     * broker that restarted has a new one, so the controller can tell a
+     * bounce from a broker that never went away. */
+    gint64 broker_epoch;
 } KBrokerEndpoint;
 
 typedef struct {

@@ -425,6 +425,10 @@ make_leader(BrokerState *state, Partition *p, const KPartitionState *ps)
     fetcher_remove_partition(state, p);
     p->is_leader = TRUE;
     p->truncation_pending = FALSE;
+    /* An ISR update sent in an older epoch is answered for that epoch and
+     * ignored then (isr_updated checks the epoch): it must not block this
+     * term's ISR changes. */
+    p->isr_update_in_flight = FALSE;
     gint64 leo = plog_log_end_offset(p->log);
     plog_epoch_assign(p->log, p->leader_epoch, leo);
     p->leader_epoch_start_offset = leo;
@@ -464,6 +468,7 @@ make_follower(BrokerState *state, Partition *p, const KPartitionState *ps, SimNo
     fetcher_remove_partition(state, p);
     set_from_state(p, ps);
     p->is_leader = FALSE;
+    p->isr_update_in_flight = FALSE;
     p->n_remotes = 0;
     if (ps->leader == KAFKA_NO_LEADER)
         return;
@@ -741,41 +746,86 @@ isr_notification_created(void *owner, const CoordResult *result, void *arg)
     (void)arg;
 }
 
+/* The ISR a leader wrote (or found written) at znode version `version`
+ * becomes its own; an actual change is recorded and announced. */
+static void
+adopt_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr, gint32 version)
+{
+    p->zk_version = version;
+    if (n_isr == p->n_isr && memcmp(isr, p->isr, sizeof(gint32) * n_isr) == 0)
+        return;
+    GString *before = g_string_new(NULL), *after = g_string_new(NULL);
+    for (guint i = 0; i < p->n_isr; i++)
+        g_string_append_printf(before, "%s%d", i ? "," : "", p->isr[i]);
+    p->n_isr = (guint8)n_isr;
+    memcpy(p->isr, isr, sizeof(gint32) * n_isr);
+    for (guint i = 0; i < p->n_isr; i++)
+        g_string_append_printf(after, "%s%d", i ? "," : "", p->isr[i]);
+    HistoryEvent fields = {0};
+    fields.leader_epoch = p->leader_epoch;
+    fields.hw = p->hw;
+    for (guint i = 0; i < p->n_isr; i++)
+        fields.isr_mask |= 1u << p->isr[i];
+    broker_record_event(state->broker, HISTORY_EVENT_ISR_CHANGED, &p->tp, &fields,
+                        "leader %d changed the ISR of %s from [%s] to [%s]",
+                        state->broker->config.broker_id, p->name, before->str, after->str);
+    g_string_free(before, TRUE);
+    g_string_free(after, TRUE);
+    coord_client_create(state->zk, "/isr_change_notification/isr_change_", p->name,
+                        strlen(p->name), COORD_SEQUENTIAL, isr_notification_created, NULL);
+    maybe_increment_hw(state, p);
+    delayed_produces_try_complete(state, p);
+}
+
+static Partition *
+update_target(BrokerState *state, const IsrUpdate *update)
+{
+    Partition *p = replica_get(state, &update->tp);
+    if (p == NULL || !p->is_leader || p->leader_epoch != update->leader_epoch)
+        return NULL;
+    return p;
+}
+
+/* After a BAD_VERSION: the znode as it is. If it still names this leader in
+ * this epoch, the mismatch came from our own earlier write whose answer was
+ * lost (a connection loss after the server applied it): adopt what is there
+ * and its version, as Kafka's leader does since KAFKA-2729 (comparing the
+ * znode's data with its own). Otherwise the controller moved on: wait for
+ * its LeaderAndIsr. */
+static void
+isr_checked(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    IsrUpdate *update = arg;
+    Partition *p = update_target(state, update);
+    if (p != NULL) {
+        p->isr_update_in_flight = FALSE;
+        KPartitionState found = update->proposed;
+        if (result->error == COORD_OK &&
+            kpartition_state_parse((const char *)result->data, result->len, &found) &&
+            found.leader == state->broker->config.broker_id &&
+            found.leader_epoch == p->leader_epoch)
+            adopt_isr(state, p, found.isr, found.n_isr, result->version);
+    }
+    broker_zk_context_done(state, update);
+}
+
 static void
 isr_updated(void *owner, const CoordResult *result, void *arg)
 {
     BrokerState *state = owner;
     IsrUpdate *update = arg;
-    Partition *p = replica_get(state, &update->tp);
-    if (p != NULL && p->is_leader && p->leader_epoch == update->leader_epoch) {
+    Partition *p = update_target(state, update);
+    if (p != NULL && result->error == COORD_BAD_VERSION) {
+        g_autofree char *path = g_strdup_printf("/brokers/topics/%s/partitions/%d/state",
+                                                p->tp.topic, p->tp.partition);
+        coord_client_get(state->zk, path, FALSE, isr_checked, update);
+        return; /* the check's callback owns `update` now */
+    }
+    if (p != NULL) {
         p->isr_update_in_flight = FALSE;
-        if (result->error == COORD_OK) {
-            GString *before = g_string_new(NULL), *after = g_string_new(NULL);
-            for (guint i = 0; i < p->n_isr; i++)
-                g_string_append_printf(before, "%s%d", i ? "," : "", p->isr[i]);
-            p->n_isr = update->proposed.n_isr;
-            memcpy(p->isr, update->proposed.isr, sizeof p->isr);
-            p->zk_version = result->version;
-            for (guint i = 0; i < p->n_isr; i++)
-                g_string_append_printf(after, "%s%d", i ? "," : "", p->isr[i]);
-            HistoryEvent fields = {0};
-            fields.leader_epoch = p->leader_epoch;
-            fields.hw = p->hw;
-            for (guint i = 0; i < p->n_isr; i++)
-                fields.isr_mask |= 1u << p->isr[i];
-            broker_record_event(state->broker, HISTORY_EVENT_ISR_CHANGED, &p->tp, &fields,
-                                "leader %d changed the ISR of %s from [%s] to [%s]",
-                                state->broker->config.broker_id, p->name, before->str, after->str);
-            g_string_free(before, TRUE);
-            g_string_free(after, TRUE);
-            coord_client_create(state->zk, "/isr_change_notification/isr_change_", p->name,
-                                strlen(p->name), COORD_SEQUENTIAL, isr_notification_created,
-                                NULL);
-            maybe_increment_hw(state, p);
-            delayed_produces_try_complete(state, p);
-        }
-        /* BAD_VERSION: the controller changed the state meanwhile; as Kafka's
-         * leader does, skip and wait for its LeaderAndIsr. */
+        if (result->error == COORD_OK)
+            adopt_isr(state, p, update->proposed.isr, update->proposed.n_isr, result->version);
     }
     broker_zk_context_done(state, update);
 }

@@ -35,6 +35,7 @@ typedef struct {
     guint64 events;
     guint64 trace_records;
     gboolean converged;       /* every partition led with a full ISR after the quiet period */
+    char *unconverged;        /* NULL, or which partitions were not, and how */
     guint violations;         /* invariant breaches the cluster recorded */
     History *history;         /* owned */
     GArray *fault_windows;    /* RunnerFaultWindow */

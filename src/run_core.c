@@ -92,8 +92,9 @@ judge(const Scenario *scenario, RunOutcome *outcome)
     }
     if (!outcome->result->converged)
         g_ptr_array_add(outcome->failed,
-                        g_strdup("liveness: after every fault healed and the quiet period, some "
-                                 "partition still had no leader or a partial ISR"));
+                        g_strdup_printf("liveness: after every fault healed and the quiet period, "
+                                        "%s",
+                                        outcome->result->unconverged));
 }
 
 RunOutcome *

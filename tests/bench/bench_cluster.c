@@ -55,6 +55,8 @@ bench_cluster(int argc, char **argv)
     DriverConfig driver_config;
     driver_config_init(&driver_config);
     Driver *driver = driver_new(world, "driver", 100, bootstrap, &driver_config, history);
+    /* An invoke and a completion per record. */
+    history_reserve_ops(history, (guint)MIN(2 * records, (gint64)G_MAXUINT32 / 2));
     guint batches = (guint)((records + per_batch - 1) / per_batch);
     for (guint p = 0; p < BENCH_PARTITIONS; p++)
         driver_produce(driver, BENCH_TOPIC, (gint32)p,
