@@ -139,15 +139,6 @@ history_add_op(History *history, const HistoryOp *op)
     g_array_append_val(history->ops, *op);
 }
 
-void
-history_reserve_ops(History *history, guint n)
-{
-    guint len = history->ops->len;
-    KSIM_ASSERT(n <= G_MAXUINT - len);
-    g_array_set_size(history->ops, len + n);
-    g_array_set_size(history->ops, len);
-}
-
 const GArray *
 history_ops(const History *history)
 {

@@ -119,9 +119,7 @@ void history_complete(History *history, guint64 op, gint64 time_ns, HistoryType 
 void history_add_op(History *history, const HistoryOp *op);
 
 const GArray *history_ops(const History *history); /* HistoryOp */
-/* Makes room for `n` more operations at once (a caller that knows roughly
- * how many it will record saves the copies of a growing array). */
-void history_reserve_ops(History *history, guint n);
+
 
 /* Adds an event; `text` is copied (may be NULL). */
 void history_event(History *history, const HistoryEvent *event);

@@ -55,8 +55,6 @@ bench_cluster(int argc, char **argv)
     DriverConfig driver_config;
     driver_config_init(&driver_config);
     Driver *driver = driver_new(world, "driver", 100, bootstrap, &driver_config, history);
-    /* An invoke and a completion per record. */
-    history_reserve_ops(history, (guint)MIN(2 * records, (gint64)G_MAXUINT32 / 2));
     guint batches = (guint)((records + per_batch - 1) / per_batch);
     for (guint p = 0; p < BENCH_PARTITIONS; p++)
         driver_produce(driver, BENCH_TOPIC, (gint32)p,
@@ -75,12 +73,19 @@ bench_cluster(int argc, char **argv)
     gint64 end_us = g_get_monotonic_time();
     double check_s = (double)(end_us - simulated_us) / 1e6;
     double wall_s = (double)(end_us - run_us) / 1e6;
+    double simulate_s = (double)(simulated_us - run_us) / 1e6;
     double virtual_s = (double)(sim_now_ns(world) - virtual_start) / 1e9;
     guint64 acked = driver_acked(driver);
-    double per_s = (double)acked / MAX(wall_s, 1e-9);
+    /* records_per_s: the simulation, with everything recorded for the
+     * checker (issue 4's figure); records_per_s_checked: with the final state
+     * collected and the history checked too (issue 7's). */
+    double per_s = (double)acked / MAX(simulate_s, 1e-9);
+    double per_s_checked = (double)acked / MAX(wall_s, 1e-9);
     JsonBuilder *builder = json_builder_new();
     json_builder_begin_object(builder);
     bench_json_double(builder, "records_per_s", per_s);
+    bench_json_double(builder, "records_per_s_checked", per_s_checked);
+    bench_json_double(builder, "simulate_s", simulate_s);
     bench_json_int(builder, "records_acked", (gint64)acked);
     bench_json_int(builder, "peak_rss_bytes", bench_peak_rss_bytes());
     bench_json_double(builder, "virtual_s", virtual_s);
@@ -96,11 +101,12 @@ bench_cluster(int argc, char **argv)
     if (json)
         bench_json_print(builder);
     else
-        printf("cluster: %" G_GUINT64_FORMAT " records acked (acks=all, RF 3) in %.2f s wall "
-               "(check %.2f s), %.2f s virtual: %.2f M records/s; peak RSS %.1f MiB "
+        printf("cluster: %" G_GUINT64_FORMAT " records acked (acks=all, RF 3), %.2f s virtual: "
+               "simulated in %.2f s wall (%.2f M records/s), checked in %.2f s more "
+               "(%.2f M records/s with the check); peak RSS %.1f MiB "
                "(%.0f bytes/record); %" G_GUINT64_FORMAT " events; lost %" G_GUINT64_FORMAT
                ", p99 %.1f ms\n",
-               acked, wall_s, check_s, virtual_s, per_s / 1e6,
+               acked, virtual_s, simulate_s, per_s / 1e6, check_s, per_s_checked / 1e6,
                (double)bench_peak_rss_bytes() / 1048576.0,
                (double)bench_peak_rss_bytes() / (double)MAX(acked, 1), sim_world_events(world),
                counts->anomalies[CHECKER_LOST_WRITE], p99_ms);
