@@ -1,0 +1,144 @@
+/* history and kafka_proto: the records a run keeps for the checker, and the
+ * partition-state znode format the controller and leaders share. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "history.h"
+#include "kafka_proto.h"
+
+/* Topic names are interned: one index per name, in order of first use. */
+static void
+test_history_topics_are_interned(void **state)
+{
+    (void)state;
+    History *history = history_new();
+    assert_int_equal(history_topic(history, "orders"), 0);
+    assert_int_equal(history_topic(history, "payments"), 1);
+    assert_int_equal(history_topic(history, "orders"), 0);
+    assert_string_equal(history_topic_name(history, 1), "payments");
+    assert_int_equal(history_topic_count(history), 2);
+    history_free(history);
+}
+
+/* An invoke gets a fresh op id; its completion names it and keeps time order. */
+static void
+test_history_invoke_and_complete(void **state)
+{
+    (void)state;
+    History *history = history_new();
+    guint16 topic = history_topic(history, "t");
+    guint64 a = history_invoke(history, 10, HISTORY_FN_SEND, 100, topic, -1, 0, 111);
+    guint64 b = history_invoke(history, 20, HISTORY_FN_SEND, 100, topic, 2, 7, 222);
+    assert_int_not_equal(a, b);
+    history_complete(history, b, 30, HISTORY_OK, 2, 5, 0);
+    history_complete(history, a, 40, HISTORY_INFO, 1, -1, 7);
+    const GArray *ops = history_ops(history);
+    assert_int_equal(ops->len, 4);
+    const HistoryOp *first = &g_array_index(ops, HistoryOp, 0);
+    assert_int_equal(first->type, HISTORY_INVOKE);
+    assert_int_equal(first->value, 111);
+    assert_int_equal(first->offset, -1);
+    const HistoryOp *done = &g_array_index(ops, HistoryOp, 2);
+    assert_int_equal(done->op, b);
+    assert_int_equal(done->type, HISTORY_OK);
+    assert_int_equal(done->offset, 5);
+    const HistoryOp *unknown = &g_array_index(ops, HistoryOp, 3);
+    assert_int_equal(unknown->op, a);
+    assert_int_equal(unknown->error, 7);
+    history_free(history);
+}
+
+/* Events keep their text; violations are counted; replicas are kept. */
+static void
+test_history_events_and_replicas(void **state)
+{
+    (void)state;
+    History *history = history_new();
+    HistoryEvent event = {0};
+    event.kind = HISTORY_EVENT_VIOLATION;
+    event.text = "two leaders";
+    history_event(history, &event);
+    event.kind = HISTORY_EVENT_ELECTED;
+    event.text = NULL;
+    history_event(history, &event);
+    assert_int_equal(history_violation_count(history), 1);
+    const GArray *events = history_events(history);
+    assert_string_equal(g_array_index(events, HistoryEvent, 0).text, "two leaders");
+    assert_null(g_array_index(events, HistoryEvent, 1).text);
+    HistoryReplica replica = {0};
+    replica.records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+    HistoryRecord record = {0, 42, 1, -1};
+    g_array_append_val(replica.records, record);
+    history_add_replica(history, &replica);
+    assert_int_equal(history_replicas(history)->len, 1);
+    history_set_process_name(history, 3, "broker-3");
+    assert_string_equal(history_process_name(history, 3), "broker-3");
+    assert_null(history_process_name(history, 9));
+    history_free(history);
+}
+
+/* The state znode's text round-trips; malformed text is refused. */
+static void
+test_history_partition_state_format(void **state)
+{
+    (void)state;
+    KPartitionState ps = {0};
+    ps.leader = 2;
+    ps.leader_epoch = 7;
+    ps.controller_epoch = 3;
+    ps.n_isr = 3;
+    ps.isr[0] = 2;
+    ps.isr[1] = 1;
+    ps.isr[2] = 3;
+    GString *text = g_string_new(NULL);
+    kpartition_state_serialize(&ps, text);
+    assert_string_equal(text->str, "leader=2 leader_epoch=7 controller_epoch=3 isr=2,1,3");
+    KPartitionState back = {0};
+    assert_true(kpartition_state_parse(text->str, text->len, &back));
+    assert_int_equal(back.leader, 2);
+    assert_int_equal(back.leader_epoch, 7);
+    assert_int_equal(back.controller_epoch, 3);
+    assert_int_equal(back.n_isr, 3);
+    assert_int_equal(back.isr[1], 1);
+    static const char *const bad[] = {"", "leader=x", "leader=1 leader_epoch=2 isr=1",
+                                      "leader=1 leader_epoch=2 controller_epoch=3 isr=1,,2",
+                                      "leader=1 leader_epoch=2 controller_epoch=3 isr=a"};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++)
+        assert_false(kpartition_state_parse(bad[i], strlen(bad[i]), &back));
+    g_string_free(text, TRUE);
+}
+
+/* Topic-partitions order by topic then partition, and name "topic-p". */
+static void
+test_history_topic_partition_order(void **state)
+{
+    (void)state;
+    KTopicPartition a, b, c;
+    ktp_set(&a, "orders", 2);
+    ktp_set(&b, "orders", 10);
+    ktp_set(&c, "payments", 0);
+    assert_true(ktp_compare(&a, &b) < 0);
+    assert_true(ktp_compare(&b, &c) < 0);
+    assert_true(ktp_equal(&a, &a));
+    assert_false(ktp_equal(&a, &b));
+    g_autofree char *name = ktp_name(&b);
+    assert_string_equal(name, "orders-10");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_history_topics_are_interned),
+        cmocka_unit_test(test_history_invoke_and_complete),
+        cmocka_unit_test(test_history_events_and_replicas),
+        cmocka_unit_test(test_history_partition_state_format),
+        cmocka_unit_test(test_history_topic_partition_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
