@@ -125,12 +125,9 @@ handle_metadata(Driver *driver, KMetadataResponse *response)
 static void
 complete(Driver *driver, InFlight *flight, HistoryType type, gint64 base_offset, KafkaError error)
 {
-    gint64 now = sim_now_ns(driver->world);
-    for (guint i = 0; i < flight->count; i++) {
-        gint64 offset = type == HISTORY_OK ? base_offset + i : -1;
-        history_complete(driver->history, flight->first_op + i, now, type,
-                         flight->target->tp.partition, offset, error);
-    }
+    history_complete_range(driver->history, flight->first_op, flight->count,
+                           sim_now_ns(driver->world), type, flight->target->tp.partition,
+                           base_offset, error);
     if (type == HISTORY_OK)
         driver->acked += flight->count;
     else if (type == HISTORY_FAIL)
@@ -159,16 +156,15 @@ send_one(Driver *driver, Target *target, SimNodeId node)
 {
     PlogBatch *batch = plog_batch_new();
     gint64 now = sim_now_ns(driver->world);
-    guint64 first_op = 0;
+    g_autofree guint64 *values = g_new(guint64, target->records_per_batch);
+    plog_batch_reserve(batch, target->records_per_batch);
     for (guint i = 0; i < target->records_per_batch; i++) {
-        guint64 value = ((guint64)driver->process << 40) | ++driver->value_next;
-        plog_batch_add_record(batch, 0, value, driver->config.record_size_bytes);
-        guint64 op = history_invoke(driver->history, now, HISTORY_FN_SEND, driver->process,
-                                    target->topic_index, target->tp.partition, 0, value);
-        if (i == 0)
-            first_op = op;
-        KSIM_ASSERT(op == first_op + i);
+        values[i] = ((guint64)driver->process << 40) | ++driver->value_next;
+        plog_batch_add_record(batch, 0, values[i], driver->config.record_size_bytes);
     }
+    guint64 first_op =
+        history_invoke_sends(driver->history, now, driver->process, target->topic_index,
+                             target->tp.partition, values, target->records_per_batch);
     batch->first_timestamp_ms = batch->max_timestamp_ms = now / SIM_NS_PER_MS;
     KProduceRequest *request = kproto_new(KMSG_PRODUCE_REQUEST);
     request->correlation_id = driver->correlation_next++;

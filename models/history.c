@@ -113,6 +113,57 @@ history_invoke(History *history, gint64 time_ns, HistoryFn fn, guint32 process, 
     return op.op;
 }
 
+/* Room for `n` more operations; returns the first of them. */
+static HistoryOp *
+ops_extend(History *history, guint n, gint64 time_ns)
+{
+    GArray *ops = history->ops;
+    if (ops->len > 0)
+        KSIM_ASSERT(time_ns >= g_array_index(ops, HistoryOp, ops->len - 1).time_ns);
+    guint len = ops->len;
+    KSIM_ASSERT(n <= G_MAXUINT - len);
+    g_array_set_size(ops, len + n);
+    return &g_array_index(ops, HistoryOp, len);
+}
+
+guint64
+history_invoke_sends(History *history, gint64 time_ns, guint32 process, guint16 topic,
+                     gint32 partition, const guint64 *values, guint n)
+{
+    KSIM_ASSERT(n > 0);
+    HistoryOp *ops = ops_extend(history, n, time_ns);
+    guint64 first = history->op_next;
+    for (guint i = 0; i < n; i++) {
+        ops[i] = (HistoryOp){.op = history->op_next++,
+                             .time_ns = time_ns,
+                             .type = HISTORY_INVOKE,
+                             .fn = HISTORY_FN_SEND,
+                             .topic = topic,
+                             .process = process,
+                             .partition = partition,
+                             .value = values[i],
+                             .offset = -1};
+    }
+    return first;
+}
+
+void
+history_complete_range(History *history, guint64 first_op, guint n, gint64 time_ns,
+                       HistoryType type, gint32 partition, gint64 base_offset, gint32 error)
+{
+    KSIM_ASSERT(type != HISTORY_INVOKE);
+    KSIM_ASSERT(first_op > 0 && first_op + n <= history->op_next);
+    HistoryOp *ops = ops_extend(history, n, time_ns);
+    for (guint i = 0; i < n; i++) {
+        ops[i] = (HistoryOp){.op = first_op + i,
+                             .time_ns = time_ns,
+                             .type = (guint8)type,
+                             .partition = partition,
+                             .offset = type == HISTORY_OK ? base_offset + i : -1,
+                             .error = error};
+    }
+}
+
 void
 history_complete(History *history, guint64 op, gint64 time_ns, HistoryType type,
                  gint32 partition, gint64 offset, gint32 error)

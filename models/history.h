@@ -112,6 +112,14 @@ guint history_topic_count(const History *history);
 /* Starts an operation; returns its op id. */
 guint64 history_invoke(History *history, gint64 time_ns, HistoryFn fn, guint32 process,
                        guint16 topic, gint32 partition, guint64 key, guint64 value);
+/* Starts `n` sends of `values` at once (one batch); their op ids are
+ * consecutive and the first is returned. */
+guint64 history_invoke_sends(History *history, gint64 time_ns, guint32 process, guint16 topic,
+                             gint32 partition, const guint64 *values, guint n);
+/* Completes the `n` operations first_op .. first_op + n - 1 alike; with OK,
+ * the i-th gets offset base_offset + i. */
+void history_complete_range(History *history, guint64 first_op, guint n, gint64 time_ns,
+                            HistoryType type, gint32 partition, gint64 base_offset, gint32 error);
 /* Completes operation `op` (OK, FAIL or INFO). */
 void history_complete(History *history, guint64 op, gint64 time_ns, HistoryType type,
                       gint32 partition, gint64 offset, gint32 error);

@@ -69,6 +69,15 @@ plog_batch_copy(const PlogBatch *batch)
 }
 
 void
+plog_batch_reserve(PlogBatch *batch, guint n)
+{
+    guint len = batch->records->len;
+    KSIM_ASSERT(n <= PLOG_BATCH_RECORDS_MAX);
+    g_array_set_size(batch->records, len + n);
+    g_array_set_size(batch->records, len);
+}
+
+void
 plog_batch_add_record(PlogBatch *batch, guint64 key, guint64 value, guint32 size_bytes)
 {
     KSIM_ASSERT(batch->record_count == (gint32)batch->records->len);
