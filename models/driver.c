@@ -156,12 +156,14 @@ send_one(Driver *driver, Target *target, SimNodeId node)
 {
     PlogBatch *batch = plog_batch_new();
     gint64 now = sim_now_ns(driver->world);
-    g_autofree guint64 *values = g_new(guint64, target->records_per_batch);
-    plog_batch_reserve(batch, target->records_per_batch);
-    for (guint i = 0; i < target->records_per_batch; i++) {
+    guint n = target->records_per_batch;
+    g_autofree guint64 *values = g_new(guint64, n);
+    g_autofree PlogRecord *records = g_new(PlogRecord, n);
+    for (guint i = 0; i < n; i++) {
         values[i] = ((guint64)driver->process << 40) | ++driver->value_next;
-        plog_batch_add_record(batch, 0, values[i], driver->config.record_size_bytes);
+        records[i] = (PlogRecord){0, values[i], driver->config.record_size_bytes};
     }
+    plog_batch_add_records(batch, records, n);
     guint64 first_op =
         history_invoke_sends(driver->history, now, driver->process, target->topic_index,
                              target->tp.partition, values, target->records_per_batch);

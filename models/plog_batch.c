@@ -69,12 +69,14 @@ plog_batch_copy(const PlogBatch *batch)
 }
 
 void
-plog_batch_reserve(PlogBatch *batch, guint n)
+plog_batch_add_records(PlogBatch *batch, const PlogRecord *records, guint n)
 {
-    guint len = batch->records->len;
-    KSIM_ASSERT(n <= PLOG_BATCH_RECORDS_MAX);
-    g_array_set_size(batch->records, len + n);
-    g_array_set_size(batch->records, len);
+    KSIM_ASSERT(batch->record_count == (gint32)batch->records->len);
+    KSIM_ASSERT((guint)batch->record_count + n <= PLOG_BATCH_RECORDS_MAX);
+    g_array_append_vals(batch->records, records, n);
+    batch->record_count += (gint32)n;
+    for (guint i = 0; i < n; i++)
+        batch->records_bytes += records[i].size_bytes;
 }
 
 void

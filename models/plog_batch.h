@@ -108,8 +108,8 @@ PlogBatch *plog_batch_new(void);
 void plog_batch_free(PlogBatch *batch);
 /* A deep copy. (transfer full) */
 PlogBatch *plog_batch_copy(const PlogBatch *batch);
-/* Makes room for `n` more records at once. */
-void plog_batch_reserve(PlogBatch *batch, guint n);
+/* Appends `n` records at once and counts them in record_count. */
+void plog_batch_add_records(PlogBatch *batch, const PlogRecord *records, guint n);
 /* Appends a record and counts it in record_count. */
 void plog_batch_add_record(PlogBatch *batch, guint64 key, guint64 value, guint32 size_bytes);
 /* An array that frees its batches: what plog_read fills. (transfer full) */
