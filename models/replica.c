@@ -35,7 +35,8 @@
 
 static void fetcher_maybe_send(BrokerState *state, Fetcher *fetcher);
 static void maybe_increment_hw(BrokerState *state, Partition *p);
-static void delayed_fetches_try_complete(BrokerState *state, const Partition *p);
+static void delayed_fetches_try_complete(BrokerState *state, const Partition *p,
+                                         gboolean hw_moved);
 
 /* ---- the partition table ---- */
 
@@ -615,7 +616,7 @@ maybe_increment_hw(BrokerState *state, Partition *p)
         return;
     set_hw(state, p, hw);
     delayed_produces_try_complete(state, p);
-    delayed_fetches_try_complete(state, p);
+    delayed_fetches_try_complete(state, p, TRUE);
 }
 
 static void
@@ -726,7 +727,7 @@ replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *requ
     }
     gint64 end = base + request->batch->record_count;
     maybe_increment_hw(state, p);
-    delayed_fetches_try_complete(state, p);
+    delayed_fetches_try_complete(state, p, FALSE);
     answer_appended(state, p, from, request, base, end);
 }
 
@@ -1088,16 +1089,21 @@ bytes_since_delay(BrokerState *state, const DelayedFetch *delayed)
     return bytes;
 }
 
-/* New data in `p` (or a new HW, for consumers): a long-polling fetch that
- * watches it answers once replica.fetch.min.bytes (fetch.min.bytes) have
- * accumulated, as Kafka's DelayedFetch.tryComplete does. */
+/* New data in `p`, or a new HW: a long-polling fetch that watches it answers
+ * once replica.fetch.min.bytes (fetch.min.bytes) have accumulated, as Kafka's
+ * DelayedFetch.tryComplete does; a consumer, which reads below the HW only,
+ * answers when the HW moves (records it waited for may already be in the
+ * log). */
 static void
-delayed_fetches_try_complete(BrokerState *state, const Partition *p)
+delayed_fetches_try_complete(BrokerState *state, const Partition *p, gboolean hw_moved)
 {
     g_autoptr(GPtrArray) ready = g_ptr_array_new();
     for (guint i = 0; i < state->delayed_fetches->len; i++) {
         DelayedFetch *delayed = g_ptr_array_index(state->delayed_fetches, i);
-        if (fetch_watches(delayed->request, p) &&
+        if (!fetch_watches(delayed->request, p))
+            continue;
+        gboolean consumer = delayed->request->replica_id < 0;
+        if ((consumer && hw_moved) ||
             bytes_since_delay(state, delayed) >= delayed->request->min_bytes)
             g_ptr_array_add(ready, delayed);
     }
