@@ -145,6 +145,8 @@ run_core_replay_command(const Scenario *scenario, guint64 seed, char **sets,
     for (guint i = 0; settings != NULL && i < settings->len; i++) {
         const ScenarioSetting *setting = g_ptr_array_index(settings, i);
         g_autofree char *assignment = g_strdup_printf("%s=%s", setting->key, setting->value);
+        if (sets != NULL && g_strv_contains((const char *const *)sets, assignment))
+            continue; /* the user's --set already says it */
         g_autofree char *quoted = g_shell_quote(assignment);
         g_string_append_printf(command, " --set %s", quoted);
     }

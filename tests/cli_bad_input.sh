@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bad command lines and scenario files end with exit status 2 and a message
-# that names what is wrong; never a crash.
+# that names what is wrong; never a crash. A run whose expectation fails ends
+# with status 1 and the command that replays it.
 set -uo pipefail
 ksim=$1 data=$2
 failures=0
@@ -28,5 +29,10 @@ expect 2 "K/N" -- sweep "$data/example.ini" --seeds 1..2 --shard 3/2
 expect 2 "unknown benchmark" -- bench nothing
 expect 2 "partitions" -- partition key
 expect 2 "strategy" -- assign --strategy nope --topic t:1 --member a:t
+# A failed expectation: exit 1, and the replay command names each setting once.
+out=$(mktemp -d)
+expect 1 "replay: ksim run '.*hw-truncation.ini' --seed 7 --set 'ksim.truncation.mode=hw'$" -- \
+  run "$data/../../../scenarios/hw-truncation.ini" --seed 7 --set ksim.truncation.mode=hw --out "$out"
+rm -rf "$out"
 if [ "$failures" -ne 0 ]; then echo "$failures failures"; exit 1; fi
 echo "bad input gets exit status 2 and a clear message"
