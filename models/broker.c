@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define HW_CHECKPOINT_FILE "replication-offset-checkpoint"
 #define HW_CHECKPOINT_TMP "replication-offset-checkpoint.tmp"
 #define REGISTRATION_RETRY_MS 1000
 
@@ -78,17 +77,6 @@ void
 broker_send(BrokerState *state, SimNodeId to, SimMsg *msg)
 {
     sim_net_send(sim_world_net(state->broker->world), state->broker->node, to, msg);
-}
-
-SimNodeId
-broker_endpoint(const BrokerState *state, gint32 broker_id)
-{
-    for (guint i = 0; i < state->live_brokers->len; i++) {
-        const KBrokerEndpoint *endpoint = &g_array_index(state->live_brokers, KBrokerEndpoint, i);
-        if (endpoint->broker_id == broker_id)
-            return endpoint->node;
-    }
-    return SIM_NODE_NONE;
 }
 
 void
@@ -425,10 +413,6 @@ retention_timer(SimWorld *world, void *ctx, void *arg)
 }
 
 /* ---- registration and controller election ---- */
-
-typedef struct {
-    BrokerState *state;
-} ZkOwner;
 
 static void
 registration_retry(SimWorld *world, void *ctx, void *arg)

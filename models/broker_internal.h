@@ -12,6 +12,10 @@
 
 typedef struct Controller Controller;
 
+/* Kafka's replication-offset-checkpoint: every partition's HW, written by
+ * broker.c, read back at start by replica.c. */
+#define HW_CHECKPOINT_FILE "replication-offset-checkpoint"
+
 /* What the leader knows of one follower (Kafka's remote Replica). */
 typedef struct {
     gint32 broker_id;
@@ -121,7 +125,6 @@ struct Broker {
 /* broker.c */
 gint64 broker_now_ms(const Broker *broker);
 void broker_send(BrokerState *state, SimNodeId to, SimMsg *msg);
-SimNodeId broker_endpoint(const BrokerState *state, gint32 broker_id);
 void broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPartition *tp,
                          const HistoryEvent *fields, const char *format, ...) G_GNUC_PRINTF(5, 6);
 const TopicConfig *broker_topic_config(Broker *broker, const char *topic);

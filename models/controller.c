@@ -325,21 +325,11 @@ is_live(const GArray *live, gint32 broker_id)
     return FALSE;
 }
 
-static SimNodeId
-node_of(const GArray *live, gint32 broker_id)
-{
-    for (guint i = 0; i < live->len; i++) {
-        const KBrokerEndpoint *e = &g_array_index(live, KBrokerEndpoint, i);
-        if (e->broker_id == broker_id)
-            return e->node;
-    }
-    return SIM_NODE_NONE;
-}
 
 static void
 send_leader_and_isr(Controller *c, gint32 broker_id, const GArray *states)
 {
-    SimNodeId node = node_of(c->live, broker_id);
+    SimNodeId node = kbroker_endpoint_node(c->live, broker_id);
     if (node == SIM_NODE_NONE || states->len == 0)
         return;
     KLeaderAndIsrRequest *request = kproto_new(KMSG_LEADER_AND_ISR_REQUEST);

@@ -62,16 +62,6 @@ driver_config_init(DriverConfig *config)
 
 static void send_batches(Driver *driver);
 
-static SimNodeId
-node_of(const Driver *driver, gint32 broker_id)
-{
-    for (guint i = 0; i < driver->brokers->len; i++) {
-        const KBrokerEndpoint *e = &g_array_index(driver->brokers, KBrokerEndpoint, i);
-        if (e->broker_id == broker_id)
-            return e->node;
-    }
-    return SIM_NODE_NONE;
-}
 
 static void
 request_metadata(Driver *driver)
@@ -200,7 +190,7 @@ send_batches(Driver *driver)
 {
     for (guint t = 0; t < driver->targets->len; t++) {
         Target *target = g_ptr_array_index(driver->targets, t);
-        SimNodeId node = node_of(driver, target->leader);
+        SimNodeId node = kbroker_endpoint_node(driver->brokers, target->leader);
         if (node == SIM_NODE_NONE) {
             if (target->batches_queued > 0)
                 request_metadata(driver);

@@ -251,6 +251,17 @@ kpartition_state_in_isr(const KPartitionState *state, gint32 broker_id)
     return FALSE;
 }
 
+SimNodeId
+kbroker_endpoint_node(const GArray *endpoints, gint32 broker_id)
+{
+    for (guint i = 0; i < endpoints->len; i++) {
+        const KBrokerEndpoint *e = &g_array_index(endpoints, KBrokerEndpoint, i);
+        if (e->broker_id == broker_id)
+            return e->node;
+    }
+    return SIM_NODE_NONE;
+}
+
 gboolean
 kpartition_state_has_replica(const KPartitionState *state, gint32 broker_id)
 {

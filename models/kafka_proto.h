@@ -202,6 +202,9 @@ gboolean ktp_hash_equal(gconstpointer a, gconstpointer b);
 char *ktp_name(const KTopicPartition *tp);
 
 gboolean kpartition_state_in_isr(const KPartitionState *state, gint32 broker_id);
+/* The node of broker `broker_id` in an array of KBrokerEndpoint, or
+ * SIM_NODE_NONE. */
+SimNodeId kbroker_endpoint_node(const GArray *endpoints, gint32 broker_id);
 gboolean kpartition_state_has_replica(const KPartitionState *state, gint32 broker_id);
 
 /* The partition state znode's data: "leader=L leader_epoch=E

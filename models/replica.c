@@ -30,8 +30,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define HW_CHECKPOINT_FILE "replication-offset-checkpoint"
-#define KAFKA_ISOLATION_READ_COMMITTED 1
 
 static void fetcher_maybe_send(BrokerState *state, Fetcher *fetcher);
 static void maybe_increment_hw(BrokerState *state, Partition *p);
@@ -481,16 +479,6 @@ make_follower(BrokerState *state, Partition *p, const KPartitionState *ps, SimNo
     fetcher_add_partition(state, p, ps->leader, leader_node);
 }
 
-static SimNodeId
-leader_node_of(const KLeaderAndIsrRequest *request, gint32 leader)
-{
-    for (guint i = 0; i < request->live_leaders->len; i++) {
-        const KBrokerEndpoint *e = &g_array_index(request->live_leaders, KBrokerEndpoint, i);
-        if (e->broker_id == leader)
-            return e->node;
-    }
-    return SIM_NODE_NONE;
-}
 
 void
 replica_handle_leader_and_isr(BrokerState *state, KLeaderAndIsrRequest *request)
@@ -508,7 +496,7 @@ replica_handle_leader_and_isr(BrokerState *state, KLeaderAndIsrRequest *request)
         if (ps->leader == self)
             make_leader(state, p, ps);
         else
-            make_follower(state, p, ps, leader_node_of(request, ps->leader));
+            make_follower(state, p, ps, kbroker_endpoint_node(request->live_leaders, ps->leader));
     }
 }
 
