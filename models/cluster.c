@@ -643,23 +643,47 @@ cluster_record_final_state(Cluster *cluster)
     }
 }
 
-static gboolean
-settled(const Cluster *cluster)
+char *
+cluster_unconverged(const Cluster *cluster)
 {
+    GString *what = g_string_new(NULL);
     for (guint t = 0; t < cluster->topics->len; t++) {
         const ClusterTopic *topic = g_ptr_array_index(cluster->topics, t);
         for (guint p = 0; p < topic->assignment->len; p++) {
+            const GArray *replicas = g_ptr_array_index(topic->assignment, p);
             gint32 leader = cluster_leader(cluster, topic->name, (gint32)p);
-            if (leader < 0)
-                return FALSE;
+            if (leader < 0) {
+                g_string_append_printf(what, "%s%s-%u has no leader", what->len ? "; " : "",
+                                       topic->name, p);
+                continue;
+            }
             BrokerPartitionInfo info;
             broker_partition_info(cluster_broker(cluster, leader), topic->name, (gint32)p, &info);
-            const GArray *replicas = g_ptr_array_index(topic->assignment, p);
-            if (info.n_isr != replicas->len)
-                return FALSE;
+            if (info.n_isr == replicas->len)
+                continue;
+            g_string_append_printf(what, "%s%s-%u: leader %d (epoch %d, LEO %" G_GINT64_FORMAT
+                                         ", HW %" G_GINT64_FORMAT ") has ISR [",
+                                   what->len ? "; " : "", topic->name, p, leader,
+                                   info.leader_epoch, info.leo, info.hw);
+            for (guint i = 0; i < info.n_isr; i++)
+                g_string_append_printf(what, "%s%d", i ? "," : "", info.isr[i]);
+            g_string_append_c(what, ']');
         }
     }
-    return TRUE;
+    if (what->len == 0) {
+        g_string_free(what, TRUE);
+        return NULL;
+    }
+    return g_string_free(what, FALSE);
+}
+
+static gboolean
+settled(const Cluster *cluster)
+{
+    if (cluster->topics->len == 0)
+        return FALSE;
+    g_autofree char *what = cluster_unconverged(cluster);
+    return what == NULL;
 }
 
 gboolean
@@ -667,12 +691,12 @@ cluster_wait_settled(Cluster *cluster, gint64 timeout_ns)
 {
     gint64 deadline = sim_now_ns(cluster->world) + timeout_ns;
     while (sim_now_ns(cluster->world) < deadline) {
-        if (cluster->topics->len > 0 && settled(cluster))
+        if (settled(cluster))
             return TRUE;
         sim_world_run_until(cluster->world,
                             MIN(deadline, sim_now_ns(cluster->world) + 10 * SIM_NS_PER_MS));
     }
-    return cluster->topics->len > 0 && settled(cluster);
+    return settled(cluster);
 }
 
 void

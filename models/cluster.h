@@ -78,6 +78,11 @@ void cluster_check_agreement(Cluster *cluster);
 void cluster_record_final_state(Cluster *cluster);
 guint cluster_violations(const Cluster *cluster);
 
+/* NULL when every partition has a leader whose ISR holds all its replicas;
+ * otherwise a description of what is missing, partition by partition.
+ * (transfer full) */
+char *cluster_unconverged(const Cluster *cluster);
+
 /* Runs the world until every partition has a leader and its ISR holds all
  * replicas, or `timeout_ns` passes. TRUE when settled. */
 gboolean cluster_wait_settled(Cluster *cluster, gint64 timeout_ns);

@@ -590,7 +590,6 @@ heal_everything(Run *run)
     sim_net_heal(sim_world_net(run->world));
     for (guint i = 0; i < run->windows->len; i++)
         window_close(run, i);
-    runner_clients_stop(run->clients);
 }
 
 /* ---- the run ---- */
@@ -619,43 +618,6 @@ build_cluster(Run *run)
         KSIM_ASSERT(created);
     }
     return cluster;
-}
-
-/* NULL when every partition has a leader and a full ISR; else what is not
- * there yet, partition by partition. (transfer full) */
-static char *
-unconverged(const Run *run)
-{
-    GString *what = g_string_new(NULL);
-    const GPtrArray *topics = scenario_variant_topics(run->variant);
-    for (guint t = 0; t < topics->len; t++) {
-        const ScenarioTopic *topic = g_ptr_array_index(topics, t);
-        for (guint p = 0; p < topic->partitions; p++) {
-            gint32 leader = cluster_leader(run->cluster, topic->name, (gint32)p);
-            if (leader < 0) {
-                g_string_append_printf(what, "%s%s-%u has no leader", what->len ? "; " : "",
-                                       topic->name, p);
-                continue;
-            }
-            BrokerPartitionInfo info;
-            broker_partition_info(cluster_broker(run->cluster, leader), topic->name, (gint32)p,
-                                  &info);
-            if (info.n_isr == topic->replication_factor)
-                continue;
-            g_string_append_printf(what, "%s%s-%u: leader %d (epoch %d, LEO %" G_GINT64_FORMAT
-                                         ", HW %" G_GINT64_FORMAT ") has ISR [",
-                                   what->len ? "; " : "", topic->name, p, leader,
-                                   info.leader_epoch, info.leo, info.hw);
-            for (guint i = 0; i < info.n_isr; i++)
-                g_string_append_printf(what, "%s%d", i ? "," : "", info.isr[i]);
-            g_string_append_c(what, ']');
-        }
-    }
-    if (what->len == 0) {
-        g_string_free(what, TRUE);
-        return NULL;
-    }
-    return g_string_free(what, FALSE);
 }
 
 RunnerResult *
@@ -688,7 +650,7 @@ runner_run(const ScenarioVariant *variant, guint64 seed, FILE *trace_out)
     result->label = g_strdup(scenario_variant_label(variant));
     result->seed = seed;
     result->last_heal_ns = duration;
-    result->unconverged = unconverged(&run);
+    result->unconverged = cluster_unconverged(run.cluster);
     result->converged = result->unconverged == NULL;
     cluster_check_agreement(run.cluster);
     cluster_record_final_state(run.cluster);

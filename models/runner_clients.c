@@ -128,13 +128,6 @@ runner_clients_free(RunnerClients *clients)
 }
 
 void
-runner_clients_stop(RunnerClients *clients)
-{
-    /* The workloads were built to stop at the end of the fault phase. */
-    KSIM_ASSERT(clients->producers->len == clients->workloads->len);
-}
-
-void
 runner_clients_nodes(const RunnerClients *clients, const char *name, GArray *nodes)
 {
     for (guint i = 0; i < clients->producers->len; i++) {

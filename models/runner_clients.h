@@ -13,13 +13,13 @@
 
 typedef struct RunnerClients RunnerClients;
 
-/* Creates the clients' nodes and starts their workloads. */
+/* Creates the clients' nodes and starts their workloads, which stop by
+ * themselves at the end of the fault phase (in-flight records finish in the
+ * liveness phase). */
 RunnerClients *runner_clients_new(SimWorld *world, Cluster *cluster, History *history,
                                   const ScenarioVariant *variant);
 /* Frees the clients (before the world). */
 void runner_clients_free(RunnerClients *clients);
-/* Stops every workload: no new records after this (in-flight ones finish). */
-void runner_clients_stop(RunnerClients *clients);
 /* Appends the nodes of producer `name`'s instances to `nodes`. */
 void runner_clients_nodes(const RunnerClients *clients, const char *name, GArray *nodes);
 
