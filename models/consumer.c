@@ -639,21 +639,8 @@ fetch_timed_out(SimWorld *world, void *ctx, void *arg)
 static void
 record_op(Consumer *consumer, HistoryFn fn, const ConsumerRecord *record, guint16 topic)
 {
-    /* history.h offers no fresh op id for one-step ops: 0 links to no INVOKE. */
-    HistoryOp op = {
-        .op = 0,
-        .time_ns = sim_now_ns(consumer->world),
-        .type = HISTORY_OK,
-        .fn = (guint8)fn,
-        .topic = topic,
-        .process = consumer->process,
-        .partition = record->tp.partition,
-        .error = 0,
-        .value = record->value,
-        .key = record->key,
-        .offset = record->offset,
-    };
-    history_add_op(consumer->history, &op);
+    history_record(consumer->history, sim_now_ns(consumer->world), fn, consumer->process, topic,
+                   record->tp.partition, record->offset, record->key, record->value);
 }
 
 static void

@@ -150,7 +150,7 @@ send_one(Driver *driver, Target *target, SimNodeId node)
     g_autofree guint64 *values = g_new(guint64, n);
     g_autofree PlogRecord *records = g_new(PlogRecord, n);
     for (guint i = 0; i < n; i++) {
-        values[i] = ((guint64)driver->process << 40) | ++driver->value_next;
+        values[i] = HISTORY_VALUE(driver->process, ++driver->value_next);
         records[i] = (PlogRecord){0, values[i], driver->config.record_size_bytes};
     }
     plog_batch_add_records(batch, records, n);

@@ -3,8 +3,10 @@
  * states (see history.h).
  *
  * Invariants:
- *  1. ops are in time order (time_ns non-decreasing), as are events.
- *  2. Every completion names an op that was invoked and not yet completed.
+ *  1. ops are in invocation order (invoke_ns non-decreasing); events are
+ *     in time order.
+ *  2. Every completion names an op that was invoked and not yet completed,
+ *     and completes it no earlier than its invocation.
  *  3. Topic names are unique; `topic_ids` maps each to its index.
  */
 #include "history.h"
@@ -18,7 +20,8 @@ struct History {
     GPtrArray *topic_names;
     GHashTable *topic_ids; /* name -> index + 1; looked up only */
     GPtrArray *process_names;
-    guint64 op_next;
+    gint64 last_invoke_ns;
+    gint64 ops_end_ns; /* the latest invocation or completion; -1: none */
     guint violations;
 };
 
@@ -46,10 +49,10 @@ history_new(void)
     g_array_set_clear_func(history->events, event_clear);
     history->replicas = g_array_new(FALSE, FALSE, sizeof(HistoryReplica));
     g_array_set_clear_func(history->replicas, replica_clear);
+    history->ops_end_ns = -1;
     history->topic_names = g_ptr_array_new_with_free_func(g_free);
     history->topic_ids = g_hash_table_new(g_str_hash, g_str_equal);
     history->process_names = g_ptr_array_new_with_free_func(g_free);
-    history->op_next = 1;
     return history;
 }
 
@@ -94,36 +97,43 @@ history_topic_count(const History *history)
     return history->topic_names->len;
 }
 
-guint64
-history_invoke(History *history, gint64 time_ns, HistoryFn fn, guint32 process, guint16 topic,
-               gint32 partition, guint64 key, guint64 value)
-{
-    HistoryOp op = {0};
-    op.op = history->op_next++;
-    op.time_ns = time_ns;
-    op.type = HISTORY_INVOKE;
-    op.fn = (guint8)fn;
-    op.topic = topic;
-    op.process = process;
-    op.partition = partition;
-    op.value = value;
-    op.key = key;
-    op.offset = -1;
-    history_add_op(history, &op);
-    return op.op;
-}
-
 /* Room for `n` more operations; returns the first of them. */
 static HistoryOp *
 ops_extend(History *history, guint n, gint64 time_ns)
 {
     GArray *ops = history->ops;
-    if (ops->len > 0)
-        KSIM_ASSERT(time_ns >= g_array_index(ops, HistoryOp, ops->len - 1).time_ns);
+    KSIM_ASSERT(time_ns >= history->last_invoke_ns);
+    history->last_invoke_ns = time_ns;
+    history->ops_end_ns = MAX(history->ops_end_ns, time_ns);
     guint len = ops->len;
     KSIM_ASSERT(n <= G_MAXUINT - len);
     g_array_set_size(ops, len + n);
     return &g_array_index(ops, HistoryOp, len);
+}
+
+static HistoryOp *
+op_at(const History *history, guint64 op)
+{
+    KSIM_ASSERT(op > 0 && op <= history->ops->len);
+    return &g_array_index(history->ops, HistoryOp, op - 1);
+}
+
+guint64
+history_invoke(History *history, gint64 time_ns, HistoryFn fn, guint32 process, guint16 topic,
+               gint32 partition, guint64 key, guint64 value)
+{
+    HistoryOp *op = ops_extend(history, 1, time_ns);
+    *op = (HistoryOp){.invoke_ns = time_ns,
+                      .complete_ns = -1,
+                      .type = HISTORY_INVOKE,
+                      .fn = (guint8)fn,
+                      .topic = topic,
+                      .process = process,
+                      .partition = partition,
+                      .value = value,
+                      .key = key,
+                      .offset = -1};
+    return history->ops->len;
 }
 
 guint64
@@ -132,10 +142,9 @@ history_invoke_sends(History *history, gint64 time_ns, guint32 process, guint16 
 {
     KSIM_ASSERT(n > 0);
     HistoryOp *ops = ops_extend(history, n, time_ns);
-    guint64 first = history->op_next;
     for (guint i = 0; i < n; i++) {
-        ops[i] = (HistoryOp){.op = history->op_next++,
-                             .time_ns = time_ns,
+        ops[i] = (HistoryOp){.invoke_ns = time_ns,
+                             .complete_ns = -1,
                              .type = HISTORY_INVOKE,
                              .fn = HISTORY_FN_SEND,
                              .topic = topic,
@@ -144,56 +153,79 @@ history_invoke_sends(History *history, gint64 time_ns, guint32 process, guint16 
                              .value = values[i],
                              .offset = -1};
     }
-    return first;
+    return history->ops->len - n + 1;
+}
+
+/* Completes one pending operation. */
+static void
+op_complete(HistoryOp *op, gint64 time_ns, HistoryType type, gint32 partition, gint64 offset,
+            gint32 error)
+{
+    KSIM_ASSERT(type != HISTORY_INVOKE);
+    KSIM_ASSERT(op->type == HISTORY_INVOKE);
+    KSIM_ASSERT(time_ns >= op->invoke_ns);
+    op->complete_ns = time_ns;
+    op->type = (guint8)type;
+    if (partition >= 0)
+        op->partition = partition;
+    op->offset = offset;
+    op->error = error;
 }
 
 void
 history_complete_range(History *history, guint64 first_op, guint n, gint64 time_ns,
                        HistoryType type, gint32 partition, gint64 base_offset, gint32 error)
 {
-    KSIM_ASSERT(type != HISTORY_INVOKE);
-    KSIM_ASSERT(first_op > 0 && first_op + n <= history->op_next);
-    HistoryOp *ops = ops_extend(history, n, time_ns);
-    for (guint i = 0; i < n; i++) {
-        ops[i] = (HistoryOp){.op = first_op + i,
-                             .time_ns = time_ns,
-                             .type = (guint8)type,
-                             .partition = partition,
-                             .offset = type == HISTORY_OK ? base_offset + i : -1,
-                             .error = error};
-    }
+    history->ops_end_ns = MAX(history->ops_end_ns, time_ns);
+    KSIM_ASSERT(first_op > 0 && n <= history->ops->len && first_op - 1 <= history->ops->len - n);
+    HistoryOp *ops = op_at(history, first_op);
+    for (guint i = 0; i < n; i++)
+        op_complete(&ops[i], time_ns, type, partition,
+                    type == HISTORY_OK ? base_offset + i : -1, error);
 }
 
 void
 history_complete(History *history, guint64 op, gint64 time_ns, HistoryType type,
                  gint32 partition, gint64 offset, gint32 error)
 {
-    KSIM_ASSERT(type != HISTORY_INVOKE);
-    KSIM_ASSERT(op > 0 && op < history->op_next);
-    HistoryOp done = {0};
-    done.op = op;
-    done.time_ns = time_ns;
-    done.type = (guint8)type;
-    done.partition = partition;
-    done.offset = offset;
-    done.error = error;
-    history_add_op(history, &done);
+    history->ops_end_ns = MAX(history->ops_end_ns, time_ns);
+    op_complete(op_at(history, op), time_ns, type, partition, offset, error);
 }
 
-void
-history_add_op(History *history, const HistoryOp *op)
+guint64
+history_record(History *history, gint64 time_ns, HistoryFn fn, guint32 process, guint16 topic,
+               gint32 partition, gint64 offset, guint64 key, guint64 value)
 {
-    if (history->ops->len > 0) {
-        const HistoryOp *last = &g_array_index(history->ops, HistoryOp, history->ops->len - 1);
-        KSIM_ASSERT(op->time_ns >= last->time_ns);
-    }
-    g_array_append_val(history->ops, *op);
+    HistoryOp *op = ops_extend(history, 1, time_ns);
+    *op = (HistoryOp){.invoke_ns = time_ns,
+                      .complete_ns = time_ns,
+                      .type = HISTORY_OK,
+                      .fn = (guint8)fn,
+                      .topic = topic,
+                      .process = process,
+                      .partition = partition,
+                      .value = value,
+                      .key = key,
+                      .offset = offset};
+    return history->ops->len;
 }
 
 const GArray *
 history_ops(const History *history)
 {
     return history->ops;
+}
+
+const HistoryOp *
+history_op(const History *history, guint64 op)
+{
+    return op_at(history, op);
+}
+
+gint64
+history_ops_end_ns(const History *history)
+{
+    return history->ops_end_ns;
 }
 
 void

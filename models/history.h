@@ -34,20 +34,33 @@ typedef enum {
     HISTORY_FN_COMMIT,   /* commit an offset */
 } HistoryFn;
 
-/* One client operation step. `op` links an INVOKE with its completion. */
+/* One client operation, from its invocation to its completion, in the
+ * Jepsen model: INVOKE while pending, then OK (it happened), FAIL (it
+ * certainly did not) or INFO (unknown). Its op id is its index in
+ * history_ops() plus one; ids are given in invocation order. */
 typedef struct {
-    guint64 op;
-    gint64 time_ns;
-    guint8 type;      /* HistoryType */
-    guint8 fn;        /* HistoryFn */
-    guint16 topic;    /* index into history_topic_name */
-    guint32 process;  /* the client (producer or consumer) */
-    gint32 partition; /* -1 when not yet known */
-    gint32 error;     /* KafkaError of FAIL/INFO, 0 otherwise */
-    guint64 value;    /* the unique value produced */
-    guint64 key;      /* 0: no key */
-    gint64 offset;    /* -1 when unknown */
+    gint64 invoke_ns;   /* when it began */
+    gint64 complete_ns; /* when it ended; -1 while pending */
+    guint64 value;      /* the unique value produced (HISTORY_VALUE), or read */
+    guint64 key;        /* 0: no key */
+    gint64 offset;      /* -1 when unknown */
+    guint32 process;    /* the client (producer or consumer) */
+    gint32 partition;   /* -1 when not yet known */
+    gint32 error;       /* KafkaError of FAIL/INFO, 0 otherwise */
+    guint16 topic;      /* index into history_topic_name */
+    guint8 type;        /* HistoryType: HISTORY_INVOKE while pending */
+    guint8 fn;          /* HistoryFn */
 } HistoryOp;
+
+/* Produced values. Every value a client sends is unique in the run: the
+ * client's process id in the high bits and its own count of values (from 1)
+ * in the low HISTORY_VALUE_COUNTER_BITS, so the checker can find a value's
+ * send by index. */
+#define HISTORY_VALUE_COUNTER_BITS 40
+#define HISTORY_VALUE(process, n) (((guint64)(process) << HISTORY_VALUE_COUNTER_BITS) | (guint64)(n))
+#define HISTORY_VALUE_PROCESS(value) ((guint32)((value) >> HISTORY_VALUE_COUNTER_BITS))
+#define HISTORY_VALUE_COUNTER(value) \
+    ((value) & ((G_GUINT64_CONSTANT(1) << HISTORY_VALUE_COUNTER_BITS) - 1))
 
 typedef enum {
     HISTORY_EVENT_ACK = 1,       /* leader answered a produce: offsets [a, a+n) with hw, isr */
@@ -120,13 +133,22 @@ guint64 history_invoke_sends(History *history, gint64 time_ns, guint32 process, 
  * the i-th gets offset base_offset + i. */
 void history_complete_range(History *history, guint64 first_op, guint n, gint64 time_ns,
                             HistoryType type, gint32 partition, gint64 base_offset, gint32 error);
-/* Completes operation `op` (OK, FAIL or INFO). */
+/* Completes operation `op` (OK, FAIL or INFO). A `partition` of -1 keeps
+ * the one the invocation knew. */
 void history_complete(History *history, guint64 op, gint64 time_ns, HistoryType type,
                       gint32 partition, gint64 offset, gint32 error);
-/* Adds a one-step operation (a poll, a process) that has no invoke. */
-void history_add_op(History *history, const HistoryOp *op);
+/* Adds a one-step operation that completed OK as it began (a poll seeing a
+ * record, a record processed); returns its op id. */
+guint64 history_record(History *history, gint64 time_ns, HistoryFn fn, guint32 process,
+                       guint16 topic, gint32 partition, gint64 offset, guint64 key,
+                       guint64 value);
 
+/* The operations in invocation order; op id i is element i - 1. */
 const GArray *history_ops(const History *history); /* HistoryOp */
+/* Operation `op` (an id history_invoke and the like returned). */
+const HistoryOp *history_op(const History *history, guint64 op);
+/* The latest time of any operation's invocation or completion; -1: none. */
+gint64 history_ops_end_ns(const History *history);
 
 
 /* Adds an event; `text` is copied (may be NULL). */

@@ -23,8 +23,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Values are (process << 40) | counter. */
-#define VALUE_COUNTER_BITS 40
 /* Bounds the rejection loop of the Zipf sampler (acceptance is above 0.5). */
 #define ZIPF_TRIES_MAX 1000
 /* index_at corrects a floating-point estimate by at most a few steps. */
@@ -318,8 +316,8 @@ send_one(Workload *w)
     guint64 key = draw_key(w);
     gint64 size = sim_dist_sample(&w->config.record_size, w->rng);
     guint32 size_bytes = (guint32)CLAMP(size, 0, (gint64)G_MAXUINT32);
-    KSIM_ASSERT(w->counter + 1 < (G_GUINT64_CONSTANT(1) << VALUE_COUNTER_BITS));
-    guint64 value = ((guint64)producer_process(w->producer) << VALUE_COUNTER_BITS) | ++w->counter;
+    KSIM_ASSERT(w->counter + 1 < (G_GUINT64_CONSTANT(1) << HISTORY_VALUE_COUNTER_BITS));
+    guint64 value = HISTORY_VALUE(producer_process(w->producer), ++w->counter);
     w->sent++;
     /* A synchronous send may complete inside the call (a record too large
      * fails at once): it waits only while its callback has not run. */

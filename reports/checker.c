@@ -201,70 +201,48 @@ send_op(const CheckerResult *result, const CheckerSend *send)
 
 /* ---- sends_build ---- */
 
-static void
-send_invoked(CheckerResult *result, const HistoryOp *op)
-{
-    CheckerSend *send = &g_array_index(result->sends, CheckerSend, op->op);
-    if (send->outcome != CHECKER_SEND_NONE)
-        return; /* a second invoke with one id; the first stands */
-    send->value = op->value;
-    send->invoke_ns = op->time_ns;
-    send->complete_ns = -1;
-    send->offset = -1;
-    send->committed_offset = -1;
-    send->committed_partition = -1;
-    send->process = op->process;
-    send->partition = op->partition;
-    send->topic = op->topic;
-    send->outcome = CHECKER_SEND_PENDING;
-}
-
 static CheckerOutcome
 outcome_of(const HistoryOp *op)
 {
-    if (op->type == HISTORY_OK)
+    switch ((HistoryType)op->type) {
+    case HISTORY_INVOKE:
+        return CHECKER_SEND_PENDING;
+    case HISTORY_OK:
         return CHECKER_SEND_OK;
-    if (op->type == HISTORY_FAIL)
+    case HISTORY_FAIL:
         return CHECKER_SEND_FAIL;
+    case HISTORY_INFO:
+        break;
+    }
     return op->error == 0 ? CHECKER_SEND_SENT : CHECKER_SEND_INFO;
 }
 
-static void
-send_completed(CheckerResult *result, const HistoryOp *op)
-{
-    CheckerSend *send = send_at(result, op->op);
-    if (send == NULL || send->outcome != CHECKER_SEND_PENDING)
-        return; /* not a send, or completed twice: the first completion stands */
-    send->outcome = (guint8)outcome_of(op);
-    send->complete_ns = op->time_ns;
-    send->offset = op->offset;
-    send->error = op->error;
-    if (op->partition >= 0)
-        send->partition = op->partition;
-}
-
-/* One CheckerSend per operation id up to the largest invoked send's id. The
- * ids of history_invoke are dense, so little is wasted. */
+/* One CheckerSend per operation id; entries of operations that are not
+ * sends stay CHECKER_SEND_NONE. */
 static void
 sends_build(CheckerResult *result)
 {
     const GArray *ops = history_ops(result->history);
-    guint64 op_max = 0;
-    for (guint i = 0; i < ops->len; i++) {
-        const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
-        if (op->type == HISTORY_INVOKE && op->fn == HISTORY_FN_SEND)
-            op_max = MAX(op_max, op->op);
-    }
-    KSIM_ASSERT(op_max < G_MAXUINT);
-    if (ops->len == 0 || op_max == 0)
+    if (ops->len == 0)
         return;
-    g_array_set_size(result->sends, (guint)op_max + 1);
+    KSIM_ASSERT(ops->len < G_MAXUINT);
+    g_array_set_size(result->sends, ops->len + 1);
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
-        if (op->type == HISTORY_INVOKE && op->fn == HISTORY_FN_SEND)
-            send_invoked(result, op);
-        else if (op->type != HISTORY_INVOKE)
-            send_completed(result, op);
+        if (op->fn != HISTORY_FN_SEND)
+            continue;
+        CheckerSend *send = &g_array_index(result->sends, CheckerSend, i + 1);
+        send->value = op->value;
+        send->invoke_ns = op->invoke_ns;
+        send->complete_ns = op->complete_ns;
+        send->offset = op->offset;
+        send->committed_offset = -1;
+        send->committed_partition = -1;
+        send->process = op->process;
+        send->partition = op->partition;
+        send->error = op->error;
+        send->topic = op->topic;
+        send->outcome = (guint8)outcome_of(op);
     }
 }
 
@@ -805,7 +783,7 @@ availability_measure(CheckerResult *result)
     if (result->counts.attempted == 0 || ops->len == 0)
         return;
     gint64 window_ns = result->options.window_ns;
-    gint64 end_ns = g_array_index(ops, HistoryOp, ops->len - 1).time_ns;
+    gint64 end_ns = history_ops_end_ns(result->history);
     KSIM_ASSERT(end_ns / window_ns < STATS_SERIES_WINDOWS_MAX);
     guint windows = (guint)(end_ns / window_ns) + 1;
     g_autoptr(GArray) delta = g_array_new(FALSE, TRUE, sizeof(gint64));

@@ -1067,12 +1067,9 @@ run_end_ns(const RunData *data)
 {
     const History *history = checker_result_history(data->result);
     const GArray *events = history_events(history);
-    const GArray *ops = history_ops(history);
-    gint64 end_ns = (gint64)(data->run->virtual_s * 1e9);
+    gint64 end_ns = MAX((gint64)(data->run->virtual_s * 1e9), history_ops_end_ns(history));
     if (events->len > 0)
         end_ns = MAX(end_ns, g_array_index(events, HistoryEvent, events->len - 1).time_ns);
-    if (ops->len > 0)
-        end_ns = MAX(end_ns, g_array_index(ops, HistoryOp, ops->len - 1).time_ns);
     return end_ns;
 }
 

@@ -120,20 +120,12 @@ acked_missing(Fixture *f, gint32 partition)
         }
     }
     const GArray *ops = history_ops(f->history);
-    g_autoptr(GHashTable) invoked = g_hash_table_new(g_int64_hash, g_int64_equal);
-    for (guint i = 0; i < ops->len; i++) {
-        HistoryOp *op = &g_array_index(ops, HistoryOp, i);
-        if (op->type == HISTORY_INVOKE)
-            g_hash_table_insert(invoked, &op->op, &op->value);
-    }
     guint missing = 0;
     for (guint i = 0; i < ops->len; i++) {
         HistoryOp *op = &g_array_index(ops, HistoryOp, i);
         if (op->type != HISTORY_OK || op->partition != partition)
             continue;
-        guint64 *value = g_hash_table_lookup(invoked, &op->op);
-        assert_non_null(value);
-        if (!g_hash_table_contains(committed, value))
+        if (!g_hash_table_contains(committed, &op->value))
             missing++;
     }
     return missing;

@@ -25,7 +25,7 @@ test_history_topics_are_interned(void **state)
     history_free(history);
 }
 
-/* An invoke gets a fresh op id; its completion names it and keeps time order. */
+/* An invoke gets the next op id; its completion fills in the same row. */
 static void
 test_history_invoke_and_complete(void **state)
 {
@@ -34,22 +34,35 @@ test_history_invoke_and_complete(void **state)
     guint16 topic = history_topic(history, "t");
     guint64 a = history_invoke(history, 10, HISTORY_FN_SEND, 100, topic, -1, 0, 111);
     guint64 b = history_invoke(history, 20, HISTORY_FN_SEND, 100, topic, 2, 7, 222);
-    assert_int_not_equal(a, b);
+    assert_int_equal(a, 1);
+    assert_int_equal(b, 2);
+    const HistoryOp *first = history_op(history, a);
+    assert_int_equal(first->type, HISTORY_INVOKE);
+    assert_int_equal(first->complete_ns, -1);
+    assert_int_equal(first->value, 111);
+    assert_int_equal(first->offset, -1);
+    assert_int_equal(history_ops_end_ns(history), 20);
     history_complete(history, b, 30, HISTORY_OK, 2, 5, 0);
     history_complete(history, a, 40, HISTORY_INFO, 1, -1, 7);
     const GArray *ops = history_ops(history);
-    assert_int_equal(ops->len, 4);
-    const HistoryOp *first = &g_array_index(ops, HistoryOp, 0);
-    assert_int_equal(first->type, HISTORY_INVOKE);
-    assert_int_equal(first->value, 111);
-    assert_int_equal(first->offset, -1);
-    const HistoryOp *done = &g_array_index(ops, HistoryOp, 2);
-    assert_int_equal(done->op, b);
+    assert_int_equal(ops->len, 2);
+    const HistoryOp *done = &g_array_index(ops, HistoryOp, 1);
+    assert_ptr_equal(done, history_op(history, b));
     assert_int_equal(done->type, HISTORY_OK);
+    assert_int_equal(done->invoke_ns, 20);
+    assert_int_equal(done->complete_ns, 30);
     assert_int_equal(done->offset, 5);
-    const HistoryOp *unknown = &g_array_index(ops, HistoryOp, 3);
-    assert_int_equal(unknown->op, a);
+    assert_int_equal(done->value, 222);
+    const HistoryOp *unknown = &g_array_index(ops, HistoryOp, 0);
+    assert_int_equal(unknown->type, HISTORY_INFO);
     assert_int_equal(unknown->error, 7);
+    assert_int_equal(unknown->partition, 1);
+    assert_int_equal(history_ops_end_ns(history), 40);
+    /* A one-step op completes as it begins, with the next id. */
+    guint64 c = history_record(history, 50, HISTORY_FN_POLL, 200, topic, 2, 5, 7, 222);
+    assert_int_equal(c, 3);
+    assert_int_equal(history_op(history, c)->type, HISTORY_OK);
+    assert_int_equal(history_op(history, c)->complete_ns, 50);
     history_free(history);
 }
 
