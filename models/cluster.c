@@ -508,32 +508,103 @@ cluster_violations(const Cluster *cluster)
 
 /* ---- final state ---- */
 
-/* Every record of a replica's log, in offset order. (transfer full) */
-static GArray *
-log_records(Plog *log)
+/* One replica's log at the end of a run. Replicas whose logs are stored
+ * byte for byte alike (the usual case: followers keep the leader's encoded
+ * batches) share one decoded `records` array. */
+typedef struct {
+    gint32 broker;
+    BrokerPartitionInfo info;
+    gboolean has_log;
+    gint64 log_start;    /* of the log read (0 without one) */
+    GByteArray *encoded; /* the batches from the log start to the LEO */
+    GArray *records;     /* HistoryRecord in offset order (a reference) */
+} ReplicaLog;
+
+static void
+replica_log_free(gpointer data)
 {
-    GArray *records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+    ReplicaLog *replica = data;
+    g_byte_array_unref(replica->encoded);
+    g_array_unref(replica->records);
+    g_free(replica);
+}
+
+/* The log's batches as stored, from its start to its end. */
+static GByteArray *
+log_encoded(Plog *log)
+{
+    GByteArray *out = g_byte_array_new();
     gint64 offset = plog_log_start_offset(log);
     gint64 leo = plog_log_end_offset(log);
-    g_autoptr(GPtrArray) batches = plog_batch_array_new();
+    guint walked = 0;
     while (offset < leo) {
-        g_ptr_array_set_size(batches, 0);
-        plog_read(log, offset, 1 << 20, batches);
-        if (batches->len == 0)
+        gint64 size_bytes;
+        if (plog_read_encoded(log, offset, G_MAXINT64, G_MAXINT64, out, &size_bytes) !=
+                PLOG_READ_OK ||
+            out->len == walked)
             break;
-        for (guint b = 0; b < batches->len; b++) {
-            const PlogBatch *batch = g_ptr_array_index(batches, b);
-            for (guint r = 0; r < batch->records->len; r++) {
-                const PlogRecord *record = &g_array_index(batch->records, PlogRecord, r);
-                HistoryRecord out = {batch->base_offset + r, record->value, batch->leader_epoch,
-                                     batch->producer_id};
-                if (out.offset >= offset)
-                    g_array_append_val(records, out);
-            }
-            offset = batch->base_offset + batch->record_count;
+        while (walked < out->len) {
+            PlogBatchHeader header;
+            KSIM_ASSERT(plog_batch_header_decode(out->data + walked, out->len - walked, &header));
+            walked += (guint)plog_batch_header_encoded_bytes(&header);
+            offset = plog_batch_header_last_offset(&header) + 1;
+        }
+    }
+    return out;
+}
+
+/* The records of encoded batches at or above `log_start`, in offset order.
+ * (transfer full) */
+static GArray *
+records_decode(const GByteArray *encoded, gint64 log_start)
+{
+    GArray *records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+    guint at = 0;
+    while (at < encoded->len) {
+        PlogBatchHeader header;
+        KSIM_ASSERT(plog_batch_header_decode(encoded->data + at, encoded->len - at, &header));
+        gsize len = (gsize)plog_batch_header_encoded_bytes(&header);
+        g_autoptr(PlogBatch) batch = plog_batch_decode(encoded->data + at, len);
+        KSIM_ASSERT(batch != NULL); /* the log verified it when it was read */
+        at += (guint)len;
+        for (guint r = 0; r < batch->records->len; r++) {
+            const PlogRecord *record = &g_array_index(batch->records, PlogRecord, r);
+            HistoryRecord out = {batch->base_offset + r, record->value, batch->leader_epoch,
+                                 batch->producer_id};
+            if (out.offset >= log_start)
+                g_array_append_val(records, out);
         }
     }
     return records;
+}
+
+/* Every replica of the partition, in assignment order. (transfer full) */
+static GPtrArray *
+partition_logs(Cluster *cluster, const char *topic, gint32 partition)
+{
+    GPtrArray *logs = g_ptr_array_new_with_free_func(replica_log_free);
+    const GArray *replicas = cluster_replicas(cluster, topic, partition);
+    for (guint r = 0; replicas != NULL && r < replicas->len; r++) {
+        ReplicaLog *replica = g_new0(ReplicaLog, 1);
+        replica->broker = g_array_index(replicas, gint32, r);
+        Broker *broker = cluster_broker(cluster, replica->broker);
+        broker_partition_info(broker, topic, partition, &replica->info);
+        Plog *log = broker_partition_log(broker, topic, partition);
+        replica->has_log = log != NULL;
+        replica->encoded = log != NULL ? log_encoded(log) : g_byte_array_new();
+        gint64 log_start = log != NULL ? plog_log_start_offset(log) : 0;
+        for (guint o = 0; o < logs->len && replica->records == NULL; o++) {
+            const ReplicaLog *other = g_ptr_array_index(logs, o);
+            if (other->encoded->len == replica->encoded->len && other->log_start == log_start &&
+                memcmp(other->encoded->data, replica->encoded->data, other->encoded->len) == 0)
+                replica->records = g_array_ref(other->records);
+        }
+        if (replica->records == NULL)
+            replica->records = records_decode(replica->encoded, log_start);
+        replica->log_start = log_start;
+        g_ptr_array_add(logs, replica);
+    }
+    return logs;
 }
 
 static const HistoryRecord *
@@ -550,97 +621,97 @@ record_at(const GArray *records, gint64 offset)
 }
 
 static void
-compare_replicas(Cluster *cluster, const KTopicPartition *tp, gint32 a, const GArray *ra,
-                 gint64 hw_a, gint32 b, const GArray *rb, gint64 hw_b)
+compare_replicas(Cluster *cluster, const KTopicPartition *tp, const ReplicaLog *a,
+                 const ReplicaLog *b)
 {
-    gint64 upto = MIN(hw_a, hw_b);
-    for (guint i = 0; i < ra->len; i++) {
-        const HistoryRecord *x = &g_array_index(ra, HistoryRecord, i);
+    if (a->records == b->records)
+        return; /* byte-identical logs */
+    gint64 upto = MIN(a->info.hw, b->info.hw);
+    for (guint i = 0; i < a->records->len; i++) {
+        const HistoryRecord *x = &g_array_index(a->records, HistoryRecord, i);
         if (x->offset >= upto)
             break;
-        const HistoryRecord *y = record_at(rb, x->offset);
+        const HistoryRecord *y = record_at(b->records, x->offset);
         if (y == NULL || y->value == x->value)
             continue;
-        violation(cluster, tp, a,
+        violation(cluster, tp, a->broker,
                   "replicas %d and %d of %s-%d disagree at offset %" G_GINT64_FORMAT
                   " below their HWs (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
                   "): values %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT,
-                  a, b, tp->topic, tp->partition, x->offset, hw_a, hw_b, x->value, y->value);
+                  a->broker, b->broker, tp->topic, tp->partition, x->offset, a->info.hw,
+                  b->info.hw, x->value, y->value);
         return;
     }
 }
 
 static void
-check_partition_agreement(Cluster *cluster, const KTopicPartition *tp)
+check_partition_agreement(Cluster *cluster, const KTopicPartition *tp, const GPtrArray *logs)
 {
-    g_autoptr(GPtrArray) logs = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-    gint32 ids[KAFKA_REPLICAS_MAX];
-    gint64 hws[KAFKA_REPLICAS_MAX];
-    const GArray *replicas = cluster_replicas(cluster, tp->topic, tp->partition);
-    for (guint i = 0; replicas != NULL && i < replicas->len && logs->len < KAFKA_REPLICAS_MAX;
-         i++) {
-        gint32 id = g_array_index(replicas, gint32, i);
-        Broker *broker = cluster_broker(cluster, id);
-        Plog *log = broker_partition_log(broker, tp->topic, tp->partition);
-        if (log == NULL)
-            continue;
-        BrokerPartitionInfo info;
-        broker_partition_info(broker, tp->topic, tp->partition, &info);
-        ids[logs->len] = id;
-        hws[logs->len] = info.hw;
-        g_ptr_array_add(logs, log_records(log));
-    }
     for (guint i = 0; i < logs->len; i++) {
-        for (guint j = i + 1; j < logs->len; j++)
-            compare_replicas(cluster, tp, ids[i], g_ptr_array_index(logs, i), hws[i], ids[j],
-                             g_ptr_array_index(logs, j), hws[j]);
+        const ReplicaLog *a = g_ptr_array_index(logs, i);
+        for (guint j = i + 1; j < logs->len && a->has_log; j++) {
+            const ReplicaLog *b = g_ptr_array_index(logs, j);
+            if (b->has_log)
+                compare_replicas(cluster, tp, a, b);
+        }
+    }
+}
+
+static void
+record_partition(Cluster *cluster, const char *topic, gint32 partition, const GPtrArray *logs)
+{
+    for (guint r = 0; r < logs->len; r++) {
+        const ReplicaLog *log = g_ptr_array_index(logs, r);
+        HistoryReplica replica = {0};
+        replica.topic = history_topic(cluster->history, topic);
+        replica.partition = partition;
+        replica.broker = log->broker;
+        replica.is_leader = log->info.is_leader;
+        replica.online = log->info.present;
+        replica.log_start = log->info.log_start;
+        replica.leo = log->info.leo;
+        replica.hw = log->info.hw;
+        replica.records = g_array_ref(log->records);
+        history_add_replica(cluster->history, &replica);
+    }
+}
+
+/* Checks agreement (check) and/or records the final state (record) of every
+ * partition, decoding each distinct log once. */
+static void
+final_pass(Cluster *cluster, gboolean check, gboolean record)
+{
+    for (guint t = 0; t < cluster->topics->len; t++) {
+        const ClusterTopic *topic = g_ptr_array_index(cluster->topics, t);
+        for (guint p = 0; p < topic->assignment->len; p++) {
+            g_autoptr(GPtrArray) logs = partition_logs(cluster, topic->name, (gint32)p);
+            KTopicPartition tp;
+            ktp_set(&tp, topic->name, (gint32)p);
+            if (check)
+                check_partition_agreement(cluster, &tp, logs);
+            if (record)
+                record_partition(cluster, topic->name, (gint32)p, logs);
+        }
     }
 }
 
 void
 cluster_check_agreement(Cluster *cluster)
 {
-    for (guint t = 0; t < cluster->topics->len; t++) {
-        const ClusterTopic *topic = g_ptr_array_index(cluster->topics, t);
-        for (guint p = 0; p < topic->assignment->len; p++) {
-            KTopicPartition tp;
-            ktp_set(&tp, topic->name, (gint32)p);
-            check_partition_agreement(cluster, &tp);
-        }
-    }
+    final_pass(cluster, TRUE, FALSE);
 }
 
 void
 cluster_record_final_state(Cluster *cluster)
 {
-    if (cluster->history == NULL)
-        return;
-    for (guint t = 0; t < cluster->topics->len; t++) {
-        const ClusterTopic *topic = g_ptr_array_index(cluster->topics, t);
-        for (guint p = 0; p < topic->assignment->len; p++) {
-            const GArray *replicas = g_ptr_array_index(topic->assignment, p);
-            for (guint r = 0; r < replicas->len; r++) {
-                gint32 id = g_array_index(replicas, gint32, r);
-                Broker *broker = cluster_broker(cluster, id);
-                BrokerPartitionInfo info;
-                broker_partition_info(broker, topic->name, (gint32)p, &info);
-                Plog *log = broker_partition_log(broker, topic->name, (gint32)p);
-                HistoryReplica replica = {0};
-                replica.topic = history_topic(cluster->history, topic->name);
-                replica.partition = (gint32)p;
-                replica.broker = id;
-                replica.is_leader = info.is_leader;
-                replica.online = info.present;
-                replica.log_start = info.log_start;
-                replica.leo = info.leo;
-                replica.hw = info.hw;
-                replica.records = log != NULL
-                                      ? log_records(log)
-                                      : g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
-                history_add_replica(cluster->history, &replica);
-            }
-        }
-    }
+    if (cluster->history != NULL)
+        final_pass(cluster, FALSE, TRUE);
+}
+
+void
+cluster_finish(Cluster *cluster)
+{
+    final_pass(cluster, TRUE, cluster->history != NULL);
 }
 
 char *

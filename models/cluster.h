@@ -14,7 +14,8 @@
  *  5. replicas agree on every record below both their HWs (checked by
  *     cluster_check_agreement, e.g. at the end of a run).
  * At the end of a run cluster_record_final_state adds every replica's log to
- * the history for the checker.
+ * the history for the checker; replicas whose logs are byte-identical share
+ * one records array there.
  */
 #ifndef CLUSTER_H
 #define CLUSTER_H
@@ -76,6 +77,8 @@ gint32 cluster_controller(const Cluster *cluster);
 void cluster_check_agreement(Cluster *cluster);
 /* Adds every replica's final state to the history. */
 void cluster_record_final_state(Cluster *cluster);
+/* Both at once, at the end of a run: each distinct log is read once. */
+void cluster_finish(Cluster *cluster);
 guint cluster_violations(const Cluster *cluster);
 
 /* NULL when every partition has a leader whose ISR holds all its replicas;

@@ -37,7 +37,7 @@ replica_clear(gpointer data)
 {
     HistoryReplica *replica = data;
     if (replica->records != NULL)
-        g_array_free(replica->records, TRUE);
+        g_array_unref(replica->records);
 }
 
 History *

@@ -111,7 +111,8 @@ typedef struct {
     gint64 log_start;
     gint64 leo;
     gint64 hw;
-    GArray *records;     /* HistoryRecord, in offset order */
+    GArray *records;     /* HistoryRecord, in offset order; replicas with
+                          * identical logs may share one array */
 } HistoryReplica;
 
 History *history_new(void);
@@ -156,7 +157,8 @@ void history_event(History *history, const HistoryEvent *event);
 const GArray *history_events(const History *history); /* HistoryEvent */
 guint history_violation_count(const History *history);
 
-/* Adds a replica's final state; takes ownership of `replica->records`. */
+/* Adds a replica's final state; takes over the caller's reference to
+ * `replica->records` (g_array_ref it first to keep one). */
 void history_add_replica(History *history, const HistoryReplica *replica);
 const GArray *history_replicas(const History *history); /* HistoryReplica */
 

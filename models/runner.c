@@ -652,8 +652,7 @@ runner_run(const ScenarioVariant *variant, guint64 seed, FILE *trace_out)
     result->last_heal_ns = duration;
     result->unconverged = cluster_unconverged(run.cluster);
     result->converged = result->unconverged == NULL;
-    cluster_check_agreement(run.cluster);
-    cluster_record_final_state(run.cluster);
+    cluster_finish(run.cluster);
     result->violations = cluster_violations(run.cluster);
     result->virtual_ns = sim_now_ns(run.world);
     result->events = sim_world_events(run.world);

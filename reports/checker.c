@@ -3,7 +3,7 @@
  *
  * checker_run works in passes, each linear in what it walks:
  *   sends_build        operations -> one CheckerSend per operation id
- *   values_index       hash of sent values -> their CheckerSend
+ *   values_index       sent values -> their CheckerSend, by process and count
  *   partitions_build   replicas, sorted -> one committed log per partition
  *   partition_walk     committed records -> where each value is committed,
  *                      duplicates, nonmonotonic sends
@@ -47,6 +47,9 @@ typedef struct {
     guint len;
 } ReplicaSpan;
 
+typedef struct ValueIndex ValueIndex;
+static void value_index_free(ValueIndex *index);
+
 struct CheckerResult {
     const History *history;
     CheckerOptions options;
@@ -56,7 +59,7 @@ struct CheckerResult {
     GArray *replica_order; /* guint index into history_replicas, by (topic, partition, broker) */
     GArray *examples[CHECKER_ANOMALY_COUNT];
     GPtrArray *violations;
-    GHashTable *values; /* &CheckerSend.value -> the send; looked up only */
+    ValueIndex *values;
     CheckerCounts counts;
     CheckerStats stats;
     StatsHistogram *latency[CHECKER_LATENCY_COUNT];
@@ -162,8 +165,7 @@ checker_result_free(CheckerResult *result)
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
         g_array_free(result->examples[a], TRUE);
     g_ptr_array_free(result->violations, TRUE);
-    if (result->values != NULL)
-        g_hash_table_destroy(result->values);
+    value_index_free(result->values);
     for (guint l = 0; l < CHECKER_LATENCY_COUNT; l++)
         stats_histogram_free(result->latency[l]);
     stats_series_free(result->throughput);
@@ -248,28 +250,73 @@ sends_build(CheckerResult *result)
 
 /* ---- values_index ---- */
 
-/* A set of pointers to the sends' value fields; a lookup by value returns
- * the send itself. A value sent twice is followed through its last send. */
-static GHashTable *
+/* Sent values by producer: HISTORY_VALUE(process, n) is found at index n - 1
+ * of its process's array of operation ids (0: none), so a lookup is an array
+ * index (the process's array is remembered from the previous lookup). */
+struct ValueIndex {
+    GHashTable *by_process; /* process -> GArray of guint32 op id; looked up only */
+    guint32 last_process;
+    GArray *last_ops;       /* the array of last_process, or NULL */
+};
+
+static void
+value_index_free(ValueIndex *index)
+{
+    if (index == NULL)
+        return;
+    g_hash_table_destroy(index->by_process);
+    g_free(index);
+}
+
+static GArray *
+value_index_ops(ValueIndex *index, guint32 process)
+{
+    if (index->last_ops == NULL || index->last_process != process) {
+        index->last_ops = g_hash_table_lookup(index->by_process, GUINT_TO_POINTER(process));
+        index->last_process = process;
+    }
+    return index->last_ops;
+}
+
+static ValueIndex *
 values_index(CheckerResult *result)
 {
-    GHashTable *values = g_hash_table_new(g_int64_hash, g_int64_equal);
+    ValueIndex *index = g_new0(ValueIndex, 1);
+    index->by_process =
+        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
+    KSIM_ASSERT(result->sends->len <= G_MAXUINT32);
     for (guint op = 0; op < result->sends->len; op++) {
-        CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
+        const CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
         if (send->outcome == CHECKER_SEND_NONE)
             continue;
-        guint size = g_hash_table_size(values);
-        g_hash_table_add(values, &send->value);
-        if (g_hash_table_size(values) == size)
+        guint32 process = HISTORY_VALUE_PROCESS(send->value);
+        guint64 n = HISTORY_VALUE_COUNTER(send->value);
+        KSIM_ASSERT(n > 0 && n <= G_MAXUINT32); /* history.h's contract for sent values */
+        GArray *ops = value_index_ops(index, process);
+        if (ops == NULL) {
+            ops = g_array_new(FALSE, TRUE, sizeof(guint32));
+            g_hash_table_insert(index->by_process, GUINT_TO_POINTER(process), ops);
+            index->last_ops = ops;
+        }
+        if (ops->len < n)
+            g_array_set_size(ops, (guint)MAX(n, MIN((guint64)ops->len * 2, G_MAXUINT32)));
+        guint32 *slot = &g_array_index(ops, guint32, n - 1);
+        if (*slot != 0)
             result->counts.values_reused++;
+        *slot = (guint32)op;
     }
-    return values;
+    return index;
 }
 
 static CheckerSend *
-value_lookup(GHashTable *values, guint64 value)
+value_lookup(const CheckerResult *result, ValueIndex *values, guint64 value)
 {
-    return g_hash_table_lookup(values, &value);
+    GArray *ops = value_index_ops(values, HISTORY_VALUE_PROCESS(value));
+    guint64 n = HISTORY_VALUE_COUNTER(value);
+    if (ops == NULL || n == 0 || n > ops->len)
+        return NULL;
+    guint32 op = g_array_index(ops, guint32, n - 1);
+    return op != 0 ? &g_array_index(result->sends, CheckerSend, op) : NULL;
 }
 
 /* ---- partitions_build ---- */
@@ -457,7 +504,7 @@ order_check(CheckerResult *result, const CheckerPartition *partition, GHashTable
 /* Walks one committed log in offset order: notes where each value is
  * committed and finds duplicates and out-of-order sends. */
 static void
-partition_walk(CheckerResult *result, GHashTable *values, guint partition_index)
+partition_walk(CheckerResult *result, ValueIndex *values, guint partition_index)
 {
     const CheckerPartition *partition =
         &g_array_index(result->partitions, CheckerPartition, partition_index);
@@ -465,7 +512,7 @@ partition_walk(CheckerResult *result, GHashTable *values, guint partition_index)
     g_autoptr(GArray) marks = g_array_new(FALSE, FALSE, sizeof(ProcessMark));
     for (guint k = 0; k < partition->records_committed; k++) {
         const HistoryRecord *record = &g_array_index(partition->records, HistoryRecord, k);
-        CheckerSend *send = value_lookup(values, record->value);
+        CheckerSend *send = value_lookup(result, values, record->value);
         if (send == NULL) {
             result->counts.committed_unknown_origin++;
             continue;
@@ -483,14 +530,14 @@ partition_walk(CheckerResult *result, GHashTable *values, guint partition_index)
 /* ---- replicas_compare ---- */
 
 static guint64
-op_of_value(const CheckerResult *result, GHashTable *values, guint64 value)
+op_of_value(const CheckerResult *result, ValueIndex *values, guint64 value)
 {
-    const CheckerSend *send = value_lookup(values, value);
+    const CheckerSend *send = value_lookup(result, values, value);
     return send != NULL ? send_op(result, send) : 0;
 }
 
 static void
-divergence_found(CheckerResult *result, GHashTable *values, const CheckerPartition *partition,
+divergence_found(CheckerResult *result, ValueIndex *values, const CheckerPartition *partition,
                  const HistoryReplica *replica, const HistoryRecord *committed,
                  const HistoryRecord *other)
 {
@@ -519,7 +566,7 @@ divergence_found(CheckerResult *result, GHashTable *values, const CheckerPartiti
 
 /* Merges one replica's log with the committed log below both HWs. */
 static void
-replica_compare_logs(CheckerResult *result, GHashTable *values, const CheckerPartition *partition,
+replica_compare_logs(CheckerResult *result, ValueIndex *values, const CheckerPartition *partition,
                      const HistoryReplica *replica)
 {
     gint64 limit = MIN(replica->hw, partition->hw);
@@ -545,7 +592,7 @@ replica_compare_logs(CheckerResult *result, GHashTable *values, const CheckerPar
 }
 
 static void
-replicas_compare(CheckerResult *result, GHashTable *values, guint partition_index)
+replicas_compare(CheckerResult *result, ValueIndex *values, guint partition_index)
 {
     const CheckerPartition *partition =
         &g_array_index(result->partitions, CheckerPartition, partition_index);
@@ -587,7 +634,7 @@ lost_found(CheckerResult *result, const CheckerSend *send)
 }
 
 static void
-misplaced_found(CheckerResult *result, const CheckerSend *send, GHashTable *values)
+misplaced_found(CheckerResult *result, const CheckerSend *send, ValueIndex *values)
 {
     const CheckerPartition *told = checker_result_partition(result, send->topic, send->partition);
     const HistoryRecord *there = told ? checker_partition_record_at(told, send->offset) : NULL;
@@ -659,7 +706,7 @@ misplaced(const CheckerResult *result, const CheckerSend *send)
 }
 
 static void
-acked_classify(CheckerResult *result, const CheckerSend *send, GHashTable *values)
+acked_classify(CheckerResult *result, const CheckerSend *send, ValueIndex *values)
 {
     result->counts.acked++;
     result->counts.acked_without_offset += send->outcome == CHECKER_SEND_SENT;
@@ -701,7 +748,7 @@ unacked_classify(CheckerResult *result, const CheckerSend *send)
 }
 
 static void
-sends_classify(CheckerResult *result, GHashTable *values)
+sends_classify(CheckerResult *result, ValueIndex *values)
 {
     CheckerStats *stats = &result->stats;
     for (guint op = 0; op < result->sends->len; op++) {
@@ -833,7 +880,7 @@ checker_run(const History *history, const CheckerOptions *options)
     KSIM_ASSERT(history != NULL);
     CheckerResult *result = result_new(history, options);
     sends_build(result);
-    GHashTable *values = values_index(result);
+    ValueIndex *values = values_index(result);
     result->values = values;
     partitions_build(result);
     for (guint p = 0; p < result->partitions->len; p++)
@@ -895,7 +942,7 @@ checker_result_send(const CheckerResult *result, guint64 op)
 const CheckerSend *
 checker_result_send_of_value(const CheckerResult *result, guint64 value)
 {
-    return value_lookup(result->values, value);
+    return value_lookup(result, result->values, value);
 }
 
 const GArray *
