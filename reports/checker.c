@@ -2,8 +2,9 @@
  * checker: verdicts and produce statistics from a history (see checker.h).
  *
  * checker_run works in passes, each linear in what it walks:
- *   sends_build        operations -> one CheckerSend per operation id
- *   values_index       sent values -> their CheckerSend, by process and count
+ *   sends_build        operations -> one SendState per operation id (what
+ *                      the checker learns; the rest is the history's row)
+ *   values_index       sent values -> their operation ids, by process and count
  *   partitions_build   replicas, sorted -> one committed log per partition
  *   partition_walk     committed records -> where each value is committed,
  *                      duplicates, nonmonotonic sends
@@ -37,9 +38,13 @@
 #define WINDOW_NS_DEFAULT G_GINT64_CONSTANT(1000000000)
 #define LATENCY_DIGITS_DEFAULT 3
 
-/* The committed record's value is found from a hashed pointer to a send's
- * value field, so that field must be the struct's first. */
-G_STATIC_ASSERT(offsetof(CheckerSend, value) == 0);
+/* What the checker learns of one operation beyond its history row. */
+typedef struct {
+    gint64 committed_offset;     /* where the committed log holds the value first; -1 */
+    gint32 committed_partition;  /* index in partitions; -1: absent */
+    guint8 outcome;              /* CheckerOutcome; CHECKER_SEND_NONE: not a send */
+    guint8 flags;
+} SendState;
 
 /* Where a partition's replicas sit in the sorted replica order. */
 typedef struct {
@@ -53,7 +58,7 @@ static void value_index_free(ValueIndex *index);
 struct CheckerResult {
     const History *history;
     CheckerOptions options;
-    GArray *sends;         /* CheckerSend, by operation id */
+    GArray *sends;         /* SendState, by operation id (element 0 unused) */
     GArray *partitions;    /* CheckerPartition */
     GArray *spans;         /* ReplicaSpan, parallel to partitions */
     GArray *replica_order; /* guint index into history_replicas, by (topic, partition, broker) */
@@ -132,7 +137,7 @@ result_new(const History *history, const CheckerOptions *options)
     else
         checker_options_init(&result->options);
     KSIM_ASSERT(result->options.window_ns > 0);
-    result->sends = g_array_new(FALSE, TRUE, sizeof(CheckerSend));
+    result->sends = g_array_new(FALSE, FALSE, sizeof(SendState));
     result->partitions = g_array_new(FALSE, TRUE, sizeof(CheckerPartition));
     result->spans = g_array_new(FALSE, TRUE, sizeof(ReplicaSpan));
     result->replica_order = g_array_new(FALSE, FALSE, sizeof(guint));
@@ -186,19 +191,34 @@ anomaly_add(CheckerResult *result, CheckerExample *example)
     example->summary = NULL;
 }
 
-static CheckerSend *
+static SendState *
 send_at(const CheckerResult *result, guint64 op)
 {
-    if (op >= result->sends->len)
+    if (op == 0 || op >= result->sends->len)
         return NULL;
-    CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
-    return send->outcome == CHECKER_SEND_NONE ? NULL : send;
+    SendState *state = &g_array_index(result->sends, SendState, op);
+    return state->outcome == CHECKER_SEND_NONE ? NULL : state;
 }
 
-static guint64
-send_op(const CheckerResult *result, const CheckerSend *send)
+/* The whole of send `op` (which must be one): its history row and state. */
+static void
+send_view(const CheckerResult *result, guint64 op, CheckerSend *out)
 {
-    return (guint64)(send - (const CheckerSend *)(gconstpointer)result->sends->data);
+    const SendState *state = send_at(result, op);
+    KSIM_ASSERT(state != NULL);
+    const HistoryOp *row = history_op(result->history, op);
+    *out = (CheckerSend){.op = op,
+                         .value = row->value,
+                         .invoke_ns = row->invoke_ns,
+                         .complete_ns = row->complete_ns,
+                         .offset = row->offset,
+                         .committed_offset = state->committed_offset,
+                         .process = row->process,
+                         .partition = row->partition,
+                         .error = row->error,
+                         .committed_partition = state->committed_partition,
+                         .topic = row->topic,
+                         .outcome = state->outcome};
 }
 
 /* ---- sends_build ---- */
@@ -219,32 +239,22 @@ outcome_of(const HistoryOp *op)
     return op->error == 0 ? CHECKER_SEND_SENT : CHECKER_SEND_INFO;
 }
 
-/* One CheckerSend per operation id; entries of operations that are not
- * sends stay CHECKER_SEND_NONE. */
+/* One SendState per operation id; operations that are not sends stay
+ * CHECKER_SEND_NONE. */
 static void
 sends_build(CheckerResult *result)
 {
     const GArray *ops = history_ops(result->history);
-    if (ops->len == 0)
-        return;
-    KSIM_ASSERT(ops->len < G_MAXUINT);
+    KSIM_ASSERT(ops->len < G_MAXUINT32);
     g_array_set_size(result->sends, ops->len + 1);
+    g_array_index(result->sends, SendState, 0).outcome = CHECKER_SEND_NONE;
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
-        if (op->fn != HISTORY_FN_SEND)
-            continue;
-        CheckerSend *send = &g_array_index(result->sends, CheckerSend, i + 1);
-        send->value = op->value;
-        send->invoke_ns = op->invoke_ns;
-        send->complete_ns = op->complete_ns;
-        send->offset = op->offset;
-        send->committed_offset = -1;
-        send->committed_partition = -1;
-        send->process = op->process;
-        send->partition = op->partition;
-        send->error = op->error;
-        send->topic = op->topic;
-        send->outcome = (guint8)outcome_of(op);
+        SendState *state = &g_array_index(result->sends, SendState, i + 1);
+        *state = (SendState){.committed_offset = -1,
+                             .committed_partition = -1,
+                             .outcome = op->fn == HISTORY_FN_SEND ? (guint8)outcome_of(op)
+                                                                  : CHECKER_SEND_NONE};
     }
 }
 
@@ -285,12 +295,12 @@ values_index(CheckerResult *result)
     index->by_process =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
     KSIM_ASSERT(result->sends->len <= G_MAXUINT32);
-    for (guint op = 0; op < result->sends->len; op++) {
-        const CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
-        if (send->outcome == CHECKER_SEND_NONE)
+    for (guint op = 1; op < result->sends->len; op++) {
+        if (send_at(result, op) == NULL)
             continue;
-        guint32 process = HISTORY_VALUE_PROCESS(send->value);
-        guint64 n = HISTORY_VALUE_COUNTER(send->value);
+        guint64 value = history_op(result->history, op)->value;
+        guint32 process = HISTORY_VALUE_PROCESS(value);
+        guint64 n = HISTORY_VALUE_COUNTER(value);
         KSIM_ASSERT(n > 0 && n <= G_MAXUINT32); /* history.h's contract for sent values */
         GArray *ops = value_index_ops(index, process);
         if (ops == NULL) {
@@ -308,15 +318,15 @@ values_index(CheckerResult *result)
     return index;
 }
 
-static CheckerSend *
-value_lookup(const CheckerResult *result, ValueIndex *values, guint64 value)
+/* The operation id of the send of `value`; 0: none. */
+static guint64
+value_lookup(ValueIndex *values, guint64 value)
 {
     GArray *ops = value_index_ops(values, HISTORY_VALUE_PROCESS(value));
     guint64 n = HISTORY_VALUE_COUNTER(value);
     if (ops == NULL || n == 0 || n > ops->len)
-        return NULL;
-    guint32 op = g_array_index(ops, guint32, n - 1);
-    return op != 0 ? &g_array_index(result->sends, CheckerSend, op) : NULL;
+        return 0;
+    return g_array_index(ops, guint32, n - 1);
 }
 
 /* ---- partitions_build ---- */
@@ -416,17 +426,20 @@ partitions_build(CheckerResult *result)
 /* ---- partition_walk ---- */
 
 static void
-duplicate_found(CheckerResult *result, CheckerSend *send, guint partition_index,
+duplicate_found(CheckerResult *result, guint64 op, guint partition_index,
                 const HistoryRecord *record)
 {
-    if (send->flags & SEND_FLAG_DUPLICATE)
+    SendState *state = send_at(result, op);
+    if (state->flags & SEND_FLAG_DUPLICATE)
         return;
-    send->flags |= SEND_FLAG_DUPLICATE;
+    state->flags |= SEND_FLAG_DUPLICATE;
+    CheckerSend send;
+    send_view(result, op, &send);
     const CheckerPartition *first =
-        &g_array_index(result->partitions, CheckerPartition, send->committed_partition);
+        &g_array_index(result->partitions, CheckerPartition, send.committed_partition);
     const CheckerPartition *here =
         &g_array_index(result->partitions, CheckerPartition, partition_index);
-    g_autofree char *who = checker_process_label(result->history, send->process);
+    g_autofree char *who = checker_process_label(result->history, send.process);
     g_autofree char *where =
         checker_partition_label(result->history, first->topic, first->partition);
     g_autofree char *where_other =
@@ -437,23 +450,23 @@ duplicate_found(CheckerResult *result, CheckerSend *send, guint partition_index,
     example.partition = first->partition;
     example.partition_other = here->partition;
     example.broker = -1;
-    example.op = send_op(result, send);
-    example.value = send->value;
-    example.offset = send->committed_offset;
+    example.op = op;
+    example.value = send.value;
+    example.offset = send.committed_offset;
     example.offset_other = record->offset;
     example.summary = g_strdup_printf(
         "value %" G_GUINT64_FORMAT " from %s is committed at offset %" G_GINT64_FORMAT
         " of %s and again at offset %" G_GINT64_FORMAT " of %s",
-        send->value, who, send->committed_offset, where, record->offset, where_other);
+        send.value, who, send.committed_offset, where, record->offset, where_other);
     anomaly_add(result, &example);
 }
 
 static void
-nonmonotonic_found(CheckerResult *result, const CheckerPartition *partition,
-                   const CheckerSend *send, gint64 offset, const ProcessMark *mark)
+nonmonotonic_found(CheckerResult *result, const CheckerPartition *partition, guint64 op,
+                   gint64 offset, const ProcessMark *mark)
 {
-    const CheckerSend *later = send_at(result, mark->op);
-    KSIM_ASSERT(later != NULL);
+    const HistoryOp *send = history_op(result->history, op);
+    const HistoryOp *later = history_op(result->history, mark->op);
     g_autofree char *who = checker_process_label(result->history, send->process);
     g_autofree char *where =
         checker_partition_label(result->history, partition->topic, partition->partition);
@@ -463,7 +476,7 @@ nonmonotonic_found(CheckerResult *result, const CheckerPartition *partition,
     example.partition = partition->partition;
     example.partition_other = partition->partition;
     example.broker = -1;
-    example.op = send_op(result, send);
+    example.op = op;
     example.op_other = mark->op;
     example.value = send->value;
     example.value_other = later->value;
@@ -477,24 +490,36 @@ nonmonotonic_found(CheckerResult *result, const CheckerPartition *partition,
     anomaly_add(result, &example);
 }
 
-/* Compares the record's send with the latest send of its producer seen
+/* The latest send of each producer seen so far in one log walk. */
+typedef struct {
+    GHashTable *mark_of; /* process -> index + 1 in marks; looked up only */
+    GArray *marks;       /* ProcessMark */
+    guint32 last_process;
+    guint last_index;    /* 0: none remembered */
+} OrderMarks;
+
+/* Compares send `op` (at `offset`) with the latest send of its producer seen
  * earlier in this log. */
 static void
-order_check(CheckerResult *result, const CheckerPartition *partition, GHashTable *mark_of,
-            GArray *marks, const CheckerSend *send, gint64 offset)
+order_check(CheckerResult *result, const CheckerPartition *partition, OrderMarks *order,
+            guint64 op, gint64 offset)
 {
-    guint64 op = send_op(result, send);
-    gpointer key = GUINT_TO_POINTER(send->process);
-    guint index = GPOINTER_TO_UINT(g_hash_table_lookup(mark_of, key));
-    if (index == 0) {
-        ProcessMark mark = {op, offset};
-        g_array_append_val(marks, mark);
-        g_hash_table_insert(mark_of, key, GUINT_TO_POINTER(marks->len));
-        return;
+    guint32 process = history_op(result->history, op)->process;
+    if (order->last_index == 0 || order->last_process != process) {
+        gpointer key = GUINT_TO_POINTER(process);
+        guint index = GPOINTER_TO_UINT(g_hash_table_lookup(order->mark_of, key));
+        if (index == 0) {
+            ProcessMark mark = {op, offset};
+            g_array_append_val(order->marks, mark);
+            index = order->marks->len;
+            g_hash_table_insert(order->mark_of, key, GUINT_TO_POINTER(index));
+        }
+        order->last_process = process;
+        order->last_index = index;
     }
-    ProcessMark *mark = &g_array_index(marks, ProcessMark, index - 1);
+    ProcessMark *mark = &g_array_index(order->marks, ProcessMark, order->last_index - 1);
     if (op < mark->op) {
-        nonmonotonic_found(result, partition, send, offset, mark);
+        nonmonotonic_found(result, partition, op, offset, mark);
         return;
     }
     mark->op = op;
@@ -510,31 +535,26 @@ partition_walk(CheckerResult *result, ValueIndex *values, guint partition_index)
         &g_array_index(result->partitions, CheckerPartition, partition_index);
     g_autoptr(GHashTable) mark_of = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_autoptr(GArray) marks = g_array_new(FALSE, FALSE, sizeof(ProcessMark));
+    OrderMarks order = {mark_of, marks, 0, 0};
     for (guint k = 0; k < partition->records_committed; k++) {
         const HistoryRecord *record = &g_array_index(partition->records, HistoryRecord, k);
-        CheckerSend *send = value_lookup(result, values, record->value);
-        if (send == NULL) {
+        guint64 op = value_lookup(values, record->value);
+        if (op == 0) {
             result->counts.committed_unknown_origin++;
             continue;
         }
-        if (send->committed_partition >= 0) {
-            duplicate_found(result, send, partition_index, record);
+        SendState *state = send_at(result, op);
+        if (state->committed_partition >= 0) {
+            duplicate_found(result, op, partition_index, record);
             continue;
         }
-        send->committed_partition = (gint32)partition_index;
-        send->committed_offset = record->offset;
-        order_check(result, partition, mark_of, marks, send, record->offset);
+        state->committed_partition = (gint32)partition_index;
+        state->committed_offset = record->offset;
+        order_check(result, partition, &order, op, record->offset);
     }
 }
 
 /* ---- replicas_compare ---- */
-
-static guint64
-op_of_value(const CheckerResult *result, ValueIndex *values, guint64 value)
-{
-    const CheckerSend *send = value_lookup(result, values, value);
-    return send != NULL ? send_op(result, send) : 0;
-}
 
 static void
 divergence_found(CheckerResult *result, ValueIndex *values, const CheckerPartition *partition,
@@ -549,8 +569,8 @@ divergence_found(CheckerResult *result, ValueIndex *values, const CheckerPartiti
     example.partition = partition->partition;
     example.partition_other = partition->partition;
     example.broker = replica->broker;
-    example.op = op_of_value(result, values, committed->value);
-    example.op_other = op_of_value(result, values, other->value);
+    example.op = value_lookup(values, committed->value);
+    example.op_other = value_lookup(values, other->value);
     example.value = committed->value;
     example.value_other = other->value;
     example.offset = committed->offset;
@@ -617,7 +637,7 @@ lost_found(CheckerResult *result, const CheckerSend *send)
     example.partition = send->partition;
     example.partition_other = -1;
     example.broker = -1;
-    example.op = send_op(result, send);
+    example.op = send->op;
     example.value = send->value;
     example.offset = send->offset;
     example.offset_other = -1;
@@ -652,12 +672,12 @@ misplaced_found(CheckerResult *result, const CheckerSend *send, ValueIndex *valu
     example.partition = send->partition;
     example.partition_other = committed->partition;
     example.broker = -1;
-    example.op = send_op(result, send);
+    example.op = send->op;
     example.value = send->value;
     example.offset = send->offset;
     example.offset_other = send->committed_offset;
     example.value_other = there ? there->value : 0;
-    example.op_other = there ? op_of_value(result, values, there->value) : 0;
+    example.op_other = there ? value_lookup(values, there->value) : 0;
     example.summary = g_strdup_printf("value %" G_GUINT64_FORMAT
                                       " from %s was acknowledged at offset %" G_GINT64_FORMAT
                                       " of %s but is committed at offset %" G_GINT64_FORMAT
@@ -681,7 +701,7 @@ failed_present_found(CheckerResult *result, const CheckerSend *send)
     example.partition = committed->partition;
     example.partition_other = -1;
     example.broker = -1;
-    example.op = send_op(result, send);
+    example.op = send->op;
     example.value = send->value;
     example.offset = send->committed_offset;
     example.offset_other = -1;
@@ -751,10 +771,12 @@ static void
 sends_classify(CheckerResult *result, ValueIndex *values)
 {
     CheckerStats *stats = &result->stats;
-    for (guint op = 0; op < result->sends->len; op++) {
-        const CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
-        if (send->outcome == CHECKER_SEND_NONE)
+    for (guint op = 1; op < result->sends->len; op++) {
+        if (send_at(result, op) == NULL)
             continue;
+        CheckerSend view;
+        send_view(result, op, &view);
+        const CheckerSend *send = &view;
         result->counts.attempted++;
         if (stats->first_invoke_ns < 0 || send->invoke_ns < stats->first_invoke_ns)
             stats->first_invoke_ns = send->invoke_ns;
@@ -809,9 +831,13 @@ recovery_measure(CheckerResult *result)
         return;
     result->stats.last_heal_ns = heal_ns;
     gint64 first_ns = -1;
-    for (guint op = 0; op < result->sends->len; op++) {
-        const CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
-        gboolean acked = send->outcome == CHECKER_SEND_OK || send->outcome == CHECKER_SEND_SENT;
+    for (guint op = 1; op < result->sends->len; op++) {
+        const SendState *state = send_at(result, op);
+        if (state == NULL)
+            continue;
+        const HistoryOp *send = history_op(result->history, op);
+        gboolean acked =
+            state->outcome == CHECKER_SEND_OK || state->outcome == CHECKER_SEND_SENT;
         if (!acked || send->invoke_ns < heal_ns)
             continue;
         if (first_ns < 0 || send->complete_ns < first_ns)
@@ -835,10 +861,10 @@ availability_measure(CheckerResult *result)
     guint windows = (guint)(end_ns / window_ns) + 1;
     g_autoptr(GArray) delta = g_array_new(FALSE, TRUE, sizeof(gint64));
     g_array_set_size(delta, windows + 1);
-    for (guint op = 0; op < result->sends->len; op++) {
-        const CheckerSend *send = &g_array_index(result->sends, CheckerSend, op);
-        if (send->outcome == CHECKER_SEND_NONE)
+    for (guint op = 1; op < result->sends->len; op++) {
+        if (send_at(result, op) == NULL)
             continue;
+        const HistoryOp *send = history_op(result->history, op);
         gint64 last_ns = send->complete_ns >= 0 ? send->complete_ns : end_ns;
         g_array_index(delta, gint64, send->invoke_ns / window_ns)++;
         g_array_index(delta, gint64, last_ns / window_ns + 1)--;
@@ -927,22 +953,19 @@ checker_result_violations(const CheckerResult *result)
     return result->violations;
 }
 
-const GArray *
-checker_result_sends(const CheckerResult *result)
+gboolean
+checker_result_send(const CheckerResult *result, guint64 op, CheckerSend *out)
 {
-    return result->sends;
+    if (send_at(result, op) == NULL)
+        return FALSE;
+    send_view(result, op, out);
+    return TRUE;
 }
 
-const CheckerSend *
-checker_result_send(const CheckerResult *result, guint64 op)
+gboolean
+checker_result_send_of_value(const CheckerResult *result, guint64 value, CheckerSend *out)
 {
-    return send_at(result, op);
-}
-
-const CheckerSend *
-checker_result_send_of_value(const CheckerResult *result, guint64 value)
-{
-    return value_lookup(result, result->values, value);
+    return checker_result_send(result, value_lookup(result->values, value), out);
 }
 
 const GArray *
@@ -997,10 +1020,12 @@ checker_result_throughput(const CheckerResult *result)
 /* ---- invariants ---- */
 
 static void
-check_send(const CheckerResult *result, const CheckerSend *send)
+check_send(const CheckerResult *result, guint64 op)
 {
-    if (send->outcome == CHECKER_SEND_NONE || send->committed_partition < 0)
+    CheckerSend view;
+    if (!checker_result_send(result, op, &view) || view.committed_partition < 0)
         return;
+    const CheckerSend *send = &view;
     KSIM_ASSERT((guint)send->committed_partition < result->partitions->len);
     const CheckerPartition *partition =
         &g_array_index(result->partitions, CheckerPartition, send->committed_partition);
@@ -1026,8 +1051,8 @@ checker_result_check_invariants(const CheckerResult *result)
         const CheckerPartition *b = &g_array_index(result->partitions, CheckerPartition, p);
         KSIM_ASSERT(a->topic < b->topic || (a->topic == b->topic && a->partition < b->partition));
     }
-    for (guint op = 0; op < result->sends->len; op++)
-        check_send(result, &g_array_index(result->sends, CheckerSend, op));
+    for (guint op = 1; op < result->sends->len; op++)
+        check_send(result, op);
     KSIM_ASSERT(stats_histogram_count(result->latency[CHECKER_LATENCY_ACKED]) == (gint64)c->acked);
     KSIM_ASSERT(stats_histogram_count(result->latency[CHECKER_LATENCY_FAILED]) ==
                 (gint64)c->failed);

@@ -46,8 +46,8 @@
  * invoked at or after it.
  *
  * Cost: one pass over the operations, one over the committed logs, one over
- * each online replica's log, one over the events; memory one CheckerSend per
- * operation id plus a hash of the sent values. It does not change the
+ * each online replica's log, one over the events; memory 16 bytes per
+ * operation plus 4 per sent value. It does not change the
  * history, and borrows its replica logs: the history must outlive the result.
  */
 #ifndef CHECKER_H
@@ -98,8 +98,9 @@ typedef struct {
                           * "heal", or NODE event saying "restart"/"resume" */
 } CheckerOptions;
 
-/* One send, indexed by its operation id (checker_result_sends). */
+/* One send: its history row and what the checker found (checker_result_send). */
 typedef struct {
+    guint64 op;
     guint64 value;
     gint64 invoke_ns;
     gint64 complete_ns;      /* -1: never completed */
@@ -111,7 +112,6 @@ typedef struct {
     gint32 committed_partition; /* index in checker_result_partitions; -1: absent */
     guint16 topic;
     guint8 outcome; /* CheckerOutcome */
-    guint8 flags;   /* internal */
 } CheckerSend;
 
 /* One partition's committed log. */
@@ -210,15 +210,13 @@ const GArray *checker_result_examples(const CheckerResult *result, CheckerAnomal
 /* The texts of up to examples_max invariant breaches (transfer none). */
 const GPtrArray *checker_result_violations(const CheckerResult *result);
 
-/* Every send by operation id; entries without a send are CHECKER_SEND_NONE
- * (GArray of CheckerSend; transfer none). */
-const GArray *checker_result_sends(const CheckerResult *result);
+/* Fills *out with send `op`; FALSE when operation `op` is not a send. */
+gboolean checker_result_send(const CheckerResult *result, guint64 op, CheckerSend *out);
 
-/* The send with operation id `op`, or NULL. */
-const CheckerSend *checker_result_send(const CheckerResult *result, guint64 op);
-
-/* The send that produced `value` (the last one, if several did), or NULL. */
-const CheckerSend *checker_result_send_of_value(const CheckerResult *result, guint64 value);
+/* Fills *out with the send that produced `value` (the last one, if several
+ * did); FALSE when none did. */
+gboolean checker_result_send_of_value(const CheckerResult *result, guint64 value,
+                                      CheckerSend *out);
 
 /* The committed logs, sorted by (topic, partition) (GArray of
  * CheckerPartition; transfer none). */

@@ -290,7 +290,8 @@ timed(gint64 time_ns, const char *sentence, const char *remark)
 static char *
 send_sentence(const Explainer *explainer, guint64 op)
 {
-    const CheckerSend *send = checker_result_send(explainer->result, op);
+    CheckerSend view;
+    const CheckerSend *send = checker_result_send(explainer->result, op, &view) ? &view : NULL;
     if (send == NULL)
         return g_strdup_printf(
             "No recorded send produced the value (operation %" G_GUINT64_FORMAT ").", op);
@@ -538,7 +539,9 @@ final_place(const Explainer *explainer, const CheckerPartition *partition)
 static char *
 record_text(const Explainer *explainer, const HistoryRecord *record)
 {
-    const CheckerSend *send = checker_result_send_of_value(explainer->result, record->value);
+    CheckerSend view;
+    const CheckerSend *send =
+        checker_result_send_of_value(explainer->result, record->value, &view) ? &view : NULL;
     if (send == NULL)
         return g_strdup_printf("value %" G_GUINT64_FORMAT " (sent by no recorded client, "
                                "epoch %d)",
@@ -583,8 +586,10 @@ final_sentence(const Explainer *explainer, guint16 topic, gint32 partition, gint
 static void
 explain_lost(Chain *chain, const Explainer *explainer, const CheckerExample *example)
 {
-    const CheckerSend *send = checker_result_send(explainer->result, example->op);
-    KSIM_ASSERT(send != NULL);
+    CheckerSend view;
+    gboolean is_send = checker_result_send(explainer->result, example->op, &view);
+    KSIM_ASSERT(is_send);
+    const CheckerSend *send = &view;
     chain_add(chain, send_sentence(explainer, example->op));
     Scope scope = {example->topic,
                    example->partition,
@@ -693,8 +698,10 @@ explain_inconsistent(Chain *chain, const Explainer *explainer, const CheckerExam
         explain_divergence(chain, explainer, example);
         return;
     }
-    const CheckerSend *send = checker_result_send(explainer->result, example->op);
-    KSIM_ASSERT(send != NULL);
+    CheckerSend view;
+    gboolean is_send = checker_result_send(explainer->result, example->op, &view);
+    KSIM_ASSERT(is_send);
+    const CheckerSend *send = &view;
     chain_add(chain, send_sentence(explainer, example->op));
     const GArray *list = explain_partition_events(explainer, example->topic, example->partition);
     guint ack = G_MAXUINT;

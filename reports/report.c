@@ -739,12 +739,14 @@ csv_latency(const Report *report, const RunData *data, guint64 *positive, GError
     gint64 stride =
         MAX(1, (count + REPORT_LATENCY_POINTS_TARGET - 1) / REPORT_LATENCY_POINTS_TARGET);
     gint64 p99 = stats_histogram_quantile(h, 0.99);
-    const GArray *sends = checker_result_sends(data->result);
+    guint ops = history_ops(checker_result_history(data->result))->len;
     gint64 k = 0;
     *positive = 0;
-    for (guint op = 0; op < sends->len; op++) {
-        const CheckerSend *send = &g_array_index(sends, CheckerSend, op);
-        if (send->outcome != CHECKER_SEND_OK && send->outcome != CHECKER_SEND_SENT)
+    for (guint64 op = 1; op <= ops; op++) {
+        CheckerSend view;
+        const CheckerSend *send = &view;
+        if (!checker_result_send(data->result, op, &view) ||
+            (send->outcome != CHECKER_SEND_OK && send->outcome != CHECKER_SEND_SENT))
             continue;
         gint64 latency = send->complete_ns - send->invoke_ns;
         if (k++ % stride != 0 && latency <= p99)
