@@ -3,15 +3,15 @@
  *
  * checker_run works in passes, each linear in what it walks:
  *   sends_build        operations -> one SendState per operation id (what
- *                      the checker learns; the rest is the history's row)
- *   values_index       sent values -> their operation ids, by process and count
+ *                      the checker learns; the rest is the history's row),
+ *                      and sent values -> their operation ids
  *   partitions_build   replicas, sorted -> one committed log per partition
  *   partition_walk     committed records -> where each value is committed,
  *                      duplicates, nonmonotonic sends
  *   replicas_compare   each online replica against the committed log
  *   sends_classify     outcomes, lost writes, failed-but-present, offsets
- *                      told versus committed, latency and throughput
- *   windows_measure    availability and recovery
+ *                      told versus committed, latency and throughput,
+ *                      availability and recovery
  *   violations_collect the cluster's invariant breaches
  *
  * Invariants of a CheckerResult (checker_result_check_invariants):
@@ -221,8 +221,6 @@ send_view(const CheckerResult *result, guint64 op, CheckerSend *out)
                          .outcome = state->outcome};
 }
 
-/* ---- sends_build ---- */
-
 static CheckerOutcome
 outcome_of(const HistoryOp *op)
 {
@@ -237,25 +235,6 @@ outcome_of(const HistoryOp *op)
         break;
     }
     return op->error == 0 ? CHECKER_SEND_SENT : CHECKER_SEND_INFO;
-}
-
-/* One SendState per operation id; operations that are not sends stay
- * CHECKER_SEND_NONE. */
-static void
-sends_build(CheckerResult *result)
-{
-    const GArray *ops = history_ops(result->history);
-    KSIM_ASSERT(ops->len < G_MAXUINT32);
-    g_array_set_size(result->sends, ops->len + 1);
-    g_array_index(result->sends, SendState, 0).outcome = CHECKER_SEND_NONE;
-    for (guint i = 0; i < ops->len; i++) {
-        const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
-        SendState *state = &g_array_index(result->sends, SendState, i + 1);
-        *state = (SendState){.committed_offset = -1,
-                             .committed_partition = -1,
-                             .outcome = op->fn == HISTORY_FN_SEND ? (guint8)outcome_of(op)
-                                                                  : CHECKER_SEND_NONE};
-    }
 }
 
 /* ---- values_index ---- */
@@ -289,33 +268,57 @@ value_index_ops(ValueIndex *index, guint32 process)
 }
 
 static ValueIndex *
-values_index(CheckerResult *result)
+value_index_new(void)
 {
     ValueIndex *index = g_new0(ValueIndex, 1);
     index->by_process =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
-    KSIM_ASSERT(result->sends->len <= G_MAXUINT32);
-    for (guint op = 1; op < result->sends->len; op++) {
-        if (send_at(result, op) == NULL)
-            continue;
-        guint64 value = history_op(result->history, op)->value;
-        guint32 process = HISTORY_VALUE_PROCESS(value);
-        guint64 n = HISTORY_VALUE_COUNTER(value);
-        KSIM_ASSERT(n > 0 && n <= G_MAXUINT32); /* history.h's contract for sent values */
-        GArray *ops = value_index_ops(index, process);
-        if (ops == NULL) {
-            ops = g_array_new(FALSE, TRUE, sizeof(guint32));
-            g_hash_table_insert(index->by_process, GUINT_TO_POINTER(process), ops);
-            index->last_ops = ops;
-        }
-        if (ops->len < n)
-            g_array_set_size(ops, (guint)MAX(n, MIN((guint64)ops->len * 2, G_MAXUINT32)));
-        guint32 *slot = &g_array_index(ops, guint32, n - 1);
-        if (*slot != 0)
-            result->counts.values_reused++;
-        *slot = (guint32)op;
-    }
     return index;
+}
+
+/* Indexes send `op` of `value`; FALSE when a send had the value already
+ * (the new one replaces it). */
+static gboolean
+value_index_add(ValueIndex *index, guint64 value, guint64 op)
+{
+    guint32 process = HISTORY_VALUE_PROCESS(value);
+    guint64 n = HISTORY_VALUE_COUNTER(value);
+    KSIM_ASSERT(n > 0 && n <= G_MAXUINT32); /* history.h's contract for sent values */
+    KSIM_ASSERT(op <= G_MAXUINT32);
+    GArray *ops = value_index_ops(index, process);
+    if (ops == NULL) {
+        ops = g_array_new(FALSE, TRUE, sizeof(guint32));
+        g_hash_table_insert(index->by_process, GUINT_TO_POINTER(process), ops);
+        index->last_ops = ops;
+    }
+    if (ops->len < n)
+        g_array_set_size(ops, (guint)MAX(n, MIN((guint64)ops->len * 2, G_MAXUINT32)));
+    guint32 *slot = &g_array_index(ops, guint32, n - 1);
+    gboolean fresh = *slot == 0;
+    *slot = (guint32)op;
+    return fresh;
+}
+
+/* ---- sends_build ---- */
+
+/* One SendState per operation id (operations that are not sends stay
+ * CHECKER_SEND_NONE), and every send's value indexed. */
+static void
+sends_build(CheckerResult *result)
+{
+    const GArray *ops = history_ops(result->history);
+    KSIM_ASSERT(ops->len < G_MAXUINT32);
+    result->values = value_index_new();
+    g_array_set_size(result->sends, ops->len + 1);
+    g_array_index(result->sends, SendState, 0).outcome = CHECKER_SEND_NONE;
+    for (guint i = 0; i < ops->len; i++) {
+        const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        SendState *state = &g_array_index(result->sends, SendState, i + 1);
+        *state = (SendState){.committed_offset = -1, .committed_partition = -1};
+        state->outcome = op->fn == HISTORY_FN_SEND ? (guint8)outcome_of(op) : CHECKER_SEND_NONE;
+        if (op->fn == HISTORY_FN_SEND && !value_index_add(result->values, op->value, i + 1))
+            result->counts.values_reused++;
+    }
 }
 
 /* The operation id of the send of `value`; 0: none. */
@@ -502,9 +505,8 @@ typedef struct {
  * earlier in this log. */
 static void
 order_check(CheckerResult *result, const CheckerPartition *partition, OrderMarks *order,
-            guint64 op, gint64 offset)
+            guint64 op, guint32 process, gint64 offset)
 {
-    guint32 process = history_op(result->history, op)->process;
     if (order->last_index == 0 || order->last_process != process) {
         gpointer key = GUINT_TO_POINTER(process);
         guint index = GPOINTER_TO_UINT(g_hash_table_lookup(order->mark_of, key));
@@ -550,7 +552,9 @@ partition_walk(CheckerResult *result, ValueIndex *values, guint partition_index)
         }
         state->committed_partition = (gint32)partition_index;
         state->committed_offset = record->offset;
-        order_check(result, partition, &order, op, record->offset);
+        /* The value names its producer (HISTORY_VALUE). */
+        order_check(result, partition, &order, op, HISTORY_VALUE_PROCESS(record->value),
+                    record->offset);
     }
 }
 
@@ -589,6 +593,8 @@ static void
 replica_compare_logs(CheckerResult *result, ValueIndex *values, const CheckerPartition *partition,
                      const HistoryReplica *replica)
 {
+    if (replica->records == partition->records)
+        return; /* one array: the logs were byte-identical */
     gint64 limit = MIN(replica->hw, partition->hw);
     guint i = 0, j = 0;
     while (i < replica->records->len && j < partition->records_committed) {
@@ -624,7 +630,7 @@ replicas_compare(CheckerResult *result, ValueIndex *values, guint partition_inde
     }
 }
 
-/* ---- sends_classify ---- */
+/* ---- anomalies of sends ---- */
 
 static void
 lost_found(CheckerResult *result, const CheckerSend *send)
@@ -730,9 +736,6 @@ acked_classify(CheckerResult *result, const CheckerSend *send, ValueIndex *value
 {
     result->counts.acked++;
     result->counts.acked_without_offset += send->outcome == CHECKER_SEND_SENT;
-    stats_histogram_record(result->latency[CHECKER_LATENCY_ACKED],
-                           MAX(send->complete_ns - send->invoke_ns, 0));
-    stats_series_add(result->throughput, send->complete_ns, 1);
     if (send->committed_partition < 0) {
         lost_found(result, send);
         return;
@@ -767,34 +770,7 @@ unacked_classify(CheckerResult *result, const CheckerSend *send)
         result->counts.unknown_absent++;
 }
 
-static void
-sends_classify(CheckerResult *result, ValueIndex *values)
-{
-    CheckerStats *stats = &result->stats;
-    for (guint op = 1; op < result->sends->len; op++) {
-        if (send_at(result, op) == NULL)
-            continue;
-        CheckerSend view;
-        send_view(result, op, &view);
-        const CheckerSend *send = &view;
-        result->counts.attempted++;
-        if (stats->first_invoke_ns < 0 || send->invoke_ns < stats->first_invoke_ns)
-            stats->first_invoke_ns = send->invoke_ns;
-        stats->last_complete_ns = MAX(stats->last_complete_ns, send->complete_ns);
-        if (send->outcome == CHECKER_SEND_OK || send->outcome == CHECKER_SEND_SENT)
-            acked_classify(result, send, values);
-        else
-            unacked_classify(result, send);
-    }
-    /* Every send invoked and answered at one instant (acks=0 sends complete
-     * when written) has no rate; -1 says so. */
-    gint64 span_ns = stats->last_complete_ns - stats->first_invoke_ns;
-    stats->throughput_per_s = -1.0;
-    if (result->counts.acked > 0 && span_ns > 0)
-        stats->throughput_per_s = (double)result->counts.acked * 1e9 / (double)span_ns;
-}
-
-/* ---- windows_measure ---- */
+/* ---- sends_classify ---- */
 
 static gboolean
 text_has(const char *text, const char *word)
@@ -820,60 +796,64 @@ heal_find(const History *history)
     return -1;
 }
 
-/* The earliest completion of an acked send invoked at or after the heal. */
+/* Acked completions with one latency and one completion time (a batch's
+ * records), recorded at once. */
+typedef struct {
+    gint64 latency_ns;
+    gint64 complete_ns;
+    gint64 count;
+} AckRun;
+
 static void
-recovery_measure(CheckerResult *result)
+ack_run_flush(CheckerResult *result, AckRun *run)
 {
-    gint64 heal_ns = result->options.last_heal_ns;
-    if (heal_ns == CHECKER_HEAL_AUTO)
-        heal_ns = heal_find(result->history);
-    if (heal_ns < 0)
+    if (run->count == 0)
         return;
-    result->stats.last_heal_ns = heal_ns;
-    gint64 first_ns = -1;
-    for (guint op = 1; op < result->sends->len; op++) {
-        const SendState *state = send_at(result, op);
-        if (state == NULL)
-            continue;
-        const HistoryOp *send = history_op(result->history, op);
-        gboolean acked =
-            state->outcome == CHECKER_SEND_OK || state->outcome == CHECKER_SEND_SENT;
-        if (!acked || send->invoke_ns < heal_ns)
-            continue;
-        if (first_ns < 0 || send->complete_ns < first_ns)
-            first_ns = send->complete_ns;
-    }
-    if (first_ns >= 0)
-        result->stats.recovery_ns = first_ns - heal_ns;
+    stats_histogram_record_n(result->latency[CHECKER_LATENCY_ACKED], run->latency_ns, run->count);
+    stats_series_add(result->throughput, run->complete_ns, run->count);
+    run->count = 0;
 }
 
-/* Marks, with a difference array, the windows in which each send was
- * outstanding, then counts those that also hold an acked completion. */
 static void
-availability_measure(CheckerResult *result)
+ack_run_add(CheckerResult *result, AckRun *run, const CheckerSend *send)
 {
-    const GArray *ops = history_ops(result->history);
-    if (result->counts.attempted == 0 || ops->len == 0)
-        return;
+    gint64 latency_ns = MAX(send->complete_ns - send->invoke_ns, 0);
+    if (run->count > 0 && (run->latency_ns != latency_ns || run->complete_ns != send->complete_ns))
+        ack_run_flush(result, run);
+    run->latency_ns = latency_ns;
+    run->complete_ns = send->complete_ns;
+    run->count++;
+}
+
+/* Availability: with a difference array over the windows, the windows in
+ * which some send was outstanding (invoked, not yet answered). */
+typedef struct {
+    gint64 end_ns;
+    GArray *delta; /* gint64 per window, + 1 */
+} Outstanding;
+
+static void
+outstanding_add(const CheckerResult *result, Outstanding *outstanding, const CheckerSend *send)
+{
     gint64 window_ns = result->options.window_ns;
-    gint64 end_ns = history_ops_end_ns(result->history);
-    KSIM_ASSERT(end_ns / window_ns < STATS_SERIES_WINDOWS_MAX);
-    guint windows = (guint)(end_ns / window_ns) + 1;
-    g_autoptr(GArray) delta = g_array_new(FALSE, TRUE, sizeof(gint64));
-    g_array_set_size(delta, windows + 1);
-    for (guint op = 1; op < result->sends->len; op++) {
-        if (send_at(result, op) == NULL)
-            continue;
-        const HistoryOp *send = history_op(result->history, op);
-        gint64 last_ns = send->complete_ns >= 0 ? send->complete_ns : end_ns;
-        g_array_index(delta, gint64, send->invoke_ns / window_ns)++;
-        g_array_index(delta, gint64, last_ns / window_ns + 1)--;
-    }
+    gint64 last_ns = send->complete_ns >= 0 ? send->complete_ns : outstanding->end_ns;
+    g_array_index(outstanding->delta, gint64, send->invoke_ns / window_ns)++;
+    g_array_index(outstanding->delta, gint64, last_ns / window_ns + 1)--;
+}
+
+/* Counts the windows with a send outstanding, and those of them that also
+ * hold an acked completion. */
+static void
+availability_measure(CheckerResult *result, const Outstanding *outstanding)
+{
+    if (result->counts.attempted == 0)
+        return;
+    guint windows = outstanding->delta->len - 1;
     guint acked_windows = stats_series_window_count(result->throughput);
-    gint64 outstanding = 0;
+    gint64 count = 0;
     for (guint w = 0; w < windows; w++) {
-        outstanding += g_array_index(delta, gint64, w);
-        if (outstanding <= 0)
+        count += g_array_index(outstanding->delta, gint64, w);
+        if (count <= 0)
             continue;
         result->stats.windows_attempted++;
         if (w < acked_windows && stats_series_count(result->throughput, w) > 0)
@@ -881,6 +861,57 @@ availability_measure(CheckerResult *result)
     }
     result->stats.availability =
         (double)result->stats.windows_available / (double)result->stats.windows_attempted;
+}
+
+/* One pass over the sends: outcomes and their anomalies, latency and
+ * throughput, the windows each send was outstanding in, and recovery (the
+ * earliest completion of an acked send invoked at or after the last heal). */
+static void
+sends_classify(CheckerResult *result, ValueIndex *values)
+{
+    CheckerStats *stats = &result->stats;
+    gint64 heal_ns = result->options.last_heal_ns;
+    if (heal_ns == CHECKER_HEAL_AUTO)
+        heal_ns = heal_find(result->history);
+    stats->last_heal_ns = MAX(heal_ns, -1);
+    gint64 recovered_ns = -1;
+    Outstanding outstanding = {MAX(history_ops_end_ns(result->history), 0), NULL};
+    KSIM_ASSERT(outstanding.end_ns / result->options.window_ns < STATS_SERIES_WINDOWS_MAX);
+    g_autoptr(GArray) delta = g_array_new(FALSE, TRUE, sizeof(gint64));
+    g_array_set_size(delta, (guint)(outstanding.end_ns / result->options.window_ns) + 2);
+    outstanding.delta = delta;
+    AckRun run = {0};
+    for (guint op = 1; op < result->sends->len; op++) {
+        if (send_at(result, op) == NULL)
+            continue;
+        CheckerSend view;
+        send_view(result, op, &view);
+        const CheckerSend *send = &view;
+        result->counts.attempted++;
+        if (stats->first_invoke_ns < 0 || send->invoke_ns < stats->first_invoke_ns)
+            stats->first_invoke_ns = send->invoke_ns;
+        stats->last_complete_ns = MAX(stats->last_complete_ns, send->complete_ns);
+        outstanding_add(result, &outstanding, send);
+        if (send->outcome != CHECKER_SEND_OK && send->outcome != CHECKER_SEND_SENT) {
+            unacked_classify(result, send);
+            continue;
+        }
+        acked_classify(result, send, values);
+        ack_run_add(result, &run, send);
+        if (heal_ns >= 0 && send->invoke_ns >= heal_ns &&
+            (recovered_ns < 0 || send->complete_ns < recovered_ns))
+            recovered_ns = send->complete_ns;
+    }
+    ack_run_flush(result, &run);
+    if (recovered_ns >= 0)
+        stats->recovery_ns = recovered_ns - heal_ns;
+    availability_measure(result, &outstanding);
+    /* Every send invoked and answered at one instant (acks=0 sends complete
+     * when written) has no rate; -1 says so. */
+    gint64 span_ns = stats->last_complete_ns - stats->first_invoke_ns;
+    stats->throughput_per_s = -1.0;
+    if (result->counts.acked > 0 && span_ns > 0)
+        stats->throughput_per_s = (double)result->counts.acked * 1e9 / (double)span_ns;
 }
 
 /* ---- violations_collect ---- */
@@ -906,16 +937,13 @@ checker_run(const History *history, const CheckerOptions *options)
     KSIM_ASSERT(history != NULL);
     CheckerResult *result = result_new(history, options);
     sends_build(result);
-    ValueIndex *values = values_index(result);
-    result->values = values;
+    ValueIndex *values = result->values;
     partitions_build(result);
     for (guint p = 0; p < result->partitions->len; p++)
         partition_walk(result, values, p);
     for (guint p = 0; p < result->partitions->len; p++)
         replicas_compare(result, values, p);
     sends_classify(result, values);
-    availability_measure(result);
-    recovery_measure(result);
     violations_collect(result);
     return result;
 }
