@@ -552,8 +552,7 @@ partition_walk(CheckerResult *result, ValueIndex *values, guint partition_index)
         }
         state->committed_partition = (gint32)partition_index;
         state->committed_offset = record->offset;
-        /* The value names its producer (HISTORY_VALUE). */
-        order_check(result, partition, &order, op, HISTORY_VALUE_PROCESS(record->value),
+        order_check(result, partition, &order, op, history_op(result->history, op)->process,
                     record->offset);
     }
 }
