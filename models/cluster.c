@@ -569,8 +569,7 @@ records_decode(const GByteArray *encoded, gint64 log_start)
         at += (guint)len;
         for (guint r = 0; r < batch->records->len; r++) {
             const PlogRecord *record = &g_array_index(batch->records, PlogRecord, r);
-            HistoryRecord out = {batch->base_offset + r, record->value, batch->leader_epoch,
-                                 batch->producer_id};
+            HistoryRecord out = {batch->base_offset + r, record->value, batch->leader_epoch};
             if (out.offset >= log_start)
                 g_array_append_val(records, out);
         }

@@ -97,8 +97,7 @@ typedef struct {
 typedef struct {
     gint64 offset;
     guint64 value;
-    gint32 leader_epoch;
-    gint64 producer_id;
+    gint32 leader_epoch; /* of the leader that appended its batch */
 } HistoryRecord;
 
 /* The final state of one replica of one partition. */

@@ -40,11 +40,14 @@
 
 /* What the checker learns of one operation beyond its history row. */
 typedef struct {
-    gint64 committed_offset;     /* where the committed log holds the value first; -1 */
-    gint32 committed_partition;  /* index in partitions; -1: absent */
+    guint32 committed_record;    /* the first committed copy: its index in the
+                                  * partition's records; valid with a partition */
+    guint32 committed_partition; /* index in partitions + 1; 0: absent */
     guint8 outcome;              /* CheckerOutcome; CHECKER_SEND_NONE: not a send */
     guint8 flags;
 } SendState;
+
+G_STATIC_ASSERT(sizeof(SendState) == 12);
 
 /* Where a partition's replicas sit in the sorted replica order. */
 typedef struct {
@@ -200,6 +203,17 @@ send_at(const CheckerResult *result, guint64 op)
     return state->outcome == CHECKER_SEND_NONE ? NULL : state;
 }
 
+/* Where the committed log holds the send's value first; -1: nowhere. */
+static gint64
+send_committed_offset(const CheckerResult *result, const SendState *state)
+{
+    if (state->committed_partition == 0)
+        return -1;
+    const CheckerPartition *partition =
+        &g_array_index(result->partitions, CheckerPartition, state->committed_partition - 1);
+    return g_array_index(partition->records, HistoryRecord, state->committed_record).offset;
+}
+
 /* The whole of send `op` (which must be one): its history row and state. */
 static void
 send_view(const CheckerResult *result, guint64 op, CheckerSend *out)
@@ -212,11 +226,11 @@ send_view(const CheckerResult *result, guint64 op, CheckerSend *out)
                          .invoke_ns = row->invoke_ns,
                          .complete_ns = row->complete_ns,
                          .offset = row->offset,
-                         .committed_offset = state->committed_offset,
+                         .committed_offset = send_committed_offset(result, state),
                          .process = row->process,
                          .partition = row->partition,
                          .error = row->error,
-                         .committed_partition = state->committed_partition,
+                         .committed_partition = (gint32)state->committed_partition - 1,
                          .topic = row->topic,
                          .outcome = state->outcome};
 }
@@ -314,7 +328,7 @@ sends_build(CheckerResult *result)
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
         SendState *state = &g_array_index(result->sends, SendState, i + 1);
-        *state = (SendState){.committed_offset = -1, .committed_partition = -1};
+        *state = (SendState){0};
         state->outcome = op->fn == HISTORY_FN_SEND ? (guint8)outcome_of(op) : CHECKER_SEND_NONE;
         if (op->fn == HISTORY_FN_SEND && !value_index_add(result->values, op->value, i + 1))
             result->counts.values_reused++;
@@ -546,12 +560,12 @@ partition_walk(CheckerResult *result, ValueIndex *values, guint partition_index)
             continue;
         }
         SendState *state = send_at(result, op);
-        if (state->committed_partition >= 0) {
+        if (state->committed_partition != 0) {
             duplicate_found(result, op, partition_index, record);
             continue;
         }
-        state->committed_partition = (gint32)partition_index;
-        state->committed_offset = record->offset;
+        state->committed_partition = partition_index + 1;
+        state->committed_record = k;
         order_check(result, partition, &order, op, history_op(result->history, op)->process,
                     record->offset);
     }

@@ -63,7 +63,7 @@ replica_add(History *h, gint32 broker, gboolean leader, gboolean online, gint64 
     replica.hw = hw;
     replica.records = g_array_new(FALSE, TRUE, sizeof(HistoryRecord));
     for (guint i = 0; i < n; i++) {
-        HistoryRecord record = {(gint64)i, values[i], 1, 1};
+        HistoryRecord record = {(gint64)i, values[i], 1};
         g_array_append_val(replica.records, record);
     }
     history_add_replica(h, &replica);

@@ -85,7 +85,7 @@ test_history_events_and_replicas(void **state)
     assert_null(g_array_index(events, HistoryEvent, 1).text);
     HistoryReplica replica = {0};
     replica.records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
-    HistoryRecord record = {0, 42, 1, -1};
+    HistoryRecord record = {0, 42, 1};
     g_array_append_val(replica.records, record);
     history_add_replica(history, &replica);
     assert_int_equal(history_replicas(history)->len, 1);
