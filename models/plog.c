@@ -744,6 +744,22 @@ plog_read_encoded(Plog *log, gint64 offset, gint64 max_bytes, gint64 offset_limi
     return PLOG_READ_OK;
 }
 
+gboolean
+plog_read_all_encoded(Plog *log, GByteArray *out)
+{
+    gint64 start = plog_log_start_offset(log);
+    if (start >= plog_log_end_offset(log))
+        return TRUE;
+    guint first = segment_for_offset(log, start);
+    for (guint i = first; i < log->segments->len; i++) {
+        const PlogSegment *segment = segment_at(log, i);
+        gint64 position = i == first ? plog_segment_find_position(segment, start) : 0;
+        if (position < 0 || !plog_segment_read_rest(segment, position, out))
+            return FALSE;
+    }
+    return TRUE;
+}
+
 gint64
 plog_offset_for_timestamp(Plog *log, gint64 timestamp_ms)
 {

@@ -142,6 +142,11 @@ PlogReadStatus plog_read(Plog *log, gint64 offset, gint64 max_bytes, GPtrArray *
 PlogReadStatus plog_read_encoded(Plog *log, gint64 offset, gint64 max_bytes, gint64 offset_limit,
                                  GByteArray *out, gint64 *out_size_bytes);
 
+/* Appends every batch from the one holding the log start offset to the end
+ * of the log, as encoded on disk, to `out`: one read per segment (what the
+ * end of a run collects). FALSE when a segment could not be read whole. */
+gboolean plog_read_all_encoded(Plog *log, GByteArray *out);
+
 /* Kafka's offsetsForTimes on this log: the base offset of the first batch whose
  * largest timestamp is at least `timestamp_ms`; -1 when there is none. */
 gint64 plog_offset_for_timestamp(Plog *log, gint64 timestamp_ms);

@@ -399,9 +399,9 @@ batch_from_header(const PlogBatchHeader *h)
 /* Decodes the body into `batch`'s records; FALSE unless it holds exactly
  * record_count records whose sizes add up to the header's records_bytes. */
 static gboolean
-body_decode(const guint8 *p, const guint8 *end, const PlogBatchHeader *h, PlogBatch *batch)
+body_walk(const guint8 *p, const guint8 *end, const PlogBatchHeader *h, PlogRecord *records,
+          guint64 *values)
 {
-    PlogRecord *records = (PlogRecord *)batch->records->data;
     guint64 previous_value = 0;
     guint64 records_bytes = 0;
     for (gint32 i = 0; i < h->record_count; i++) {
@@ -410,13 +410,28 @@ body_decode(const guint8 *p, const guint8 *end, const PlogBatchHeader *h, PlogBa
             return FALSE;
         if (!get_varint(&p, end, &size) || size > G_MAXUINT32)
             return FALSE;
-        records[i].key = key;
-        records[i].value = previous_value + zigzag_decode(diff);
-        records[i].size_bytes = (guint32)size;
-        previous_value = records[i].value;
+        guint64 value = previous_value + zigzag_decode(diff);
+        if (records != NULL)
+            records[i] = (PlogRecord){key, value, (guint32)size};
+        if (values != NULL)
+            values[i] = value;
+        previous_value = value;
         records_bytes += size;
     }
     return p == end && records_bytes == h->records_bytes;
+}
+
+static gboolean
+body_decode(const guint8 *p, const guint8 *end, const PlogBatchHeader *h, PlogBatch *batch)
+{
+    return body_walk(p, end, h, (PlogRecord *)batch->records->data, NULL);
+}
+
+gboolean
+plog_batch_decode_values(const guint8 *data, gsize len, const PlogBatchHeader *header,
+                         guint64 *values)
+{
+    return body_walk(data + PLOG_BATCH_HEADER_BYTES, data + len, header, NULL, values);
 }
 
 gboolean

@@ -145,6 +145,11 @@ PlogBatch *plog_batch_decode(const guint8 *data, gsize len);
 /* Verifies an encoded batch of exactly `len` bytes (header and checksum)
  * without decoding its records, filling *header. FALSE when corrupt. */
 gboolean plog_batch_verify(const guint8 *data, gsize len, PlogBatchHeader *header);
+/* Decodes the values of a batch plog_batch_verify accepted (`header` is what
+ * it filled) into values[0 .. record_count); FALSE when the body is
+ * malformed. */
+gboolean plog_batch_decode_values(const guint8 *data, gsize len, const PlogBatchHeader *header,
+                                  guint64 *values);
 
 /* The header's logical size, encoded size and last offset. */
 gint64 plog_batch_header_size_bytes(const PlogBatchHeader *header);

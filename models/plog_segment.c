@@ -612,6 +612,21 @@ plog_segment_read_raw(const PlogSegment *segment, gint64 position, GByteArray *o
     return position + encoded_bytes;
 }
 
+gboolean
+plog_segment_read_rest(const PlogSegment *segment, gint64 position, GByteArray *out)
+{
+    KSIM_ASSERT(position >= 0 && position <= segment->file_bytes);
+    gsize len = (gsize)(segment->file_bytes - position);
+    guint start = out->len;
+    g_byte_array_set_size(out, start + (guint)len);
+    gssize got = sim_disk_read(segment->disk, segment->log_name, position, out->data + start, len);
+    if (got != (gssize)len) {
+        g_byte_array_set_size(out, start);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 gint64
 plog_segment_read(const PlogSegment *segment, gint64 position, GByteArray *scratch, PlogBatch **out)
 {

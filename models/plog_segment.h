@@ -133,6 +133,9 @@ gint64 plog_segment_read(const PlogSegment *segment, gint64 position, GByteArray
  * header there is not plausible. */
 gint64 plog_segment_read_raw(const PlogSegment *segment, gint64 position, GByteArray *out,
                              PlogBatchHeader *header);
+/* Appends the file's bytes from `position` to its end to `out`, in one read
+ * (no checksum verified). FALSE when the disk gave fewer bytes. */
+gboolean plog_segment_read_rest(const PlogSegment *segment, gint64 position, GByteArray *out);
 
 /* The base offset of the first batch whose largest timestamp is at least
  * `timestamp_ms`, through the time index; -1 when there is none. */
