@@ -11,6 +11,9 @@
  *  3. `controller` is non-NULL only while this broker believes it holds
  *     /controller.
  *
+ * Group requests (FindCoordinator ... OffsetFetch) go to the group
+ * coordinator, group_coord.c.
+ *
  * Process lifecycle:
  *   (new) --broker_new/restart--> STARTING: logs recovered, session opening
  *   STARTING --session established--> REGISTERING: create /brokers/ids/<id>
@@ -54,6 +57,12 @@ broker_config_init(BrokerConfig *config)
     config->controller_socket_timeout_ms = 30000;
     config->log_retention_check_interval_ms = 300000;
     config->truncation_mode = BROKER_TRUNCATE_HW;
+    config->offsets_topic_num_partitions = 50;
+    config->offsets_topic_replication_factor = 3;
+    config->offsets_commit_timeout_ms = 5000;
+    config->group_initial_rebalance_delay_ms = 3000;
+    config->group_min_session_timeout_ms = 6000;
+    config->group_max_session_timeout_ms = 1800000;
     plog_config_init(&config->log);
 }
 
@@ -141,6 +150,7 @@ state_free(BrokerState *state)
 {
     if (state->controller != NULL)
         controller_free(state->controller);
+    group_coord_free(state->groups);
     replica_state_free(state);
     producer_ids_state_free(state);
     coord_client_free(state->zk);
@@ -278,6 +288,10 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         return;
     if (state->controller != NULL && controller_handle_message(state->controller, from, msg))
         return;
+    if (group_coord_handle_message(state, from, msg)) {
+        sim_msg_free(msg);
+        return;
+    }
     switch ((KafkaMsgType)msg->type) {
     case KMSG_PRODUCE_REQUEST:
         replica_handle_produce(state, from, (KProduceRequest *)msg);
@@ -567,6 +581,7 @@ broker_start(Broker *broker)
     state->correlation_next = 1;
     g_queue_init(&state->pid_waiters);
     broker->state = state;
+    state->groups = group_coord_new(state);
     /* Logs first: Kafka's LogManager recovers every log before the broker
      * registers, and reads the HW checkpoint. */
     replica_load_logs(state);
@@ -742,4 +757,5 @@ broker_check_invariants(const Broker *broker)
     KSIM_ASSERT(g_hash_table_size(broker->state->partitions) ==
                 broker->state->partitions_sorted->len);
     replica_check_invariants(broker->state);
+    group_coord_check_invariants(broker->state);
 }

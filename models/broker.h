@@ -2,8 +2,9 @@
  * broker: a Kafka broker on a simulated node — registration with the
  * coordination node, the replica manager (partitions, logs, leader and follower
  * roles, follower fetch, ISR, high watermark, truncation), produce and fetch
- * handling with their purgatories, the HW checkpoint, and, when it wins the
- * /controller znode, the controller (controller.c).
+ * handling with their purgatories, the HW checkpoint, the group coordinator
+ * (group_coord.h), and, when it wins the /controller znode, the controller
+ * (controller.c).
  *
  * A Broker object lives for the whole run; its in-memory state exists only
  * while its process runs: a crash frees it, a restart rebuilds it from the
@@ -47,6 +48,13 @@ typedef struct {
     gint64 controller_socket_timeout_ms;   /* 30000 */
     gint64 log_retention_check_interval_ms; /* 300000 */
     BrokerTruncationMode truncation_mode;  /* ksim.truncation.mode = hw */
+    /* The group coordinator (group_coord.h). */
+    gint32 offsets_topic_num_partitions;   /* offsets.topic.num.partitions = 50 */
+    gint16 offsets_topic_replication_factor; /* offsets.topic.replication.factor = 3 */
+    gint64 offsets_commit_timeout_ms;      /* offsets.commit.timeout.ms = 5000 */
+    gint64 group_initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms = 3000 */
+    gint64 group_min_session_timeout_ms;   /* group.min.session.timeout.ms = 6000 */
+    gint64 group_max_session_timeout_ms;   /* group.max.session.timeout.ms = 1800000 */
     PlogConfig log;                        /* log.* defaults */
 } BrokerConfig;
 

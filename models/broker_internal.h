@@ -1,8 +1,9 @@
 /*
  * broker_internal: the broker's private state, shared by broker.c (process,
  * registration, request dispatch, HW checkpoint), replica.c (partitions,
- * produce, fetch, ISR, HW, truncation, follower fetchers) and controller.c.
- * Nothing outside those three files includes it.
+ * produce, fetch, ISR, HW, truncation, follower fetchers), controller.c,
+ * producer_ids.c and group_coord.c (the group coordinator). Nothing outside
+ * those files includes it.
  */
 #ifndef BROKER_INTERNAL_H
 #define BROKER_INTERNAL_H
@@ -11,6 +12,13 @@
 #include "coord_client.h"
 
 typedef struct Controller Controller;
+typedef struct GroupCoord GroupCoord;
+struct BrokerState;
+
+/* Completion of an internal append (replica_append_internal): `done_id` is
+ * the caller's handle for what it waits on. */
+typedef void (*ReplicaAppendCb)(struct BrokerState *state, KafkaError error, gint64 base_offset,
+                                guint64 done_id);
 
 /* Kafka's replication-offset-checkpoint: every partition's HW, written by
  * broker.c, read back at start by replica.c. */
@@ -71,6 +79,10 @@ typedef struct {
     gint16 acks;
     SimTimerId timeout_timer;
     struct BrokerState *state;
+    /* An internal append (an offset commit) answers its caller, not a
+     * client: NULL for a client's produce. */
+    ReplicaAppendCb done_cb;
+    guint64 done_id;
 } DelayedProduce;
 
 typedef struct {
@@ -89,6 +101,7 @@ typedef struct BrokerState {
     gint32 controller_id;             /* as last learnt; -1 unknown */
     gint32 controller_epoch;          /* the highest seen; older requests are fenced */
     Controller *controller;           /* non-NULL while this broker is the controller */
+    GroupCoord *groups;               /* the group coordinator (group_coord.c) */
     guint64 controller_generation;    /* counts controllers this process started */
     GTree *metadata;                  /* KTopicPartition* -> KPartitionState* (owned) */
     GArray *live_brokers;             /* KBrokerEndpoint, sorted by id */
@@ -155,6 +168,23 @@ void replica_apply_retention(BrokerState *state);
 void replica_state_free(BrokerState *state);
 void replica_fetcher_free(gpointer fetcher);
 void replica_check_invariants(const BrokerState *state);
+/* Appends `batch` (the caller's) to a partition this broker leads, as Kafka's
+ * coordinators append with acks=-1: `done_cb` runs once the HW passes it, or
+ * with an error (not leader, too small an ISR, disk, `timeout_ms`, leadership
+ * lost while waiting); it may run before this returns. It never runs after
+ * the broker crashed. */
+void replica_append_internal(BrokerState *state, const KTopicPartition *tp, PlogBatch *batch,
+                             gint64 timeout_ms, ReplicaAppendCb done_cb, guint64 done_id);
+
+/* group_coord.c: the group coordinator, told of requests and of the
+ * __consumer_offsets partitions this broker starts or stops leading. */
+GroupCoord *group_coord_new(BrokerState *state);
+void group_coord_free(GroupCoord *coord);
+/* TRUE when `msg` is a group request it handled (the caller frees it). */
+gboolean group_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg);
+void group_coord_partition_elected(BrokerState *state, const Partition *p);
+void group_coord_partition_resigned(BrokerState *state, const Partition *p);
+void group_coord_check_invariants(const BrokerState *state);
 
 /* controller.c */
 Controller *controller_new(BrokerState *state);

@@ -1,6 +1,6 @@
 /*
- * consumer: Kafka's consumer client on a simulated node, in assign() mode
- * (no group, no coordinator, no committed offsets yet).
+ * consumer: Kafka's consumer client on a simulated node, in assign() mode or
+ * in subscribe() mode (a member of a consumer group).
  *
  * Fetching runs in the background, as Kafka's Fetcher does: at most one
  * FetchRequest in flight per leader broker, covering every assigned partition
@@ -25,18 +25,52 @@
  * consumer), none stops the partition and counts a reset error.
  *
  * Initial position without ListOffsets. A partition with no position (just
- * assigned) is fetched at offset 0 as a probe; the answer's log start offset
- * and high watermark (carried with OFFSET_OUT_OF_RANGE as with a normal
- * answer) give the reset target and the probe's records are dropped. This
- * costs one extra round trip per reset and answers "latest" with the HW the
- * leader had at the probe, as ListOffsets would.
+ * assigned, without a committed offset) is fetched at offset 0 as a probe;
+ * the answer's log start offset and high watermark (carried with
+ * OFFSET_OUT_OF_RANGE as with a normal answer) give the reset target and the
+ * probe's records are dropped. This costs one extra round trip per reset and
+ * answers "latest" with the HW the leader had at the probe, as ListOffsets
+ * would.
+ *
+ * Groups (consumer_subscribe), as Kafka's ConsumerCoordinator with the eager
+ * rebalance protocol. FindCoordinator to any broker, then JoinGroup and
+ * SyncGroup; the leader computes the assignment with
+ * partition.assignment.strategy (assignor.h) from its metadata. As in Kafka
+ * the group work that changes the assignment happens inside poll(): a poll
+ * that finds a rebalance needed first commits (enable.auto.commit), revokes
+ * every partition and drops their positions and buffered records (Kafka's
+ * onJoinPrepare), joins, and returns records only once the new assignment's
+ * positions are known: from the committed offsets (OffsetFetch), else from
+ * auto.offset.reset. A background heartbeat every heartbeat.interval.ms while
+ * the member is stable learns of rebalances (REBALANCE_IN_PROGRESS: rejoin at
+ * the next poll) and of a lost membership (UNKNOWN_MEMBER_ID,
+ * ILLEGAL_GENERATION). A member that does not poll for max.poll.interval.ms
+ * leaves the group (LeaveGroup) and rejoins as a new member at its next poll.
+ * The group leader rejoins when the partition count of a subscribed topic
+ * changes in its metadata (refreshed every metadata.max.age.ms), which makes
+ * the coordinator rebalance the group.
+ *
+ * Commits. Each commit is one OffsetCommit of the positions of every assigned
+ * partition with a known position (Kafka's allConsumed), recorded in the
+ * history as one HISTORY_FN_COMMIT op per partition (value and offset = the
+ * committed offset) completed OK, FAIL (refused: not in an active group,
+ * rebalance, unknown member, illegal generation) or INFO (outcome unknown: a
+ * disconnect or coordinator error after the request may have been appended,
+ * or default.api.timeout.ms ran out). Sync commits retry retriable errors
+ * until default.api.timeout.ms; async ones do not. The polling loop commits
+ * according to `processing_mode`: auto (enable.auto.commit: an async commit
+ * at a poll once auto.commit.interval.ms has passed, and a sync one before a
+ * rebalance), commit-before-processing (commitSync after the poll, then the
+ * processing; records of a failed commit are not processed: at most once), or
+ * process-then-commit (processing, then commitSync: at least once).
  *
  * Crash and restart. A crash frees everything the process held (buffer,
- * positions, in-flight fetches, metadata) and records nothing more; the
- * records being processed are never marked processed. A restart is a new
- * incarnation that keeps the assignment and the polling loop (as an
- * application would redo them at start) but, with no committed offsets yet,
- * takes its positions from auto.offset.reset again.
+ * positions, in-flight requests, metadata, group membership) and records
+ * nothing more; the records being processed are never marked processed, and
+ * commits in flight stay invoked. A restart is a new incarnation that keeps
+ * the subscription or the assignment and the polling loop (as an application
+ * would redo them at start); a group member joins as a new member and resumes
+ * from the committed offsets.
  *
  * Ownership: the Consumer owns its node's model state; the world owns the
  * node. The history must outlive the consumer.
@@ -46,6 +80,7 @@
 
 #include <glib.h>
 
+#include "assignor.h"
 #include "history.h"
 #include "kafka_proto.h"
 #include "sim_world.h"
@@ -58,7 +93,14 @@ typedef enum {
     CONSUMER_RESET_NONE,
 } ConsumerOffsetReset;
 
-/* Kafka's consumer configuration keys that assign() mode uses. */
+/* What the polling loop commits (a ksim workload setting). */
+typedef enum {
+    CONSUMER_PROCESSING_AUTO = 0,       /* no commit by the loop (enable.auto.commit may) */
+    CONSUMER_COMMIT_BEFORE_PROCESSING,  /* commitSync, then process: at most once */
+    CONSUMER_PROCESS_THEN_COMMIT,       /* process, then commitSync: at least once */
+} ConsumerProcessingMode;
+
+/* Kafka's consumer configuration keys the consumer honours. */
 typedef struct {
     gint64 fetch_min_bytes;           /* fetch.min.bytes = 1 */
     gint64 fetch_max_wait_ms;         /* fetch.max.wait.ms = 500 */
@@ -70,6 +112,14 @@ typedef struct {
     gint64 retry_backoff_ms;          /* retry.backoff.ms = 100 */
     gint64 metadata_max_age_ms;       /* metadata.max.age.ms = 300000 */
     gint8 isolation_level;            /* isolation.level = read_uncommitted (0); 1 committed */
+    gint64 session_timeout_ms;        /* session.timeout.ms = 45000 */
+    gint64 heartbeat_interval_ms;     /* heartbeat.interval.ms = 3000 */
+    gint64 max_poll_interval_ms;      /* max.poll.interval.ms = 300000 */
+    gboolean enable_auto_commit;      /* enable.auto.commit = true */
+    gint64 auto_commit_interval_ms;   /* auto.commit.interval.ms = 5000 */
+    AssignorStrategy partition_assignment_strategy; /* partition.assignment.strategy = range */
+    gint64 default_api_timeout_ms;    /* default.api.timeout.ms = 60000 (bounds commitSync) */
+    ConsumerProcessingMode processing_mode; /* ksim: the loop's commits = auto */
 } ConsumerConfig;
 
 /* One record as a poll returns it. */
@@ -94,7 +144,20 @@ typedef struct {
     guint64 metadata_requests;
     guint64 offset_resets;     /* positions set by auto.offset.reset */
     guint64 reset_errors;      /* partitions stopped by auto.offset.reset=none */
+    guint64 coordinator_lookups; /* FindCoordinator requests */
+    guint64 joins;             /* JoinGroup requests */
+    guint64 rebalances;        /* assignments received (SyncGroup answers) */
+    guint64 heartbeats;        /* Heartbeat requests */
+    guint64 poll_timeouts;     /* left the group after max.poll.interval.ms without poll */
+    guint64 commits_ok;        /* commits (not partitions) that completed OK */
+    guint64 commits_failed;    /* commits that completed FAIL or INFO */
+    guint64 group_errors;      /* fatal JoinGroup errors: the member stopped joining */
 } ConsumerStats;
+
+/* The end of a commit started by consumer_commit_sync / _async: OK, FAIL or
+ * INFO (as recorded in the history), with the error of a FAIL or INFO. */
+typedef void (*ConsumerCommitCb)(Consumer *consumer, HistoryType outcome, KafkaError error,
+                                 void *user_data);
 
 /* Kafka's defaults. */
 void consumer_config_init(ConsumerConfig *config);
@@ -116,6 +179,29 @@ gboolean consumer_running(const Consumer *consumer);
  * New partitions start without a position (auto.offset.reset); partitions
  * kept keep theirs. The consumer must be running. */
 void consumer_assign(Consumer *consumer, const char *topic, const gint32 *partitions, guint n);
+/* Kafka's subscribe(): joins consumer group `group_id` (copied) for the
+ * `n_topics` topics (copied). The consumer must be running, have no manual
+ * assignment and not be subscribed yet. The group is joined by the next
+ * poll. */
+void consumer_subscribe(Consumer *consumer, const char *group_id, const char *const *topics,
+                        guint n_topics);
+/* Kafka's unsubscribe(): leaves the group (LeaveGroup) and drops the
+ * assignment. The consumer must be running and subscribed. */
+void consumer_unsubscribe(Consumer *consumer);
+/* commitSync() / commitAsync() of the positions of every assigned partition,
+ * as the loop's own commits; `done_cb` (may be NULL) is called with the
+ * outcome. Only for a running, subscribed consumer. */
+void consumer_commit_sync(Consumer *consumer, ConsumerCommitCb done_cb, void *user_data);
+void consumer_commit_async(Consumer *consumer, ConsumerCommitCb done_cb, void *user_data);
+/* The member id the coordinator gave ("" when none, or crashed). (transfer none) */
+const char *consumer_member_id(const Consumer *consumer);
+/* The generation of the member's current assignment, -1 when none. */
+gint32 consumer_generation(const Consumer *consumer);
+/* TRUE when the consumer is a stable member of its group. */
+gboolean consumer_group_stable(const Consumer *consumer);
+/* The assigned partitions, sorted. (transfer full) */
+GArray *consumer_assignment(const Consumer *consumer); /* KTopicPartition */
+
 /* Kafka's seek(): the next fetch of an assigned partition starts at
  * `offset`; buffered records of the partition are dropped. */
 void consumer_seek(Consumer *consumer, const char *topic, gint32 partition, gint64 offset);

@@ -79,6 +79,120 @@ free_epoch(SimMsg *msg)
     g_free(message);
 }
 
+static void
+free_join_request(SimMsg *msg)
+{
+    KJoinGroupRequest *request = (KJoinGroupRequest *)msg;
+    g_array_free(request->topics, TRUE);
+    g_array_free(request->owned, TRUE);
+    g_free(request);
+}
+
+static void
+free_join_response(SimMsg *msg)
+{
+    KJoinGroupResponse *response = (KJoinGroupResponse *)msg;
+    g_array_free(response->members, TRUE);
+    g_array_free(response->subscriptions, TRUE);
+    g_array_free(response->owned, TRUE);
+    g_free(response);
+}
+
+static void
+free_sync_request(SimMsg *msg)
+{
+    KSyncGroupRequest *request = (KSyncGroupRequest *)msg;
+    g_array_free(request->assignments, TRUE);
+    g_free(request);
+}
+
+static void
+free_sync_response(SimMsg *msg)
+{
+    KSyncGroupResponse *response = (KSyncGroupResponse *)msg;
+    g_array_free(response->assignment, TRUE);
+    g_free(response);
+}
+
+static void
+free_offset_message(SimMsg *msg)
+{
+    KOffsetMessage *message = (KOffsetMessage *)msg;
+    g_array_free(message->partitions, TRUE);
+    g_free(message);
+}
+
+/* The group protocol's messages; NULL for other types. */
+static SimMsg *
+group_message_new(KafkaMsgType type)
+{
+    SimMsg *msg = NULL;
+    switch (type) {
+    case KMSG_FIND_COORDINATOR_REQUEST:
+        msg = (SimMsg *)g_new0(KFindCoordinatorRequest, 1);
+        msg->size_of = sizeof(KFindCoordinatorRequest);
+        break;
+    case KMSG_FIND_COORDINATOR_RESPONSE:
+        msg = (SimMsg *)g_new0(KFindCoordinatorResponse, 1);
+        msg->size_of = sizeof(KFindCoordinatorResponse);
+        break;
+    case KMSG_JOIN_GROUP_REQUEST: {
+        KJoinGroupRequest *request = g_new0(KJoinGroupRequest, 1);
+        request->topics = g_array_new(FALSE, TRUE, sizeof(KTopicName));
+        request->owned = g_array_new(FALSE, TRUE, sizeof(KTopicPartition));
+        msg = (SimMsg *)request;
+        msg->free_fn = free_join_request;
+        break;
+    }
+    case KMSG_JOIN_GROUP_RESPONSE: {
+        KJoinGroupResponse *response = g_new0(KJoinGroupResponse, 1);
+        response->members = g_array_new(FALSE, TRUE, sizeof(KMemberGeneration));
+        response->subscriptions = g_array_new(FALSE, TRUE, sizeof(KMemberTopic));
+        response->owned = g_array_new(FALSE, TRUE, sizeof(KMemberPartition));
+        msg = (SimMsg *)response;
+        msg->free_fn = free_join_response;
+        break;
+    }
+    case KMSG_SYNC_GROUP_REQUEST: {
+        KSyncGroupRequest *request = g_new0(KSyncGroupRequest, 1);
+        request->assignments = g_array_new(FALSE, TRUE, sizeof(KMemberPartition));
+        msg = (SimMsg *)request;
+        msg->free_fn = free_sync_request;
+        break;
+    }
+    case KMSG_SYNC_GROUP_RESPONSE: {
+        KSyncGroupResponse *response = g_new0(KSyncGroupResponse, 1);
+        response->assignment = g_array_new(FALSE, TRUE, sizeof(KTopicPartition));
+        msg = (SimMsg *)response;
+        msg->free_fn = free_sync_response;
+        break;
+    }
+    case KMSG_HEARTBEAT_REQUEST:
+    case KMSG_LEAVE_GROUP_REQUEST:
+        msg = (SimMsg *)g_new0(KGroupRequest, 1);
+        msg->size_of = sizeof(KGroupRequest);
+        break;
+    case KMSG_HEARTBEAT_RESPONSE:
+    case KMSG_LEAVE_GROUP_RESPONSE:
+        msg = (SimMsg *)g_new0(KGroupResponse, 1);
+        msg->size_of = sizeof(KGroupResponse);
+        break;
+    case KMSG_OFFSET_COMMIT_REQUEST:
+    case KMSG_OFFSET_COMMIT_RESPONSE:
+    case KMSG_OFFSET_FETCH_REQUEST:
+    case KMSG_OFFSET_FETCH_RESPONSE: {
+        KOffsetMessage *message = g_new0(KOffsetMessage, 1);
+        message->partitions = g_array_new(FALSE, TRUE, sizeof(KOffsetPartition));
+        msg = (SimMsg *)message;
+        msg->free_fn = free_offset_message;
+        break;
+    }
+    default:
+        break;
+    }
+    return msg;
+}
+
 void *
 kproto_new(KafkaMsgType type)
 {
@@ -153,6 +267,9 @@ kproto_new(KafkaMsgType type)
         msg = (SimMsg *)g_new0(KInitProducerIdMessage, 1);
         msg->size_of = sizeof(KInitProducerIdMessage);
         break;
+    default:
+        msg = group_message_new(type);
+        break;
     }
     KSIM_ASSERT(msg != NULL);
     msg->type = type;
@@ -192,6 +309,29 @@ kproto_update_size(SimMsg *msg)
     case KMSG_METADATA_RESPONSE:
         size += PARTITION_ENTRY_BYTES * ((KMetadataResponse *)msg)->partitions->len;
         break;
+    case KMSG_JOIN_GROUP_REQUEST: {
+        KJoinGroupRequest *request = (KJoinGroupRequest *)msg;
+        size += PARTITION_ENTRY_BYTES * (request->topics->len + request->owned->len);
+        break;
+    }
+    case KMSG_JOIN_GROUP_RESPONSE: {
+        KJoinGroupResponse *response = (KJoinGroupResponse *)msg;
+        size += PARTITION_ENTRY_BYTES * (response->members->len + response->subscriptions->len +
+                                         response->owned->len);
+        break;
+    }
+    case KMSG_SYNC_GROUP_REQUEST:
+        size += PARTITION_ENTRY_BYTES * ((KSyncGroupRequest *)msg)->assignments->len;
+        break;
+    case KMSG_SYNC_GROUP_RESPONSE:
+        size += PARTITION_ENTRY_BYTES * ((KSyncGroupResponse *)msg)->assignment->len;
+        break;
+    case KMSG_OFFSET_COMMIT_REQUEST:
+    case KMSG_OFFSET_COMMIT_RESPONSE:
+    case KMSG_OFFSET_FETCH_REQUEST:
+    case KMSG_OFFSET_FETCH_RESPONSE:
+        size += PARTITION_ENTRY_BYTES * ((KOffsetMessage *)msg)->partitions->len;
+        break;
     default:
         break;
     }
@@ -205,6 +345,14 @@ ktp_set(KTopicPartition *tp, const char *topic, gint32 partition)
     memset(tp->topic, 0, sizeof tp->topic);
     g_strlcpy(tp->topic, topic, sizeof tp->topic);
     tp->partition = partition;
+}
+
+void
+kproto_set_id(char *field, gsize field_size, const char *id)
+{
+    KSIM_ASSERT(strlen(id) < field_size);
+    memset(field, 0, field_size);
+    g_strlcpy(field, id, field_size);
 }
 
 gboolean

@@ -1,7 +1,9 @@
 /*
  * kafka_proto: the requests and responses brokers, controllers and clients
  * exchange over sim_net, after Kafka's protocol (Produce, Fetch, Metadata,
- * LeaderAndIsr, UpdateMetadata, OffsetsForLeaderEpoch, InitProducerId).
+ * LeaderAndIsr, UpdateMetadata, OffsetsForLeaderEpoch, InitProducerId, and
+ * the group protocol: FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
+ * LeaveGroup, OffsetCommit, OffsetFetch).
  *
  * Every message embeds SimMsg first. Messages are created with kproto_new and
  * freed with sim_msg_free; batches and arrays inside a message belong to it.
@@ -40,6 +42,20 @@ typedef enum {
     KMSG_EPOCH_RESPONSE,
     KMSG_INIT_PRODUCER_ID_REQUEST,
     KMSG_INIT_PRODUCER_ID_RESPONSE,
+    KMSG_FIND_COORDINATOR_REQUEST,
+    KMSG_FIND_COORDINATOR_RESPONSE,
+    KMSG_JOIN_GROUP_REQUEST,
+    KMSG_JOIN_GROUP_RESPONSE,
+    KMSG_SYNC_GROUP_REQUEST,
+    KMSG_SYNC_GROUP_RESPONSE,
+    KMSG_HEARTBEAT_REQUEST,
+    KMSG_HEARTBEAT_RESPONSE,
+    KMSG_LEAVE_GROUP_REQUEST,
+    KMSG_LEAVE_GROUP_RESPONSE,
+    KMSG_OFFSET_COMMIT_REQUEST,
+    KMSG_OFFSET_COMMIT_RESPONSE,
+    KMSG_OFFSET_FETCH_REQUEST,
+    KMSG_OFFSET_FETCH_RESPONSE,
 } KafkaMsgType;
 
 #define KAFKA_REPLICAS_MAX 16
@@ -186,6 +202,136 @@ typedef struct {
     gint16 producer_epoch;
 } KInitProducerIdMessage; /* request (fields unused) and response */
 
+/* ---- the group protocol ---- */
+
+/* Group and member ids are bounded so messages stay flat; a member id is the
+ * client id, a dash and a coordinator-made suffix, as Kafka makes them. */
+#define KAFKA_GROUP_ID_MAX 63
+#define KAFKA_MEMBER_ID_MAX 95
+/* JoinGroup's generation before any (Kafka's JoinGroupRequest.UNKNOWN_GENERATION_ID)
+ * and an OffsetCommit from a consumer outside any group (manual assign). */
+#define KAFKA_GENERATION_NONE (-1)
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    char group_id[KAFKA_GROUP_ID_MAX + 1];
+} KFindCoordinatorRequest;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KafkaError error;
+    gint32 coordinator_id; /* broker id, -1 with an error */
+    SimNodeId node;        /* where that broker is */
+} KFindCoordinatorResponse;
+
+/* One topic of a subscription. */
+typedef struct {
+    char name[KAFKA_TOPIC_NAME_MAX + 1];
+} KTopicName;
+
+/* JoinGroup. The member's one supported protocol is its assignor
+ * (AssignorStrategy); its metadata is the ConsumerProtocol subscription:
+ * topics, the partitions it owns and the generation they date from (for the
+ * sticky assignor). */
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    char group_id[KAFKA_GROUP_ID_MAX + 1];
+    char member_id[KAFKA_MEMBER_ID_MAX + 1]; /* "" for a new member */
+    char client_id[KAFKA_GROUP_ID_MAX + 1];
+    gint32 session_timeout_ms;
+    gint32 rebalance_timeout_ms; /* the consumer's max.poll.interval.ms */
+    gint32 protocol;             /* AssignorStrategy */
+    gint32 owned_generation;     /* KAFKA_GENERATION_NONE: owns nothing */
+    GArray *topics;              /* KTopicName (owned) */
+    GArray *owned;               /* KTopicPartition (owned) */
+} KJoinGroupRequest;
+
+/* A member's subscription as the group leader receives it. */
+typedef struct {
+    char member_id[KAFKA_MEMBER_ID_MAX + 1];
+    char topic[KAFKA_TOPIC_NAME_MAX + 1];
+} KMemberTopic;
+
+/* A partition a member owns (JoinGroup) or is assigned (SyncGroup). */
+typedef struct {
+    char member_id[KAFKA_MEMBER_ID_MAX + 1];
+    KTopicPartition tp;
+} KMemberPartition;
+
+typedef struct {
+    char member_id[KAFKA_MEMBER_ID_MAX + 1];
+    gint32 owned_generation;
+} KMemberGeneration;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KafkaError error;
+    gint32 generation_id;
+    gint32 protocol;                         /* AssignorStrategy */
+    char leader_id[KAFKA_MEMBER_ID_MAX + 1];
+    char member_id[KAFKA_MEMBER_ID_MAX + 1];
+    /* Only the leader's answer lists the members (sorted by member id). */
+    GArray *members;       /* KMemberGeneration (owned) */
+    GArray *subscriptions; /* KMemberTopic (owned) */
+    GArray *owned;         /* KMemberPartition (owned) */
+} KJoinGroupResponse;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    char group_id[KAFKA_GROUP_ID_MAX + 1];
+    char member_id[KAFKA_MEMBER_ID_MAX + 1];
+    gint32 generation_id;
+    GArray *assignments; /* KMemberPartition (owned): the leader's, empty otherwise */
+} KSyncGroupRequest;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KafkaError error;
+    GArray *assignment; /* KTopicPartition (owned), sorted */
+} KSyncGroupResponse;
+
+/* Heartbeat and LeaveGroup requests. */
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    char group_id[KAFKA_GROUP_ID_MAX + 1];
+    char member_id[KAFKA_MEMBER_ID_MAX + 1];
+    gint32 generation_id;
+} KGroupRequest;
+
+/* Heartbeat and LeaveGroup responses. */
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KafkaError error;
+} KGroupResponse;
+
+typedef struct {
+    KTopicPartition tp;
+    gint64 offset; /* committed: the next offset to read; -1 none (OffsetFetch) */
+    KafkaError error;
+} KOffsetPartition;
+
+/* OffsetCommit and OffsetFetch, request and response. A commit carries the
+ * member and generation (KAFKA_GENERATION_NONE outside a group); a fetch
+ * only the group. A response's `error` is a group-level error (OffsetFetch);
+ * partition errors are in the entries. */
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KafkaError error;
+    char group_id[KAFKA_GROUP_ID_MAX + 1];
+    char member_id[KAFKA_MEMBER_ID_MAX + 1];
+    gint32 generation_id;
+    GArray *partitions; /* KOffsetPartition (owned) */
+} KOffsetMessage;
+
 /* A new zeroed message of `type`, with its size and free function set. The
  * arrays of the type are created empty. (transfer full) */
 void *kproto_new(KafkaMsgType type);
@@ -214,6 +360,10 @@ gboolean kpartition_state_has_replica(const KPartitionState *state, gint32 broke
 void kpartition_state_serialize(const KPartitionState *state, GString *out);
 /* Parses the znode data into leader, epochs and ISR; FALSE if malformed. */
 gboolean kpartition_state_parse(const char *data, gsize len, KPartitionState *state);
+
+/* Copies a group or member id into a message field, asserting it fits. */
+void kproto_set_id(char *field, gsize field_size, const char *id);
+#define KPROTO_SET_ID(field, id) kproto_set_id((field), sizeof(field), (id))
 
 /* Recomputes a message's size on the wire (after batches are attached). */
 void kproto_update_size(SimMsg *msg);

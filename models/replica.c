@@ -456,6 +456,7 @@ make_leader(BrokerState *state, Partition *p, const KPartitionState *ps)
         broker->observer.became_leader(broker->observer.user_data, broker->config.broker_id,
                                        &p->tp, p->leader_epoch, leo);
     maybe_increment_hw(state, p);
+    group_coord_partition_elected(state, p);
 }
 
 static void
@@ -464,6 +465,8 @@ make_follower(BrokerState *state, Partition *p, const KPartitionState *ps, SimNo
     Broker *broker = state->broker;
     if (p->is_leader)
         fail_delayed_produces(state, p, KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER);
+    /* A coordinator whose offsets partition moved away unloads its groups. */
+    group_coord_partition_resigned(state, p);
     fetcher_remove_partition(state, p);
     set_from_state(p, ps);
     p->is_leader = FALSE;
@@ -546,9 +549,16 @@ complete_delayed_produce(BrokerState *state, Partition *p, DelayedProduce *delay
 {
     if (error == KAFKA_ERROR_NONE)
         record_ack(state, p, delayed->base_offset, delayed->required_offset, delayed->acks);
-    produce_respond(state, delayed->client, delayed->correlation_id, &delayed->tp, error,
-                    delayed->base_offset, plog_log_start_offset(p->log));
+    ReplicaAppendCb done_cb = delayed->done_cb;
+    guint64 done_id = delayed->done_id;
+    gint64 base_offset = delayed->base_offset;
+    if (done_cb == NULL)
+        produce_respond(state, delayed->client, delayed->correlation_id, &delayed->tp, error,
+                        delayed->base_offset, plog_log_start_offset(p->log));
     delayed_produce_free(delayed);
+    /* Last: the callback may append again to this partition. */
+    if (done_cb != NULL)
+        done_cb(state, error, error == KAFKA_ERROR_NONE ? base_offset : -1, done_id);
 }
 
 /* Kafka's DelayedProduce.tryComplete: once the HW passes the batch, answer;
@@ -717,6 +727,50 @@ replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *requ
     maybe_increment_hw(state, p);
     delayed_fetches_try_complete(state, p, FALSE);
     answer_appended(state, p, from, request, base, end);
+}
+
+void
+replica_append_internal(BrokerState *state, const KTopicPartition *tp, PlogBatch *batch,
+                        gint64 timeout_ms, ReplicaAppendCb done_cb, guint64 done_id)
+{
+    Broker *broker = state->broker;
+    KSIM_ASSERT(done_cb != NULL);
+    Partition *p = replica_get(state, tp);
+    KafkaError error = KAFKA_ERROR_NONE;
+    if (p == NULL)
+        error = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    else if (!p->is_leader)
+        error = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    else if ((gint32)p->n_isr < p->config.min_insync_replicas)
+        error = KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
+    if (error != KAFKA_ERROR_NONE) {
+        done_cb(state, error, -1, done_id);
+        return;
+    }
+    batch->leader_epoch = p->leader_epoch;
+    SimDiskStatus status = SIM_DISK_OK;
+    gint64 base = plog_append(p->log, batch, broker_now_ms(broker), &status);
+    if (status != SIM_DISK_OK) {
+        done_cb(state, KAFKA_ERROR_KAFKA_STORAGE_ERROR, -1, done_id);
+        return;
+    }
+    DelayedProduce *delayed = g_new0(DelayedProduce, 1);
+    delayed->client = SIM_NODE_NONE;
+    delayed->tp = p->tp;
+    delayed->base_offset = base;
+    delayed->required_offset = base + batch->record_count;
+    delayed->acks = -1;
+    delayed->state = state;
+    delayed->done_cb = done_cb;
+    delayed->done_id = done_id;
+    delayed->timeout_timer =
+        sim_timer_set(broker->world, broker->node, MAX(timeout_ms, 0) * SIM_NS_PER_MS,
+                      delayed_produce_timeout, delayed);
+    /* Queued before the HW may move, so a single-replica ISR completes it
+     * at once through the purgatory like any other. */
+    g_queue_push_tail(&p->delayed_produce, delayed);
+    maybe_increment_hw(state, p);
+    delayed_fetches_try_complete(state, p, FALSE);
 }
 
 /* ---- ISR changes ---- */

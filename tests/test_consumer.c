@@ -1,7 +1,8 @@
 /*
- * Consumer tests: the assign()-mode Kafka consumer of issue 8 against a real
- * simulated cluster (coordination node, controller, three brokers) fed by a
- * real producer. Assertions read the history's POLL and PROCESS ops and the
+ * Consumer tests: the Kafka consumer of issue 8 (assign() mode, and the
+ * processing modes of a group member) against a real simulated cluster
+ * (coordination node, controller, three brokers) fed by a real producer.
+ * Assertions read the history's POLL, PROCESS and COMMIT ops and the
  * producer's acknowledgements.
  */
 #include <setjmp.h>
@@ -218,6 +219,14 @@ test_consumer_config_defaults(void **unused)
     assert_int_equal(config.retry_backoff_ms, 100);
     assert_int_equal(config.metadata_max_age_ms, 300000);
     assert_int_equal(config.isolation_level, 0);
+    assert_int_equal(config.session_timeout_ms, 45000);
+    assert_int_equal(config.heartbeat_interval_ms, 3000);
+    assert_int_equal(config.max_poll_interval_ms, 300000);
+    assert_true(config.enable_auto_commit);
+    assert_int_equal(config.auto_commit_interval_ms, 5000);
+    assert_int_equal(config.partition_assignment_strategy, ASSIGNOR_RANGE);
+    assert_int_equal(config.default_api_timeout_ms, 60000);
+    assert_int_equal(config.processing_mode, CONSUMER_PROCESSING_AUTO);
 }
 
 /* Every record acknowledged with acks=all is polled and processed exactly
@@ -377,6 +386,173 @@ test_consumer_continues_after_leader_crash(void **unused)
     fixture_free(f);
 }
 
+/* How often each acknowledged value was processed, and the anomalies. */
+typedef struct {
+    guint never;       /* acknowledged, never processed */
+    guint twice;       /* processed more than once */
+    guint commits_ok;
+    guint commits_not_ok;
+} Delivery;
+
+static Delivery
+delivery(const Fixture *f)
+{
+    Delivery out = {0};
+    g_autoptr(GHashTable) processed = g_hash_table_new(g_int64_hash, g_int64_equal);
+    const GArray *ops = history_ops(f->history);
+    for (guint i = 0; i < ops->len; i++) {
+        const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->process != CONSUMER_PROCESS)
+            continue;
+        if (op->fn == HISTORY_FN_COMMIT && op->type == HISTORY_OK)
+            out.commits_ok++;
+        else if (op->fn == HISTORY_FN_COMMIT)
+            out.commits_not_ok++;
+        if (op->fn != HISTORY_FN_PROCESS)
+            continue;
+        guint count = GPOINTER_TO_UINT(g_hash_table_lookup(processed, &op->value));
+        g_hash_table_replace(processed, (gpointer)&op->value, GUINT_TO_POINTER(count + 1));
+    }
+    for (guint i = 0; i < f->acked->len; i++) {
+        const ProducerResult *r = &g_array_index(f->acked, ProducerResult, i);
+        guint count = GPOINTER_TO_UINT(g_hash_table_lookup(processed, &r->value));
+        out.never += count == 0;
+        out.twice += count > 1;
+    }
+    return out;
+}
+
+typedef enum {
+    CRASH_DURING_PROCESSING, /* 100 ms into the third poll's 200 ms of processing */
+    CRASH_AFTER_PROCESSING,  /* as the third poll's processing ends */
+} CrashPoint;
+
+/* A group member with `mode` processes 100 records, ten per poll with 200 ms
+ * of processing each, and crashes at `point` of its third poll; it restarts
+ * as a new member and resumes from the committed offsets. */
+static Delivery
+crash_member(ConsumerProcessingMode mode, CrashPoint point)
+{
+    Fixture *f = fixture_new(31, 1, -1);
+    send_many(f, 100, 1);
+    run_for(f, 500 * SIM_NS_PER_MS);
+    assert_int_equal(f->acked->len, 100);
+    ConsumerConfig config;
+    consumer_config_init(&config);
+    config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
+    config.max_poll_records = 10;
+    config.enable_auto_commit = FALSE;
+    config.processing_mode = mode;
+    config.session_timeout_ms = 6000;
+    config.heartbeat_interval_ms = 1000;
+    config.max_poll_interval_ms = 10000;
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+    f->consumer = consumer_new(f->world, "consumer", CONSUMER_PROCESS, bootstrap, &config,
+                               f->history);
+    const char *topics[] = {TOPIC};
+    consumer_subscribe(f->consumer, "g", topics, 1);
+    SimDist interval = SIM_DIST_CONST(5 * SIM_NS_PER_MS);
+    SimDist processing = SIM_DIST_CONST(200 * SIM_NS_PER_MS);
+    consumer_start_polling(f->consumer, &interval, &processing, poll_cb, f);
+    ConsumerStats stats = {0};
+    while (stats.polls < 3) {
+        assert_true(sim_world_step(f->world));
+        consumer_stats(f->consumer, &stats);
+    }
+    if (point == CRASH_DURING_PROCESSING) {
+        /* After the commit of the commit-first mode. */
+        run_for(f, 100 * SIM_NS_PER_MS);
+    } else {
+        /* The very event that ends the processing (and, process-then-commit,
+         * sends its commit, which the crash loses with the connection). */
+        while (stats.records_processed < 30) {
+            assert_true(sim_world_step(f->world));
+            consumer_stats(f->consumer, &stats);
+        }
+    }
+    consumer_stats(f->consumer, &stats);
+    assert_int_equal(stats.records_processed, point == CRASH_DURING_PROCESSING ? 20 : 30);
+    sim_node_crash(f->world, consumer_node(f->consumer));
+    run_for(f, 1 * SIM_NS_PER_S);
+    sim_node_restart(f->world, consumer_node(f->consumer));
+    run_for(f, 30 * SIM_NS_PER_S);
+    assert_int_equal(consumer_position(f->consumer, TOPIC, 0), 100);
+    Delivery out = delivery(f);
+    assert_true(out.commits_ok > 0);
+    fixture_free(f);
+    return out;
+}
+
+/* commit-before-processing is at most once: a crash while a poll's records
+ * are processed skips them (never processed); no crash point makes it
+ * process a record twice. */
+static void
+test_consumer_commit_before_processing_skips_on_crash(void **unused)
+{
+    (void)unused;
+    Delivery during = crash_member(CONSUMER_COMMIT_BEFORE_PROCESSING, CRASH_DURING_PROCESSING);
+    assert_int_equal(during.never, 10);
+    assert_int_equal(during.twice, 0);
+    Delivery after = crash_member(CONSUMER_COMMIT_BEFORE_PROCESSING, CRASH_AFTER_PROCESSING);
+    assert_int_equal(after.never, 0);
+    assert_int_equal(after.twice, 0);
+}
+
+/* process-then-commit is at least once: a crash between a poll's processing
+ * and its commit processes its records again; no crash point makes it skip
+ * a record. */
+static void
+test_consumer_process_then_commit_repeats_on_crash(void **unused)
+{
+    (void)unused;
+    Delivery after = crash_member(CONSUMER_PROCESS_THEN_COMMIT, CRASH_AFTER_PROCESSING);
+    assert_int_equal(after.never, 0);
+    assert_int_equal(after.twice, 10);
+    Delivery during = crash_member(CONSUMER_PROCESS_THEN_COMMIT, CRASH_DURING_PROCESSING);
+    assert_int_equal(during.never, 0);
+    assert_int_equal(during.twice, 0);
+}
+
+/* Without a crash both modes process every record exactly once, and every
+ * commit completes OK. */
+static void
+test_consumer_commit_modes_exactly_once_without_faults(void **unused)
+{
+    (void)unused;
+    static const ConsumerProcessingMode modes[] = {CONSUMER_COMMIT_BEFORE_PROCESSING,
+                                                   CONSUMER_PROCESS_THEN_COMMIT,
+                                                   CONSUMER_PROCESSING_AUTO};
+    for (guint m = 0; m < G_N_ELEMENTS(modes); m++) {
+        Fixture *f = fixture_new(32, 2, -1);
+        ConsumerConfig config;
+        consumer_config_init(&config);
+        config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
+        config.max_poll_records = 10;
+        config.enable_auto_commit = modes[m] == CONSUMER_PROCESSING_AUTO;
+        config.auto_commit_interval_ms = 100;
+        config.processing_mode = modes[m];
+        g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+        f->consumer = consumer_new(f->world, "consumer", CONSUMER_PROCESS, bootstrap, &config,
+                                   f->history);
+        const char *topics[] = {TOPIC};
+        consumer_subscribe(f->consumer, "g", topics, 1);
+        SimDist interval = SIM_DIST_CONST(5 * SIM_NS_PER_MS);
+        SimDist processing = SIM_DIST_CONST(2 * SIM_NS_PER_MS);
+        consumer_start_polling(f->consumer, &interval, &processing, poll_cb, f);
+        send_many(f, 60, 2);
+        run_for(f, 10 * SIM_NS_PER_S);
+        assert_int_equal(f->acked->len, 60);
+        Delivery out = delivery(f);
+        assert_int_equal(out.never, 0);
+        assert_int_equal(out.twice, 0);
+        assert_true(out.commits_ok > 0);
+        assert_int_equal(out.commits_not_ok, 0);
+        for (gint32 p = 0; p < 2; p++)
+            assert_int_equal(consumer_position(f->consumer, TOPIC, p), 30);
+        fixture_free(f);
+    }
+}
+
 int
 main(void)
 {
@@ -387,6 +563,9 @@ main(void)
         cmocka_unit_test(test_consumer_max_poll_records_bounds_polls),
         cmocka_unit_test(test_consumer_auto_offset_reset),
         cmocka_unit_test(test_consumer_continues_after_leader_crash),
+        cmocka_unit_test(test_consumer_commit_before_processing_skips_on_crash),
+        cmocka_unit_test(test_consumer_process_then_commit_repeats_on_crash),
+        cmocka_unit_test(test_consumer_commit_modes_exactly_once_without_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

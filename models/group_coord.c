@@ -1,0 +1,1358 @@
+/*
+ * group_coord: the group coordinator of one broker process (see
+ * group_coord.h for the protocol and the commit record encoding).
+ *
+ * Transitions, and the function that performs each:
+ *   Empty/Stable/CompletingRebalance ──prepare_rebalance──▶ PreparingRebalance
+ *   PreparingRebalance ──complete_join──▶ CompletingRebalance, or Empty
+ *   CompletingRebalance ──propagate_assignment (leader's sync)──▶ Stable
+ *   any ──unload_partition──▶ (freed; awaiting members get NOT_COORDINATOR)
+ *
+ * Invariants (group_coord_check_invariants):
+ *  1. `partitions` is sorted by partition without duplicates, and holds
+ *     exactly the __consumer_offsets partitions this broker leads.
+ *  2. A partition is loaded exactly when its load timer is not pending, and
+ *     its offsets cache exists only once loaded.
+ *  3. `groups` is sorted by id without duplicates; every group's offsets
+ *     partition is in `partitions` and loaded.
+ *  4. A group's members are sorted by id without duplicates; it has a leader,
+ *     one of them, exactly when it has members; Empty ⇔ no members.
+ *  5. Members await a join only in PreparingRebalance, a sync only in
+ *     CompletingRebalance; the join timer runs exactly in PreparingRebalance.
+ *  6. Every pending commit belongs to a partition in `partitions`.
+ *
+ * Ownership: the GroupCoord owns its partitions, groups, members and pending
+ * commits; timers point at them and are cancelled before they are freed
+ * (a crash drops them with the node).
+ */
+#include "group_coord.h"
+
+#include "assignor.h"
+#include "broker_internal.h"
+#include "sim_assert.h"
+#include "sim_net.h"
+
+#include <string.h>
+
+/* The modelled cost of loading an offsets partition: a fixed start plus a
+ * sequential read of the log at 100 MB/s. */
+#define LOAD_BASE_NS (1 * SIM_NS_PER_MS)
+#define LOAD_NS_PER_BYTE 10
+#define LOAD_READ_BYTES (5 * 1024 * 1024) /* offsets.load.buffer.size */
+/* Bounds asserted on what one group holds. */
+#define GROUP_MEMBERS_MAX 4096
+#define GROUP_TOPICS_MAX 1024
+
+typedef struct {
+    gint32 partition;
+    gint32 leader_epoch;
+    SimTimerId load_timer;
+    GHashTable *offsets; /* guint64 key* -> gint64 offset* (owned); lookups only */
+} OffsetsPartition;
+
+typedef struct Group Group;
+
+typedef struct {
+    char *member_id;
+    char *client_id;
+    Group *group;
+    gint32 session_timeout_ms;
+    gint32 rebalance_timeout_ms;
+    gint32 protocol;
+    gint32 owned_generation;
+    GArray *topics;     /* KTopicName, sorted */
+    GArray *owned;      /* KTopicPartition */
+    GArray *assignment; /* KTopicPartition */
+    gboolean awaiting_join;
+    gboolean awaiting_sync;
+    SimNodeId join_node;
+    gint32 join_correlation;
+    SimNodeId sync_node;
+    gint32 sync_correlation;
+    SimTimerId heartbeat_timer;
+} Member;
+
+struct Group {
+    char *id;
+    gint32 partition; /* of __consumer_offsets */
+    GroupState state;
+    gint32 generation;
+    gint32 protocol; /* AssignorStrategy, -1 none */
+    Member *leader;
+    GPtrArray *members; /* Member* (owned), sorted by id */
+    SimTimerId join_timer;
+    gboolean initial_delay; /* the join timer is the initial delayed join */
+    gint64 initial_remaining_ms;
+    gboolean new_member_added;
+};
+
+typedef struct {
+    guint64 id;
+    gint32 partition;
+    char group_id[KAFKA_GROUP_ID_MAX + 1];
+    SimNodeId client;
+    gint32 correlation_id;
+    GArray *offsets; /* KOffsetPartition */
+} PendingCommit;
+
+struct GroupCoord {
+    BrokerState *state;
+    GPtrArray *partitions; /* OffsetsPartition* (owned), by partition */
+    GPtrArray *groups;     /* Group* (owned), by id */
+    GPtrArray *pending;    /* PendingCommit* (owned), by id */
+    guint64 commit_next;
+    guint64 member_next;
+    gboolean topic_requested;
+};
+
+/* ---- pure functions ---- */
+
+const char *
+group_state_name(GroupState state)
+{
+    switch (state) {
+    case GROUP_STATE_EMPTY:
+        return "Empty";
+    case GROUP_STATE_PREPARING_REBALANCE:
+        return "PreparingRebalance";
+    case GROUP_STATE_COMPLETING_REBALANCE:
+        return "CompletingRebalance";
+    case GROUP_STATE_STABLE:
+        return "Stable";
+    case GROUP_STATE_DEAD:
+        return "Dead";
+    }
+    return "Unknown";
+}
+
+gint32
+group_coord_java_hash(const char *text)
+{
+    glong n = 0;
+    g_autofree gunichar2 *units = g_utf8_to_utf16(text, -1, NULL, &n, NULL);
+    KSIM_ASSERT(units != NULL); /* ids are valid UTF-8 */
+    guint32 hash = 0;
+    for (glong i = 0; i < n; i++)
+        hash = 31u * hash + units[i];
+    return (gint32)hash;
+}
+
+gint32
+group_coord_partition_for(const char *group_id, gint32 num_partitions)
+{
+    KSIM_ASSERT(num_partitions > 0);
+    gint32 hash = group_coord_java_hash(group_id);
+    gint32 abs = hash == G_MININT32 ? 0 : ABS(hash);
+    return abs % num_partitions;
+}
+
+static guint64
+fnv1a(guint64 hash, const void *data, gsize len)
+{
+    const guint8 *bytes = data;
+    for (gsize i = 0; i < len; i++) {
+        hash ^= bytes[i];
+        hash *= G_GUINT64_CONSTANT(1099511628211);
+    }
+    return hash;
+}
+
+guint64
+group_coord_offset_key(const char *group_id, const char *topic, gint32 partition)
+{
+    guint64 hash = G_GUINT64_CONSTANT(14695981039346656037);
+    hash = fnv1a(hash, group_id, strlen(group_id) + 1);
+    hash = fnv1a(hash, topic, strlen(topic) + 1);
+    guint8 bytes[4] = {(guint8)partition, (guint8)(partition >> 8), (guint8)(partition >> 16),
+                       (guint8)(partition >> 24)};
+    hash = fnv1a(hash, bytes, sizeof bytes);
+    return hash == 0 ? 1 : hash;
+}
+
+/* ---- lookups ---- */
+
+static gint32
+partition_of(const BrokerState *state, const char *group_id)
+{
+    return group_coord_partition_for(group_id, state->broker->config.offsets_topic_num_partitions);
+}
+
+static OffsetsPartition *
+offsets_partition_find(const GroupCoord *coord, gint32 partition)
+{
+    for (guint i = 0; i < coord->partitions->len; i++) {
+        OffsetsPartition *op = g_ptr_array_index(coord->partitions, i);
+        if (op->partition == partition)
+            return op;
+    }
+    return NULL;
+}
+
+static Group *
+group_find(const GroupCoord *coord, const char *group_id)
+{
+    for (guint i = 0; i < coord->groups->len; i++) {
+        Group *group = g_ptr_array_index(coord->groups, i);
+        if (strcmp(group->id, group_id) == 0)
+            return group;
+    }
+    return NULL;
+}
+
+static Member *
+member_find(const Group *group, const char *member_id)
+{
+    for (guint i = 0; i < group->members->len; i++) {
+        Member *member = g_ptr_array_index(group->members, i);
+        if (strcmp(member->member_id, member_id) == 0)
+            return member;
+    }
+    return NULL;
+}
+
+/* NONE when this broker may serve the group now. */
+static KafkaError
+check_coordinator(const BrokerState *state, const char *group_id)
+{
+    if (group_id[0] == '\0')
+        return KAFKA_ERROR_INVALID_GROUP_ID;
+    const OffsetsPartition *op =
+        offsets_partition_find(state->groups, partition_of(state, group_id));
+    if (op == NULL)
+        return KAFKA_ERROR_NOT_COORDINATOR;
+    if (op->offsets == NULL)
+        return KAFKA_ERROR_COORDINATOR_LOAD_IN_PROGRESS;
+    return KAFKA_ERROR_NONE;
+}
+
+/* ---- members and groups ---- */
+
+static SimWorld *
+world_of(const GroupCoord *coord)
+{
+    return coord->state->broker->world;
+}
+
+static void
+member_free(GroupCoord *coord, Member *member)
+{
+    sim_timer_cancel(world_of(coord), member->heartbeat_timer);
+    g_array_free(member->topics, TRUE);
+    g_array_free(member->owned, TRUE);
+    g_array_free(member->assignment, TRUE);
+    g_free(member->member_id);
+    g_free(member->client_id);
+    g_free(member);
+}
+
+static void
+group_free(GroupCoord *coord, Group *group)
+{
+    sim_timer_cancel(world_of(coord), group->join_timer);
+    for (guint i = 0; i < group->members->len; i++)
+        member_free(coord, g_ptr_array_index(group->members, i));
+    g_ptr_array_free(group->members, TRUE);
+    g_free(group->id);
+    g_free(group);
+}
+
+static gint
+group_compare(gconstpointer a, gconstpointer b)
+{
+    return strcmp((*(Group *const *)a)->id, (*(Group *const *)b)->id);
+}
+
+static gint
+member_compare(gconstpointer a, gconstpointer b)
+{
+    return strcmp((*(Member *const *)a)->member_id, (*(Member *const *)b)->member_id);
+}
+
+static Group *
+group_new(GroupCoord *coord, const char *group_id)
+{
+    Group *group = g_new0(Group, 1);
+    group->id = g_strdup(group_id);
+    group->partition = partition_of(coord->state, group_id);
+    group->state = GROUP_STATE_EMPTY;
+    group->protocol = -1;
+    group->members = g_ptr_array_new();
+    group->join_timer = SIM_EVENT_ID_NONE;
+    g_ptr_array_add(coord->groups, group);
+    g_ptr_array_sort(coord->groups, group_compare);
+    return group;
+}
+
+static gint32
+rebalance_timeout_ms(const Group *group)
+{
+    gint32 timeout = 0;
+    for (guint i = 0; i < group->members->len; i++)
+        timeout = MAX(timeout,
+                      ((const Member *)g_ptr_array_index(group->members, i))->rebalance_timeout_ms);
+    return timeout;
+}
+
+static void heartbeat_expired(SimWorld *world, void *ctx, void *arg);
+
+/* Kafka's completeAndScheduleNextHeartbeatExpiration. */
+static void
+heartbeat_schedule(GroupCoord *coord, Member *member)
+{
+    sim_timer_cancel(world_of(coord), member->heartbeat_timer);
+    member->heartbeat_timer = sim_timer_set(world_of(coord), coord->state->broker->node,
+                                            (gint64)member->session_timeout_ms * SIM_NS_PER_MS,
+                                            heartbeat_expired, member);
+}
+
+static gint
+topic_name_compare(gconstpointer a, gconstpointer b)
+{
+    return strcmp(((const KTopicName *)a)->name, ((const KTopicName *)b)->name);
+}
+
+static void
+set_subscription(Member *member, const KJoinGroupRequest *request)
+{
+    g_array_set_size(member->topics, 0);
+    g_array_append_vals(member->topics, request->topics->data, request->topics->len);
+    g_array_sort(member->topics, topic_name_compare);
+    g_array_set_size(member->owned, 0);
+    g_array_append_vals(member->owned, request->owned->data, request->owned->len);
+    member->protocol = request->protocol;
+    member->owned_generation = request->owned_generation;
+    member->session_timeout_ms = request->session_timeout_ms;
+    member->rebalance_timeout_ms = request->rebalance_timeout_ms;
+}
+
+/* TRUE when the request's subscription or protocol differs from the
+ * member's (Kafka compares the protocol metadata). */
+static gboolean
+subscription_changed(const Member *member, const KJoinGroupRequest *request)
+{
+    if (member->protocol != request->protocol || member->topics->len != request->topics->len)
+        return TRUE;
+    g_autoptr(GArray) sorted = g_array_copy(request->topics);
+    g_array_sort(sorted, topic_name_compare);
+    for (guint i = 0; i < sorted->len; i++) {
+        if (topic_name_compare(&g_array_index(sorted, KTopicName, i),
+                               &g_array_index(member->topics, KTopicName, i)) != 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* Kafka's supportsProtocols: every other member speaks `protocol`. */
+static gboolean
+protocol_supported(const Group *group, const Member *self, gint32 protocol)
+{
+    for (guint i = 0; i < group->members->len; i++) {
+        const Member *member = g_ptr_array_index(group->members, i);
+        if (member != self && member->protocol != protocol)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* ---- responses ---- */
+
+static void
+join_respond_error(BrokerState *state, SimNodeId to, gint32 correlation_id, const char *member_id,
+                   KafkaError error)
+{
+    KJoinGroupResponse *response = kproto_new(KMSG_JOIN_GROUP_RESPONSE);
+    response->correlation_id = correlation_id;
+    response->error = error;
+    response->generation_id = KAFKA_GENERATION_NONE;
+    response->protocol = -1;
+    KPROTO_SET_ID(response->member_id, member_id);
+    broker_send(state, to, &response->base);
+}
+
+/* The JoinGroup answer of the group's current generation; the leader's
+ * lists every member's subscription. */
+static void
+join_respond(GroupCoord *coord, const Group *group, const Member *member, SimNodeId to,
+             gint32 correlation_id)
+{
+    KJoinGroupResponse *response = kproto_new(KMSG_JOIN_GROUP_RESPONSE);
+    response->correlation_id = correlation_id;
+    response->error = KAFKA_ERROR_NONE;
+    response->generation_id = group->generation;
+    response->protocol = group->protocol;
+    KPROTO_SET_ID(response->leader_id, group->leader->member_id);
+    KPROTO_SET_ID(response->member_id, member->member_id);
+    for (guint i = 0; member == group->leader && i < group->members->len; i++) {
+        const Member *m = g_ptr_array_index(group->members, i);
+        KMemberGeneration generation = {{0}, m->owned_generation};
+        KPROTO_SET_ID(generation.member_id, m->member_id);
+        g_array_append_val(response->members, generation);
+        for (guint t = 0; t < m->topics->len; t++) {
+            KMemberTopic topic = {{0}, {0}};
+            KPROTO_SET_ID(topic.member_id, m->member_id);
+            KPROTO_SET_ID(topic.topic, g_array_index(m->topics, KTopicName, t).name);
+            g_array_append_val(response->subscriptions, topic);
+        }
+        for (guint p = 0; p < m->owned->len; p++) {
+            KMemberPartition owned = {{0}, g_array_index(m->owned, KTopicPartition, p)};
+            KPROTO_SET_ID(owned.member_id, m->member_id);
+            g_array_append_val(response->owned, owned);
+        }
+    }
+    kproto_update_size(&response->base);
+    broker_send(coord->state, to, &response->base);
+}
+
+static void
+sync_respond(BrokerState *state, SimNodeId to, gint32 correlation_id, KafkaError error,
+             const GArray *assignment)
+{
+    KSyncGroupResponse *response = kproto_new(KMSG_SYNC_GROUP_RESPONSE);
+    response->correlation_id = correlation_id;
+    response->error = error;
+    if (error == KAFKA_ERROR_NONE)
+        g_array_append_vals(response->assignment, assignment->data, assignment->len);
+    kproto_update_size(&response->base);
+    broker_send(state, to, &response->base);
+}
+
+static void
+group_respond(BrokerState *state, SimNodeId to, KafkaMsgType type, gint32 correlation_id,
+              KafkaError error)
+{
+    KGroupResponse *response = kproto_new(type);
+    response->correlation_id = correlation_id;
+    response->error = error;
+    broker_send(state, to, &response->base);
+}
+
+/* ---- rebalancing ---- */
+
+static void join_timer_fired(SimWorld *world, void *ctx, void *arg);
+
+static guint
+awaiting_join_count(const Group *group)
+{
+    guint n = 0;
+    for (guint i = 0; i < group->members->len; i++)
+        n += ((const Member *)g_ptr_array_index(group->members, i))->awaiting_join ? 1 : 0;
+    return n;
+}
+
+/* Kafka's onCompleteJoin: members that did not rejoin are removed, the
+ * generation advances, and every member gets its JoinGroup answer. */
+static void
+complete_join(GroupCoord *coord, Group *group)
+{
+    KSIM_ASSERT(group->state == GROUP_STATE_PREPARING_REBALANCE);
+    sim_timer_cancel(world_of(coord), group->join_timer);
+    group->join_timer = SIM_EVENT_ID_NONE;
+    for (guint i = group->members->len; i > 0; i--) {
+        Member *member = g_ptr_array_index(group->members, i - 1);
+        if (member->awaiting_join)
+            continue;
+        if (group->leader == member)
+            group->leader = NULL;
+        g_ptr_array_remove_index(group->members, i - 1);
+        member_free(coord, member);
+    }
+    if (group->leader == NULL && group->members->len > 0)
+        group->leader = g_ptr_array_index(group->members, 0);
+    group->generation++;
+    group->new_member_added = FALSE;
+    group->initial_delay = FALSE;
+    if (group->members->len == 0) {
+        group->state = GROUP_STATE_EMPTY;
+        group->protocol = -1;
+        return;
+    }
+    group->state = GROUP_STATE_COMPLETING_REBALANCE;
+    group->protocol = group->leader->protocol;
+    for (guint i = 0; i < group->members->len; i++) {
+        Member *member = g_ptr_array_index(group->members, i);
+        member->awaiting_join = FALSE;
+        g_array_set_size(member->assignment, 0);
+        join_respond(coord, group, member, member->join_node, member->join_correlation);
+        heartbeat_schedule(coord, member);
+    }
+}
+
+/* Kafka's DelayedJoin.tryComplete: done once every member has rejoined. The
+ * initial delayed join never completes early. */
+static void
+try_complete_join(GroupCoord *coord, Group *group)
+{
+    if (group->state != GROUP_STATE_PREPARING_REBALANCE || group->initial_delay)
+        return;
+    if (awaiting_join_count(group) == group->members->len)
+        complete_join(coord, group);
+}
+
+static void
+join_timer_fired(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    Group *group = arg;
+    GroupCoord *coord = broker->state->groups;
+    group->join_timer = SIM_EVENT_ID_NONE;
+    gint64 initial_ms = broker->config.group_initial_rebalance_delay_ms;
+    if (group->initial_delay && group->new_member_added && group->initial_remaining_ms > 0) {
+        /* Kafka's InitialDelayedJoin: members keep arriving, wait again. */
+        group->new_member_added = FALSE;
+        gint64 delay_ms = MIN(initial_ms, group->initial_remaining_ms);
+        group->initial_remaining_ms -= delay_ms;
+        group->join_timer =
+            sim_timer_set(world, broker->node, delay_ms * SIM_NS_PER_MS, join_timer_fired, group);
+        return;
+    }
+    complete_join(coord, group);
+}
+
+/* Members waiting for a sync of a generation that will not complete. */
+static void
+fail_awaiting_sync(GroupCoord *coord, Group *group, KafkaError error)
+{
+    for (guint i = 0; i < group->members->len; i++) {
+        Member *member = g_ptr_array_index(group->members, i);
+        if (!member->awaiting_sync)
+            continue;
+        member->awaiting_sync = FALSE;
+        sync_respond(coord->state, member->sync_node, member->sync_correlation, error, NULL);
+    }
+}
+
+/* Kafka's prepareRebalance. */
+static void
+prepare_rebalance(GroupCoord *coord, Group *group)
+{
+    Broker *broker = coord->state->broker;
+    KSIM_ASSERT(group->state != GROUP_STATE_PREPARING_REBALANCE);
+    if (group->state == GROUP_STATE_COMPLETING_REBALANCE)
+        fail_awaiting_sync(coord, group, KAFKA_ERROR_REBALANCE_IN_PROGRESS);
+    gint64 rebalance_ms = rebalance_timeout_ms(group);
+    gint64 delay_ms = rebalance_ms;
+    group->initial_delay = group->state == GROUP_STATE_EMPTY;
+    if (group->initial_delay) {
+        delay_ms = broker->config.group_initial_rebalance_delay_ms;
+        group->initial_remaining_ms = MAX(rebalance_ms - delay_ms, 0);
+    }
+    group->state = GROUP_STATE_PREPARING_REBALANCE;
+    group->join_timer = sim_timer_set(broker->world, broker->node, delay_ms * SIM_NS_PER_MS,
+                                      join_timer_fired, group);
+    try_complete_join(coord, group);
+}
+
+static void
+maybe_prepare_rebalance(GroupCoord *coord, Group *group)
+{
+    if (group->state == GROUP_STATE_PREPARING_REBALANCE)
+        try_complete_join(coord, group);
+    else if (group->state != GROUP_STATE_DEAD)
+        prepare_rebalance(coord, group);
+}
+
+/* Kafka's removeMemberAndUpdateGroup (a leave or a session expiry). */
+static void
+remove_member(GroupCoord *coord, Group *group, Member *member)
+{
+    gboolean removed = g_ptr_array_remove(group->members, member);
+    KSIM_ASSERT(removed);
+    if (group->leader == member)
+        group->leader = group->members->len > 0 ? g_ptr_array_index(group->members, 0) : NULL;
+    if (member->awaiting_join)
+        join_respond_error(coord->state, member->join_node, member->join_correlation,
+                           member->member_id, KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+    if (member->awaiting_sync)
+        sync_respond(coord->state, member->sync_node, member->sync_correlation,
+                     KAFKA_ERROR_UNKNOWN_MEMBER_ID, NULL);
+    member_free(coord, member);
+    if (group->state == GROUP_STATE_STABLE || group->state == GROUP_STATE_COMPLETING_REBALANCE)
+        prepare_rebalance(coord, group);
+    else if (group->state == GROUP_STATE_PREPARING_REBALANCE)
+        try_complete_join(coord, group);
+}
+
+static void
+heartbeat_expired(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    Member *member = arg;
+    (void)world;
+    GroupCoord *coord = broker->state->groups;
+    member->heartbeat_timer = SIM_EVENT_ID_NONE;
+    /* Kafka's shouldKeepAlive: a member whose join or sync waits is kept;
+     * the rebalance timeout deals with it. */
+    if (member->awaiting_join || member->awaiting_sync) {
+        heartbeat_schedule(coord, member);
+        return;
+    }
+    remove_member(coord, member->group, member);
+}
+
+/* ---- JoinGroup ---- */
+
+static Member *
+member_new(GroupCoord *coord, Group *group, const KJoinGroupRequest *request)
+{
+    BrokerState *state = coord->state;
+    Broker *broker = state->broker;
+    KSIM_ASSERT(group->members->len < GROUP_MEMBERS_MAX);
+    KSIM_ASSERT(request->topics->len <= GROUP_TOPICS_MAX);
+    Member *member = g_new0(Member, 1);
+    member->member_id = g_strdup_printf(
+        "%s-%d-%u-%" G_GUINT64_FORMAT, request->client_id[0] ? request->client_id : "consumer",
+        broker->config.broker_id, sim_node_incarnation(broker->world, broker->node),
+        ++coord->member_next);
+    KSIM_ASSERT(strlen(member->member_id) <= KAFKA_MEMBER_ID_MAX);
+    member->client_id = g_strdup(request->client_id);
+    member->group = group;
+    member->topics = g_array_new(FALSE, FALSE, sizeof(KTopicName));
+    member->owned = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    member->assignment = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    member->heartbeat_timer = SIM_EVENT_ID_NONE;
+    set_subscription(member, request);
+    g_ptr_array_add(group->members, member);
+    g_ptr_array_sort(group->members, member_compare);
+    if (group->leader == NULL)
+        group->leader = member;
+    return member;
+}
+
+static void
+await_join(Member *member, SimNodeId from, gint32 correlation_id)
+{
+    member->awaiting_join = TRUE;
+    member->join_node = from;
+    member->join_correlation = correlation_id;
+}
+
+static void
+join_new_member(GroupCoord *coord, Group *group, SimNodeId from, const KJoinGroupRequest *request)
+{
+    if (!protocol_supported(group, NULL, request->protocol)) {
+        join_respond_error(coord->state, from, request->correlation_id, "",
+                           KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL);
+        return;
+    }
+    Member *member = member_new(coord, group, request);
+    await_join(member, from, request->correlation_id);
+    group->new_member_added = TRUE;
+    heartbeat_schedule(coord, member);
+    maybe_prepare_rebalance(coord, group);
+}
+
+static void
+join_known_member(GroupCoord *coord, Group *group, Member *member, SimNodeId from,
+                  const KJoinGroupRequest *request)
+{
+    if (!protocol_supported(group, member, request->protocol)) {
+        join_respond_error(coord->state, from, request->correlation_id, member->member_id,
+                           KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL);
+        return;
+    }
+    gboolean changed = subscription_changed(member, request);
+    switch (group->state) {
+    case GROUP_STATE_PREPARING_REBALANCE:
+        set_subscription(member, request);
+        await_join(member, from, request->correlation_id);
+        try_complete_join(coord, group);
+        return;
+    case GROUP_STATE_COMPLETING_REBALANCE:
+    case GROUP_STATE_STABLE:
+        /* A follower that rejoins with nothing changed gets the current
+         * generation back; the leader, or a changed subscription, starts a
+         * rebalance. */
+        if (!changed &&
+            (group->state == GROUP_STATE_COMPLETING_REBALANCE || member != group->leader)) {
+            heartbeat_schedule(coord, member);
+            join_respond(coord, group, member, from, request->correlation_id);
+            return;
+        }
+        set_subscription(member, request);
+        await_join(member, from, request->correlation_id);
+        prepare_rebalance(coord, group);
+        return;
+    case GROUP_STATE_EMPTY:
+    case GROUP_STATE_DEAD:
+        break;
+    }
+    join_respond_error(coord->state, from, request->correlation_id, request->member_id,
+                       KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+}
+
+static void
+handle_join(BrokerState *state, SimNodeId from, const KJoinGroupRequest *request)
+{
+    GroupCoord *coord = state->groups;
+    const BrokerConfig *config = &state->broker->config;
+    KafkaError error = check_coordinator(state, request->group_id);
+    if (error == KAFKA_ERROR_NONE &&
+        (request->session_timeout_ms < config->group_min_session_timeout_ms ||
+         request->session_timeout_ms > config->group_max_session_timeout_ms))
+        error = KAFKA_ERROR_INVALID_SESSION_TIMEOUT;
+    Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
+    if (error == KAFKA_ERROR_NONE && group == NULL) {
+        if (request->member_id[0] != '\0')
+            error = KAFKA_ERROR_UNKNOWN_MEMBER_ID;
+        else
+            group = group_new(coord, request->group_id);
+    }
+    if (error != KAFKA_ERROR_NONE) {
+        join_respond_error(state, from, request->correlation_id, request->member_id, error);
+        return;
+    }
+    if (request->member_id[0] == '\0') {
+        join_new_member(coord, group, from, request);
+        return;
+    }
+    Member *member = member_find(group, request->member_id);
+    if (member == NULL) {
+        join_respond_error(state, from, request->correlation_id, request->member_id,
+                           KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+        return;
+    }
+    join_known_member(coord, group, member, from, request);
+}
+
+/* ---- SyncGroup, Heartbeat, LeaveGroup ---- */
+
+/* The leader's assignment becomes every member's; those waiting get it. */
+static void
+propagate_assignment(GroupCoord *coord, Group *group, const GArray *assignments)
+{
+    for (guint i = 0; i < group->members->len; i++) {
+        Member *member = g_ptr_array_index(group->members, i);
+        g_array_set_size(member->assignment, 0);
+        for (guint a = 0; a < assignments->len; a++) {
+            const KMemberPartition *entry = &g_array_index(assignments, KMemberPartition, a);
+            if (strcmp(entry->member_id, member->member_id) == 0)
+                g_array_append_val(member->assignment, entry->tp);
+        }
+    }
+    group->state = GROUP_STATE_STABLE;
+    for (guint i = 0; i < group->members->len; i++) {
+        Member *member = g_ptr_array_index(group->members, i);
+        if (member->awaiting_sync) {
+            member->awaiting_sync = FALSE;
+            sync_respond(coord->state, member->sync_node, member->sync_correlation,
+                         KAFKA_ERROR_NONE, member->assignment);
+        }
+        heartbeat_schedule(coord, member);
+    }
+}
+
+/* Checks common to SyncGroup, Heartbeat and OffsetCommit from a member. */
+static KafkaError
+check_member(const Group *group, const char *member_id, gint32 generation_id, Member **out)
+{
+    *out = group != NULL ? member_find(group, member_id) : NULL;
+    if (*out == NULL || group->state == GROUP_STATE_EMPTY || group->state == GROUP_STATE_DEAD)
+        return KAFKA_ERROR_UNKNOWN_MEMBER_ID;
+    if (generation_id != group->generation)
+        return KAFKA_ERROR_ILLEGAL_GENERATION;
+    return KAFKA_ERROR_NONE;
+}
+
+static void
+handle_sync(BrokerState *state, SimNodeId from, const KSyncGroupRequest *request)
+{
+    GroupCoord *coord = state->groups;
+    KafkaError error = check_coordinator(state, request->group_id);
+    Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
+    Member *member = NULL;
+    if (error == KAFKA_ERROR_NONE)
+        error = check_member(group, request->member_id, request->generation_id, &member);
+    if (error == KAFKA_ERROR_NONE && group->state == GROUP_STATE_PREPARING_REBALANCE)
+        error = KAFKA_ERROR_REBALANCE_IN_PROGRESS;
+    if (error != KAFKA_ERROR_NONE) {
+        sync_respond(state, from, request->correlation_id, error, NULL);
+        return;
+    }
+    if (group->state == GROUP_STATE_STABLE) {
+        heartbeat_schedule(coord, member);
+        sync_respond(state, from, request->correlation_id, KAFKA_ERROR_NONE, member->assignment);
+        return;
+    }
+    KSIM_ASSERT(group->state == GROUP_STATE_COMPLETING_REBALANCE);
+    member->awaiting_sync = TRUE;
+    member->sync_node = from;
+    member->sync_correlation = request->correlation_id;
+    if (member == group->leader)
+        propagate_assignment(coord, group, request->assignments);
+}
+
+static void
+handle_heartbeat(BrokerState *state, SimNodeId from, const KGroupRequest *request)
+{
+    GroupCoord *coord = state->groups;
+    KafkaError error = check_coordinator(state, request->group_id);
+    Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
+    Member *member = NULL;
+    if (error == KAFKA_ERROR_NONE)
+        error = check_member(group, request->member_id, request->generation_id, &member);
+    if (error == KAFKA_ERROR_NONE) {
+        heartbeat_schedule(coord, member);
+        if (group->state == GROUP_STATE_PREPARING_REBALANCE)
+            error = KAFKA_ERROR_REBALANCE_IN_PROGRESS;
+    }
+    group_respond(state, from, KMSG_HEARTBEAT_RESPONSE, request->correlation_id, error);
+}
+
+static void
+handle_leave(BrokerState *state, SimNodeId from, const KGroupRequest *request)
+{
+    GroupCoord *coord = state->groups;
+    KafkaError error = check_coordinator(state, request->group_id);
+    Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
+    Member *member = group != NULL ? member_find(group, request->member_id) : NULL;
+    if (error == KAFKA_ERROR_NONE && member == NULL)
+        error = KAFKA_ERROR_UNKNOWN_MEMBER_ID;
+    if (error == KAFKA_ERROR_NONE)
+        remove_member(coord, group, member);
+    group_respond(state, from, KMSG_LEAVE_GROUP_RESPONSE, request->correlation_id, error);
+}
+
+/* ---- offsets ---- */
+
+static void
+offsets_respond(BrokerState *state, SimNodeId to, KafkaMsgType type, gint32 correlation_id,
+                KafkaError error, const GArray *partitions)
+{
+    KOffsetMessage *response = kproto_new(type);
+    response->correlation_id = correlation_id;
+    response->error = error;
+    g_array_append_vals(response->partitions, partitions->data, partitions->len);
+    for (guint i = 0; error != KAFKA_ERROR_NONE && i < response->partitions->len; i++)
+        g_array_index(response->partitions, KOffsetPartition, i).error = error;
+    kproto_update_size(&response->base);
+    broker_send(state, to, &response->base);
+}
+
+static PendingCommit *
+pending_take(GroupCoord *coord, guint64 id)
+{
+    for (guint i = 0; i < coord->pending->len; i++) {
+        PendingCommit *pending = g_ptr_array_index(coord->pending, i);
+        if (pending->id == id)
+            return g_ptr_array_steal_index(coord->pending, i);
+    }
+    return NULL;
+}
+
+static void
+pending_free(PendingCommit *pending)
+{
+    g_array_free(pending->offsets, TRUE);
+    g_free(pending);
+}
+
+static void
+cache_put(OffsetsPartition *op, guint64 key, gint64 offset)
+{
+    g_hash_table_replace(op->offsets, g_memdup2(&key, sizeof key),
+                         g_memdup2(&offset, sizeof offset));
+}
+
+/* Kafka's GroupMetadataManager.storeOffsets error mapping. */
+static KafkaError
+commit_error(KafkaError append_error)
+{
+    switch (append_error) {
+    case KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION:
+    case KAFKA_ERROR_NOT_ENOUGH_REPLICAS:
+    case KAFKA_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+        return KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
+    case KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER:
+    case KAFKA_ERROR_KAFKA_STORAGE_ERROR:
+        return KAFKA_ERROR_NOT_COORDINATOR;
+    default:
+        return append_error;
+    }
+}
+
+static void
+commit_appended(BrokerState *state, KafkaError append_error, gint64 base_offset, guint64 id)
+{
+    (void)base_offset;
+    PendingCommit *pending = pending_take(state->groups, id);
+    if (pending == NULL)
+        return;
+    KafkaError error = commit_error(append_error);
+    if (error == KAFKA_ERROR_NONE) {
+        OffsetsPartition *op = offsets_partition_find(state->groups, pending->partition);
+        /* Appended and replicated by this leader: still its partition. */
+        KSIM_ASSERT(op != NULL);
+        KSIM_ASSERT(op->offsets != NULL);
+        for (guint i = 0; i < pending->offsets->len; i++) {
+            const KOffsetPartition *entry = &g_array_index(pending->offsets, KOffsetPartition, i);
+            cache_put(
+                op, group_coord_offset_key(pending->group_id, entry->tp.topic, entry->tp.partition),
+                entry->offset);
+        }
+    }
+    offsets_respond(state, pending->client, KMSG_OFFSET_COMMIT_RESPONSE, pending->correlation_id,
+                    error, pending->offsets);
+    pending_free(pending);
+}
+
+/* The size Kafka's offset commit record (key v1, value v3) takes. */
+static guint32
+commit_record_bytes(const char *group_id, const char *topic)
+{
+    return (guint32)(2 + 2 + strlen(group_id) + 2 + strlen(topic) + 4 + 2 + 8 + 4 + 2 + 8 + 8);
+}
+
+static void
+store_offsets(BrokerState *state, SimNodeId from, const KOffsetMessage *request)
+{
+    GroupCoord *coord = state->groups;
+    PendingCommit *pending = g_new0(PendingCommit, 1);
+    pending->id = ++coord->commit_next;
+    pending->partition = partition_of(state, request->group_id);
+    KPROTO_SET_ID(pending->group_id, request->group_id);
+    pending->client = from;
+    pending->correlation_id = request->correlation_id;
+    pending->offsets = g_array_copy(request->partitions);
+    g_autoptr(PlogBatch) batch = plog_batch_new();
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KOffsetPartition *entry = &g_array_index(request->partitions, KOffsetPartition, i);
+        KSIM_ASSERT(entry->offset >= 0);
+        plog_batch_add_record(
+            batch, group_coord_offset_key(request->group_id, entry->tp.topic, entry->tp.partition),
+            (guint64)entry->offset, commit_record_bytes(request->group_id, entry->tp.topic));
+    }
+    g_ptr_array_add(coord->pending, pending);
+    KTopicPartition tp;
+    ktp_set(&tp, GROUP_OFFSETS_TOPIC, pending->partition);
+    /* The answer may come before this returns (a one-replica ISR). */
+    replica_append_internal(state, &tp, batch, state->broker->config.offsets_commit_timeout_ms,
+                            commit_appended, pending->id);
+}
+
+/* Kafka's handleCommitOffsets: the error that refuses the commit, or NONE. */
+static KafkaError
+check_commit(GroupCoord *coord, const KOffsetMessage *request)
+{
+    Group *group = group_find(coord, request->group_id);
+    if (group == NULL) {
+        if (request->generation_id >= 0)
+            return KAFKA_ERROR_ILLEGAL_GENERATION;
+        /* A consumer that only stores offsets (assign() with a group id). */
+        group_new(coord, request->group_id);
+        return KAFKA_ERROR_NONE;
+    }
+    if (request->generation_id < 0 && group->state == GROUP_STATE_EMPTY)
+        return KAFKA_ERROR_NONE;
+    if (group->state == GROUP_STATE_COMPLETING_REBALANCE)
+        return KAFKA_ERROR_REBALANCE_IN_PROGRESS;
+    Member *member = NULL;
+    KafkaError error = check_member(group, request->member_id, request->generation_id, &member);
+    if (error == KAFKA_ERROR_NONE)
+        heartbeat_schedule(coord, member);
+    return error;
+}
+
+static void
+handle_offset_commit(BrokerState *state, SimNodeId from, const KOffsetMessage *request)
+{
+    KafkaError error = check_coordinator(state, request->group_id);
+    if (error == KAFKA_ERROR_NONE)
+        error = check_commit(state->groups, request);
+    if (error != KAFKA_ERROR_NONE || request->partitions->len == 0) {
+        offsets_respond(state, from, KMSG_OFFSET_COMMIT_RESPONSE, request->correlation_id, error,
+                        request->partitions);
+        return;
+    }
+    store_offsets(state, from, request);
+}
+
+static void
+handle_offset_fetch(BrokerState *state, SimNodeId from, const KOffsetMessage *request)
+{
+    KafkaError error = check_coordinator(state, request->group_id);
+    g_autoptr(GArray) answers = g_array_copy(request->partitions);
+    const OffsetsPartition *op =
+        error == KAFKA_ERROR_NONE
+            ? offsets_partition_find(state->groups, partition_of(state, request->group_id))
+            : NULL;
+    for (guint i = 0; i < answers->len; i++) {
+        KOffsetPartition *entry = &g_array_index(answers, KOffsetPartition, i);
+        entry->offset = -1;
+        entry->error = error;
+        if (op == NULL)
+            continue;
+        guint64 key =
+            group_coord_offset_key(request->group_id, entry->tp.topic, entry->tp.partition);
+        const gint64 *offset = g_hash_table_lookup(op->offsets, &key);
+        if (offset != NULL)
+            entry->offset = *offset;
+    }
+    offsets_respond(state, from, KMSG_OFFSET_FETCH_RESPONSE, request->correlation_id, error,
+                    answers);
+}
+
+/* ---- FindCoordinator and the offsets topic ---- */
+
+static void
+topic_created(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    (void)arg;
+    /* Created, or created by another broker first; otherwise try again at
+     * the next FindCoordinator. */
+    if (result->error != COORD_OK && result->error != COORD_NODE_EXISTS)
+        state->groups->topic_requested = FALSE;
+}
+
+/* Kafka's auto-creation of __consumer_offsets: AdminUtils.assignReplicasToBrokers
+ * over the live brokers (sorted by id), a random start and shift. */
+static void
+create_offsets_topic(BrokerState *state)
+{
+    GroupCoord *coord = state->groups;
+    Broker *broker = state->broker;
+    guint n = state->live_brokers->len;
+    if (coord->topic_requested || n == 0)
+        return;
+    coord->topic_requested = TRUE;
+    guint rf = MIN((guint)broker->config.offsets_topic_replication_factor, n);
+    rf = MIN(rf, (guint)KAFKA_REPLICAS_MAX);
+    g_autofree char *stream = g_strdup_printf("broker-%d/offsets-topic", broker->config.broker_id);
+    SimRng *rng = sim_world_rng(broker->world, stream);
+    guint start = (guint)sim_rng_range(rng, 0, n);
+    guint shift = (guint)sim_rng_range(rng, 0, n);
+    GString *data = g_string_new(NULL);
+    for (gint32 p = 0; p < broker->config.offsets_topic_num_partitions; p++) {
+        if (p > 0 && (guint)p % n == 0)
+            shift++;
+        guint first = ((guint)p + start) % n;
+        g_string_append_printf(
+            data, "%s%d:%d", p ? "|" : "", p,
+            g_array_index(state->live_brokers, KBrokerEndpoint, first).broker_id);
+        for (guint j = 0; j + 1 < rf; j++) {
+            guint index = (first + 1 + (shift + j) % (n - 1)) % n;
+            g_string_append_printf(
+                data, ",%d", g_array_index(state->live_brokers, KBrokerEndpoint, index).broker_id);
+        }
+    }
+    coord_client_create(state->zk, "/brokers/topics/" GROUP_OFFSETS_TOPIC, data->str, data->len, 0,
+                        topic_created, NULL);
+    g_string_free(data, TRUE);
+}
+
+static void
+handle_find_coordinator(BrokerState *state, SimNodeId from, const KFindCoordinatorRequest *request)
+{
+    KFindCoordinatorResponse *response = kproto_new(KMSG_FIND_COORDINATOR_RESPONSE);
+    response->correlation_id = request->correlation_id;
+    response->error = KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
+    response->coordinator_id = -1;
+    response->node = SIM_NODE_NONE;
+    KTopicPartition tp;
+    ktp_set(&tp, GROUP_OFFSETS_TOPIC, partition_of(state, request->group_id));
+    const KPartitionState *ps = g_tree_lookup(state->metadata, &tp);
+    SimNodeId node = ps != NULL && ps->leader != KAFKA_NO_LEADER
+                         ? kbroker_endpoint_node(state->live_brokers, ps->leader)
+                         : SIM_NODE_NONE;
+    if (request->group_id[0] == '\0') {
+        response->error = KAFKA_ERROR_INVALID_GROUP_ID;
+    } else if (ps == NULL) {
+        create_offsets_topic(state);
+    } else if (node != SIM_NODE_NONE) {
+        response->error = KAFKA_ERROR_NONE;
+        response->coordinator_id = ps->leader;
+        response->node = node;
+    }
+    broker_send(state, from, &response->base);
+}
+
+gboolean
+group_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg)
+{
+    switch ((KafkaMsgType)msg->type) {
+    case KMSG_FIND_COORDINATOR_REQUEST:
+        handle_find_coordinator(state, from, (const KFindCoordinatorRequest *)msg);
+        return TRUE;
+    case KMSG_JOIN_GROUP_REQUEST:
+        handle_join(state, from, (const KJoinGroupRequest *)msg);
+        return TRUE;
+    case KMSG_SYNC_GROUP_REQUEST:
+        handle_sync(state, from, (const KSyncGroupRequest *)msg);
+        return TRUE;
+    case KMSG_HEARTBEAT_REQUEST:
+        handle_heartbeat(state, from, (const KGroupRequest *)msg);
+        return TRUE;
+    case KMSG_LEAVE_GROUP_REQUEST:
+        handle_leave(state, from, (const KGroupRequest *)msg);
+        return TRUE;
+    case KMSG_OFFSET_COMMIT_REQUEST:
+        handle_offset_commit(state, from, (const KOffsetMessage *)msg);
+        return TRUE;
+    case KMSG_OFFSET_FETCH_REQUEST:
+        handle_offset_fetch(state, from, (const KOffsetMessage *)msg);
+        return TRUE;
+    default:
+        return FALSE;
+    }
+}
+
+/* ---- loading and unloading offsets partitions ---- */
+
+/* Reads the partition's log into its cache, latest record per key winning. */
+static void
+load_offsets(OffsetsPartition *op, Plog *log)
+{
+    op->offsets = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    gint64 offset = plog_log_start_offset(log);
+    gint64 leo = plog_log_end_offset(log);
+    g_autoptr(GPtrArray) batches = plog_batch_array_new();
+    while (offset < leo) {
+        g_ptr_array_set_size(batches, 0);
+        PlogReadStatus status = plog_read(log, offset, LOAD_READ_BYTES, batches);
+        if (batches->len == 0)
+            break;
+        for (guint b = 0; b < batches->len; b++) {
+            const PlogBatch *batch = g_ptr_array_index(batches, b);
+            for (guint r = 0; r < batch->records->len; r++) {
+                const PlogRecord *record = &g_array_index(batch->records, PlogRecord, r);
+                if (batch->base_offset + r >= offset && record->key != 0)
+                    cache_put(op, record->key, (gint64)record->value);
+            }
+            gint64 next = plog_batch_last_offset(batch) + 1;
+            KSIM_ASSERT(next > offset);
+            offset = next;
+        }
+        if (status != PLOG_READ_OK)
+            break; /* a corrupt batch: what came before it is loaded */
+    }
+}
+
+static void
+load_fired(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    OffsetsPartition *op = arg;
+    (void)world;
+    op->load_timer = SIM_EVENT_ID_NONE;
+    KTopicPartition tp;
+    ktp_set(&tp, GROUP_OFFSETS_TOPIC, op->partition);
+    Partition *p = replica_get(broker->state, &tp);
+    KSIM_ASSERT(p != NULL && p->is_leader);
+    load_offsets(op, p->log);
+}
+
+static gint
+offsets_partition_compare(gconstpointer a, gconstpointer b)
+{
+    gint32 x = (*(OffsetsPartition *const *)a)->partition;
+    gint32 y = (*(OffsetsPartition *const *)b)->partition;
+    return (x > y) - (x < y);
+}
+
+void
+group_coord_partition_elected(BrokerState *state, const Partition *p)
+{
+    GroupCoord *coord = state->groups;
+    if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
+        return;
+    OffsetsPartition *op = offsets_partition_find(coord, p->tp.partition);
+    if (op != NULL) {
+        /* A new epoch of the same leadership: what is loaded stays. */
+        op->leader_epoch = p->leader_epoch;
+        return;
+    }
+    Broker *broker = state->broker;
+    op = g_new0(OffsetsPartition, 1);
+    op->partition = p->tp.partition;
+    op->leader_epoch = p->leader_epoch;
+    gint64 delay_ns = LOAD_BASE_NS + plog_size_bytes(p->log) * LOAD_NS_PER_BYTE;
+    op->load_timer = sim_timer_set(broker->world, broker->node, delay_ns, load_fired, op);
+    g_ptr_array_add(coord->partitions, op);
+    g_ptr_array_sort(coord->partitions, offsets_partition_compare);
+}
+
+static void
+offsets_partition_free(GroupCoord *coord, OffsetsPartition *op)
+{
+    sim_timer_cancel(world_of(coord), op->load_timer);
+    if (op->offsets != NULL)
+        g_hash_table_destroy(op->offsets);
+    g_free(op);
+}
+
+/* Kafka's onResignation: the partition's groups leave this broker; members
+ * waiting on a join or sync are told NOT_COORDINATOR. */
+void
+group_coord_partition_resigned(BrokerState *state, const Partition *p)
+{
+    GroupCoord *coord = state->groups;
+    if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
+        return;
+    OffsetsPartition *op = offsets_partition_find(coord, p->tp.partition);
+    if (op == NULL)
+        return;
+    for (guint i = coord->groups->len; i > 0; i--) {
+        Group *group = g_ptr_array_index(coord->groups, i - 1);
+        if (group->partition != op->partition)
+            continue;
+        for (guint m = 0; m < group->members->len; m++) {
+            Member *member = g_ptr_array_index(group->members, m);
+            if (member->awaiting_join)
+                join_respond_error(state, member->join_node, member->join_correlation,
+                                   member->member_id, KAFKA_ERROR_NOT_COORDINATOR);
+            if (member->awaiting_sync)
+                sync_respond(state, member->sync_node, member->sync_correlation,
+                             KAFKA_ERROR_NOT_COORDINATOR, NULL);
+        }
+        g_ptr_array_remove_index(coord->groups, i - 1);
+        group_free(coord, group);
+    }
+    for (guint i = coord->pending->len; i > 0; i--) {
+        PendingCommit *pending = g_ptr_array_index(coord->pending, i - 1);
+        if (pending->partition != op->partition)
+            continue;
+        g_ptr_array_remove_index(coord->pending, i - 1);
+        offsets_respond(state, pending->client, KMSG_OFFSET_COMMIT_RESPONSE,
+                        pending->correlation_id, KAFKA_ERROR_NOT_COORDINATOR, pending->offsets);
+        pending_free(pending);
+    }
+    g_ptr_array_remove(coord->partitions, op);
+    offsets_partition_free(coord, op);
+}
+
+/* ---- the object ---- */
+
+GroupCoord *
+group_coord_new(BrokerState *state)
+{
+    GroupCoord *coord = g_new0(GroupCoord, 1);
+    coord->state = state;
+    coord->partitions = g_ptr_array_new();
+    coord->groups = g_ptr_array_new();
+    coord->pending = g_ptr_array_new();
+    return coord;
+}
+
+void
+group_coord_free(GroupCoord *coord)
+{
+    if (coord == NULL)
+        return;
+    for (guint i = 0; i < coord->groups->len; i++)
+        group_free(coord, g_ptr_array_index(coord->groups, i));
+    for (guint i = 0; i < coord->partitions->len; i++)
+        offsets_partition_free(coord, g_ptr_array_index(coord->partitions, i));
+    for (guint i = 0; i < coord->pending->len; i++)
+        pending_free(g_ptr_array_index(coord->pending, i));
+    g_ptr_array_free(coord->groups, TRUE);
+    g_ptr_array_free(coord->partitions, TRUE);
+    g_ptr_array_free(coord->pending, TRUE);
+    g_free(coord);
+}
+
+/* ---- views ---- */
+
+void
+group_coord_describe(const Broker *broker, const char *group_id, GroupCoordInfo *out)
+{
+    memset(out, 0, sizeof *out);
+    out->state = GROUP_STATE_DEAD;
+    out->protocol = -1;
+    const BrokerState *state = broker->state;
+    if (state == NULL)
+        return;
+    const OffsetsPartition *op =
+        offsets_partition_find(state->groups, partition_of(state, group_id));
+    out->coordinator = op != NULL && op->offsets != NULL;
+    out->loading = op != NULL && op->offsets == NULL;
+    const Group *group = group_find(state->groups, group_id);
+    if (group == NULL)
+        return;
+    out->exists = TRUE;
+    out->state = group->state;
+    out->generation = group->generation;
+    out->members = group->members->len;
+    out->protocol = group->protocol;
+}
+
+gint64
+group_coord_committed_offset(const Broker *broker, const char *group_id, const char *topic,
+                             gint32 partition)
+{
+    const BrokerState *state = broker->state;
+    if (state == NULL)
+        return -1;
+    const OffsetsPartition *op =
+        offsets_partition_find(state->groups, partition_of(state, group_id));
+    if (op == NULL || op->offsets == NULL)
+        return -1;
+    guint64 key = group_coord_offset_key(group_id, topic, partition);
+    const gint64 *offset = g_hash_table_lookup(op->offsets, &key);
+    return offset != NULL ? *offset : -1;
+}
+
+/* ---- invariants ---- */
+
+static void
+check_group(const BrokerState *state, const Group *group)
+{
+    const OffsetsPartition *op = offsets_partition_find(state->groups, group->partition);
+    KSIM_ASSERT(op != NULL);
+    KSIM_ASSERT(op->offsets != NULL);
+    KSIM_ASSERT((group->leader == NULL) == (group->members->len == 0));
+    KSIM_ASSERT((group->state == GROUP_STATE_EMPTY) == (group->members->len == 0) ||
+                group->state == GROUP_STATE_PREPARING_REBALANCE);
+    KSIM_ASSERT(sim_timer_pending(state->broker->world, group->join_timer) ==
+                (group->state == GROUP_STATE_PREPARING_REBALANCE));
+    gboolean leader_found = group->leader == NULL;
+    for (guint m = 0; m < group->members->len; m++) {
+        const Member *member = g_ptr_array_index(group->members, m);
+        if (m > 0)
+            KSIM_ASSERT(
+                strcmp(((const Member *)g_ptr_array_index(group->members, m - 1))->member_id,
+                       member->member_id) < 0);
+        KSIM_ASSERT(member->group == group);
+        leader_found = leader_found || member == group->leader;
+        if (member->awaiting_join)
+            KSIM_ASSERT(group->state == GROUP_STATE_PREPARING_REBALANCE);
+        if (member->awaiting_sync)
+            KSIM_ASSERT(group->state == GROUP_STATE_COMPLETING_REBALANCE);
+    }
+    KSIM_ASSERT(leader_found);
+}
+
+void
+group_coord_check_invariants(const BrokerState *state)
+{
+    const GroupCoord *coord = state->groups;
+    SimWorld *world = state->broker->world;
+    for (guint i = 0; i < coord->partitions->len; i++) {
+        const OffsetsPartition *op = g_ptr_array_index(coord->partitions, i);
+        if (i > 0)
+            KSIM_ASSERT(
+                ((const OffsetsPartition *)g_ptr_array_index(coord->partitions, i - 1))->partition <
+                op->partition);
+        KSIM_ASSERT((op->offsets == NULL) == sim_timer_pending(world, op->load_timer));
+        KTopicPartition tp;
+        ktp_set(&tp, GROUP_OFFSETS_TOPIC, op->partition);
+        const Partition *p = g_hash_table_lookup(state->partitions, &tp);
+        KSIM_ASSERT(p != NULL);
+        KSIM_ASSERT(p->is_leader);
+    }
+    for (guint i = 0; i < state->partitions_sorted->len; i++) {
+        const Partition *p = g_ptr_array_index(state->partitions_sorted, i);
+        if (p->is_leader && strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) == 0)
+            KSIM_ASSERT(offsets_partition_find(coord, p->tp.partition) != NULL);
+    }
+    for (guint i = 0; i < coord->groups->len; i++) {
+        const Group *group = g_ptr_array_index(coord->groups, i);
+        if (i > 0)
+            KSIM_ASSERT(strcmp(((const Group *)g_ptr_array_index(coord->groups, i - 1))->id,
+                               group->id) < 0);
+        check_group(state, group);
+    }
+    for (guint i = 0; i < coord->pending->len; i++) {
+        const PendingCommit *pending = g_ptr_array_index(coord->pending, i);
+        KSIM_ASSERT(offsets_partition_find(coord, pending->partition) != NULL);
+    }
+}

@@ -1,0 +1,526 @@
+/*
+ * Group tests: the group coordinator on the brokers (group_coord.h) and the
+ * consumer's subscribe() mode (consumer.h) against a real simulated cluster
+ * (coordination node, controller, three brokers) fed by a real producer:
+ * coordinator choice, assignment, rebalances after a crash, a poll timeout
+ * and added partitions, and committed offsets across a coordinator failover.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "cluster.h"
+#include "consumer.h"
+#include "group_coord.h"
+#include "history.h"
+#include "producer.h"
+#include "sim_world.h"
+
+#include <string.h>
+
+#define TOPIC "orders"
+#define GROUP "my-group"
+#define PRODUCER_PROCESS 1
+#define CONSUMER_PROCESS 10 /* consumer i is process 10 + i */
+#define MEMBERS_MAX 4
+#define RECORD_BYTES 100
+
+typedef struct {
+    SimWorld *world;
+    History *history;
+    Cluster *cluster;
+    Producer *producer;
+    Consumer *consumers[MEMBERS_MAX];
+    guint n_consumers;
+    guint64 counter;
+    guint acked;
+} Fixture;
+
+static void
+check_after_event(SimWorld *world, void *user_data)
+{
+    Fixture *f = user_data;
+    (void)world;
+    cluster_check_invariants(f->cluster);
+    for (guint i = 0; i < f->n_consumers; i++)
+        consumer_check_invariants(f->consumers[i]);
+}
+
+static void
+run_for(Fixture *f, gint64 ns)
+{
+    sim_world_run_until(f->world, sim_now_ns(f->world) + ns);
+}
+
+/* A settled three-broker cluster with TOPIC of `partitions` partitions and a
+ * producer; __consumer_offsets gets `offsets_partitions` partitions. */
+static Fixture *
+fixture_new(guint64 seed, guint partitions, gint32 offsets_partitions)
+{
+    Fixture *f = g_new0(Fixture, 1);
+    f->world = sim_world_new(seed);
+    f->history = history_new();
+    ClusterConfig config;
+    cluster_config_init(&config);
+    config.broker.replica_lag_time_max_ms = 1000;
+    config.broker.zookeeper_session_timeout_ms = 6000;
+    config.broker.offsets_topic_num_partitions = offsets_partitions;
+    config.broker.group_initial_rebalance_delay_ms = 500;
+    f->cluster = cluster_new(f->world, &config, f->history);
+    sim_world_set_after_event(f->world, check_after_event, f);
+    GError *error = NULL;
+    assert_true(cluster_create_topic(f->cluster, TOPIC, partitions, 3, NULL, &error));
+    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+    ProducerConfig producer_config;
+    producer_config_init(&producer_config);
+    producer_config.acks = -1;
+    f->producer = producer_new(f->world, "producer", PRODUCER_PROCESS, bootstrap, &producer_config,
+                               f->history);
+    run_for(f, 1 * SIM_NS_PER_S);
+    return f;
+}
+
+static void
+fixture_free(Fixture *f)
+{
+    for (guint i = 0; i < f->n_consumers; i++)
+        consumer_free(f->consumers[i]);
+    producer_free(f->producer);
+    cluster_free(f->cluster);
+    sim_world_free(f->world);
+    history_free(f->history);
+    g_free(f);
+}
+
+/* Test settings: short sessions and heartbeats so rebalances fit in
+ * seconds; everything else Kafka's defaults. */
+static void
+group_config(ConsumerConfig *config)
+{
+    consumer_config_init(config);
+    config->auto_offset_reset = CONSUMER_RESET_EARLIEST;
+    config->session_timeout_ms = 6000;
+    config->heartbeat_interval_ms = 1000;
+    config->max_poll_interval_ms = 10000;
+    config->metadata_max_age_ms = 1000;
+}
+
+/* Adds a member of GROUP subscribed to TOPIC, polling every 10 ms with
+ * `processing_ns` of processing per poll. */
+static Consumer *
+add_member(Fixture *f, const ConsumerConfig *config, gint64 processing_ns)
+{
+    assert_true(f->n_consumers < MEMBERS_MAX);
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+    g_autofree char *name = g_strdup_printf("consumer-%u", f->n_consumers);
+    Consumer *consumer = consumer_new(f->world, name, CONSUMER_PROCESS + f->n_consumers, bootstrap,
+                                      config, f->history);
+    f->consumers[f->n_consumers++] = consumer;
+    const char *topics[] = {TOPIC};
+    consumer_subscribe(consumer, GROUP, topics, 1);
+    SimDist interval = SIM_DIST_CONST(10 * SIM_NS_PER_MS);
+    SimDist processing = SIM_DIST_CONST(processing_ns);
+    consumer_start_polling(consumer, &interval, &processing, NULL, NULL);
+    return consumer;
+}
+
+static void
+sent_cb(Producer *producer, const ProducerResult *result, void *user_data)
+{
+    Fixture *f = user_data;
+    (void)producer;
+    f->acked += result->outcome == HISTORY_OK;
+}
+
+static void
+send_many(Fixture *f, guint n, guint partitions)
+{
+    for (guint i = 0; i < n; i++) {
+        f->counter++;
+        producer_send(f->producer, TOPIC, (gint32)(f->counter % partitions), 0,
+                      HISTORY_VALUE(PRODUCER_PROCESS, f->counter), RECORD_BYTES, sent_cb, f);
+    }
+}
+
+/* The running broker that coordinates GROUP (leads and has loaded its
+ * offsets partition and knows the group), or NULL. */
+static Broker *
+coordinator(const Fixture *f)
+{
+    for (gint32 id = 1; id <= 3; id++) {
+        Broker *broker = cluster_broker(f->cluster, id);
+        GroupCoordInfo info;
+        group_coord_describe(broker, GROUP, &info);
+        if (info.coordinator)
+            return broker;
+    }
+    return NULL;
+}
+
+/* TRUE when the running members are stable in one generation and their
+ * assignments cover partitions 0..n-1 of TOPIC exactly once. */
+static gboolean
+covers_exactly(const Fixture *f, guint n)
+{
+    g_autofree guint *owners = g_new0(guint, n);
+    gint32 generation = -2;
+    for (guint i = 0; i < f->n_consumers; i++) {
+        const Consumer *consumer = f->consumers[i];
+        if (!consumer_running(consumer))
+            continue;
+        if (!consumer_group_stable(consumer))
+            return FALSE;
+        if (generation != -2 && consumer_generation(consumer) != generation)
+            return FALSE;
+        generation = consumer_generation(consumer);
+        g_autoptr(GArray) tps = consumer_assignment(consumer);
+        for (guint p = 0; p < tps->len; p++) {
+            const KTopicPartition *tp = &g_array_index(tps, KTopicPartition, p);
+            if (strcmp(tp->topic, TOPIC) != 0 || tp->partition < 0 || (guint)tp->partition >= n)
+                return FALSE;
+            owners[tp->partition]++;
+        }
+    }
+    for (guint p = 0; p < n; p++) {
+        if (owners[p] != 1)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* Runs in 100 ms steps until covers_exactly(n) or `timeout_ns`; returns the
+ * time it took, or -1. */
+static gint64
+run_until_covered(Fixture *f, guint n, gint64 timeout_ns)
+{
+    gint64 start = sim_now_ns(f->world);
+    while (sim_now_ns(f->world) - start <= timeout_ns) {
+        if (covers_exactly(f, n))
+            return sim_now_ns(f->world) - start;
+        run_for(f, 100 * SIM_NS_PER_MS);
+    }
+    return -1;
+}
+
+static guint
+assigned_count(const Consumer *consumer)
+{
+    g_autoptr(GArray) tps = consumer_assignment(consumer);
+    return tps->len;
+}
+
+/* ---- tests ---- */
+
+/* The coordinator partition is Utils.abs(String.hashCode) % partitions, with
+ * Java's hash over UTF-16 units (values computed with Java's algorithm). */
+static void
+test_group_partition_matches_java_hash(void **unused)
+{
+    (void)unused;
+    static const struct {
+        const char *id;
+        gint32 hash;
+        gint32 partition; /* of 50 */
+    } cases[] = {
+        {"my-group", -1906497762, 12},
+        {"group", 98629247, 47},
+        {"g", 103, 3},
+        {"", 0, 0},
+        /* Its hashCode is Integer.MIN_VALUE, which Utils.abs maps to 0. */
+        {"polygenelubricants", G_MININT32, 0},
+        {"\xc3\xa9-grp", 216623617, 17},   /* "é-grp": one UTF-16 unit for é */
+        {"\xf0\x9f\x98\x80", 1772899, 49}, /* U+1F600: a surrogate pair */
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        assert_int_equal(group_coord_java_hash(cases[i].id), cases[i].hash);
+        assert_int_equal(group_coord_partition_for(cases[i].id, 50), cases[i].partition);
+    }
+    /* Commit keys differ by group, topic and partition, and are never 0. */
+    guint64 key = group_coord_offset_key("g", "t", 0);
+    assert_true(key != 0);
+    assert_true(key != group_coord_offset_key("g", "t", 1));
+    assert_true(key != group_coord_offset_key("h", "t", 0));
+    assert_true(key != group_coord_offset_key("g", "u", 0));
+}
+
+/* The first FindCoordinator creates __consumer_offsets (50 partitions by
+ * default, replication 3), and the group's coordinator is the leader of its
+ * partition 12 ("my-group"). */
+static void
+test_group_coordinator_leads_offsets_partition(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(21, 3, 50);
+    ConsumerConfig config;
+    group_config(&config);
+    add_member(f, &config, SIM_NS_PER_MS);
+    assert_true(run_until_covered(f, 3, 30 * SIM_NS_PER_S) >= 0);
+    for (gint32 id = 1; id <= 3; id++)
+        assert_int_equal(
+            broker_metadata_partitions(cluster_broker(f->cluster, id), GROUP_OFFSETS_TOPIC), 50);
+    Broker *broker = coordinator(f);
+    assert_non_null(broker);
+    assert_int_equal(broker_id(broker), cluster_leader(f->cluster, GROUP_OFFSETS_TOPIC, 12));
+    BrokerPartitionInfo info;
+    broker_partition_info(broker, GROUP_OFFSETS_TOPIC, 12, &info);
+    assert_true(info.is_leader);
+    assert_int_equal(info.n_isr, 3);
+    GroupCoordInfo group;
+    group_coord_describe(broker, GROUP, &group);
+    assert_true(group.exists);
+    assert_int_equal(group.state, GROUP_STATE_STABLE);
+    assert_int_equal(group.members, 1);
+    assert_int_equal(group.protocol, ASSIGNOR_RANGE);
+    /* No other broker believes it coordinates the group. */
+    for (gint32 id = 1; id <= 3; id++) {
+        GroupCoordInfo other;
+        group_coord_describe(cluster_broker(f->cluster, id), GROUP, &other);
+        assert_int_equal(other.exists, id == broker_id(broker));
+    }
+    fixture_free(f);
+}
+
+/* Three members and seven partitions: Kafka's range split 3,2,2 in member id
+ * order, every partition exactly once, one generation. */
+static void
+test_group_range_assignment_covers_every_partition(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(22, 7, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    for (guint i = 0; i < 3; i++)
+        add_member(f, &config, SIM_NS_PER_MS);
+    assert_true(run_until_covered(f, 7, 30 * SIM_NS_PER_S) >= 0);
+    /* The initial rebalance delay gathered all three into one generation. */
+    assert_int_equal(consumer_generation(f->consumers[0]), 1);
+    /* Sorted by member id, the members get [0,3), [3,5), [5,7). */
+    Consumer *sorted[3] = {f->consumers[0], f->consumers[1], f->consumers[2]};
+    for (guint i = 0; i < 3; i++) {
+        for (guint j = i + 1; j < 3; j++) {
+            if (strcmp(consumer_member_id(sorted[j]), consumer_member_id(sorted[i])) < 0) {
+                Consumer *swap = sorted[i];
+                sorted[i] = sorted[j];
+                sorted[j] = swap;
+            }
+        }
+    }
+    static const gint32 first[] = {0, 3, 5};
+    static const guint count[] = {3, 2, 2};
+    for (guint i = 0; i < 3; i++) {
+        g_autoptr(GArray) tps = consumer_assignment(sorted[i]);
+        assert_int_equal(tps->len, count[i]);
+        for (guint p = 0; p < tps->len; p++)
+            assert_int_equal(g_array_index(tps, KTopicPartition, p).partition,
+                             first[i] + (gint32)p);
+    }
+    fixture_free(f);
+}
+
+/* A member crash: the coordinator expires its session and the survivors
+ * take over its partitions within session.timeout.ms (plus a heartbeat and
+ * the rebalance round trips). */
+static void
+test_group_member_crash_rebalances_within_session_timeout(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(23, 6, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    for (guint i = 0; i < 3; i++)
+        add_member(f, &config, SIM_NS_PER_MS);
+    assert_true(run_until_covered(f, 6, 30 * SIM_NS_PER_S) >= 0);
+    gint32 generation = consumer_generation(f->consumers[0]);
+    guint crashed_owned = assigned_count(f->consumers[1]);
+    assert_int_equal(crashed_owned, 2);
+    sim_node_crash(f->world, consumer_node(f->consumers[1]));
+    gint64 took = run_until_covered(f, 6, 30 * SIM_NS_PER_S);
+    assert_true(took > 0);
+    assert_true(took <=
+                (config.session_timeout_ms + config.heartbeat_interval_ms + 1000) * SIM_NS_PER_MS);
+    assert_true(consumer_generation(f->consumers[0]) > generation);
+    assert_int_equal(assigned_count(f->consumers[0]) + assigned_count(f->consumers[2]), 6);
+    GroupCoordInfo info;
+    group_coord_describe(coordinator(f), GROUP, &info);
+    assert_int_equal(info.members, 2);
+    fixture_free(f);
+}
+
+/* A member that processes longer than max.poll.interval.ms leaves the group
+ * (LeaveGroup), and the other member gets every partition meanwhile. */
+static void
+test_group_poll_timeout_removes_member(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(24, 4, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    add_member(f, &config, SIM_NS_PER_MS);
+    ConsumerConfig slow = config;
+    slow.max_poll_interval_ms = 3000;
+    Consumer *slow_member = add_member(f, &slow, 20 * SIM_NS_PER_S);
+    assert_true(run_until_covered(f, 4, 30 * SIM_NS_PER_S) >= 0);
+    assert_int_equal(assigned_count(slow_member), 2);
+    send_many(f, 40, 4);
+    /* The slow member polls records, then processes for 20 s. */
+    run_for(f, 2 * SIM_NS_PER_S);
+    ConsumerStats stats;
+    consumer_stats(slow_member, &stats);
+    assert_true(stats.records_polled > 0);
+    assert_int_equal(stats.poll_timeouts, 0);
+    run_for(f, 4 * SIM_NS_PER_S);
+    consumer_stats(slow_member, &stats);
+    assert_int_equal(stats.poll_timeouts, 1);
+    assert_int_equal(assigned_count(slow_member), 0);
+    assert_string_equal(consumer_member_id(slow_member), "");
+    assert_int_equal(assigned_count(f->consumers[0]), 4);
+    assert_true(consumer_group_stable(f->consumers[0]));
+    GroupCoordInfo info;
+    group_coord_describe(coordinator(f), GROUP, &info);
+    assert_int_equal(info.members, 1);
+    assert_int_equal(info.state, GROUP_STATE_STABLE);
+    fixture_free(f);
+}
+
+/* Partitions added to a subscribed topic: the leader sees the new count in
+ * its metadata and rejoins; the new partitions are assigned. */
+static void
+test_group_added_partitions_are_assigned(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(25, 2, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    add_member(f, &config, SIM_NS_PER_MS);
+    add_member(f, &config, SIM_NS_PER_MS);
+    assert_true(run_until_covered(f, 2, 30 * SIM_NS_PER_S) >= 0);
+    gint32 generation = consumer_generation(f->consumers[0]);
+    /* Not before the partitions exist. */
+    run_for(f, 5 * SIM_NS_PER_S);
+    assert_int_equal(consumer_generation(f->consumers[0]), generation);
+    GError *error = NULL;
+    assert_true(cluster_add_partitions(f->cluster, TOPIC, 5, &error));
+    assert_true(run_until_covered(f, 5, 30 * SIM_NS_PER_S) >= 0);
+    assert_true(consumer_generation(f->consumers[0]) > generation);
+    assert_int_equal(assigned_count(f->consumers[0]) + assigned_count(f->consumers[1]), 5);
+    fixture_free(f);
+}
+
+/* The committed offsets of the history's COMMIT ops that completed OK, per
+ * partition the last one. */
+static gint64
+last_ok_commit(const Fixture *f, gint32 partition)
+{
+    const GArray *ops = history_ops(f->history);
+    gint64 offset = -1;
+    for (guint i = 0; i < ops->len; i++) {
+        const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->fn != HISTORY_FN_COMMIT || op->type != HISTORY_OK || op->partition != partition)
+            continue;
+        assert_int_equal(op->offset, (gint64)op->value);
+        offset = MAX(offset, op->offset);
+    }
+    return offset;
+}
+
+/* Committed offsets survive the coordinator's crash: the new leader of the
+ * offsets partition loads them from its log, answers the same offsets, and a
+ * restarted member resumes from them. */
+static void
+test_group_offsets_survive_coordinator_failover(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(26, 2, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    config.auto_commit_interval_ms = 500;
+    Consumer *member = add_member(f, &config, SIM_NS_PER_MS);
+    assert_true(run_until_covered(f, 2, 30 * SIM_NS_PER_S) >= 0);
+    send_many(f, 60, 2);
+    run_for(f, 3 * SIM_NS_PER_S);
+    assert_int_equal(f->acked, 60);
+    /* Every record was read, and auto commit stored the positions. */
+    gint64 committed[2];
+    Broker *old = coordinator(f);
+    assert_non_null(old);
+    for (gint32 p = 0; p < 2; p++) {
+        committed[p] = group_coord_committed_offset(old, GROUP, TOPIC, p);
+        assert_int_equal(committed[p], 30);
+        assert_int_equal(last_ok_commit(f, p), 30);
+    }
+    /* The member stops, then the coordinator's broker crashes. */
+    sim_node_crash(f->world, consumer_node(member));
+    run_for(f, 100 * SIM_NS_PER_MS);
+    gint32 offsets_partition = group_coord_partition_for(GROUP, 5);
+    sim_node_crash(f->world, broker_node(old));
+    run_for(f, 15 * SIM_NS_PER_S);
+    gint32 leader = cluster_leader(f->cluster, GROUP_OFFSETS_TOPIC, offsets_partition);
+    assert_true(leader > 0 && leader != broker_id(old));
+    Broker *fresh = coordinator(f);
+    assert_non_null(fresh);
+    assert_int_equal(broker_id(fresh), leader);
+    for (gint32 p = 0; p < 2; p++)
+        assert_int_equal(group_coord_committed_offset(fresh, GROUP, TOPIC, p), committed[p]);
+    /* A restarted member is a new member and resumes at the commits. */
+    sim_node_restart(f->world, consumer_node(member));
+    send_many(f, 10, 2);
+    run_for(f, 20 * SIM_NS_PER_S);
+    for (gint32 p = 0; p < 2; p++)
+        assert_int_equal(consumer_position(member, TOPIC, p), 35);
+    const GArray *ops = history_ops(f->history);
+    guint repeats = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->fn == HISTORY_FN_POLL && op->invoke_ns > sim_now_ns(f->world) - 20 * SIM_NS_PER_S)
+            repeats += op->offset < 30;
+    }
+    assert_int_equal(repeats, 0);
+    fixture_free(f);
+}
+
+/* A session.timeout.ms outside group.min/max.session.timeout.ms is refused
+ * (INVALID_SESSION_TIMEOUT), which stops the member; a valid one joins. */
+static void
+test_group_session_timeout_bounds(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(27, 2, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    config.session_timeout_ms = 5999; /* group.min.session.timeout.ms is 6000 */
+    Consumer *refused = add_member(f, &config, SIM_NS_PER_MS);
+    run_for(f, 10 * SIM_NS_PER_S);
+    ConsumerStats stats;
+    consumer_stats(refused, &stats);
+    assert_int_equal(stats.group_errors, 1);
+    assert_int_equal(stats.rebalances, 0);
+    assert_false(consumer_group_stable(refused));
+    assert_int_equal(assigned_count(refused), 0);
+    consumer_unsubscribe(refused);
+    group_config(&config);
+    config.session_timeout_ms = 6000;
+    Consumer *accepted = add_member(f, &config, SIM_NS_PER_MS);
+    run_for(f, 10 * SIM_NS_PER_S);
+    assert_true(consumer_group_stable(accepted));
+    assert_int_equal(assigned_count(accepted), 2);
+    fixture_free(f);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_group_partition_matches_java_hash),
+        cmocka_unit_test(test_group_coordinator_leads_offsets_partition),
+        cmocka_unit_test(test_group_range_assignment_covers_every_partition),
+        cmocka_unit_test(test_group_member_crash_rebalances_within_session_timeout),
+        cmocka_unit_test(test_group_poll_timeout_removes_member),
+        cmocka_unit_test(test_group_added_partitions_are_assigned),
+        cmocka_unit_test(test_group_offsets_survive_coordinator_failover),
+        cmocka_unit_test(test_group_session_timeout_bounds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
