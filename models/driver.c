@@ -19,8 +19,8 @@
 typedef struct {
     KTopicPartition tp;
     guint16 topic_index;
-    guint batches_queued;
-    guint records_per_batch;
+    guint64 records_queued;
+    guint records_per_batch; /* the most a batch takes */
     guint in_flight;
     gint32 leader;
 } Target;
@@ -146,7 +146,7 @@ send_one(Driver *driver, Target *target, SimNodeId node)
 {
     PlogBatch *batch = plog_batch_new();
     gint64 now = sim_now_ns(driver->world);
-    guint n = target->records_per_batch;
+    guint n = (guint)MIN((guint64)target->records_per_batch, target->records_queued);
     g_autofree guint64 *values = g_new(guint64, n);
     g_autofree PlogRecord *records = g_new(PlogRecord, n);
     for (guint i = 0; i < n; i++) {
@@ -156,7 +156,7 @@ send_one(Driver *driver, Target *target, SimNodeId node)
     plog_batch_add_records(batch, records, n);
     guint64 first_op =
         history_invoke_sends(driver->history, now, driver->process, target->topic_index,
-                             target->tp.partition, values, target->records_per_batch);
+                             target->tp.partition, values, n);
     batch->first_timestamp_ms = batch->max_timestamp_ms = now / SIM_NS_PER_MS;
     KProduceRequest *request = kproto_new(KMSG_PRODUCE_REQUEST);
     request->correlation_id = driver->correlation_next++;
@@ -170,8 +170,8 @@ send_one(Driver *driver, Target *target, SimNodeId node)
     flight->target = target;
     flight->node = node;
     flight->first_op = first_op;
-    flight->count = target->records_per_batch;
-    target->batches_queued--;
+    flight->count = n;
+    target->records_queued -= n;
     target->in_flight++;
     g_ptr_array_add(driver->in_flight, flight);
     sim_net_send(sim_world_net(driver->world), driver->node, node, &request->base);
@@ -192,11 +192,11 @@ send_batches(Driver *driver)
         Target *target = g_ptr_array_index(driver->targets, t);
         SimNodeId node = kbroker_endpoint_node(driver->brokers, target->leader);
         if (node == SIM_NODE_NONE) {
-            if (target->batches_queued > 0)
+            if (target->records_queued > 0)
                 request_metadata(driver);
             continue;
         }
-        while (target->batches_queued > 0 && target->in_flight < driver->config.max_in_flight)
+        while (target->records_queued > 0 && target->in_flight < driver->config.max_in_flight)
             send_one(driver, target, node);
     }
 }
@@ -302,7 +302,7 @@ driver_node(const Driver *driver)
 }
 
 void
-driver_produce(Driver *driver, const char *topic, gint32 partition, guint batches,
+driver_produce(Driver *driver, const char *topic, gint32 partition, guint64 records,
                guint records_per_batch)
 {
     KSIM_ASSERT(records_per_batch > 0);
@@ -319,7 +319,7 @@ driver_produce(Driver *driver, const char *topic, gint32 partition, guint batche
         target->leader = KAFKA_NO_LEADER;
         g_ptr_array_add(driver->targets, target);
     }
-    target->batches_queued += batches;
+    target->records_queued += records;
     target->records_per_batch = records_per_batch;
     if (driver->brokers->len == 0 || target->leader == KAFKA_NO_LEADER)
         request_metadata(driver);
@@ -351,7 +351,7 @@ driver_pending(const Driver *driver)
     guint64 pending = 0;
     for (guint i = 0; i < driver->targets->len; i++) {
         const Target *t = g_ptr_array_index(driver->targets, i);
-        pending += (guint64)t->batches_queued * t->records_per_batch;
+        pending += t->records_queued;
     }
     for (guint i = 0; i < driver->in_flight->len; i++)
         pending += ((const InFlight *)g_ptr_array_index(driver->in_flight, i))->count;

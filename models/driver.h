@@ -32,9 +32,10 @@ Driver *driver_new(SimWorld *world, const char *name, guint32 process, const GAr
 void driver_free(Driver *driver);
 SimNodeId driver_node(const Driver *driver);
 
-/* Queues `batches` batches of `records_per_batch` records for topic-partition;
- * they go out as the leader is known and the in-flight limit allows. */
-void driver_produce(Driver *driver, const char *topic, gint32 partition, guint batches,
+/* Queues `records` records for topic-partition, sent in batches of
+ * `records_per_batch` (the last one may be smaller) as the leader is known and
+ * the in-flight limit allows. */
+void driver_produce(Driver *driver, const char *topic, gint32 partition, guint64 records,
                     guint records_per_batch);
 
 /* Records answered: acknowledged, failed, unknown; and still queued or in flight. */

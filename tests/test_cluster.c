@@ -139,8 +139,8 @@ test_cluster_steady_replication(void **state)
     ClusterConfig config;
     config_fast(&config);
     Fixture *f = fixture_new(1, &config, 2, -1, NULL);
-    driver_produce(f->driver, TOPIC, 0, 50, 10);
-    driver_produce(f->driver, TOPIC, 1, 50, 10);
+    driver_produce(f->driver, TOPIC, 0, 500, 10);
+    driver_produce(f->driver, TOPIC, 1, 500, 10);
     run_for(f, 5 * SIM_NS_PER_S);
     assert_int_equal(driver_acked(f->driver), 1000);
     for (gint32 p = 0; p < 2; p++) {
@@ -170,13 +170,13 @@ test_cluster_follower_crash_and_rejoin(void **state)
     Fixture *f = fixture_new(2, &config, 1, -1, NULL);
     gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
     gint32 follower = cluster_follower(f->cluster, TOPIC, 0);
-    driver_produce(f->driver, TOPIC, 0, 10, 10);
+    driver_produce(f->driver, TOPIC, 0, 100, 10);
     run_for(f, 1 * SIM_NS_PER_S);
     sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, follower)));
     run_for(f, 3 * SIM_NS_PER_S);
     BrokerPartitionInfo info = info_of(f, leader, 0);
     assert_false(isr_has(&info, follower));
-    driver_produce(f->driver, TOPIC, 0, 10, 10);
+    driver_produce(f->driver, TOPIC, 0, 100, 10);
     run_for(f, 2 * SIM_NS_PER_S);
     assert_int_equal(driver_acked(f->driver), 200);
     sim_node_restart(f->world, broker_node(cluster_broker(f->cluster, follower)));
@@ -200,7 +200,7 @@ test_cluster_leader_crash_elects_from_isr(void **state)
     Fixture *f = fixture_new(3, &config, 1, -1, NULL);
     gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
     gint32 epoch = info_of(f, leader, 0).leader_epoch;
-    driver_produce(f->driver, TOPIC, 0, 20, 10);
+    driver_produce(f->driver, TOPIC, 0, 200, 10);
     run_for(f, 2 * SIM_NS_PER_S);
     sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, leader)));
     run_for(f, 10 * SIM_NS_PER_S);
@@ -208,7 +208,7 @@ test_cluster_leader_crash_elects_from_isr(void **state)
     assert_true(next > 0);
     assert_int_not_equal(next, leader);
     assert_true(info_of(f, next, 0).leader_epoch > epoch);
-    driver_produce(f->driver, TOPIC, 0, 5, 10);
+    driver_produce(f->driver, TOPIC, 0, 50, 10);
     run_for(f, 3 * SIM_NS_PER_S);
     /* The driver never retries: a batch sent on stale metadata to the dead
      * leader stays unknown, but everything acknowledged is kept. */
@@ -231,7 +231,7 @@ test_cluster_isr_shrink_and_expand(void **state)
     gint32 follower = cluster_follower(f->cluster, TOPIC, 0);
     SimNodeId node = broker_node(cluster_broker(f->cluster, follower));
     sim_node_pause(f->world, node);
-    driver_produce(f->driver, TOPIC, 0, 10, 10);
+    driver_produce(f->driver, TOPIC, 0, 100, 10);
     run_for(f, 3 * SIM_NS_PER_S);
     BrokerPartitionInfo info = info_of(f, leader, 0);
     assert_false(isr_has(&info, follower));
@@ -261,7 +261,7 @@ test_cluster_min_insync_refuses(void **state)
     }
     run_for(f, 4 * SIM_NS_PER_S);
     assert_int_equal(info_of(f, leader, 0).n_isr, 1);
-    driver_produce(f->driver, TOPIC, 0, 3, 10);
+    driver_produce(f->driver, TOPIC, 0, 30, 10);
     run_for(f, 2 * SIM_NS_PER_S);
     assert_int_equal(driver_acked(f->driver), 0);
     assert_int_equal(driver_failed(f->driver), 30);
@@ -287,7 +287,7 @@ test_cluster_unclean_election_loses_acked(void **state)
             sim_node_pause(f->world, broker_node(cluster_broker(f->cluster, b)));
     }
     run_for(f, 3 * SIM_NS_PER_S);
-    driver_produce(f->driver, TOPIC, 0, 10, 10);
+    driver_produce(f->driver, TOPIC, 0, 100, 10);
     run_for(f, 1 * SIM_NS_PER_S);
     assert_int_equal(driver_acked(f->driver), 100);
     sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, leader)));
@@ -323,7 +323,7 @@ test_cluster_controller_failover(void **state)
     sim_node_restart(f->world, broker_node(cluster_broker(f->cluster, controller)));
     run_for(f, 15 * SIM_NS_PER_S);
     assert_false(broker_is_controller(cluster_broker(f->cluster, controller)));
-    driver_produce(f->driver, TOPIC, 0, 5, 10);
+    driver_produce(f->driver, TOPIC, 0, 50, 10);
     run_for(f, 5 * SIM_NS_PER_S);
     assert_int_equal(driver_acked(f->driver), 50);
     fixture_free(f);
@@ -363,7 +363,7 @@ test_cluster_leader_session_expiry(void **state)
     run_for(f, 20 * SIM_NS_PER_S);
     if (next != leader)
         assert_false(info_of(f, leader, 0).is_leader);
-    driver_produce(f->driver, TOPIC, 0, 5, 10);
+    driver_produce(f->driver, TOPIC, 0, 50, 10);
     run_for(f, 5 * SIM_NS_PER_S);
     assert_int_equal(driver_acked(f->driver), 50);
     fixture_free(f);
@@ -538,7 +538,7 @@ test_cluster_add_partitions(void **state)
     assert_true(cluster_add_partitions(f->cluster, TOPIC, 4, &error));
     assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
     assert_int_equal(cluster_partition_count(f->cluster, TOPIC), 4);
-    driver_produce(f->driver, TOPIC, 3, 2, 10);
+    driver_produce(f->driver, TOPIC, 3, 20, 10);
     run_for(f, 2 * SIM_NS_PER_S);
     assert_int_equal(driver_acked(f->driver), 20);
     assert_true(cluster_leader(f->cluster, TOPIC, 3) > 0);
