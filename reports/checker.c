@@ -2,10 +2,10 @@
  * checker: verdicts and produce statistics from a history (see checker.h).
  *
  * checker_run works in passes, each linear in what it walks:
- *   sends_build        operations -> one SendState per operation id (what
- *                      the checker learns; the rest is the history's row),
- *                      and sent values -> their operation ids
  *   partitions_build   replicas, sorted -> one committed log per partition
+ *   sends_build        operations -> one SendState per operation id (where
+ *                      the value is committed; the rest is the history's
+ *                      row), and sent values -> their operation ids
  *   partition_walk     committed records -> where each value is committed,
  *                      duplicates, nonmonotonic sends
  *   replicas_compare   each online replica against the committed log
@@ -34,20 +34,17 @@
 #include "kafka_error.h"
 #include "sim_assert.h"
 
-#define SEND_FLAG_DUPLICATE 1u /* the value's duplicate is already counted */
 #define WINDOW_NS_DEFAULT G_GINT64_CONSTANT(1000000000)
 #define LATENCY_DIGITS_DEFAULT 3
 
-/* What the checker learns of one operation beyond its history row. */
-typedef struct {
-    guint32 committed_record;    /* the first committed copy: its index in the
-                                  * partition's records; valid with a partition */
-    guint32 committed_partition; /* index in partitions + 1; 0: absent */
-    guint8 outcome;              /* CheckerOutcome; CHECKER_SEND_NONE: not a send */
-    guint8 flags;
-} SendState;
-
-G_STATIC_ASSERT(sizeof(SendState) == 12);
+/* What the checker learns of one send beyond its history row: where its
+ * value is first committed, as 1 + its index among all committed records
+ * (the partitions' committed records one after the other, in the order of
+ * `partitions`), 0 when nowhere; SEND_DUPLICATE_COUNTED once a duplicate of
+ * its value has been counted. */
+typedef guint32 SendState;
+#define SEND_COMMITTED_MASK 0x7fffffffu
+#define SEND_DUPLICATE_COUNTED 0x80000000u
 
 /* Where a partition's replicas sit in the sorted replica order. */
 typedef struct {
@@ -63,6 +60,8 @@ struct CheckerResult {
     CheckerOptions options;
     GArray *sends;         /* SendState, by operation id (element 0 unused) */
     GArray *partitions;    /* CheckerPartition */
+    GArray *first_record;  /* guint32 per partition: the global index of its first
+                            * committed record; one more entry: the total */
     GArray *spans;         /* ReplicaSpan, parallel to partitions */
     GArray *replica_order; /* guint index into history_replicas, by (topic, partition, broker) */
     GArray *examples[CHECKER_ANOMALY_COUNT];
@@ -140,7 +139,8 @@ result_new(const History *history, const CheckerOptions *options)
     else
         checker_options_init(&result->options);
     KSIM_ASSERT(result->options.window_ns > 0);
-    result->sends = g_array_new(FALSE, FALSE, sizeof(SendState));
+    result->sends = g_array_new(FALSE, TRUE, sizeof(SendState));
+    result->first_record = g_array_new(FALSE, FALSE, sizeof(guint32));
     result->partitions = g_array_new(FALSE, TRUE, sizeof(CheckerPartition));
     result->spans = g_array_new(FALSE, TRUE, sizeof(ReplicaSpan));
     result->replica_order = g_array_new(FALSE, FALSE, sizeof(guint));
@@ -167,6 +167,7 @@ checker_result_free(CheckerResult *result)
     if (result == NULL)
         return;
     g_array_free(result->sends, TRUE);
+    g_array_free(result->first_record, TRUE);
     g_array_free(result->partitions, TRUE);
     g_array_free(result->spans, TRUE);
     g_array_free(result->replica_order, TRUE);
@@ -194,45 +195,71 @@ anomaly_add(CheckerResult *result, CheckerExample *example)
     example->summary = NULL;
 }
 
-static SendState *
+/* The history row of operation `op` when it is a send, else NULL. */
+static const HistoryOp *
 send_at(const CheckerResult *result, guint64 op)
 {
     if (op == 0 || op >= result->sends->len)
         return NULL;
-    SendState *state = &g_array_index(result->sends, SendState, op);
-    return state->outcome == CHECKER_SEND_NONE ? NULL : state;
+    const HistoryOp *row = history_op(result->history, op);
+    return row->fn == HISTORY_FN_SEND ? row : NULL;
 }
 
-/* Where the committed log holds the send's value first; -1: nowhere. */
-static gint64
-send_committed_offset(const CheckerResult *result, const SendState *state)
+static SendState *
+state_at(const CheckerResult *result, guint64 op)
 {
-    if (state->committed_partition == 0)
-        return -1;
-    const CheckerPartition *partition =
-        &g_array_index(result->partitions, CheckerPartition, state->committed_partition - 1);
-    return g_array_index(partition->records, HistoryRecord, state->committed_record).offset;
+    return &g_array_index(result->sends, SendState, op);
 }
+
+/* The partition (index) and record (index in it) of a send's first
+ * committed copy; FALSE when it is not committed. */
+static gboolean
+committed_place(const CheckerResult *result, SendState state, guint *partition, guint *record)
+{
+    guint32 global = state & SEND_COMMITTED_MASK;
+    if (global == 0)
+        return FALSE;
+    global--;
+    const GArray *first = result->first_record;
+    guint low = 0, high = first->len - 1; /* the last entry is the total */
+    while (high - low > 1) {
+        guint middle = low + (high - low) / 2;
+        if (g_array_index(first, guint32, middle) <= global)
+            low = middle;
+        else
+            high = middle;
+    }
+    *partition = low;
+    *record = global - g_array_index(first, guint32, low);
+    return TRUE;
+}
+
+static CheckerOutcome outcome_of(const HistoryOp *op);
 
 /* The whole of send `op` (which must be one): its history row and state. */
 static void
 send_view(const CheckerResult *result, guint64 op, CheckerSend *out)
 {
-    const SendState *state = send_at(result, op);
-    KSIM_ASSERT(state != NULL);
-    const HistoryOp *row = history_op(result->history, op);
+    const HistoryOp *row = send_at(result, op);
+    KSIM_ASSERT(row != NULL);
     *out = (CheckerSend){.op = op,
                          .value = row->value,
                          .invoke_ns = row->invoke_ns,
                          .complete_ns = row->complete_ns,
                          .offset = row->offset,
-                         .committed_offset = send_committed_offset(result, state),
+                         .committed_offset = -1,
                          .process = row->process,
                          .partition = row->partition,
                          .error = row->error,
-                         .committed_partition = (gint32)state->committed_partition - 1,
+                         .committed_partition = -1,
                          .topic = row->topic,
-                         .outcome = state->outcome};
+                         .outcome = (guint8)outcome_of(row)};
+    guint partition, record;
+    if (committed_place(result, *state_at(result, op), &partition, &record)) {
+        const CheckerPartition *p = &g_array_index(result->partitions, CheckerPartition, partition);
+        out->committed_partition = (gint32)partition;
+        out->committed_offset = g_array_index(p->records, HistoryRecord, record).offset;
+    }
 }
 
 static CheckerOutcome
@@ -315,8 +342,8 @@ value_index_add(ValueIndex *index, guint64 value, guint64 op)
 
 /* ---- sends_build ---- */
 
-/* One SendState per operation id (operations that are not sends stay
- * CHECKER_SEND_NONE), and every send's value indexed. */
+/* One SendState per operation id (zero: nothing committed yet), and every
+ * send's value indexed. */
 static void
 sends_build(CheckerResult *result)
 {
@@ -324,12 +351,8 @@ sends_build(CheckerResult *result)
     KSIM_ASSERT(ops->len < G_MAXUINT32);
     result->values = value_index_new();
     g_array_set_size(result->sends, ops->len + 1);
-    g_array_index(result->sends, SendState, 0).outcome = CHECKER_SEND_NONE;
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
-        SendState *state = &g_array_index(result->sends, SendState, i + 1);
-        *state = (SendState){0};
-        state->outcome = op->fn == HISTORY_FN_SEND ? (guint8)outcome_of(op) : CHECKER_SEND_NONE;
         if (op->fn == HISTORY_FN_SEND && !value_index_add(result->values, op->value, i + 1))
             result->counts.values_reused++;
     }
@@ -438,6 +461,15 @@ partitions_build(CheckerResult *result)
         partition_add(result, first, i - first);
         first = i;
     }
+    guint64 total = 0;
+    for (guint p = 0; p < result->partitions->len; p++) {
+        guint32 at = (guint32)total;
+        g_array_append_val(result->first_record, at);
+        total += g_array_index(result->partitions, CheckerPartition, p).records_committed;
+        KSIM_ASSERT(total < SEND_COMMITTED_MASK);
+    }
+    guint32 end = (guint32)total;
+    g_array_append_val(result->first_record, end);
 }
 
 /* ---- partition_walk ---- */
@@ -446,10 +478,10 @@ static void
 duplicate_found(CheckerResult *result, guint64 op, guint partition_index,
                 const HistoryRecord *record)
 {
-    SendState *state = send_at(result, op);
-    if (state->flags & SEND_FLAG_DUPLICATE)
+    SendState *state = state_at(result, op);
+    if (*state & SEND_DUPLICATE_COUNTED)
         return;
-    state->flags |= SEND_FLAG_DUPLICATE;
+    *state |= SEND_DUPLICATE_COUNTED;
     CheckerSend send;
     send_view(result, op, &send);
     const CheckerPartition *first =
@@ -559,13 +591,12 @@ partition_walk(CheckerResult *result, ValueIndex *values, guint partition_index)
             result->counts.committed_unknown_origin++;
             continue;
         }
-        SendState *state = send_at(result, op);
-        if (state->committed_partition != 0) {
+        SendState *state = state_at(result, op);
+        if ((*state & SEND_COMMITTED_MASK) != 0) {
             duplicate_found(result, op, partition_index, record);
             continue;
         }
-        state->committed_partition = partition_index + 1;
-        state->committed_record = k;
+        *state = g_array_index(result->first_record, guint32, partition_index) + k + 1;
         order_check(result, partition, &order, op, history_op(result->history, op)->process,
                     record->offset);
     }
@@ -949,9 +980,9 @@ checker_run(const History *history, const CheckerOptions *options)
 {
     KSIM_ASSERT(history != NULL);
     CheckerResult *result = result_new(history, options);
+    partitions_build(result);
     sends_build(result);
     ValueIndex *values = result->values;
-    partitions_build(result);
     for (guint p = 0; p < result->partitions->len; p++)
         partition_walk(result, values, p);
     for (guint p = 0; p < result->partitions->len; p++)

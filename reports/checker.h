@@ -46,7 +46,7 @@
  * invoked at or after it.
  *
  * Cost: one pass over the operations, one over the committed logs, one over
- * each online replica's log, one over the events; memory 12 bytes per
+ * each online replica's log, one over the events; memory 4 bytes per
  * operation plus 4 per sent value. It does not change the
  * history, and borrows its replica logs: the history must outlive the result.
  */
