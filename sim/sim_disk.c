@@ -10,6 +10,16 @@
  * operations are copied or applied, so an append or an fsync costs what it
  * writes, never the size of the file.
  *
+ * Shared images. A file only ever appended to since its last durable point
+ * (a log segment, an index) has a durable image that is a prefix of its page
+ * cache, and pending appends whose bytes are the cache after that prefix. Such
+ * a file is *shared*: `durable` is NULL, the durable image is the first
+ * `durable_len` bytes of the cache, and its pending operations are appends
+ * without a copy of their bytes. Any other change first *unshares* the file
+ * (copies the durable prefix and the pending appends' bytes out of the
+ * cache); an fsync that leaves nothing pending shares it again. A log's bytes
+ * are thus held once, not twice.
+ *
  * Files are reference counted: the name table holds one reference, and every
  * in-flight fsync holds another, so an fsync follows its file through a rename
  * (as an fsync on an open descriptor does) and sees a delete.
@@ -72,8 +82,11 @@ typedef struct {
     guint32 file_id;
     gboolean deleted;
     GByteArray *cache;
-    GByteArray *durable;
-    GPtrArray *ops; /* DiskOp *, oldest first (owned) */
+    GByteArray *durable; /* NULL: shared, the durable image is the cache's
+                          * first durable_len bytes (see above) */
+    gint64 durable_len;  /* while shared */
+    GPtrArray *ops;      /* DiskOp *, oldest first (owned); while shared,
+                          * appends without their bytes */
 } DiskFile;
 
 typedef struct {
@@ -169,7 +182,6 @@ file_new(const char *name)
     file->name = g_strdup(name);
     file->file_id = name_file_id(name);
     file->cache = g_byte_array_new();
-    file->durable = g_byte_array_new();
     file->ops = g_ptr_array_new_with_free_func(g_free);
     return file;
 }
@@ -180,7 +192,8 @@ file_clear(gpointer data)
     DiskFile *file = data;
     g_free(file->name);
     g_byte_array_unref(file->cache);
-    g_byte_array_unref(file->durable);
+    if (file->durable != NULL)
+        g_byte_array_unref(file->durable);
     g_ptr_array_unref(file->ops);
 }
 
@@ -188,6 +201,49 @@ static void
 file_release(gpointer data)
 {
     g_rc_box_release_full(data, file_clear);
+}
+
+static gboolean
+file_shared(const DiskFile *file)
+{
+    return file->durable == NULL;
+}
+
+static gint64
+file_durable_len(const DiskFile *file)
+{
+    return file_shared(file) ? file->durable_len : (gint64)file->durable->len;
+}
+
+/* Gives a shared file its own durable image and its pending appends their
+ * bytes, before a change that is not an append. */
+static void
+file_unshare(DiskFile *file)
+{
+    if (!file_shared(file))
+        return;
+    file->durable = g_byte_array_sized_new((guint)file->durable_len);
+    g_byte_array_append(file->durable, file->cache->data, (guint)file->durable_len);
+    for (guint i = 0; i < file->ops->len; i++) {
+        const DiskOp *bare = g_ptr_array_index(file->ops, i);
+        KSIM_ASSERT(bare->kind == DISK_OP_WRITE);
+        DiskOp *op = g_malloc(sizeof *op + bare->len);
+        *op = *bare;
+        memcpy(op->data, file->cache->data + bare->offset, bare->len);
+        g_ptr_array_index(file->ops, i) = op;
+        g_free((gpointer)bare);
+    }
+}
+
+/* Shares a file whose durable image equals its cache (nothing pending). */
+static void
+file_share(DiskFile *file)
+{
+    KSIM_ASSERT(file->ops->len == 0);
+    KSIM_ASSERT(file->durable->len == file->cache->len);
+    file->durable_len = file->durable->len;
+    g_byte_array_unref(file->durable);
+    file->durable = NULL;
 }
 
 /* Applies the pending operations numbered up to `seq_max` to the durable
@@ -200,12 +256,17 @@ file_make_durable(DiskFile *file, guint64 seq_max)
         const DiskOp *op = g_ptr_array_index(file->ops, applied);
         if (op->seq > seq_max)
             break;
-        op_apply(op, file->durable);
+        if (file_shared(file))
+            file->durable_len = op->offset + (gint64)op->len;
+        else
+            op_apply(op, file->durable);
         applied++;
     }
     KSIM_ASSERT(applied <= file->ops->len);
     if (applied > 0)
         g_ptr_array_remove_range(file->ops, 0, applied);
+    if (!file_shared(file) && file->ops->len == 0)
+        file_share(file);
 }
 
 static int
@@ -404,6 +465,27 @@ file_change(SimDisk *disk, DiskFile *file, DiskOp *op)
     return SIM_DISK_OK;
 }
 
+/* An append to a shared file: the bytes go to the cache only. */
+static SimDiskStatus
+file_append_shared(SimDisk *disk, DiskFile *file, const void *data, gsize len)
+{
+    KSIM_ASSERT(file_shared(file));
+    KSIM_ASSERT((gint64)file->cache->len + (gint64)len <= FILE_BYTES_MAX);
+    if (!disk_has_room(disk, (gint64)len))
+        return disk_fail(disk, file->file_id, SIM_DISK_ENOSPC);
+    KSIM_ASSERT(file->ops->len < FILE_OPS_MAX);
+    DiskOp *op = g_new(DiskOp, 1);
+    op->seq = disk->seq_next++;
+    op->kind = DISK_OP_WRITE;
+    op->offset = file->cache->len;
+    op->len = len;
+    g_byte_array_append(file->cache, data, (guint)len);
+    g_ptr_array_add(file->ops, op);
+    disk->used_bytes += (gint64)len;
+    disk_trace(disk, SIM_TRACE_DISK_WRITE, file->file_id, len);
+    return SIM_DISK_OK;
+}
+
 static SimDiskStatus
 file_write(SimDisk *disk, DiskFile *file, gint64 offset, const void *data, gsize len)
 {
@@ -414,6 +496,9 @@ file_write(SimDisk *disk, DiskFile *file, gint64 offset, const void *data, gsize
     if (len == 0)
         return SIM_DISK_OK;
     KSIM_ASSERT(len <= (gsize)FILE_BYTES_MAX);
+    if (file_shared(file) && offset == (gint64)file->cache->len)
+        return file_append_shared(disk, file, data, len);
+    file_unshare(file);
     DiskOp *op = g_malloc(sizeof *op + len);
     op->kind = DISK_OP_WRITE;
     op->offset = offset;
@@ -448,6 +533,7 @@ sim_disk_truncate(SimDisk *disk, const char *name, gint64 size)
     DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
+    file_unshare(file);
     DiskOp *op = g_malloc0(sizeof *op);
     op->kind = DISK_OP_TRUNCATE;
     op->offset = size;
@@ -481,7 +567,7 @@ gint64
 sim_disk_durable_size(const SimDisk *disk, const char *name)
 {
     const DiskFile *file = disk_lookup(disk, name);
-    return file == NULL ? -1 : (gint64)file->durable->len;
+    return file == NULL ? -1 : file_durable_len(file);
 }
 
 /* A missing file has nothing unsynced, so it counts as synced. */
@@ -535,7 +621,7 @@ sync_complete(void *ctx, void *arg, guint64 seq_max)
         status = disk_fail(disk, request->file_id, SIM_DISK_ENOENT);
     } else {
         file_make_durable(file, seq_max);
-        disk_trace(disk, SIM_TRACE_DISK_FSYNC, file->file_id, file->durable->len);
+        disk_trace(disk, SIM_TRACE_DISK_FSYNC, file->file_id, (guint64)file_durable_len(file));
     }
     SimDiskSyncFn cb = request->cb;
     void *cb_arg = request->arg;
@@ -653,9 +739,52 @@ file_tear(SimDisk *disk, DiskFile *file, const DiskOp *op)
     bytes_write(file->durable, op->offset + (gint64)kept_bytes, garbage, garbage_len);
 }
 
+/* file_tear for a shared file: the kept sectors are already in the cache
+ * after the durable prefix; garbage overwrites the cache there. */
+static void
+file_tear_shared(SimDisk *disk, DiskFile *file, const DiskOp *op)
+{
+    if (!sim_rng_chance(disk->rng, 1, 2))
+        return;
+    KSIM_ASSERT(op->len > 0);
+    KSIM_ASSERT(op->offset == file->durable_len);
+    gsize sectors = (op->len + SIM_DISK_SECTOR_BYTES - 1) / SIM_DISK_SECTOR_BYTES;
+    gsize kept_bytes = (gsize)sim_rng_range(disk->rng, 0, (gint64)sectors) * SIM_DISK_SECTOR_BYTES;
+    KSIM_ASSERT(kept_bytes < op->len);
+    file->durable_len += (gint64)kept_bytes;
+    if (!sim_rng_chance(disk->rng, 1, 2))
+        return;
+    gsize garbage_len = MIN((gsize)SIM_DISK_SECTOR_BYTES, op->len - kept_bytes);
+    for (gsize i = 0; i < garbage_len; i++)
+        file->cache->data[file->durable_len + (gint64)i] = (guint8)sim_rng_u32(disk->rng);
+    file->durable_len += (gint64)garbage_len;
+}
+
+/* file_power_loss for a shared file, with the same draws. */
+static void
+file_power_loss_shared(SimDisk *disk, DiskFile *file)
+{
+    guint pending = file->ops->len;
+    guint kept = pending == 0 ? 0 : (guint)sim_rng_range(disk->rng, 0, (gint64)pending + 1);
+    for (guint i = 0; i < kept; i++) {
+        const DiskOp *op = g_ptr_array_index(file->ops, i);
+        file->durable_len = op->offset + (gint64)op->len;
+    }
+    if (kept < pending)
+        file_tear_shared(disk, file, g_ptr_array_index(file->ops, kept));
+    g_ptr_array_set_size(file->ops, 0);
+    disk->used_bytes += file->durable_len - (gint64)file->cache->len;
+    g_byte_array_set_size(file->cache, (guint)file->durable_len);
+    disk_trace(disk, SIM_TRACE_DISK_LOSS, file->file_id, (guint64)file->durable_len);
+}
+
 static void
 file_power_loss(SimDisk *disk, DiskFile *file)
 {
+    if (file_shared(file)) {
+        file_power_loss_shared(disk, file);
+        return;
+    }
     guint pending = file->ops->len;
     guint kept = pending == 0 ? 0 : (guint)sim_rng_range(disk->rng, 0, (gint64)pending + 1);
     for (guint i = 0; i < kept; i++)
@@ -668,6 +797,7 @@ file_power_loss(SimDisk *disk, DiskFile *file)
     if (file->durable->len > 0)
         memcpy(file->cache->data, file->durable->data, file->durable->len);
     disk_trace(disk, SIM_TRACE_DISK_LOSS, file->file_id, file->durable->len);
+    file_share(file);
 }
 
 void
@@ -686,6 +816,8 @@ sim_disk_power_loss(SimDisk *disk)
 static void
 file_check_bytes(const DiskFile *file)
 {
+    if (file_shared(file))
+        return; /* the cache holds both images by construction */
     g_autoptr(GByteArray) replay = g_byte_array_sized_new(file->durable->len);
     g_byte_array_append(replay, file->durable->data, file->durable->len);
     for (guint i = 0; i < file->ops->len; i++)
@@ -702,13 +834,17 @@ file_check_invariants(const SimDisk *disk, const DiskFile *file)
     KSIM_ASSERT(file->file_id == name_file_id(file->name));
     KSIM_ASSERT(file->ops->len <= FILE_OPS_MAX);
     guint64 seq_prev = 0;
-    gint64 size = file->durable->len;
+    gint64 size = file_durable_len(file);
+    KSIM_ASSERT(size >= 0);
     for (guint i = 0; i < file->ops->len; i++) {
         const DiskOp *op = g_ptr_array_index(file->ops, i);
         KSIM_ASSERT(op->seq > seq_prev);
         KSIM_ASSERT(op->seq < disk->seq_next);
         if (op->kind == DISK_OP_WRITE)
             KSIM_ASSERT(op->len > 0);
+        /* A shared file's pending operations are appends, end to end. */
+        if (file_shared(file))
+            KSIM_ASSERT(op->kind == DISK_OP_WRITE && op->offset == size);
         seq_prev = op->seq;
         size = op_size_after(op, size);
     }
