@@ -763,48 +763,62 @@ failed_present_found(CheckerResult *result, const CheckerSend *send)
     anomaly_add(result, &example);
 }
 
-/* TRUE when the committed place of an OK send differs from what it was told. */
+/* TRUE when the committed place of an OK send (`row`, whose value is
+ * committed: `state`) differs from what it was told. */
 static gboolean
-misplaced(const CheckerResult *result, const CheckerSend *send)
+misplaced(const CheckerResult *result, const HistoryOp *row, SendState state)
 {
-    if (send->outcome != CHECKER_SEND_OK || send->offset < 0)
+    if (row->type != HISTORY_OK || row->offset < 0)
         return FALSE;
-    const CheckerPartition *committed =
-        &g_array_index(result->partitions, CheckerPartition, send->committed_partition);
-    return send->committed_offset != send->offset || committed->topic != send->topic ||
-           (send->partition >= 0 && committed->partition != send->partition);
+    guint partition, record;
+    gboolean committed = committed_place(result, state, &partition, &record);
+    KSIM_ASSERT(committed);
+    const CheckerPartition *p = &g_array_index(result->partitions, CheckerPartition, partition);
+    return g_array_index(p->records, HistoryRecord, record).offset != row->offset ||
+           p->topic != row->topic || (row->partition >= 0 && p->partition != row->partition);
 }
 
+/* An acked send (`row`, operation `op`). */
 static void
-acked_classify(CheckerResult *result, const CheckerSend *send, ValueIndex *values)
+acked_classify(CheckerResult *result, guint64 op, const HistoryOp *row, CheckerOutcome outcome,
+               SendState state, ValueIndex *values)
 {
     result->counts.acked++;
-    result->counts.acked_without_offset += send->outcome == CHECKER_SEND_SENT;
-    if (send->committed_partition < 0) {
-        lost_found(result, send);
+    result->counts.acked_without_offset += outcome == CHECKER_SEND_SENT;
+    CheckerSend view;
+    if ((state & SEND_COMMITTED_MASK) == 0) {
+        send_view(result, op, &view);
+        lost_found(result, &view);
         return;
     }
     result->counts.acked_committed++;
-    if (misplaced(result, send))
-        misplaced_found(result, send, values);
+    if (misplaced(result, row, state)) {
+        send_view(result, op, &view);
+        misplaced_found(result, &view, values);
+    }
 }
 
+/* A send that failed or whose outcome is unknown. */
 static void
-unacked_classify(CheckerResult *result, const CheckerSend *send)
+unacked_classify(CheckerResult *result, guint64 op, const HistoryOp *row, CheckerOutcome outcome,
+                 SendState state)
 {
-    gboolean committed = send->committed_partition >= 0;
-    gint64 latency_ns = MAX(send->complete_ns - send->invoke_ns, 0);
-    if (send->outcome == CHECKER_SEND_FAIL) {
+    gboolean committed = (state & SEND_COMMITTED_MASK) != 0;
+    gint64 latency_ns = MAX(row->complete_ns - row->invoke_ns, 0);
+    if (outcome == CHECKER_SEND_FAIL) {
         result->counts.failed++;
         stats_histogram_record(result->latency[CHECKER_LATENCY_FAILED], latency_ns);
-        if (committed)
-            failed_present_found(result, send);
-        else
+        if (committed) {
+            CheckerSend view;
+            send_view(result, op, &view);
+            failed_present_found(result, &view);
+        } else {
             result->counts.failed_absent++;
+        }
         return;
     }
     result->counts.unknown++;
-    if (send->outcome == CHECKER_SEND_PENDING)
+    if (outcome == CHECKER_SEND_PENDING)
         result->counts.pending++;
     else
         stats_histogram_record(result->latency[CHECKER_LATENCY_UNKNOWN], latency_ns);
@@ -859,7 +873,7 @@ ack_run_flush(CheckerResult *result, AckRun *run)
 }
 
 static void
-ack_run_add(CheckerResult *result, AckRun *run, const CheckerSend *send)
+ack_run_add(CheckerResult *result, AckRun *run, const HistoryOp *send)
 {
     gint64 latency_ns = MAX(send->complete_ns - send->invoke_ns, 0);
     if (run->count > 0 && (run->latency_ns != latency_ns || run->complete_ns != send->complete_ns))
@@ -877,7 +891,7 @@ typedef struct {
 } Outstanding;
 
 static void
-outstanding_add(const CheckerResult *result, Outstanding *outstanding, const CheckerSend *send)
+outstanding_add(const CheckerResult *result, Outstanding *outstanding, const HistoryOp *send)
 {
     gint64 window_ns = result->options.window_ns;
     gint64 last_ns = send->complete_ns >= 0 ? send->complete_ns : outstanding->end_ns;
@@ -925,22 +939,24 @@ sends_classify(CheckerResult *result, ValueIndex *values)
     g_array_set_size(delta, (guint)(outstanding.end_ns / result->options.window_ns) + 2);
     outstanding.delta = delta;
     AckRun run = {0};
-    for (guint op = 1; op < result->sends->len; op++) {
-        if (send_at(result, op) == NULL)
+    const GArray *ops = history_ops(result->history);
+    for (guint i = 0; i < ops->len; i++) {
+        const HistoryOp *send = &g_array_index(ops, HistoryOp, i);
+        if (send->fn != HISTORY_FN_SEND)
             continue;
-        CheckerSend view;
-        send_view(result, op, &view);
-        const CheckerSend *send = &view;
+        guint64 op = (guint64)i + 1;
+        CheckerOutcome outcome = outcome_of(send);
+        SendState state = *state_at(result, op);
         result->counts.attempted++;
         if (stats->first_invoke_ns < 0 || send->invoke_ns < stats->first_invoke_ns)
             stats->first_invoke_ns = send->invoke_ns;
         stats->last_complete_ns = MAX(stats->last_complete_ns, send->complete_ns);
         outstanding_add(result, &outstanding, send);
-        if (send->outcome != CHECKER_SEND_OK && send->outcome != CHECKER_SEND_SENT) {
-            unacked_classify(result, send);
+        if (outcome != CHECKER_SEND_OK && outcome != CHECKER_SEND_SENT) {
+            unacked_classify(result, op, send, outcome, state);
             continue;
         }
-        acked_classify(result, send, values);
+        acked_classify(result, op, send, outcome, state, values);
         ack_run_add(result, &run, send);
         if (heal_ns >= 0 && send->invoke_ns >= heal_ns &&
             (recovered_ns < 0 || send->complete_ns < recovered_ns))
