@@ -11,8 +11,10 @@
  *  3. `controller` is non-NULL only while this broker believes it holds
  *     /controller.
  *
- * Group requests (FindCoordinator ... OffsetFetch) go to the group
- * coordinator, group_coord.c.
+ * Group requests (FindCoordinator ... OffsetFetch, TxnOffsetCommit) go to the
+ * group coordinator, group_coord.c; transaction requests (FindCoordinator for
+ * a transactional id, InitProducerId with one, AddPartitionsToTxn,
+ * AddOffsetsToTxn, EndTxn, WriteTxnMarkers) to txn_coord.c.
  *
  * Process lifecycle:
  *   (new) --broker_new/restart--> STARTING: logs recovered, session opening
@@ -27,6 +29,7 @@
 #include "sim_assert.h"
 #include "sim_disk.h"
 #include "sim_net.h"
+#include "txn_coord.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +66,11 @@ broker_config_init(BrokerConfig *config)
     config->group_initial_rebalance_delay_ms = 3000;
     config->group_min_session_timeout_ms = 6000;
     config->group_max_session_timeout_ms = 1800000;
+    config->transaction_state_log_num_partitions = 50;
+    config->transaction_state_log_replication_factor = 3;
+    config->transaction_state_log_min_isr = 2;
+    config->transaction_max_timeout_ms = 900000;
+    config->transaction_abort_timed_out_transaction_cleanup_interval_ms = 10000;
     plog_config_init(&config->log);
 }
 
@@ -151,6 +159,8 @@ state_free(BrokerState *state)
     if (state->controller != NULL)
         controller_free(state->controller);
     group_coord_free(state->groups);
+    txn_coord_free(state->txns);
+    replica_markers_state_free(state);
     replica_state_free(state);
     producer_ids_state_free(state);
     coord_client_free(state->zk);
@@ -288,7 +298,8 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         return;
     if (state->controller != NULL && controller_handle_message(state->controller, from, msg))
         return;
-    if (group_coord_handle_message(state, from, msg)) {
+    if (txn_coord_handle_message(state, from, msg) ||
+        group_coord_handle_message(state, from, msg)) {
         sim_msg_free(msg);
         return;
     }
@@ -339,6 +350,7 @@ broker_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReaso
     if (state->controller != NULL)
         controller_peer_disconnected(state->controller, peer);
     replica_peer_disconnected(state, peer);
+    txn_coord_peer_disconnected(state, peer);
 }
 
 static const SimNodeOps BROKER_OPS = {
@@ -582,6 +594,8 @@ broker_start(Broker *broker)
     g_queue_init(&state->pid_waiters);
     broker->state = state;
     state->groups = group_coord_new(state);
+    state->txns = txn_coord_new(state);
+    replica_markers_state_init(state);
     /* Logs first: Kafka's LogManager recovers every log before the broker
      * registers, and reads the HW checkpoint. */
     replica_load_logs(state);
@@ -616,6 +630,11 @@ broker_new(SimWorld *world, const char *name, const BrokerConfig *config, SimNod
     if (observer != NULL)
         broker->observer = *observer;
     broker->topic_configs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    /* __transaction_state has its own min.insync.replicas. */
+    TopicConfig txn_topic;
+    topic_config_from_broker(&txn_topic, config);
+    txn_topic.min_insync_replicas = config->transaction_state_log_min_isr;
+    broker_set_topic_config(broker, TXN_STATE_TOPIC, &txn_topic);
     broker->node = sim_node_add(world, name, &BROKER_OPS, broker);
     if (history != NULL)
         history_set_process_name(history, (guint32)config->broker_id, name);
@@ -696,6 +715,8 @@ broker_partition_info(const Broker *broker, const char *topic, gint32 partition,
     info->log_start = plog_log_start_offset(p->log);
     info->leo = plog_log_end_offset(p->log);
     info->hw = p->hw;
+    info->lso = replica_last_stable_offset(p);
+    info->open_transactions = plog_txn_state_ongoing_count(plog_txn_state(p->log));
     info->n_isr = p->n_isr;
     memcpy(info->isr, p->isr, sizeof p->isr);
 }
@@ -758,4 +779,5 @@ broker_check_invariants(const Broker *broker)
                 broker->state->partitions_sorted->len);
     replica_check_invariants(broker->state);
     group_coord_check_invariants(broker->state);
+    txn_coord_check_invariants(broker->state);
 }

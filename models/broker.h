@@ -3,7 +3,8 @@
  * coordination node, the replica manager (partitions, logs, leader and follower
  * roles, follower fetch, ISR, high watermark, truncation), produce and fetch
  * handling with their purgatories, the HW checkpoint, the group coordinator
- * (group_coord.h), and, when it wins the /controller znode, the controller
+ * (group_coord.h), the transaction coordinator (txn_coord.h) and the partition
+ * side of transactions (markers, LSO, read_committed fetches), and, when it wins the /controller znode, the controller
  * (controller.c).
  *
  * A Broker object lives for the whole run; its in-memory state exists only
@@ -55,6 +56,13 @@ typedef struct {
     gint64 group_initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms = 3000 */
     gint64 group_min_session_timeout_ms;   /* group.min.session.timeout.ms = 6000 */
     gint64 group_max_session_timeout_ms;   /* group.max.session.timeout.ms = 1800000 */
+    /* The transaction coordinator (txn_coord.h). */
+    gint32 transaction_state_log_num_partitions;     /* = 50 */
+    gint16 transaction_state_log_replication_factor; /* = 3 */
+    gint32 transaction_state_log_min_isr;            /* = 2 */
+    gint64 transaction_max_timeout_ms;               /* transaction.max.timeout.ms = 900000 */
+    /* transaction.abort.timed.out.transaction.cleanup.interval.ms = 10000 */
+    gint64 transaction_abort_timed_out_transaction_cleanup_interval_ms;
     PlogConfig log;                        /* log.* defaults */
 } BrokerConfig;
 
@@ -110,6 +118,10 @@ typedef struct {
     gint64 log_start;
     gint64 leo;
     gint64 hw;
+    /* The last stable offset: min(HW, the first offset of the oldest open
+     * transaction); what read_committed consumers read below. */
+    gint64 lso;
+    guint open_transactions; /* producers with an open transaction in the log */
     guint n_isr;
     gint32 isr[KAFKA_REPLICAS_MAX];
 } BrokerPartitionInfo;

@@ -13,6 +13,7 @@
 
 typedef struct Controller Controller;
 typedef struct GroupCoord GroupCoord;
+typedef struct TxnCoord TxnCoord;
 struct BrokerState;
 
 /* Completion of an internal append (replica_append_internal): `done_id` is
@@ -102,6 +103,9 @@ typedef struct BrokerState {
     gint32 controller_epoch;          /* the highest seen; older requests are fenced */
     Controller *controller;           /* non-NULL while this broker is the controller */
     GroupCoord *groups;               /* the group coordinator (group_coord.c) */
+    TxnCoord *txns;                   /* the transaction coordinator (txn_coord.c) */
+    GPtrArray *pending_markers;       /* WriteTxnMarkers awaiting replication (replica.c) */
+    guint64 marker_next;
     guint64 controller_generation;    /* counts controllers this process started */
     GTree *metadata;                  /* KTopicPartition* -> KPartitionState* (owned) */
     GArray *live_brokers;             /* KBrokerEndpoint, sorted by id */
@@ -149,6 +153,12 @@ void broker_handle_update_metadata(BrokerState *state, SimNodeId from,
 /* producer_ids.c */
 void producer_ids_handle_request(BrokerState *state, SimNodeId from,
                                  KInitProducerIdMessage *request);
+/* A fresh producer id for this broker's own use (the transaction
+ * coordinator's): `done_cb` gets it (epoch 0), or an error; it may run before
+ * this returns, and never after a crash. */
+typedef void (*ProducerIdsCb)(BrokerState *state, KafkaError error, gint64 producer_id,
+                              guint64 done_id);
+void producer_ids_allocate(BrokerState *state, ProducerIdsCb done_cb, guint64 done_id);
 void producer_ids_state_free(BrokerState *state);
 
 /* replica.c */
@@ -175,6 +185,14 @@ void replica_check_invariants(const BrokerState *state);
  * the broker crashed. */
 void replica_append_internal(BrokerState *state, const KTopicPartition *tp, PlogBatch *batch,
                              gint64 timeout_ms, ReplicaAppendCb done_cb, guint64 done_id);
+/* The last stable offset of a partition this broker leads: min(HW, the
+ * first offset of its oldest open transaction). */
+gint64 replica_last_stable_offset(const Partition *p);
+/* WriteTxnMarkers from a transaction coordinator. */
+void replica_handle_write_txn_markers(BrokerState *state, SimNodeId from,
+                                      const KTxnMarkersMessage *request);
+void replica_markers_state_init(BrokerState *state);
+void replica_markers_state_free(BrokerState *state);
 
 /* group_coord.c: the group coordinator, told of requests and of the
  * __consumer_offsets partitions this broker starts or stops leading. */
@@ -185,6 +203,24 @@ gboolean group_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *
 void group_coord_partition_elected(BrokerState *state, const Partition *p);
 void group_coord_partition_resigned(BrokerState *state, const Partition *p);
 void group_coord_check_invariants(const BrokerState *state);
+/* A transaction marker was written to `tp`: when it is a __consumer_offsets
+ * partition this broker coordinates, the producer's transactional offsets
+ * become visible (commit) or are dropped (abort). */
+void group_coord_txn_completed(BrokerState *state, const KTopicPartition *tp, gint64 producer_id,
+                               gboolean committed);
+
+/* txn_coord.c: the transaction coordinator (txn_coord.h), told of requests,
+ * of the __transaction_state partitions this broker starts or stops leading,
+ * and of broken connections (its marker requests). */
+TxnCoord *txn_coord_new(BrokerState *state);
+void txn_coord_free(TxnCoord *coord);
+/* TRUE when `msg` is a transaction request or response it handled (the
+ * caller frees it). */
+gboolean txn_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg);
+void txn_coord_partition_elected(BrokerState *state, const Partition *p);
+void txn_coord_partition_resigned(BrokerState *state, const Partition *p);
+void txn_coord_peer_disconnected(BrokerState *state, SimNodeId peer);
+void txn_coord_check_invariants(const BrokerState *state);
 
 /* controller.c */
 Controller *controller_new(BrokerState *state);

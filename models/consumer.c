@@ -676,11 +676,24 @@ partition_retry_later(ConsumerState *state, CPartition *p)
     p->backoff_until_ns = now_of(state) + ms_to_ns(state->consumer->config.retry_backoff_ms);
 }
 
+/* Records that a partition's position was set at the start of an
+ * assignment (from the committed offset, by auto.offset.reset after the
+ * probe, or by seek), so the checker knows where a member's continuous
+ * reading of the partition begins. */
+static void
+record_assign(ConsumerState *state, const CPartition *p)
+{
+    Consumer *consumer = state->consumer;
+    history_record(consumer->history, now_of(state), HISTORY_FN_ASSIGN, consumer->process,
+                   p->history_topic, p->tp.partition, p->position, 0, 0);
+}
+
 /* auto.offset.reset with the bounds a fetch answer carried. */
 static void
 partition_reset(ConsumerState *state, CPartition *p, const KFetchPartitionResponse *data)
 {
     Consumer *consumer = state->consumer;
+    gboolean initial = p->position < 0;
     switch (consumer->config.auto_offset_reset) {
     case CONSUMER_RESET_EARLIEST:
         p->position = data->log_start_offset;
@@ -696,29 +709,107 @@ partition_reset(ConsumerState *state, CPartition *p, const KFetchPartitionRespon
     }
     KSIM_ASSERT(p->position >= 0);
     consumer->stats.offset_resets++;
+    /* A reset of a position the member had (out of range) is not a new
+     * assignment: the checker judges the jump. */
+    if (initial)
+        record_assign(state, p);
 }
 
-/* Buffers the records of an answer at and after the position, below the HW. */
+/* Transactions (Kafka's Fetcher): control batches (markers) are never
+ * returned; a read_committed answer stops at the LSO and lists the aborted
+ * transactions it overlaps, and a transactional batch is skipped while its
+ * producer has an aborted transaction that began at or before it and whose
+ * ABORT marker has not yet been passed. */
+typedef struct {
+    GArray *aborted;  /* KAbortedTxn by first offset; NULL: read_uncommitted */
+    guint next;       /* the first not yet opened */
+    GArray *open;     /* gint64 producer ids inside an aborted transaction */
+} TxnFilter;
+
+static gint
+aborted_compare(gconstpointer a, gconstpointer b)
+{
+    gint64 x = ((const KAbortedTxn *)a)->first_offset, y = ((const KAbortedTxn *)b)->first_offset;
+    return (x > y) - (x < y);
+}
+
+static gboolean
+txn_filter_open_index(const TxnFilter *filter, gint64 producer_id, guint *index)
+{
+    for (guint i = 0; i < filter->open->len; i++) {
+        if (g_array_index(filter->open, gint64, i) == producer_id) {
+            *index = i;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+/* TRUE when `batch` is not returned to the application. */
+static gboolean
+txn_filter_skips(TxnFilter *filter, const PlogBatch *batch)
+{
+    gint64 last = batch->base_offset + batch->record_count - 1;
+    while (filter->aborted != NULL && filter->next < filter->aborted->len &&
+           g_array_index(filter->aborted, KAbortedTxn, filter->next).first_offset <= last) {
+        g_array_append_val(filter->open,
+                           g_array_index(filter->aborted, KAbortedTxn, filter->next).producer_id);
+        filter->next++;
+    }
+    guint index;
+    gboolean open = txn_filter_open_index(filter, batch->producer_id, &index);
+    if ((batch->attributes & PLOG_BATCH_CONTROL) != 0) {
+        if (open && (batch->attributes & PLOG_BATCH_CONTROL_COMMIT) == 0)
+            g_array_remove_index(filter->open, index);
+        return TRUE;
+    }
+    return open && (batch->attributes & PLOG_BATCH_TRANSACTIONAL) != 0;
+}
+
+/* Buffers the records of an answer at and after the position, below the HW
+ * (the LSO for read_committed). Skipped batches before the first record
+ * buffered move the position past them, as Kafka's nextFetchOffset does. */
 static guint
 buffer_records(ConsumerState *state, CPartition *p, const KFetchPartitionResponse *data)
 {
     guint added = 0;
     gint64 next = p->position;
+    gint64 limit = data->high_watermark;
+    TxnFilter filter = {NULL, 0, g_array_new(FALSE, FALSE, sizeof(gint64))};
+    if (data->aborted_transactions != NULL) {
+        limit = MIN(limit, data->last_stable_offset);
+        filter.aborted = g_array_copy(data->aborted_transactions);
+        g_array_sort(filter.aborted, aborted_compare);
+    }
+    gint64 skipped_to = -1;
     for (guint b = 0; b < data->batches->len; b++) {
         const PlogBatch *batch = g_ptr_array_index(data->batches, b);
         const PlogRecord *records = (const PlogRecord *)batch->records->data;
+        gint64 end = batch->base_offset + batch->record_count;
+        if (txn_filter_skips(&filter, batch)) {
+            if (added == 0 && end <= limit)
+                skipped_to = MAX(skipped_to, end);
+            continue;
+        }
         for (guint r = 0; r < batch->records->len; r++) {
             gint64 offset = batch->base_offset + r;
             /* A batch may start before the position; the broker bounds by
              * the HW in whole batches, and the client checks again. */
-            if (offset < next || offset >= data->high_watermark)
+            if (offset < next || offset >= limit)
                 continue;
+            if (added == 0 && offset > p->position)
+                p->position = offset; /* past skipped batches */
             ConsumerRecord record = {p->tp, offset, records[r].key, records[r].value};
             g_array_append_val(state->buffer, record);
             next = offset + 1;
             added++;
         }
     }
+    if (added == 0 && skipped_to > p->position)
+        p->position = skipped_to;
+    if (filter.aborted != NULL)
+        g_array_free(filter.aborted, TRUE);
+    g_array_free(filter.open, TRUE);
     p->buffered += added;
     return added;
 }
@@ -957,7 +1048,8 @@ coordinator_lost(ConsumerState *state)
     if (state->coordinator == SIM_NODE_NONE)
         return;
     state->coordinator = SIM_NODE_NONE;
-    g_autoptr(GPtrArray) abandoned = g_ptr_array_new_with_free_func(g_free);
+    /* request_abandoned frees each request: the array only borrows them. */
+    g_autoptr(GPtrArray) abandoned = g_ptr_array_new();
     for (guint i = state->requests->len; i > 0; i--) {
         CRequest *request = g_ptr_array_index(state->requests, i - 1);
         if (request->kind == CREQ_FIND_COORDINATOR)
@@ -1576,8 +1668,10 @@ handle_offset_fetch_response(ConsumerState *state, const KOffsetMessage *respons
         }
         p->committed_pending = FALSE;
         /* No committed offset: auto.offset.reset through the probe. */
-        if (entry->offset >= 0)
+        if (entry->offset >= 0) {
             p->position = entry->offset;
+            record_assign(state, p);
+        }
     }
 }
 
@@ -2115,6 +2209,7 @@ consumer_seek(Consumer *consumer, const char *topic, gint32 partition, gint64 of
     buffer_drop_partition(state, p);
     p->position = offset;
     p->stopped = FALSE;
+    record_assign(state, p);
     consumer_run(state);
 }
 

@@ -16,6 +16,12 @@
  * poll returns is recorded as a HISTORY_FN_POLL op (OK, with its partition,
  * offset and value) at the poll's time, and as a HISTORY_FN_PROCESS op when
  * its processing ends. The position moves past the records a poll returns.
+ * When a partition's position is set at the start of an assignment — from
+ * the committed offset (OffsetFetch), by auto.offset.reset after the probe
+ * of a partition without a position, or by consumer_seek — a one-step
+ * HISTORY_FN_ASSIGN op records it (offset = the position); a reset of a
+ * position the member already had (OFFSET_OUT_OF_RANGE) records none. So
+ * every incarnation's polls of a partition follow an ASSIGN of it.
  *
  * Errors. NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, the leader epoch
  * errors, disconnects and request timeouts refresh the metadata and retry the

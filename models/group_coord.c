@@ -42,13 +42,26 @@
 /* Bounds asserted on what one group holds. */
 #define GROUP_MEMBERS_MAX 4096
 #define GROUP_TOPICS_MAX 1024
+/* Bounds the transactional offsets awaiting their markers per partition. */
+#define TXN_PENDING_MAX (1u << 20)
 
 typedef struct {
     gint32 partition;
     gint32 leader_epoch;
     SimTimerId load_timer;
     GHashTable *offsets; /* guint64 key* -> gint64 offset* (owned); lookups only */
+    /* Transactional offsets not yet committed (TxnPendingOffset), in commit
+     * order; created with `offsets`. */
+    GArray *txn_pending;
 } OffsetsPartition;
+
+/* An offset a TxnOffsetCommit stored, visible once its transaction commits
+ * (Kafka's pendingTransactionalOffsetCommits). */
+typedef struct {
+    gint64 producer_id;
+    guint64 key;
+    gint64 offset;
+} TxnPendingOffset;
 
 typedef struct Group Group;
 
@@ -93,6 +106,7 @@ typedef struct {
     SimNodeId client;
     gint32 correlation_id;
     GArray *offsets; /* KOffsetPartition */
+    gint64 producer_id; /* a TxnOffsetCommit's producer; -1 for an OffsetCommit */
 } PendingCommit;
 
 struct GroupCoord {
@@ -853,6 +867,39 @@ cache_put(OffsetsPartition *op, guint64 key, gint64 offset)
                          g_memdup2(&offset, sizeof offset));
 }
 
+static KafkaMsgType
+commit_response_type(const PendingCommit *pending)
+{
+    return pending->producer_id >= 0 ? KMSG_TXN_OFFSET_COMMIT_RESPONSE
+                                     : KMSG_OFFSET_COMMIT_RESPONSE;
+}
+
+static void
+txn_pending_put(OffsetsPartition *op, gint64 producer_id, guint64 key, gint64 offset)
+{
+    KSIM_ASSERT(op->txn_pending->len < TXN_PENDING_MAX);
+    TxnPendingOffset entry = {producer_id, key, offset};
+    g_array_append_val(op->txn_pending, entry);
+}
+
+/* The producer's transaction ended: its offsets, in commit order, become
+ * the committed ones (commit) or are forgotten (abort). */
+static void
+txn_pending_complete(OffsetsPartition *op, gint64 producer_id, gboolean committed)
+{
+    guint kept = 0;
+    for (guint i = 0; i < op->txn_pending->len; i++) {
+        TxnPendingOffset entry = g_array_index(op->txn_pending, TxnPendingOffset, i);
+        if (entry.producer_id != producer_id) {
+            g_array_index(op->txn_pending, TxnPendingOffset, kept++) = entry;
+            continue;
+        }
+        if (committed)
+            cache_put(op, entry.key, entry.offset);
+    }
+    g_array_set_size(op->txn_pending, kept);
+}
+
 /* Kafka's GroupMetadataManager.storeOffsets error mapping. */
 static KafkaError
 commit_error(KafkaError append_error)
@@ -885,13 +932,16 @@ commit_appended(BrokerState *state, KafkaError append_error, gint64 base_offset,
         KSIM_ASSERT(op->offsets != NULL);
         for (guint i = 0; i < pending->offsets->len; i++) {
             const KOffsetPartition *entry = &g_array_index(pending->offsets, KOffsetPartition, i);
-            cache_put(
-                op, group_coord_offset_key(pending->group_id, entry->tp.topic, entry->tp.partition),
-                entry->offset);
+            guint64 key =
+                group_coord_offset_key(pending->group_id, entry->tp.topic, entry->tp.partition);
+            if (pending->producer_id >= 0)
+                txn_pending_put(op, pending->producer_id, key, entry->offset);
+            else
+                cache_put(op, key, entry->offset);
         }
     }
-    offsets_respond(state, pending->client, KMSG_OFFSET_COMMIT_RESPONSE, pending->correlation_id,
-                    error, pending->offsets);
+    offsets_respond(state, pending->client, commit_response_type(pending),
+                    pending->correlation_id, error, pending->offsets);
     pending_free(pending);
 }
 
@@ -913,7 +963,16 @@ store_offsets(BrokerState *state, SimNodeId from, const KOffsetMessage *request)
     pending->client = from;
     pending->correlation_id = request->correlation_id;
     pending->offsets = g_array_copy(request->partitions);
+    pending->producer_id = -1;
     g_autoptr(PlogBatch) batch = plog_batch_new();
+    if (request->base.type == KMSG_TXN_OFFSET_COMMIT_REQUEST) {
+        /* Kafka writes a TxnOffsetCommit as a transactional batch of the
+         * producer: the markers decide whether it counts. */
+        pending->producer_id = request->producer_id;
+        batch->producer_id = request->producer_id;
+        batch->producer_epoch = request->producer_epoch;
+        batch->attributes = PLOG_BATCH_TRANSACTIONAL;
+    }
     for (guint i = 0; i < request->partitions->len; i++) {
         const KOffsetPartition *entry = &g_array_index(request->partitions, KOffsetPartition, i);
         KSIM_ASSERT(entry->offset >= 0);
@@ -961,6 +1020,23 @@ handle_offset_commit(BrokerState *state, SimNodeId from, const KOffsetMessage *r
     if (error != KAFKA_ERROR_NONE || request->partitions->len == 0) {
         offsets_respond(state, from, KMSG_OFFSET_COMMIT_RESPONSE, request->correlation_id, error,
                         request->partitions);
+        return;
+    }
+    store_offsets(state, from, request);
+}
+
+/* Kafka's handleTxnCommitOffsets: the producer's offsets are stored in the
+ * log now and become visible when its transaction commits. A group with
+ * members checks the member and generation when the request names them. */
+static void
+handle_txn_offset_commit(BrokerState *state, SimNodeId from, const KOffsetMessage *request)
+{
+    KafkaError error = check_coordinator(state, request->group_id);
+    if (error == KAFKA_ERROR_NONE && request->producer_id < 0)
+        error = KAFKA_ERROR_INVALID_REQUEST;
+    if (error != KAFKA_ERROR_NONE || request->partitions->len == 0) {
+        offsets_respond(state, from, KMSG_TXN_OFFSET_COMMIT_RESPONSE, request->correlation_id,
+                        error, request->partitions);
         return;
     }
     store_offsets(state, from, request);
@@ -1071,6 +1147,8 @@ group_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg)
 {
     switch ((KafkaMsgType)msg->type) {
     case KMSG_FIND_COORDINATOR_REQUEST:
+        if (((const KFindCoordinatorRequest *)msg)->key_type != KAFKA_COORDINATOR_GROUP)
+            return FALSE; /* the transaction coordinator's */
         handle_find_coordinator(state, from, (const KFindCoordinatorRequest *)msg);
         return TRUE;
     case KMSG_JOIN_GROUP_REQUEST:
@@ -1091,6 +1169,9 @@ group_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg)
     case KMSG_OFFSET_FETCH_REQUEST:
         handle_offset_fetch(state, from, (const KOffsetMessage *)msg);
         return TRUE;
+    case KMSG_TXN_OFFSET_COMMIT_REQUEST:
+        handle_txn_offset_commit(state, from, (const KOffsetMessage *)msg);
+        return TRUE;
     default:
         return FALSE;
     }
@@ -1098,11 +1179,34 @@ group_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg)
 
 /* ---- loading and unloading offsets partitions ---- */
 
+/* One batch of the log into the cache: a transactional commit waits in
+ * txn_pending for its producer's marker, which applies or drops it. */
+static void
+load_batch(OffsetsPartition *op, const PlogBatch *batch, gint64 offset)
+{
+    gboolean transactional = (batch->attributes & PLOG_BATCH_TRANSACTIONAL) != 0;
+    if ((batch->attributes & PLOG_BATCH_CONTROL) != 0) {
+        txn_pending_complete(op, batch->producer_id,
+                             (batch->attributes & PLOG_BATCH_CONTROL_COMMIT) != 0);
+        return;
+    }
+    for (guint r = 0; r < batch->records->len; r++) {
+        const PlogRecord *record = &g_array_index(batch->records, PlogRecord, r);
+        if (batch->base_offset + r < offset || record->key == 0)
+            continue;
+        if (transactional)
+            txn_pending_put(op, batch->producer_id, record->key, (gint64)record->value);
+        else
+            cache_put(op, record->key, (gint64)record->value);
+    }
+}
+
 /* Reads the partition's log into its cache, latest record per key winning. */
 static void
 load_offsets(OffsetsPartition *op, Plog *log)
 {
     op->offsets = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    op->txn_pending = g_array_new(FALSE, FALSE, sizeof(TxnPendingOffset));
     gint64 offset = plog_log_start_offset(log);
     gint64 leo = plog_log_end_offset(log);
     g_autoptr(GPtrArray) batches = plog_batch_array_new();
@@ -1113,11 +1217,7 @@ load_offsets(OffsetsPartition *op, Plog *log)
             break;
         for (guint b = 0; b < batches->len; b++) {
             const PlogBatch *batch = g_ptr_array_index(batches, b);
-            for (guint r = 0; r < batch->records->len; r++) {
-                const PlogRecord *record = &g_array_index(batch->records, PlogRecord, r);
-                if (batch->base_offset + r >= offset && record->key != 0)
-                    cache_put(op, record->key, (gint64)record->value);
-            }
+            load_batch(op, batch, offset);
             gint64 next = plog_batch_last_offset(batch) + 1;
             KSIM_ASSERT(next > offset);
             offset = next;
@@ -1177,6 +1277,8 @@ offsets_partition_free(GroupCoord *coord, OffsetsPartition *op)
     sim_timer_cancel(world_of(coord), op->load_timer);
     if (op->offsets != NULL)
         g_hash_table_destroy(op->offsets);
+    if (op->txn_pending != NULL)
+        g_array_free(op->txn_pending, TRUE);
     g_free(op);
 }
 
@@ -1212,12 +1314,25 @@ group_coord_partition_resigned(BrokerState *state, const Partition *p)
         if (pending->partition != op->partition)
             continue;
         g_ptr_array_remove_index(coord->pending, i - 1);
-        offsets_respond(state, pending->client, KMSG_OFFSET_COMMIT_RESPONSE,
+        offsets_respond(state, pending->client, commit_response_type(pending),
                         pending->correlation_id, KAFKA_ERROR_NOT_COORDINATOR, pending->offsets);
         pending_free(pending);
     }
     g_ptr_array_remove(coord->partitions, op);
     offsets_partition_free(coord, op);
+}
+
+void
+group_coord_txn_completed(BrokerState *state, const KTopicPartition *tp, gint64 producer_id,
+                          gboolean committed)
+{
+    if (strcmp(tp->topic, GROUP_OFFSETS_TOPIC) != 0)
+        return;
+    OffsetsPartition *op = offsets_partition_find(state->groups, tp->partition);
+    /* Still loading: the load reads the marker from the log. */
+    if (op == NULL || op->offsets == NULL)
+        return;
+    txn_pending_complete(op, producer_id, committed);
 }
 
 /* ---- the object ---- */

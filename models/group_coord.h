@@ -50,6 +50,14 @@
  *           (little endian); 0 is mapped to 1, since key 0 means "no key";
  *   value = the committed offset (the next offset to read).
  *
+ * TxnOffsetCommit (a transactional producer's sendOffsetsToTransaction)
+ * appends the same records as a transactional batch of the producer (its id
+ * and epoch: a fenced epoch is refused with INVALID_PRODUCER_EPOCH); once
+ * replicated they wait, per producer, until the transaction coordinator's
+ * marker reaches the partition: a COMMIT makes them the committed offsets, an
+ * ABORT drops them (Kafka's onTransactionCompleted). Loading replays the same
+ * rule from the log.
+ *
  * The coordinator caches, per offsets partition it leads, the latest offset
  * per key. On becoming leader of a partition it rebuilds that cache by reading
  * the partition's log from its start to its LEO (later records win; the log

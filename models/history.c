@@ -13,6 +13,8 @@
 
 #include "sim_assert.h"
 
+#include <string.h>
+
 struct History {
     GArray *ops;      /* HistoryOp */
     GArray *events;   /* HistoryEvent */
@@ -20,6 +22,7 @@ struct History {
     GPtrArray *topic_names;
     GHashTable *topic_ids; /* name -> index + 1; looked up only */
     GPtrArray *process_names;
+    GPtrArray *process_groups; /* char* by process id, NULL: none */
     gint64 last_invoke_ns;
     gint64 ops_end_ns; /* the latest invocation or completion; -1: none */
     guint violations;
@@ -53,6 +56,7 @@ history_new(void)
     history->topic_names = g_ptr_array_new_with_free_func(g_free);
     history->topic_ids = g_hash_table_new(g_str_hash, g_str_equal);
     history->process_names = g_ptr_array_new_with_free_func(g_free);
+    history->process_groups = g_ptr_array_new_with_free_func(g_free);
     return history;
 }
 
@@ -67,6 +71,7 @@ history_free(History *history)
     g_hash_table_destroy(history->topic_ids);
     g_ptr_array_free(history->topic_names, TRUE);
     g_ptr_array_free(history->process_names, TRUE);
+    g_ptr_array_free(history->process_groups, TRUE);
     g_free(history);
 }
 
@@ -278,4 +283,57 @@ history_process_name(const History *history, guint32 process)
     if (process >= history->process_names->len)
         return NULL;
     return g_ptr_array_index(history->process_names, process);
+}
+
+void
+history_set_process_group(History *history, guint32 process, const char *group)
+{
+    KSIM_ASSERT(group != NULL);
+    while (history->process_groups->len <= process)
+        g_ptr_array_add(history->process_groups, NULL);
+    g_free(g_ptr_array_index(history->process_groups, process));
+    g_ptr_array_index(history->process_groups, process) = g_strdup(group);
+}
+
+const char *
+history_process_group(const History *history, guint32 process)
+{
+    if (process >= history->process_groups->len)
+        return NULL;
+    return g_ptr_array_index(history->process_groups, process);
+}
+
+static gint
+group_name_compare(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+GPtrArray *
+history_groups(const History *history)
+{
+    GPtrArray *groups = g_ptr_array_new();
+    for (guint i = 0; i < history->process_groups->len; i++) {
+        const char *group = g_ptr_array_index(history->process_groups, i);
+        if (group != NULL)
+            g_ptr_array_add(groups, (gpointer)group);
+    }
+    g_ptr_array_sort(groups, group_name_compare);
+    guint kept = 0;
+    for (guint i = 0; i < groups->len; i++) {
+        if (kept > 0 && strcmp(g_ptr_array_index(groups, kept - 1), g_ptr_array_index(groups, i)) == 0)
+            continue;
+        g_ptr_array_index(groups, kept++) = g_ptr_array_index(groups, i);
+    }
+    g_ptr_array_set_size(groups, kept);
+    return groups;
+}
+
+guint32
+history_process_group_bound(const History *history)
+{
+    guint32 bound = history->process_groups->len;
+    while (bound > 0 && g_ptr_array_index(history->process_groups, bound - 1) == NULL)
+        bound--;
+    return bound;
 }

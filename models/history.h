@@ -32,6 +32,8 @@ typedef enum {
     HISTORY_FN_POLL,     /* consume: one record seen by a poll */
     HISTORY_FN_PROCESS,  /* consume: one record processed */
     HISTORY_FN_COMMIT,   /* commit an offset */
+    HISTORY_FN_ASSIGN,   /* consume: a member's position in a partition was set at the
+                          * start of an assignment (one-step; offset = the position) */
 } HistoryFn;
 
 /* One client operation, from its invocation to its completion, in the
@@ -164,6 +166,17 @@ const GArray *history_replicas(const History *history); /* HistoryReplica */
 /* Names of broker ids, for explanations ("broker 2"). */
 void history_set_process_name(History *history, guint32 process, const char *name);
 const char *history_process_name(const History *history, guint32 process);
+
+/* Consumer groups: the group id a consumer process belongs to (copied;
+ * setting it again replaces it), so the checker knows which processes form
+ * a group. NULL when the process is in no group. */
+void history_set_process_group(History *history, guint32 process, const char *group);
+const char *history_process_group(const History *history, guint32 process);
+/* The distinct group ids of history_set_process_group, sorted (strcmp).
+ * (transfer container: the strings are the history's) */
+GPtrArray *history_groups(const History *history);
+/* One more than the highest process id with a group; 0 when none. */
+guint32 history_process_group_bound(const History *history);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(History, history_free)
 

@@ -33,6 +33,8 @@ typedef enum {
     KAFKA_ERROR_DUPLICATE_SEQUENCE_NUMBER = 46,
     KAFKA_ERROR_INVALID_PRODUCER_EPOCH = 47,
     KAFKA_ERROR_INVALID_TXN_STATE = 48,
+    KAFKA_ERROR_INVALID_PRODUCER_ID_MAPPING = 49,
+    KAFKA_ERROR_INVALID_TRANSACTION_TIMEOUT = 50,
     KAFKA_ERROR_PRODUCER_FENCED = 90,
     KAFKA_ERROR_FENCED_LEADER_EPOCH = 74,
     KAFKA_ERROR_UNKNOWN_LEADER_EPOCH = 75,
@@ -51,6 +53,9 @@ typedef enum {
     KAFKA_ERROR_CLIENT_BUFFER_EXHAUSTED = 1002,
     /* CommitFailedException: the consumer is not in an active group. */
     KAFKA_ERROR_CLIENT_COMMIT_FAILED = 1003,
+    /* TransactionAbortedException: a send failed because its transaction
+     * was aborted before it was sent. */
+    KAFKA_ERROR_CLIENT_TRANSACTION_ABORTED = 1004,
 } KafkaError;
 
 /* Kafka's name for the error, e.g. "NOT_LEADER_OR_FOLLOWER". */

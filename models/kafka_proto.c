@@ -18,6 +18,8 @@ fetch_partition_response_clear(gpointer data)
         g_ptr_array_free(partition->batches, TRUE);
     if (partition->encoded != NULL)
         g_byte_array_unref(partition->encoded);
+    if (partition->aborted_transactions != NULL)
+        g_array_free(partition->aborted_transactions, TRUE);
 }
 
 static void
@@ -122,6 +124,50 @@ free_offset_message(SimMsg *msg)
     g_free(message);
 }
 
+static void
+free_txn_message(SimMsg *msg)
+{
+    KTxnMessage *message = (KTxnMessage *)msg;
+    g_array_free(message->partitions, TRUE);
+    g_free(message);
+}
+
+static void
+free_txn_markers(SimMsg *msg)
+{
+    KTxnMarkersMessage *message = (KTxnMarkersMessage *)msg;
+    g_array_free(message->partitions, TRUE);
+    g_free(message);
+}
+
+/* The transaction protocol's messages; NULL for other types. */
+static SimMsg *
+txn_message_new(KafkaMsgType type)
+{
+    switch (type) {
+    case KMSG_ADD_PARTITIONS_TO_TXN_REQUEST:
+    case KMSG_ADD_PARTITIONS_TO_TXN_RESPONSE:
+    case KMSG_ADD_OFFSETS_TO_TXN_REQUEST:
+    case KMSG_ADD_OFFSETS_TO_TXN_RESPONSE:
+    case KMSG_END_TXN_REQUEST:
+    case KMSG_END_TXN_RESPONSE: {
+        KTxnMessage *message = g_new0(KTxnMessage, 1);
+        message->partitions = g_array_new(FALSE, TRUE, sizeof(KTopicPartition));
+        message->base.free_fn = free_txn_message;
+        return (SimMsg *)message;
+    }
+    case KMSG_WRITE_TXN_MARKERS_REQUEST:
+    case KMSG_WRITE_TXN_MARKERS_RESPONSE: {
+        KTxnMarkersMessage *message = g_new0(KTxnMarkersMessage, 1);
+        message->partitions = g_array_new(FALSE, TRUE, sizeof(KTxnMarkerPartition));
+        message->base.free_fn = free_txn_markers;
+        return (SimMsg *)message;
+    }
+    default:
+        return NULL;
+    }
+}
+
 /* The group protocol's messages; NULL for other types. */
 static SimMsg *
 group_message_new(KafkaMsgType type)
@@ -180,7 +226,9 @@ group_message_new(KafkaMsgType type)
     case KMSG_OFFSET_COMMIT_REQUEST:
     case KMSG_OFFSET_COMMIT_RESPONSE:
     case KMSG_OFFSET_FETCH_REQUEST:
-    case KMSG_OFFSET_FETCH_RESPONSE: {
+    case KMSG_OFFSET_FETCH_RESPONSE:
+    case KMSG_TXN_OFFSET_COMMIT_REQUEST:
+    case KMSG_TXN_OFFSET_COMMIT_RESPONSE: {
         KOffsetMessage *message = g_new0(KOffsetMessage, 1);
         message->partitions = g_array_new(FALSE, TRUE, sizeof(KOffsetPartition));
         msg = (SimMsg *)message;
@@ -269,6 +317,8 @@ kproto_new(KafkaMsgType type)
         break;
     default:
         msg = group_message_new(type);
+        if (msg == NULL)
+            msg = txn_message_new(type);
         break;
     }
     KSIM_ASSERT(msg != NULL);
@@ -330,7 +380,16 @@ kproto_update_size(SimMsg *msg)
     case KMSG_OFFSET_COMMIT_RESPONSE:
     case KMSG_OFFSET_FETCH_REQUEST:
     case KMSG_OFFSET_FETCH_RESPONSE:
+    case KMSG_TXN_OFFSET_COMMIT_REQUEST:
+    case KMSG_TXN_OFFSET_COMMIT_RESPONSE:
         size += PARTITION_ENTRY_BYTES * ((KOffsetMessage *)msg)->partitions->len;
+        break;
+    case KMSG_ADD_PARTITIONS_TO_TXN_REQUEST:
+        size += PARTITION_ENTRY_BYTES * ((KTxnMessage *)msg)->partitions->len;
+        break;
+    case KMSG_WRITE_TXN_MARKERS_REQUEST:
+    case KMSG_WRITE_TXN_MARKERS_RESPONSE:
+        size += PARTITION_ENTRY_BYTES * ((KTxnMarkersMessage *)msg)->partitions->len;
         break;
     default:
         break;

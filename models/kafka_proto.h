@@ -3,7 +3,9 @@
  * exchange over sim_net, after Kafka's protocol (Produce, Fetch, Metadata,
  * LeaderAndIsr, UpdateMetadata, OffsetsForLeaderEpoch, InitProducerId, and
  * the group protocol: FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
- * LeaveGroup, OffsetCommit, OffsetFetch).
+ * LeaveGroup, OffsetCommit, OffsetFetch, and the transaction protocol:
+ * AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn,
+ * WriteTxnMarkers).
  *
  * Every message embeds SimMsg first. Messages are created with kproto_new and
  * freed with sim_msg_free; batches and arrays inside a message belong to it.
@@ -56,10 +58,23 @@ typedef enum {
     KMSG_OFFSET_COMMIT_RESPONSE,
     KMSG_OFFSET_FETCH_REQUEST,
     KMSG_OFFSET_FETCH_RESPONSE,
+    KMSG_ADD_PARTITIONS_TO_TXN_REQUEST,
+    KMSG_ADD_PARTITIONS_TO_TXN_RESPONSE,
+    KMSG_ADD_OFFSETS_TO_TXN_REQUEST,
+    KMSG_ADD_OFFSETS_TO_TXN_RESPONSE,
+    KMSG_END_TXN_REQUEST,
+    KMSG_END_TXN_RESPONSE,
+    KMSG_WRITE_TXN_MARKERS_REQUEST,
+    KMSG_WRITE_TXN_MARKERS_RESPONSE,
+    KMSG_TXN_OFFSET_COMMIT_REQUEST,
+    KMSG_TXN_OFFSET_COMMIT_RESPONSE,
 } KafkaMsgType;
 
 #define KAFKA_REPLICAS_MAX 16
 #define KAFKA_NO_LEADER (-1)
+/* KFetchRequest.isolation (Kafka's IsolationLevel). */
+#define KAFKA_READ_UNCOMMITTED 0
+#define KAFKA_READ_COMMITTED 1
 /* A fetch from a consumer rather than a follower carries this replica id. */
 #define KAFKA_CONSUMER_REPLICA_ID (-1)
 
@@ -121,6 +136,12 @@ typedef struct {
     GArray *partitions;  /* KFetchPartition (owned) */
 } KFetchRequest;
 
+/* An aborted transaction in a fetch answer (Kafka's AbortedTransaction). */
+typedef struct {
+    gint64 producer_id;
+    gint64 first_offset;
+} KAbortedTxn;
+
 typedef struct {
     KTopicPartition tp;
     KafkaError error;
@@ -129,6 +150,9 @@ typedef struct {
     gint64 last_stable_offset;
     gint64 log_end_offset;   /* the leader's LEO, sent with OFFSET_OUT_OF_RANGE */
     GPtrArray *batches;  /* PlogBatch (owned; frees them): what consumers get */
+    /* read_committed: the aborted transactions overlapping what was read
+     * (KAbortedTxn, owned); NULL otherwise. */
+    GArray *aborted_transactions;
     /* To followers: the batches as encoded in the leader's log (Kafka sends
      * them zero-copy), and their logical size. NULL for consumers. */
     GByteArray *encoded;
@@ -194,13 +218,21 @@ typedef struct {
     GArray *partitions; /* KEpochPartition; the response fills the answer fields */
 } KEpochMessage; /* OffsetsForLeaderEpoch request and response */
 
+/* Transactional ids are bounded so messages stay flat. */
+#define KAFKA_TXN_ID_MAX 63
+
+/* InitProducerId. A request without a transactional id ("") asks any broker
+ * for a fresh idempotent producer id; with one, it goes to the transaction
+ * coordinator, which bumps the id's epoch (fencing older instances). */
 typedef struct {
     SimMsg base;
     gint32 correlation_id;
     KafkaError error;
     gint64 producer_id;
     gint16 producer_epoch;
-} KInitProducerIdMessage; /* request (fields unused) and response */
+    char transactional_id[KAFKA_TXN_ID_MAX + 1]; /* request */
+    gint32 transaction_timeout_ms;               /* request */
+} KInitProducerIdMessage; /* request and response */
 
 /* ---- the group protocol ---- */
 
@@ -212,10 +244,17 @@ typedef struct {
  * and an OffsetCommit from a consumer outside any group (manual assign). */
 #define KAFKA_GENERATION_NONE (-1)
 
+/* FindCoordinator's key type (Kafka's CoordinatorType). */
+typedef enum {
+    KAFKA_COORDINATOR_GROUP = 0,
+    KAFKA_COORDINATOR_TRANSACTION = 1,
+} KCoordinatorType;
+
 typedef struct {
     SimMsg base;
     gint32 correlation_id;
-    char group_id[KAFKA_GROUP_ID_MAX + 1];
+    char group_id[KAFKA_GROUP_ID_MAX + 1]; /* the key: a group id or a transactional id */
+    gint8 key_type;                        /* KCoordinatorType */
 } KFindCoordinatorRequest;
 
 typedef struct {
@@ -330,7 +369,45 @@ typedef struct {
     char member_id[KAFKA_MEMBER_ID_MAX + 1];
     gint32 generation_id;
     GArray *partitions; /* KOffsetPartition (owned) */
-} KOffsetMessage;
+    /* TxnOffsetCommit only: the transaction's producer. */
+    char transactional_id[KAFKA_TXN_ID_MAX + 1];
+    gint64 producer_id;
+    gint16 producer_epoch;
+} KOffsetMessage; /* also TxnOffsetCommit, request and response */
+
+/* ---- the transaction protocol ---- */
+
+/* AddPartitionsToTxn, AddOffsetsToTxn and EndTxn, request and response: a
+ * response carries the correlation id and `error` only (Kafka answers
+ * AddPartitionsToTxn per partition; its errors are the same for all). */
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KafkaError error;                            /* response */
+    char transactional_id[KAFKA_TXN_ID_MAX + 1];
+    gint64 producer_id;
+    gint16 producer_epoch;
+    char group_id[KAFKA_GROUP_ID_MAX + 1];       /* AddOffsetsToTxn */
+    gboolean committed;                          /* EndTxn: TRUE commit, FALSE abort */
+    GArray *partitions;                          /* KTopicPartition (owned): AddPartitionsToTxn */
+} KTxnMessage;
+
+typedef struct {
+    KTopicPartition tp;
+    KafkaError error; /* response */
+} KTxnMarkerPartition;
+
+/* WriteTxnMarkers (one marker: Kafka batches several per request), request
+ * and response. */
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    gint64 producer_id;
+    gint16 producer_epoch;
+    gboolean committed;       /* COMMIT or ABORT marker */
+    gint32 coordinator_epoch; /* the coordinator's leader epoch of its partition */
+    GArray *partitions;       /* KTxnMarkerPartition (owned) */
+} KTxnMarkersMessage;
 
 /* A new zeroed message of `type`, with its size and free function set. The
  * arrays of the type are created empty. (transfer full) */

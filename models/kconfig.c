@@ -74,12 +74,16 @@ static const KConfigChoice ASSIGNOR_CHOICES[] = {
 static const KConfigChoice ARRIVAL_CHOICES[] = {
     {"constant", NULL}, {"poisson", NULL}, {"bursts", NULL}, {NULL, NULL}};
 static const KConfigChoice SEND_CHOICES[] = {{"async", NULL}, {"sync", NULL}, {NULL, NULL}};
+static const KConfigChoice PROCESSING_MODE_CHOICES[] = {{"auto", NULL},
+                                                        {"commit-before-processing", NULL},
+                                                        {"process-then-commit", NULL},
+                                                        {NULL, NULL}};
 static const KConfigChoice ACTION_CHOICES[] = {
     {"crash", NULL},      {"power-loss", NULL}, {"restart", NULL},        {"pause", NULL},
     {"resume", NULL},     {"partition", NULL},  {"one-way", NULL},        {"isolate", NULL},
     {"heal", NULL},       {"disk-slow", NULL},  {"disk-full", NULL},      {"lose", NULL},
     {"delay", NULL},      {"duplicate", NULL},  {"expire-session", NULL}, {"crash-zk", NULL},
-    {"restart-zk", NULL}, {NULL, NULL}};
+    {"restart-zk", NULL}, {"add-partitions", NULL}, {NULL, NULL}};
 /* Random faults are only the kinds that can be undone after their duration. */
 static const KConfigChoice RANDOM_KIND_CHOICES[] = {
     {"crash", NULL},     {"power-loss", NULL}, {"pause", NULL},
@@ -173,6 +177,10 @@ static const KConfigKey REGISTRY[] = {
         .doc = "Replication factor of __transaction_state."),
     KEY("transaction.state.log.min.isr", BROKER, INT, "2", RANGE(1, I32),
         .doc = "min.insync.replicas of __transaction_state."),
+    KEY("transaction.max.timeout.ms", BROKER, DURATION, "900000", RANGE(1, I32), IN_MS,
+        .doc = "Largest transaction.timeout.ms a producer may ask for."),
+    KEY("transaction.abort.timed.out.transaction.cleanup.interval.ms", BROKER, DURATION, "10000",
+        RANGE(1, I32), IN_MS, .doc = "How often the coordinator aborts timed-out transactions."),
     KEY("group.initial.rebalance.delay.ms", BROKER, DURATION, "3000", RANGE(0, I32), IN_MS,
         .doc = "The coordinator waits this long for more members before the first rebalance."),
     KEY("group.min.session.timeout.ms", BROKER, DURATION, "6000", RANGE(0, I32), IN_MS,
@@ -293,6 +301,10 @@ static const KConfigKey REGISTRY[] = {
         .doc = "Bound of blocking calls such as commitSync."),
     KEY("request.timeout.ms", CONSUMER, DURATION, "30000", RANGE(0, I32), IN_MS,
         .doc = "A request unanswered this long fails."),
+    KEY("retry.backoff.ms", CONSUMER, DURATION, "100", RANGE(0, I64), IN_MS,
+        .doc = "Pause before retrying a failed fetch or group request."),
+    KEY("metadata.max.age.ms", CONSUMER, DURATION, "300000", RANGE(0, I64), IN_MS,
+        .doc = "Metadata refresh period (how soon new partitions are noticed)."),
     KEY("client.id", CONSUMER, STRING, "", .doc = "A name for the consumer in logs."),
 
     /* ksim: [scenario]. */
@@ -342,6 +354,18 @@ static const KConfigKey REGISTRY[] = {
     KEY("topics", CONSUMER_GROUP, LIST, NULL, KSIM_REQUIRED, .doc = "Topics subscribed to."),
     KEY("members", CONSUMER_GROUP, INT, "1", RANGE(1, 1000), KSIM_KEY,
         .doc = "Consumers in the group."),
+    KEY("processing.mode", CONSUMER_GROUP, ENUM, "auto", .choices = PROCESSING_MODE_CHOICES,
+        KSIM_KEY,
+        .doc = "What the poll loop commits: auto (enable.auto.commit only), "
+               "commit-before-processing (at most once), process-then-commit (at least once)."),
+    KEY("processing.time", CONSUMER_GROUP, TIME_DIST, "const:1ms", KSIM_KEY,
+        .doc = "Processing time of each poll's records."),
+    KEY("poll.interval", CONSUMER_GROUP, TIME_DIST, "const:10ms", KSIM_KEY,
+        .doc = "Pause between the end of processing and the next poll."),
+    KEY("members.start", CONSUMER_GROUP, DURATION, "0s", RANGE(0, I64), KSIM_KEY,
+        .doc = "When the members subscribe (join the group)."),
+    KEY("members.stop", CONSUMER_GROUP, DURATION, NULL, RANGE(0, I64), KSIM_KEY,
+        .doc = "When the members unsubscribe (LeaveGroup); null: they stay to the end."),
 
     /* ksim: one scheduled fault. */
     KEY("at", FAULT, DURATION, NULL, RANGE(0, I64), KSIM_REQUIRED,
@@ -349,7 +373,8 @@ static const KConfigKey REGISTRY[] = {
     KEY("action", FAULT, ENUM, NULL, .choices = ACTION_CHOICES, KSIM_REQUIRED,
         .doc = "What happens."),
     KEY("target", FAULT, STRING, NULL, KSIM_KEY,
-        .doc = "broker:N, leader(T-P), follower(T-P), controller, random, zk, producer:NAME."),
+        .doc = "broker:N, leader(T-P), follower(T-P), controller, random, zk, producer:NAME, "
+               "consumer:NAME or consumer:NAME-K."),
     KEY("duration", FAULT, DURATION, NULL, RANGE(1, I64), KSIM_KEY,
         .doc = "Undone after this long (restart, resume, heal, disk back to normal)."),
     KEY("groups", FAULT, STRING, NULL, KSIM_KEY, .doc = "partition: groups such as 1,2 | 3."),
@@ -360,6 +385,9 @@ static const KConfigKey REGISTRY[] = {
     KEY("delay", FAULT, DURATION, NULL, RANGE(1, I64), KSIM_KEY, .doc = "delay: extra latency."),
     KEY("factor", FAULT, DOUBLE, NULL, RANGE(1, 1000000), KSIM_KEY,
         .doc = "disk-slow: fsync latency multiplier."),
+    KEY("topic", FAULT, STRING, NULL, KSIM_KEY, .doc = "add-partitions: the topic to grow."),
+    KEY("partitions", FAULT, INT, NULL, RANGE(1, 1 << 24), KSIM_KEY,
+        .doc = "add-partitions: the topic's new partition count (larger than before)."),
 
     /* ksim: the random fault generator. */
     KEY("kinds", RANDOM_FAULTS, LIST, NULL, .choices = RANDOM_KIND_CHOICES, KSIM_REQUIRED,

@@ -14,6 +14,9 @@
  *  6. The producer state remembers only batches within [log start, LEO).
  *  7. Each segment's own invariants hold (plog_segment.c), and each `.log`
  *     file is as long as its segment believes.
+ *  8. The transaction state (plog_txn.h) names only offsets within the log:
+ *     open transactions start below the LEO, aborted ones end in [log start,
+ *     LEO); it is rebuilt with the producer state.
  *
  * State changes and the functions that make them:
  *
@@ -32,6 +35,7 @@
 
 #include "plog_file.h"
 #include "plog_segment.h"
+#include "plog_txn.h"
 #include "sim_assert.h"
 
 #include <string.h>
@@ -66,6 +70,7 @@ struct Plog {
     GPtrArray *flushes;            /* PlogFlush * in flight (owned) */
     PlogEpochCache *epochs;
     PlogProducerState *producers;
+    PlogTxnState *txns; /* open and aborted transactions (plog_txn.h) */
     GByteArray *scratch; /* encoding and read buffer */
     SimEventId flush_timer;
     PlogRecoveryInfo recovery;
@@ -258,6 +263,7 @@ note_batch(Plog *log, const PlogBatchHeader *h)
     if (h->producer_id >= 0)
         plog_producer_state_update(log->producers, h->producer_id, h->producer_epoch,
                                    h->base_sequence, h->record_count, h->base_offset);
+    plog_txn_state_note(log->txns, h);
     if (h->leader_epoch < 0 || h->leader_epoch <= plog_epoch_cache_latest(log->epochs))
         return FALSE;
     return plog_epoch_cache_assign(log->epochs, h->leader_epoch, h->base_offset);
@@ -276,12 +282,14 @@ note_producer_cb(const PlogBatchHeader *h, void *user_data)
     if (h->producer_id >= 0)
         plog_producer_state_update(log->producers, h->producer_id, h->producer_epoch,
                                    h->base_sequence, h->record_count, h->base_offset);
+    plog_txn_state_note(log->txns, h);
 }
 
 static void
 rebuild_producers(Plog *log)
 {
     plog_producer_state_clear(log->producers);
+    plog_txn_state_clear(log->txns);
     for (guint i = 0; i < log->segments->len; i++)
         plog_segment_foreach(segment_at(log, i), note_producer_cb, log);
 }
@@ -407,6 +415,7 @@ recover_finish(Plog *log, GString *epoch_body, gint64 recovery_point_read)
     plog_epoch_cache_truncate_from_end(log->epochs, leo + 1);
     plog_epoch_cache_truncate_from_start(log->epochs, log_start);
     plog_producer_state_evict_before(log->producers, log_start);
+    plog_txn_state_evict_before(log->txns, log_start);
     g_autoptr(GString) epochs_now = plog_epoch_cache_serialize(log->epochs);
     if (epoch_body == NULL || !g_string_equal(epoch_body, epochs_now))
         write_epochs(log);
@@ -464,6 +473,7 @@ plog_open(SimWorld *world, SimNodeId node, const char *topic, guint32 partition,
     log->flushes = g_ptr_array_new();
     log->epochs = plog_epoch_cache_new();
     log->producers = plog_producer_state_new();
+    log->txns = plog_txn_state_new();
     log->scratch = g_byte_array_new();
     log->flush_timer = SIM_EVENT_ID_NONE;
     log_recover(log);
@@ -486,6 +496,7 @@ plog_free(Plog *log)
     g_ptr_array_unref(log->flushes);
     plog_epoch_cache_free(log->epochs);
     plog_producer_state_free(log->producers);
+    plog_txn_state_free(log->txns);
     g_byte_array_unref(log->scratch);
     g_free(log->dir);
     g_free(log->recovery_point_name);
@@ -835,6 +846,7 @@ plog_truncate_fully_and_start_at(Plog *log, gint64 offset)
     plog_epoch_cache_clear(log->epochs);
     write_epochs(log);
     plog_producer_state_clear(log->producers);
+    plog_txn_state_clear(log->txns);
     for (guint i = 0; i < log->flushes->len; i++) {
         PlogFlush *flush = g_ptr_array_index(log->flushes, i);
         flush->target_offset = MIN(flush->target_offset, offset);
@@ -899,6 +911,7 @@ after_retention(Plog *log)
     if (plog_epoch_cache_truncate_from_start(log->epochs, log_start))
         write_epochs(log);
     plog_producer_state_evict_before(log->producers, log_start);
+    plog_txn_state_evict_before(log->txns, log_start);
     log->flush_requested_offset = MAX(log->flush_requested_offset, log_start);
     if (log->recovery_point < log_start) {
         log->recovery_point = log_start;
@@ -974,6 +987,18 @@ plog_producer_check(const Plog *log, gint64 producer_id, gint16 epoch, gint32 ba
                                      record_count, out);
 }
 
+gint64
+plog_first_unstable_offset(const Plog *log)
+{
+    return plog_txn_state_first_unstable_offset(log->txns);
+}
+
+const PlogTxnState *
+plog_txn_state(const Plog *log)
+{
+    return log->txns;
+}
+
 const PlogProducerState *
 plog_producer_state(const Plog *log)
 {
@@ -1017,6 +1042,7 @@ check_log(const Plog *log, gboolean with_files)
     }
     plog_epoch_cache_check_invariants(log->epochs, log_start, leo);
     plog_producer_state_check_invariants(log->producers, log_start, leo);
+    plog_txn_state_check_invariants(log->txns, log_start, leo);
 }
 
 void

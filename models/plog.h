@@ -46,6 +46,7 @@
 #include "plog_batch.h"
 #include "plog_epoch.h"
 #include "plog_producer.h"
+#include "plog_txn.h"
 #include "sim_disk.h"
 #include "sim_world.h"
 
@@ -210,6 +211,12 @@ PlogProducerStatus plog_producer_check(const Plog *log, gint64 producer_id, gint
                                        PlogProducerVerdict *out);
 /* (transfer none) */
 const PlogProducerState *plog_producer_state(const Plog *log);
+
+/* Transactions (plog_txn.h): the first offset of the oldest open
+ * transaction, or -1 when none is open (a leader's LSO is min(HW, this)). */
+gint64 plog_first_unstable_offset(const Plog *log);
+/* (transfer none) */
+const PlogTxnState *plog_txn_state(const Plog *log);
 
 /* Checks the invariants listed in plog.c (memory, and file sizes). */
 void plog_check_invariants(const Plog *log);

@@ -51,9 +51,19 @@ typedef struct {
 typedef enum {
     PLOG_BATCH_TRANSACTIONAL = 1 << 0,
     PLOG_BATCH_CONTROL = 1 << 1,
+    /* A control batch that commits its producer's transaction (without it, a
+     * control batch aborts). Kafka keeps the marker type only in the control
+     * record's key (ControlRecordType: 0 ABORT, 1 COMMIT; ksim writes that
+     * key too); ksim also carries it in the header so that a log's
+     * transaction state can be rebuilt from batch headers alone, as its
+     * producer state is. */
+    PLOG_BATCH_CONTROL_COMMIT = 1 << 2,
 } PlogBatchFlags;
 
-#define PLOG_BATCH_FLAGS_ALL (PLOG_BATCH_TRANSACTIONAL | PLOG_BATCH_CONTROL)
+#define PLOG_BATCH_FLAGS_ALL (PLOG_BATCH_TRANSACTIONAL | PLOG_BATCH_CONTROL | PLOG_BATCH_CONTROL_COMMIT)
+/* Kafka's ControlRecordType keys of a marker's one record. */
+#define PLOG_CONTROL_ABORT_KEY 0
+#define PLOG_CONTROL_COMMIT_KEY 1
 
 #define PLOG_NO_OFFSET G_GINT64_CONSTANT(-1)
 #define PLOG_NO_PRODUCER_ID G_GINT64_CONSTANT(-1)

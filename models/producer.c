@@ -96,8 +96,12 @@ producer_complete_batch(ProducerState *state, ProducerBatch *batch, HistoryType 
     KSIM_ASSERT(!batch->in_flight);
     KSIM_ASSERT(type == HISTORY_OK || base_offset < 0);
     const PlogBatch *records = batch->records;
-    if (type != HISTORY_OK && records->base_sequence >= 0 &&
-        state->pid_state == PRODUCER_ID_READY && records->producer_id == state->producer_id)
+    gboolean sequenced = records->base_sequence >= 0 && state->pid_state == PRODUCER_ID_READY &&
+                         records->producer_id == state->producer_id &&
+                         records->producer_epoch == state->producer_epoch;
+    if (type != HISTORY_OK && state->txn != NULL)
+        producer_txn_batch_failed(state, error, sequenced);
+    else if (type != HISTORY_OK && sequenced)
         producer_sender_reset_producer_id(state, error);
     gint32 partition = batch->partition->tp.partition;
     const PlogRecord *record = (const PlogRecord *)records->records->data;
@@ -206,6 +210,7 @@ append_record(ProducerState *state, ProducerPartition *partition, gboolean room,
                                            thunk, sim_now_ns(producer->world));
     if (!room)
         producer->stats.batches_created++;
+    producer_txn_partition_used(state, partition);
     /* A new batch may need a linger timer, a full one a drain. */
     if (ready || !room)
         producer_sender_wakeup(state);
@@ -278,8 +283,10 @@ invoke(ProducerState *state, const ProducerTopic *topic, gint32 partition, guint
     Producer *producer = state->producer;
     producer->stats.records_sent++;
     state->records_pending++;
-    return history_invoke(producer->history, sim_now_ns(producer->world), HISTORY_FN_SEND,
-                          producer->process, topic->history_topic, partition, key, value);
+    guint64 op = history_invoke(producer->history, sim_now_ns(producer->world), HISTORY_FN_SEND,
+                                producer->process, topic->history_topic, partition, key, value);
+    producer_txn_note_op(state, op);
+    return op;
 }
 
 static gboolean
@@ -322,11 +329,14 @@ producer_send(Producer *producer, const char *topic_name, gint32 partition, guin
     KSIM_ASSERT(state != NULL);
     KSIM_ASSERT(partition >= -1);
     ProducerTopic *topic = topic_of(state, topic_name);
-    if (too_large(producer, size_bytes)) {
-        /* Kafka's RecordTooLargeException, reported through the callback. */
+    /* A transactional producer sends only inside a transaction (Kafka's
+     * IllegalStateException, or the transaction's error). */
+    KafkaError refused = producer_txn_check_send(state);
+    if (refused == KAFKA_ERROR_NONE && too_large(producer, size_bytes))
+        refused = KAFKA_ERROR_INVALID_REQUEST; /* Kafka's RecordTooLargeException */
+    if (refused != KAFKA_ERROR_NONE) {
         ProducerThunk thunk = {invoke(state, topic, partition, key, value), send_cb, user_data};
-        complete_record(state, &thunk, value, partition, HISTORY_FAIL, -1,
-                        KAFKA_ERROR_INVALID_REQUEST);
+        complete_record(state, &thunk, value, partition, HISTORY_FAIL, -1, refused);
         return thunk.op;
     }
     PlaceStatus status = PLACE_NO_BUFFER;
@@ -384,6 +394,7 @@ producer_restart_cb(SimWorld *world, void *ctx)
     Producer *producer = ctx;
     (void)world;
     KSIM_ASSERT(producer->state == NULL);
+    producer->incarnation++;
     producer->state = producer_state_new(producer);
     producer_sender_wakeup(producer->state);
     if (producer->listener.started_cb != NULL)
@@ -415,6 +426,7 @@ producer_new(SimWorld *world, const char *name, guint32 process, const GArray *b
     producer->bootstrap = g_array_copy((GArray *)bootstrap);
     producer->history = history;
     producer->attempt_errors = g_hash_table_new(g_direct_hash, g_direct_equal);
+    producer->txn_log = g_ptr_array_new();
     g_autofree char *stream = g_strdup_printf("producer/%s", name);
     producer->rng = sim_world_rng(world, stream);
     producer->node = sim_node_add(world, name, &PRODUCER_OPS, producer);
@@ -431,6 +443,7 @@ producer_free(Producer *producer)
         return;
     producer_state_free(producer->state);
     g_hash_table_destroy(producer->attempt_errors);
+    producer_txn_log_free(producer->txn_log);
     g_array_free(producer->bootstrap, TRUE);
     g_free(producer->name);
     g_free(producer);
@@ -491,6 +504,12 @@ producer_id(const Producer *producer)
     return producer->state != NULL ? producer->state->producer_id : PLOG_NO_PRODUCER_ID;
 }
 
+gint16
+producer_epoch(const Producer *producer)
+{
+    return producer->state != NULL ? producer->state->producer_epoch : PLOG_NO_PRODUCER_EPOCH;
+}
+
 void
 producer_stats(const Producer *producer, ProducerStats *out)
 {
@@ -531,4 +550,5 @@ producer_check_invariants(const Producer *producer)
         previous_deadline = blocked->deadline_ns;
     }
     producer_sender_check_invariants(state);
+    producer_txn_check_invariants(state);
 }

@@ -41,6 +41,25 @@
  * a new incarnation that bootstraps again and, when idempotent, obtains a new
  * producer id: idempotence does not hold across restarts.
  *
+ * Transactions (transactional.id set; Kafka's TransactionManager). The
+ * application calls producer_init_transactions once per incarnation (it finds
+ * the transaction coordinator and obtains the id's producer id with a bumped
+ * epoch, fencing any older instance), then per transaction
+ * producer_begin_transaction, sends, optionally
+ * producer_send_offsets_to_transaction, and producer_commit_transaction or
+ * producer_abort_transaction. Before a partition's first batch of a
+ * transaction is sent, AddPartitionsToTxn adds it; batches carry the
+ * transactional flag. A commit first waits for every send to complete, then
+ * sends EndTxn(commit); a send that failed makes the transaction abortable
+ * only (the commit fails with its error). An abort fails the sends not yet
+ * sent, waits for those in flight, sends EndTxn(abort), and, after a failed
+ * send left a sequence gap, obtains a bumped epoch (KIP-360). A fencing error
+ * (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH) is fatal: every later operation
+ * fails with it. Operations wait as long as it takes (Kafka's max.block.ms
+ * bound on them is not modelled). Sends are recorded in the history as
+ * always; which transaction each belongs to and how it ended is kept per
+ * producer, across incarnations (producer_txn_count / producer_txn_info).
+ *
  * Ownership: the Producer owns its node's model state; the world owns the
  * node. The history must outlive the producer.
  */
@@ -51,6 +70,7 @@
 
 #include "history.h"
 #include "kafka_error.h"
+#include "kafka_proto.h"
 #include "producer_config.h"
 #include "sim_world.h"
 
@@ -149,6 +169,62 @@ guint64 producer_attempt_errors(const Producer *producer, KafkaError error);
 /* The partition producer_send would choose for `key` (> 0) among
  * `num_partitions`: toPositive(murmur2(decimal string of key)) % num_partitions. */
 guint32 producer_partition_for_key(guint64 key, guint32 num_partitions);
+
+/* ---- transactions ---- */
+
+/* The completion of a transactional operation: NONE, or the error that
+ * ended it. Runs once, never after a crash; may run before the call that
+ * started the operation returns (an operation refused at once). */
+typedef void (*ProducerTxnCb)(Producer *producer, KafkaError error, void *user_data);
+
+/* How a transaction ended, as its producer knows it. */
+typedef enum {
+    PRODUCER_TXN_OPEN = 0,  /* not ended (or the producer crashed first) */
+    PRODUCER_TXN_COMMITTED, /* EndTxn(commit) succeeded: every send of it is visible */
+    PRODUCER_TXN_ABORTED,   /* aborted: none of its sends may be visible */
+    PRODUCER_TXN_FENCED,    /* the producer was fenced (or otherwise failed fatally) in it:
+                             * the coordinator aborts it; none may be visible */
+} ProducerTxnOutcome;
+
+const char *producer_txn_outcome_name(ProducerTxnOutcome outcome);
+
+/* One transaction of the producer, for checkers. */
+typedef struct {
+    guint64 number;         /* 1, 2, ... over the producer's life (all incarnations) */
+    guint32 incarnation;    /* 0 for the first process, +1 per restart */
+    gint64 producer_id;     /* as the transaction began */
+    gint16 producer_epoch;
+    gint64 begin_ns;
+    gint64 end_ns;          /* -1 while open */
+    ProducerTxnOutcome outcome;
+    KafkaError error;       /* why it did not commit, NONE otherwise */
+    GArray *ops;            /* guint64 history ops of its sends, in invocation order */
+    GArray *offsets;        /* KOffsetPartition sent with sendOffsetsToTransaction */
+    char group_id[KAFKA_GROUP_ID_MAX + 1]; /* of those offsets, "" if none */
+} ProducerTxnInfo;
+
+/* TRUE when transactional.id is set. */
+gboolean producer_transactional(const Producer *producer);
+/* Kafka's initTransactions: `done_cb` gets NONE once the producer holds its
+ * transactional id's producer id and epoch. */
+void producer_init_transactions(Producer *producer, ProducerTxnCb done_cb, void *user_data);
+/* Kafka's beginTransaction (local): NONE, or why not (INVALID_TXN_STATE when
+ * not initialized or a transaction is open; the fatal error once fenced). */
+KafkaError producer_begin_transaction(Producer *producer);
+/* Kafka's sendOffsetsToTransaction: AddOffsetsToTxn for `group_id`, then
+ * TxnOffsetCommit of `offsets` (KOffsetPartition: the next offsets to read)
+ * to the group's coordinator; they become the group's committed offsets only
+ * if the transaction commits. */
+void producer_send_offsets_to_transaction(Producer *producer, const char *group_id,
+                                          const GArray *offsets, ProducerTxnCb done_cb,
+                                          void *user_data);
+void producer_commit_transaction(Producer *producer, ProducerTxnCb done_cb, void *user_data);
+void producer_abort_transaction(Producer *producer, ProducerTxnCb done_cb, void *user_data);
+/* The producer's transactions so far, oldest first. (transfer none) */
+guint producer_txn_count(const Producer *producer);
+const ProducerTxnInfo *producer_txn_info(const Producer *producer, guint i);
+/* The current epoch (with producer_id), or -1. */
+gint16 producer_epoch(const Producer *producer);
 
 void producer_check_invariants(const Producer *producer);
 

@@ -162,6 +162,7 @@ producer_accum_partition(ProducerAccum *accum, ProducerTopic *topic, gint32 part
     partition->history_topic = topic->history_topic;
     g_queue_init(&partition->batches);
     partition->sequence_producer_id = PLOG_NO_PRODUCER_ID;
+    partition->sequence_producer_epoch = PLOG_NO_PRODUCER_EPOCH;
     partition->last_acked_sequence = -1;
     g_ptr_array_index(topic->partitions, index) = partition;
     index_insert(accum, partition);

@@ -37,6 +37,7 @@ producer_config_init(ProducerConfig *config)
     config->reconnect_backoff_ms = 50;
     config->reconnect_backoff_max_ms = 1000;
     config->partitioner = PRODUCER_PARTITIONER_STICKY;
+    config->transaction_timeout_ms = 60000;
     KSIM_ASSERT(config->client_id[0] == '\0');
 }
 
@@ -46,6 +47,15 @@ producer_config_set_client_id(ProducerConfig *config, const char *client_id)
     KSIM_ASSERT(client_id != NULL);
     KSIM_ASSERT(strlen(client_id) <= PRODUCER_CLIENT_ID_MAX);
     g_strlcpy(config->client_id, client_id, sizeof config->client_id);
+}
+
+void
+producer_config_set_transactional_id(ProducerConfig *config, const char *transactional_id)
+{
+    if (transactional_id == NULL)
+        transactional_id = "";
+    KSIM_ASSERT(strlen(transactional_id) <= PRODUCER_TRANSACTIONAL_ID_MAX);
+    g_strlcpy(config->transactional_id, transactional_id, sizeof config->transactional_id);
 }
 
 typedef struct {
@@ -72,6 +82,7 @@ check_ranges(const ProducerConfig *c, GError **error)
         {"max.request.size", c->max_request_size, 0},
         {"reconnect.backoff.ms", c->reconnect_backoff_ms, 0},
         {"reconnect.backoff.max.ms", c->reconnect_backoff_max_ms, 0},
+        {"transaction.timeout.ms", c->transaction_timeout_ms, 1},
     };
     for (guint i = 0; i < G_N_ELEMENTS(checks); i++) {
         if (checks[i].value < checks[i].min) {
@@ -126,6 +137,18 @@ producer_config_validate(const ProducerConfig *config, GError **error)
                     "enable.idempotence=true conflicts with %s: %s %s (or do not set "
                     "enable.idempotence, and Kafka turns idempotence off)",
                     key, key, conflict);
+        return FALSE;
+    }
+    if (config->transactional_id[0] != '\0' && !config->enable_idempotence) {
+        g_set_error(error, KSIM_PRODUCER_ERROR, KSIM_PRODUCER_ERROR_CONFIG,
+                    "Cannot set a transactional.id without also enabling idempotence "
+                    "(enable.idempotence=false)");
+        return FALSE;
+    }
+    if (config->transactional_id[0] != '\0' && conflict != NULL) {
+        g_set_error(error, KSIM_PRODUCER_ERROR, KSIM_PRODUCER_ERROR_CONFIG,
+                    "transactional.id needs idempotence, which conflicts with %s: %s %s", key,
+                    key, conflict);
         return FALSE;
     }
     gint64 floor_ms = MIN(config->linger_ms + config->request_timeout_ms, (gint64)G_MAXINT32);

@@ -11,6 +11,9 @@
  *    enable.idempotence=true explicitly, a conflict is an error; when
  *    idempotence is on only by default, a conflicting key silently turns it
  *    off (producer_config_resolve).
+ *  - transactional.id needs idempotence (KafkaProducer's "Cannot set a
+ *    transactional.id without also enabling idempotence"): with it set, any
+ *    conflict with idempotence is an error, explicit or not.
  *  - delivery.timeout.ms >= linger.ms + request.timeout.ms
  *    (KafkaProducer.configureDeliveryTimeout): an error when the user set
  *    delivery.timeout.ms, otherwise it is raised to linger.ms +
@@ -22,6 +25,7 @@
 #include <glib.h>
 
 #define PRODUCER_CLIENT_ID_MAX 63
+#define PRODUCER_TRANSACTIONAL_ID_MAX 63
 /* Kafka's MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION_FOR_IDEMPOTENCE. */
 #define PRODUCER_IDEMPOTENT_IN_FLIGHT_MAX 5
 
@@ -52,6 +56,10 @@ typedef struct {
     gint64 reconnect_backoff_max_ms;              /* reconnect.backoff.max.ms = 1000 */
     ProducerPartitioner partitioner;              /* partitioner.class = sticky */
     char client_id[PRODUCER_CLIENT_ID_MAX + 1];   /* client.id = "" */
+    /* transactional.id = null (""): transactions (producer.h) need
+     * idempotence, which then cannot be turned off by a conflicting key. */
+    char transactional_id[PRODUCER_TRANSACTIONAL_ID_MAX + 1];
+    gint64 transaction_timeout_ms;                /* transaction.timeout.ms = 60000 */
 } ProducerConfig;
 
 #define KSIM_PRODUCER_ERROR (ksim_producer_error_quark())
@@ -76,5 +84,7 @@ void producer_config_resolve(const ProducerConfig *config, ProducerConfig *effec
 
 /* Sets client.id, asserting it fits. */
 void producer_config_set_client_id(ProducerConfig *config, const char *client_id);
+/* Sets transactional.id ("" or NULL: none), asserting it fits. */
+void producer_config_set_transactional_id(ProducerConfig *config, const char *transactional_id);
 
 #endif

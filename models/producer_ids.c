@@ -4,6 +4,8 @@
  * ids by a versioned write of /latest_producer_id_block ("start end"), so no
  * two brokers ever hand out the same id, and gives them out one at a time
  * with epoch 0. Requests that arrive while no id is left wait for the block.
+ * The transaction coordinator takes ids from the same blocks
+ * (producer_ids_allocate), as Kafka's does.
  *
  * Invariants:
  *  1. pid_next <= pid_block_end; ids in [pid_next, pid_block_end) are this
@@ -20,9 +22,12 @@
 #define PID_BLOCK_SIZE 1000
 #define PID_BLOCK_PATH "/latest_producer_id_block"
 
+/* A client's request, or the transaction coordinator's (done_cb set). */
 typedef struct {
     SimNodeId client;
     gint32 correlation_id;
+    ProducerIdsCb done_cb;
+    guint64 done_id;
 } PidWaiter;
 
 static void claim_block(BrokerState *state);
@@ -44,8 +49,11 @@ serve_waiters(BrokerState *state)
 {
     while (!g_queue_is_empty(&state->pid_waiters) && state->pid_next < state->pid_block_end) {
         PidWaiter *waiter = g_queue_pop_head(&state->pid_waiters);
-        answer(state, waiter->client, waiter->correlation_id, KAFKA_ERROR_NONE,
-               state->pid_next++);
+        gint64 producer_id = state->pid_next++;
+        if (waiter->done_cb != NULL)
+            waiter->done_cb(state, KAFKA_ERROR_NONE, producer_id, waiter->done_id);
+        else
+            answer(state, waiter->client, waiter->correlation_id, KAFKA_ERROR_NONE, producer_id);
         g_free(waiter);
     }
     if (!g_queue_is_empty(&state->pid_waiters))
@@ -57,8 +65,11 @@ fail_waiters(BrokerState *state)
 {
     while (!g_queue_is_empty(&state->pid_waiters)) {
         PidWaiter *waiter = g_queue_pop_head(&state->pid_waiters);
-        answer(state, waiter->client, waiter->correlation_id,
-               KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE, -1);
+        if (waiter->done_cb != NULL)
+            waiter->done_cb(state, KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE, -1, waiter->done_id);
+        else
+            answer(state, waiter->client, waiter->correlation_id,
+                   KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE, -1);
         g_free(waiter);
     }
 }
@@ -129,6 +140,18 @@ producer_ids_handle_request(BrokerState *state, SimNodeId from, KInitProducerIdM
     PidWaiter *waiter = g_new0(PidWaiter, 1);
     waiter->client = from;
     waiter->correlation_id = request->correlation_id;
+    g_queue_push_tail(&state->pid_waiters, waiter);
+    serve_waiters(state);
+}
+
+void
+producer_ids_allocate(BrokerState *state, ProducerIdsCb done_cb, guint64 done_id)
+{
+    KSIM_ASSERT(done_cb != NULL);
+    PidWaiter *waiter = g_new0(PidWaiter, 1);
+    waiter->client = SIM_NODE_NONE;
+    waiter->done_cb = done_cb;
+    waiter->done_id = done_id;
     g_queue_push_tail(&state->pid_waiters, waiter);
     serve_waiters(state);
 }

@@ -1,8 +1,9 @@
 /*
  * producer_internal: the producer's private state, shared by producer.c (the
  * Producer object, node callbacks, send() and completions), producer_accum.c
- * (the RecordAccumulator) and producer_sender.c (the Sender: metadata,
- * producer id, draining, responses, retries and timeouts). Nothing outside
+ * (the RecordAccumulator), producer_sender.c (the Sender: metadata,
+ * producer id, draining, responses, retries and timeouts) and producer_txn.c
+ * (the TransactionManager). Nothing outside
  * those files includes it.
  */
 #ifndef PRODUCER_INTERNAL_H
@@ -47,8 +48,10 @@ struct ProducerPartition {
     guint16 history_topic;
     GQueue batches;  /* ProducerBatch*, the next to send first */
     guint in_flight; /* this partition's batches in flight */
-    /* Idempotence: the sequences of the producer id `sequence_producer_id`. */
+    /* Idempotence: the sequences of the producer id `sequence_producer_id`
+     * with epoch `sequence_producer_epoch` (a bumped epoch starts at 0). */
     gint64 sequence_producer_id;
+    gint16 sequence_producer_epoch;
     gint32 next_sequence;
     gint32 last_acked_sequence; /* -1: none acked */
 };
@@ -69,6 +72,7 @@ typedef struct {
 } ProducerTopic;
 
 typedef struct ProducerAccum ProducerAccum;
+typedef struct ProducerTxn ProducerTxn;
 
 typedef struct {
     gint32 correlation_id;
@@ -140,6 +144,8 @@ typedef struct {
     SimTimerId pid_timer;
     gint64 pid_retry_ns;
     KafkaError pid_reset_error; /* why the last reset happened */
+    /* Transactions (producer_txn.c); NULL without transactional.id. */
+    ProducerTxn *txn;
     /* Sender scheduling. */
     gboolean wakeup_pending;
     SimTimerId poll_timer;
@@ -159,6 +165,8 @@ struct Producer {
     ProducerListener listener;
     ProducerStats stats;
     GHashTable *attempt_errors; /* KafkaError -> count; looked up only */
+    GPtrArray *txn_log;         /* ProducerTxnInfo* (owned), every transaction begun */
+    guint32 incarnation;        /* restarts so far */
     ProducerState *state;       /* NULL while crashed */
 };
 
@@ -210,7 +218,32 @@ gint64 producer_accum_buffer_used(const ProducerAccum *accum);
 guint64 producer_accum_records_queued(const ProducerAccum *accum);
 void producer_accum_check_invariants(const ProducerAccum *accum, gboolean idempotent);
 
+/* ---- producer_txn.c ---- */
+ProducerTxn *producer_txn_new(ProducerState *state);
+void producer_txn_free(ProducerTxn *txn);
+void producer_txn_log_free(GPtrArray *log);
+/* send(): NONE when a record may join the open transaction, else the error
+ * to fail it with. */
+KafkaError producer_txn_check_send(const ProducerState *state);
+/* A send was invoked as `op` in the open transaction. */
+void producer_txn_note_op(ProducerState *state, guint64 op);
+/* A record was appended to `partition`: it joins the transaction. */
+void producer_txn_partition_used(ProducerState *state, const ProducerPartition *partition);
+/* TRUE when the partition's batches may be sent now. */
+gboolean producer_txn_may_drain(const ProducerState *state, const ProducerPartition *partition);
+/* A batch ended without success (`error`); `sequenced` when it held a
+ * sequence of the current producer id and epoch. */
+void producer_txn_batch_failed(ProducerState *state, KafkaError error, gboolean sequenced);
+/* The transaction manager's part of a sender pass: fails undrained batches
+ * when the transaction cannot commit, sends the next transactional request. */
+void producer_txn_run(ProducerState *state, gint64 now);
+gboolean producer_txn_handle_message(ProducerState *state, SimNodeId from, const SimMsg *msg);
+void producer_txn_handle_disconnect(ProducerState *state, SimNodeId peer);
+void producer_txn_check_invariants(const ProducerState *state);
+
 /* ---- producer_sender.c ---- */
+void producer_sender_send_message(ProducerState *state, SimNodeId to, SimMsg *msg);
+SimNodeId producer_sender_least_loaded_node(ProducerState *state, gint64 now);
 ProducerState *producer_state_new(Producer *producer);
 /* Frees the incarnation's memory without recording anything (a crash). */
 void producer_state_free(ProducerState *state);

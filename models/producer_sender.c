@@ -96,6 +96,12 @@ send_message(ProducerState *state, SimNodeId to, SimMsg *msg)
     sim_net_send(sim_world_net(producer->world), producer->node, to, msg);
 }
 
+void
+producer_sender_send_message(ProducerState *state, SimNodeId to, SimMsg *msg)
+{
+    send_message(state, to, msg);
+}
+
 /* ---- state ---- */
 
 static void
@@ -124,6 +130,8 @@ producer_state_new(Producer *producer)
     state->producer_id = PLOG_NO_PRODUCER_ID;
     state->producer_epoch = PLOG_NO_PRODUCER_EPOCH;
     state->poll_ns = G_MAXINT64;
+    if (producer_transactional(producer))
+        state->txn = producer_txn_new(state);
     return state;
 }
 
@@ -154,6 +162,7 @@ producer_state_free(ProducerState *state)
     partitioner_sticky_free(state->sticky);
     partitioner_round_robin_free(state->round_robin);
     producer_metadata_free(state->metadata);
+    producer_txn_free(state->txn);
     g_free(state);
 }
 
@@ -280,6 +289,12 @@ least_loaded_node(ProducerState *state, gint64 now)
     return best;
 }
 
+SimNodeId
+producer_sender_least_loaded_node(ProducerState *state, gint64 now)
+{
+    return least_loaded_node(state, now);
+}
+
 /* ---- metadata ---- */
 
 /* Kafka's socket.connection.setup.timeout.ms default. */
@@ -357,7 +372,9 @@ void
 producer_sender_reset_producer_id(ProducerState *state, KafkaError error)
 {
     KSIM_ASSERT(state->pid_state != PRODUCER_ID_NONE);
-    if (state->pid_state != PRODUCER_ID_READY)
+    /* A transactional producer keeps its id: the transaction becomes
+     * abortable and its abort bumps the epoch (producer_txn.c). */
+    if (state->pid_state != PRODUCER_ID_READY || state->txn != NULL)
         return;
     state->pid_state = PRODUCER_ID_NEEDED;
     state->producer_id = PLOG_NO_PRODUCER_ID;
@@ -371,7 +388,9 @@ producer_sender_reset_producer_id(ProducerState *state, KafkaError error)
 static void
 maybe_request_producer_id(ProducerState *state, gint64 now)
 {
-    if (state->pid_state != PRODUCER_ID_NEEDED)
+    /* A transactional producer's id comes from its transaction coordinator
+     * (producer_init_transactions). */
+    if (state->pid_state != PRODUCER_ID_NEEDED || state->txn != NULL)
         return;
     if (now < state->pid_retry_ns) {
         producer_sender_wake_at(state, state->pid_retry_ns);
@@ -464,7 +483,8 @@ batch_is_stale(const ProducerState *state, const ProducerBatch *batch)
 {
     return batch->records->base_sequence >= 0 &&
            (state->pid_state != PRODUCER_ID_READY ||
-            batch->records->producer_id != state->producer_id);
+            batch->records->producer_id != state->producer_id ||
+            batch->records->producer_epoch != state->producer_epoch);
 }
 
 /* Errors after which Kafka refreshes metadata (InvalidMetadataException). */
@@ -668,6 +688,8 @@ void
 producer_sender_handle_message(ProducerState *state, SimNodeId from, SimMsg *msg)
 {
     connection_answered(state, from);
+    if (producer_txn_handle_message(state, from, msg))
+        return;
     switch ((KafkaMsgType)msg->type) {
     case KMSG_PRODUCE_RESPONSE:
         handle_produce_response(state, from, (const KProduceResponse *)msg);
@@ -687,6 +709,7 @@ void
 producer_sender_handle_disconnect(ProducerState *state, SimNodeId peer)
 {
     connection_failed(state, connection_get(state, peer), KAFKA_ERROR_NETWORK_EXCEPTION, FALSE);
+    producer_txn_handle_disconnect(state, peer);
 }
 
 /* ---- expiry (delivery.timeout.ms) ---- */
@@ -752,8 +775,10 @@ static void
 stamp_sequence(ProducerState *state, ProducerBatch *batch)
 {
     ProducerPartition *partition = batch->partition;
-    if (partition->sequence_producer_id != state->producer_id) {
+    if (partition->sequence_producer_id != state->producer_id ||
+        partition->sequence_producer_epoch != state->producer_epoch) {
         partition->sequence_producer_id = state->producer_id;
+        partition->sequence_producer_epoch = state->producer_epoch;
         partition->next_sequence = 0;
         partition->last_acked_sequence = -1;
     }
@@ -761,6 +786,8 @@ stamp_sequence(ProducerState *state, ProducerBatch *batch)
     records->producer_id = state->producer_id;
     records->producer_epoch = state->producer_epoch;
     records->base_sequence = partition->next_sequence;
+    if (state->txn != NULL)
+        records->attributes |= PLOG_BATCH_TRANSACTIONAL;
     partition->next_sequence = plog_sequence_add(partition->next_sequence, records->record_count);
 }
 
@@ -863,6 +890,9 @@ drain_one(ProducerState *state, ProducerPartition *partition, gint64 now, gboole
         producer_sender_wake_at(state, ready_ns);
         return FALSE;
     }
+    /* A transaction sends a partition's batches once it was added to it. */
+    if (!producer_txn_may_drain(state, partition))
+        return FALSE;
     /* resequence_queued left no batch of an old producer id in a queue. */
     KSIM_ASSERT(!batch_is_stale(state, head));
     gint32 leader = producer_metadata_leader(state->metadata, &partition->tp);
@@ -922,6 +952,7 @@ producer_sender_run(ProducerState *state)
      * they wait until no partition list is being walked. */
     g_autoptr(GArray) deferred = g_array_new(FALSE, FALSE, sizeof(Deferred));
     expire_batches(state, now, deferred);
+    producer_txn_run(state, now);
     maybe_request_producer_id(state, now);
     drain(state, now, deferred);
     maybe_request_metadata(state, now);

@@ -457,6 +457,7 @@ make_leader(BrokerState *state, Partition *p, const KPartitionState *ps)
                                        &p->tp, p->leader_epoch, leo);
     maybe_increment_hw(state, p);
     group_coord_partition_elected(state, p);
+    txn_coord_partition_elected(state, p);
 }
 
 static void
@@ -467,6 +468,7 @@ make_follower(BrokerState *state, Partition *p, const KPartitionState *ps, SimNo
         fail_delayed_produces(state, p, KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER);
     /* A coordinator whose offsets partition moved away unloads its groups. */
     group_coord_partition_resigned(state, p);
+    txn_coord_partition_resigned(state, p);
     fetcher_remove_partition(state, p);
     set_from_state(p, ps);
     p->is_leader = FALSE;
@@ -729,6 +731,19 @@ replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *requ
     answer_appended(state, p, from, request, base, end);
 }
 
+/* A coordinator's batch for a producer (a transaction marker, a
+ * transactional offset commit) whose epoch is older than the one the log
+ * knows: a fenced producer's, refused as Kafka's ProducerStateManager does. */
+static gboolean
+producer_epoch_is_stale(const Partition *p, const PlogBatch *batch)
+{
+    gint16 epoch;
+    if (batch->producer_id < 0 ||
+        !plog_producer_state_lookup(plog_producer_state(p->log), batch->producer_id, &epoch, NULL))
+        return FALSE;
+    return epoch != PLOG_NO_PRODUCER_EPOCH && batch->producer_epoch < epoch;
+}
+
 void
 replica_append_internal(BrokerState *state, const KTopicPartition *tp, PlogBatch *batch,
                         gint64 timeout_ms, ReplicaAppendCb done_cb, guint64 done_id)
@@ -743,6 +758,8 @@ replica_append_internal(BrokerState *state, const KTopicPartition *tp, PlogBatch
         error = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
     else if ((gint32)p->n_isr < p->config.min_insync_replicas)
         error = KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
+    else if (producer_epoch_is_stale(p, batch))
+        error = KAFKA_ERROR_INVALID_PRODUCER_EPOCH;
     if (error != KAFKA_ERROR_NONE) {
         done_cb(state, error, -1, done_id);
         return;
@@ -994,6 +1011,25 @@ check_fetch_epoch(const Partition *p, gint32 current_leader_epoch)
                                                   : KAFKA_ERROR_FENCED_LEADER_EPOCH;
 }
 
+gint64
+replica_last_stable_offset(const Partition *p)
+{
+    gint64 first_unstable = plog_first_unstable_offset(p->log);
+    return first_unstable >= 0 ? MIN(p->hw, first_unstable) : p->hw;
+}
+
+static void
+collect_aborted(const Partition *p, gint64 start, gint64 upper, GArray *out)
+{
+    g_autoptr(GArray) found = g_array_new(FALSE, FALSE, sizeof(PlogAbortedTxn));
+    plog_txn_state_collect_aborted(plog_txn_state(p->log), start, upper, found);
+    for (guint i = 0; i < found->len; i++) {
+        const PlogAbortedTxn *aborted = &g_array_index(found, PlogAbortedTxn, i);
+        KAbortedTxn entry = {aborted->producer_id, aborted->first_offset};
+        g_array_append_val(out, entry);
+    }
+}
+
 /* Reads one partition for a fetch; returns the bytes read. */
 static gint64
 read_partition(BrokerState *state, const KFetchRequest *request, const KFetchPartition *entry,
@@ -1019,7 +1055,7 @@ read_partition(BrokerState *state, const KFetchRequest *request, const KFetchPar
         update_follower_fetch_state(state, p, request->replica_id, entry->fetch_offset);
     out->high_watermark = p->hw;
     out->log_start_offset = log_start;
-    out->last_stable_offset = p->hw;
+    out->last_stable_offset = replica_last_stable_offset(p);
     out->log_end_offset = leo;
     if (out->error != KAFKA_ERROR_NONE)
         return 0;
@@ -1030,8 +1066,15 @@ read_partition(BrokerState *state, const KFetchRequest *request, const KFetchPar
                           &out->encoded_size_bytes);
         return out->encoded_size_bytes;
     }
-    /* Consumers see only what is below the high watermark. */
+    /* Consumers see only what is below the high watermark; read_committed
+     * ones only what is below the LSO, with the aborted transactions that
+     * overlap it. */
     gint64 limit = p->hw;
+    if (request->isolation == KAFKA_READ_COMMITTED) {
+        limit = out->last_stable_offset;
+        out->aborted_transactions = g_array_new(FALSE, FALSE, sizeof(KAbortedTxn));
+        collect_aborted(p, entry->fetch_offset, limit, out->aborted_transactions);
+    }
     if (entry->fetch_offset >= limit)
         return 0;
     plog_read(p->log, entry->fetch_offset, entry->max_bytes, out->batches);
@@ -1386,4 +1429,132 @@ replica_check_invariants(const BrokerState *state)
             previous = delayed->required_offset;
         }
     }
+}
+
+/* ---- WriteTxnMarkers (a partition leader's side) ---- */
+
+/* Kafka appends markers with the broker's request.timeout.ms. */
+#define MARKER_APPEND_TIMEOUT_MS 30000
+/* A marker's control record: Kafka's ControlRecord key and value. */
+#define MARKER_RECORD_BYTES 10
+
+/* One WriteTxnMarkers request waiting for its markers to be replicated. */
+typedef struct {
+    guint64 id;
+    SimNodeId coordinator;
+    gint32 correlation_id;
+    gint64 producer_id;
+    gint16 producer_epoch;
+    gboolean committed;
+    GArray *partitions; /* KTxnMarkerPartition */
+    guint remaining;    /* markers not yet answered */
+} PendingMarkers;
+
+static void
+pending_markers_free(gpointer data)
+{
+    PendingMarkers *pending = data;
+    g_array_free(pending->partitions, TRUE);
+    g_free(pending);
+}
+
+void
+replica_markers_state_init(BrokerState *state)
+{
+    state->pending_markers = g_ptr_array_new_with_free_func(pending_markers_free);
+}
+
+void
+replica_markers_state_free(BrokerState *state)
+{
+    g_ptr_array_free(state->pending_markers, TRUE);
+}
+
+static PendingMarkers *
+pending_markers_find(BrokerState *state, guint64 id)
+{
+    for (guint i = 0; i < state->pending_markers->len; i++) {
+        PendingMarkers *pending = g_ptr_array_index(state->pending_markers, i);
+        if (pending->id == id)
+            return pending;
+    }
+    return NULL;
+}
+
+static void
+markers_respond(BrokerState *state, PendingMarkers *pending)
+{
+    KTxnMarkersMessage *response = kproto_new(KMSG_WRITE_TXN_MARKERS_RESPONSE);
+    response->correlation_id = pending->correlation_id;
+    response->producer_id = pending->producer_id;
+    response->producer_epoch = pending->producer_epoch;
+    response->committed = pending->committed;
+    g_array_append_vals(response->partitions, pending->partitions->data, pending->partitions->len);
+    kproto_update_size(&response->base);
+    broker_send(state, pending->coordinator, &response->base);
+    g_ptr_array_remove(state->pending_markers, pending);
+}
+
+/* The marker of partition index `done_id & 0xffff` of request
+ * `done_id >> 16` was replicated (or failed). */
+static void
+marker_appended(BrokerState *state, KafkaError error, gint64 base_offset, guint64 done_id)
+{
+    (void)base_offset;
+    PendingMarkers *pending = pending_markers_find(state, done_id >> 16);
+    guint index = (guint)(done_id & 0xffff);
+    if (pending == NULL)
+        return;
+    KTxnMarkerPartition *entry = &g_array_index(pending->partitions, KTxnMarkerPartition, index);
+    entry->error = error;
+    if (error == KAFKA_ERROR_NONE) {
+        /* Kafka's GroupCoordinator.onTransactionCompleted: the group
+         * coordinator makes the transaction's offsets visible, or drops them. */
+        group_coord_txn_completed(state, &entry->tp, pending->producer_id, pending->committed);
+    }
+    KSIM_ASSERT(pending->remaining > 0);
+    if (--pending->remaining == 0)
+        markers_respond(state, pending);
+}
+
+/* Kafka's ReplicaManager.appendRecords of the markers with acks=-1: each
+ * partition this broker leads gets a control batch of the producer's id and
+ * epoch; the answer goes back once all are replicated or failed. */
+void
+replica_handle_write_txn_markers(BrokerState *state, SimNodeId from,
+                                 const KTxnMarkersMessage *request)
+{
+    KSIM_ASSERT(request->partitions->len > 0 && request->partitions->len <= 0xffff);
+    PendingMarkers *pending = g_new0(PendingMarkers, 1);
+    pending->id = ++state->marker_next;
+    pending->coordinator = from;
+    pending->correlation_id = request->correlation_id;
+    pending->producer_id = request->producer_id;
+    pending->producer_epoch = request->producer_epoch;
+    pending->committed = request->committed;
+    pending->partitions = g_array_copy(request->partitions);
+    pending->remaining = pending->partitions->len + 1; /* + this call's hold */
+    g_ptr_array_add(state->pending_markers, pending);
+    guint64 id = pending->id;
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KTxnMarkerPartition *entry =
+            &g_array_index(request->partitions, KTxnMarkerPartition, i);
+        g_autoptr(PlogBatch) batch = plog_batch_new();
+        batch->producer_id = request->producer_id;
+        batch->producer_epoch = request->producer_epoch;
+        batch->attributes = PLOG_BATCH_TRANSACTIONAL | PLOG_BATCH_CONTROL |
+                            (request->committed ? PLOG_BATCH_CONTROL_COMMIT : 0);
+        plog_batch_add_record(batch, request->committed ? PLOG_CONTROL_COMMIT_KEY
+                                                        : PLOG_CONTROL_ABORT_KEY,
+                              0, MARKER_RECORD_BYTES);
+        batch->first_timestamp_ms = broker_now_ms(state->broker);
+        batch->max_timestamp_ms = batch->first_timestamp_ms;
+        replica_append_internal(state, &entry->tp, batch, MARKER_APPEND_TIMEOUT_MS,
+                                marker_appended, id << 16 | i);
+    }
+    /* Release the hold: answers now if every append completed at once. */
+    pending = pending_markers_find(state, id);
+    KSIM_ASSERT(pending != NULL && pending->remaining > 0);
+    if (--pending->remaining == 0)
+        markers_respond(state, pending);
 }

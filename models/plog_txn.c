@@ -1,0 +1,181 @@
+/*
+ * plog_txn: ongoing and aborted transactions of a log (see plog_txn.h).
+ *
+ * Invariants (plog_txn_state_check_invariants):
+ *  1. `ongoing` maps each producer with an open transaction to its first
+ *     offset; at most PLOG_TXN_ONGOING_MAX entries.
+ *  2. `aborted` is in increasing last_offset (marker) order, and every entry
+ *     has first_offset <= last_offset.
+ *
+ * Transitions (plog_txn_state_note):
+ *   no open txn ──transactional data batch──▶ open at its base offset
+ *   open ──control batch of the producer──▶ closed (an ABORT adds an
+ *        aborted entry)
+ * `ongoing` is a GTree keyed by producer id, so every walk is ordered.
+ */
+#include "plog_txn.h"
+
+#include "sim_assert.h"
+
+struct PlogTxnState {
+    GTree *ongoing;   /* gint64 producer id* -> gint64 first offset* (owned) */
+    GArray *aborted;  /* PlogAbortedTxn, marker order */
+};
+
+static gint
+id_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    (void)user_data;
+    gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+    return (x > y) - (x < y);
+}
+
+PlogTxnState *
+plog_txn_state_new(void)
+{
+    PlogTxnState *state = g_new0(PlogTxnState, 1);
+    state->ongoing = g_tree_new_full(id_compare, NULL, g_free, g_free);
+    state->aborted = g_array_new(FALSE, FALSE, sizeof(PlogAbortedTxn));
+    return state;
+}
+
+void
+plog_txn_state_free(PlogTxnState *state)
+{
+    if (state == NULL)
+        return;
+    g_tree_destroy(state->ongoing);
+    g_array_free(state->aborted, TRUE);
+    g_free(state);
+}
+
+void
+plog_txn_state_clear(PlogTxnState *state)
+{
+    g_tree_remove_all(state->ongoing);
+    g_array_set_size(state->aborted, 0);
+}
+
+void
+plog_txn_state_note(PlogTxnState *state, const PlogBatchHeader *h)
+{
+    if (h->producer_id < 0 || (h->attributes & PLOG_BATCH_TRANSACTIONAL) == 0)
+        return;
+    const gint64 *first = g_tree_lookup(state->ongoing, &h->producer_id);
+    if ((h->attributes & PLOG_BATCH_CONTROL) == 0) {
+        if (first != NULL)
+            return;
+        KSIM_ASSERT((guint)g_tree_nnodes(state->ongoing) < PLOG_TXN_ONGOING_MAX);
+        g_tree_insert(state->ongoing, g_memdup2(&h->producer_id, sizeof h->producer_id),
+                      g_memdup2(&h->base_offset, sizeof h->base_offset));
+        return;
+    }
+    /* A marker without an open transaction (a retried marker, or a
+     * transaction that wrote nothing here) closes nothing. */
+    if (first == NULL)
+        return;
+    if ((h->attributes & PLOG_BATCH_CONTROL_COMMIT) == 0) {
+        KSIM_ASSERT(state->aborted->len < PLOG_TXN_ABORTED_MAX);
+        PlogAbortedTxn entry = {h->producer_id, *first, h->base_offset};
+        g_array_append_val(state->aborted, entry);
+    }
+    gboolean removed = g_tree_remove(state->ongoing, &h->producer_id);
+    KSIM_ASSERT(removed);
+}
+
+void
+plog_txn_state_evict_before(PlogTxnState *state, gint64 log_start_offset)
+{
+    guint below = 0;
+    while (below < state->aborted->len &&
+           g_array_index(state->aborted, PlogAbortedTxn, below).last_offset < log_start_offset)
+        below++;
+    if (below > 0)
+        g_array_remove_range(state->aborted, 0, below);
+}
+
+static gboolean
+min_first(gpointer key, gpointer value, gpointer data)
+{
+    (void)key;
+    gint64 *min = data;
+    gint64 first = *(const gint64 *)value;
+    if (*min < 0 || first < *min)
+        *min = first;
+    return FALSE;
+}
+
+gint64
+plog_txn_state_first_unstable_offset(const PlogTxnState *state)
+{
+    gint64 min = -1;
+    g_tree_foreach(state->ongoing, min_first, &min);
+    return min;
+}
+
+gint64
+plog_txn_state_ongoing_first_offset(const PlogTxnState *state, gint64 producer_id)
+{
+    const gint64 *first = g_tree_lookup(state->ongoing, &producer_id);
+    return first != NULL ? *first : -1;
+}
+
+guint
+plog_txn_state_ongoing_count(const PlogTxnState *state)
+{
+    return (guint)g_tree_nnodes(state->ongoing);
+}
+
+void
+plog_txn_state_collect_aborted(const PlogTxnState *state, gint64 start_offset,
+                               gint64 upper_offset, GArray *out)
+{
+    for (guint i = 0; i < state->aborted->len; i++) {
+        const PlogAbortedTxn *entry = &g_array_index(state->aborted, PlogAbortedTxn, i);
+        if (entry->last_offset >= start_offset && entry->first_offset < upper_offset)
+            g_array_append_val(out, *entry);
+    }
+}
+
+const GArray *
+plog_txn_state_aborted(const PlogTxnState *state)
+{
+    return state->aborted;
+}
+
+typedef struct {
+    gint64 log_start_offset;
+    gint64 log_end_offset;
+} Bounds;
+
+static gboolean
+check_ongoing(gpointer key, gpointer value, gpointer data)
+{
+    const Bounds *bounds = data;
+    KSIM_ASSERT(*(const gint64 *)key >= 0);
+    gint64 first = *(const gint64 *)value;
+    KSIM_ASSERT(first >= 0);
+    if (bounds->log_end_offset >= 0)
+        KSIM_ASSERT(first < bounds->log_end_offset);
+    return FALSE;
+}
+
+void
+plog_txn_state_check_invariants(const PlogTxnState *state, gint64 log_start_offset,
+                                gint64 log_end_offset)
+{
+    KSIM_ASSERT((guint)g_tree_nnodes(state->ongoing) <= PLOG_TXN_ONGOING_MAX);
+    Bounds bounds = {log_start_offset, log_end_offset};
+    g_tree_foreach(state->ongoing, check_ongoing, &bounds);
+    gint64 previous = -1;
+    for (guint i = 0; i < state->aborted->len; i++) {
+        const PlogAbortedTxn *entry = &g_array_index(state->aborted, PlogAbortedTxn, i);
+        KSIM_ASSERT(entry->first_offset <= entry->last_offset);
+        KSIM_ASSERT(entry->last_offset > previous);
+        if (log_end_offset >= 0)
+            KSIM_ASSERT(entry->last_offset < log_end_offset);
+        if (log_start_offset >= 0)
+            KSIM_ASSERT(entry->last_offset >= log_start_offset);
+        previous = entry->last_offset;
+    }
+}

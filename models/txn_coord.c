@@ -1,0 +1,1351 @@
+/*
+ * txn_coord: the transaction coordinator of one broker process (see
+ * txn_coord.h for the protocol, the state machine and the record encoding).
+ *
+ * Transitions, and the function that performs each:
+ *   a request or the timeout check ──transition_begin──▶ `pending` set, record
+ *     appended ──transition_appended──▶ `current` = `pending` (or dropped on
+ *     error); the waiting client is answered there
+ *   Prepare* written ──markers_start──▶ one TxnMarker per partition
+ *     ──marker_done (all written)──▶ transition_begin(Complete*)
+ *   partition loaded ──load_fired──▶ metas rebuilt; Prepare* resume markers
+ *   partition resigned ──unload_partition──▶ its metas, markers and waiters freed
+ *
+ * Invariants (txn_coord_check_invariants):
+ *  1. `partitions` is sorted by partition without duplicates and holds
+ *     exactly the __transaction_state partitions this broker leads; a
+ *     partition is loaded exactly when its load timer is not pending.
+ *  2. `metas` is sorted by id without duplicates; each meta's partition is in
+ *     `partitions` and loaded.
+ *  3. A meta has a reply waiting only while a transition is pending, and
+ *     markers (to do or in flight) only in Prepare* without a pending
+ *     transition.
+ *  4. Every TxnMarker in `markers` belongs to a meta in Prepare*, and names a
+ *     partition of its transaction.
+ *
+ * Ownership: the TxnCoord owns its partitions, metas, markers and pid
+ * requests; timers point at them and are cancelled before they are freed
+ * (a crash drops them with the node).
+ */
+#include "txn_coord.h"
+
+#include "broker_internal.h"
+#include "group_coord.h"
+#include "sim_assert.h"
+#include "sim_net.h"
+
+#include <string.h>
+
+#define LOAD_BASE_NS (1 * SIM_NS_PER_MS)
+#define LOAD_NS_PER_BYTE 10
+#define LOAD_READ_BYTES (5 * 1024 * 1024)
+/* The broker's request.timeout.ms, for its appends and marker requests. */
+#define TXN_REQUEST_TIMEOUT_MS 30000
+/* A failed marker is sent again after this pause (Kafka retries as soon as
+ * the metadata names a leader; the pause keeps a leaderless partition from
+ * spinning). */
+#define TXN_MARKER_RETRY_MS 100
+#define TXN_RECORD_MAGIC G_GUINT64_CONSTANT(0x7478)
+#define TXN_RECORD_BYTES 8
+#define TXN_PARTITIONS_MAX 65535u
+#define TXN_METAS_MAX (1u << 20)
+
+/* A transaction's state as a record holds it (Kafka's TxnTransitMetadata). */
+typedef struct {
+    gint64 producer_id;
+    gint16 producer_epoch;
+    gint32 timeout_ms;
+    TxnState state;
+    gint64 start_ms;
+    GArray *partitions; /* KTopicPartition, sorted */
+} TxnSnapshot;
+
+/* A client waiting for a transition to be written. */
+typedef struct {
+    SimNodeId client; /* SIM_NODE_NONE: nobody */
+    gint32 correlation_id;
+    KafkaMsgType response_type;
+} TxnReply;
+
+typedef struct {
+    char *id;
+    gint32 partition; /* of __transaction_state */
+    TxnSnapshot current;
+    TxnSnapshot pending; /* valid while has_pending */
+    gboolean has_pending;
+    guint64 append_id; /* of the pending transition's append */
+    TxnReply reply;
+    GArray *markers_todo; /* KTopicPartition whose marker is not yet sent or must be resent */
+    guint markers_in_flight;
+} TxnMeta;
+
+typedef struct {
+    gint32 correlation_id;
+    TxnMeta *meta;
+    KTopicPartition tp;
+    SimNodeId node;
+    SimTimerId timeout_timer;
+} TxnMarker;
+
+typedef struct {
+    gint32 partition;
+    gint32 leader_epoch;
+    SimTimerId load_timer;
+    gboolean loaded;
+} TxnPartition;
+
+/* An InitProducerId for a new id, waiting for a producer id. */
+typedef struct {
+    guint64 id;
+    char transactional_id[KAFKA_TXN_ID_MAX + 1];
+    gint32 timeout_ms;
+    SimNodeId client;
+    gint32 correlation_id;
+} PidRequest;
+
+struct TxnCoord {
+    BrokerState *state;
+    GPtrArray *partitions; /* TxnPartition* (owned), by partition */
+    GPtrArray *metas;      /* TxnMeta* (owned), by id */
+    GPtrArray *markers;    /* TxnMarker* (owned), in send order */
+    GPtrArray *pid_requests; /* PidRequest* (owned) */
+    guint64 append_next;
+    guint64 pid_request_next;
+    SimTimerId abort_timer;
+    SimTimerId retry_timer;
+    gboolean topic_requested;
+};
+
+static void markers_send(TxnCoord *coord, TxnMeta *meta);
+static void markers_retry_later(TxnCoord *coord);
+static void transition_begin(TxnCoord *coord, TxnMeta *meta, const TxnSnapshot *target,
+                             const TxnReply *reply);
+
+/* ---- pure functions ---- */
+
+const char *
+txn_state_name(TxnState state)
+{
+    switch (state) {
+    case TXN_STATE_EMPTY:
+        return "Empty";
+    case TXN_STATE_ONGOING:
+        return "Ongoing";
+    case TXN_STATE_PREPARE_COMMIT:
+        return "PrepareCommit";
+    case TXN_STATE_PREPARE_ABORT:
+        return "PrepareAbort";
+    case TXN_STATE_COMPLETE_COMMIT:
+        return "CompleteCommit";
+    case TXN_STATE_COMPLETE_ABORT:
+        return "CompleteAbort";
+    case TXN_STATE_DEAD:
+        return "Dead";
+    }
+    return "Unknown";
+}
+
+gint32
+txn_coord_partition_for(const char *transactional_id, gint32 num_partitions)
+{
+    return group_coord_partition_for(transactional_id, num_partitions);
+}
+
+guint64
+txn_coord_record_key(const char *transactional_id)
+{
+    guint64 hash = G_GUINT64_CONSTANT(14695981039346656037);
+    const char *prefix = "txn";
+    for (const char *c = prefix; *c; c++)
+        hash = (hash ^ (guint8)*c) * G_GUINT64_CONSTANT(1099511628211);
+    hash = (hash ^ 0) * G_GUINT64_CONSTANT(1099511628211);
+    for (const char *c = transactional_id; *c; c++)
+        hash = (hash ^ (guint8)*c) * G_GUINT64_CONSTANT(1099511628211);
+    return hash == 0 ? 1 : hash;
+}
+
+static gboolean
+state_is_prepare(TxnState state)
+{
+    return state == TXN_STATE_PREPARE_COMMIT || state == TXN_STATE_PREPARE_ABORT;
+}
+
+static gboolean
+state_is_complete(TxnState state)
+{
+    return state == TXN_STATE_COMPLETE_COMMIT || state == TXN_STATE_COMPLETE_ABORT;
+}
+
+/* ---- snapshots and records ---- */
+
+static void
+snapshot_init(TxnSnapshot *snapshot)
+{
+    memset(snapshot, 0, sizeof *snapshot);
+    snapshot->producer_id = -1;
+    snapshot->producer_epoch = -1;
+    snapshot->partitions = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+}
+
+static void
+snapshot_clear(TxnSnapshot *snapshot)
+{
+    if (snapshot->partitions != NULL)
+        g_array_free(snapshot->partitions, TRUE);
+    snapshot->partitions = NULL;
+}
+
+static void
+snapshot_copy(TxnSnapshot *to, const TxnSnapshot *from)
+{
+    snapshot_clear(to);
+    *to = *from;
+    to->partitions = g_array_copy(from->partitions);
+}
+
+static gint
+tp_compare(gconstpointer a, gconstpointer b)
+{
+    return ktp_compare(a, b);
+}
+
+static gboolean
+snapshot_has_partition(const TxnSnapshot *snapshot, const KTopicPartition *tp)
+{
+    for (guint i = 0; i < snapshot->partitions->len; i++) {
+        if (ktp_equal(&g_array_index(snapshot->partitions, KTopicPartition, i), tp))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static void
+snapshot_add_partition(TxnSnapshot *snapshot, const KTopicPartition *tp)
+{
+    if (snapshot_has_partition(snapshot, tp))
+        return;
+    KSIM_ASSERT(snapshot->partitions->len < TXN_PARTITIONS_MAX);
+    g_array_append_val(snapshot->partitions, *tp);
+    g_array_sort(snapshot->partitions, tp_compare);
+}
+
+static void
+add_string(PlogBatch *batch, const char *text)
+{
+    gsize len = strlen(text);
+    for (gsize at = 0; at < len; at += 8) {
+        guint64 chunk = 0;
+        for (gsize i = 0; i < 8 && at + i < len; i++)
+            chunk |= (guint64)(guint8)text[at + i] << (8 * i);
+        plog_batch_add_record(batch, 0, chunk, TXN_RECORD_BYTES);
+    }
+}
+
+static guint
+string_chunks(const char *text)
+{
+    return (guint)((strlen(text) + 7) / 8);
+}
+
+static PlogBatch *
+record_encode(const char *id, const TxnSnapshot *snapshot)
+{
+    PlogBatch *batch = plog_batch_new();
+    guint64 head = TXN_RECORD_MAGIC << 48 | (guint64)snapshot->state << 40 |
+                   (guint64)string_chunks(id) << 32 | snapshot->partitions->len;
+    plog_batch_add_record(batch, txn_coord_record_key(id), head, TXN_RECORD_BYTES);
+    plog_batch_add_record(batch, 0, (guint64)snapshot->producer_id, TXN_RECORD_BYTES);
+    plog_batch_add_record(batch, 0,
+                          (guint64)(guint16)snapshot->producer_epoch |
+                              (guint64)(guint32)snapshot->timeout_ms << 16,
+                          TXN_RECORD_BYTES);
+    plog_batch_add_record(batch, 0, (guint64)snapshot->start_ms, TXN_RECORD_BYTES);
+    add_string(batch, id);
+    for (guint i = 0; i < snapshot->partitions->len; i++) {
+        const KTopicPartition *tp = &g_array_index(snapshot->partitions, KTopicPartition, i);
+        plog_batch_add_record(batch, 0,
+                              (guint64)(guint32)tp->partition |
+                                  (guint64)string_chunks(tp->topic) << 32,
+                              TXN_RECORD_BYTES);
+        add_string(batch, tp->topic);
+    }
+    return batch;
+}
+
+/* Reads `chunks` records from *at into `out` (of `size` bytes); FALSE when
+ * they run past the batch or the text does not fit. */
+static gboolean
+read_string(const PlogBatch *batch, guint *at, guint chunks, char *out, gsize size)
+{
+    if (*at + chunks > batch->records->len || (gsize)chunks * 8 >= size)
+        return FALSE;
+    memset(out, 0, size);
+    for (guint c = 0; c < chunks; c++) {
+        guint64 chunk = g_array_index(batch->records, PlogRecord, *at + c).value;
+        for (guint i = 0; i < 8; i++)
+            out[c * 8 + i] = (char)(chunk >> (8 * i));
+    }
+    *at += chunks;
+    return TRUE;
+}
+
+gboolean
+txn_coord_decode(const PlogBatch *batch, TxnLogRecord *out)
+{
+    memset(out, 0, sizeof *out);
+    if (batch->records->len < 4 || (batch->attributes & PLOG_BATCH_CONTROL) != 0)
+        return FALSE;
+    const PlogRecord *r = (const PlogRecord *)batch->records->data;
+    if (r[0].key == 0 || r[0].value >> 48 != TXN_RECORD_MAGIC)
+        return FALSE;
+    TxnState state = (TxnState)((r[0].value >> 40) & 0xff);
+    guint id_chunks = (guint)((r[0].value >> 32) & 0xff);
+    guint n_partitions = (guint)(r[0].value & 0xffffffffu);
+    if (state > TXN_STATE_DEAD || n_partitions > TXN_PARTITIONS_MAX)
+        return FALSE;
+    out->state = state;
+    out->producer_id = (gint64)r[1].value;
+    out->producer_epoch = (gint16)(guint16)(r[2].value & 0xffff);
+    out->timeout_ms = (gint32)(guint32)(r[2].value >> 16);
+    out->start_ms = (gint64)r[3].value;
+    guint at = 4;
+    out->partitions = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    gboolean ok = read_string(batch, &at, id_chunks, out->transactional_id,
+                              sizeof out->transactional_id);
+    for (guint i = 0; ok && i < n_partitions; i++) {
+        if (at >= batch->records->len) {
+            ok = FALSE;
+            break;
+        }
+        guint64 head = g_array_index(batch->records, PlogRecord, at++).value;
+        KTopicPartition tp;
+        memset(&tp, 0, sizeof tp);
+        tp.partition = (gint32)(guint32)(head & 0xffffffffu);
+        ok = read_string(batch, &at, (guint)(head >> 32), tp.topic, sizeof tp.topic);
+        if (ok)
+            g_array_append_val(out->partitions, tp);
+    }
+    ok = ok && r[0].key == txn_coord_record_key(out->transactional_id);
+    if (!ok)
+        txn_log_record_clear(out);
+    return ok;
+}
+
+void
+txn_log_record_clear(TxnLogRecord *record)
+{
+    if (record->partitions != NULL)
+        g_array_free(record->partitions, TRUE);
+    record->partitions = NULL;
+}
+
+/* ---- lookups ---- */
+
+static SimWorld *
+world_of(const TxnCoord *coord)
+{
+    return coord->state->broker->world;
+}
+
+static const BrokerConfig *
+config_of(const TxnCoord *coord)
+{
+    return &coord->state->broker->config;
+}
+
+static gint32
+partition_of(const BrokerState *state, const char *id)
+{
+    return txn_coord_partition_for(id, state->broker->config.transaction_state_log_num_partitions);
+}
+
+static TxnPartition *
+txn_partition_find(const TxnCoord *coord, gint32 partition)
+{
+    for (guint i = 0; i < coord->partitions->len; i++) {
+        TxnPartition *tpart = g_ptr_array_index(coord->partitions, i);
+        if (tpart->partition == partition)
+            return tpart;
+    }
+    return NULL;
+}
+
+static TxnMeta *
+meta_find(const TxnCoord *coord, const char *id)
+{
+    for (guint i = 0; i < coord->metas->len; i++) {
+        TxnMeta *meta = g_ptr_array_index(coord->metas, i);
+        if (strcmp(meta->id, id) == 0)
+            return meta;
+    }
+    return NULL;
+}
+
+static KafkaError
+check_coordinator(const BrokerState *state, const char *id)
+{
+    if (id[0] == '\0')
+        return KAFKA_ERROR_INVALID_REQUEST;
+    const TxnPartition *tpart = txn_partition_find(state->txns, partition_of(state, id));
+    if (tpart == NULL)
+        return KAFKA_ERROR_NOT_COORDINATOR;
+    if (!tpart->loaded)
+        return KAFKA_ERROR_COORDINATOR_LOAD_IN_PROGRESS;
+    return KAFKA_ERROR_NONE;
+}
+
+/* ---- metas ---- */
+
+static gint
+meta_compare(gconstpointer a, gconstpointer b)
+{
+    return strcmp((*(TxnMeta *const *)a)->id, (*(TxnMeta *const *)b)->id);
+}
+
+static TxnMeta *
+meta_new(TxnCoord *coord, const char *id)
+{
+    KSIM_ASSERT(coord->metas->len < TXN_METAS_MAX);
+    TxnMeta *meta = g_new0(TxnMeta, 1);
+    meta->id = g_strdup(id);
+    meta->partition = partition_of(coord->state, id);
+    snapshot_init(&meta->current);
+    meta->reply.client = SIM_NODE_NONE;
+    meta->markers_todo = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    g_ptr_array_add(coord->metas, meta);
+    g_ptr_array_sort(coord->metas, meta_compare);
+    return meta;
+}
+
+static void
+marker_free(TxnCoord *coord, TxnMarker *marker)
+{
+    sim_timer_cancel(world_of(coord), marker->timeout_timer);
+    g_free(marker);
+}
+
+static void
+meta_free(TxnCoord *coord, TxnMeta *meta)
+{
+    for (guint i = coord->markers->len; i > 0; i--) {
+        TxnMarker *marker = g_ptr_array_index(coord->markers, i - 1);
+        if (marker->meta != meta)
+            continue;
+        g_ptr_array_remove_index(coord->markers, i - 1);
+        marker_free(coord, marker);
+    }
+    snapshot_clear(&meta->current);
+    if (meta->has_pending)
+        snapshot_clear(&meta->pending);
+    g_array_free(meta->markers_todo, TRUE);
+    g_free(meta->id);
+    g_free(meta);
+}
+
+/* ---- answers ---- */
+
+static void
+respond_txn(BrokerState *state, SimNodeId to, KafkaMsgType type, gint32 correlation_id,
+            KafkaError error)
+{
+    KTxnMessage *response = kproto_new(type);
+    response->correlation_id = correlation_id;
+    response->error = error;
+    broker_send(state, to, &response->base);
+}
+
+static void
+respond_init(BrokerState *state, SimNodeId to, gint32 correlation_id, KafkaError error,
+             gint64 producer_id, gint16 producer_epoch)
+{
+    KInitProducerIdMessage *response = kproto_new(KMSG_INIT_PRODUCER_ID_RESPONSE);
+    response->correlation_id = correlation_id;
+    response->error = error;
+    response->producer_id = error == KAFKA_ERROR_NONE ? producer_id : -1;
+    response->producer_epoch = error == KAFKA_ERROR_NONE ? producer_epoch : -1;
+    broker_send(state, to, &response->base);
+}
+
+static void
+reply_send(BrokerState *state, const TxnReply *reply, KafkaError error, const TxnMeta *meta)
+{
+    if (reply->client == SIM_NODE_NONE)
+        return;
+    if (reply->response_type == KMSG_INIT_PRODUCER_ID_RESPONSE)
+        respond_init(state, reply->client, reply->correlation_id, error,
+                     meta != NULL ? meta->current.producer_id : -1,
+                     meta != NULL ? meta->current.producer_epoch : -1);
+    else
+        respond_txn(state, reply->client, reply->response_type, reply->correlation_id, error);
+}
+
+/* ---- transitions ---- */
+
+/* Kafka's TransactionStateManager.appendTransactionToLog error mapping. */
+static KafkaError
+append_error(KafkaError error)
+{
+    switch (error) {
+    case KAFKA_ERROR_NONE:
+        return KAFKA_ERROR_NONE;
+    case KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION:
+    case KAFKA_ERROR_NOT_ENOUGH_REPLICAS:
+    case KAFKA_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case KAFKA_ERROR_REQUEST_TIMED_OUT:
+        return KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
+    case KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER:
+    case KAFKA_ERROR_KAFKA_STORAGE_ERROR:
+        return KAFKA_ERROR_NOT_COORDINATOR;
+    default:
+        return error;
+    }
+}
+
+static TxnMeta *
+meta_by_append(const TxnCoord *coord, guint64 append_id)
+{
+    for (guint i = 0; i < coord->metas->len; i++) {
+        TxnMeta *meta = g_ptr_array_index(coord->metas, i);
+        if (meta->has_pending && meta->append_id == append_id)
+            return meta;
+    }
+    return NULL;
+}
+
+static void
+transition_appended(BrokerState *state, KafkaError error, gint64 base_offset, guint64 append_id)
+{
+    (void)base_offset;
+    TxnCoord *coord = state->txns;
+    TxnMeta *meta = meta_by_append(coord, append_id);
+    if (meta == NULL)
+        return; /* its partition was unloaded meanwhile */
+    TxnReply reply = meta->reply;
+    meta->reply.client = SIM_NODE_NONE;
+    meta->has_pending = FALSE;
+    KafkaError mapped = append_error(error);
+    if (mapped != KAFKA_ERROR_NONE) {
+        gboolean completing = state_is_complete(meta->pending.state);
+        snapshot_clear(&meta->pending);
+        reply_send(state, &reply, mapped, meta);
+        /* Markers are all written: Complete* is tried again later (Kafka
+         * retries it while it still coordinates the id). */
+        if (completing && mapped == KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE)
+            markers_retry_later(coord);
+        return;
+    }
+    snapshot_clear(&meta->current);
+    meta->current = meta->pending;
+    meta->pending.partitions = NULL;
+    reply_send(state, &reply, KAFKA_ERROR_NONE, meta);
+    if (state_is_prepare(meta->current.state)) {
+        g_array_set_size(meta->markers_todo, 0);
+        g_array_append_vals(meta->markers_todo, meta->current.partitions->data,
+                            meta->current.partitions->len);
+        markers_send(coord, meta);
+    }
+}
+
+/* Appends `target` as the meta's next state; `reply` (may be NULL) is
+ * answered once it is written or failed. */
+static void
+transition_begin(TxnCoord *coord, TxnMeta *meta, const TxnSnapshot *target, const TxnReply *reply)
+{
+    KSIM_ASSERT(!meta->has_pending);
+    KSIM_ASSERT(meta->markers_in_flight == 0);
+    meta->has_pending = TRUE;
+    snapshot_init(&meta->pending);
+    snapshot_copy(&meta->pending, target);
+    meta->append_id = ++coord->append_next;
+    meta->reply.client = SIM_NODE_NONE;
+    if (reply != NULL)
+        meta->reply = *reply;
+    g_autoptr(PlogBatch) batch = record_encode(meta->id, &meta->pending);
+    batch->first_timestamp_ms = broker_now_ms(coord->state->broker);
+    batch->max_timestamp_ms = batch->first_timestamp_ms;
+    KTopicPartition tp;
+    ktp_set(&tp, TXN_STATE_TOPIC, meta->partition);
+    /* The answer may come before this returns (a one-replica ISR). */
+    replica_append_internal(coord->state, &tp, batch, TXN_REQUEST_TIMEOUT_MS,
+                            transition_appended, meta->append_id);
+}
+
+/* A target starting from the meta's current state. (caller clears it) */
+static void
+target_from_current(const TxnMeta *meta, TxnSnapshot *target)
+{
+    snapshot_init(target);
+    snapshot_copy(target, &meta->current);
+}
+
+/* Prepare{Commit,Abort} of the current transaction, with `epoch`. */
+static void
+begin_prepare(TxnCoord *coord, TxnMeta *meta, gboolean commit, gint16 epoch,
+              const TxnReply *reply)
+{
+    TxnSnapshot target;
+    target_from_current(meta, &target);
+    target.state = commit ? TXN_STATE_PREPARE_COMMIT : TXN_STATE_PREPARE_ABORT;
+    target.producer_epoch = epoch;
+    transition_begin(coord, meta, &target, reply);
+    snapshot_clear(&target);
+}
+
+/* ---- markers ---- */
+
+static void markers_retry_fired(SimWorld *world, void *ctx, void *arg);
+
+static void
+markers_retry_later(TxnCoord *coord)
+{
+    if (sim_timer_pending(world_of(coord), coord->retry_timer))
+        return;
+    coord->retry_timer = sim_timer_set(world_of(coord), coord->state->broker->node,
+                                       TXN_MARKER_RETRY_MS * SIM_NS_PER_MS, markers_retry_fired,
+                                       NULL);
+}
+
+static void
+complete_transaction(TxnCoord *coord, TxnMeta *meta)
+{
+    TxnSnapshot target;
+    target_from_current(meta, &target);
+    target.state = meta->current.state == TXN_STATE_PREPARE_COMMIT ? TXN_STATE_COMPLETE_COMMIT
+                                                                   : TXN_STATE_COMPLETE_ABORT;
+    g_array_set_size(target.partitions, 0);
+    transition_begin(coord, meta, &target, NULL);
+    snapshot_clear(&target);
+}
+
+static void marker_timed_out(SimWorld *world, void *ctx, void *arg);
+
+/* The partition's leader as this broker's metadata knows it, or NONE;
+ * `exists` is FALSE when the metadata has no such partition. */
+static SimNodeId
+leader_node(const BrokerState *state, const KTopicPartition *tp, gboolean *exists)
+{
+    const KPartitionState *ps = g_tree_lookup(state->metadata, tp);
+    *exists = ps != NULL;
+    if (ps == NULL || ps->leader == KAFKA_NO_LEADER)
+        return SIM_NODE_NONE;
+    return kbroker_endpoint_node(state->live_brokers, ps->leader);
+}
+
+static void
+marker_send(TxnCoord *coord, TxnMeta *meta, const KTopicPartition *tp, SimNodeId node)
+{
+    BrokerState *state = coord->state;
+    TxnPartition *tpart = txn_partition_find(coord, meta->partition);
+    KTxnMarkersMessage *request = kproto_new(KMSG_WRITE_TXN_MARKERS_REQUEST);
+    request->correlation_id = state->correlation_next++;
+    request->producer_id = meta->current.producer_id;
+    request->producer_epoch = meta->current.producer_epoch;
+    request->committed = meta->current.state == TXN_STATE_PREPARE_COMMIT;
+    request->coordinator_epoch = tpart != NULL ? tpart->leader_epoch : -1;
+    KTxnMarkerPartition entry = {*tp, KAFKA_ERROR_NONE};
+    g_array_append_val(request->partitions, entry);
+    kproto_update_size(&request->base);
+    TxnMarker *marker = g_new0(TxnMarker, 1);
+    marker->correlation_id = request->correlation_id;
+    marker->meta = meta;
+    marker->tp = *tp;
+    marker->node = node;
+    marker->timeout_timer =
+        sim_timer_set(world_of(coord), state->broker->node, TXN_REQUEST_TIMEOUT_MS * SIM_NS_PER_MS,
+                      marker_timed_out, marker);
+    g_ptr_array_add(coord->markers, marker);
+    meta->markers_in_flight++;
+    broker_send(state, node, &request->base);
+}
+
+/* Sends the markers still to do that have a known leader; completes the
+ * transaction when none is left. */
+static void
+markers_send(TxnCoord *coord, TxnMeta *meta)
+{
+    if (meta->has_pending)
+        return;
+    guint kept = 0;
+    for (guint i = 0; i < meta->markers_todo->len; i++) {
+        KTopicPartition tp = g_array_index(meta->markers_todo, KTopicPartition, i);
+        gboolean exists;
+        SimNodeId node = leader_node(coord->state, &tp, &exists);
+        if (!exists)
+            continue; /* the partition is gone: nothing to mark */
+        if (node == SIM_NODE_NONE) {
+            g_array_index(meta->markers_todo, KTopicPartition, kept++) = tp;
+            continue;
+        }
+        marker_send(coord, meta, &tp, node);
+    }
+    g_array_set_size(meta->markers_todo, kept);
+    if (kept > 0)
+        markers_retry_later(coord);
+    if (kept == 0 && meta->markers_in_flight == 0 && state_is_prepare(meta->current.state))
+        complete_transaction(coord, meta);
+}
+
+static void
+markers_retry_fired(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)world;
+    (void)arg;
+    TxnCoord *coord = broker->state->txns;
+    coord->retry_timer = SIM_EVENT_ID_NONE;
+    /* A copy: completing a transaction never frees a meta, but keep the
+     * walk independent of the array anyway. */
+    g_autoptr(GPtrArray) metas = g_ptr_array_copy(coord->metas, NULL, NULL);
+    for (guint i = 0; i < metas->len; i++) {
+        TxnMeta *meta = g_ptr_array_index(metas, i);
+        if (meta->markers_todo->len > 0 ||
+            (state_is_prepare(meta->current.state) && !meta->has_pending &&
+             meta->markers_in_flight == 0))
+            markers_send(coord, meta);
+    }
+}
+
+/* A marker ended: written, or to be sent again. */
+static void
+marker_finish(TxnCoord *coord, TxnMarker *marker, gboolean written)
+{
+    TxnMeta *meta = marker->meta;
+    g_ptr_array_remove(coord->markers, marker);
+    KSIM_ASSERT(meta->markers_in_flight > 0);
+    meta->markers_in_flight--;
+    if (!written)
+        g_array_append_val(meta->markers_todo, marker->tp);
+    marker_free(coord, marker);
+    if (!written) {
+        markers_retry_later(coord);
+        return;
+    }
+    if (meta->markers_todo->len == 0 && meta->markers_in_flight == 0)
+        complete_transaction(coord, meta);
+}
+
+static void
+marker_timed_out(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    TxnMarker *marker = arg;
+    marker->timeout_timer = SIM_EVENT_ID_NONE;
+    sim_net_close(sim_world_net(world), broker->node, marker->node);
+    marker_finish(broker->state->txns, marker, FALSE);
+}
+
+static TxnMarker *
+marker_find(const TxnCoord *coord, SimNodeId from, gint32 correlation_id)
+{
+    for (guint i = 0; i < coord->markers->len; i++) {
+        TxnMarker *marker = g_ptr_array_index(coord->markers, i);
+        if (marker->node == from && marker->correlation_id == correlation_id)
+            return marker;
+    }
+    return NULL;
+}
+
+/* Kafka's TransactionMarkerRequestCompletionHandler: written, or a
+ * partition that moved on (a newer epoch wrote there: the marker is moot),
+ * or try again. */
+static void
+handle_markers_response(BrokerState *state, SimNodeId from, const KTxnMarkersMessage *response)
+{
+    TxnMarker *marker = marker_find(state->txns, from, response->correlation_id);
+    if (marker == NULL)
+        return;
+    KafkaError error = KAFKA_ERROR_REQUEST_TIMED_OUT;
+    for (guint i = 0; i < response->partitions->len; i++) {
+        const KTxnMarkerPartition *entry =
+            &g_array_index(response->partitions, KTxnMarkerPartition, i);
+        if (ktp_equal(&entry->tp, &marker->tp))
+            error = entry->error;
+    }
+    marker_finish(state->txns, marker,
+                  error == KAFKA_ERROR_NONE || error == KAFKA_ERROR_INVALID_PRODUCER_EPOCH);
+}
+
+void
+txn_coord_peer_disconnected(BrokerState *state, SimNodeId peer)
+{
+    TxnCoord *coord = state->txns;
+    for (guint i = coord->markers->len; i > 0; i--) {
+        if (i > coord->markers->len)
+            continue;
+        TxnMarker *marker = g_ptr_array_index(coord->markers, i - 1);
+        if (marker->node == peer)
+            marker_finish(coord, marker, FALSE);
+    }
+}
+
+/* ---- requests ---- */
+
+static void
+pid_allocated(BrokerState *state, KafkaError error, gint64 producer_id, guint64 done_id)
+{
+    TxnCoord *coord = state->txns;
+    PidRequest *request = NULL;
+    for (guint i = 0; i < coord->pid_requests->len; i++) {
+        PidRequest *candidate = g_ptr_array_index(coord->pid_requests, i);
+        if (candidate->id == done_id)
+            request = g_ptr_array_steal_index(coord->pid_requests, i);
+    }
+    if (request == NULL)
+        return;
+    if (error == KAFKA_ERROR_NONE)
+        error = check_coordinator(state, request->transactional_id);
+    TxnMeta *meta = NULL;
+    if (error == KAFKA_ERROR_NONE) {
+        meta = meta_find(coord, request->transactional_id);
+        if (meta != NULL)
+            error = KAFKA_ERROR_CONCURRENT_TRANSACTIONS; /* another init created it */
+    }
+    if (error != KAFKA_ERROR_NONE) {
+        respond_init(state, request->client, request->correlation_id, error, -1, -1);
+        g_free(request);
+        return;
+    }
+    /* Kafka's new TransactionMetadata: epoch -1, Empty, bumped to 0 by the
+     * transition that makes it durable. */
+    meta = meta_new(coord, request->transactional_id);
+    meta->current.producer_id = producer_id;
+    TxnSnapshot target;
+    target_from_current(meta, &target);
+    target.producer_epoch = 0;
+    target.timeout_ms = request->timeout_ms;
+    target.state = TXN_STATE_EMPTY;
+    TxnReply reply = {request->client, request->correlation_id, KMSG_INIT_PRODUCER_ID_RESPONSE};
+    transition_begin(coord, meta, &target, &reply);
+    snapshot_clear(&target);
+    g_free(request);
+}
+
+/* Kafka's prepareInitProducerIdTransit for an existing id. */
+static KafkaError
+init_existing(TxnCoord *coord, TxnMeta *meta, SimNodeId from, const KInitProducerIdMessage *request)
+{
+    if (meta->has_pending || state_is_prepare(meta->current.state))
+        return KAFKA_ERROR_CONCURRENT_TRANSACTIONS;
+    if (meta->current.state == TXN_STATE_ONGOING) {
+        /* Fence the old instance: abort its transaction with a bumped
+         * epoch; the new instance retries until it completes. */
+        begin_prepare(coord, meta, FALSE, (gint16)(meta->current.producer_epoch + 1), NULL);
+        return KAFKA_ERROR_CONCURRENT_TRANSACTIONS;
+    }
+    TxnSnapshot target;
+    target_from_current(meta, &target);
+    target.producer_epoch = (gint16)(meta->current.producer_epoch + 1);
+    target.timeout_ms = request->transaction_timeout_ms;
+    target.state = TXN_STATE_EMPTY;
+    g_array_set_size(target.partitions, 0);
+    TxnReply reply = {from, request->correlation_id, KMSG_INIT_PRODUCER_ID_RESPONSE};
+    transition_begin(coord, meta, &target, &reply);
+    snapshot_clear(&target);
+    return KAFKA_ERROR_NONE;
+}
+
+static void
+handle_init_producer_id(BrokerState *state, SimNodeId from, const KInitProducerIdMessage *request)
+{
+    TxnCoord *coord = state->txns;
+    KafkaError error = check_coordinator(state, request->transactional_id);
+    if (error == KAFKA_ERROR_NONE &&
+        (request->transaction_timeout_ms <= 0 ||
+         request->transaction_timeout_ms > config_of(coord)->transaction_max_timeout_ms))
+        error = KAFKA_ERROR_INVALID_TRANSACTION_TIMEOUT;
+    TxnMeta *meta = error == KAFKA_ERROR_NONE ? meta_find(coord, request->transactional_id) : NULL;
+    if (error == KAFKA_ERROR_NONE && meta != NULL)
+        error = init_existing(coord, meta, from, request);
+    else if (error == KAFKA_ERROR_NONE) {
+        PidRequest *pending = g_new0(PidRequest, 1);
+        pending->id = ++coord->pid_request_next;
+        KPROTO_SET_ID(pending->transactional_id, request->transactional_id);
+        pending->timeout_ms = request->transaction_timeout_ms;
+        pending->client = from;
+        pending->correlation_id = request->correlation_id;
+        g_ptr_array_add(coord->pid_requests, pending);
+        producer_ids_allocate(state, pid_allocated, pending->id);
+        return;
+    }
+    if (error != KAFKA_ERROR_NONE)
+        respond_init(state, from, request->correlation_id, error, -1, -1);
+}
+
+/* The checks every request of an ongoing producer passes (Kafka's
+ * handleAddPartitionsToTransaction and handleEndTransaction). */
+static KafkaError
+check_producer(const BrokerState *state, const KTxnMessage *request, TxnMeta **out)
+{
+    *out = NULL;
+    KafkaError error = check_coordinator(state, request->transactional_id);
+    if (error != KAFKA_ERROR_NONE)
+        return error;
+    TxnMeta *meta = meta_find(state->txns, request->transactional_id);
+    if (meta == NULL || meta->current.producer_id != request->producer_id)
+        return KAFKA_ERROR_INVALID_PRODUCER_ID_MAPPING;
+    if (meta->current.producer_epoch != request->producer_epoch)
+        return KAFKA_ERROR_PRODUCER_FENCED;
+    *out = meta;
+    if (meta->has_pending || state_is_prepare(meta->current.state))
+        return KAFKA_ERROR_CONCURRENT_TRANSACTIONS;
+    return KAFKA_ERROR_NONE;
+}
+
+/* AddPartitionsToTxn and AddOffsetsToTxn: the partitions join the
+ * transaction (Ongoing from now on, if it was not). */
+static void
+add_partitions(BrokerState *state, SimNodeId from, const KTxnMessage *request,
+               const GArray *partitions, KafkaMsgType response_type)
+{
+    TxnCoord *coord = state->txns;
+    TxnMeta *meta;
+    KafkaError error = check_producer(state, request, &meta);
+    if (error != KAFKA_ERROR_NONE) {
+        respond_txn(state, from, response_type, request->correlation_id, error);
+        return;
+    }
+    TxnSnapshot target;
+    target_from_current(meta, &target);
+    if (meta->current.state != TXN_STATE_ONGOING) {
+        g_array_set_size(target.partitions, 0);
+        target.start_ms = broker_now_ms(state->broker);
+    }
+    for (guint i = 0; i < partitions->len; i++)
+        snapshot_add_partition(&target, &g_array_index(partitions, KTopicPartition, i));
+    if (meta->current.state == TXN_STATE_ONGOING &&
+        target.partitions->len == meta->current.partitions->len) {
+        snapshot_clear(&target);
+        respond_txn(state, from, response_type, request->correlation_id, KAFKA_ERROR_NONE);
+        return;
+    }
+    target.state = TXN_STATE_ONGOING;
+    TxnReply reply = {from, request->correlation_id, response_type};
+    transition_begin(coord, meta, &target, &reply);
+    snapshot_clear(&target);
+}
+
+static void
+handle_add_offsets(BrokerState *state, SimNodeId from, const KTxnMessage *request)
+{
+    g_autoptr(GArray) partitions = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    KTopicPartition tp;
+    ktp_set(&tp, GROUP_OFFSETS_TOPIC,
+            group_coord_partition_for(request->group_id,
+                                      state->broker->config.offsets_topic_num_partitions));
+    g_array_append_val(partitions, tp);
+    add_partitions(state, from, request, partitions, KMSG_ADD_OFFSETS_TO_TXN_RESPONSE);
+}
+
+/* Kafka's handleEndTransaction. */
+static void
+handle_end_txn(BrokerState *state, SimNodeId from, const KTxnMessage *request)
+{
+    TxnMeta *meta;
+    KafkaError error = check_producer(state, request, &meta);
+    if (error == KAFKA_ERROR_NONE && meta->current.state == TXN_STATE_ONGOING) {
+        TxnReply reply = {from, request->correlation_id, KMSG_END_TXN_RESPONSE};
+        begin_prepare(state->txns, meta, request->committed, meta->current.producer_epoch,
+                      &reply);
+        return;
+    }
+    if (error == KAFKA_ERROR_NONE) {
+        /* A retried EndTxn whose transaction already completed that way. */
+        TxnState done = request->committed ? TXN_STATE_COMPLETE_COMMIT : TXN_STATE_COMPLETE_ABORT;
+        error = meta->current.state == done ? KAFKA_ERROR_NONE : KAFKA_ERROR_INVALID_TXN_STATE;
+    } else if (error == KAFKA_ERROR_CONCURRENT_TRANSACTIONS && !meta->has_pending) {
+        TxnState preparing =
+            request->committed ? TXN_STATE_PREPARE_COMMIT : TXN_STATE_PREPARE_ABORT;
+        if (meta->current.state != preparing)
+            error = KAFKA_ERROR_INVALID_TXN_STATE;
+    }
+    respond_txn(state, from, KMSG_END_TXN_RESPONSE, request->correlation_id, error);
+}
+
+/* ---- FindCoordinator and the topic ---- */
+
+static void
+topic_created(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    (void)arg;
+    if (result->error != COORD_OK && result->error != COORD_NODE_EXISTS)
+        state->txns->topic_requested = FALSE;
+}
+
+/* As group_coord's create_offsets_topic: AdminUtils.assignReplicasToBrokers
+ * over the live brokers. */
+static void
+create_state_topic(BrokerState *state)
+{
+    TxnCoord *coord = state->txns;
+    Broker *broker = state->broker;
+    guint n = state->live_brokers->len;
+    if (coord->topic_requested || n == 0)
+        return;
+    coord->topic_requested = TRUE;
+    guint rf = MIN((guint)broker->config.transaction_state_log_replication_factor, n);
+    rf = MIN(rf, (guint)KAFKA_REPLICAS_MAX);
+    g_autofree char *stream = g_strdup_printf("broker-%d/txn-topic", broker->config.broker_id);
+    SimRng *rng = sim_world_rng(broker->world, stream);
+    guint start = (guint)sim_rng_range(rng, 0, n);
+    guint shift = (guint)sim_rng_range(rng, 0, n);
+    GString *data = g_string_new(NULL);
+    for (gint32 p = 0; p < broker->config.transaction_state_log_num_partitions; p++) {
+        if (p > 0 && (guint)p % n == 0)
+            shift++;
+        guint first = ((guint)p + start) % n;
+        g_string_append_printf(
+            data, "%s%d:%d", p ? "|" : "", p,
+            g_array_index(state->live_brokers, KBrokerEndpoint, first).broker_id);
+        for (guint j = 0; j + 1 < rf; j++) {
+            guint index = (first + 1 + (shift + j) % (n - 1)) % n;
+            g_string_append_printf(
+                data, ",%d", g_array_index(state->live_brokers, KBrokerEndpoint, index).broker_id);
+        }
+    }
+    coord_client_create(state->zk, "/brokers/topics/" TXN_STATE_TOPIC, data->str, data->len, 0,
+                        topic_created, NULL);
+    g_string_free(data, TRUE);
+}
+
+static void
+handle_find_coordinator(BrokerState *state, SimNodeId from, const KFindCoordinatorRequest *request)
+{
+    KFindCoordinatorResponse *response = kproto_new(KMSG_FIND_COORDINATOR_RESPONSE);
+    response->correlation_id = request->correlation_id;
+    response->error = KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
+    response->coordinator_id = -1;
+    response->node = SIM_NODE_NONE;
+    KTopicPartition tp;
+    ktp_set(&tp, TXN_STATE_TOPIC, partition_of(state, request->group_id));
+    const KPartitionState *ps = g_tree_lookup(state->metadata, &tp);
+    SimNodeId node = ps != NULL && ps->leader != KAFKA_NO_LEADER
+                         ? kbroker_endpoint_node(state->live_brokers, ps->leader)
+                         : SIM_NODE_NONE;
+    if (request->group_id[0] == '\0') {
+        response->error = KAFKA_ERROR_INVALID_REQUEST;
+    } else if (ps == NULL) {
+        create_state_topic(state);
+    } else if (node != SIM_NODE_NONE) {
+        response->error = KAFKA_ERROR_NONE;
+        response->coordinator_id = ps->leader;
+        response->node = node;
+    }
+    broker_send(state, from, &response->base);
+}
+
+gboolean
+txn_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg)
+{
+    switch ((KafkaMsgType)msg->type) {
+    case KMSG_FIND_COORDINATOR_REQUEST:
+        if (((const KFindCoordinatorRequest *)msg)->key_type != KAFKA_COORDINATOR_TRANSACTION)
+            return FALSE;
+        handle_find_coordinator(state, from, (const KFindCoordinatorRequest *)msg);
+        return TRUE;
+    case KMSG_INIT_PRODUCER_ID_REQUEST:
+        if (((const KInitProducerIdMessage *)msg)->transactional_id[0] == '\0')
+            return FALSE; /* an idempotent producer's: producer_ids.c */
+        handle_init_producer_id(state, from, (const KInitProducerIdMessage *)msg);
+        return TRUE;
+    case KMSG_ADD_PARTITIONS_TO_TXN_REQUEST: {
+        const KTxnMessage *request = (const KTxnMessage *)msg;
+        add_partitions(state, from, request, request->partitions,
+                       KMSG_ADD_PARTITIONS_TO_TXN_RESPONSE);
+        return TRUE;
+    }
+    case KMSG_ADD_OFFSETS_TO_TXN_REQUEST:
+        handle_add_offsets(state, from, (const KTxnMessage *)msg);
+        return TRUE;
+    case KMSG_END_TXN_REQUEST:
+        handle_end_txn(state, from, (const KTxnMessage *)msg);
+        return TRUE;
+    case KMSG_WRITE_TXN_MARKERS_REQUEST:
+        replica_handle_write_txn_markers(state, from, (const KTxnMarkersMessage *)msg);
+        return TRUE;
+    case KMSG_WRITE_TXN_MARKERS_RESPONSE:
+        handle_markers_response(state, from, (const KTxnMarkersMessage *)msg);
+        return TRUE;
+    default:
+        return FALSE;
+    }
+}
+
+/* ---- transaction timeouts ---- */
+
+static void abort_timer_fired(SimWorld *world, void *ctx, void *arg);
+
+static void
+abort_timer_arm(TxnCoord *coord)
+{
+    coord->abort_timer = sim_timer_set(
+        world_of(coord), coord->state->broker->node,
+        config_of(coord)->transaction_abort_timed_out_transaction_cleanup_interval_ms *
+            SIM_NS_PER_MS,
+        abort_timer_fired, NULL);
+}
+
+/* Kafka's abortTimedOutTransactions: an Ongoing transaction past its
+ * timeout is aborted with a bumped epoch, fencing its producer. */
+static void
+abort_timer_fired(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)world;
+    (void)arg;
+    TxnCoord *coord = broker->state->txns;
+    gint64 now_ms = broker_now_ms(broker);
+    for (guint i = 0; i < coord->metas->len; i++) {
+        TxnMeta *meta = g_ptr_array_index(coord->metas, i);
+        if (meta->current.state != TXN_STATE_ONGOING || meta->has_pending ||
+            meta->current.start_ms + meta->current.timeout_ms > now_ms ||
+            meta->current.producer_epoch == G_MAXINT16)
+            continue;
+        begin_prepare(coord, meta, FALSE, (gint16)(meta->current.producer_epoch + 1), NULL);
+    }
+    abort_timer_arm(coord);
+}
+
+/* ---- loading and unloading ---- */
+
+/* The last record per id in the partition's log, as metas. */
+static void
+load_partition(TxnCoord *coord, TxnPartition *tpart, Plog *log)
+{
+    gint64 offset = plog_log_start_offset(log);
+    gint64 leo = plog_log_end_offset(log);
+    g_autoptr(GPtrArray) batches = plog_batch_array_new();
+    while (offset < leo) {
+        g_ptr_array_set_size(batches, 0);
+        PlogReadStatus status = plog_read(log, offset, LOAD_READ_BYTES, batches);
+        if (batches->len == 0)
+            break;
+        for (guint b = 0; b < batches->len; b++) {
+            const PlogBatch *batch = g_ptr_array_index(batches, b);
+            TxnLogRecord record;
+            if (batch->base_offset >= offset && txn_coord_decode(batch, &record)) {
+                TxnMeta *meta = meta_find(coord, record.transactional_id);
+                if (meta == NULL)
+                    meta = meta_new(coord, record.transactional_id);
+                KSIM_ASSERT(meta->partition == tpart->partition);
+                snapshot_clear(&meta->current);
+                meta->current.producer_id = record.producer_id;
+                meta->current.producer_epoch = record.producer_epoch;
+                meta->current.timeout_ms = record.timeout_ms;
+                meta->current.state = record.state;
+                meta->current.start_ms = record.start_ms;
+                meta->current.partitions = record.partitions;
+                record.partitions = NULL;
+            }
+            gint64 next = plog_batch_last_offset(batch) + 1;
+            KSIM_ASSERT(next > offset);
+            offset = next;
+        }
+        if (status != PLOG_READ_OK)
+            break;
+    }
+}
+
+static void
+load_fired(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    TxnPartition *tpart = arg;
+    (void)world;
+    TxnCoord *coord = broker->state->txns;
+    tpart->load_timer = SIM_EVENT_ID_NONE;
+    KTopicPartition tp;
+    ktp_set(&tp, TXN_STATE_TOPIC, tpart->partition);
+    Partition *p = replica_get(broker->state, &tp);
+    KSIM_ASSERT(p != NULL && p->is_leader);
+    load_partition(coord, tpart, p->log);
+    tpart->loaded = TRUE;
+    /* Kafka's loadTransactionsForTxnTopicPartition: transactions left in
+     * Prepare* get their markers (again). */
+    for (guint i = 0; i < coord->metas->len; i++) {
+        TxnMeta *meta = g_ptr_array_index(coord->metas, i);
+        if (meta->partition != tpart->partition || !state_is_prepare(meta->current.state))
+            continue;
+        g_array_set_size(meta->markers_todo, 0);
+        g_array_append_vals(meta->markers_todo, meta->current.partitions->data,
+                            meta->current.partitions->len);
+        markers_send(coord, meta);
+    }
+}
+
+static gint
+txn_partition_compare(gconstpointer a, gconstpointer b)
+{
+    gint32 x = (*(TxnPartition *const *)a)->partition;
+    gint32 y = (*(TxnPartition *const *)b)->partition;
+    return (x > y) - (x < y);
+}
+
+void
+txn_coord_partition_elected(BrokerState *state, const Partition *p)
+{
+    TxnCoord *coord = state->txns;
+    if (strcmp(p->tp.topic, TXN_STATE_TOPIC) != 0)
+        return;
+    TxnPartition *tpart = txn_partition_find(coord, p->tp.partition);
+    if (tpart != NULL) {
+        tpart->leader_epoch = p->leader_epoch;
+        return;
+    }
+    Broker *broker = state->broker;
+    tpart = g_new0(TxnPartition, 1);
+    tpart->partition = p->tp.partition;
+    tpart->leader_epoch = p->leader_epoch;
+    gint64 delay_ns = LOAD_BASE_NS + plog_size_bytes(p->log) * LOAD_NS_PER_BYTE;
+    tpart->load_timer = sim_timer_set(broker->world, broker->node, delay_ns, load_fired, tpart);
+    g_ptr_array_add(coord->partitions, tpart);
+    g_ptr_array_sort(coord->partitions, txn_partition_compare);
+}
+
+static void
+txn_partition_free(TxnCoord *coord, TxnPartition *tpart)
+{
+    sim_timer_cancel(world_of(coord), tpart->load_timer);
+    g_free(tpart);
+}
+
+/* Kafka's removeTransactionsForTxnTopicPartition: the partition's ids leave
+ * this broker; clients waiting on a transition are told NOT_COORDINATOR. */
+void
+txn_coord_partition_resigned(BrokerState *state, const Partition *p)
+{
+    TxnCoord *coord = state->txns;
+    if (strcmp(p->tp.topic, TXN_STATE_TOPIC) != 0)
+        return;
+    TxnPartition *tpart = txn_partition_find(coord, p->tp.partition);
+    if (tpart == NULL)
+        return;
+    for (guint i = coord->metas->len; i > 0; i--) {
+        TxnMeta *meta = g_ptr_array_index(coord->metas, i - 1);
+        if (meta->partition != tpart->partition)
+            continue;
+        if (meta->has_pending)
+            reply_send(state, &meta->reply, KAFKA_ERROR_NOT_COORDINATOR, NULL);
+        g_ptr_array_remove_index(coord->metas, i - 1);
+        meta_free(coord, meta);
+    }
+    g_ptr_array_remove(coord->partitions, tpart);
+    txn_partition_free(coord, tpart);
+}
+
+/* ---- the object ---- */
+
+TxnCoord *
+txn_coord_new(BrokerState *state)
+{
+    TxnCoord *coord = g_new0(TxnCoord, 1);
+    coord->state = state;
+    coord->partitions = g_ptr_array_new();
+    coord->metas = g_ptr_array_new();
+    coord->markers = g_ptr_array_new();
+    coord->pid_requests = g_ptr_array_new_with_free_func(g_free);
+    abort_timer_arm(coord);
+    return coord;
+}
+
+void
+txn_coord_free(TxnCoord *coord)
+{
+    if (coord == NULL)
+        return;
+    for (guint i = 0; i < coord->metas->len; i++)
+        meta_free(coord, g_ptr_array_index(coord->metas, i));
+    KSIM_ASSERT(coord->markers->len == 0);
+    for (guint i = 0; i < coord->partitions->len; i++)
+        txn_partition_free(coord, g_ptr_array_index(coord->partitions, i));
+    sim_timer_cancel(world_of(coord), coord->abort_timer);
+    sim_timer_cancel(world_of(coord), coord->retry_timer);
+    g_ptr_array_free(coord->metas, TRUE);
+    g_ptr_array_free(coord->markers, TRUE);
+    g_ptr_array_free(coord->partitions, TRUE);
+    g_ptr_array_free(coord->pid_requests, TRUE);
+    g_free(coord);
+}
+
+/* ---- views ---- */
+
+void
+txn_coord_describe(const Broker *broker, const char *transactional_id, TxnCoordInfo *out)
+{
+    memset(out, 0, sizeof *out);
+    out->state = TXN_STATE_DEAD;
+    out->producer_id = -1;
+    out->producer_epoch = -1;
+    const BrokerState *state = broker->state;
+    if (state == NULL)
+        return;
+    const TxnPartition *tpart =
+        txn_partition_find(state->txns, partition_of(state, transactional_id));
+    out->coordinator = tpart != NULL && tpart->loaded;
+    out->loading = tpart != NULL && !tpart->loaded;
+    const TxnMeta *meta = meta_find(state->txns, transactional_id);
+    if (meta == NULL)
+        return;
+    out->exists = TRUE;
+    out->state = meta->current.state;
+    out->producer_id = meta->current.producer_id;
+    out->producer_epoch = meta->current.producer_epoch;
+    out->partitions = meta->current.partitions->len;
+    out->transition_pending = meta->has_pending;
+    out->markers_pending = meta->markers_todo->len + meta->markers_in_flight;
+}
+
+/* ---- invariants ---- */
+
+static void
+check_meta(const TxnCoord *coord, const TxnMeta *meta)
+{
+    const TxnPartition *tpart = txn_partition_find(coord, meta->partition);
+    KSIM_ASSERT(tpart != NULL);
+    KSIM_ASSERT(tpart->loaded);
+    if (meta->reply.client != SIM_NODE_NONE)
+        KSIM_ASSERT(meta->has_pending);
+    if (meta->markers_todo->len > 0 || meta->markers_in_flight > 0) {
+        KSIM_ASSERT(state_is_prepare(meta->current.state));
+        KSIM_ASSERT(!meta->has_pending);
+    }
+    for (guint i = 1; i < meta->current.partitions->len; i++)
+        KSIM_ASSERT(ktp_compare(&g_array_index(meta->current.partitions, KTopicPartition, i - 1),
+                                &g_array_index(meta->current.partitions, KTopicPartition, i)) <
+                    0);
+}
+
+void
+txn_coord_check_invariants(const BrokerState *state)
+{
+    const TxnCoord *coord = state->txns;
+    SimWorld *world = state->broker->world;
+    for (guint i = 0; i < coord->partitions->len; i++) {
+        const TxnPartition *tpart = g_ptr_array_index(coord->partitions, i);
+        if (i > 0)
+            KSIM_ASSERT(((const TxnPartition *)g_ptr_array_index(coord->partitions, i - 1))
+                            ->partition < tpart->partition);
+        KSIM_ASSERT(tpart->loaded == !sim_timer_pending(world, tpart->load_timer));
+        KTopicPartition tp;
+        ktp_set(&tp, TXN_STATE_TOPIC, tpart->partition);
+        const Partition *p = g_hash_table_lookup(state->partitions, &tp);
+        KSIM_ASSERT(p != NULL && p->is_leader);
+    }
+    for (guint i = 0; i < state->partitions_sorted->len; i++) {
+        const Partition *p = g_ptr_array_index(state->partitions_sorted, i);
+        if (p->is_leader && strcmp(p->tp.topic, TXN_STATE_TOPIC) == 0)
+            KSIM_ASSERT(txn_partition_find(coord, p->tp.partition) != NULL);
+    }
+    for (guint i = 0; i < coord->metas->len; i++) {
+        const TxnMeta *meta = g_ptr_array_index(coord->metas, i);
+        if (i > 0)
+            KSIM_ASSERT(strcmp(((const TxnMeta *)g_ptr_array_index(coord->metas, i - 1))->id,
+                               meta->id) < 0);
+        check_meta(coord, meta);
+    }
+    for (guint i = 0; i < coord->markers->len; i++) {
+        const TxnMarker *marker = g_ptr_array_index(coord->markers, i);
+        KSIM_ASSERT(state_is_prepare(marker->meta->current.state));
+        KSIM_ASSERT(snapshot_has_partition(&marker->meta->current, &marker->tp));
+    }
+}

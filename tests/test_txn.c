@@ -1,0 +1,842 @@
+/*
+ * Transaction tests: the transaction coordinator (txn_coord.h), markers and
+ * the partition side (LSO, aborted index, read_committed), and the
+ * transactional producer (producer.h), against a real simulated cluster
+ * (coordination node, controller, three brokers): the coordinator's state
+ * machine for commit and abort, zombie fencing, markers across a partition
+ * leader change, a coordinator failover between PrepareCommit and
+ * CompleteCommit, the LSO held by an open transaction, the transaction
+ * timeout, offsets committed with a transaction, and the log's transaction
+ * state across a restart.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "cluster.h"
+#include "consumer.h"
+#include "group_coord.h"
+#include "history.h"
+#include "plog.h"
+#include "producer.h"
+#include "sim_disk.h"
+#include "sim_world.h"
+#include "txn_coord.h"
+
+#include <string.h>
+
+#define TOPIC "orders"
+#define TXN_ID "txn-app"
+#define GROUP "pipeline"
+#define TXN_PARTITIONS 5
+#define RECORD_BYTES 100
+#define PRODUCERS_MAX 3
+#define CONSUMERS_MAX 2
+
+typedef struct {
+    gboolean done;
+    KafkaError error;
+} Outcome;
+
+typedef struct {
+    SimWorld *world;
+    History *history;
+    Cluster *cluster;
+    Producer *producers[PRODUCERS_MAX];
+    guint n_producers;
+    Consumer *consumers[CONSUMERS_MAX];
+    guint n_consumers;
+    GArray *seen[CONSUMERS_MAX]; /* guint64 values polled, per consumer */
+    guint64 counter;
+    guint acked;
+    guint failed;
+} Fixture;
+
+static void
+check_after_event(SimWorld *world, void *user_data)
+{
+    Fixture *f = user_data;
+    (void)world;
+    cluster_check_invariants(f->cluster);
+    for (guint i = 0; i < f->n_producers; i++)
+        producer_check_invariants(f->producers[i]);
+    for (guint i = 0; i < f->n_consumers; i++)
+        consumer_check_invariants(f->consumers[i]);
+}
+
+static void
+run_for(Fixture *f, gint64 ns)
+{
+    sim_world_run_until(f->world, sim_now_ns(f->world) + ns);
+}
+
+/* A settled three-broker cluster with TOPIC of `partitions` partitions
+ * (replication factor 3), __transaction_state of TXN_PARTITIONS partitions
+ * and timed-out transactions checked every 500 ms. */
+static Fixture *
+fixture_new(guint64 seed, guint partitions)
+{
+    Fixture *f = g_new0(Fixture, 1);
+    f->world = sim_world_new(seed);
+    f->history = history_new();
+    ClusterConfig config;
+    cluster_config_init(&config);
+    config.broker.replica_lag_time_max_ms = 1000;
+    config.broker.zookeeper_session_timeout_ms = 6000;
+    config.broker.offsets_topic_num_partitions = 3;
+    config.broker.transaction_state_log_num_partitions = TXN_PARTITIONS;
+    config.broker.transaction_abort_timed_out_transaction_cleanup_interval_ms = 500;
+    f->cluster = cluster_new(f->world, &config, f->history);
+    sim_world_set_after_event(f->world, check_after_event, f);
+    GError *error = NULL;
+    assert_true(cluster_create_topic(f->cluster, TOPIC, partitions, 3, NULL, &error));
+    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
+    return f;
+}
+
+static void
+fixture_free(Fixture *f)
+{
+    for (guint i = 0; i < f->n_consumers; i++) {
+        consumer_free(f->consumers[i]);
+        g_array_free(f->seen[i], TRUE);
+    }
+    for (guint i = 0; i < f->n_producers; i++)
+        producer_free(f->producers[i]);
+    cluster_free(f->cluster);
+    sim_world_free(f->world);
+    history_free(f->history);
+    g_free(f);
+}
+
+static Producer *
+add_producer(Fixture *f, const char *transactional_id, gint64 timeout_ms)
+{
+    assert_true(f->n_producers < PRODUCERS_MAX);
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+    ProducerConfig config;
+    producer_config_init(&config);
+    producer_config_set_transactional_id(&config, transactional_id);
+    if (timeout_ms > 0)
+        config.transaction_timeout_ms = timeout_ms;
+    assert_true(producer_config_validate(&config, NULL));
+    g_autofree char *name = g_strdup_printf("producer-%u", f->n_producers);
+    Producer *producer =
+        producer_new(f->world, name, 1 + f->n_producers, bootstrap, &config, f->history);
+    f->producers[f->n_producers++] = producer;
+    return producer;
+}
+
+static void
+polled_cb(Consumer *consumer, const ConsumerRecord *records, guint n, void *user_data)
+{
+    GArray *seen = user_data;
+    (void)consumer;
+    for (guint i = 0; i < n; i++)
+        g_array_append_val(seen, records[i].value);
+}
+
+/* A consumer of every partition of TOPIC from the start, polling every 10 ms. */
+static guint
+add_consumer(Fixture *f, gint8 isolation, guint partitions)
+{
+    assert_true(f->n_consumers < CONSUMERS_MAX);
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+    ConsumerConfig config;
+    consumer_config_init(&config);
+    config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
+    config.isolation_level = isolation;
+    config.metadata_max_age_ms = 1000;
+    guint index = f->n_consumers++;
+    g_autofree char *name = g_strdup_printf("consumer-%u", index);
+    f->consumers[index] =
+        consumer_new(f->world, name, 10 + index, bootstrap, &config, f->history);
+    f->seen[index] = g_array_new(FALSE, FALSE, sizeof(guint64));
+    gint32 list[8];
+    assert_true(partitions <= G_N_ELEMENTS(list));
+    for (guint p = 0; p < partitions; p++)
+        list[p] = (gint32)p;
+    consumer_assign(f->consumers[index], TOPIC, list, partitions);
+    SimDist interval = SIM_DIST_CONST(10 * SIM_NS_PER_MS);
+    SimDist processing = SIM_DIST_CONST(0);
+    consumer_start_polling(f->consumers[index], &interval, &processing, polled_cb,
+                           f->seen[index]);
+    return index;
+}
+
+static void
+outcome_cb(Producer *producer, KafkaError error, void *user_data)
+{
+    Outcome *outcome = user_data;
+    (void)producer;
+    assert_false(outcome->done);
+    outcome->done = TRUE;
+    outcome->error = error;
+}
+
+static void
+sent_cb(Producer *producer, const ProducerResult *result, void *user_data)
+{
+    Fixture *f = user_data;
+    (void)producer;
+    f->acked += result->outcome == HISTORY_OK;
+    f->failed += result->outcome != HISTORY_OK;
+}
+
+/* Runs in 10 ms steps until `outcome` is done or `timeout_ns` passed. */
+static void
+run_until_done(Fixture *f, const Outcome *outcome, gint64 timeout_ns)
+{
+    gint64 end = sim_now_ns(f->world) + timeout_ns;
+    while (!outcome->done && sim_now_ns(f->world) < end)
+        run_for(f, 10 * SIM_NS_PER_MS);
+}
+
+static void
+init_ok(Fixture *f, Producer *producer)
+{
+    Outcome outcome = {0};
+    producer_init_transactions(producer, outcome_cb, &outcome);
+    run_until_done(f, &outcome, 30 * SIM_NS_PER_S);
+    assert_true(outcome.done);
+    assert_int_equal(outcome.error, KAFKA_ERROR_NONE);
+}
+
+/* Sends `n` records round-robin over `partitions` partitions. */
+static void
+send_many(Fixture *f, Producer *producer, guint n, guint partitions)
+{
+    for (guint i = 0; i < n; i++) {
+        f->counter++;
+        producer_send(producer, TOPIC, (gint32)(f->counter % partitions), 0,
+                      HISTORY_VALUE(producer_process(producer), f->counter), RECORD_BYTES,
+                      sent_cb, f);
+    }
+}
+
+static void
+end_txn(Fixture *f, Producer *producer, gboolean commit, KafkaError expected)
+{
+    Outcome outcome = {0};
+    if (commit)
+        producer_commit_transaction(producer, outcome_cb, &outcome);
+    else
+        producer_abort_transaction(producer, outcome_cb, &outcome);
+    run_until_done(f, &outcome, 60 * SIM_NS_PER_S);
+    assert_true(outcome.done);
+    assert_int_equal(outcome.error, expected);
+}
+
+static Broker *
+txn_coordinator(const Fixture *f, const char *id)
+{
+    for (gint32 b = 1; b <= 3; b++) {
+        Broker *broker = cluster_broker(f->cluster, b);
+        TxnCoordInfo info;
+        txn_coord_describe(broker, id, &info);
+        if (info.coordinator && info.exists)
+            return broker;
+    }
+    return NULL;
+}
+
+/* The states the id's records hold in `broker`'s replica of its
+ * __transaction_state partition, in log order (TxnState). */
+static GArray *
+logged_states(Broker *broker, const char *id)
+{
+    GArray *states = g_array_new(FALSE, FALSE, sizeof(TxnState));
+    Plog *log =
+        broker_partition_log(broker, TXN_STATE_TOPIC, txn_coord_partition_for(id, TXN_PARTITIONS));
+    if (log == NULL)
+        return states;
+    g_autoptr(GPtrArray) batches = plog_batch_array_new();
+    gint64 offset = plog_log_start_offset(log);
+    while (offset < plog_log_end_offset(log)) {
+        g_ptr_array_set_size(batches, 0);
+        assert_int_equal(plog_read(log, offset, 1 << 20, batches), PLOG_READ_OK);
+        for (guint i = 0; i < batches->len; i++) {
+            const PlogBatch *batch = g_ptr_array_index(batches, i);
+            TxnLogRecord record;
+            if (txn_coord_decode(batch, &record)) {
+                if (strcmp(record.transactional_id, id) == 0)
+                    g_array_append_val(states, record.state);
+                txn_log_record_clear(&record);
+            }
+            offset = plog_batch_last_offset(batch) + 1;
+        }
+    }
+    return states;
+}
+
+/* The position of the first `state` in `states` at or after `from`, or -1. */
+static gint
+find_state(const GArray *states, TxnState state, guint from)
+{
+    for (guint i = from; i < states->len; i++) {
+        if (g_array_index(states, TxnState, i) == state)
+            return (gint)i;
+    }
+    return -1;
+}
+
+/* Counts control batches (COMMIT when `commit`, else ABORT) in the leader's
+ * log of TOPIC-`partition`. */
+static guint
+markers_in(const Fixture *f, gint32 partition, gboolean commit)
+{
+    gint32 leader = cluster_leader(f->cluster, TOPIC, partition);
+    assert_true(leader > 0);
+    Plog *log = broker_partition_log(cluster_broker(f->cluster, leader), TOPIC, partition);
+    g_autoptr(GPtrArray) batches = plog_batch_array_new();
+    guint count = 0;
+    gint64 offset = plog_log_start_offset(log);
+    while (offset < plog_log_end_offset(log)) {
+        g_ptr_array_set_size(batches, 0);
+        assert_int_equal(plog_read(log, offset, 1 << 20, batches), PLOG_READ_OK);
+        for (guint i = 0; i < batches->len; i++) {
+            const PlogBatch *batch = g_ptr_array_index(batches, i);
+            if ((batch->attributes & PLOG_BATCH_CONTROL) != 0)
+                count += ((batch->attributes & PLOG_BATCH_CONTROL_COMMIT) != 0) == commit;
+            offset = plog_batch_last_offset(batch) + 1;
+        }
+    }
+    return count;
+}
+
+static BrokerPartitionInfo
+leader_info(const Fixture *f, gint32 partition)
+{
+    BrokerPartitionInfo info;
+    gint32 leader = cluster_leader(f->cluster, TOPIC, partition);
+    assert_true(leader > 0);
+    broker_partition_info(cluster_broker(f->cluster, leader), TOPIC, partition, &info);
+    return info;
+}
+
+/* TRUE when every value of the producer's transaction `txn` was seen by
+ * consumer `c`, FALSE when none was; fails the test when only some were. */
+static gboolean
+txn_seen(const Fixture *f, const Producer *producer, guint txn, guint c)
+{
+    const ProducerTxnInfo *info = producer_txn_info(producer, txn);
+    const GArray *ops = history_ops(f->history);
+    guint seen = 0;
+    for (guint i = 0; i < info->ops->len; i++) {
+        const HistoryOp *op = history_op(f->history, g_array_index(info->ops, guint64, i));
+        (void)ops;
+        for (guint v = 0; v < f->seen[c]->len; v++)
+            seen += g_array_index(f->seen[c], guint64, v) == op->value;
+    }
+    assert_true(seen == 0 || seen == info->ops->len);
+    return seen > 0;
+}
+
+/* ---- pure ---- */
+
+static void
+test_txn_partition_and_record_encoding(void **unused)
+{
+    (void)unused;
+    /* Java: Math.abs("txn-app".hashCode()) % 50 via Utils.abs. */
+    assert_int_equal(txn_coord_partition_for("txn-app", 50),
+                     group_coord_partition_for("txn-app", 50));
+    assert_int_equal(txn_coord_partition_for("", 50), 0);
+    assert_int_not_equal(txn_coord_record_key("a"), txn_coord_record_key("b"));
+    assert_int_not_equal(txn_coord_record_key("a"), 0);
+    assert_string_equal(txn_state_name(TXN_STATE_PREPARE_COMMIT), "PrepareCommit");
+    /* A plain batch is not a transaction record. */
+    g_autoptr(PlogBatch) plain = plog_batch_new();
+    plog_batch_add_record(plain, 7, 42, 10);
+    TxnLogRecord record;
+    assert_false(txn_coord_decode(plain, &record));
+}
+
+/* The log's transaction state: an open transaction holds the first unstable
+ * offset; an abort adds an aborted entry; a commit none; recovery after a
+ * crash rebuilds both from the log. */
+static void
+test_txn_plog_state_survives_restart(void **unused)
+{
+    (void)unused;
+    static const SimNodeOps ops = {0};
+    SimWorld *world = sim_world_new(3);
+    SimNodeId node = sim_node_add(world, "n", &ops, NULL);
+    PlogConfig config;
+    plog_config_init(&config);
+    Plog *log = plog_open(world, node, "t", 0, &config);
+    SimDiskStatus status;
+    /* Producer 7 opens a transaction at 0; producer 8 at 2; plain data at 1. */
+    PlogBatch *batch = plog_batch_new();
+    batch->producer_id = 7;
+    batch->producer_epoch = 0;
+    batch->base_sequence = 0;
+    batch->attributes = PLOG_BATCH_TRANSACTIONAL;
+    plog_batch_add_record(batch, 0, 1, 10);
+    plog_append(log, batch, 0, &status);
+    plog_batch_free(batch);
+    batch = plog_batch_new();
+    plog_batch_add_record(batch, 0, 2, 10);
+    plog_append(log, batch, 0, &status);
+    plog_batch_free(batch);
+    batch = plog_batch_new();
+    batch->producer_id = 8;
+    batch->producer_epoch = 0;
+    batch->base_sequence = 0;
+    batch->attributes = PLOG_BATCH_TRANSACTIONAL;
+    plog_batch_add_record(batch, 0, 3, 10);
+    plog_append(log, batch, 0, &status);
+    plog_batch_free(batch);
+    assert_int_equal(plog_first_unstable_offset(log), 0);
+    /* Producer 7 aborts (marker at 3), producer 8 commits (marker at 4). */
+    for (gint64 pid = 7; pid <= 8; pid++) {
+        batch = plog_batch_new();
+        batch->producer_id = pid;
+        batch->producer_epoch = 0;
+        batch->attributes = PLOG_BATCH_TRANSACTIONAL | PLOG_BATCH_CONTROL |
+                            (pid == 8 ? PLOG_BATCH_CONTROL_COMMIT : 0);
+        plog_batch_add_record(batch, pid == 8, 0, 10);
+        plog_append(log, batch, 0, &status);
+        plog_batch_free(batch);
+        assert_int_equal(plog_first_unstable_offset(log), pid == 7 ? 2 : -1);
+    }
+    const GArray *aborted = plog_txn_state_aborted(plog_txn_state(log));
+    assert_int_equal(aborted->len, 1);
+    const PlogAbortedTxn *entry = &g_array_index(aborted, PlogAbortedTxn, 0);
+    assert_int_equal(entry->producer_id, 7);
+    assert_int_equal(entry->first_offset, 0);
+    assert_int_equal(entry->last_offset, 3);
+    /* A new transaction of 7, left open. */
+    batch = plog_batch_new();
+    batch->producer_id = 7;
+    batch->producer_epoch = 0;
+    batch->base_sequence = 1;
+    batch->attributes = PLOG_BATCH_TRANSACTIONAL;
+    plog_batch_add_record(batch, 0, 4, 10);
+    plog_append(log, batch, 0, &status);
+    plog_batch_free(batch);
+    assert_int_equal(plog_first_unstable_offset(log), 5);
+    g_autoptr(GArray) overlap = g_array_new(FALSE, FALSE, sizeof(PlogAbortedTxn));
+    plog_txn_state_collect_aborted(plog_txn_state(log), 3, 6, overlap);
+    assert_int_equal(overlap->len, 1);
+    g_array_set_size(overlap, 0);
+    plog_txn_state_collect_aborted(plog_txn_state(log), 4, 6, overlap);
+    assert_int_equal(overlap->len, 0);
+    /* A crash and a restart: recovery rebuilds the same state. */
+    plog_free(log);
+    sim_node_crash(world, node);
+    sim_node_restart(world, node);
+    log = plog_open(world, node, "t", 0, &config);
+    assert_int_equal(plog_log_end_offset(log), 6);
+    assert_int_equal(plog_first_unstable_offset(log), 5);
+    aborted = plog_txn_state_aborted(plog_txn_state(log));
+    assert_int_equal(aborted->len, 1);
+    assert_int_equal(g_array_index(aborted, PlogAbortedTxn, 0).last_offset, 3);
+    /* Truncating the open transaction away closes it. */
+    plog_truncate_to(log, 5);
+    assert_int_equal(plog_first_unstable_offset(log), -1);
+    plog_check_invariants(log);
+    plog_free(log);
+    sim_world_free(world);
+}
+
+/* ---- the coordinator's state machine ---- */
+
+static void
+test_txn_commit_writes_prepare_markers_complete(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(41, 2);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    init_ok(f, producer);
+    assert_true(producer_id(producer) >= 0);
+    assert_int_equal(producer_epoch(producer), 0);
+    guint committed = add_consumer(f, KAFKA_READ_COMMITTED, 2);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 10, 2);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(f->acked, 10);
+    /* Acknowledged but not committed: hidden from read_committed. */
+    assert_int_equal(f->seen[committed]->len, 0);
+    Broker *coordinator = txn_coordinator(f, TXN_ID);
+    assert_non_null(coordinator);
+    TxnCoordInfo info;
+    txn_coord_describe(coordinator, TXN_ID, &info);
+    assert_int_equal(info.state, TXN_STATE_ONGOING);
+    assert_int_equal(info.partitions, 2);
+    end_txn(f, producer, TRUE, KAFKA_ERROR_NONE);
+    run_for(f, 2 * SIM_NS_PER_S);
+    txn_coord_describe(coordinator, TXN_ID, &info);
+    assert_int_equal(info.state, TXN_STATE_COMPLETE_COMMIT);
+    assert_int_equal(info.markers_pending, 0);
+    g_autoptr(GArray) states = logged_states(coordinator, TXN_ID);
+    gint empty = find_state(states, TXN_STATE_EMPTY, 0);
+    gint ongoing = find_state(states, TXN_STATE_ONGOING, 0);
+    gint prepare = find_state(states, TXN_STATE_PREPARE_COMMIT, 0);
+    gint complete = find_state(states, TXN_STATE_COMPLETE_COMMIT, 0);
+    assert_true(empty == 0 && ongoing > empty && prepare > ongoing && complete > prepare);
+    for (gint32 p = 0; p < 2; p++) {
+        assert_int_equal(markers_in(f, p, TRUE), 1);
+        assert_int_equal(markers_in(f, p, FALSE), 0);
+        BrokerPartitionInfo pinfo = leader_info(f, p);
+        assert_int_equal(pinfo.lso, pinfo.hw);
+        assert_int_equal(pinfo.hw, 6); /* five records and the marker */
+    }
+    assert_int_equal(f->seen[committed]->len, 10);
+    assert_int_equal(producer_txn_count(producer), 1);
+    const ProducerTxnInfo *txn = producer_txn_info(producer, 0);
+    assert_int_equal(txn->outcome, PRODUCER_TXN_COMMITTED);
+    assert_int_equal(txn->ops->len, 10);
+    assert_true(txn_seen(f, producer, 0, committed));
+    fixture_free(f);
+}
+
+/* An abort: PrepareAbort, ABORT markers, CompleteAbort; the partition
+ * remembers the aborted transaction; read_committed skips its records and
+ * moves past them, read_uncommitted sees them. */
+static void
+test_txn_abort_is_skipped_by_read_committed(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(42, 2);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    init_ok(f, producer);
+    guint committed = add_consumer(f, KAFKA_READ_COMMITTED, 2);
+    guint uncommitted = add_consumer(f, KAFKA_READ_UNCOMMITTED, 2);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 10, 2);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(f->acked, 10);
+    end_txn(f, producer, FALSE, KAFKA_ERROR_NONE);
+    /* A second transaction commits after it. */
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 4, 2);
+    run_for(f, 1 * SIM_NS_PER_S);
+    end_txn(f, producer, TRUE, KAFKA_ERROR_NONE);
+    run_for(f, 2 * SIM_NS_PER_S);
+    Broker *coordinator = txn_coordinator(f, TXN_ID);
+    assert_non_null(coordinator);
+    g_autoptr(GArray) states = logged_states(coordinator, TXN_ID);
+    gint prepare = find_state(states, TXN_STATE_PREPARE_ABORT, 0);
+    gint complete = find_state(states, TXN_STATE_COMPLETE_ABORT, 0);
+    assert_true(prepare >= 0 && complete > prepare);
+    for (gint32 p = 0; p < 2; p++) {
+        assert_int_equal(markers_in(f, p, FALSE), 1);
+        assert_int_equal(markers_in(f, p, TRUE), 1);
+        gint32 leader = cluster_leader(f->cluster, TOPIC, p);
+        Plog *log = broker_partition_log(cluster_broker(f->cluster, leader), TOPIC, p);
+        const GArray *aborted = plog_txn_state_aborted(plog_txn_state(log));
+        assert_int_equal(aborted->len, 1);
+        assert_int_equal(g_array_index(aborted, PlogAbortedTxn, 0).first_offset, 0);
+        assert_int_equal(g_array_index(aborted, PlogAbortedTxn, 0).last_offset, 5);
+        BrokerPartitionInfo info = leader_info(f, p);
+        /* Every consumer moved past the markers to the end. */
+        assert_int_equal(consumer_position(f->consumers[committed], TOPIC, p), info.hw);
+        assert_int_equal(consumer_position(f->consumers[uncommitted], TOPIC, p), info.hw);
+    }
+    assert_int_equal(producer_txn_info(producer, 0)->outcome, PRODUCER_TXN_ABORTED);
+    assert_int_equal(producer_txn_info(producer, 1)->outcome, PRODUCER_TXN_COMMITTED);
+    assert_false(txn_seen(f, producer, 0, committed));
+    assert_true(txn_seen(f, producer, 1, committed));
+    assert_true(txn_seen(f, producer, 0, uncommitted));
+    assert_true(txn_seen(f, producer, 1, uncommitted));
+    assert_int_equal(f->seen[committed]->len, 4);
+    assert_int_equal(f->seen[uncommitted]->len, 14);
+    fixture_free(f);
+}
+
+/* An open transaction holds the LSO at its first offset while later
+ * non-transactional records move the HW; read_committed sees nothing past
+ * the LSO until the commit. */
+static void
+test_txn_open_transaction_holds_lso(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(43, 1);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    Producer *plain = add_producer(f, "", 0);
+    init_ok(f, producer);
+    guint committed = add_consumer(f, KAFKA_READ_COMMITTED, 1);
+    guint uncommitted = add_consumer(f, KAFKA_READ_UNCOMMITTED, 1);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 5, 1);
+    run_for(f, 1 * SIM_NS_PER_S);
+    send_many(f, plain, 5, 1);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(f->acked, 10);
+    BrokerPartitionInfo info = leader_info(f, 0);
+    assert_int_equal(info.hw, 10);
+    assert_int_equal(info.lso, 0);
+    assert_int_equal(info.open_transactions, 1);
+    assert_int_equal(f->seen[committed]->len, 0);
+    assert_int_equal(f->seen[uncommitted]->len, 10);
+    end_txn(f, producer, TRUE, KAFKA_ERROR_NONE);
+    run_for(f, 2 * SIM_NS_PER_S);
+    info = leader_info(f, 0);
+    assert_int_equal(info.hw, 11);
+    assert_int_equal(info.lso, 11);
+    assert_int_equal(info.open_transactions, 0);
+    assert_int_equal(f->seen[committed]->len, 10);
+    fixture_free(f);
+}
+
+/* ---- fencing ---- */
+
+/* A second instance with the same transactional.id bumps the epoch: the
+ * first one's open transaction is aborted, its later sends and its commit
+ * fail with PRODUCER_FENCED, and none of its writes becomes visible under
+ * read_committed. */
+static void
+test_txn_second_instance_fences_zombie(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(44, 2);
+    Producer *zombie = add_producer(f, TXN_ID, 0);
+    init_ok(f, zombie);
+    gint16 zombie_epoch = producer_epoch(zombie);
+    guint committed = add_consumer(f, KAFKA_READ_COMMITTED, 2);
+    assert_int_equal(producer_begin_transaction(zombie), KAFKA_ERROR_NONE);
+    send_many(f, zombie, 6, 2);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(f->acked, 6);
+    Producer *fresh = add_producer(f, TXN_ID, 0);
+    init_ok(f, fresh);
+    assert_int_equal(producer_id(fresh), producer_id(zombie));
+    /* PrepareAbort bumped it once to fence, InitProducerId once more. */
+    assert_int_equal(producer_epoch(fresh), zombie_epoch + 2);
+    /* The zombie goes on: its sends and its commit are refused. */
+    guint failed_before = f->failed;
+    send_many(f, zombie, 4, 2);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(f->failed - failed_before, 4);
+    end_txn(f, zombie, TRUE, KAFKA_ERROR_PRODUCER_FENCED);
+    assert_int_equal(producer_begin_transaction(zombie), KAFKA_ERROR_PRODUCER_FENCED);
+    assert_int_equal(producer_txn_info(zombie, 0)->outcome, PRODUCER_TXN_FENCED);
+    /* The new instance's transaction commits. */
+    assert_int_equal(producer_begin_transaction(fresh), KAFKA_ERROR_NONE);
+    send_many(f, fresh, 4, 2);
+    run_for(f, 1 * SIM_NS_PER_S);
+    end_txn(f, fresh, TRUE, KAFKA_ERROR_NONE);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_false(txn_seen(f, zombie, 0, committed));
+    assert_true(txn_seen(f, fresh, 0, committed));
+    assert_int_equal(f->seen[committed]->len, 4);
+    fixture_free(f);
+}
+
+/* ---- failures between PrepareCommit and CompleteCommit ---- */
+
+/* Runs in 50 us steps until the coordinator has written PrepareCommit. */
+static void
+run_until_prepared(Fixture *f, Broker *coordinator)
+{
+    gint64 end = sim_now_ns(f->world) + 10 * SIM_NS_PER_S;
+    TxnCoordInfo info;
+    do {
+        sim_world_run_until(f->world, sim_now_ns(f->world) + 50 * SIM_NS_PER_US);
+        txn_coord_describe(coordinator, TXN_ID, &info);
+    } while (info.state != TXN_STATE_PREPARE_COMMIT && sim_now_ns(f->world) < end);
+    assert_int_equal(info.state, TXN_STATE_PREPARE_COMMIT);
+    assert_true(info.markers_pending > 0);
+}
+
+/* The leader of a partition in the transaction crashes right after
+ * PrepareCommit: the coordinator retries its marker to the new leader, and
+ * the transaction completes. */
+static void
+test_txn_marker_follows_leader_change(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(45, 3);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    init_ok(f, producer);
+    Broker *coordinator = txn_coordinator(f, TXN_ID);
+    assert_non_null(coordinator);
+    /* A partition led by another broker than the coordinator. */
+    gint32 victim_partition = -1;
+    for (gint32 p = 0; p < 3 && victim_partition < 0; p++) {
+        if (cluster_leader(f->cluster, TOPIC, p) != broker_id(coordinator))
+            victim_partition = p;
+    }
+    assert_true(victim_partition >= 0);
+    gint32 victim = cluster_leader(f->cluster, TOPIC, victim_partition);
+    guint committed = add_consumer(f, KAFKA_READ_COMMITTED, 3);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 9, 3);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(f->acked, 9);
+    Outcome outcome = {0};
+    producer_commit_transaction(producer, outcome_cb, &outcome);
+    run_until_prepared(f, coordinator);
+    sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, victim)));
+    run_for(f, 20 * SIM_NS_PER_S);
+    assert_true(outcome.done);
+    assert_int_equal(outcome.error, KAFKA_ERROR_NONE);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, victim_partition);
+    assert_true(leader > 0 && leader != victim);
+    TxnCoordInfo info;
+    txn_coord_describe(coordinator, TXN_ID, &info);
+    assert_int_equal(info.state, TXN_STATE_COMPLETE_COMMIT);
+    for (gint32 p = 0; p < 3; p++) {
+        assert_int_equal(markers_in(f, p, TRUE), 1);
+        BrokerPartitionInfo pinfo = leader_info(f, p);
+        assert_int_equal(pinfo.lso, pinfo.hw);
+    }
+    assert_true(txn_seen(f, producer, 0, committed));
+    fixture_free(f);
+}
+
+/* The coordinator crashes right after PrepareCommit: the broker that takes
+ * over its __transaction_state partition loads PrepareCommit, writes the
+ * markers and CompleteCommit. */
+static void
+test_txn_coordinator_failover_completes_commit(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(46, 2);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    init_ok(f, producer);
+    Broker *coordinator = txn_coordinator(f, TXN_ID);
+    assert_non_null(coordinator);
+    guint committed = add_consumer(f, KAFKA_READ_COMMITTED, 2);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 8, 2);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(f->acked, 8);
+    Outcome outcome = {0};
+    producer_commit_transaction(producer, outcome_cb, &outcome);
+    run_until_prepared(f, coordinator);
+    sim_node_crash(f->world, broker_node(coordinator));
+    run_for(f, 20 * SIM_NS_PER_S);
+    Broker *fresh = txn_coordinator(f, TXN_ID);
+    assert_non_null(fresh);
+    assert_true(fresh != coordinator);
+    TxnCoordInfo info;
+    txn_coord_describe(fresh, TXN_ID, &info);
+    assert_int_equal(info.state, TXN_STATE_COMPLETE_COMMIT);
+    g_autoptr(GArray) states = logged_states(fresh, TXN_ID);
+    gint prepare = find_state(states, TXN_STATE_PREPARE_COMMIT, 0);
+    assert_true(prepare >= 0);
+    assert_true(find_state(states, TXN_STATE_COMPLETE_COMMIT, (guint)prepare) > prepare);
+    for (gint32 p = 0; p < 2; p++) {
+        assert_int_equal(markers_in(f, p, TRUE), 1);
+        BrokerPartitionInfo pinfo = leader_info(f, p);
+        assert_int_equal(pinfo.lso, pinfo.hw);
+    }
+    assert_true(txn_seen(f, producer, 0, committed));
+    /* The producer goes on with the new coordinator. */
+    assert_true(outcome.done);
+    assert_int_equal(outcome.error, KAFKA_ERROR_NONE);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 2, 2);
+    run_for(f, 1 * SIM_NS_PER_S);
+    end_txn(f, producer, TRUE, KAFKA_ERROR_NONE);
+    fixture_free(f);
+}
+
+/* ---- timeouts and offsets ---- */
+
+/* A transaction left open past transaction.timeout.ms is aborted by the
+ * coordinator with a bumped epoch: the LSO moves, its records stay hidden,
+ * and the stalled producer's commit is fenced. */
+static void
+test_txn_timeout_aborts_stalled_transaction(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(47, 1);
+    Producer *producer = add_producer(f, TXN_ID, 2000);
+    init_ok(f, producer);
+    guint committed = add_consumer(f, KAFKA_READ_COMMITTED, 1);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 3, 1);
+    run_for(f, 1 * SIM_NS_PER_S);
+    Broker *coordinator = txn_coordinator(f, TXN_ID);
+    assert_non_null(coordinator);
+    TxnCoordInfo info;
+    txn_coord_describe(coordinator, TXN_ID, &info);
+    assert_int_equal(info.state, TXN_STATE_ONGOING);
+    gint16 epoch = info.producer_epoch;
+    assert_int_equal(leader_info(f, 0).lso, 0);
+    run_for(f, 3 * SIM_NS_PER_S);
+    txn_coord_describe(coordinator, TXN_ID, &info);
+    assert_int_equal(info.state, TXN_STATE_COMPLETE_ABORT);
+    assert_int_equal(info.producer_epoch, epoch + 1);
+    BrokerPartitionInfo pinfo = leader_info(f, 0);
+    assert_int_equal(pinfo.lso, pinfo.hw);
+    assert_int_equal(markers_in(f, 0, FALSE), 1);
+    end_txn(f, producer, TRUE, KAFKA_ERROR_PRODUCER_FENCED);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_false(txn_seen(f, producer, 0, committed));
+    assert_int_equal(consumer_position(f->consumers[committed], TOPIC, 0), pinfo.hw);
+    fixture_free(f);
+}
+
+/* sendOffsetsToTransaction: the group's offsets change only when the
+ * transaction commits; an aborted transaction's offsets are dropped, also
+ * when the coordinator reloads them from the log. */
+static void
+test_txn_offsets_commit_with_transaction(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(48, 2);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    init_ok(f, producer);
+    g_autoptr(GArray) offsets = g_array_new(FALSE, TRUE, sizeof(KOffsetPartition));
+    KOffsetPartition entry = {{{0}, 0}, 42, KAFKA_ERROR_NONE};
+    ktp_set(&entry.tp, TOPIC, 1);
+    g_array_append_val(offsets, entry);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 2, 2);
+    Outcome sent = {0};
+    producer_send_offsets_to_transaction(producer, GROUP, offsets, outcome_cb, &sent);
+    run_until_done(f, &sent, 30 * SIM_NS_PER_S);
+    assert_int_equal(sent.error, KAFKA_ERROR_NONE);
+    run_for(f, 1 * SIM_NS_PER_S);
+    gint32 offsets_partition = group_coord_partition_for(GROUP, 3);
+    gint32 group_leader = cluster_leader(f->cluster, GROUP_OFFSETS_TOPIC, offsets_partition);
+    assert_true(group_leader > 0);
+    Broker *group_broker = cluster_broker(f->cluster, group_leader);
+    assert_int_equal(group_coord_committed_offset(group_broker, GROUP, TOPIC, 1), -1);
+    end_txn(f, producer, TRUE, KAFKA_ERROR_NONE);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(group_coord_committed_offset(group_broker, GROUP, TOPIC, 1), 42);
+    /* An aborted transaction's offsets never count. */
+    g_array_index(offsets, KOffsetPartition, 0).offset = 50;
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    Outcome again = {0};
+    producer_send_offsets_to_transaction(producer, GROUP, offsets, outcome_cb, &again);
+    run_until_done(f, &again, 30 * SIM_NS_PER_S);
+    assert_int_equal(again.error, KAFKA_ERROR_NONE);
+    end_txn(f, producer, FALSE, KAFKA_ERROR_NONE);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(group_coord_committed_offset(group_broker, GROUP, TOPIC, 1), 42);
+    assert_int_equal(producer_txn_info(producer, 1)->offsets->len, 1);
+    /* The group coordinator fails over: the log replays the same. */
+    sim_node_crash(f->world, broker_node(group_broker));
+    run_for(f, 15 * SIM_NS_PER_S);
+    gint32 new_leader = cluster_leader(f->cluster, GROUP_OFFSETS_TOPIC, offsets_partition);
+    assert_true(new_leader > 0 && new_leader != group_leader);
+    assert_int_equal(
+        group_coord_committed_offset(cluster_broker(f->cluster, new_leader), GROUP, TOPIC, 1), 42);
+    fixture_free(f);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_txn_partition_and_record_encoding),
+        cmocka_unit_test(test_txn_plog_state_survives_restart),
+        cmocka_unit_test(test_txn_commit_writes_prepare_markers_complete),
+        cmocka_unit_test(test_txn_abort_is_skipped_by_read_committed),
+        cmocka_unit_test(test_txn_open_transaction_holds_lso),
+        cmocka_unit_test(test_txn_second_instance_fences_zombie),
+        cmocka_unit_test(test_txn_marker_follows_leader_change),
+        cmocka_unit_test(test_txn_coordinator_failover_completes_commit),
+        cmocka_unit_test(test_txn_timeout_aborts_stalled_transaction),
+        cmocka_unit_test(test_txn_offsets_commit_with_transaction),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
