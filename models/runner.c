@@ -95,6 +95,14 @@ broker_config_from(BrokerConfig *config, const KConfig *cfg)
     const char *mode = kconfig_get_string(cfg, "ksim.truncation.mode");
     config->truncation_mode = strcmp(mode, "leader-epoch") == 0 ? BROKER_TRUNCATE_LEADER_EPOCH
                                                                  : BROKER_TRUNCATE_HW;
+    config->offsets_topic_num_partitions =
+        (gint32)kconfig_get_int64(cfg, "offsets.topic.num.partitions");
+    config->offsets_topic_replication_factor =
+        (gint16)kconfig_get_int64(cfg, "offsets.topic.replication.factor");
+    config->offsets_commit_timeout_ms = ms_of(cfg, "offsets.commit.timeout.ms");
+    config->group_initial_rebalance_delay_ms = ms_of(cfg, "group.initial.rebalance.delay.ms");
+    config->group_min_session_timeout_ms = ms_of(cfg, "group.min.session.timeout.ms");
+    config->group_max_session_timeout_ms = ms_of(cfg, "group.max.session.timeout.ms");
     log_config_from_broker(&config->log, cfg);
 }
 
@@ -207,6 +215,15 @@ resolve(Run *run, const ScenarioTarget *target, GArray *nodes, GString *describe
         runner_clients_nodes(run->clients, target->producer, nodes);
         g_string_append_printf(describe, "producer %s", target->producer);
         return;
+    case SCENARIO_TARGET_CONSUMER: {
+        /* Named by their processes' names, so explanations find them. */
+        guint before = nodes->len;
+        runner_clients_consumer_nodes(run->clients, target->consumer, target->instance, nodes);
+        for (guint i = before; i < nodes->len; i++)
+            g_string_append_printf(describe, "%s%s", i > before ? ", " : "",
+                                   sim_node_name(run->world, g_array_index(nodes, SimNodeId, i)));
+        return;
+    }
     case SCENARIO_TARGET_REST:
         return; /* only in partition groups, resolved there */
     }
@@ -392,6 +409,23 @@ apply_link_fault(Run *run, const ScenarioFault *fault, Undo *undo, GString *desc
 static void undo_fire(void *ctx, void *arg, guint64 arg_u64);
 static void undo_drop(void *ctx, void *arg, guint64 arg_u64);
 
+/* kafka-topics --alter --partitions: the controller creates the new
+ * partitions; subscribed groups rebalance when their leader's metadata shows
+ * them. */
+static void
+add_partitions(Run *run, const ScenarioFault *fault, GString *describe)
+{
+    guint before = cluster_partition_count(run->cluster, fault->topic);
+    g_string_append_printf(describe, "%s from %u to %u partitions", fault->topic, before,
+                           fault->partitions);
+    if (fault->partitions <= before)
+        return; /* a --set made it grow already; Kafka refuses to shrink */
+    GError *error = NULL;
+    gboolean added = cluster_add_partitions(run->cluster, fault->topic, fault->partitions, &error);
+    /* The parser checked the topic and the count. */
+    KSIM_ASSERT(added);
+}
+
 static Undo *
 undo_new(Run *run, ScenarioAction action)
 {
@@ -421,13 +455,15 @@ start_fault(Run *run, const ScenarioFault *fault, gint64 duration_ns, gboolean r
     GString *describe = g_string_new(scenario_action_name(fault->action));
     g_string_append_c(describe, ' ');
     if (fault->action == SCENARIO_ACTION_CRASH_ZK || fault->action == SCENARIO_ACTION_RESTART_ZK) {
-        ScenarioTarget zk = {SCENARIO_TARGET_ZK, 0, NULL, 0, NULL};
+        ScenarioTarget zk = {.kind = SCENARIO_TARGET_ZK};
         resolve(run, &zk, undo->nodes, describe);
     } else if (fault->action == SCENARIO_ACTION_PARTITION) {
         g_string_truncate(describe, 0);
         apply_partition(run, fault, undo, describe);
     } else if (fault->action == SCENARIO_ACTION_HEAL) {
         sim_net_heal(sim_world_net(run->world));
+    } else if (fault->action == SCENARIO_ACTION_ADD_PARTITIONS) {
+        add_partitions(run, fault, describe);
     } else {
         resolve(run, &fault->target, undo->nodes, describe);
     }
@@ -498,6 +534,7 @@ undo_fire(void *ctx, void *arg, guint64 instant)
     }
     if (!instant || undo->action == SCENARIO_ACTION_HEAL || undo->action == SCENARIO_ACTION_RESTART ||
         undo->action == SCENARIO_ACTION_RESUME || undo->action == SCENARIO_ACTION_LOSE ||
+        undo->action == SCENARIO_ACTION_ADD_PARTITIONS ||
         undo->action == SCENARIO_ACTION_DELAY || undo->action == SCENARIO_ACTION_DUPLICATE)
         window_close(run, undo->window);
     if (undo->random)
@@ -551,7 +588,7 @@ random_fire(void *ctx, void *arg, guint64 arg_u64)
             GArray *one = g_array_new(FALSE, FALSE, sizeof(ScenarioTarget));
             GArray *rest = g_array_new(FALSE, FALSE, sizeof(ScenarioTarget));
             for (guint id = 1; id <= cluster_broker_count(run->cluster); id++) {
-                ScenarioTarget t = {SCENARIO_TARGET_BROKER, id, NULL, 0, NULL};
+                ScenarioTarget t = {.kind = SCENARIO_TARGET_BROKER, .broker = id};
                 g_array_append_val((gint32)id == alone ? one : rest, t);
             }
             g_ptr_array_add(groups, one);

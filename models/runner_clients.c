@@ -1,15 +1,24 @@
 /*
- * runner_clients: producers and their workloads built from a variant (see
- * runner_clients.h).
+ * runner_clients: producers and their workloads, and consumer group members,
+ * built from a variant (see runner_clients.h).
+ *
+ * A member's life: created with the run (its node up, its polling loop
+ * started, no subscription); at members.start it subscribes (JoinGroup at
+ * its next poll); at members.stop, if given, it unsubscribes (LeaveGroup) and
+ * stays idle. A member that is down or paused when its start or stop comes
+ * does it once it runs again (checked every MEMBER_RETRY_NS).
  *
  * Invariants:
  *  1. producers[i] and workloads[i] belong together; names[i] is the
  *     [producer NAME] they came from.
- *  2. Process ids are 100 + the instance's position, so they never collide
- *     with broker ids (1..31) in the history.
+ *  2. Process ids are 100 + the client's position (producers first, then
+ *     members), so they never collide with broker ids (1..31) in the history.
+ *  3. members[i] is instance members[i]->instance of section
+ *     members[i]->spec; it is subscribed only between its start and stop.
  */
 #include "runner_clients.h"
 
+#include "consumer.h"
 #include "kconfig.h"
 #include "producer.h"
 #include "sim_assert.h"
@@ -18,11 +27,23 @@
 #include <string.h>
 
 #define PROCESS_FIRST 100
+#define MEMBER_RETRY_NS (100 * SIM_NS_PER_MS)
+
+typedef struct {
+    RunnerClients *clients;
+    const ScenarioConsumerGroup *spec; /* borrowed from the variant */
+    guint instance;                    /* 1..members */
+    Consumer *consumer;
+    gboolean subscribed;
+    gboolean stopped;
+} Member;
 
 struct RunnerClients {
+    SimWorld *world;
     GPtrArray *producers; /* Producer* */
     GPtrArray *workloads; /* Workload* */
     GPtrArray *names;     /* char*: the [producer NAME] of each */
+    GPtrArray *members;   /* Member* */
 };
 
 /* The ProducerConfig a [producer] group's Kafka keys describe. */
@@ -83,11 +104,165 @@ workload_config_from(WorkloadConfig *config, const ScenarioProducer *spec, gint6
     config->stop_ns = MIN(w->stop_ns > 0 ? w->stop_ns : duration_ns, duration_ns);
 }
 
+/* The first assignor of partition.assignment.strategy (the parser refuses
+ * cooperative-sticky, which needs the incremental protocol). */
+static AssignorStrategy
+assignor_of(const KConfig *cfg)
+{
+    g_auto(GStrv) strategies = kconfig_get_list(cfg, "partition.assignment.strategy");
+    const char *first = strategies[0] != NULL ? strategies[0] : "range";
+    if (strcmp(first, "roundrobin") == 0)
+        return ASSIGNOR_ROUNDROBIN;
+    if (strcmp(first, "sticky") == 0)
+        return ASSIGNOR_STICKY;
+    KSIM_ASSERT(strcmp(first, "range") == 0);
+    return ASSIGNOR_RANGE;
+}
+
+/* The ConsumerConfig a [consumer-group] section's keys describe. */
+static void
+consumer_config_from(ConsumerConfig *config, const ScenarioConsumerGroup *spec)
+{
+    const KConfig *cfg = spec->config;
+    consumer_config_init(config);
+    config->fetch_min_bytes = kconfig_get_bytes(cfg, "fetch.min.bytes");
+    config->fetch_max_wait_ms = kconfig_get_duration_ms(cfg, "fetch.max.wait.ms");
+    config->max_partition_fetch_bytes = kconfig_get_bytes(cfg, "max.partition.fetch.bytes");
+    config->fetch_max_bytes = kconfig_get_bytes(cfg, "fetch.max.bytes");
+    config->max_poll_records = (gint32)kconfig_get_int64(cfg, "max.poll.records");
+    const char *reset = kconfig_get_string(cfg, "auto.offset.reset");
+    config->auto_offset_reset = strcmp(reset, "earliest") == 0 ? CONSUMER_RESET_EARLIEST
+                                : strcmp(reset, "none") == 0   ? CONSUMER_RESET_NONE
+                                                               : CONSUMER_RESET_LATEST;
+    config->request_timeout_ms = kconfig_get_duration_ms(cfg, "request.timeout.ms");
+    config->retry_backoff_ms = kconfig_get_duration_ms(cfg, "retry.backoff.ms");
+    config->metadata_max_age_ms = kconfig_get_duration_ms(cfg, "metadata.max.age.ms");
+    config->isolation_level =
+        strcmp(kconfig_get_string(cfg, "isolation.level"), "read_committed") == 0 ? 1 : 0;
+    config->session_timeout_ms = kconfig_get_duration_ms(cfg, "session.timeout.ms");
+    config->heartbeat_interval_ms = kconfig_get_duration_ms(cfg, "heartbeat.interval.ms");
+    config->max_poll_interval_ms = kconfig_get_duration_ms(cfg, "max.poll.interval.ms");
+    config->enable_auto_commit = kconfig_get_bool(cfg, "enable.auto.commit");
+    config->auto_commit_interval_ms = kconfig_get_duration_ms(cfg, "auto.commit.interval.ms");
+    config->partition_assignment_strategy = assignor_of(cfg);
+    config->default_api_timeout_ms = kconfig_get_duration_ms(cfg, "default.api.timeout.ms");
+    switch (spec->processing_mode) {
+    case SCENARIO_PROCESSING_AUTO:
+        config->processing_mode = CONSUMER_PROCESSING_AUTO;
+        break;
+    case SCENARIO_PROCESSING_COMMIT_BEFORE_PROCESSING:
+        config->processing_mode = CONSUMER_COMMIT_BEFORE_PROCESSING;
+        break;
+    case SCENARIO_PROCESSING_PROCESS_THEN_COMMIT:
+        config->processing_mode = CONSUMER_PROCESS_THEN_COMMIT;
+        break;
+    }
+}
+
+static void member_start_fire(void *ctx, void *arg, guint64 arg_u64);
+static void member_stop_fire(void *ctx, void *arg, guint64 arg_u64);
+
+/* TRUE when the member's process runs and is not paused: only then does the
+ * application call into its client. */
+static gboolean
+member_active(const Member *member)
+{
+    SimWorld *world = member->clients->world;
+    return consumer_running(member->consumer) &&
+           sim_node_state(world, consumer_node(member->consumer)) == SIM_NODE_UP;
+}
+
+static void
+member_retry(Member *member, SimEventFn fn)
+{
+    SimWorld *world = member->clients->world;
+    sim_world_schedule(world, sim_now_ns(world) + MEMBER_RETRY_NS, fn, NULL, member->clients,
+                       member, 0);
+}
+
+static void
+member_start_fire(void *ctx, void *arg, guint64 arg_u64)
+{
+    Member *member = arg;
+    (void)ctx;
+    (void)arg_u64;
+    if (member->subscribed || member->stopped)
+        return;
+    if (!member_active(member)) {
+        member_retry(member, member_start_fire);
+        return;
+    }
+    consumer_subscribe(member->consumer, member->spec->group_id,
+                       (const char *const *)member->spec->topics,
+                       g_strv_length(member->spec->topics));
+    member->subscribed = TRUE;
+}
+
+static void
+member_stop_fire(void *ctx, void *arg, guint64 arg_u64)
+{
+    Member *member = arg;
+    (void)ctx;
+    (void)arg_u64;
+    if (member->stopped)
+        return;
+    if (!member_active(member)) {
+        member_retry(member, member_stop_fire);
+        return;
+    }
+    if (member->subscribed)
+        consumer_unsubscribe(member->consumer);
+    member->subscribed = FALSE;
+    member->stopped = TRUE;
+}
+
+static void
+member_free(gpointer data)
+{
+    Member *member = data;
+    consumer_free(member->consumer);
+    g_free(member);
+}
+
+static void
+members_new(RunnerClients *clients, Cluster *cluster, History *history,
+            const ScenarioVariant *variant)
+{
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(cluster);
+    const GPtrArray *specs = scenario_variant_consumer_groups(variant);
+    for (guint i = 0; i < specs->len; i++) {
+        const ScenarioConsumerGroup *spec = g_ptr_array_index(specs, i);
+        ConsumerConfig config;
+        consumer_config_from(&config, spec);
+        for (guint k = 1; k <= spec->members; k++) {
+            guint32 process = PROCESS_FIRST + clients->producers->len + clients->members->len;
+            g_autofree char *name = g_strdup_printf("consumer-%s-%u", spec->name, k);
+            Member *member = g_new0(Member, 1);
+            member->clients = clients;
+            member->spec = spec;
+            member->instance = k;
+            member->consumer =
+                consumer_new(clients->world, name, process, bootstrap, &config, history);
+            history_set_process_group(history, process, spec->group_id);
+            consumer_start_polling(member->consumer, &spec->poll_interval, &spec->processing_time,
+                                   NULL, NULL);
+            g_ptr_array_add(clients->members, member);
+            sim_world_schedule(clients->world, spec->start_ns, member_start_fire, NULL, clients,
+                               member, 0);
+            if (spec->stop_ns >= 0)
+                sim_world_schedule(clients->world, spec->stop_ns, member_stop_fire, NULL, clients,
+                                   member, 0);
+        }
+    }
+}
+
 RunnerClients *
 runner_clients_new(SimWorld *world, Cluster *cluster, History *history,
                    const ScenarioVariant *variant)
 {
     RunnerClients *clients = g_new0(RunnerClients, 1);
+    clients->world = world;
+    clients->members = g_ptr_array_new_with_free_func(member_free);
     clients->producers = g_ptr_array_new_with_free_func((GDestroyNotify)producer_free);
     clients->workloads = g_ptr_array_new_with_free_func((GDestroyNotify)workload_free);
     clients->names = g_ptr_array_new_with_free_func(g_free);
@@ -112,6 +287,7 @@ runner_clients_new(SimWorld *world, Cluster *cluster, History *history,
             g_ptr_array_add(clients->names, g_strdup(spec->name));
         }
     }
+    members_new(clients, cluster, history, variant);
     return clients;
 }
 
@@ -123,6 +299,7 @@ runner_clients_free(RunnerClients *clients)
     /* Workloads drive producers: free them first. */
     g_ptr_array_free(clients->workloads, TRUE);
     g_ptr_array_free(clients->producers, TRUE);
+    g_ptr_array_free(clients->members, TRUE);
     g_ptr_array_free(clients->names, TRUE);
     g_free(clients);
 }
@@ -135,5 +312,31 @@ runner_clients_nodes(const RunnerClients *clients, const char *name, GArray *nod
             continue;
         SimNodeId node = producer_node(g_ptr_array_index(clients->producers, i));
         g_array_append_val(nodes, node);
+    }
+}
+
+void
+runner_clients_consumer_nodes(const RunnerClients *clients, const char *name, guint instance,
+                              GArray *nodes)
+{
+    for (guint i = 0; i < clients->members->len; i++) {
+        const Member *member = g_ptr_array_index(clients->members, i);
+        if (strcmp(member->spec->name, name) != 0 ||
+            (instance != 0 && member->instance != instance))
+            continue;
+        SimNodeId node = consumer_node(member->consumer);
+        g_array_append_val(nodes, node);
+    }
+}
+
+void
+runner_clients_check_invariants(const RunnerClients *clients)
+{
+    for (guint i = 0; i < clients->members->len; i++) {
+        const Member *member = g_ptr_array_index(clients->members, i);
+        KSIM_ASSERT(member->instance >= 1 && member->instance <= member->spec->members);
+        if (member->stopped)
+            KSIM_ASSERT(!member->subscribed);
+        consumer_check_invariants(member->consumer);
     }
 }

@@ -112,6 +112,19 @@ static const char *const METRICS[] = {
     "latency_ms.produce.p99",
     "latency_ms.produce.p999",
     "latency_ms.produce.max",
+    "lost_consumption",
+    "duplicate_consumption",
+    "poll_skip",
+    "nonmonotonic_poll",
+    "consumer.groups",
+    "consumed.processed",
+    "consumed.unique",
+    "consumed.fanout",
+    "consumer.commits_ok",
+    "consumer.commits_failed",
+    "consumer.commits_unknown",
+    "latency_ms.e2e.p50",
+    "latency_ms.e2e.p99",
 };
 
 /* ---- Raw groups: the file's text, group by group ---- */
@@ -1636,11 +1649,15 @@ build_producer(Build *b, const RawGroup *group, GError **error)
 
 /* ---- Consumer groups ---- */
 
+static gboolean check_not_past_end(const Build *b, const RawGroup *group, const char *key,
+                                   gint64 time_ns, GError **error);
+
 static void
 consumer_group_free(gpointer data)
 {
     ScenarioConsumerGroup *group = data;
     g_free(group->name);
+    g_free(group->group_id);
     g_strfreev(group->topics);
     kconfig_free(group->config);
     g_free(group);
@@ -1674,6 +1691,51 @@ check_consumer_timeouts(const Build *b, const RawGroup *group, const KConfig *cf
     return TRUE;
 }
 
+/* The consumer model runs the eager rebalance protocol only. */
+static gboolean
+check_assignors(const Build *b, const RawGroup *group, const KConfig *cfg, GError **error)
+{
+    g_auto(GStrv) strategies = kconfig_get_list(cfg, "partition.assignment.strategy");
+    if (!g_strv_contains((const char *const *)strategies, "cooperative-sticky"))
+        return TRUE;
+    Loc loc = loc_key(b->scenario, group, "partition.assignment.strategy");
+    loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc,
+              "cooperative-sticky needs the incremental rebalance protocol, which ksim does not "
+              "model; use range, roundrobin or sticky");
+    return FALSE;
+}
+
+static gboolean
+check_consumer_group_id(const Build *b, const RawGroup *group,
+                        const ScenarioConsumerGroup *consumers, GError **error)
+{
+    gsize length = strlen(consumers->group_id);
+    if (length > 0 && length <= SCENARIO_NAME_LENGTH_MAX)
+        return TRUE;
+    Loc loc = loc_key(b->scenario, group, "group.id");
+    loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc,
+              "must be 1 to %u characters (or null: the group's name)", SCENARIO_NAME_LENGTH_MAX);
+    return FALSE;
+}
+
+static gboolean
+check_consumer_times(const Build *b, const RawGroup *group,
+                     const ScenarioConsumerGroup *consumers, GError **error)
+{
+    if (!check_not_past_end(b, group, "members.start", consumers->start_ns, error) ||
+        (consumers->stop_ns >= 0 &&
+         !check_not_past_end(b, group, "members.stop", consumers->stop_ns, error)))
+        return FALSE;
+    if (consumers->stop_ns < 0 || consumers->start_ns < consumers->stop_ns)
+        return TRUE;
+    g_autofree char *start = format_duration(consumers->start_ns);
+    g_autofree char *stop = format_duration(consumers->stop_ns);
+    Loc loc = loc_key(b->scenario, group, "members.start");
+    loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+              "%s is not before members.stop (%s)", start, stop);
+    return FALSE;
+}
+
 static gboolean
 build_consumer_group(Build *b, const RawGroup *group, GError **error)
 {
@@ -1687,6 +1749,24 @@ build_consumer_group(Build *b, const RawGroup *group, GError **error)
         return FALSE;
     consumers->topics = kconfig_get_list(members, "topics");
     consumers->members = (guint)kconfig_get_int64(members, "members");
+    consumers->group_id = kconfig_is_null(consumers->config, "group.id")
+                              ? g_strdup(consumers->name)
+                              : g_strdup(kconfig_get_string(consumers->config, "group.id"));
+    const char *mode = kconfig_get_string(members, "processing.mode");
+    consumers->processing_mode =
+        strcmp(mode, "commit-before-processing") == 0 ? SCENARIO_PROCESSING_COMMIT_BEFORE_PROCESSING
+        : strcmp(mode, "process-then-commit") == 0    ? SCENARIO_PROCESSING_PROCESS_THEN_COMMIT
+                                                      : SCENARIO_PROCESSING_AUTO;
+    consumers->processing_time = kconfig_get_dist(members, "processing.time");
+    consumers->poll_interval = kconfig_get_dist(members, "poll.interval");
+    consumers->start_ns = kconfig_get_duration_ns(members, "members.start");
+    consumers->stop_ns = kconfig_is_null(members, "members.stop")
+                             ? -1
+                             : kconfig_get_duration_ns(members, "members.stop");
+    if (!check_assignors(b, group, consumers->config, error) ||
+        !check_consumer_group_id(b, group, consumers, error) ||
+        !check_consumer_times(b, group, consumers, error))
+        return FALSE;
     for (guint i = 0; consumers->topics[i] != NULL; i++) {
         if (find_object(b->variant->topics, consumers->topics[i]) != NULL)
             continue;
@@ -1708,6 +1788,8 @@ enum {
     FAULT_KEY_COUNT = 1u << 4,
     FAULT_KEY_DELAY = 1u << 5,
     FAULT_KEY_FACTOR = 1u << 6,
+    FAULT_KEY_TOPIC = 1u << 7,
+    FAULT_KEY_PARTITIONS = 1u << 8,
 };
 
 static const struct {
@@ -1716,7 +1798,7 @@ static const struct {
 } FAULT_KEYS[] = {
     {"target", FAULT_KEY_TARGET}, {"duration", FAULT_KEY_DURATION}, {"groups", FAULT_KEY_GROUPS},
     {"to", FAULT_KEY_TO},         {"count", FAULT_KEY_COUNT},       {"delay", FAULT_KEY_DELAY},
-    {"factor", FAULT_KEY_FACTOR},
+    {"factor", FAULT_KEY_FACTOR}, {"topic", FAULT_KEY_TOPIC},         {"partitions", FAULT_KEY_PARTITIONS},
 };
 
 #define TARGET_BIT(kind) (1u << (kind))
@@ -1725,11 +1807,11 @@ static const struct {
      TARGET_BIT(SCENARIO_TARGET_FOLLOWER) | TARGET_BIT(SCENARIO_TARGET_CONTROLLER) |               \
      TARGET_BIT(SCENARIO_TARGET_RANDOM))
 #define TARGETS_DISKS (TARGETS_BROKERS | TARGET_BIT(SCENARIO_TARGET_ZK))
-#define TARGETS_NODES (TARGETS_DISKS | TARGET_BIT(SCENARIO_TARGET_PRODUCER))
+#define TARGETS_CLIENTS (TARGET_BIT(SCENARIO_TARGET_PRODUCER) | TARGET_BIT(SCENARIO_TARGET_CONSUMER))
+#define TARGETS_NODES (TARGETS_DISKS | TARGETS_CLIENTS)
 /* A node that is down or paused is named by id: "the leader" has changed. */
 #define TARGETS_FIXED                                                                              \
-    (TARGET_BIT(SCENARIO_TARGET_BROKER) | TARGET_BIT(SCENARIO_TARGET_ZK) |                         \
-     TARGET_BIT(SCENARIO_TARGET_PRODUCER))
+    (TARGET_BIT(SCENARIO_TARGET_BROKER) | TARGET_BIT(SCENARIO_TARGET_ZK) | TARGETS_CLIENTS)
 
 typedef struct {
     const char *name;
@@ -1763,6 +1845,8 @@ static const ActionInfo ACTIONS[] = {
     [SCENARIO_ACTION_EXPIRE_SESSION] = {"expire-session", TARGETS_BROKERS, FAULT_KEY_TARGET, 0},
     [SCENARIO_ACTION_CRASH_ZK] = {"crash-zk", 0, 0, FAULT_KEY_DURATION},
     [SCENARIO_ACTION_RESTART_ZK] = {"restart-zk", 0, 0, 0},
+    [SCENARIO_ACTION_ADD_PARTITIONS] = {"add-partitions", 0,
+                                        FAULT_KEY_TOPIC | FAULT_KEY_PARTITIONS, 0},
 };
 
 static const char *const TARGET_FORMS[] = {
@@ -1775,6 +1859,7 @@ static const char *const TARGET_FORMS[] = {
     [SCENARIO_TARGET_ZK] = "zk",
     [SCENARIO_TARGET_PRODUCER] = "producer:NAME",
     [SCENARIO_TARGET_REST] = "*",
+    [SCENARIO_TARGET_CONSUMER] = "consumer:NAME[-K]",
 };
 
 const char *
@@ -1809,6 +1894,10 @@ scenario_target_format(const ScenarioTarget *target)
         return g_strdup_printf("follower(%s-%u)", target->topic, target->partition);
     case SCENARIO_TARGET_PRODUCER:
         return g_strdup_printf("producer:%s", target->producer);
+    case SCENARIO_TARGET_CONSUMER:
+        if (target->instance > 0)
+            return g_strdup_printf("consumer:%s-%u", target->consumer, target->instance);
+        return g_strdup_printf("consumer:%s", target->consumer);
     case SCENARIO_TARGET_NONE:
     case SCENARIO_TARGET_CONTROLLER:
     case SCENARIO_TARGET_RANDOM:
@@ -1825,6 +1914,7 @@ target_clear(ScenarioTarget *target)
 {
     g_clear_pointer(&target->topic, g_free);
     g_clear_pointer(&target->producer, g_free);
+    g_clear_pointer(&target->consumer, g_free);
     *target = (ScenarioTarget){0};
 }
 
@@ -1886,6 +1976,38 @@ parse_partition_target(const Build *b, const char *text, const char *inner, Scen
     return NULL;
 }
 
+/* consumer:NAME (every member) or consumer:NAME-K (the K-th); a section
+ * called NAME-K itself wins. */
+static char *
+parse_consumer_target(const Build *b, const char *name, ScenarioTarget *out)
+{
+    const GPtrArray *groups = b->variant->consumer_groups;
+    out->kind = SCENARIO_TARGET_CONSUMER;
+    if (find_object(groups, name) != NULL) {
+        out->consumer = g_strdup(name);
+        return NULL;
+    }
+    const char *dash = strrchr(name, '-');
+    guint64 instance = 0;
+    if (dash != NULL && dash != name &&
+        g_ascii_string_to_unsigned(dash + 1, 10, 1, G_MAXUINT32, &instance, NULL)) {
+        g_autofree char *section = g_strndup(name, (gsize)(dash - name));
+        const ScenarioConsumerGroup *group = find_object(groups, section);
+        if (group != NULL && instance <= group->members) {
+            out->consumer = g_steal_pointer(&section);
+            out->instance = (guint)instance;
+            return NULL;
+        }
+        if (group != NULL)
+            return g_strdup_printf("'consumer:%s' does not exist: [consumer-group %s] has %u "
+                                   "member%s (consumer:%s-1 .. consumer:%s-%u)",
+                                   name, group->name, group->members,
+                                   group->members == 1 ? "" : "s", group->name, group->name,
+                                   group->members);
+    }
+    return no_such_message("consumer group", name, groups);
+}
+
 static char *
 parse_target_kind(const Build *b, const char *text, ScenarioTarget *out)
 {
@@ -1907,6 +2029,8 @@ parse_target_kind(const Build *b, const char *text, ScenarioTarget *out)
         out->producer = g_strdup(name);
         return NULL;
     }
+    if (g_str_has_prefix(text, "consumer:"))
+        return parse_consumer_target(b, text + strlen("consumer:"), out);
     gboolean leader = g_str_has_prefix(text, "leader(");
     if ((leader || g_str_has_prefix(text, "follower(")) && g_str_has_suffix(text, ")")) {
         gsize open = leader ? strlen("leader(") : strlen("follower(");
@@ -2004,6 +2128,7 @@ fault_free(gpointer data)
     target_clear(&fault->target);
     target_clear(&fault->to);
     g_ptr_array_unref(fault->groups);
+    g_free(fault->topic);
     g_free(fault);
 }
 
@@ -2072,6 +2197,30 @@ check_not_past_end(const Build *b, const RawGroup *group, const char *key, gint6
     return FALSE;
 }
 
+/* add-partitions: an existing topic and more partitions than it has. */
+static gboolean
+fault_add_partitions(const Build *b, const RawGroup *group, const KConfig *cfg,
+                     ScenarioFault *fault, GError **error)
+{
+    const char *name = kconfig_get_string(cfg, "topic");
+    const ScenarioTopic *topic = find_object(b->variant->topics, name);
+    if (topic == NULL) {
+        g_autofree char *why = no_such_message("topic", name, b->variant->topics);
+        Loc loc = loc_key(b->scenario, group, "topic");
+        loc_error(error, KSIM_SCENARIO_ERROR_UNKNOWN, &loc, "%s", why);
+        return FALSE;
+    }
+    fault->topic = g_strdup(topic->name);
+    fault->partitions = (guint)kconfig_get_int64(cfg, "partitions");
+    if (fault->partitions > topic->partitions)
+        return TRUE;
+    Loc loc = loc_key(b->scenario, group, "partitions");
+    loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+              "%u is not more than topic %s's %u partitions: Kafka only adds partitions",
+              fault->partitions, topic->name, topic->partitions);
+    return FALSE;
+}
+
 static gboolean
 build_fault(Build *b, const RawGroup *group, GError **error)
 {
@@ -2098,6 +2247,9 @@ build_fault(Build *b, const RawGroup *group, GError **error)
         fault->delay_ns = kconfig_get_duration_ns(cfg, "delay");
     if (!kconfig_is_null(cfg, "factor"))
         fault->factor = kconfig_get_double(cfg, "factor");
+    if (fault->action == SCENARIO_ACTION_ADD_PARTITIONS &&
+        !fault_add_partitions(b, group, cfg, fault, error))
+        return FALSE;
     return fault_targets(b, group, cfg, info, fault, error);
 }
 

@@ -20,9 +20,12 @@
  *                         broker's value, as in Kafka
  *   [producer NAME]       topic (default: the only topic), instances (1), the
  *                         workload.* keys and any Kafka producer key
- *   [consumer-group NAME] topics (required), members (1) and any Kafka consumer
- *                         key. Parsed and validated now; the runner decides when
- *                         consumers are supported.
+ *   [consumer-group NAME] topics (required), members (1), processing.mode
+ *                         (auto | commit-before-processing | process-then-commit),
+ *                         processing.time (const:1ms), poll.interval (const:10ms),
+ *                         members.start (0s), members.stop (null: never) and any
+ *                         Kafka consumer key; group.id defaults to NAME, and
+ *                         sections sharing a group.id form one group
  *   [fault NAME]          at (required), action (required), and the keys the
  *                         action takes: target, duration, groups, to, count,
  *                         delay, factor (see ScenarioAction)
@@ -43,7 +46,9 @@
  *
  * Targets: broker:N (1..brokers), leader(TOPIC-P), follower(TOPIC-P) (resolved
  * when the fault fires), controller, random (a random live broker), zk (the
- * coordination node), producer:NAME (every instance). A partition's groups are
+ * coordination node), producer:NAME (every instance), consumer:NAME (every
+ * member of [consumer-group NAME]) or consumer:NAME-K (its K-th member). A
+ * partition's groups are
  * separated by '|' and their members by ',': "1,2 | 3"; a bare number is a
  * broker id, and any target may appear. Nodes in no group keep every path.
  *
@@ -120,6 +125,7 @@ typedef enum {
     SCENARIO_ACTION_EXPIRE_SESSION, /* target broker's coordination session */
     SCENARIO_ACTION_CRASH_ZK,       /* duration: restart after */
     SCENARIO_ACTION_RESTART_ZK,
+    SCENARIO_ACTION_ADD_PARTITIONS, /* topic, partitions: grow a topic (kafka-topics --alter) */
 } ScenarioAction;
 
 /* "crash", "power-loss", ... as written in files. (transfer none) */
@@ -136,6 +142,8 @@ typedef enum {
     SCENARIO_TARGET_PRODUCER,   /* producer:NAME, every instance */
     SCENARIO_TARGET_REST,       /* "*" in partition groups: every broker and zk named in
                                  * no other group */
+    SCENARIO_TARGET_CONSUMER,   /* consumer:NAME, every member of [consumer-group NAME], or
+                                 * consumer:NAME-K, its K-th member (1..members) */
 } ScenarioTargetKind;
 
 typedef struct {
@@ -144,6 +152,8 @@ typedef struct {
     char *topic;     /* LEADER, FOLLOWER */
     guint partition; /* LEADER, FOLLOWER */
     char *producer;  /* PRODUCER */
+    char *consumer;  /* CONSUMER: the [consumer-group NAME] */
+    guint instance;  /* CONSUMER: 1..members, or 0 for every member */
 } ScenarioTarget;
 
 /* The target as a file would write it, e.g. "leader(orders-0)". (transfer full) */
@@ -162,6 +172,8 @@ typedef struct {
     guint count;        /* lose, delay, duplicate; else 0 */
     gint64 delay_ns;    /* delay; else 0 */
     double factor;      /* disk-slow; else 0 */
+    char *topic;        /* add-partitions; else NULL */
+    guint partitions;   /* add-partitions: the new count; else 0 */
 } ScenarioFault;
 
 typedef struct {
@@ -225,11 +237,26 @@ typedef struct {
     ScenarioWorkload workload;
 } ScenarioProducer;
 
+typedef enum {
+    SCENARIO_PROCESSING_AUTO,                     /* auto */
+    SCENARIO_PROCESSING_COMMIT_BEFORE_PROCESSING, /* commit-before-processing */
+    SCENARIO_PROCESSING_PROCESS_THEN_COMMIT,      /* process-then-commit */
+} ScenarioProcessingMode;
+
+/* One [consumer-group NAME]: `members` consumers, each subscribed from
+ * start_ns to stop_ns. Several sections may share one group id (group.id)
+ * to give one group members with different lifetimes. */
 typedef struct {
-    char *name; /* the group id unless group.id is set */
+    char *name;      /* NAME */
+    char *group_id;  /* group.id, or NAME when it is null */
     GStrv topics;
     guint members;
     KConfig *config; /* consumer keys (scope CONSUMER) */
+    ScenarioProcessingMode processing_mode; /* processing.mode */
+    SimDist processing_time;                /* processing.time, ns */
+    SimDist poll_interval;                  /* poll.interval, ns */
+    gint64 start_ns;                        /* members.start */
+    gint64 stop_ns;                         /* members.stop; -1: never */
 } ScenarioConsumerGroup;
 
 /* One varied key and its value in a run. */

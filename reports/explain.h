@@ -31,6 +31,7 @@
 #include <glib.h>
 
 #include "checker.h"
+#include "checker_consumer.h"
 #include "history.h"
 
 #define EXPLAIN_STEPS_MAX 16
@@ -61,6 +62,19 @@ const char *explain_event_kind_name(guint32 kind);
 
 /* "[1,2,3]" for an ISR mask (transfer full). */
 char *explain_isr_text(guint32 isr_mask);
+
+/* The chain of sentences explaining a consumer group example of `group`
+ * (explain_consumer.c): the send (lost and duplicate consumption), the group
+ * members' polls and processings of the record, the commit or assignment
+ * that moved the group's position past it (lost) or the assignment that
+ * started below it after the group's last commit (duplicate), the two polls
+ * compared (poll_skip, nonmonotonic_poll), the faults that hit the group's
+ * members and the partition's elections and truncations in between, in time
+ * order, then a conclusion. `explainer` may be NULL. Never empty. (transfer
+ * full: a GPtrArray of strings that frees them) */
+GPtrArray *explain_consumer_example(const Explainer *explainer, const ConsumerCheck *check,
+                                    const ConsumerGroupResult *group,
+                                    const ConsumerExample *example);
 
 /* Checks the numbered invariants of explain.c; O(events). */
 void explain_check_invariants(const Explainer *explainer);

@@ -51,6 +51,11 @@ typedef struct {
     const CheckerResult *result;
     Explainer *explainer;
     GPtrArray *chains[CHECKER_ANOMALY_COUNT]; /* per example: GPtrArray of sentences */
+    ConsumerCheck *consumers_owned;
+    const ConsumerCheck *consumers;
+    /* Per group g and anomaly a, at g * CONSUMER_ANOMALY_COUNT + a: per
+     * example, a GPtrArray of sentences. */
+    GPtrArray *consumer_chains;
 } RunData;
 
 /* One plot to draw: a builder, the series and the shaded windows. */
@@ -164,9 +169,26 @@ run_data_new(const ReportRun *run, guint number, gboolean explain)
         data->owned = checker_run(run->history, &options);
         data->result = data->owned;
     }
+    data->consumers = run->consumers;
+    if (data->consumers == NULL) {
+        data->consumers_owned = checker_consumer_run(run->history, data->result, NULL);
+        data->consumers = data->consumers_owned;
+    }
     if (!explain)
         return data;
     data->explainer = explain_new(data->result);
+    data->consumer_chains = g_ptr_array_new_with_free_func(chains_free);
+    for (guint g = 0; g < checker_consumer_group_count(data->consumers); g++) {
+        const ConsumerGroupResult *group = checker_consumer_group(data->consumers, g);
+        for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++) {
+            GPtrArray *chains = g_ptr_array_new_with_free_func(chains_free);
+            for (guint e = 0; e < group->examples[a]->len; e++)
+                g_ptr_array_add(chains, explain_consumer_example(
+                                            data->explainer, data->consumers, group,
+                                            &g_array_index(group->examples[a], ConsumerExample, e)));
+            g_ptr_array_add(data->consumer_chains, chains);
+        }
+    }
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++) {
         const GArray *examples = checker_result_examples(data->result, a);
         data->chains[a] = g_ptr_array_new_with_free_func(chains_free);
@@ -186,7 +208,10 @@ run_data_free(gpointer pointer)
         if (data->chains[a] != NULL)
             g_ptr_array_free(data->chains[a], TRUE);
     }
+    if (data->consumer_chains != NULL)
+        g_ptr_array_free(data->consumer_chains, TRUE);
     explain_free(data->explainer);
+    checker_consumer_free(data->consumers_owned);
     checker_result_free(data->owned);
     g_free(data->slug);
     g_free(data);
@@ -508,6 +533,78 @@ json_stats(JsonBuilder *b, const CheckerResult *result)
 }
 
 static void
+json_consumer_example(JsonBuilder *b, const RunData *data, const ConsumerExample *example,
+                      const GPtrArray *chain)
+{
+    const History *history = checker_consumer_history(data->consumers);
+    g_autofree char *where = checker_partition_label(history, example->topic, example->partition);
+    g_autofree char *member = checker_process_label(history, example->process);
+    json_builder_begin_object(b);
+    json_string(b, "partition", where);
+    json_int(b, "value", (gint64)example->value);
+    json_int(b, "offset", example->offset);
+    if (example->offset_other >= 0)
+        json_int(b, "offset_other", example->offset_other);
+    json_string(b, "member", member);
+    json_string(b, "summary", example->summary);
+    json_strings(b, "explanation", chain);
+    json_builder_end_object(b);
+}
+
+static double
+e2e_quantile_ms(const StatsHistogram *h, double q)
+{
+    return stats_histogram_count(h) > 0 ? (double)stats_histogram_quantile(h, q) / 1e6 : NAN;
+}
+
+static void
+json_consumer_group(JsonBuilder *b, const RunData *data, guint index)
+{
+    const ConsumerGroupResult *group = checker_consumer_group(data->consumers, index);
+    const ConsumerCounts *c = &group->counts;
+    json_builder_set_member_name(b, group->group);
+    json_builder_begin_object(b);
+    json_int(b, "members", c->members);
+    json_int(b, "polled", (gint64)c->polled);
+    json_int(b, "processed", (gint64)c->processed);
+    json_int(b, "unique", (gint64)c->unique);
+    json_int(b, "delivered", (gint64)c->delivered);
+    for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
+        json_int(b, checker_consumer_anomaly_name(a), (gint64)c->anomalies[a]);
+    json_int(b, "commits_ok", (gint64)c->commits_ok);
+    json_int(b, "commits_failed", (gint64)c->commits_failed);
+    json_int(b, "commits_unknown", (gint64)c->commits_unknown);
+    json_double(b, "e2e_p50_ms", e2e_quantile_ms(group->e2e, 0.5));
+    json_double(b, "e2e_p99_ms", e2e_quantile_ms(group->e2e, 0.99));
+    json_builder_set_member_name(b, "examples");
+    json_builder_begin_object(b);
+    for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++) {
+        json_builder_set_member_name(b, checker_consumer_anomaly_name(a));
+        json_builder_begin_array(b);
+        const GPtrArray *chains =
+            data->consumer_chains != NULL
+                ? g_ptr_array_index(data->consumer_chains, index * CONSUMER_ANOMALY_COUNT + a)
+                : NULL;
+        for (guint e = 0; e < group->examples[a]->len; e++)
+            json_consumer_example(b, data, &g_array_index(group->examples[a], ConsumerExample, e),
+                                  chains != NULL ? g_ptr_array_index(chains, e) : NULL);
+        json_builder_end_array(b);
+    }
+    json_builder_end_object(b);
+    json_builder_end_object(b);
+}
+
+static void
+json_consumers(JsonBuilder *b, const RunData *data)
+{
+    json_builder_set_member_name(b, "consumers");
+    json_builder_begin_object(b);
+    for (guint g = 0; g < checker_consumer_group_count(data->consumers); g++)
+        json_consumer_group(b, data, g);
+    json_builder_end_object(b);
+}
+
+static void
 json_run(JsonBuilder *b, const RunData *data)
 {
     const ReportRun *run = data->run;
@@ -530,6 +627,7 @@ json_run(JsonBuilder *b, const RunData *data)
     json_strings(b, "violations", checker_result_violations(data->result));
     json_stats(b, data->result);
     json_examples(b, data);
+    json_consumers(b, data);
     json_builder_end_object(b);
 }
 
@@ -568,6 +666,25 @@ report_summary_json(const ReportInput *input, const GPtrArray *warnings)
 
 /* ---- the terminal table ---- */
 
+/* One line per consumer group under its run. */
+static void
+print_consumer_lines(FILE *stream, const RunData *data)
+{
+    for (guint g = 0; g < checker_consumer_group_count(data->consumers); g++) {
+        const ConsumerGroupResult *group = checker_consumer_group(data->consumers, g);
+        const ConsumerCounts *c = &group->counts;
+        g_autofree char *p50 = quantile_ms_text(group->e2e, 0.5);
+        g_autofree char *p99 = quantile_ms_text(group->e2e, 0.99);
+        fprintf(stream,
+                "  group %s: processed %" G_GUINT64_FORMAT ", lost_consumption %" G_GUINT64_FORMAT
+                ", duplicate_consumption %" G_GUINT64_FORMAT ", poll_skip %" G_GUINT64_FORMAT
+                ", nonmonotonic_poll %" G_GUINT64_FORMAT ", e2e p50 %s ms, p99 %s ms\n",
+                group->group, c->processed, c->anomalies[CONSUMER_LOST_CONSUMPTION],
+                c->anomalies[CONSUMER_DUPLICATE_CONSUMPTION], c->anomalies[CONSUMER_POLL_SKIP],
+                c->anomalies[CONSUMER_NONMONOTONIC_POLL], p50, p99);
+    }
+}
+
 void
 report_print_table(FILE *stream, const ReportInput *input)
 {
@@ -591,6 +708,7 @@ report_print_table(FILE *stream, const ReportInput *input)
                 width, data->run->label ? data->run->label : "", c->acked,
                 c->anomalies[CHECKER_LOST_WRITE], c->anomalies[CHECKER_DUPLICATE],
                 c->anomalies[CHECKER_NONMONOTONIC_SEND], p50, p99);
+        print_consumer_lines(stream, data);
     }
 }
 
@@ -1499,6 +1617,101 @@ doc_run_explanations(Document *doc, const RunData *data)
         g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(texts, i)));
 }
 
+static gboolean
+report_has_consumers(const Report *report)
+{
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        if (checker_consumer_group_count(data->consumers) > 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static void
+consumer_row(Block *table, const RunData *data, const ConsumerGroupResult *group)
+{
+    const ConsumerCounts *c = &group->counts;
+    GPtrArray *row = table_row(table);
+    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, g_strdup(group->group));
+    row_cell(row, u64_text(c->members));
+    row_cell(row, u64_text(c->processed));
+    row_cell(row, u64_text(c->unique));
+    for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
+        row_cell(row, u64_text(c->anomalies[a]));
+    row_cell(row, g_strdup_printf("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT,
+                                  c->commits_ok, c->commits_failed, c->commits_unknown));
+    row_cell(row, quantile_ms_text(group->e2e, 0.5));
+    row_cell(row, quantile_ms_text(group->e2e, 0.99));
+}
+
+static void
+doc_consumer_examples(Document *doc, const RunData *data, guint index)
+{
+    const ConsumerGroupResult *group = checker_consumer_group(data->consumers, index);
+    for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++) {
+        const GArray *examples = group->examples[a];
+        if (group->counts.anomalies[a] == 0)
+            continue;
+        doc_paragraph(doc, "Group %s, %s: %" G_GUINT64_FORMAT " (%u example%s below).",
+                      group->group, checker_consumer_anomaly_name(a), group->counts.anomalies[a],
+                      examples->len, examples->len == 1 ? "" : "s");
+        const GPtrArray *chains =
+            g_ptr_array_index(data->consumer_chains, index * CONSUMER_ANOMALY_COUNT + a);
+        for (guint e = 0; e < examples->len; e++) {
+            doc_paragraph(doc, "Example %u: %s.", e + 1,
+                          g_array_index(examples, ConsumerExample, e).summary);
+            const GPtrArray *chain = g_ptr_array_index(chains, e);
+            Block *list = doc_list(doc, TRUE);
+            for (guint k = 0; k < chain->len; k++)
+                g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(chain, k)));
+        }
+    }
+}
+
+static void
+doc_consumers(Document *doc, const Report *report)
+{
+    static const char *const header[] = {"Run",         "Group",
+                                         "Members",     "Processed",
+                                         "Distinct",    "Lost consumption",
+                                         "Duplicate consumption", "Poll skips",
+                                         "Non-monotonic polls", "Commits ok / failed / unknown",
+                                         "e2e p50 ms",  "e2e p99 ms",
+                                         NULL};
+    if (!report_has_consumers(report))
+        return;
+    doc_heading(doc, 2, "Consumer groups");
+    doc_paragraph(doc, "Per consumer group (members sharing a group.id). Lost consumption: an "
+                       "acknowledged committed record below the group's final committed offset "
+                       "that no member processed. Duplicate consumption: a record processed more "
+                       "than once by the group. Poll skip: within one member's continuous "
+                       "assignment of a partition, a poll that jumped over committed offsets. "
+                       "Non-monotonic poll: within one, a poll at or below an offset polled "
+                       "before. End-to-end latency runs from a record's send to the end of its "
+                       "first processing.");
+    Block *table = doc_table(doc, header);
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        for (guint g = 0; g < checker_consumer_group_count(data->consumers); g++)
+            consumer_row(table, data, checker_consumer_group(data->consumers, g));
+    }
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        ConsumerCounts totals;
+        checker_consumer_totals(data->consumers, &totals);
+        guint64 anomalies = 0;
+        for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
+            anomalies += totals.anomalies[a];
+        if (anomalies == 0)
+            continue;
+        doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+        for (guint g = 0; g < checker_consumer_group_count(data->consumers); g++)
+            doc_consumer_examples(doc, data, g);
+    }
+}
+
 static char *
 availability_text(const CheckerStats *stats)
 {
@@ -1658,6 +1871,7 @@ document_build(const Report *report)
     doc_heading(doc, 2, "Explanations");
     for (guint i = 0; i < report->runs->len; i++)
         doc_run_explanations(doc, g_ptr_array_index(report->runs, i));
+    doc_consumers(doc, report);
     doc_latency(doc, report);
     doc_replicas(doc, report);
     doc_heading(doc, 2, "Timeline");

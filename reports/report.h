@@ -4,8 +4,14 @@
  *
  * report_write writes into DIR, every file atomically (outfile.h; the images
  * are drawn under temporary names and renamed into place):
- *   summary.json          the schema of issue 7 (names stable; more added);
- *   report.md             durability table, explanations, latency, replicas,
+ *   summary.json          the schema of issue 7 (names stable; more added),
+ *                         with per run "consumers": {GROUP: {members, polled,
+ *                         processed, unique, delivered, lost_consumption,
+ *                         duplicate_consumption, poll_skip, nonmonotonic_poll,
+ *                         commits_ok, commits_failed, commits_unknown,
+ *                         e2e_p50_ms, e2e_p99_ms, examples}} ({} without groups);
+ *   report.md             durability table, explanations, consumer groups
+ *                         (when the scenario has some), latency, replicas,
  *                         timeline, runs and settings; images as links;
  *   report.html           the same, self-contained: images inline;
  *   outcomes.csv          per run: acked, lost, duplicated, ... (bars plot);
@@ -46,6 +52,7 @@
 #include <glib.h>
 
 #include "checker.h"
+#include "checker_consumer.h"
 #include "history.h"
 
 #define REPORT_PARTITION_PLOTS_MAX 8
@@ -78,6 +85,9 @@ typedef struct {
     /* The run's checker result, or NULL: then the report runs the checker
      * with the defaults and `last_heal_ns`. */
     const CheckerResult *result;
+    /* The run's consumer checker result (of `result`), or NULL: then the
+     * report runs the consumer checker when the history has groups. */
+    const ConsumerCheck *consumers;
     gint64 last_heal_ns; /* CHECKER_HEAL_AUTO after report_run_init */
     const ReportWindow *windows;
     guint windows_len;
@@ -110,7 +120,9 @@ gboolean report_write(const ReportInput *input, const char *out_dir, GPtrArray *
 char *report_summary_json(const ReportInput *input, const GPtrArray *warnings);
 
 /* Prints the compact table: run, acked, lost, duplicated, reordered, p50 and
- * p99 of produce latency in ms. */
+ * p99 of produce latency in ms; below a run with consumer groups, one line
+ * per group: records processed, the four consumer anomalies and the
+ * end-to-end latency. */
 void report_print_table(FILE *stream, const ReportInput *input);
 
 #endif

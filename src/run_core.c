@@ -32,6 +32,53 @@ latency_ms(const CheckerResult *check, double quantile)
     return (double)stats_histogram_quantile(histogram, quantile) / 1e6;
 }
 
+static double
+e2e_ms(const RunOutcome *outcome, double quantile)
+{
+    const StatsHistogram *histogram = checker_consumer_e2e_all(outcome->consumers);
+    if (stats_histogram_count(histogram) == 0)
+        return 0.0;
+    return (double)stats_histogram_quantile(histogram, quantile) / 1e6;
+}
+
+/* TRUE and *out set when `metric` is one of the consumer metrics. */
+static gboolean
+consumer_metric(const RunOutcome *outcome, const char *metric, double *out)
+{
+    ConsumerCounts totals;
+    checker_consumer_totals(outcome->consumers, &totals);
+    for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++) {
+        if (strcmp(metric, checker_consumer_anomaly_name(a)) == 0) {
+            *out = (double)totals.anomalies[a];
+            return TRUE;
+        }
+    }
+    const CheckerCounts *counts = checker_result_counts(outcome->check);
+    const struct {
+        const char *name;
+        double value;
+    } values[] = {
+        {"consumer.groups", (double)checker_consumer_group_count(outcome->consumers)},
+        {"consumed.processed", (double)totals.processed},
+        {"consumed.unique", (double)totals.unique},
+        {"consumed.fanout", counts->acked_committed > 0
+                                ? (double)totals.delivered / (double)counts->acked_committed
+                                : 0.0},
+        {"consumer.commits_ok", (double)totals.commits_ok},
+        {"consumer.commits_failed", (double)totals.commits_failed},
+        {"consumer.commits_unknown", (double)totals.commits_unknown},
+        {"latency_ms.e2e.p50", e2e_ms(outcome, 0.5)},
+        {"latency_ms.e2e.p99", e2e_ms(outcome, 0.99)},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(values); i++) {
+        if (strcmp(metric, values[i].name) == 0) {
+            *out = values[i].value;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 double
 run_core_metric(const RunOutcome *outcome, const char *metric)
 {
@@ -62,6 +109,9 @@ run_core_metric(const RunOutcome *outcome, const char *metric)
         if (strcmp(metric, latencies[i].name) == 0)
             return latency_ms(outcome->check, latencies[i].quantile);
     }
+    double consumer = 0.0;
+    if (consumer_metric(outcome, metric, &consumer))
+        return consumer;
     if (strcmp(metric, "invariant_violations") == 0)
         return (double)counts->invariant_violations;
     if (strcmp(metric, "produce.attempted") == 0)
@@ -111,6 +161,7 @@ run_core_variant(const Scenario *scenario, ScenarioVariant *variant, guint64 see
     checker_options_init(&options);
     options.last_heal_ns = outcome->result->last_heal_ns;
     outcome->check = checker_run(outcome->result->history, &options);
+    outcome->consumers = checker_consumer_run(outcome->result->history, outcome->check, &options);
     outcome->wall_s = (double)(g_get_monotonic_time() - start) / 1e6;
     g_snprintf(outcome->fingerprint, sizeof outcome->fingerprint, "%016" G_GINT64_MODIFIER "x",
                outcome->result->fingerprint);
@@ -123,6 +174,7 @@ run_outcome_free(RunOutcome *outcome)
 {
     if (outcome == NULL)
         return;
+    checker_consumer_free(outcome->consumers);
     checker_result_free(outcome->check);
     runner_result_free(outcome->result);
     scenario_variant_free(outcome->variant);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "checker.h"
+#include "checker_consumer.h"
 #include "runner.h"
 #include "scenario.h"
 
@@ -17,6 +18,7 @@ typedef struct {
     ScenarioVariant *variant;      /* owned */
     RunnerResult *result;          /* owned */
     CheckerResult *check;          /* owned; borrows result->history */
+    ConsumerCheck *consumers;      /* owned; borrows result->history and check */
     double wall_s;
     char fingerprint[17];
     GPtrArray *failed;             /* descriptions of failed expectations (owned) */
@@ -32,7 +34,14 @@ RunOutcome *run_core_variant(const Scenario *scenario, ScenarioVariant *variant,
                              FILE *trace_out);
 void run_outcome_free(RunOutcome *outcome);
 
-/* The value of an expectation metric (the names of summary.json). */
+/* The value of an expectation metric (the names of summary.json). The
+ * consumer metrics are sums over every group of the run (lost_consumption,
+ * duplicate_consumption, poll_skip, nonmonotonic_poll, consumed.processed,
+ * consumed.unique, consumer.commits_*), the number of groups
+ * (consumer.groups), consumed.fanout (distinct acknowledged committed values
+ * processed, summed over the groups, per acknowledged committed record: 1 when one group reads
+ * everything once, N when N groups each do; 0 without records), and the
+ * end-to-end latency over every group (latency_ms.e2e.p50, .p99). */
 double run_core_metric(const RunOutcome *outcome, const char *metric);
 
 /* The shell command that replays a run exactly; with `variant`, only that

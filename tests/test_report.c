@@ -303,6 +303,61 @@ test_report_summary_json_schema(void **state)
 }
 
 static void
+test_report_consumer_group_section(void **state)
+{
+    /* Goal: a history with a consumer group gets its "consumers" object in
+     * summary.json (with examples explained), a line in the terminal table,
+     * and a section in report.md; one without groups gets an empty object
+     * and no section. */
+    Scenario *s = scenario_new();
+    History *h = s->histories[1];
+    history_set_process_name(h, 60, "consumer-g-1");
+    history_set_process_group(h, 60, "g");
+    gint64 t = MS(5000);
+    history_record(h, t, HISTORY_FN_ASSIGN, 60, 0, 0, 0, 0, 0);
+    for (gint64 o = 0; o < 40; o++)
+        history_record(h, t + o, HISTORY_FN_POLL, 60, 0, 0, o, 0, (guint64)(1000 + o));
+    guint64 op = history_invoke(h, MS(5100), HISTORY_FN_COMMIT, 60, 0, 0, 0, 40);
+    history_complete(h, op, MS(5101), HISTORY_OK, 0, 40, 0);
+    for (gint64 o = 0; o < 38; o++)
+        history_record(h, MS(5200) + o, HISTORY_FN_PROCESS, 60, 0, 0, o, 0, (guint64)(1000 + o));
+    g_autofree char *text = report_summary_json(&s->input, NULL);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    assert_true(json_parser_load_from_data(parser, text, -1, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *runs = json_object_get_array_member(root, "runs");
+    JsonObject *none = object_member(json_array_get_object_element(runs, 0), "consumers");
+    assert_int_equal(json_object_get_size(none), 0);
+    JsonObject *consumers = object_member(json_array_get_object_element(runs, 1), "consumers");
+    JsonObject *g = object_member(consumers, "g");
+    static const char *const members[] = {"processed", "lost_consumption", "duplicate_consumption",
+                                          "poll_skip", "nonmonotonic_poll", "e2e_p50_ms",
+                                          "e2e_p99_ms", "examples", NULL};
+    assert_members(g, members);
+    assert_int_equal(json_object_get_int_member(g, "processed"), 38);
+    assert_int_equal(json_object_get_int_member(g, "lost_consumption"), 2);
+    JsonArray *lost =
+        json_object_get_array_member(object_member(g, "examples"), "lost_consumption");
+    assert_int_equal(json_array_get_length(lost), 2);
+    JsonArray *chain =
+        json_object_get_array_member(json_array_get_object_element(lost, 0), "explanation");
+    assert_true(json_array_get_length(chain) >= 2);
+    char *table = NULL;
+    size_t table_len = 0;
+    FILE *stream = open_memstream(&table, &table_len);
+    report_print_table(stream, &s->input);
+    fclose(stream);
+    assert_non_null(strstr(table, "  group g: processed 38, lost_consumption 2"));
+    free(table);
+    g_autoptr(GError) error = NULL;
+    assert_true(report_write(&s->input, *state, NULL, &error));
+    g_autofree char *md = read_file(*state, "report.md");
+    assert_non_null(strstr(md, "## Consumer groups"));
+    assert_non_null(strstr(md, "Group g, lost_consumption: 2"));
+    scenario_free(s);
+}
+
+static void
 test_report_summary_numbers_match_checker(void **state)
 {
     /* Goal: the latency and counts in the JSON are the checker's, and short
@@ -550,6 +605,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_report_summary_json_schema, setup_tmpdir,
                                         teardown_tmpdir),
         cmocka_unit_test(test_report_summary_numbers_match_checker),
+        cmocka_unit_test_setup_teardown(test_report_consumer_group_section, setup_tmpdir,
+                                        teardown_tmpdir),
         cmocka_unit_test_setup_teardown(test_report_csv_files_well_formed, setup_tmpdir,
                                         teardown_tmpdir),
         cmocka_unit_test_setup_teardown(test_report_replica_lines, setup_tmpdir, teardown_tmpdir),

@@ -536,11 +536,79 @@ static const InlineBadCase inline_bad_cases[] = {
     {"[scenario]\nduration = 1s\n[topic a]\n[consumer-group g]\ntopics = a\n"
      "session.timeout.ms = 1000\nheartbeat.interval.ms = 100\n",
      "outside the brokers' group session bounds (6s..1800s)"},
+#define CG "[scenario]\nduration = 10s\n[topic a]\npartitions = 2\n[consumer-group g]\ntopics = a\n"
+    {CG "members = 2\n[fault f]\nat = 1s\naction = crash\ntarget = consumer:g-3\n",
+     "'consumer:g-3' does not exist: [consumer-group g] has 2 members"},
+    {CG "[fault f]\nat = 1s\naction = crash\ntarget = consumer:h\n",
+     "there is no consumer group 'h'"},
+    {CG "[fault f]\nat = 1s\naction = expire-session\ntarget = consumer:g\n",
+     "cannot be used with action 'expire-session'"},
+    {CG "[fault f]\nat = 1s\naction = add-partitions\ntopic = a\npartitions = 2\n",
+     "partitions: 2 is not more than topic a's 2 partitions"},
+    {CG "[fault f]\nat = 1s\naction = add-partitions\ntopic = b\npartitions = 3\n",
+     "[fault f] topic: there is no topic 'b'"},
+    {CG "[fault f]\nat = 1s\naction = add-partitions\ntopic = a\n",
+     "[fault f] partitions: is required by action 'add-partitions'"},
+    {CG "[fault f]\nat = 1s\naction = crash\ntarget = broker:1\ntopic = a\n",
+     "topic: does not apply to action 'crash'"},
+    {CG "processing.mode = later\n", "[consumer-group g] processing.mode: 'later' is not allowed; expected one of: auto, commit-before-processing"},
+    {CG "members.start = 5s\nmembers.stop = 5s\n", "members.start: 5s is not before members.stop (5s)"},
+    {CG "members.stop = 11s\n", "members.stop: 11s is past the end of the scenario"},
+    {CG "partition.assignment.strategy = cooperative-sticky\n",
+     "cooperative-sticky needs the incremental rebalance protocol"},
+    {CG "[expect]\nx = lost_consumptoin == 0\n", "lost_consumption"},
+#undef CG
     {"[scenario\n", "t.ini:1: '[scenario' is not a group line"},
     {"[]\n", "t.ini:1: '[]' is not a valid group name"},
     {"[scenario]\n = 5\n", "t.ini:2: [scenario] '= 5' has no valid key"},
     {"[scenario]\nacks[de] = 5\n", "has no valid key"},
 };
+
+/* The consumer keys, consumer targets and add-partitions resolve. */
+static void
+test_scenario_consumer_workload_and_targets(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "[scenario]\nduration = 30s\n[topic a]\npartitions = 2\n"
+        "[consumer-group g]\ntopics = a\nmembers = 3\nprocessing.mode = process-then-commit\n"
+        "processing.time = const:5ms\npoll.interval = const:2ms\nmembers.start = 1s\n"
+        "members.stop = 20s\n"
+        "[consumer-group h]\ntopics = a\ngroup.id = shared\n"
+        "[fault one]\nat = 2s\naction = crash\ntarget = consumer:g-2\nduration = 1s\n"
+        "[fault all]\nat = 3s\naction = pause\ntarget = consumer:h\n"
+        "[fault grow]\nat = 4s\naction = add-partitions\ntopic = a\npartitions = 4\n"
+        "[expect]\nx = duplicate_consumption >= 0\ny = consumed.fanout == 1\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(Scenario) scenario = scenario_load_data(text, "t.ini", &error);
+    if (scenario == NULL)
+        fail_msg("%s", error->message);
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    const ScenarioVariant *v = variants->pdata[0];
+    const ScenarioConsumerGroup *g = scenario_variant_consumer_groups(v)->pdata[0];
+    assert_string_equal(g->group_id, "g");
+    assert_int_equal(g->members, 3);
+    assert_int_equal(g->processing_mode, SCENARIO_PROCESSING_PROCESS_THEN_COMMIT);
+    assert_int_equal(g->start_ns, 1 * S_NS);
+    assert_int_equal(g->stop_ns, 20 * S_NS);
+    assert_int_equal(sim_dist_mean(&g->processing_time), 5000000.0);
+    const ScenarioConsumerGroup *h = scenario_variant_consumer_groups(v)->pdata[1];
+    assert_string_equal(h->group_id, "shared");
+    assert_int_equal(h->stop_ns, -1);
+    assert_int_equal(h->processing_mode, SCENARIO_PROCESSING_AUTO);
+    const ScenarioFault *one = fault_at(v, 0);
+    assert_int_equal(one->target.kind, SCENARIO_TARGET_CONSUMER);
+    assert_string_equal(one->target.consumer, "g");
+    assert_int_equal(one->target.instance, 2);
+    g_autofree char *spelled = scenario_target_format(&one->target);
+    assert_string_equal(spelled, "consumer:g-2");
+    const ScenarioFault *all = fault_at(v, 1);
+    assert_int_equal(all->target.instance, 0);
+    const ScenarioFault *grow = fault_at(v, 2);
+    assert_int_equal(grow->action, SCENARIO_ACTION_ADD_PARTITIONS);
+    assert_string_equal(grow->topic, "a");
+    assert_int_equal(grow->partitions, 4);
+}
 
 /* Bad text in memory: each message names "t.ini" and what is wrong. */
 static void
@@ -1001,6 +1069,7 @@ main(void)
         cmocka_unit_test(test_scenario_vary_cross_product),
         cmocka_unit_test(test_scenario_expect_conditions),
         cmocka_unit_test(test_scenario_sha256_and_names),
+        cmocka_unit_test(test_scenario_consumer_workload_and_targets),
         cmocka_unit_test(test_scenario_nasty_values_never_crash),
         cmocka_unit_test(test_scenario_mutations_never_crash),
     };
