@@ -158,7 +158,8 @@ typedef struct {
     SimTimerId poll_timer;
     SimTimerId processing_timer;
     gboolean poll_waiting;
-    GArray *processing; /* ConsumerRecord being processed */
+    GArray *processing; /* ConsumerRecord of the poll being processed */
+    guint processed;    /* of them, those processed already (in order) */
     GArray *topic_counts; /* CTopicCount of every topic in the latest metadata, by name */
     /* Group membership (subscribe mode). */
     CGroupState group_state;
@@ -1097,6 +1098,7 @@ commit_finish(ConsumerState *state, CCommit *commit, HistoryType outcome, KafkaE
         }
         /* At most once: records whose commit failed are not processed. */
         g_array_set_size(state->processing, 0);
+        state->processed = 0;
         poll_schedule(state, sim_dist_sample(&consumer->poll_interval, consumer->rng));
         break;
     case COMMIT_FOR_AFTER_PROCESSING:
@@ -1870,6 +1872,10 @@ processing_mode(const ConsumerState *state)
     return subscribed(state) ? state->consumer->config.processing_mode : CONSUMER_PROCESSING_AUTO;
 }
 
+static void processing_next(ConsumerState *state);
+
+/* One record's processing ended; the next one starts, or the poll's
+ * processing is over. */
 static void
 processing_done(SimWorld *world, void *ctx, void *arg)
 {
@@ -1878,13 +1884,19 @@ processing_done(SimWorld *world, void *ctx, void *arg)
     (void)world;
     (void)arg;
     state->processing_timer = SIM_EVENT_ID_NONE;
-    for (guint i = 0; i < state->processing->len; i++) {
-        const ConsumerRecord *record = &g_array_index(state->processing, ConsumerRecord, i);
-        record_op(consumer, HISTORY_FN_PROCESS, record,
-                  history_topic(consumer->history, record->tp.topic));
+    KSIM_ASSERT(state->processed < state->processing->len);
+    const ConsumerRecord *record =
+        &g_array_index(state->processing, ConsumerRecord, state->processed);
+    record_op(consumer, HISTORY_FN_PROCESS, record,
+              history_topic(consumer->history, record->tp.topic));
+    consumer->stats.records_processed++;
+    state->processed++;
+    if (state->processed < state->processing->len) {
+        processing_next(state);
+        return;
     }
-    consumer->stats.records_processed += state->processing->len;
     g_array_set_size(state->processing, 0);
+    state->processed = 0;
     if (processing_mode(state) == CONSUMER_PROCESS_THEN_COMMIT) {
         /* commitSync after processing; the next poll follows its outcome. */
         state->app_commit = commit_new(state, COMMIT_FOR_AFTER_PROCESSING, TRUE);
@@ -1894,13 +1906,23 @@ processing_done(SimWorld *world, void *ctx, void *arg)
     poll_schedule(state, sim_dist_sample(&consumer->poll_interval, consumer->rng));
 }
 
+/* The application processes a poll's records one after another, each for
+ * a draw of the processing time, as a `for (record : poll())` loop does; a
+ * crash stops it between two records. */
 static void
-processing_start(ConsumerState *state)
+processing_next(ConsumerState *state)
 {
     Consumer *consumer = state->consumer;
     gint64 delay_ns = sim_dist_sample(&consumer->processing, consumer->rng);
     state->processing_timer =
         sim_timer_set(consumer->world, consumer->node, delay_ns, processing_done, NULL);
+}
+
+static void
+processing_start(ConsumerState *state)
+{
+    KSIM_ASSERT(state->processed == 0 && state->processing->len > 0);
+    processing_next(state);
 }
 
 /* Kafka's poll(): takes up to max.poll.records from the buffer and moves

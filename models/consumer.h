@@ -12,10 +12,11 @@
  * The application is a timer-driven loop (consumer_start_polling): poll,
  * which returns up to max.poll.records buffered records (or waits until a
  * fetch brings some: the broker's long poll does the waiting), then the
- * processing time, then the poll interval, then the next poll. Every record a
- * poll returns is recorded as a HISTORY_FN_POLL op (OK, with its partition,
- * offset and value) at the poll's time, and as a HISTORY_FN_PROCESS op when
- * its processing ends. The position moves past the records a poll returns.
+ * processing of its records one after another (a draw of the processing time
+ * each), then the poll interval, then the next poll. Every record a poll
+ * returns is recorded as a HISTORY_FN_POLL op (OK, with its partition, offset
+ * and value) at the poll's time, and as a HISTORY_FN_PROCESS op when its own
+ * processing ends; a crash stops the loop between two records. The position moves past the records a poll returns.
  * When a partition's position is set at the start of an assignment — from
  * the committed offset (OffsetFetch), by auto.offset.reset after the probe
  * of a partition without a position, or by consumer_seek — a one-step
@@ -215,8 +216,8 @@ void consumer_seek(Consumer *consumer, const char *topic, gint32 partition, gint
  * when it is unknown (awaiting a reset, stopped, not assigned, or crashed). */
 gint64 consumer_position(const Consumer *consumer, const char *topic, gint32 partition);
 
-/* Starts the application loop: poll; when records came, `processing` (ns),
- * then `poll_interval` (ns), then the next poll. `poll_cb` may be NULL. The
+/* Starts the application loop: poll; when records came, `processing` (ns)
+ * for each of them in turn, then `poll_interval` (ns), then the next poll. `poll_cb` may be NULL. The
  * distributions are copied; the loop survives restarts. */
 void consumer_start_polling(Consumer *consumer, const SimDist *poll_interval,
                             const SimDist *processing, ConsumerPollCb poll_cb, void *user_data);

@@ -358,8 +358,9 @@ static const KConfigKey REGISTRY[] = {
         KSIM_KEY,
         .doc = "What the poll loop commits: auto (enable.auto.commit only), "
                "commit-before-processing (at most once), process-then-commit (at least once)."),
-    KEY("processing.time", CONSUMER_GROUP, TIME_DIST, "const:1ms", KSIM_KEY,
-        .doc = "Processing time of each poll's records."),
+    KEY("processing.time", CONSUMER_GROUP, TIME_DIST, "const:100us", KSIM_KEY,
+        .doc = "Processing time of one record; a poll's records are processed one after "
+               "another."),
     KEY("poll.interval", CONSUMER_GROUP, TIME_DIST, "const:10ms", KSIM_KEY,
         .doc = "Pause between the end of processing and the next poll."),
     KEY("members.start", CONSUMER_GROUP, DURATION, "0s", RANGE(0, I64), KSIM_KEY,
