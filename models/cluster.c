@@ -510,7 +510,7 @@ cluster_violations(const Cluster *cluster)
 
 /* One replica's log at the end of a run. Replicas whose logs are stored
  * byte for byte alike (the usual case: followers keep the leader's encoded
- * batches) share one decoded `records` array. */
+ * batches) share one copy of the bytes and one decoded `records` array. */
 typedef struct {
     gint32 broker;
     BrokerPartitionInfo info;
@@ -598,18 +598,23 @@ partition_logs(Cluster *cluster, const char *topic, gint32 partition)
         broker_partition_info(broker, topic, partition, &replica->info);
         Plog *log = broker_partition_log(broker, topic, partition);
         replica->has_log = log != NULL;
-        replica->encoded = log != NULL ? log_encoded(log) : g_byte_array_new();
         gint64 log_start = log != NULL ? plog_log_start_offset(log) : 0;
-        for (guint o = 0; o < logs->len && replica->records == NULL; o++) {
-            const ReplicaLog *other = g_ptr_array_index(logs, o);
-            if (other->encoded->len == replica->encoded->len && other->log_start == log_start &&
-                (other->encoded->len == 0 ||
-                 memcmp(other->encoded->data, replica->encoded->data, other->encoded->len) == 0))
-                replica->records = g_array_ref(other->records);
-        }
-        if (replica->records == NULL)
-            replica->records = records_decode(replica->encoded, log_start);
         replica->log_start = log_start;
+        /* A follower's log is usually the leader's byte for byte: compared
+         * in place, it shares the leader's copy and records. */
+        for (guint o = 0; o < logs->len && log != NULL; o++) {
+            const ReplicaLog *other = g_ptr_array_index(logs, o);
+            if (other->has_log && other->log_start == log_start &&
+                plog_encoded_equals(log, other->encoded)) {
+                replica->encoded = g_byte_array_ref(other->encoded);
+                replica->records = g_array_ref(other->records);
+                break;
+            }
+        }
+        if (replica->records == NULL) {
+            replica->encoded = log != NULL ? log_encoded(log) : g_byte_array_new();
+            replica->records = records_decode(replica->encoded, log_start);
+        }
         g_ptr_array_add(logs, replica);
     }
     return logs;

@@ -771,6 +771,38 @@ plog_read_all_encoded(Plog *log, GByteArray *out)
     return TRUE;
 }
 
+/* Reads compared a chunk at a time. */
+#define COMPARE_CHUNK_BYTES (64 * 1024)
+
+gboolean
+plog_encoded_equals(Plog *log, const GByteArray *expected)
+{
+    gint64 start = plog_log_start_offset(log);
+    if (start >= plog_log_end_offset(log))
+        return expected->len == 0;
+    g_autoptr(GByteArray) chunk = g_byte_array_sized_new(COMPARE_CHUNK_BYTES);
+    guint at = 0;
+    guint first = segment_for_offset(log, start);
+    for (guint i = first; i < log->segments->len; i++) {
+        const PlogSegment *segment = segment_at(log, i);
+        gint64 position = i == first ? plog_segment_find_position(segment, start) : 0;
+        if (position < 0)
+            return FALSE;
+        gint64 end = plog_segment_file_bytes(segment);
+        while (position < end) {
+            gint64 bytes = MIN(end - position, COMPARE_CHUNK_BYTES);
+            g_byte_array_set_size(chunk, 0);
+            if (!plog_segment_read_range(segment, position, bytes, chunk) ||
+                (gint64)(expected->len - at) < bytes ||
+                memcmp(chunk->data, expected->data + at, (gsize)bytes) != 0)
+                return FALSE;
+            at += (guint)bytes;
+            position += bytes;
+        }
+    }
+    return at == expected->len;
+}
+
 gint64
 plog_offset_for_timestamp(Plog *log, gint64 timestamp_ms)
 {

@@ -147,6 +147,9 @@ PlogReadStatus plog_read_encoded(Plog *log, gint64 offset, gint64 max_bytes, gin
  * of the log, as encoded on disk, to `out`: one read per segment (what the
  * end of a run collects). FALSE when a segment could not be read whole. */
 gboolean plog_read_all_encoded(Plog *log, GByteArray *out);
+/* TRUE when plog_read_all_encoded would give exactly `expected`; reads the
+ * log a chunk at a time and keeps no copy of it. */
+gboolean plog_encoded_equals(Plog *log, const GByteArray *expected);
 
 /* Kafka's offsetsForTimes on this log: the base offset of the first batch whose
  * largest timestamp is at least `timestamp_ms`; -1 when there is none. */

@@ -616,7 +616,15 @@ gboolean
 plog_segment_read_rest(const PlogSegment *segment, gint64 position, GByteArray *out)
 {
     KSIM_ASSERT(position >= 0 && position <= segment->file_bytes);
-    gsize len = (gsize)(segment->file_bytes - position);
+    return plog_segment_read_range(segment, position, segment->file_bytes - position, out);
+}
+
+gboolean
+plog_segment_read_range(const PlogSegment *segment, gint64 position, gint64 bytes,
+                        GByteArray *out)
+{
+    KSIM_ASSERT(position >= 0 && bytes >= 0 && position + bytes <= segment->file_bytes);
+    gsize len = (gsize)bytes;
     guint start = out->len;
     g_byte_array_set_size(out, start + (guint)len);
     gssize got = sim_disk_read(segment->disk, segment->log_name, position, out->data + start, len);

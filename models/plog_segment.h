@@ -136,6 +136,9 @@ gint64 plog_segment_read_raw(const PlogSegment *segment, gint64 position, GByteA
 /* Appends the file's bytes from `position` to its end to `out`, in one read
  * (no checksum verified). FALSE when the disk gave fewer bytes. */
 gboolean plog_segment_read_rest(const PlogSegment *segment, gint64 position, GByteArray *out);
+/* Appends the file's `bytes` bytes at `position` to `out`, in one read. */
+gboolean plog_segment_read_range(const PlogSegment *segment, gint64 position, gint64 bytes,
+                                 GByteArray *out);
 
 /* The base offset of the first batch whose largest timestamp is at least
  * `timestamp_ms`, through the time index; -1 when there is none. */

@@ -598,6 +598,37 @@ test_plog_read_all_encoded_from_log_start(void **state)
         at += (guint)len;
     }
     assert_int_equal(next, plog_log_end_offset(fx->log));
+    /* plog_encoded_equals agrees with the copy and refuses any other. */
+    assert_true(plog_encoded_equals(fx->log, out));
+    out->data[out->len / 2] ^= 1;
+    assert_false(plog_encoded_equals(fx->log, out));
+    out->data[out->len / 2] ^= 1;
+    g_byte_array_set_size(out, out->len - 1);
+    assert_false(plog_encoded_equals(fx->log, out));
+}
+
+static void
+test_plog_encoded_equals_in_chunks(void **state)
+{
+    /* Goal: a log of several compare chunks (64 KiB) over several segments
+     * compares equal to its copy, and unequal with a byte changed in a later
+     * chunk or a byte more. */
+    Fixture *fx = *state;
+    fx->config.segment_bytes = 20000;
+    fx_open(fx);
+    for (int i = 0; i < 200; i++)
+        append(fx, 400, 1, i);
+    assert_true(plog_segment_count(fx->log) > 1);
+    g_autoptr(GByteArray) copy = g_byte_array_new();
+    assert_true(plog_read_all_encoded(fx->log, copy));
+    assert_true(copy->len > 3 * 64 * 1024);
+    assert_true(plog_encoded_equals(fx->log, copy));
+    copy->data[copy->len - 100] ^= 0x40;
+    assert_false(plog_encoded_equals(fx->log, copy));
+    copy->data[copy->len - 100] ^= 0x40;
+    guint8 extra = 0;
+    g_byte_array_append(copy, &extra, 1);
+    assert_false(plog_encoded_equals(fx->log, copy));
 }
 
 static void
@@ -923,6 +954,7 @@ main(void)
         TEST(test_plog_recovery_keeps_segments_after_a_clean_cut),
         TEST(test_plog_retention_keeps_active_segment),
         TEST(test_plog_read_all_encoded_from_log_start),
+        TEST(test_plog_encoded_equals_in_chunks),
         TEST(test_plog_retention_by_bytes),
         TEST(test_plog_flush_advances_recovery_point),
         TEST(test_plog_truncate_fully_and_start_at),
