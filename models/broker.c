@@ -59,6 +59,9 @@ broker_config_init(BrokerConfig *config)
     config->zookeeper_session_timeout_ms = 18000;
     config->controller_socket_timeout_ms = 30000;
     config->log_retention_check_interval_ms = 300000;
+    config->auto_leader_rebalance_enable = TRUE;
+    config->leader_imbalance_check_interval_ms = 300000;
+    config->leader_imbalance_per_broker_percentage = 10;
     config->truncation_mode = BROKER_TRUNCATE_HW;
     config->offsets_topic_num_partitions = 50;
     config->offsets_topic_replication_factor = 3;

@@ -48,6 +48,9 @@ typedef struct {
     gint64 zookeeper_session_timeout_ms;   /* 18000 */
     gint64 controller_socket_timeout_ms;   /* 30000 */
     gint64 log_retention_check_interval_ms; /* 300000 */
+    gboolean auto_leader_rebalance_enable; /* auto.leader.rebalance.enable = true */
+    gint64 leader_imbalance_check_interval_ms; /* leader.imbalance.check.interval.seconds = 300 */
+    gint32 leader_imbalance_per_broker_percentage; /* leader.imbalance.per.broker.percentage = 10 */
     BrokerTruncationMode truncation_mode;  /* ksim.truncation.mode = hw */
     /* The group coordinator (group_coord.h). */
     gint32 offsets_topic_num_partitions;   /* offsets.topic.num.partitions = 50 */

@@ -20,6 +20,13 @@
  * Its work is one idempotent pass, `refresh`: read everything, then reconcile.
  * A watch that fires during a pass schedules another pass after it.
  *
+ * Preferred leaders (auto.leader.rebalance.enable): every
+ * leader.imbalance.check.interval.seconds, as Kafka's
+ * checkAndTriggerAutoLeaderRebalance does, a broker whose share of
+ * partitions it should lead (it is their first assigned replica) but does
+ * not is above leader.imbalance.per.broker.percentage gets those partitions
+ * back where it is live and in the ISR: a new leader epoch, the same ISR.
+ *
  * Invariants:
  *  1. While `epoch_zk_version` is -1 the controller has not claimed its epoch
  *     and sends nothing.
@@ -71,6 +78,7 @@ struct Controller {
     GPtrArray *notifications;   /* isr_change znode names to delete */
     guint writes_pending;       /* state writes not answered yet */
     GArray *written;            /* KPartitionState written, not yet announced */
+    SimTimerId rebalance_timer; /* the next preferred-leader check */
 };
 
 /* Coordination callbacks carry this context so a callback that arrives after
@@ -892,6 +900,92 @@ controller_watch_fired(Controller *c, const char *path)
         refresh(c);
 }
 
+/* ---- preferred leaders ---- */
+
+static void rebalance_schedule(Controller *c);
+
+/* The partitions broker `preferred` should lead but does not, where it could
+ * (live, in the ISR); only when they are more than the imbalance allowed of
+ * the partitions it is preferred for. Appends their next states. */
+static void
+rebalance_broker(Controller *c, gint32 preferred, GArray *moves)
+{
+    guint preferred_for = 0, not_led = 0;
+    g_autoptr(GArray) eligible = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
+    for (guint t = 0; t < c->topics->len; t++) {
+        const Topic *topic = g_ptr_array_index(c->topics, t);
+        for (guint p = 0; p < topic->assignment->len; p++) {
+            const GArray *replicas = g_array_index(topic->assignment, GArray *, p);
+            if (replicas->len == 0 || g_array_index(replicas, gint32, 0) != preferred)
+                continue;
+            KTopicPartition tp;
+            ktp_set(&tp, topic->name, (gint32)p);
+            const KPartitionState *ps = g_tree_lookup(c->states, &tp);
+            if (ps == NULL)
+                continue;
+            preferred_for++;
+            if (ps->leader == preferred)
+                continue;
+            not_led++;
+            /* Kafka also leaves a partition alone while its leader is
+             * unknown: an offline partition is the election's business. */
+            if (ps->leader != KAFKA_NO_LEADER && kpartition_state_in_isr(ps, preferred)) {
+                KPartitionState next = *ps;
+                next.leader = preferred;
+                next.leader_epoch = ps->leader_epoch + 1;
+                next.controller_epoch = c->epoch;
+                g_array_append_val(eligible, next);
+            }
+        }
+    }
+    gint32 percentage = c->state->broker->config.leader_imbalance_per_broker_percentage;
+    if (preferred_for == 0 || (guint64)not_led * 100 <= (guint64)preferred_for * (guint64)percentage)
+        return;
+    g_array_append_vals(moves, eligible->data, eligible->len);
+}
+
+static void
+rebalance_fire(SimWorld *world, void *ctx, void *arg)
+{
+    Controller *c = arg;
+    (void)world;
+    (void)ctx;
+    c->rebalance_timer = SIM_EVENT_ID_NONE;
+    rebalance_schedule(c);
+    /* A pass in progress decides from fresher reads; the next check comes. */
+    if (c->refreshing || c->writes_pending > 0 || c->epoch_zk_version < 0)
+        return;
+    g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
+    for (guint i = 0; i < c->live->len; i++)
+        rebalance_broker(c, g_array_index(c->live, KBrokerEndpoint, i).broker_id, moves);
+    for (guint i = 0; i < moves->len; i++) {
+        const KPartitionState *next = &g_array_index(moves, KPartitionState, i);
+        const KPartitionState *old = g_tree_lookup(c->states, &next->tp);
+        Broker *broker = c->state->broker;
+        HistoryEvent fields = {0};
+        fields.leader_epoch = next->leader_epoch;
+        for (guint r = 0; r < next->n_isr; r++)
+            fields.isr_mask |= 1u << next->isr[r];
+        broker_record_event(broker, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
+                            "controller %d moved the leadership of %s-%d back to its preferred "
+                            "replica %d (from %d) in epoch %d",
+                            broker->config.broker_id, next->tp.topic, next->tp.partition,
+                            next->leader, old->leader, next->leader_epoch);
+        write_state(c, next, FALSE);
+    }
+}
+
+static void
+rebalance_schedule(Controller *c)
+{
+    const BrokerConfig *config = &c->state->broker->config;
+    if (!config->auto_leader_rebalance_enable)
+        return;
+    c->rebalance_timer =
+        sim_timer_set(c->state->broker->world, c->state->broker->node,
+                      config->leader_imbalance_check_interval_ms * SIM_NS_PER_MS, rebalance_fire, c);
+}
+
 /* ---- claiming the epoch ---- */
 
 static void
@@ -910,6 +1004,7 @@ epoch_claimed(void *owner, const CoordResult *result, void *arg)
                                 "broker %d became controller with epoch %d",
                                 state->broker->config.broker_id, c->epoch);
             refresh(c);
+            rebalance_schedule(c);
         } else {
             /* Another controller won the race for the epoch. */
             state->controller = NULL;
@@ -955,6 +1050,7 @@ controller_new(BrokerState *state)
     c->channels = g_ptr_array_new_with_free_func(channel_free);
     c->notifications = g_ptr_array_new_with_free_func(g_free);
     c->written = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
+    c->rebalance_timer = SIM_EVENT_ID_NONE;
     return c;
 }
 
@@ -971,6 +1067,7 @@ controller_free(Controller *c)
     if (c == NULL)
         return;
     SimWorld *world = c->state->broker->world;
+    sim_timer_cancel(world, c->rebalance_timer);
     for (guint i = 0; i < c->channels->len; i++)
         sim_timer_cancel(world, ((Channel *)g_ptr_array_index(c->channels, i))->timer);
     g_ptr_array_free(c->channels, TRUE);

@@ -218,6 +218,39 @@ test_cluster_leader_crash_elects_from_isr(void **state)
     fixture_free(f);
 }
 
+/* auto.leader.rebalance.enable: a preferred leader that crashed and came
+ * back gets its leadership back at the next imbalance check; with it off,
+ * the leadership stays where the election put it. */
+static void
+test_cluster_preferred_leader_returns(void **state)
+{
+    (void)state;
+    for (int enabled = 0; enabled <= 1; enabled++) {
+        ClusterConfig config;
+        config_fast(&config);
+        config.broker.auto_leader_rebalance_enable = enabled;
+        config.broker.leader_imbalance_check_interval_ms = 5000;
+        Fixture *f = fixture_new(5, &config, 3, -1, NULL);
+        gint32 preferred = g_array_index(cluster_replicas(f->cluster, TOPIC, 0), gint32, 0);
+        assert_int_equal(cluster_leader(f->cluster, TOPIC, 0), preferred);
+        gint32 epoch = info_of(f, preferred, 0).leader_epoch;
+        sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, preferred)));
+        run_for(f, 10 * SIM_NS_PER_S); /* its session expires after 6 s */
+        gint32 moved = cluster_leader(f->cluster, TOPIC, 0);
+        assert_true(moved > 0);
+        assert_int_not_equal(moved, preferred);
+        sim_node_restart(f->world, broker_node(cluster_broker(f->cluster, preferred)));
+        run_for(f, 20 * SIM_NS_PER_S);
+        gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+        BrokerPartitionInfo info = info_of(f, leader, 0);
+        assert_true(isr_has(&info, preferred));
+        assert_int_equal(leader, enabled ? preferred : moved);
+        if (enabled)
+            assert_true(info.leader_epoch >= epoch + 2);
+        fixture_free(f);
+    }
+}
+
 /* A paused follower falls out of the ISR after replica.lag.time.max.ms and is
  * added back once it catches up. */
 static void
@@ -581,6 +614,7 @@ main(void)
         cmocka_unit_test(test_cluster_steady_replication),
         cmocka_unit_test(test_cluster_follower_crash_and_rejoin),
         cmocka_unit_test(test_cluster_leader_crash_elects_from_isr),
+        cmocka_unit_test(test_cluster_preferred_leader_returns),
         cmocka_unit_test(test_cluster_isr_shrink_and_expand),
         cmocka_unit_test(test_cluster_min_insync_refuses),
         cmocka_unit_test(test_cluster_unclean_election_loses_acked),
