@@ -552,8 +552,9 @@ log_encoded(Plog *log)
     return out;
 }
 
-/* The records of verified encoded batches at or above `log_start`, in
- * offset order. (transfer full) */
+/* The data records of verified encoded batches at or above `log_start`, in
+ * offset order: control batches (transaction markers) hold no data and are
+ * left out, so offsets may skip over them. (transfer full) */
 static GArray *
 records_decode(const GByteArray *encoded, gint64 log_start)
 {
@@ -561,7 +562,8 @@ records_decode(const GByteArray *encoded, gint64 log_start)
     for (guint at = 0; at < encoded->len;) {
         PlogBatchHeader header;
         plog_batch_header_decode(encoded->data + at, encoded->len - at, &header);
-        count += (guint)header.record_count;
+        if ((header.attributes & PLOG_BATCH_CONTROL) == 0)
+            count += (guint)header.record_count;
         at += (guint)plog_batch_header_encoded_bytes(&header);
     }
     GArray *records = g_array_sized_new(FALSE, FALSE, sizeof(HistoryRecord), count);
@@ -570,6 +572,10 @@ records_decode(const GByteArray *encoded, gint64 log_start)
         PlogBatchHeader header;
         plog_batch_header_decode(encoded->data + at, encoded->len - at, &header);
         gsize len = (gsize)plog_batch_header_encoded_bytes(&header);
+        if ((header.attributes & PLOG_BATCH_CONTROL) != 0) {
+            at += (guint)len;
+            continue;
+        }
         g_array_set_size(values, (guint)header.record_count);
         gboolean decoded = plog_batch_decode_values(encoded->data + at, len, &header,
                                                     (guint64 *)(gpointer)values->data);
@@ -620,16 +626,22 @@ partition_logs(Cluster *cluster, const char *topic, gint32 partition)
     return logs;
 }
 
+/* The record at `offset`, or NULL; offsets ascend, with gaps where control
+ * batches were. */
 static const HistoryRecord *
 record_at(const GArray *records, gint64 offset)
 {
-    if (records->len == 0)
+    guint low = 0, high = records->len;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        if (g_array_index(records, HistoryRecord, middle).offset < offset)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    if (low == records->len)
         return NULL;
-    gint64 first = g_array_index(records, HistoryRecord, 0).offset;
-    gint64 index = offset - first;
-    if (index < 0 || index >= (gint64)records->len)
-        return NULL;
-    const HistoryRecord *record = &g_array_index(records, HistoryRecord, index);
+    const HistoryRecord *record = &g_array_index(records, HistoryRecord, low);
     return record->offset == offset ? record : NULL;
 }
 

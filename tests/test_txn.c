@@ -490,6 +490,19 @@ test_txn_commit_writes_prepare_markers_complete(void **unused)
     assert_int_equal(txn->outcome, PRODUCER_TXN_COMMITTED);
     assert_int_equal(txn->ops->len, 10);
     assert_true(txn_seen(f, producer, 0, committed));
+    /* The final state holds the data records only: the markers at offset
+     * 5 of each partition are no reader's data. */
+    cluster_record_final_state(f->cluster);
+    const GArray *replicas = history_replicas(f->history);
+    assert_true(replicas->len > 0);
+    for (guint i = 0; i < replicas->len; i++) {
+        const HistoryReplica *replica = &g_array_index(replicas, HistoryReplica, i);
+        if (history_topic_name(f->history, replica->topic)[0] == '_')
+            continue; /* internal topics */
+        assert_int_equal(replica->records->len, 5);
+        for (guint r = 0; r < replica->records->len; r++)
+            assert_int_equal(g_array_index(replica->records, HistoryRecord, r).offset, (gint64)r);
+    }
     fixture_free(f);
 }
 
