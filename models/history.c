@@ -23,6 +23,11 @@ struct History {
     GHashTable *topic_ids; /* name -> index + 1; looked up only */
     GPtrArray *process_names;
     GPtrArray *process_groups; /* char* by process id, NULL: none */
+    /* Transactions' side tables: NULL until first used. */
+    GPtrArray *process_txn_ids;   /* char* by process id, NULL: none */
+    GPtrArray *process_pipelines; /* char* by process id, NULL: none */
+    GArray *process_read_committed; /* guint8 by process id */
+    gboolean has_transactions;
     gint64 last_invoke_ns;
     gint64 ops_end_ns; /* the latest invocation or completion; -1: none */
     guint violations;
@@ -72,6 +77,12 @@ history_free(History *history)
     g_ptr_array_free(history->topic_names, TRUE);
     g_ptr_array_free(history->process_names, TRUE);
     g_ptr_array_free(history->process_groups, TRUE);
+    if (history->process_txn_ids != NULL)
+        g_ptr_array_free(history->process_txn_ids, TRUE);
+    if (history->process_pipelines != NULL)
+        g_ptr_array_free(history->process_pipelines, TRUE);
+    if (history->process_read_committed != NULL)
+        g_array_free(history->process_read_committed, TRUE);
     g_free(history);
 }
 
@@ -127,6 +138,8 @@ guint64
 history_invoke(History *history, gint64 time_ns, HistoryFn fn, guint32 process, guint16 topic,
                gint32 partition, guint64 key, guint64 value)
 {
+    if (fn >= HISTORY_FN_TXN_INIT)
+        history->has_transactions = TRUE;
     HistoryOp *op = ops_extend(history, 1, time_ns);
     *op = (HistoryOp){.invoke_ns = time_ns,
                       .complete_ns = -1,
@@ -201,6 +214,8 @@ guint64
 history_record(History *history, gint64 time_ns, HistoryFn fn, guint32 process, guint16 topic,
                gint32 partition, gint64 offset, guint64 key, guint64 value)
 {
+    if (fn >= HISTORY_FN_TXN_INIT)
+        history->has_transactions = TRUE;
     HistoryOp *op = ops_extend(history, 1, time_ns);
     *op = (HistoryOp){.invoke_ns = time_ns,
                       .complete_ns = time_ns,
@@ -336,4 +351,90 @@ history_process_group_bound(const History *history)
     while (bound > 0 && g_ptr_array_index(history->process_groups, bound - 1) == NULL)
         bound--;
     return bound;
+}
+
+/* Sets entry `process` of a lazily allocated table of strings. */
+static void
+string_table_set(GPtrArray **table, guint32 process, const char *text)
+{
+    KSIM_ASSERT(text != NULL);
+    if (*table == NULL)
+        *table = g_ptr_array_new_with_free_func(g_free);
+    while ((*table)->len <= process)
+        g_ptr_array_add(*table, NULL);
+    g_free(g_ptr_array_index(*table, process));
+    g_ptr_array_index(*table, process) = g_strdup(text);
+}
+
+static const char *
+string_table_get(const GPtrArray *table, guint32 process)
+{
+    if (table == NULL || process >= table->len)
+        return NULL;
+    return g_ptr_array_index(table, process);
+}
+
+void
+history_set_process_transactional_id(History *history, guint32 process, const char *id)
+{
+    string_table_set(&history->process_txn_ids, process, id);
+    history->has_transactions = TRUE;
+}
+
+const char *
+history_process_transactional_id(const History *history, guint32 process)
+{
+    return string_table_get(history->process_txn_ids, process);
+}
+
+void
+history_set_process_read_committed(History *history, guint32 process, gboolean committed)
+{
+    if (history->process_read_committed == NULL) {
+        if (!committed)
+            return; /* the default: no table needed */
+        history->process_read_committed = g_array_new(FALSE, TRUE, sizeof(guint8));
+    }
+    GArray *table = history->process_read_committed;
+    if (table->len <= process)
+        g_array_set_size(table, process + 1);
+    g_array_index(table, guint8, process) = committed ? 1 : 0;
+}
+
+gboolean
+history_process_read_committed(const History *history, guint32 process)
+{
+    const GArray *table = history->process_read_committed;
+    return table != NULL && process < table->len && g_array_index(table, guint8, process) != 0;
+}
+
+void
+history_set_process_pipeline(History *history, guint32 process, const char *pipeline)
+{
+    string_table_set(&history->process_pipelines, process, pipeline);
+    history->has_transactions = TRUE;
+}
+
+const char *
+history_process_pipeline(const History *history, guint32 process)
+{
+    return string_table_get(history->process_pipelines, process);
+}
+
+guint32
+history_process_pipeline_bound(const History *history)
+{
+    const GPtrArray *table = history->process_pipelines;
+    if (table == NULL)
+        return 0;
+    guint32 bound = table->len;
+    while (bound > 0 && g_ptr_array_index(table, bound - 1) == NULL)
+        bound--;
+    return bound;
+}
+
+gboolean
+history_has_transactions(const History *history)
+{
+    return history->has_transactions;
 }

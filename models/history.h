@@ -34,7 +34,25 @@ typedef enum {
     HISTORY_FN_COMMIT,   /* commit an offset */
     HISTORY_FN_ASSIGN,   /* consume: a member's position in a partition was set at the
                           * start of an assignment (one-step; offset = the position) */
+    /* Transactions (a producer with transactional.id). `value` is the
+     * transaction's number in its producer's life (1, 2, ...; 0 for INIT);
+     * topic, partition, key are 0 / -1; completions OK, FAIL (with the
+     * error) or none (the producer crashed). */
+    HISTORY_FN_TXN_INIT,    /* initTransactions: OK once the producer id and epoch are held */
+    HISTORY_FN_TXN_BEGIN,   /* beginTransaction (local: OK or FAIL at once) */
+    HISTORY_FN_TXN_COMMIT,  /* commitTransaction */
+    HISTORY_FN_TXN_ABORT,   /* abortTransaction */
+    HISTORY_FN_TXN_OFFSETS, /* sendOffsetsToTransaction, one-step per partition: topic,
+                             * partition, offset = the next offset to read, value = the
+                             * transaction's number */
 } HistoryFn;
+
+/* Which transaction a send belongs to costs nothing to record: a
+ * transactional producer's send belongs to the transaction whose TXN_BEGIN
+ * that process invoked last (OK), unless the process invoked a TXN_COMMIT,
+ * TXN_ABORT or TXN_INIT since (a send outside a transaction is refused by the
+ * producer). Ops are in invocation order, so one pass over the ops assigns
+ * every send; TXN_OFFSETS ops belong to a transaction the same way. */
 
 /* One client operation, from its invocation to its completion, in the
  * Jepsen model: INVOKE while pending, then OK (it happened), FAIL (it
@@ -112,8 +130,10 @@ typedef struct {
     gint64 log_start;
     gint64 leo;
     gint64 hw;
-    GArray *records;     /* HistoryRecord, in offset order; replicas with
-                          * identical logs may share one array */
+    GArray *records;     /* HistoryRecord: the data records (not the control
+                          * records of transaction markers, which no reader
+                          * sees), in offset order; replicas with identical
+                          * logs may share one array */
 } HistoryReplica;
 
 History *history_new(void);
@@ -177,6 +197,27 @@ const char *history_process_group(const History *history, guint32 process);
 GPtrArray *history_groups(const History *history);
 /* One more than the highest process id with a group; 0 when none. */
 guint32 history_process_group_bound(const History *history);
+
+/* Transactions. Side tables by process, allocated on first use, so a run
+ * without transactions pays nothing:
+ *  - the transactional.id of a producer process (copied), so the checker
+ *    knows which processes are instances of one transactional id (a newer
+ *    instance fences the older: a zombie);
+ *  - whether a consumer process reads with isolation.level=read_committed;
+ *  - the pipeline (a consume-transform-produce job, named by its group id) a
+ *    producer process writes the outputs of: each of its sends carries as its
+ *    `key` the value of the input record it was made from. */
+void history_set_process_transactional_id(History *history, guint32 process, const char *id);
+const char *history_process_transactional_id(const History *history, guint32 process);
+void history_set_process_read_committed(History *history, guint32 process, gboolean committed);
+gboolean history_process_read_committed(const History *history, guint32 process);
+void history_set_process_pipeline(History *history, guint32 process, const char *pipeline);
+const char *history_process_pipeline(const History *history, guint32 process);
+/* One more than the highest process id with a pipeline; 0 when none. */
+guint32 history_process_pipeline_bound(const History *history);
+/* TRUE once any TXN_* op was recorded or a transactional id or pipeline
+ * set: checkers of transactions skip a history without. */
+gboolean history_has_transactions(const History *history);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(History, history_free)
 

@@ -349,6 +349,10 @@ static const KConfigKey REGISTRY[] = {
     KEY("workload.start", WORKLOAD, DURATION, "0s", RANGE(0, I64), KSIM_KEY, .doc = "First send."),
     KEY("workload.stop", WORKLOAD, DURATION, NULL, RANGE(0, I64), KSIM_KEY,
         .doc = "No sends after this (null: the scenario's duration)."),
+    KEY("transaction.records", WORKLOAD, INT, NULL, RANGE(1, 1000000), KSIM_KEY,
+        .doc = "With transactional.id: records per transaction (null: 10)."),
+    KEY("transaction.abort.ratio", WORKLOAD, DOUBLE, "0", RANGE(0, 1), KSIM_KEY,
+        .doc = "With transactional.id: share of transactions aborted instead of committed."),
 
     /* ksim: a consumer group's members. */
     KEY("topics", CONSUMER_GROUP, LIST, NULL, KSIM_REQUIRED, .doc = "Topics subscribed to."),
@@ -367,6 +371,12 @@ static const KConfigKey REGISTRY[] = {
         .doc = "When the members subscribe (join the group)."),
     KEY("members.stop", CONSUMER_GROUP, DURATION, NULL, RANGE(0, I64), KSIM_KEY,
         .doc = "When the members unsubscribe (LeaveGroup); null: they stay to the end."),
+    KEY("pipeline.output", CONSUMER_GROUP, STRING, NULL, KSIM_KEY,
+        .doc = "Makes each member a consume-transform-produce job writing one record per "
+               "input record to this topic (null: a plain consumer group)."),
+    KEY("exactly.once", CONSUMER_GROUP, BOOL, "false", KSIM_KEY,
+        .doc = "With pipeline.output: transactions (read_committed input, a transactional "
+               "producer, offsets sent to the transaction); false: at least once."),
 
     /* ksim: one scheduled fault. */
     KEY("at", FAULT, DURATION, NULL, RANGE(0, I64), KSIM_REQUIRED,

@@ -84,6 +84,7 @@ struct ProducerTxn {
     gboolean offsets_step_commit; /* send offsets: AddOffsetsToTxn done, TxnOffsetCommit next */
     char group_id[KAFKA_GROUP_ID_MAX + 1];
     GArray *offsets; /* KOffsetPartition */
+    guint64 history_op; /* the TXN_INIT/COMMIT/ABORT op of `op`, 0 none */
 };
 
 static const ProducerConfig *
@@ -96,6 +97,33 @@ static gint64
 now_of(const ProducerState *state)
 {
     return sim_now_ns(state->producer->world);
+}
+
+/* ---- the history (history.h: HISTORY_FN_TXN_*) ---- */
+
+static guint64
+history_txn_invoke(Producer *producer, HistoryFn fn, guint64 number)
+{
+    return history_invoke(producer->history, sim_now_ns(producer->world), fn, producer->process,
+                          0, -1, 0, number);
+}
+
+static void
+history_txn_complete(Producer *producer, guint64 op, KafkaError error)
+{
+    history_complete(producer->history, op, sim_now_ns(producer->world),
+                     error == KAFKA_ERROR_NONE ? HISTORY_OK : HISTORY_FAIL, -1, -1, (gint32)error);
+}
+
+/* The history op of a user operation: TXN_INIT, TXN_COMMIT, TXN_ABORT, or
+ * none (send offsets records its TXN_OFFSETS ops when accepted). */
+static HistoryFn
+history_fn_of(TxnOp op, gboolean *recorded)
+{
+    *recorded = op == OP_INIT || op == OP_COMMIT || op == OP_ABORT;
+    return op == OP_INIT ? HISTORY_FN_TXN_INIT
+           : op == OP_COMMIT ? HISTORY_FN_TXN_COMMIT
+                             : HISTORY_FN_TXN_ABORT;
 }
 
 /* ---- the log of transactions ---- */
@@ -281,6 +309,9 @@ op_finish(ProducerState *state, KafkaError error)
         return;
     ProducerTxnCb done_cb = txn->op_cb;
     void *user_data = txn->op_user_data;
+    if (txn->history_op != 0)
+        history_txn_complete(state->producer, txn->history_op, error);
+    txn->history_op = 0;
     txn->op = OP_NONE;
     txn->op_cb = NULL;
     txn->op_user_data = NULL;
@@ -333,16 +364,24 @@ op_start(Producer *producer, TxnOp op, ProducerTxnCb done_cb, void *user_data)
     KSIM_ASSERT(state != NULL);
     KSIM_ASSERT(state->txn != NULL); /* transactional.id is set */
     ProducerTxn *txn = state->txn;
+    gboolean recorded = FALSE;
+    HistoryFn fn = history_fn_of(op, &recorded);
+    const ProducerTxnInfo *info = open_info(state);
+    guint64 history_op =
+        recorded ? history_txn_invoke(producer, fn, info != NULL ? info->number : 0) : 0;
     KafkaError error = KAFKA_ERROR_NONE;
     if (txn->state == TXN_FATAL_ERROR)
         error = txn->error;
     else if (txn->op != OP_NONE)
         error = KAFKA_ERROR_INVALID_TXN_STATE;
     if (error != KAFKA_ERROR_NONE) {
+        if (history_op != 0)
+            history_txn_complete(producer, history_op, error);
         if (done_cb != NULL)
             done_cb(producer, error, user_data);
         return FALSE;
     }
+    txn->history_op = history_op;
     txn->op = op;
     txn->op_cb = done_cb;
     txn->op_user_data = user_data;
@@ -356,6 +395,9 @@ refuse(Producer *producer, KafkaError error)
     ProducerTxn *txn = producer->state->txn;
     ProducerTxnCb done_cb = txn->op_cb;
     void *user_data = txn->op_user_data;
+    if (txn->history_op != 0)
+        history_txn_complete(producer, txn->history_op, error);
+    txn->history_op = 0;
     txn->op = OP_NONE;
     txn->op_cb = NULL;
     txn->op_user_data = NULL;
@@ -388,10 +430,14 @@ producer_begin_transaction(Producer *producer)
     ProducerState *state = producer->state;
     KSIM_ASSERT(state != NULL && state->txn != NULL);
     ProducerTxn *txn = state->txn;
-    if (txn->state == TXN_FATAL_ERROR)
-        return txn->error;
-    if (txn->state != TXN_READY)
-        return KAFKA_ERROR_INVALID_TXN_STATE;
+    KafkaError error = txn->state == TXN_FATAL_ERROR ? txn->error
+                       : txn->state != TXN_READY     ? KAFKA_ERROR_INVALID_TXN_STATE
+                                                     : KAFKA_ERROR_NONE;
+    if (error != KAFKA_ERROR_NONE) {
+        history_txn_complete(producer, history_txn_invoke(producer, HISTORY_FN_TXN_BEGIN, 0),
+                             error);
+        return error;
+    }
     txn->state = TXN_IN_TRANSACTION;
     txn->offsets_added = FALSE;
     txn->bump_needed = FALSE;
@@ -399,6 +445,8 @@ producer_begin_transaction(Producer *producer)
     g_array_set_size(txn->added, 0);
     g_array_set_size(txn->fresh, 0);
     log_begin(state);
+    history_record(producer->history, now_of(state), HISTORY_FN_TXN_BEGIN, producer->process, 0, -1,
+                   -1, 0, open_info(state)->number);
     return KAFKA_ERROR_NONE;
 }
 
@@ -423,6 +471,12 @@ producer_send_offsets_to_transaction(Producer *producer, const char *group_id,
     ProducerTxnInfo *info = open_info(state);
     g_strlcpy(info->group_id, group_id, sizeof info->group_id);
     g_array_append_vals(info->offsets, offsets->data, offsets->len);
+    for (guint i = 0; i < offsets->len; i++) {
+        const KOffsetPartition *entry = &g_array_index(offsets, KOffsetPartition, i);
+        history_record(producer->history, now_of(state), HISTORY_FN_TXN_OFFSETS, producer->process,
+                       history_topic(producer->history, entry->tp.topic), entry->tp.partition,
+                       entry->offset, 0, info->number);
+    }
 }
 
 void

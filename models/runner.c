@@ -103,6 +103,15 @@ broker_config_from(BrokerConfig *config, const KConfig *cfg)
     config->group_initial_rebalance_delay_ms = ms_of(cfg, "group.initial.rebalance.delay.ms");
     config->group_min_session_timeout_ms = ms_of(cfg, "group.min.session.timeout.ms");
     config->group_max_session_timeout_ms = ms_of(cfg, "group.max.session.timeout.ms");
+    config->transaction_state_log_num_partitions =
+        (gint32)kconfig_get_int64(cfg, "transaction.state.log.num.partitions");
+    config->transaction_state_log_replication_factor =
+        (gint16)kconfig_get_int64(cfg, "transaction.state.log.replication.factor");
+    config->transaction_state_log_min_isr =
+        (gint32)kconfig_get_int64(cfg, "transaction.state.log.min.isr");
+    config->transaction_max_timeout_ms = ms_of(cfg, "transaction.max.timeout.ms");
+    config->transaction_abort_timed_out_transaction_cleanup_interval_ms =
+        ms_of(cfg, "transaction.abort.timed.out.transaction.cleanup.interval.ms");
     log_config_from_broker(&config->log, cfg);
 }
 

@@ -15,6 +15,25 @@
  *     members), so they never collide with broker ids (1..31) in the history.
  *  3. members[i] is instance members[i]->instance of section
  *     members[i]->spec; it is subscribed only between its start and stop.
+ *  4. A member of a pipeline group (pipeline.output) has one Pipe, whose
+ *     producer's process id follows every member's; an exactly-once pipe
+ *     has records in `batch` only while a transaction is open (BUSY), and
+ *     none anywhere while DEAD.
+ *
+ * Pipelines (consume-transform-produce). The member's application: every
+ * record a poll returns becomes one output record to pipeline.output, keyed
+ * by the input's value (so the checker can tell which input an output came
+ * from, history.h) with a fresh unique value. At least once
+ * (exactly.once = false): the output is sent when the poll returns, and the
+ * group's own commits (processing.mode) move its offsets. Exactly once: the
+ * member reads with isolation.level=read_committed and never commits by
+ * itself; its records queue, and while no transaction is open the pipe takes
+ * every queued record into one: beginTransaction, one send per record,
+ * sendOffsetsToTransaction (per partition the offset after the last record),
+ * commitTransaction; on an error it aborts and queues the records again, on
+ * a fencing error it stops. The pipe's producer node is the member's other
+ * half: a consumer:NAME fault hits both (runner_clients_consumer_nodes), and
+ * its restart runs initTransactions again, which fences the old epoch.
  */
 #include "runner_clients.h"
 
@@ -29,6 +48,11 @@
 #define PROCESS_FIRST 100
 #define MEMBER_RETRY_NS (100 * SIM_NS_PER_MS)
 
+#define PIPE_RECORD_BYTES 100
+#define PIPE_QUEUE_MAX (1u << 20)
+
+typedef struct Pipe Pipe;
+
 typedef struct {
     RunnerClients *clients;
     const ScenarioConsumerGroup *spec; /* borrowed from the variant */
@@ -36,14 +60,33 @@ typedef struct {
     Consumer *consumer;
     gboolean subscribed;
     gboolean stopped;
+    Pipe *pipe; /* NULL unless the group is a pipeline */
 } Member;
+
+typedef enum {
+    PIPE_INIT = 0, /* exactly once: initTransactions in progress */
+    PIPE_READY,    /* no transaction open */
+    PIPE_BUSY,     /* a transaction is open or ending */
+    PIPE_DEAD,     /* fenced */
+} PipeState;
+
+struct Pipe {
+    Member *member;
+    Producer *producer;
+    guint64 counter; /* output values sent, over every incarnation */
+    PipeState state;
+    GArray *queue; /* ConsumerRecord waiting for a transaction */
+    GArray *batch; /* ConsumerRecord of the open transaction */
+};
 
 struct RunnerClients {
     SimWorld *world;
+    History *history;
     GPtrArray *producers; /* Producer* */
     GPtrArray *workloads; /* Workload* */
     GPtrArray *names;     /* char*: the [producer NAME] of each */
     GPtrArray *members;   /* Member* */
+    GPtrArray *pipes;     /* Pipe* */
 };
 
 /* The ProducerConfig a [producer] group's Kafka keys describe. */
@@ -77,6 +120,9 @@ producer_config_from(ProducerConfig *config, const KConfig *cfg)
                               : PRODUCER_PARTITIONER_STICKY;
     if (!kconfig_is_null(cfg, "client.id"))
         producer_config_set_client_id(config, kconfig_get_string(cfg, "client.id"));
+    if (!kconfig_is_null(cfg, "transactional.id"))
+        producer_config_set_transactional_id(config, kconfig_get_string(cfg, "transactional.id"));
+    config->transaction_timeout_ms = kconfig_get_duration_ms(cfg, "transaction.timeout.ms");
 }
 
 static void
@@ -102,6 +148,8 @@ workload_config_from(WorkloadConfig *config, const ScenarioProducer *spec, gint6
     /* No new record after the fault phase: the liveness phase only lets
      * what is in flight finish. */
     config->stop_ns = MIN(w->stop_ns > 0 ? w->stop_ns : duration_ns, duration_ns);
+    config->txn_records = w->txn_records;
+    config->txn_abort_per_million = (guint32)(w->txn_abort_ratio * 1e6 + 0.5);
 }
 
 /* The first assignor of partition.assignment.strategy (the parser refuses
@@ -146,6 +194,14 @@ consumer_config_from(ConsumerConfig *config, const ScenarioConsumerGroup *spec)
     config->auto_commit_interval_ms = kconfig_get_duration_ms(cfg, "auto.commit.interval.ms");
     config->partition_assignment_strategy = assignor_of(cfg);
     config->default_api_timeout_ms = kconfig_get_duration_ms(cfg, "default.api.timeout.ms");
+    if (spec->pipeline_output != NULL && spec->exactly_once) {
+        /* An exactly-once pipeline reads committed data only and moves its
+         * offsets only through its transactions. */
+        config->isolation_level = 1;
+        config->enable_auto_commit = FALSE;
+        config->processing_mode = CONSUMER_PROCESSING_AUTO;
+        return;
+    }
     switch (spec->processing_mode) {
     case SCENARIO_PROCESSING_AUTO:
         config->processing_mode = CONSUMER_PROCESSING_AUTO;
@@ -224,6 +280,241 @@ member_free(gpointer data)
     g_free(member);
 }
 
+/* ---- pipelines ---- */
+
+static void pipe_kick(Pipe *pipe);
+
+static gboolean
+pipe_exactly_once(const Pipe *pipe)
+{
+    return pipe->member->spec->exactly_once;
+}
+
+static void
+pipe_send(Pipe *pipe, const ConsumerRecord *record)
+{
+    KSIM_ASSERT(pipe->counter + 1 < (G_GUINT64_CONSTANT(1) << HISTORY_VALUE_COUNTER_BITS));
+    guint64 value = HISTORY_VALUE(producer_process(pipe->producer), ++pipe->counter);
+    producer_send(pipe->producer, pipe->member->spec->pipeline_output, -1, record->value, value,
+                  PIPE_RECORD_BYTES, NULL, NULL);
+}
+
+static gboolean
+pipe_fencing(KafkaError error)
+{
+    return error == KAFKA_ERROR_PRODUCER_FENCED || error == KAFKA_ERROR_INVALID_PRODUCER_EPOCH ||
+           error == KAFKA_ERROR_INVALID_TXN_STATE;
+}
+
+static void
+pipe_dead(Pipe *pipe)
+{
+    pipe->state = PIPE_DEAD;
+    g_array_set_size(pipe->queue, 0);
+    g_array_set_size(pipe->batch, 0);
+}
+
+static void
+pipe_abort_done_cb(Producer *producer, KafkaError error, void *user_data)
+{
+    Pipe *pipe = user_data;
+    (void)producer;
+    if (error != KAFKA_ERROR_NONE) {
+        pipe_dead(pipe);
+        return;
+    }
+    /* The records go round again, first. */
+    g_array_prepend_vals(pipe->queue, pipe->batch->data, pipe->batch->len);
+    g_array_set_size(pipe->batch, 0);
+    pipe->state = PIPE_READY;
+    pipe_kick(pipe);
+}
+
+static void
+pipe_failed(Pipe *pipe, KafkaError error)
+{
+    if (pipe_fencing(error)) {
+        pipe_dead(pipe);
+        return;
+    }
+    producer_abort_transaction(pipe->producer, pipe_abort_done_cb, pipe);
+}
+
+static void
+pipe_commit_done_cb(Producer *producer, KafkaError error, void *user_data)
+{
+    Pipe *pipe = user_data;
+    (void)producer;
+    if (error != KAFKA_ERROR_NONE) {
+        pipe_failed(pipe, error);
+        return;
+    }
+    g_array_set_size(pipe->batch, 0);
+    pipe->state = PIPE_READY;
+    pipe_kick(pipe);
+}
+
+static void
+pipe_offsets_done_cb(Producer *producer, KafkaError error, void *user_data)
+{
+    Pipe *pipe = user_data;
+    if (error != KAFKA_ERROR_NONE) {
+        pipe_failed(pipe, error);
+        return;
+    }
+    producer_commit_transaction(producer, pipe_commit_done_cb, pipe);
+}
+
+/* Per partition of the batch, the offset after its last record. */
+static GArray *
+pipe_offsets(const Pipe *pipe)
+{
+    GArray *offsets = g_array_new(FALSE, TRUE, sizeof(KOffsetPartition));
+    for (guint i = 0; i < pipe->batch->len; i++) {
+        const ConsumerRecord *record = &g_array_index(pipe->batch, ConsumerRecord, i);
+        KOffsetPartition *slot = NULL;
+        for (guint k = 0; k < offsets->len && slot == NULL; k++) {
+            KOffsetPartition *entry = &g_array_index(offsets, KOffsetPartition, k);
+            if (ktp_equal(&entry->tp, &record->tp))
+                slot = entry;
+        }
+        if (slot == NULL) {
+            g_array_set_size(offsets, offsets->len + 1);
+            slot = &g_array_index(offsets, KOffsetPartition, offsets->len - 1);
+            slot->tp = record->tp;
+            slot->offset = -1;
+        }
+        slot->offset = MAX(slot->offset, record->offset + 1);
+    }
+    return offsets;
+}
+
+/* Exactly once: the queued records become one transaction. */
+static void
+pipe_kick(Pipe *pipe)
+{
+    if (pipe->state != PIPE_READY || pipe->queue->len == 0 || !producer_running(pipe->producer))
+        return;
+    KafkaError error = producer_begin_transaction(pipe->producer);
+    if (error != KAFKA_ERROR_NONE) {
+        pipe_dead(pipe);
+        return;
+    }
+    pipe->state = PIPE_BUSY;
+    g_array_append_vals(pipe->batch, pipe->queue->data, pipe->queue->len);
+    g_array_set_size(pipe->queue, 0);
+    for (guint i = 0; i < pipe->batch->len; i++)
+        pipe_send(pipe, &g_array_index(pipe->batch, ConsumerRecord, i));
+    g_autoptr(GArray) offsets = pipe_offsets(pipe);
+    producer_send_offsets_to_transaction(pipe->producer, pipe->member->spec->group_id, offsets,
+                                         pipe_offsets_done_cb, pipe);
+}
+
+static void
+pipe_poll_cb(Consumer *consumer, const ConsumerRecord *records, guint n, void *user_data)
+{
+    Pipe *pipe = user_data;
+    (void)consumer;
+    if (pipe->state == PIPE_DEAD || !producer_running(pipe->producer))
+        return; /* the process's other half is down: nothing is produced */
+    if (!pipe_exactly_once(pipe)) {
+        for (guint i = 0; i < n; i++)
+            pipe_send(pipe, &records[i]);
+        return;
+    }
+    KSIM_ASSERT(pipe->queue->len <= PIPE_QUEUE_MAX - n);
+    g_array_append_vals(pipe->queue, records, n);
+    pipe_kick(pipe);
+}
+
+static void
+pipe_init_done_cb(Producer *producer, KafkaError error, void *user_data)
+{
+    Pipe *pipe = user_data;
+    (void)producer;
+    if (error != KAFKA_ERROR_NONE) {
+        pipe_dead(pipe);
+        return;
+    }
+    pipe->state = PIPE_READY;
+    pipe_kick(pipe);
+}
+
+static void
+pipe_start(Pipe *pipe)
+{
+    g_array_set_size(pipe->queue, 0);
+    g_array_set_size(pipe->batch, 0);
+    if (!pipe_exactly_once(pipe)) {
+        pipe->state = PIPE_READY;
+        return;
+    }
+    pipe->state = PIPE_INIT;
+    producer_init_transactions(pipe->producer, pipe_init_done_cb, pipe);
+}
+
+/* A new incarnation of the pipe's producer: what the old one held is gone. */
+static void
+pipe_started_cb(Producer *producer, void *user_data)
+{
+    Pipe *pipe = user_data;
+    (void)producer;
+    if (pipe->state != PIPE_DEAD)
+        pipe_start(pipe);
+}
+
+static void
+pipe_free(gpointer data)
+{
+    Pipe *pipe = data;
+    producer_free(pipe->producer);
+    g_array_free(pipe->queue, TRUE);
+    g_array_free(pipe->batch, TRUE);
+    g_free(pipe);
+}
+
+static Pipe *
+pipe_new(RunnerClients *clients, Member *member, const GArray *bootstrap)
+{
+    const ScenarioConsumerGroup *spec = member->spec;
+    guint32 process = PROCESS_FIRST + clients->producers->len + clients->members->len +
+                      clients->pipes->len;
+    g_autofree char *name = g_strdup_printf("pipeline-%s-%u", spec->name, member->instance);
+    ProducerConfig config;
+    producer_config_init(&config);
+    if (spec->exactly_once) {
+        g_autofree char *id = g_strdup_printf("%s-%u", spec->group_id, member->instance);
+        producer_config_set_transactional_id(&config, id);
+        history_set_process_transactional_id(clients->history, process, id);
+    }
+    Pipe *pipe = g_new0(Pipe, 1);
+    pipe->member = member;
+    pipe->queue = g_array_new(FALSE, FALSE, sizeof(ConsumerRecord));
+    pipe->batch = g_array_new(FALSE, FALSE, sizeof(ConsumerRecord));
+    pipe->producer = producer_new(clients->world, name, process, bootstrap, &config,
+                                  clients->history);
+    history_set_process_pipeline(clients->history, process, spec->group_id);
+    ProducerListener listener = {pipe_started_cb, NULL, pipe};
+    producer_set_listener(pipe->producer, &listener);
+    member->pipe = pipe;
+    g_ptr_array_add(clients->pipes, pipe);
+    pipe_start(pipe);
+    consumer_start_polling(member->consumer, &spec->poll_interval, &spec->processing_time,
+                           pipe_poll_cb, pipe);
+    return pipe;
+}
+
+static void
+pipes_new(RunnerClients *clients, Cluster *cluster)
+{
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(cluster);
+    for (guint i = 0; i < clients->members->len; i++) {
+        Member *member = g_ptr_array_index(clients->members, i);
+        if (member->spec->pipeline_output != NULL)
+            pipe_new(clients, member, bootstrap);
+    }
+}
+
 static void
 members_new(RunnerClients *clients, Cluster *cluster, History *history,
             const ScenarioVariant *variant)
@@ -244,8 +535,10 @@ members_new(RunnerClients *clients, Cluster *cluster, History *history,
             member->consumer =
                 consumer_new(clients->world, name, process, bootstrap, &config, history);
             history_set_process_group(history, process, spec->group_id);
-            consumer_start_polling(member->consumer, &spec->poll_interval, &spec->processing_time,
-                                   NULL, NULL);
+            history_set_process_read_committed(history, process, config.isolation_level == 1);
+            if (spec->pipeline_output == NULL) /* a pipe's loop starts with its pipe */
+                consumer_start_polling(member->consumer, &spec->poll_interval,
+                                       &spec->processing_time, NULL, NULL);
             g_ptr_array_add(clients->members, member);
             sim_world_schedule(clients->world, spec->start_ns, member_start_fire, NULL, clients,
                                member, 0);
@@ -262,7 +555,9 @@ runner_clients_new(SimWorld *world, Cluster *cluster, History *history,
 {
     RunnerClients *clients = g_new0(RunnerClients, 1);
     clients->world = world;
+    clients->history = history;
     clients->members = g_ptr_array_new_with_free_func(member_free);
+    clients->pipes = g_ptr_array_new_with_free_func(pipe_free);
     clients->producers = g_ptr_array_new_with_free_func((GDestroyNotify)producer_free);
     clients->workloads = g_ptr_array_new_with_free_func((GDestroyNotify)workload_free);
     clients->names = g_ptr_array_new_with_free_func(g_free);
@@ -282,12 +577,15 @@ runner_clients_new(SimWorld *world, Cluster *cluster, History *history,
                                         : g_strdup_printf("producer-%s-%u", spec->name, k + 1);
             Producer *producer =
                 producer_new(world, name, process, bootstrap, &config, history);
+            if (config.transactional_id[0] != '\0')
+                history_set_process_transactional_id(history, process, config.transactional_id);
             g_ptr_array_add(clients->producers, producer);
             g_ptr_array_add(clients->workloads, workload_new(world, name, producer, &workload));
             g_ptr_array_add(clients->names, g_strdup(spec->name));
         }
     }
     members_new(clients, cluster, history, variant);
+    pipes_new(clients, cluster);
     return clients;
 }
 
@@ -299,6 +597,7 @@ runner_clients_free(RunnerClients *clients)
     /* Workloads drive producers: free them first. */
     g_ptr_array_free(clients->workloads, TRUE);
     g_ptr_array_free(clients->producers, TRUE);
+    g_ptr_array_free(clients->pipes, TRUE);
     g_ptr_array_free(clients->members, TRUE);
     g_ptr_array_free(clients->names, TRUE);
     g_free(clients);
@@ -326,6 +625,10 @@ runner_clients_consumer_nodes(const RunnerClients *clients, const char *name, gu
             continue;
         SimNodeId node = consumer_node(member->consumer);
         g_array_append_val(nodes, node);
+        if (member->pipe != NULL) {
+            SimNodeId other = producer_node(member->pipe->producer);
+            g_array_append_val(nodes, other);
+        }
     }
 }
 
@@ -338,5 +641,16 @@ runner_clients_check_invariants(const RunnerClients *clients)
         if (member->stopped)
             KSIM_ASSERT(!member->subscribed);
         consumer_check_invariants(member->consumer);
+    }
+    for (guint i = 0; i < clients->pipes->len; i++) {
+        const Pipe *pipe = g_ptr_array_index(clients->pipes, i);
+        KSIM_ASSERT(pipe->member->pipe == pipe);
+        if (pipe->state != PIPE_BUSY)
+            KSIM_ASSERT(pipe->batch->len == 0);
+        if (pipe->state == PIPE_DEAD)
+            KSIM_ASSERT(pipe->queue->len == 0);
+        if (pipe_exactly_once(pipe))
+            KSIM_ASSERT(pipe->state != PIPE_BUSY || pipe->batch->len > 0);
+        producer_check_invariants(pipe->producer);
     }
 }

@@ -125,6 +125,21 @@ static const char *const METRICS[] = {
     "consumer.commits_unknown",
     "latency_ms.e2e.p50",
     "latency_ms.e2e.p99",
+    "G1a",
+    "uncommitted_read",
+    "partial_commit",
+    "zombie_write",
+    "int_send_skip",
+    "int_nonmonotonic_send",
+    "pipeline_duplicate",
+    "pipeline_lost",
+    "aborted_read_uncommitted",
+    "txn.committed",
+    "txn.aborted",
+    "txn.unknown",
+    "txn.fenced_instances",
+    "pipeline.inputs",
+    "pipeline.outputs",
 };
 
 /* ---- Raw groups: the file's text, group by group ---- */
@@ -1545,6 +1560,10 @@ build_workload(const Build *b, const RawGroup *group, const KConfig *cfg,
     w->stop_ns = kconfig_is_null(cfg, "workload.stop")
                      ? b->variant->duration_ns
                      : kconfig_get_duration_ns(cfg, "workload.stop");
+    w->txn_records = kconfig_is_null(cfg, "transaction.records")
+                         ? 10
+                         : (guint32)kconfig_get_int64(cfg, "transaction.records");
+    w->txn_abort_ratio = kconfig_get_double(cfg, "transaction.abort.ratio");
     return workload_shapes(b, group, cfg, w, error) && workload_bounds(b, group, topic, w, error);
 }
 
@@ -1626,6 +1645,38 @@ producer_topic(const Build *b, const RawGroup *group, const KConfig *workload, G
     return topic;
 }
 
+/* The transactional workload keys need transactional.id, and a
+ * transactional producer needs idempotence's settings (Kafka enables
+ * idempotence for it and refuses contradicting keys). */
+static gboolean
+check_transactional(const Build *b, const RawGroup *group, const KConfig *cfg,
+                    const KConfig *workload, GError **error)
+{
+    static const char *const keys[] = {"transaction.records", "transaction.abort.ratio"};
+    gboolean transactional = !kconfig_is_null(cfg, "transactional.id");
+    for (guint i = 0; i < G_N_ELEMENTS(keys) && !transactional; i++) {
+        if (!kconfig_is_set(workload, keys[i]))
+            continue;
+        Loc loc = loc_key(b->scenario, group, keys[i]);
+        loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                  "applies only to a transactional producer: set transactional.id");
+        return FALSE;
+    }
+    if (!transactional)
+        return TRUE;
+    const char *id = kconfig_get_string(cfg, "transactional.id");
+    if (strlen(id) == 0 || strlen(id) > SCENARIO_NAME_LENGTH_MAX) {
+        Loc loc = loc_key(b->scenario, group, "transactional.id");
+        loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc, "must be 1 to %u characters",
+                  SCENARIO_NAME_LENGTH_MAX);
+        return FALSE;
+    }
+    if (strcmp(kconfig_get_string(cfg, "acks"), "all") != 0 && kconfig_is_set(cfg, "acks"))
+        return idempotence_error(b, group, "acks", "a transactional producer needs acks = all",
+                                 error);
+    return TRUE;
+}
+
 static gboolean
 build_producer(Build *b, const RawGroup *group, GError **error)
 {
@@ -1642,8 +1693,12 @@ build_producer(Build *b, const RawGroup *group, GError **error)
         return FALSE;
     producer->topic = g_strdup(topic->name);
     producer->instances = (guint)kconfig_get_int64(workload, "instances");
-    return build_workload(b, group, workload, topic, &producer->workload, error) &&
-           check_idempotence(b, group, producer->config, error) &&
+    if (!build_workload(b, group, workload, topic, &producer->workload, error) ||
+        !check_transactional(b, group, producer->config, workload, error))
+        return FALSE;
+    if (kconfig_is_null(producer->config, "transactional.id"))
+        producer->workload.txn_records = 0;
+    return check_idempotence(b, group, producer->config, error) &&
            check_delivery_timeout(b, group, producer->config, error);
 }
 
@@ -1658,6 +1713,7 @@ consumer_group_free(gpointer data)
     ScenarioConsumerGroup *group = data;
     g_free(group->name);
     g_free(group->group_id);
+    g_free(group->pipeline_output);
     g_strfreev(group->topics);
     kconfig_free(group->config);
     g_free(group);
@@ -1736,6 +1792,37 @@ check_consumer_times(const Build *b, const RawGroup *group,
     return FALSE;
 }
 
+/* pipeline.output names a topic the group does not read; exactly.once
+ * needs a pipeline. */
+static gboolean
+check_pipeline(const Build *b, const RawGroup *group, const ScenarioConsumerGroup *consumers,
+               const KConfig *members, GError **error)
+{
+    const char *output = consumers->pipeline_output;
+    if (output == NULL) {
+        if (!kconfig_is_set(members, "exactly.once"))
+            return TRUE;
+        Loc loc = loc_key(b->scenario, group, "exactly.once");
+        loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                  "applies only to a pipeline: set pipeline.output");
+        return FALSE;
+    }
+    Loc loc = loc_key(b->scenario, group, "pipeline.output");
+    if (find_object(b->variant->topics, output) == NULL) {
+        g_autofree char *why = no_such_message("topic", output, b->variant->topics);
+        loc_error(error, KSIM_SCENARIO_ERROR_UNKNOWN, &loc, "%s", why);
+        return FALSE;
+    }
+    if (g_strv_contains((const char *const *)consumers->topics, output)) {
+        loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                  "%s is also an input of the group (topics): a pipeline would consume its own "
+                  "output",
+                  output);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static gboolean
 build_consumer_group(Build *b, const RawGroup *group, GError **error)
 {
@@ -1763,9 +1850,13 @@ build_consumer_group(Build *b, const RawGroup *group, GError **error)
     consumers->stop_ns = kconfig_is_null(members, "members.stop")
                              ? -1
                              : kconfig_get_duration_ns(members, "members.stop");
+    consumers->exactly_once = kconfig_get_bool(members, "exactly.once");
+    if (!kconfig_is_null(members, "pipeline.output"))
+        consumers->pipeline_output = g_strdup(kconfig_get_string(members, "pipeline.output"));
     if (!check_assignors(b, group, consumers->config, error) ||
         !check_consumer_group_id(b, group, consumers, error) ||
-        !check_consumer_times(b, group, consumers, error))
+        !check_consumer_times(b, group, consumers, error) ||
+        !check_pipeline(b, group, consumers, members, error))
         return FALSE;
     for (guint i = 0; consumers->topics[i] != NULL; i++) {
         if (find_object(b->variant->topics, consumers->topics[i]) != NULL)

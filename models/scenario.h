@@ -227,6 +227,8 @@ typedef struct {
     gboolean send_sync;
     gint64 start_ns;
     gint64 stop_ns;
+    guint32 txn_records;    /* transaction.records; 0 without transactional.id */
+    double txn_abort_ratio; /* transaction.abort.ratio */
 } ScenarioWorkload;
 
 typedef struct {
@@ -257,6 +259,10 @@ typedef struct {
     SimDist poll_interval;                  /* poll.interval, ns */
     gint64 start_ns;                        /* members.start */
     gint64 stop_ns;                         /* members.stop; -1: never */
+    /* pipeline.output: NULL for a plain group; else each member is a
+     * consume-transform-produce job writing to this topic (runner_clients.h). */
+    char *pipeline_output;
+    gboolean exactly_once;                  /* exactly.once */
 } ScenarioConsumerGroup;
 
 /* One varied key and its value in a run. */

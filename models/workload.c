@@ -44,6 +44,17 @@ typedef struct {
     double threshold;
 } ZipfSampler;
 
+/* The transactional loop (see workload.h). */
+typedef enum {
+    TXN_OFF = 0,   /* not transactional */
+    TXN_NEED_INIT, /* the next tick calls initTransactions (at start, after a restart) */
+    TXN_INIT,      /* initTransactions in progress: no sends */
+    TXN_READY,    /* the next send begins a transaction */
+    TXN_OPEN,     /* a transaction is open */
+    TXN_ENDING,   /* commit or abort in progress: no sends */
+    TXN_DEAD,     /* fenced: the workload has ended */
+} WorkloadTxnState;
+
 struct Workload {
     SimWorld *world;
     Producer *producer;
@@ -63,6 +74,10 @@ struct Workload {
     gboolean done;
     guint64 counter;
     guint64 sent, ok, failed, unknown;
+    /* Transactions (config.txn_records > 0). */
+    WorkloadTxnState txn_state;
+    guint32 txn_sent; /* sends in the open transaction */
+    guint64 txn_committed, txn_aborted, txn_failed;
 };
 
 /* ---- Zipf ---- */
@@ -254,6 +269,7 @@ catch_up(Workload *w)
 }
 
 static void tick_fired(SimWorld *world, void *ctx, void *arg);
+static void finish(Workload *w);
 
 static void
 arm(Workload *w)
@@ -262,11 +278,13 @@ arm(Workload *w)
     KSIM_ASSERT(!w->stalled);
     if (w->done || !producer_running(w->producer))
         return;
+    if (w->txn_state == TXN_INIT || w->txn_state == TXN_ENDING || w->txn_state == TXN_DEAD)
+        return; /* txn_step_done_cb arms again */
     sim_timer_cancel(w->world, w->timer);
     gint64 now = sim_now_ns(w->world);
     gint64 at = w->next_ns;
     if (at >= w->config.stop_ns) {
-        w->done = TRUE;
+        finish(w);
         w->armed = FALSE;
         return;
     }
@@ -310,6 +328,133 @@ send_done_cb(Producer *producer, const ProducerResult *result, void *user_data)
     arm(w);
 }
 
+/* ---- transactions ---- */
+
+static void txn_end(Workload *w, gboolean abort);
+
+/* After initTransactions, a commit or an abort: the loop goes on. */
+static void
+txn_resume(Workload *w)
+{
+    if (w->waiting || w->stalled || w->in_send)
+        return;
+    catch_up(w);
+    arm(w);
+}
+
+static void
+txn_fatal(Workload *w)
+{
+    w->txn_state = TXN_DEAD;
+    w->done = TRUE;
+    w->armed = FALSE;
+    sim_timer_cancel(w->world, w->timer);
+}
+
+static void
+txn_init_done_cb(Producer *producer, KafkaError error, void *user_data)
+{
+    Workload *w = user_data;
+    (void)producer;
+    if (error != KAFKA_ERROR_NONE) {
+        txn_fatal(w);
+        return;
+    }
+    w->txn_state = TXN_READY;
+    txn_resume(w);
+}
+
+static void
+txn_init(Workload *w)
+{
+    w->txn_state = TXN_INIT;
+    w->txn_sent = 0;
+    producer_init_transactions(w->producer, txn_init_done_cb, w);
+}
+
+static void
+txn_abort_done_cb(Producer *producer, KafkaError error, void *user_data)
+{
+    Workload *w = user_data;
+    (void)producer;
+    if (error != KAFKA_ERROR_NONE) {
+        w->txn_failed++;
+        txn_fatal(w);
+        return;
+    }
+    w->txn_aborted++;
+    w->txn_state = TXN_READY;
+    if (!w->done)
+        txn_resume(w);
+}
+
+static void
+txn_commit_done_cb(Producer *producer, KafkaError error, void *user_data)
+{
+    Workload *w = user_data;
+    (void)producer;
+    if (error == KAFKA_ERROR_NONE) {
+        w->txn_committed++;
+        w->txn_state = TXN_READY;
+        if (!w->done)
+            txn_resume(w);
+        return;
+    }
+    w->txn_failed++;
+    if (error == KAFKA_ERROR_PRODUCER_FENCED || error == KAFKA_ERROR_INVALID_PRODUCER_EPOCH ||
+        error == KAFKA_ERROR_INVALID_TXN_STATE) {
+        txn_fatal(w);
+        return;
+    }
+    /* An abortable error (a send failed): abort, then go on. */
+    txn_end(w, TRUE);
+}
+
+static void
+txn_end(Workload *w, gboolean abort)
+{
+    w->txn_state = TXN_ENDING;
+    w->txn_sent = 0;
+    if (abort)
+        producer_abort_transaction(w->producer, txn_abort_done_cb, w);
+    else
+        producer_commit_transaction(w->producer, txn_commit_done_cb, w);
+}
+
+/* Begins a transaction if none is open; FALSE when the producer refused. */
+static gboolean
+txn_before_send(Workload *w)
+{
+    if (w->txn_state != TXN_READY)
+        return TRUE;
+    if (producer_begin_transaction(w->producer) != KAFKA_ERROR_NONE) {
+        txn_fatal(w);
+        return FALSE;
+    }
+    w->txn_state = TXN_OPEN;
+    w->txn_sent = 0;
+    return TRUE;
+}
+
+static void
+txn_after_send(Workload *w)
+{
+    if (w->txn_state != TXN_OPEN || ++w->txn_sent < w->config.txn_records)
+        return;
+    gboolean abort = w->config.txn_abort_per_million > 0 &&
+                     sim_rng_range(w->rng, 0, 1000000) < (gint64)w->config.txn_abort_per_million;
+    txn_end(w, abort);
+}
+
+/* No more sends: the open transaction, if any, commits. */
+static void
+finish(Workload *w)
+{
+    w->done = TRUE;
+    if (w->txn_state == TXN_OPEN && w->txn_sent > 0)
+        txn_end(w, FALSE);
+}
+
 static void
 send_one(Workload *w)
 {
@@ -339,17 +484,24 @@ tick_fired(SimWorld *world, void *ctx, void *arg)
     KSIM_ASSERT(ctx == w->producer);
     w->armed = FALSE;
     if (w->config.records_max > 0 && w->sent >= w->config.records_max) {
-        w->done = TRUE;
+        finish(w);
         return;
     }
     if (producer_blocked(w->producer)) {
         w->stalled = TRUE;
         return;
     }
+    if (w->txn_state == TXN_NEED_INIT) {
+        txn_init(w); /* txn_init_done_cb arms again */
+        return;
+    }
+    if (!txn_before_send(w))
+        return;
     send_one(w);
     advance_arrival(w);
+    txn_after_send(w);
     if (w->config.records_max > 0 && w->sent >= w->config.records_max)
-        w->done = TRUE;
+        finish(w);
     else if (!w->waiting)
         arm(w);
 }
@@ -363,6 +515,15 @@ started_cb(Producer *producer, void *user_data)
     w->waiting = FALSE;
     w->stalled = FALSE;
     w->armed = FALSE;
+    if (w->txn_state == TXN_DEAD)
+        return;
+    if (w->txn_state != TXN_OFF) {
+        /* A new incarnation: initTransactions again at the next arrival,
+         * as the application does at start (it fences the crashed one's
+         * epoch). A transaction cut short by the crash is not continued. */
+        w->txn_state = TXN_NEED_INIT;
+        w->txn_sent = 0;
+    }
     catch_up(w);
     arm(w);
 }
@@ -402,6 +563,10 @@ workload_new(SimWorld *world, const char *name, Producer *producer, const Worklo
         catch_up(w);
     ProducerListener listener = {started_cb, unblocked_cb, w};
     producer_set_listener(producer, &listener);
+    if (config->txn_records > 0) {
+        KSIM_ASSERT(producer_transactional(producer));
+        w->txn_state = TXN_NEED_INIT; /* at the first arrival, not before */
+    }
     arm(w);
     return w;
 }
@@ -442,12 +607,36 @@ workload_unknown(const Workload *workload)
     return workload->unknown;
 }
 
+guint64
+workload_txn_committed(const Workload *workload)
+{
+    return workload->txn_committed;
+}
+
+guint64
+workload_txn_aborted(const Workload *workload)
+{
+    return workload->txn_aborted;
+}
+
+guint64
+workload_txn_failed(const Workload *workload)
+{
+    return workload->txn_failed;
+}
+
 void
 workload_check_invariants(const Workload *workload)
 {
     KSIM_ASSERT(workload->counter == workload->sent);
     KSIM_ASSERT(workload->ok + workload->failed + workload->unknown <= workload->sent);
+    if (workload->config.txn_records == 0)
+        KSIM_ASSERT(workload->txn_state == TXN_OFF);
+    if (workload->txn_state == TXN_OPEN)
+        KSIM_ASSERT(workload->txn_sent < workload->config.txn_records);
     if (workload->armed) {
+        KSIM_ASSERT(workload->txn_state != TXN_INIT && workload->txn_state != TXN_ENDING &&
+                    workload->txn_state != TXN_DEAD);
         KSIM_ASSERT(!workload->waiting);
         KSIM_ASSERT(!workload->stalled);
         KSIM_ASSERT(!workload->done);

@@ -22,6 +22,19 @@
  * application that was down would skip them). While the producer's send()
  * blocks, the workload stalls after that send and resumes when it unblocks.
  * All draws come from the world's stream "workload/<name>".
+ *
+ * Transactions (txn_records > 0), as a Kafka application loops: each
+ * incarnation of the producer first calls initTransactions (which fences
+ * any older instance of its transactional.id and aborts what it left
+ * open); then beginTransaction before a transaction's first send, and
+ * commitTransaction (or, by draw, abortTransaction) after its last; the
+ * next transaction begins at the next arrival after that completes.
+ * Arrivals during initTransactions or a commit are skipped. A commit that
+ * fails with an abortable error is followed by abortTransaction; a fatal
+ * error (fenced: a newer instance exists, or the coordinator timed the
+ * transaction out) ends the workload, as an application closes a fenced
+ * producer. At the stop time or record cap an open transaction is
+ * committed.
  */
 #ifndef WORKLOAD_H
 #define WORKLOAD_H
@@ -63,6 +76,12 @@ typedef struct {
     gint64 start_ns;     /* workload.start = 0 */
     gint64 stop_ns;      /* workload.stop = never (G_MAXINT64) */
     guint64 records_max; /* 0: no cap */
+    /* Transactions (the producer must be transactional): every
+     * txn_records sends form one transaction, begun before its first send
+     * and, after its last, aborted with probability txn_abort_per_million
+     * / 10^6, else committed. 0: no transactions. */
+    guint32 txn_records;           /* transaction.records = 0 */
+    guint32 txn_abort_per_million; /* transaction.abort.ratio = 0 */
 } WorkloadConfig;
 
 #define KSIM_WORKLOAD_ERROR (ksim_workload_error_quark())
@@ -92,6 +111,11 @@ guint64 workload_sent(const Workload *workload);
 guint64 workload_ok(const Workload *workload);
 guint64 workload_failed(const Workload *workload);
 guint64 workload_unknown(const Workload *workload);
+/* Transactions the workload ended: commit OK; aborted (abort OK); and
+ * failed (a commit or abort that failed, or the workload fenced). */
+guint64 workload_txn_committed(const Workload *workload);
+guint64 workload_txn_aborted(const Workload *workload);
+guint64 workload_txn_failed(const Workload *workload);
 
 /* One draw of a Zipf(n, s) rank in 1..n (s >= 0; s == 0 is uniform). */
 guint64 workload_zipf_sample(SimRng *rng, guint64 n, double s);

@@ -191,16 +191,39 @@ committed_lower_bound(const CheckerPartition *cp, gint64 offset)
     return lo;
 }
 
-/* Committed records with offsets in [from, to); the first at *first_index. */
+/* TRUE when a consumer must return `record`: not a control record (value
+ * 0: a commit or abort marker), and, for a read_committed reader, not a write
+ * of a transactional producer (which it must skip when its transaction
+ * aborted; checker_txn judges those reads). */
+static gboolean
+record_is_due(const History *history, const HistoryRecord *record, gboolean read_committed)
+{
+    if (record->value == 0)
+        return FALSE;
+    return !read_committed ||
+           history_process_transactional_id(history, HISTORY_VALUE_PROCESS(record->value)) == NULL;
+}
+
+/* Committed records due to `process` (record_is_due) with offsets in
+ * [from, to); the first at *first_index. */
 static guint64
-committed_between(const CheckerPartition *cp, gint64 from, gint64 to, guint *first_index)
+committed_between(const History *history, guint32 process, const CheckerPartition *cp,
+                  gint64 from, gint64 to, guint *first_index)
 {
     if (cp == NULL || from >= to)
         return 0;
+    gboolean read_committed = history_process_read_committed(history, process);
     guint a = committed_lower_bound(cp, from);
     guint b = committed_lower_bound(cp, to);
-    *first_index = a;
-    return b - a;
+    guint64 due = 0;
+    for (guint i = a; i < b; i++) {
+        const HistoryRecord *record = &g_array_index(cp->records, HistoryRecord, i);
+        if (!record_is_due(history, record, read_committed))
+            continue;
+        if (due++ == 0)
+            *first_index = i;
+    }
+    return due;
 }
 
 /* ---- examples ---- */
@@ -268,7 +291,8 @@ poll_skip_check(Walk *w, GroupState *g, guint64 op_id, const HistoryOp *op, Memb
     if (from < 0 || op->offset <= from)
         return;
     guint first = 0;
-    guint64 skipped = committed_between(cp, from, op->offset, &first);
+    guint64 skipped =
+        committed_between(w->check->history, op->process, cp, from, op->offset, &first);
     if (skipped == 0)
         return;
     ConsumerExample *e = example_add(w->check, g, CONSUMER_POLL_SKIP, op);
@@ -481,6 +505,9 @@ judge_partition(const ConsumerCheck *check, GroupState *g, const GroupPartition 
         const HistoryRecord *record = &g_array_index(cp->records, HistoryRecord, i);
         if (record->offset >= gp->final_offset)
             break;
+        if (!record_is_due(check->history, record,
+                           history_process_read_committed(check->history, gp->final_process)))
+            continue;
         CheckerSend send;
         if (!checker_result_send_of_value(check->producer, record->value, &send) || !acked(&send))
             continue;

@@ -38,6 +38,12 @@
  *    an offset at or below the highest offset it polled before in that
  *    assignment; counted once per such poll.
  *
+ * Control records (value 0: transaction markers) are never due to a
+ * consumer; nor, to a read_committed one, are writes of transactional
+ * producers (history_process_transactional_id): whether it had to read them
+ * depends on their transactions' fates, which checker_txn judges. Both are
+ * left out of lost_consumption and of the offsets poll_skip counts.
+ *
  * Counts per group: members, records polled and processed, distinct values
  * processed (and how many of them were acknowledged and committed), acknowledged committed records in the judged ranges, and COMMIT
  * ops by outcome (OK, FAIL, and unknown: INFO or never completed).

@@ -32,6 +32,7 @@
 
 #include "checker.h"
 #include "checker_consumer.h"
+#include "checker_txn.h"
 #include "history.h"
 
 #define EXPLAIN_STEPS_MAX 16
@@ -75,6 +76,17 @@ char *explain_isr_text(guint32 isr_mask);
 GPtrArray *explain_consumer_example(const Explainer *explainer, const ConsumerCheck *check,
                                     const ConsumerGroupResult *group,
                                     const ConsumerExample *example);
+
+/* The chain of sentences explaining a transactional or pipeline example
+ * (explain_txn.c): the transaction concerned — its beginning, its sends,
+ * how its commit or abort went (invoked when, completed how) — then, by
+ * anomaly, the poll that read it (G1a, uncommitted_read), the successor's
+ * initTransactions that fenced the writer (zombie_write), the absent or
+ * skipped write (partial_commit), the two sends and what lies between
+ * (int_*), or the input's polls and its outputs with their transactions'
+ * fates (pipeline_*); then the crashes, pauses and restarts of the
+ * processes involved in that span. Never empty. (transfer full) */
+GPtrArray *explain_txn_example(const TxnCheck *check, const TxnExample *example);
 
 /* Checks the numbered invariants of explain.c; O(events). */
 void explain_check_invariants(const Explainer *explainer);

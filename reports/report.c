@@ -56,6 +56,9 @@ typedef struct {
     /* Per group g and anomaly a, at g * CONSUMER_ANOMALY_COUNT + a: per
      * example, a GPtrArray of sentences. */
     GPtrArray *consumer_chains;
+    TxnCheck *txn_owned;
+    const TxnCheck *txn;
+    GPtrArray *txn_chains[TXN_ANOMALY_COUNT]; /* per example: GPtrArray of sentences */
 } RunData;
 
 /* One plot to draw: a builder, the series and the shaded windows. */
@@ -174,8 +177,21 @@ run_data_new(const ReportRun *run, guint number, gboolean explain)
         data->consumers_owned = checker_consumer_run(run->history, data->result, NULL);
         data->consumers = data->consumers_owned;
     }
+    data->txn = run->txn;
+    if (data->txn == NULL) {
+        data->txn_owned = checker_txn_run(run->history, data->result, NULL);
+        data->txn = data->txn_owned;
+    }
     if (!explain)
         return data;
+    for (guint a = 0; a < TXN_ANOMALY_COUNT; a++) {
+        const GArray *examples = checker_txn_examples(data->txn, a);
+        data->txn_chains[a] = g_ptr_array_new_with_free_func(chains_free);
+        for (guint e = 0; e < examples->len; e++)
+            g_ptr_array_add(data->txn_chains[a],
+                            explain_txn_example(data->txn,
+                                                &g_array_index(examples, TxnExample, e)));
+    }
     data->explainer = explain_new(data->result);
     data->consumer_chains = g_ptr_array_new_with_free_func(chains_free);
     for (guint g = 0; g < checker_consumer_group_count(data->consumers); g++) {
@@ -210,6 +226,11 @@ run_data_free(gpointer pointer)
     }
     if (data->consumer_chains != NULL)
         g_ptr_array_free(data->consumer_chains, TRUE);
+    for (guint a = 0; a < TXN_ANOMALY_COUNT; a++) {
+        if (data->txn_chains[a] != NULL)
+            g_ptr_array_free(data->txn_chains[a], TRUE);
+    }
+    checker_txn_free(data->txn_owned);
     explain_free(data->explainer);
     checker_consumer_free(data->consumers_owned);
     checker_result_free(data->owned);
@@ -605,6 +626,97 @@ json_consumers(JsonBuilder *b, const RunData *data)
 }
 
 static void
+json_txn_example(JsonBuilder *b, const RunData *data, const TxnExample *example,
+                 const GPtrArray *chain)
+{
+    const History *history = checker_txn_history(data->txn);
+    json_builder_begin_object(b);
+    if (example->partition >= 0) {
+        g_autofree char *where =
+            checker_partition_label(history, example->topic, example->partition);
+        json_string(b, "partition", where);
+    }
+    json_int(b, "value", (gint64)example->value);
+    if (example->offset >= 0)
+        json_int(b, "offset", example->offset);
+    if (example->txn >= 0) {
+        const TxnInfo *txn = checker_txn_transaction(data->txn, (guint)example->txn);
+        g_autofree char *writer = checker_process_label(history, txn->process);
+        json_string(b, "producer", writer);
+        json_int(b, "transaction", (gint64)txn->number);
+        json_string(b, "fate", checker_txn_fate_name(txn->fate));
+    }
+    json_string(b, "summary", example->summary);
+    json_strings(b, "explanation", chain);
+    json_builder_end_object(b);
+}
+
+static void
+json_txn_examples(JsonBuilder *b, const RunData *data, guint first, guint end)
+{
+    json_builder_set_member_name(b, "examples");
+    json_builder_begin_object(b);
+    for (guint a = first; a < end; a++) {
+        const GArray *examples = checker_txn_examples(data->txn, a);
+        json_builder_set_member_name(b, checker_txn_anomaly_name(a));
+        json_builder_begin_array(b);
+        for (guint e = 0; e < examples->len; e++)
+            json_txn_example(b, data, &g_array_index(examples, TxnExample, e),
+                             data->txn_chains[a] != NULL ? g_ptr_array_index(data->txn_chains[a], e)
+                                                         : NULL);
+        json_builder_end_array(b);
+    }
+    json_builder_end_object(b);
+}
+
+static void
+json_transactions(JsonBuilder *b, const RunData *data)
+{
+    const TxnCounts *c = checker_txn_counts(data->txn);
+    json_builder_set_member_name(b, "transactions");
+    json_builder_begin_object(b);
+    json_int(b, "transactions", (gint64)c->transactions);
+    for (guint f = 0; f < TXN_FATE_COUNT; f++)
+        json_int(b, checker_txn_fate_name(f), (gint64)c->fates[f]);
+    json_int(b, "sends", (gint64)c->sends);
+    json_int(b, "fenced_instances", (gint64)c->fenced_instances);
+    json_int(b, "reads_committed", (gint64)c->reads_committed);
+    json_int(b, "aborted_read_uncommitted", (gint64)c->aborted_read_uncommitted);
+    json_builder_set_member_name(b, "anomalies");
+    json_builder_begin_object(b);
+    for (guint a = 0; a < TXN_PIPELINE_DUPLICATE; a++)
+        json_int(b, checker_txn_anomaly_name(a), (gint64)c->anomalies[a]);
+    json_builder_end_object(b);
+    json_txn_examples(b, data, 0, TXN_PIPELINE_DUPLICATE);
+    json_builder_end_object(b);
+}
+
+static void
+json_pipelines(JsonBuilder *b, const RunData *data)
+{
+    const GArray *pipelines = checker_txn_pipelines(data->txn);
+    json_builder_set_member_name(b, "pipelines");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < pipelines->len; i++) {
+        const TxnPipelineCounts *p = &g_array_index(pipelines, TxnPipelineCounts, i);
+        json_builder_set_member_name(b, p->pipeline);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "exactly_once");
+        json_builder_add_boolean_value(b, p->transactional);
+        json_int(b, "inputs", (gint64)p->inputs);
+        json_int(b, "outputs_visible", (gint64)p->outputs_visible);
+        json_int(b, "outputs_maybe", (gint64)p->outputs_maybe);
+        json_int(b, "unconsumed", (gint64)p->unconsumed);
+        json_int(b, "pipeline_duplicate", (gint64)p->duplicates);
+        json_int(b, "pipeline_lost", (gint64)p->lost);
+        json_builder_end_object(b);
+    }
+    if (pipelines->len > 0)
+        json_txn_examples(b, data, TXN_PIPELINE_DUPLICATE, TXN_ANOMALY_COUNT);
+    json_builder_end_object(b);
+}
+
+static void
 json_run(JsonBuilder *b, const RunData *data)
 {
     const ReportRun *run = data->run;
@@ -628,6 +740,8 @@ json_run(JsonBuilder *b, const RunData *data)
     json_stats(b, data->result);
     json_examples(b, data);
     json_consumers(b, data);
+    json_transactions(b, data);
+    json_pipelines(b, data);
     json_builder_end_object(b);
 }
 
@@ -685,6 +799,39 @@ print_consumer_lines(FILE *stream, const RunData *data)
     }
 }
 
+/* Below a run with transactions: their fates and anomalies; one line per
+ * pipeline. */
+static void
+print_txn_lines(FILE *stream, const RunData *data)
+{
+    const TxnCounts *c = checker_txn_counts(data->txn);
+    if (c->transactions > 0) {
+        fprintf(stream,
+                "  transactions %" G_GUINT64_FORMAT ": committed %" G_GUINT64_FORMAT
+                ", aborted %" G_GUINT64_FORMAT ", unknown %" G_GUINT64_FORMAT
+                ", unended %" G_GUINT64_FORMAT "; fenced instances %" G_GUINT64_FORMAT
+                "; aborted reads (read_uncommitted) %" G_GUINT64_FORMAT "\n",
+                c->transactions, c->fates[TXN_FATE_COMMITTED], c->fates[TXN_FATE_ABORTED],
+                c->fates[TXN_FATE_UNKNOWN], c->fates[TXN_FATE_UNENDED], c->fenced_instances,
+                c->aborted_read_uncommitted);
+        fprintf(stream, "  ");
+        for (guint a = 0; a < TXN_PIPELINE_DUPLICATE; a++)
+            fprintf(stream, "%s%s %" G_GUINT64_FORMAT, a > 0 ? ", " : "",
+                    checker_txn_anomaly_name(a), c->anomalies[a]);
+        fprintf(stream, "\n");
+    }
+    const GArray *pipelines = checker_txn_pipelines(data->txn);
+    for (guint i = 0; i < pipelines->len; i++) {
+        const TxnPipelineCounts *p = &g_array_index(pipelines, TxnPipelineCounts, i);
+        fprintf(stream,
+                "  pipeline %s (%s): inputs %" G_GUINT64_FORMAT ", visible outputs %"
+                G_GUINT64_FORMAT ", pipeline_duplicate %" G_GUINT64_FORMAT ", pipeline_lost %"
+                G_GUINT64_FORMAT ", unconsumed %" G_GUINT64_FORMAT "\n",
+                p->pipeline, p->transactional ? "transactions" : "no transactions", p->inputs,
+                p->outputs_visible, p->duplicates, p->lost, p->unconsumed);
+    }
+}
+
 void
 report_print_table(FILE *stream, const ReportInput *input)
 {
@@ -709,6 +856,7 @@ report_print_table(FILE *stream, const ReportInput *input)
                 c->anomalies[CHECKER_LOST_WRITE], c->anomalies[CHECKER_DUPLICATE],
                 c->anomalies[CHECKER_NONMONOTONIC_SEND], p50, p99);
         print_consumer_lines(stream, data);
+        print_txn_lines(stream, data);
     }
 }
 
@@ -1712,6 +1860,129 @@ doc_consumers(Document *doc, const Report *report)
     }
 }
 
+static gboolean
+report_has_transactions(const Report *report)
+{
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        if (checker_txn_counts(data->txn)->transactions > 0 ||
+            checker_txn_pipelines(data->txn)->len > 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static void
+txn_row(Block *table, const RunData *data)
+{
+    const TxnCounts *c = checker_txn_counts(data->txn);
+    GPtrArray *row = table_row(table);
+    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, u64_text(c->transactions));
+    for (guint f = 0; f < TXN_FATE_COUNT; f++)
+        row_cell(row, u64_text(c->fates[f]));
+    row_cell(row, u64_text(c->fenced_instances));
+    row_cell(row, u64_text(c->aborted_read_uncommitted));
+    for (guint a = 0; a < TXN_PIPELINE_DUPLICATE; a++)
+        row_cell(row, u64_text(c->anomalies[a]));
+}
+
+static void
+pipeline_rows(Block *table, const RunData *data)
+{
+    const GArray *pipelines = checker_txn_pipelines(data->txn);
+    for (guint i = 0; i < pipelines->len; i++) {
+        const TxnPipelineCounts *p = &g_array_index(pipelines, TxnPipelineCounts, i);
+        GPtrArray *row = table_row(table);
+        row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+        row_cell(row, g_strdup(p->pipeline));
+        row_cell(row, g_strdup(p->transactional ? "yes" : "no"));
+        row_cell(row, u64_text(p->inputs));
+        row_cell(row, u64_text(p->outputs_visible));
+        row_cell(row, u64_text(p->duplicates));
+        row_cell(row, u64_text(p->lost));
+        row_cell(row, u64_text(p->unconsumed));
+    }
+}
+
+static void
+doc_txn_examples(Document *doc, const RunData *data)
+{
+    const TxnCounts *c = checker_txn_counts(data->txn);
+    for (guint a = 0; a < TXN_ANOMALY_COUNT; a++) {
+        const GArray *examples = checker_txn_examples(data->txn, a);
+        if (c->anomalies[a] == 0)
+            continue;
+        doc_paragraph(doc, "%s: %" G_GUINT64_FORMAT " (%u example%s below).",
+                      checker_txn_anomaly_name(a), c->anomalies[a], examples->len,
+                      examples->len == 1 ? "" : "s");
+        for (guint e = 0; e < examples->len; e++) {
+            doc_paragraph(doc, "Example %u: %s.", e + 1,
+                          g_array_index(examples, TxnExample, e).summary);
+            const GPtrArray *chain = g_ptr_array_index(data->txn_chains[a], e);
+            Block *list = doc_list(doc, TRUE);
+            for (guint k = 0; k < chain->len; k++)
+                g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(chain, k)));
+        }
+    }
+}
+
+static void
+doc_transactions(Document *doc, const Report *report)
+{
+    static const char *const header[] = {
+        "Run", "Transactions", "Committed", "Aborted", "Unknown", "Unended", "Fenced instances",
+        "Aborted reads (read_uncommitted)", "G1a", "Uncommitted reads", "Partial commits",
+        "Zombie writes", "int_nonmonotonic_send", "int_send_skip", NULL};
+    static const char *const pipeline_header[] = {"Run", "Pipeline", "Exactly once", "Inputs",
+                                                  "Visible outputs", "Duplicates", "Lost",
+                                                  "Unconsumed", NULL};
+    if (!report_has_transactions(report))
+        return;
+    doc_heading(doc, 2, "Transactions");
+    doc_paragraph(doc, "Each transaction's fate as its producer knows it: committed "
+                       "(commitTransaction OK), aborted (abortTransaction, or a commit refused), "
+                       "unknown (the commit's outcome is unknown), unended (never committed nor "
+                       "aborted: the producer crashed or was fenced first). G1a: a "
+                       "read_committed consumer read a write of an aborted transaction. "
+                       "Uncommitted read: it read a write of an unended transaction, or before "
+                       "the commit began. Partial commit: a committed transaction partly in the "
+                       "committed logs, or partly seen by a reader that read past the rest. "
+                       "Zombie write: a write of a fenced producer instance that became visible. "
+                       "int_*: one transaction's sends to a partition out of order, or with "
+                       "another write of the producer between them. Aborted reads by "
+                       "read_uncommitted consumers are allowed and shown for comparison.");
+    Block *table = doc_table(doc, header);
+    for (guint i = 0; i < report->runs->len; i++)
+        txn_row(table, g_ptr_array_index(report->runs, i));
+    gboolean pipelines = FALSE;
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        pipelines = pipelines || checker_txn_pipelines(data->txn)->len > 0;
+    }
+    if (pipelines) {
+        doc_heading(doc, 3, "Pipelines");
+        doc_paragraph(doc, "Consume-transform-produce jobs: every input record polled should "
+                           "give exactly one visible output (in the committed log, not in an "
+                           "aborted transaction). Lost: an input below the group's committed "
+                           "position without any output; unconsumed: one above it.");
+        Block *ptable = doc_table(doc, pipeline_header);
+        for (guint i = 0; i < report->runs->len; i++)
+            pipeline_rows(ptable, g_ptr_array_index(report->runs, i));
+    }
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        const TxnCounts *c = checker_txn_counts(data->txn);
+        guint64 anomalies = 0;
+        for (guint a = 0; a < TXN_ANOMALY_COUNT; a++)
+            anomalies += c->anomalies[a];
+        if (anomalies == 0)
+            continue;
+        doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+        doc_txn_examples(doc, data);
+    }
+}
+
 static char *
 availability_text(const CheckerStats *stats)
 {
@@ -1872,6 +2143,7 @@ document_build(const Report *report)
     for (guint i = 0; i < report->runs->len; i++)
         doc_run_explanations(doc, g_ptr_array_index(report->runs, i));
     doc_consumers(doc, report);
+    doc_transactions(doc, report);
     doc_latency(doc, report);
     doc_replicas(doc, report);
     doc_heading(doc, 2, "Timeline");

@@ -9,9 +9,18 @@
  *                         processed, unique, delivered, lost_consumption,
  *                         duplicate_consumption, poll_skip, nonmonotonic_poll,
  *                         commits_ok, commits_failed, commits_unknown,
- *                         e2e_p50_ms, e2e_p99_ms, examples}} ({} without groups);
+ *                         e2e_p50_ms, e2e_p99_ms, examples}} ({} without groups),
+ *                         "transactions": {transactions, committed, aborted,
+ *                         unknown, unended, sends, fenced_instances,
+ *                         reads_committed, aborted_read_uncommitted,
+ *                         anomalies: {G1a, uncommitted_read, partial_commit,
+ *                         zombie_write, int_nonmonotonic_send, int_send_skip},
+ *                         examples} and "pipelines": {GROUP: {exactly_once,
+ *                         inputs, outputs_visible, outputs_maybe, unconsumed,
+ *                         pipeline_duplicate, pipeline_lost, examples}};
  *   report.md             durability table, explanations, consumer groups
- *                         (when the scenario has some), latency, replicas,
+ *                         (when the scenario has some), transactions and
+ *                         pipelines (when it has some), latency, replicas,
  *                         timeline, runs and settings; images as links;
  *   report.html           the same, self-contained: images inline;
  *   outcomes.csv          per run: acked, lost, duplicated, ... (bars plot);
@@ -53,6 +62,7 @@
 
 #include "checker.h"
 #include "checker_consumer.h"
+#include "checker_txn.h"
 #include "history.h"
 
 #define REPORT_PARTITION_PLOTS_MAX 8
@@ -88,6 +98,9 @@ typedef struct {
     /* The run's consumer checker result (of `result`), or NULL: then the
      * report runs the consumer checker when the history has groups. */
     const ConsumerCheck *consumers;
+    /* The run's transaction checker result (of `result`), or NULL: then the
+     * report runs it. */
+    const TxnCheck *txn;
     gint64 last_heal_ns; /* CHECKER_HEAL_AUTO after report_run_init */
     const ReportWindow *windows;
     guint windows_len;
@@ -122,7 +135,8 @@ char *report_summary_json(const ReportInput *input, const GPtrArray *warnings);
 /* Prints the compact table: run, acked, lost, duplicated, reordered, p50 and
  * p99 of produce latency in ms; below a run with consumer groups, one line
  * per group: records processed, the four consumer anomalies and the
- * end-to-end latency. */
+ * end-to-end latency; below a run with transactions, one line of their
+ * fates and anomalies, and one per pipeline. */
 void report_print_table(FILE *stream, const ReportInput *input);
 
 #endif

@@ -127,6 +127,8 @@ fill_report_run(ReportRun *run, const RunOutcome *outcome, GArray *settings, GAr
     run->events = outcome->result->events;
     run->history = outcome->result->history;
     run->result = outcome->check;
+    run->consumers = outcome->consumers;
+    run->txn = outcome->txn;
     run->last_heal_ns = outcome->result->last_heal_ns;
     run->windows = (const ReportWindow *)windows->data;
     run->windows_len = windows->len;

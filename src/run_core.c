@@ -79,6 +79,44 @@ consumer_metric(const RunOutcome *outcome, const char *metric, double *out)
     return FALSE;
 }
 
+/* TRUE and *out set when `metric` is one of the transaction metrics. */
+static gboolean
+txn_metric(const RunOutcome *outcome, const char *metric, double *out)
+{
+    const TxnCounts *c = checker_txn_counts(outcome->txn);
+    for (guint a = 0; a < TXN_ANOMALY_COUNT; a++) {
+        if (strcmp(metric, checker_txn_anomaly_name(a)) == 0) {
+            *out = (double)c->anomalies[a];
+            return TRUE;
+        }
+    }
+    const GArray *pipelines = checker_txn_pipelines(outcome->txn);
+    guint64 inputs = 0, outputs = 0;
+    for (guint i = 0; i < pipelines->len; i++) {
+        inputs += g_array_index(pipelines, TxnPipelineCounts, i).inputs;
+        outputs += g_array_index(pipelines, TxnPipelineCounts, i).outputs_visible;
+    }
+    const struct {
+        const char *name;
+        double value;
+    } values[] = {
+        {"aborted_read_uncommitted", (double)c->aborted_read_uncommitted},
+        {"txn.committed", (double)c->fates[TXN_FATE_COMMITTED]},
+        {"txn.aborted", (double)c->fates[TXN_FATE_ABORTED]},
+        {"txn.unknown", (double)(c->fates[TXN_FATE_UNKNOWN] + c->fates[TXN_FATE_UNENDED])},
+        {"txn.fenced_instances", (double)c->fenced_instances},
+        {"pipeline.inputs", (double)inputs},
+        {"pipeline.outputs", (double)outputs},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(values); i++) {
+        if (strcmp(metric, values[i].name) == 0) {
+            *out = values[i].value;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 double
 run_core_metric(const RunOutcome *outcome, const char *metric)
 {
@@ -112,6 +150,9 @@ run_core_metric(const RunOutcome *outcome, const char *metric)
     double consumer = 0.0;
     if (consumer_metric(outcome, metric, &consumer))
         return consumer;
+    double txn = 0.0;
+    if (txn_metric(outcome, metric, &txn))
+        return txn;
     if (strcmp(metric, "invariant_violations") == 0)
         return (double)counts->invariant_violations;
     if (strcmp(metric, "produce.attempted") == 0)
@@ -162,6 +203,7 @@ run_core_variant(const Scenario *scenario, ScenarioVariant *variant, guint64 see
     options.last_heal_ns = outcome->result->last_heal_ns;
     outcome->check = checker_run(outcome->result->history, &options);
     outcome->consumers = checker_consumer_run(outcome->result->history, outcome->check, &options);
+    outcome->txn = checker_txn_run(outcome->result->history, outcome->check, &options);
     outcome->wall_s = (double)(g_get_monotonic_time() - start) / 1e6;
     g_snprintf(outcome->fingerprint, sizeof outcome->fingerprint, "%016" G_GINT64_MODIFIER "x",
                outcome->result->fingerprint);
@@ -175,6 +217,7 @@ run_outcome_free(RunOutcome *outcome)
     if (outcome == NULL)
         return;
     checker_consumer_free(outcome->consumers);
+    checker_txn_free(outcome->txn);
     checker_result_free(outcome->check);
     runner_result_free(outcome->result);
     scenario_variant_free(outcome->variant);

@@ -11,6 +11,7 @@
 
 #include "checker.h"
 #include "checker_consumer.h"
+#include "checker_txn.h"
 #include "runner.h"
 #include "scenario.h"
 
@@ -19,6 +20,7 @@ typedef struct {
     RunnerResult *result;          /* owned */
     CheckerResult *check;          /* owned; borrows result->history */
     ConsumerCheck *consumers;      /* owned; borrows result->history and check */
+    TxnCheck *txn;                 /* owned; borrows result->history and check */
     double wall_s;
     char fingerprint[17];
     GPtrArray *failed;             /* descriptions of failed expectations (owned) */
@@ -41,7 +43,13 @@ void run_outcome_free(RunOutcome *outcome);
  * (consumer.groups), consumed.fanout (distinct acknowledged committed values
  * processed, summed over the groups, per acknowledged committed record: 1 when one group reads
  * everything once, N when N groups each do; 0 without records), and the
- * end-to-end latency over every group (latency_ms.e2e.p50, .p99). */
+ * end-to-end latency over every group (latency_ms.e2e.p50, .p99). The
+ * transaction metrics: each checker_txn anomaly by name (G1a,
+ * uncommitted_read, partial_commit, zombie_write, int_nonmonotonic_send,
+ * int_send_skip, pipeline_duplicate, pipeline_lost), aborted_read_uncommitted,
+ * txn.committed, txn.aborted, txn.unknown (unknown + unended),
+ * txn.fenced_instances, and pipeline.inputs / pipeline.outputs (visible
+ * outputs) summed over the pipelines. */
 double run_core_metric(const RunOutcome *outcome, const char *metric);
 
 /* The shell command that replays a run exactly; with `variant`, only that

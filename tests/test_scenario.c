@@ -514,6 +514,20 @@ static const InlineBadCase inline_bad_cases[] = {
     {"[scenario]\nduration = 1s\n[topic a]\n[topic b]\n[producer p]\n",
      "[producer p] topic: is required when the scenario has several topics"},
     {"[scenario]\nduration = 1s\n[producer p]\n", "the scenario has no [topic NAME] group"},
+    {"[scenario]\nduration = 1s\n[topic a]\n[producer p]\ntransaction.records = 5\n",
+     "t.ini:5: [producer p] transaction.records: applies only to a transactional producer"},
+    {"[scenario]\nduration = 1s\n[topic a]\n[producer p]\ntransactional.id = x\n"
+     "transaction.abort.ratio = 2\n",
+     "transaction.abort.ratio"},
+    {"[scenario]\nduration = 1s\n[topic a]\n[consumer-group g]\ntopics = a\n"
+     "pipeline.output = b\n",
+     "t.ini:6: [consumer-group g] pipeline.output: "},
+    {"[scenario]\nduration = 1s\n[topic a]\n[consumer-group g]\ntopics = a\n"
+     "pipeline.output = a\n",
+     "a pipeline would consume its own output"},
+    {"[scenario]\nduration = 1s\n[topic a]\n[consumer-group g]\ntopics = a\n"
+     "exactly.once = true\n",
+     "exactly.once: applies only to a pipeline: set pipeline.output"},
     {"[scenario]\nduration = 1s\n[topic a]\n[producer p]\nworkload.keys =\n",
      "t.ini:5: [producer p] workload.keys: '' is not none, uniform:K or zipf:K,S"},
     {"[scenario]\nduration = 1s\n[topic a]\n[producer p]\nworkload.keys = uniform:\n",
