@@ -12,6 +12,7 @@
 
 #include "coord_client.h"
 #include "sim_assert.h"
+#include "sim_mem.h"
 #include "sim_disk.h"
 #include "sim_net.h"
 
@@ -566,7 +567,8 @@ records_decode(const GByteArray *encoded, gint64 log_start)
             count += (guint)header.record_count;
         at += (guint)plog_batch_header_encoded_bytes(&header);
     }
-    GArray *records = g_array_sized_new(FALSE, FALSE, sizeof(HistoryRecord), count);
+    GArray *records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+    sim_array_reserve(records, count);
     g_autoptr(GArray) values = g_array_new(FALSE, FALSE, sizeof(guint64));
     for (guint at = 0; at < encoded->len;) {
         PlogBatchHeader header;

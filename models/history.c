@@ -12,6 +12,7 @@
 #include "history.h"
 
 #include "sim_assert.h"
+#include "sim_mem.h"
 
 #include <string.h>
 
@@ -30,6 +31,7 @@ struct History {
     gboolean has_transactions;
     gint64 last_invoke_ns;
     gint64 ops_end_ns; /* the latest invocation or completion; -1: none */
+    SimArrayRoom ops_room;
     guint violations;
 };
 
@@ -123,7 +125,7 @@ ops_extend(History *history, guint n, gint64 time_ns)
     history->ops_end_ns = MAX(history->ops_end_ns, time_ns);
     guint len = ops->len;
     KSIM_ASSERT(n <= G_MAXUINT - len);
-    g_array_set_size(ops, len + n);
+    sim_array_grow(ops, len + n, &history->ops_room);
     return &g_array_index(ops, HistoryOp, len);
 }
 

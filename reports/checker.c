@@ -33,6 +33,7 @@
 
 #include "kafka_error.h"
 #include "sim_assert.h"
+#include "sim_mem.h"
 
 #define WINDOW_NS_DEFAULT G_GINT64_CONSTANT(1000000000)
 #define LATENCY_DIGITS_DEFAULT 3
@@ -139,7 +140,7 @@ result_new(const History *history, const CheckerOptions *options)
     else
         checker_options_init(&result->options);
     KSIM_ASSERT(result->options.window_ns > 0);
-    result->sends = g_array_new(FALSE, TRUE, sizeof(SendState));
+    result->sends = g_array_new(FALSE, FALSE, sizeof(SendState));
     result->first_record = g_array_new(FALSE, FALSE, sizeof(guint32));
     result->partitions = g_array_new(FALSE, TRUE, sizeof(CheckerPartition));
     result->spans = g_array_new(FALSE, TRUE, sizeof(ReplicaSpan));
@@ -350,7 +351,9 @@ sends_build(CheckerResult *result)
     const GArray *ops = history_ops(result->history);
     KSIM_ASSERT(ops->len < G_MAXUINT32);
     result->values = value_index_new();
+    sim_array_reserve(result->sends, ops->len + 1);
     g_array_set_size(result->sends, ops->len + 1);
+    memset(result->sends->data, 0, (gsize)result->sends->len * sizeof(SendState));
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
         if (op->fn == HISTORY_FN_SEND && !value_index_add(result->values, op->value, i + 1))
