@@ -162,7 +162,8 @@ static const KConfigKey REGISTRY[] = {
     KEY("log.flush.scheduler.interval.ms", BROKER, DURATION, "9223372036854775807", RANGE(0, I64),
         IN_MS, .doc = "How often the flusher checks whether a log needs fsync."),
     KEY("log.cleanup.policy", BROKER, LIST, "delete", .choices = CLEANUP_POLICY_CHOICES,
-        .doc = "delete and/or compact old segments."),
+        .doc = "delete and/or compact old segments.",
+        .only_default = "log compaction is not modelled; old segments are deleted"),
     KEY("offsets.topic.num.partitions", BROKER, INT, "50", RANGE(1, I32),
         .doc = "Partitions of __consumer_offsets."),
     KEY("offsets.topic.replication.factor", BROKER, INT, "3", RANGE(1, 32767),
@@ -170,7 +171,8 @@ static const KConfigKey REGISTRY[] = {
     KEY("offsets.commit.timeout.ms", BROKER, DURATION, "5000", RANGE(1, I32), IN_MS,
         .doc = "An offset commit waits this long for its replication."),
     KEY("offsets.retention.minutes", BROKER, DURATION, "10080", RANGE(1, I32), .unit_ns = MINUTE,
-        .doc = "Committed offsets of an empty group are kept this long."),
+        .doc = "Committed offsets of an empty group are kept this long.",
+        .only_default = "committed offsets never expire (runs are far shorter than a week)"),
     KEY("transaction.state.log.num.partitions", BROKER, INT, "50", RANGE(1, I32),
         .doc = "Partitions of __transaction_state."),
     KEY("transaction.state.log.replication.factor", BROKER, INT, "3", RANGE(1, 32767),
@@ -188,13 +190,20 @@ static const KConfigKey REGISTRY[] = {
     KEY("group.max.session.timeout.ms", BROKER, DURATION, "1800000", RANGE(0, I32), IN_MS,
         .doc = "Largest session.timeout.ms a consumer may ask for."),
     KEY("controlled.shutdown.enable", BROKER, BOOL, "true",
-        .doc = "A stopping broker first moves its leaderships away."),
+        .doc = "A stopping broker first moves its leaderships away.",
+        .only_default = "brokers stop only by crash, power loss or kill, never by a clean "
+                        "shutdown"),
     KEY("auto.leader.rebalance.enable", BROKER, BOOL, "true",
         .doc = "Move leadership back to preferred replicas periodically."),
     KEY("leader.imbalance.check.interval.seconds", BROKER, DURATION, "300", RANGE(1, I64),
         .unit_ns = SECOND, .doc = "How often the controller checks leader imbalance."),
+    KEY("leader.imbalance.per.broker.percentage", BROKER, INT, "10", RANGE(0, 100),
+        .doc = "A broker's share of partitions it should lead but does not that triggers a "
+               "rebalance."),
     KEY("message.max.bytes", BROKER, SIZE, "1048588", RANGE(0, I32),
-        .doc = "Largest record batch a broker accepts."),
+        .doc = "Largest record batch a broker accepts.",
+        .only_default = "brokers accept batches of any size (bound them with the producer's "
+                        "max.request.size and batch.size)"),
     KEY("ksim.truncation.mode", BROKER, ENUM, "hw", .choices = TRUNCATION_CHOICES, KSIM_KEY,
         .doc = "hw: truncate to the HW (the study notes' design); leader-epoch: KIP-101/279."),
 
@@ -224,9 +233,12 @@ static const KConfigKey REGISTRY[] = {
     KEY("index.interval.bytes", TOPIC, SIZE, "4096", RANGE(0, I32),
         .overrides = "log.index.interval.bytes", .doc = "Bytes between sparse index entries."),
     KEY("cleanup.policy", TOPIC, LIST, "delete", .choices = CLEANUP_POLICY_CHOICES,
-        .overrides = "log.cleanup.policy", .doc = "delete and/or compact old segments."),
+        .overrides = "log.cleanup.policy", .doc = "delete and/or compact old segments.",
+        .only_default = "log compaction is not modelled; old segments are deleted"),
     KEY("max.message.bytes", TOPIC, SIZE, "1048588", RANGE(0, I32),
-        .overrides = "message.max.bytes", .doc = "Largest record batch the topic accepts."),
+        .overrides = "message.max.bytes", .doc = "Largest record batch the topic accepts.",
+        .only_default = "brokers accept batches of any size (bound them with the producer's "
+                        "max.request.size and batch.size)"),
 
     /* Producer (Kafka 3.x ProducerConfig). */
     KEY("acks", PRODUCER, ENUM, "all", .choices = ACKS_CHOICES,
@@ -267,7 +279,8 @@ static const KConfigKey REGISTRY[] = {
     KEY("transaction.timeout.ms", PRODUCER, DURATION, "60000", RANGE(0, I32), IN_MS,
         .doc = "The coordinator aborts a transaction open this long."),
     KEY("compression.type", PRODUCER, ENUM, "none", .choices = COMPRESSION_CHOICES,
-        .doc = "Batch compression (sizes only; ksim does not compress)."),
+        .doc = "Batch compression.",
+        .only_default = "compression is not modelled: records count at the size given"),
 
     /* Consumer (Kafka 3.x ConsumerConfig). */
     KEY("group.id", CONSUMER, STRING, NULL, .doc = "The consumer group (null: the group's name)."),
@@ -854,6 +867,8 @@ check_typed(const KConfigKey *key, const char *value, GError **error)
     return FALSE;
 }
 
+static gboolean value_is_default(const KConfigKey *key, const char *value);
+
 gboolean
 kconfig_check_value(const KConfigKey *key, const char *value, GError **error)
 {
@@ -865,10 +880,53 @@ kconfig_check_value(const KConfigKey *key, const char *value, GError **error)
             return TRUE;
         return bad_value(error, key, trimmed, "is not allowed here (the key has no null)");
     }
-    return check_typed(key, trimmed, error);
+    if (!check_typed(key, trimmed, error))
+        return FALSE;
+    if (key->only_default != NULL && !value_is_default(key, trimmed)) {
+        g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_BAD_VALUE,
+                    "'%s': ksim models only the default (%s): %s", trimmed, key->default_value,
+                    key->only_default);
+        return FALSE;
+    }
+    return TRUE;
 }
 
 /* ---- KConfig ---- */
+
+/* TRUE when `value` (valid for `key`) means the key's default. */
+static gboolean
+value_is_default(const KConfigKey *key, const char *value)
+{
+    KSIM_ASSERT(key->default_value != NULL);
+    /* Both values passed check_typed: they go in without kconfig_set,
+     * whose check would come back here. */
+    g_autoptr(KConfig) given = kconfig_new(key->scope);
+    g_autoptr(KConfig) fallback = kconfig_new(key->scope);
+    g_tree_insert(given->values, (gpointer)key->name, g_strdup(value));
+    g_tree_insert(fallback->values, (gpointer)key->name, g_strdup(key->default_value));
+    switch (key->type) {
+    case KCONFIG_TYPE_INT:
+    case KCONFIG_TYPE_LONG:
+        return kconfig_get_int64(given, key->name) == kconfig_get_int64(fallback, key->name);
+    case KCONFIG_TYPE_BOOL:
+        return kconfig_get_bool(given, key->name) == kconfig_get_bool(fallback, key->name);
+    case KCONFIG_TYPE_DURATION:
+        return kconfig_get_duration_ns(given, key->name) ==
+               kconfig_get_duration_ns(fallback, key->name);
+    case KCONFIG_TYPE_SIZE:
+        return kconfig_get_bytes(given, key->name) == kconfig_get_bytes(fallback, key->name);
+    case KCONFIG_TYPE_ENUM:
+        return strcmp(kconfig_get_string(given, key->name),
+                      kconfig_get_string(fallback, key->name)) == 0;
+    case KCONFIG_TYPE_LIST: {
+        g_auto(GStrv) a = kconfig_get_list(given, key->name);
+        g_auto(GStrv) b = kconfig_get_list(fallback, key->name);
+        return g_strv_equal((const char *const *)a, (const char *const *)b);
+    }
+    default:
+        return strcmp(value, key->default_value) == 0;
+    }
+}
 
 static gint
 compare_names(gconstpointer a, gconstpointer b, gpointer user_data)

@@ -104,6 +104,9 @@ typedef struct {
     const char *fallback;         /* when the value is null, the key that stands in */
     guint flags;                  /* KConfigFlags */
     const char *doc;              /* one line */
+    /* Non-NULL: ksim models the default value only, and refuses another one
+     * with this reason (what it does not model). */
+    const char *only_default;
 } KConfigKey;
 
 /* ---- The registry ---- */

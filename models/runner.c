@@ -95,6 +95,10 @@ broker_config_from(BrokerConfig *config, const KConfig *cfg)
     const char *mode = kconfig_get_string(cfg, "ksim.truncation.mode");
     config->truncation_mode = strcmp(mode, "leader-epoch") == 0 ? BROKER_TRUNCATE_LEADER_EPOCH
                                                                  : BROKER_TRUNCATE_HW;
+    config->auto_leader_rebalance_enable = kconfig_get_bool(cfg, "auto.leader.rebalance.enable");
+    config->leader_imbalance_check_interval_ms = ms_of(cfg, "leader.imbalance.check.interval.seconds");
+    config->leader_imbalance_per_broker_percentage =
+        (gint32)kconfig_get_int64(cfg, "leader.imbalance.per.broker.percentage");
     config->offsets_topic_num_partitions =
         (gint32)kconfig_get_int64(cfg, "offsets.topic.num.partitions");
     config->offsets_topic_replication_factor =
