@@ -315,6 +315,8 @@ static const SetCase set_cases[] = {
     {KCONFIG_SCOPE_BROKER, "controlled.shutdown.enable", "false", FALSE, "clean shutdown"},
     {KCONFIG_SCOPE_BROKER, "message.max.bytes", "1048588", TRUE, NULL},
     {KCONFIG_SCOPE_BROKER, "message.max.bytes", "2MiB", FALSE, "any size"},
+    {KCONFIG_SCOPE_BROKER, "zookeeper.connection.timeout.ms", "null", TRUE, NULL},
+    {KCONFIG_SCOPE_BROKER, "zookeeper.connection.timeout.ms", "5000", FALSE, "reconnecting"},
     {KCONFIG_SCOPE_BROKER, "log.cleanup.policy", "delete,archive", FALSE,
      "has 'archive', which is not allowed"},
     {KCONFIG_SCOPE_BROKER, "ksim.truncation.mode", "leader-epoch", TRUE, NULL},
