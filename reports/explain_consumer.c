@@ -213,6 +213,10 @@ ops_steps(ConsumerChain *chain)
                     " — at or below the record's offset, so it reads the record again");
     if (story.first_poll != NULL)
         chain->from_ns = MIN(chain->from_ns, story.first_poll->invoke_ns);
+    /* A lost record is out of reach once an assignment starts past it: the
+     * faults that matter are those up to then, not to the final commit. */
+    if (e->anomaly == CONSUMER_LOST_CONSUMPTION && story.assign_past != NULL)
+        chain->to_ns = MIN(chain->to_ns, story.assign_past->invoke_ns);
 }
 
 /* ---- steps from the events ---- */
