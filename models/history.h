@@ -94,6 +94,8 @@ typedef enum {
     HISTORY_EVENT_VIOLATION,     /* an invariant breach detected by the cluster */
     HISTORY_EVENT_CONTROLLER,    /* a broker became controller */
     HISTORY_EVENT_SESSION,       /* a broker's coordination session expired / re-registered */
+    HISTORY_EVENT_TXN_RESUMED,   /* a new transaction coordinator resumed a transaction left
+                                  * prepared (markers sent again) */
 } HistoryEventKind;
 
 /* A cluster event. Fields not meaningful for a kind are -1 or 0; `text` is a

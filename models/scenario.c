@@ -138,6 +138,7 @@ static const char *const METRICS[] = {
     "txn.aborted",
     "txn.unknown",
     "txn.fenced_instances",
+    "txn.resumed",
     "pipeline.inputs",
     "pipeline.outputs",
 };

@@ -1166,6 +1166,13 @@ load_fired(SimWorld *world, void *ctx, void *arg)
         TxnMeta *meta = g_ptr_array_index(coord->metas, i);
         if (meta->partition != tpart->partition || !state_is_prepare(meta->current.state))
             continue;
+        broker_record_event(broker, HISTORY_EVENT_TXN_RESUMED, &tp, NULL,
+                            "broker %d, the new transaction coordinator of %s, found it in %s "
+                            "(producer id %" G_GINT64_FORMAT ", epoch %d) and sends its markers "
+                            "again",
+                            broker->config.broker_id, meta->id,
+                            txn_state_name(meta->current.state), meta->current.producer_id,
+                            meta->current.producer_epoch);
         g_array_set_size(meta->markers_todo, 0);
         g_array_append_vals(meta->markers_todo, meta->current.partitions->data,
                             meta->current.partitions->len);

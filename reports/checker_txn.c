@@ -1012,6 +1012,10 @@ checker_txn_run(const History *history, const CheckerResult *producer,
     pass_transactions(check);
     g_array_sort(check->inits, init_compare);
     count_fenced_instances(check);
+    const GArray *events = history_events(history);
+    for (guint i = 0; i < events->len; i++)
+        check->counts.resumed +=
+            g_array_index(events, HistoryEvent, i).kind == HISTORY_EVENT_TXN_RESUMED;
     pass_own_writes(check);
     pass_reads(check);
     pass_pipelines(check);

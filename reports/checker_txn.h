@@ -139,6 +139,8 @@ typedef struct {
     guint64 fates[TXN_FATE_COUNT];
     guint64 sends;          /* sends inside transactions */
     guint64 fenced_instances; /* processes fenced by a newer instance of their id */
+    guint64 resumed;          /* prepared transactions a new coordinator completed
+                               * (HISTORY_EVENT_TXN_RESUMED) */
     guint64 reads_committed;  /* read_committed polls of transactional writes */
     guint64 aborted_read_uncommitted;
     guint64 anomalies[TXN_ANOMALY_COUNT];

@@ -187,6 +187,7 @@ explain_event_kind_name(guint32 kind)
         [HISTORY_EVENT_VIOLATION] = "violation",
         [HISTORY_EVENT_CONTROLLER] = "controller",
         [HISTORY_EVENT_SESSION] = "session",
+        [HISTORY_EVENT_TXN_RESUMED] = "txn_resumed",
     };
     if (kind < G_N_ELEMENTS(names) && names[kind] != NULL)
         return names[kind];

@@ -680,6 +680,7 @@ json_transactions(JsonBuilder *b, const RunData *data)
         json_int(b, checker_txn_fate_name(f), (gint64)c->fates[f]);
     json_int(b, "sends", (gint64)c->sends);
     json_int(b, "fenced_instances", (gint64)c->fenced_instances);
+    json_int(b, "resumed", (gint64)c->resumed);
     json_int(b, "reads_committed", (gint64)c->reads_committed);
     json_int(b, "aborted_read_uncommitted", (gint64)c->aborted_read_uncommitted);
     json_builder_set_member_name(b, "anomalies");

@@ -105,6 +105,7 @@ txn_metric(const RunOutcome *outcome, const char *metric, double *out)
         {"txn.aborted", (double)c->fates[TXN_FATE_ABORTED]},
         {"txn.unknown", (double)(c->fates[TXN_FATE_UNKNOWN] + c->fates[TXN_FATE_UNENDED])},
         {"txn.fenced_instances", (double)c->fenced_instances},
+        {"txn.resumed", (double)c->resumed},
         {"pipeline.inputs", (double)inputs},
         {"pipeline.outputs", (double)outputs},
     };

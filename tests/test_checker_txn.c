@@ -214,6 +214,31 @@ test_checker_txn_clean(void **state)
     assert_int_equal(counts->sends, 3);
     assert_int_equal(counts->aborted_read_uncommitted, 1);
     assert_int_equal(counts->fenced_instances, 0);
+    assert_int_equal(counts->resumed, 0);
+    assert_only(&c, TXN_ANOMALY_COUNT, 0);
+    checked_free(&c, h);
+}
+
+static void
+test_checker_txn_counts_resumed(void **state)
+{
+    /* Goal: each transaction a new coordinator found prepared and resumed
+     * (HISTORY_EVENT_TXN_RESUMED) is counted; other events are not. */
+    (void)state;
+    Build b;
+    build_init(&b);
+    guint64 aborted;
+    clean_story(&b, &aborted);
+    History *h = build_finish(&b);
+    HistoryEvent event = {0};
+    event.kind = HISTORY_EVENT_TXN_RESUMED;
+    event.text = "broker 2 found tx in PrepareCommit";
+    history_event(h, &event);
+    history_event(h, &event);
+    event.kind = HISTORY_EVENT_CONTROLLER;
+    history_event(h, &event);
+    Checked c = check(h);
+    assert_int_equal(checker_txn_counts(c.txn)->resumed, 2);
     assert_only(&c, TXN_ANOMALY_COUNT, 0);
     checked_free(&c, h);
 }
@@ -505,6 +530,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_checker_txn_clean),
+        cmocka_unit_test(test_checker_txn_counts_resumed),
         cmocka_unit_test(test_checker_txn_no_transactions),
         cmocka_unit_test(test_checker_txn_g1a),
         cmocka_unit_test(test_checker_txn_commit_refused_is_aborted),
