@@ -179,7 +179,9 @@ gboolean
 producer_accum_has_room(const ProducerAccum *accum, const ProducerPartition *partition,
                         guint32 size_bytes)
 {
-    const ProducerBatch *tail = g_queue_peek_tail((GQueue *)&partition->batches);
+    /* GQueue's public fields: this runs for every record. */
+    const GList *last = partition->batches.tail;
+    const ProducerBatch *tail = last != NULL ? last->data : NULL;
     if (tail == NULL || tail->closed)
         return FALSE;
     KSIM_ASSERT(tail->records->record_count > 0);
@@ -229,7 +231,7 @@ producer_accum_append(ProducerAccum *accum, ProducerPartition *partition, gboole
 {
     KSIM_PARANOID_ASSERT(room == producer_accum_has_room(accum, partition, size_bytes));
     gboolean ready = FALSE;
-    ProducerBatch *tail = g_queue_peek_tail(&partition->batches);
+    ProducerBatch *tail = partition->batches.tail != NULL ? partition->batches.tail->data : NULL;
     if (!room) {
         /* The batch ahead, if any, is now followed by another: it is full. */
         ready = tail != NULL;
