@@ -32,6 +32,7 @@ struct History {
     gint64 last_invoke_ns;
     gint64 ops_end_ns; /* the latest invocation or completion; -1: none */
     SimArrayRoom ops_room;
+    GArray *keys;       /* guint64 per op, from the first op with a key; NULL: none yet */
     guint violations;
 };
 
@@ -73,6 +74,8 @@ history_free(History *history)
     if (history == NULL)
         return;
     g_array_free(history->ops, TRUE);
+    if (history->keys != NULL)
+        g_array_free(history->keys, TRUE);
     g_array_free(history->events, TRUE);
     g_array_free(history->replicas, TRUE);
     g_hash_table_destroy(history->topic_ids);
@@ -126,7 +129,25 @@ ops_extend(History *history, guint n, gint64 time_ns)
     guint len = ops->len;
     KSIM_ASSERT(n <= G_MAXUINT - len);
     sim_array_grow(ops, len + n, &history->ops_room);
+    if (history->keys != NULL)
+        g_array_set_size(history->keys, len + n); /* zeros: no key */
     return &g_array_index(ops, HistoryOp, len);
+}
+
+/* A row is 48 bytes: a long run writes millions of them. */
+G_STATIC_ASSERT(sizeof(HistoryOp) == 48);
+
+/* Keeps operation `op`'s key; the side table starts with the first key. */
+static void
+key_set(History *history, guint64 op, guint64 key)
+{
+    if (key == 0 && history->keys == NULL)
+        return;
+    if (history->keys == NULL) {
+        history->keys = g_array_new(FALSE, TRUE, sizeof(guint64));
+        g_array_set_size(history->keys, history->ops->len);
+    }
+    g_array_index(history->keys, guint64, op - 1) = key;
 }
 
 static HistoryOp *
@@ -151,8 +172,8 @@ history_invoke(History *history, gint64 time_ns, HistoryFn fn, guint32 process, 
                       .process = process,
                       .partition = partition,
                       .value = value,
-                      .key = key,
                       .offset = -1};
+    key_set(history, history->ops->len, key);
     return history->ops->len;
 }
 
@@ -227,8 +248,8 @@ history_record(History *history, gint64 time_ns, HistoryFn fn, guint32 process, 
                       .process = process,
                       .partition = partition,
                       .value = value,
-                      .key = key,
                       .offset = offset};
+    key_set(history, history->ops->len, key);
     return history->ops->len;
 }
 
@@ -236,6 +257,13 @@ const GArray *
 history_ops(const History *history)
 {
     return history->ops;
+}
+
+guint64
+history_op_key(const History *history, guint64 op)
+{
+    op_at(history, op); /* checks the id */
+    return history->keys != NULL ? g_array_index(history->keys, guint64, op - 1) : 0;
 }
 
 const HistoryOp *

@@ -62,7 +62,6 @@ typedef struct {
     gint64 invoke_ns;   /* when it began */
     gint64 complete_ns; /* when it ended; -1 while pending */
     guint64 value;      /* the unique value produced (HISTORY_VALUE), or read */
-    guint64 key;        /* 0: no key */
     gint64 offset;      /* -1 when unknown */
     guint32 process;    /* the client (producer or consumer) */
     gint32 partition;   /* -1 when not yet known */
@@ -171,6 +170,9 @@ guint64 history_record(History *history, gint64 time_ns, HistoryFn fn, guint32 p
 const GArray *history_ops(const History *history); /* HistoryOp */
 /* Operation `op` (an id history_invoke and the like returned). */
 const HistoryOp *history_op(const History *history, guint64 op);
+/* The key operation `op` was given; 0: none. Keys are kept apart from the
+ * rows, and cost nothing in a run whose records have none. */
+guint64 history_op_key(const History *history, guint64 op);
 /* The latest time of any operation's invocation or completion; -1: none. */
 gint64 history_ops_end_ns(const History *history);
 

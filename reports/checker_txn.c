@@ -818,7 +818,7 @@ pipeline_poll(Pipeline *p, guint64 op_id, const HistoryOp *op)
 }
 
 static void
-pipeline_output(Pipeline *p, guint64 op_id, const HistoryOp *op)
+pipeline_output(Pipeline *p, guint64 op_id)
 {
     TxnCheck *check = p->check;
     CheckerSend send;
@@ -828,7 +828,8 @@ pipeline_output(Pipeline *p, guint64 op_id, const HistoryOp *op)
     TxnFate fate = index < 0 ? TXN_FATE_COMMITTED : txn_at(check, index)->fate;
     if (index >= 0)
         p->counts.transactional = TRUE;
-    guint position = GPOINTER_TO_UINT(g_hash_table_lookup(p->by_value, &op->key));
+    guint64 key = history_op_key(check->history, op_id); /* the input's value */
+    guint position = GPOINTER_TO_UINT(g_hash_table_lookup(p->by_value, &key));
     Input *input = position == 0 ? NULL : &g_array_index(p->inputs, Input, position - 1);
     if (fate == TXN_FATE_COMMITTED) {
         p->counts.outputs_visible++;
@@ -877,7 +878,7 @@ pipeline_walk(Pipeline *p)
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
         if (op->fn == HISTORY_FN_SEND && is_pipeline_producer(check, p->pipeline, op->process))
-            pipeline_output(p, (guint64)i + 1, op);
+            pipeline_output(p, (guint64)i + 1);
     }
     for (guint i = 0; i < check->offsets->len; i++) {
         const OffsetsRow *row = &g_array_index(check->offsets, OffsetsRow, i);

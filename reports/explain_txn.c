@@ -171,7 +171,7 @@ explain_pipeline(GPtrArray *chain, const TxnCheck *check, const TxnExample *e)
                                        seconds(op->invoke_ns), who, i + 1));
             listed++;
         }
-        if (op->fn != HISTORY_FN_SEND || op->key != e->value)
+        if (op->fn != HISTORY_FN_SEND || history_op_key(history, (guint64)i + 1) != e->value)
             continue;
         const char *pipeline = history_process_pipeline(history, op->process);
         if (pipeline == NULL || strcmp(pipeline, e->pipeline) != 0)

@@ -66,6 +66,27 @@ test_history_invoke_and_complete(void **state)
     history_free(history);
 }
 
+/* Keys live beside the rows: 0 for operations without one, before and after
+ * the first keyed one. */
+static void
+test_history_keys(void **state)
+{
+    (void)state;
+    History *history = history_new();
+    guint16 topic = history_topic(history, "t");
+    guint64 a = history_invoke(history, 1, HISTORY_FN_SEND, 100, topic, 0, 0, 11);
+    assert_int_equal(history_op_key(history, a), 0);
+    guint64 b = history_invoke(history, 2, HISTORY_FN_SEND, 100, topic, 0, 77, 12);
+    guint64 c = history_invoke(history, 3, HISTORY_FN_SEND, 100, topic, 0, 0, 13);
+    guint64 d = history_record(history, 4, HISTORY_FN_POLL, 200, topic, 0, 5, 99, 12);
+    assert_int_equal(history_op_key(history, a), 0);
+    assert_int_equal(history_op_key(history, b), 77);
+    assert_int_equal(history_op_key(history, c), 0);
+    assert_int_equal(history_op_key(history, d), 99);
+    assert_int_equal(history_op(history, b)->value, 12);
+    history_free(history);
+}
+
 /* Events keep their text; violations are counted; replicas are kept. */
 static void
 test_history_events_and_replicas(void **state)
@@ -149,6 +170,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_history_topics_are_interned),
         cmocka_unit_test(test_history_invoke_and_complete),
+        cmocka_unit_test(test_history_keys),
         cmocka_unit_test(test_history_events_and_replicas),
         cmocka_unit_test(test_history_partition_state_format),
         cmocka_unit_test(test_history_topic_partition_order),

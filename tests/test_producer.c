@@ -388,7 +388,7 @@ test_producer_key_partition_murmur2(void **state)
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
         if (op->fn != HISTORY_FN_SEND)
             continue;
-        guint32 expected = producer_partition_for_key(op->key, 7);
+        guint32 expected = producer_partition_for_key(history_op_key(f->history, i + 1), 7);
         /* The partition the key chose is the one OK confirmed. */
         assert_int_equal(op->partition, expected);
         assert_int_equal(op_by_value(views, op->value)->partition, expected);

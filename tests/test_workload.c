@@ -256,15 +256,20 @@ test_workload_keys(void **state)
     start_workload(f, 1, &config);
     run_for(f, 3 * SIM_NS_PER_S);
     for (guint process = 1; process <= 2; process++) {
-        g_autoptr(GArray) invokes = invokes_of(f, process);
-        assert_int_equal(invokes->len, 2000);
+        const GArray *ops = history_ops(f->history);
+        guint sends = 0;
         guint counts[101] = {0};
-        for (guint i = 0; i < invokes->len; i++) {
-            const HistoryOp *op = &g_array_index(invokes, HistoryOp, i);
-            assert_true(op->key >= 1 && op->key <= (process == 1 ? 10 : 100));
-            assert_int_equal(op->partition, producer_partition_for_key(op->key, 3));
-            counts[op->key]++;
+        for (guint i = 0; i < ops->len; i++) {
+            const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+            if (op->fn != HISTORY_FN_SEND || op->process != process)
+                continue;
+            guint64 key = history_op_key(f->history, i + 1);
+            assert_true(key >= 1 && key <= (process == 1 ? 10 : 100));
+            assert_int_equal(op->partition, producer_partition_for_key(key, 3));
+            counts[key]++;
+            sends++;
         }
+        assert_int_equal(sends, 2000);
         if (process == 1) {
             for (guint k = 1; k <= 10; k++)
                 assert_in_range(counts[k], 140, 260);
@@ -424,6 +429,7 @@ test_workload_deterministic(void **state)
 {
     (void)state;
     GArray *runs[2];
+    GArray *keys[2];
     for (guint r = 0; r < 2; r++) {
         Fixture *f = fixture_new(39, 3, 2, NULL);
         WorkloadConfig config;
@@ -442,11 +448,19 @@ test_workload_deterministic(void **state)
         const GArray *ops = history_ops(f->history);
         runs[r] = g_array_new(FALSE, FALSE, sizeof(HistoryOp));
         g_array_append_vals(runs[r], ops->data, ops->len);
+        keys[r] = g_array_new(FALSE, FALSE, sizeof(guint64));
+        for (guint i = 0; i < ops->len; i++) {
+            guint64 key = history_op_key(f->history, i + 1);
+            g_array_append_val(keys[r], key);
+        }
         fixture_free(f);
     }
     assert_true(runs[0]->len > 1000);
     assert_int_equal(runs[0]->len, runs[1]->len);
     assert_memory_equal(runs[0]->data, runs[1]->data, runs[0]->len * sizeof(HistoryOp));
+    assert_memory_equal(keys[0]->data, keys[1]->data, keys[0]->len * sizeof(guint64));
+    g_array_free(keys[0], TRUE);
+    g_array_free(keys[1], TRUE);
     g_array_free(runs[0], TRUE);
     g_array_free(runs[1], TRUE);
 }
