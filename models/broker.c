@@ -85,6 +85,90 @@ topic_config_from_broker(TopicConfig *topic, const BrokerConfig *broker)
     topic->log = broker->log;
 }
 
+/* ---- internal topics of the coordinators ---- */
+
+static void
+internal_topic_created(void *owner, const CoordResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    guint kind = GPOINTER_TO_UINT(arg);
+    /* Created, or created by another broker first; otherwise try again at
+     * the next FindCoordinator. */
+    if (result->error != COORD_OK && result->error != COORD_NODE_EXISTS)
+        state->internal_topic_requested[kind] = FALSE;
+}
+
+/* Kafka's auto-creation of an internal topic (__consumer_offsets,
+ * __transaction_state): AdminUtils.assignReplicasToBrokers over the live
+ * brokers (sorted by id), a random start and shift. */
+static void
+create_internal_topic(BrokerState *state, guint kind, const char *topic, gint32 partitions,
+                      gint16 replication_factor)
+{
+    static const char *const streams[] = {"offsets-topic", "txn-topic"};
+    Broker *broker = state->broker;
+    guint n = state->live_brokers->len;
+    KSIM_ASSERT(kind < G_N_ELEMENTS(streams));
+    if (state->internal_topic_requested[kind] || n == 0)
+        return;
+    state->internal_topic_requested[kind] = TRUE;
+    guint rf = MIN((guint)replication_factor, n);
+    rf = MIN(rf, (guint)KAFKA_REPLICAS_MAX);
+    g_autofree char *stream = g_strdup_printf("broker-%d/%s", broker->config.broker_id,
+                                              streams[kind]);
+    SimRng *rng = sim_world_rng(broker->world, stream);
+    guint start = (guint)sim_rng_range(rng, 0, n);
+    guint shift = (guint)sim_rng_range(rng, 0, n);
+    GString *data = g_string_new(NULL);
+    for (gint32 p = 0; p < partitions; p++) {
+        if (p > 0 && (guint)p % n == 0)
+            shift++;
+        guint first = ((guint)p + start) % n;
+        g_string_append_printf(
+            data, "%s%d:%d", p ? "|" : "", p,
+            g_array_index(state->live_brokers, KBrokerEndpoint, first).broker_id);
+        for (guint j = 0; j + 1 < rf; j++) {
+            guint index = (first + 1 + (shift + j) % (n - 1)) % n;
+            g_string_append_printf(
+                data, ",%d", g_array_index(state->live_brokers, KBrokerEndpoint, index).broker_id);
+        }
+    }
+    g_autofree char *path = g_strdup_printf("/brokers/topics/%s", topic);
+    coord_client_create(state->zk, path, data->str, data->len, 0, internal_topic_created,
+                        GUINT_TO_POINTER(kind));
+    g_string_free(data, TRUE);
+}
+
+void
+broker_find_coordinator(BrokerState *state, SimNodeId from,
+                        const KFindCoordinatorRequest *request, const char *topic,
+                        gint32 partitions, gint16 replication_factor, gint32 partition,
+                        KafkaError empty_key_error)
+{
+    KFindCoordinatorResponse *response = kproto_new(KMSG_FIND_COORDINATOR_RESPONSE);
+    response->correlation_id = request->correlation_id;
+    response->error = KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
+    response->coordinator_id = -1;
+    response->node = SIM_NODE_NONE;
+    KTopicPartition tp;
+    ktp_set(&tp, topic, partition);
+    const KPartitionState *ps = g_tree_lookup(state->metadata, &tp);
+    SimNodeId node = ps != NULL && ps->leader != KAFKA_NO_LEADER
+                         ? kbroker_endpoint_node(state->live_brokers, ps->leader)
+                         : SIM_NODE_NONE;
+    if (request->group_id[0] == '\0') {
+        response->error = empty_key_error;
+    } else if (ps == NULL) {
+        create_internal_topic(state, (guint)request->key_type, topic, partitions,
+                              replication_factor);
+    } else if (node != SIM_NODE_NONE) {
+        response->error = KAFKA_ERROR_NONE;
+        response->coordinator_id = ps->leader;
+        response->node = node;
+    }
+    broker_send(state, from, &response->base);
+}
+
 gint64
 broker_now_ms(const Broker *broker)
 {

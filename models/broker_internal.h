@@ -104,6 +104,9 @@ typedef struct BrokerState {
     Controller *controller;           /* non-NULL while this broker is the controller */
     GroupCoord *groups;               /* the group coordinator (group_coord.c) */
     TxnCoord *txns;                   /* the transaction coordinator (txn_coord.c) */
+    /* broker_find_coordinator asked for the internal topic of a
+     * coordinator kind (KafkaCoordinatorType) and has no answer yet. */
+    gboolean internal_topic_requested[2];
     GPtrArray *pending_markers;       /* WriteTxnMarkers awaiting replication (replica.c) */
     guint64 marker_next;
     guint64 controller_generation;    /* counts controllers this process started */
@@ -146,6 +149,14 @@ void broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPart
                          const HistoryEvent *fields, const char *format, ...) G_GNUC_PRINTF(5, 6);
 const TopicConfig *broker_topic_config(Broker *broker, const char *topic);
 void *broker_zk_context(BrokerState *state, gsize size);
+/* FindCoordinator for `request->key_type`: the coordinator is the leader of
+ * partition `partition` of `topic` (partitions and replication factor as
+ * configured; the topic is created as Kafka auto-creates it when missing).
+ * An empty key is answered with `empty_key_error`. */
+void broker_find_coordinator(BrokerState *state, SimNodeId from,
+                             const KFindCoordinatorRequest *request, const char *topic,
+                             gint32 partitions, gint16 replication_factor, gint32 partition,
+                             KafkaError empty_key_error);
 void broker_zk_context_done(BrokerState *state, void *context);
 void broker_handle_update_metadata(BrokerState *state, SimNodeId from,
                                    KUpdateMetadataRequest *req);

@@ -116,7 +116,6 @@ struct GroupCoord {
     GPtrArray *pending;    /* PendingCommit* (owned), by id */
     guint64 commit_next;
     guint64 member_next;
-    gboolean topic_requested;
 };
 
 /* ---- pure functions ---- */
@@ -1070,76 +1069,13 @@ handle_offset_fetch(BrokerState *state, SimNodeId from, const KOffsetMessage *re
 /* ---- FindCoordinator and the offsets topic ---- */
 
 static void
-topic_created(void *owner, const CoordResult *result, void *arg)
-{
-    BrokerState *state = owner;
-    (void)arg;
-    /* Created, or created by another broker first; otherwise try again at
-     * the next FindCoordinator. */
-    if (result->error != COORD_OK && result->error != COORD_NODE_EXISTS)
-        state->groups->topic_requested = FALSE;
-}
-
-/* Kafka's auto-creation of __consumer_offsets: AdminUtils.assignReplicasToBrokers
- * over the live brokers (sorted by id), a random start and shift. */
-static void
-create_offsets_topic(BrokerState *state)
-{
-    GroupCoord *coord = state->groups;
-    Broker *broker = state->broker;
-    guint n = state->live_brokers->len;
-    if (coord->topic_requested || n == 0)
-        return;
-    coord->topic_requested = TRUE;
-    guint rf = MIN((guint)broker->config.offsets_topic_replication_factor, n);
-    rf = MIN(rf, (guint)KAFKA_REPLICAS_MAX);
-    g_autofree char *stream = g_strdup_printf("broker-%d/offsets-topic", broker->config.broker_id);
-    SimRng *rng = sim_world_rng(broker->world, stream);
-    guint start = (guint)sim_rng_range(rng, 0, n);
-    guint shift = (guint)sim_rng_range(rng, 0, n);
-    GString *data = g_string_new(NULL);
-    for (gint32 p = 0; p < broker->config.offsets_topic_num_partitions; p++) {
-        if (p > 0 && (guint)p % n == 0)
-            shift++;
-        guint first = ((guint)p + start) % n;
-        g_string_append_printf(
-            data, "%s%d:%d", p ? "|" : "", p,
-            g_array_index(state->live_brokers, KBrokerEndpoint, first).broker_id);
-        for (guint j = 0; j + 1 < rf; j++) {
-            guint index = (first + 1 + (shift + j) % (n - 1)) % n;
-            g_string_append_printf(
-                data, ",%d", g_array_index(state->live_brokers, KBrokerEndpoint, index).broker_id);
-        }
-    }
-    coord_client_create(state->zk, "/brokers/topics/" GROUP_OFFSETS_TOPIC, data->str, data->len, 0,
-                        topic_created, NULL);
-    g_string_free(data, TRUE);
-}
-
-static void
 handle_find_coordinator(BrokerState *state, SimNodeId from, const KFindCoordinatorRequest *request)
 {
-    KFindCoordinatorResponse *response = kproto_new(KMSG_FIND_COORDINATOR_RESPONSE);
-    response->correlation_id = request->correlation_id;
-    response->error = KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
-    response->coordinator_id = -1;
-    response->node = SIM_NODE_NONE;
-    KTopicPartition tp;
-    ktp_set(&tp, GROUP_OFFSETS_TOPIC, partition_of(state, request->group_id));
-    const KPartitionState *ps = g_tree_lookup(state->metadata, &tp);
-    SimNodeId node = ps != NULL && ps->leader != KAFKA_NO_LEADER
-                         ? kbroker_endpoint_node(state->live_brokers, ps->leader)
-                         : SIM_NODE_NONE;
-    if (request->group_id[0] == '\0') {
-        response->error = KAFKA_ERROR_INVALID_GROUP_ID;
-    } else if (ps == NULL) {
-        create_offsets_topic(state);
-    } else if (node != SIM_NODE_NONE) {
-        response->error = KAFKA_ERROR_NONE;
-        response->coordinator_id = ps->leader;
-        response->node = node;
-    }
-    broker_send(state, from, &response->base);
+    const BrokerConfig *config = &state->broker->config;
+    broker_find_coordinator(state, from, request, GROUP_OFFSETS_TOPIC,
+                            config->offsets_topic_num_partitions,
+                            config->offsets_topic_replication_factor,
+                            partition_of(state, request->group_id), KAFKA_ERROR_INVALID_GROUP_ID);
 }
 
 gboolean
