@@ -633,14 +633,7 @@ partition_logs(Cluster *cluster, const char *topic, gint32 partition)
 static const HistoryRecord *
 record_at(const GArray *records, gint64 offset)
 {
-    guint low = 0, high = records->len;
-    while (low < high) {
-        guint middle = low + (high - low) / 2;
-        if (g_array_index(records, HistoryRecord, middle).offset < offset)
-            low = middle + 1;
-        else
-            high = middle;
-    }
+    guint low = history_records_lower_bound(records, offset);
     if (low == records->len)
         return NULL;
     const HistoryRecord *record = &g_array_index(records, HistoryRecord, low);

@@ -300,6 +300,20 @@ history_violation_count(const History *history)
     return history->violations;
 }
 
+guint
+history_records_lower_bound(const GArray *records, gint64 offset)
+{
+    guint low = 0, high = records->len;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        if (g_array_index(records, HistoryRecord, middle).offset < offset)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low;
+}
+
 void
 history_add_replica(History *history, const HistoryReplica *replica)
 {

@@ -182,6 +182,10 @@ void history_event(History *history, const HistoryEvent *event);
 const GArray *history_events(const History *history); /* HistoryEvent */
 guint history_violation_count(const History *history);
 
+/* The index in `records` (HistoryRecord, in offset order) of the first record
+ * at or above `offset`; records->len when there is none. */
+guint history_records_lower_bound(const GArray *records, gint64 offset);
+
 /* Adds a replica's final state; takes over the caller's reference to
  * `replica->records` (g_array_ref it first to keep one). */
 void history_add_replica(History *history, const HistoryReplica *replica);

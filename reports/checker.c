@@ -410,15 +410,7 @@ replica_at(const CheckerResult *result, guint order_index)
 static guint
 records_below(const GArray *records, gint64 hw)
 {
-    guint low = 0, high = records->len;
-    while (low < high) {
-        guint middle = low + (high - low) / 2;
-        if (g_array_index(records, HistoryRecord, middle).offset < hw)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low;
+    return history_records_lower_bound(records, hw);
 }
 
 static void

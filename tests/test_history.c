@@ -66,6 +66,27 @@ test_history_invoke_and_complete(void **state)
     history_free(history);
 }
 
+/* history_records_lower_bound finds the first record at or above an offset,
+ * across the gaps control batches leave. */
+static void
+test_history_records_lower_bound(void **state)
+{
+    (void)state;
+    g_autoptr(GArray) records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+    assert_int_equal(history_records_lower_bound(records, 5), 0);
+    static const gint64 offsets[] = {2, 3, 4, 6, 7, 10};
+    for (guint i = 0; i < G_N_ELEMENTS(offsets); i++) {
+        HistoryRecord record = {offsets[i], 100 + i, 1};
+        g_array_append_val(records, record);
+    }
+    assert_int_equal(history_records_lower_bound(records, 0), 0);
+    assert_int_equal(history_records_lower_bound(records, 2), 0);
+    assert_int_equal(history_records_lower_bound(records, 5), 3); /* the gap: offset 6 */
+    assert_int_equal(history_records_lower_bound(records, 7), 4);
+    assert_int_equal(history_records_lower_bound(records, 8), 5);
+    assert_int_equal(history_records_lower_bound(records, 11), 6);
+}
+
 /* Keys live beside the rows: 0 for operations without one, before and after
  * the first keyed one. */
 static void
@@ -171,6 +192,7 @@ main(void)
         cmocka_unit_test(test_history_topics_are_interned),
         cmocka_unit_test(test_history_invoke_and_complete),
         cmocka_unit_test(test_history_keys),
+        cmocka_unit_test(test_history_records_lower_bound),
         cmocka_unit_test(test_history_events_and_replicas),
         cmocka_unit_test(test_history_partition_state_format),
         cmocka_unit_test(test_history_topic_partition_order),
