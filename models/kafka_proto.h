@@ -223,13 +223,17 @@ typedef struct {
 
 /* InitProducerId. A request without a transactional id ("") asks any broker
  * for a fresh idempotent producer id; with one, it goes to the transaction
- * coordinator, which bumps the id's epoch (fencing older instances). */
+ * coordinator, which bumps the id's epoch (fencing older instances). A
+ * request with `bump` (KIP-360) comes from a running instance closing a
+ * sequence gap: it carries its producer id and epoch, and is fenced when
+ * they are no longer the id's current ones. */
 typedef struct {
     SimMsg base;
     gint32 correlation_id;
     KafkaError error;
-    gint64 producer_id;
-    gint16 producer_epoch;
+    gboolean bump;         /* request */
+    gint64 producer_id;    /* response; request with `bump`: the requester's */
+    gint16 producer_epoch; /* the same */
     char transactional_id[KAFKA_TXN_ID_MAX + 1]; /* request */
     gint32 transaction_timeout_ms;               /* request */
 } KInitProducerIdMessage; /* request and response */

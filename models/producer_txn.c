@@ -627,6 +627,13 @@ send_init(ProducerState *state)
     KPROTO_SET_ID(request->transactional_id, config_of(state)->transactional_id);
     request->transaction_timeout_ms = (gint32)MIN(config_of(state)->transaction_timeout_ms,
                                                   (gint64)G_MAXINT32);
+    /* Not the application's initTransactions: this instance bumps its own
+     * epoch (KIP-360), and must still own it. */
+    if (state->txn->op != OP_INIT && state->pid_state == PRODUCER_ID_READY) {
+        request->bump = TRUE;
+        request->producer_id = state->producer_id;
+        request->producer_epoch = state->producer_epoch;
+    }
     state->producer->stats.producer_id_requests++;
     request_send(state, state->txn->coordinator, &request->base, request->correlation_id,
                  KMSG_INIT_PRODUCER_ID_RESPONSE);

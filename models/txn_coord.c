@@ -823,6 +823,11 @@ pid_allocated(BrokerState *state, KafkaError error, gint64 producer_id, guint64 
 static KafkaError
 init_existing(TxnCoord *coord, TxnMeta *meta, SimNodeId from, const KInitProducerIdMessage *request)
 {
+    /* KIP-360: an instance bumping its own epoch must still hold it; a newer
+     * instance has fenced it otherwise. */
+    if (request->bump && (request->producer_id != meta->current.producer_id ||
+                          request->producer_epoch != meta->current.producer_epoch))
+        return KAFKA_ERROR_PRODUCER_FENCED;
     if (meta->has_pending || state_is_prepare(meta->current.state))
         return KAFKA_ERROR_CONCURRENT_TRANSACTIONS;
     if (meta->current.state == TXN_STATE_ONGOING) {
