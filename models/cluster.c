@@ -484,6 +484,17 @@ cluster_follower(const Cluster *cluster, const char *topic, gint32 partition)
         if (id != leader && broker_running(cluster_broker(cluster, id)))
             return id;
     }
+    if (replicas != NULL)
+        return -1;
+    /* An internal topic the brokers created themselves: the first running
+     * broker, by id, that holds a replica and does not lead. */
+    for (guint i = 0; i < cluster->brokers->len; i++) {
+        Broker *broker = g_ptr_array_index(cluster->brokers, i);
+        BrokerPartitionInfo info;
+        broker_partition_info(broker, topic, partition, &info);
+        if (info.present && !info.is_leader && broker_running(broker))
+            return (gint32)i + 1;
+    }
     return -1;
 }
 

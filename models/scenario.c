@@ -2055,6 +2055,23 @@ parse_partition_target(const Build *b, const char *text, const char *inner, Scen
                                "e.g. leader(orders-0)",
                                text);
     g_autofree char *name = g_strndup(inner, (gsize)(dash - inner));
+    /* The coordinators' internal topics, created when first needed. */
+    static const struct {
+        const char *topic, *partitions_key;
+    } internal[] = {{"__consumer_offsets", "offsets.topic.num.partitions"},
+                    {"__transaction_state", "transaction.state.log.num.partitions"}};
+    for (guint i = 0; i < G_N_ELEMENTS(internal); i++) {
+        if (strcmp(name, internal[i].topic) != 0)
+            continue;
+        gint64 count = kconfig_get_int64(b->variant->cluster.config, internal[i].partitions_key);
+        if ((gint64)partition >= count)
+            return g_strdup_printf("'%s' does not exist: %s has %" G_GINT64_FORMAT
+                                   " partitions (%s)",
+                                   text, name, count, internal[i].partitions_key);
+        out->topic = g_steal_pointer(&name);
+        out->partition = (guint)partition;
+        return NULL;
+    }
     const ScenarioTopic *topic = find_object(b->variant->topics, name);
     if (topic == NULL) {
         g_autofree char *why = no_such_message("topic", name, b->variant->topics);

@@ -484,6 +484,9 @@ typedef struct {
 
 static const InlineBadCase inline_bad_cases[] = {
     {"", "t.ini: [scenario] duration: is required"},
+    {"[scenario]\nduration = 1s\n[cluster]\ntransaction.state.log.num.partitions = 2\n"
+     "[fault f]\nat = 0s\naction = crash\ntarget = leader(__transaction_state-2)\n",
+     "'leader(__transaction_state-2)' does not exist: __transaction_state has 2 partitions"},
     {"[scenario]\nduration = 1s\n[vary]\nat = 1s, 2s\n",
      "t.ini:4: [vary] at: a fault key must name its group, e.g. 'fault NAME:at'"},
     {"[scenario]\nduration = 1s\n[expect]\n[vary]\nexpect:x = 1, 2\n",
@@ -622,6 +625,27 @@ test_scenario_consumer_workload_and_targets(void **state)
     assert_int_equal(grow->action, SCENARIO_ACTION_ADD_PARTITIONS);
     assert_string_equal(grow->topic, "a");
     assert_int_equal(grow->partitions, 4);
+}
+
+/* leader() and follower() also name the coordinators' internal topics. */
+static void
+test_scenario_internal_topic_targets(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "[scenario]\nduration = 30s\n[topic a]\n"
+        "[fault c]\nat = 2s\naction = crash\ntarget = leader(__transaction_state-49)\n"
+        "[fault p]\nat = 3s\naction = partition\n"
+        "groups = leader(__consumer_offsets-0) | follower(__consumer_offsets-0)\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(Scenario) scenario = scenario_load_data(text, "t.ini", &error);
+    if (scenario == NULL)
+        fail_msg("%s", error->message);
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    const ScenarioFault *c = fault_at(variants->pdata[0], 0);
+    assert_int_equal(c->target.kind, SCENARIO_TARGET_LEADER);
+    assert_string_equal(c->target.topic, "__transaction_state");
+    assert_int_equal(c->target.partition, 49);
 }
 
 /* Bad text in memory: each message names "t.ini" and what is wrong. */
@@ -1077,6 +1101,7 @@ main(void)
         cmocka_unit_test(test_scenario_bad_fixtures),
         cmocka_unit_test(test_scenario_bad_fixtures_all_listed),
         cmocka_unit_test(test_scenario_inline_bad_text),
+        cmocka_unit_test(test_scenario_internal_topic_targets),
         cmocka_unit_test(test_scenario_set_overrides),
         cmocka_unit_test(test_scenario_set_values_reach_runs),
         cmocka_unit_test(test_scenario_set_partial_overlap_refused),
