@@ -1649,6 +1649,7 @@ offsets_fetch(ConsumerState *state, gint64 now)
     request->correlation_id = correlation_new(state);
     KPROTO_SET_ID(request->group_id, consumer->group_id);
     request->generation_id = KAFKA_GENERATION_NONE;
+    request->require_stable = consumer->config.isolation_level == KAFKA_READ_COMMITTED;
     request_send(state, CREQ_OFFSET_FETCH, state->coordinator, &request->base,
                  request->correlation_id, consumer->config.request_timeout_ms, 0);
 }

@@ -883,6 +883,17 @@ txn_pending_put(OffsetsPartition *op, gint64 producer_id, guint64 key, gint64 of
 
 /* The producer's transaction ended: its offsets, in commit order, become
  * the committed ones (commit) or are forgotten (abort). */
+/* TRUE when a transaction's offset for `key` awaits its marker. */
+static gboolean
+txn_pending_has(const OffsetsPartition *op, guint64 key)
+{
+    for (guint i = 0; i < op->txn_pending->len; i++) {
+        if (g_array_index(op->txn_pending, TxnPendingOffset, i).key == key)
+            return TRUE;
+    }
+    return FALSE;
+}
+
 static void
 txn_pending_complete(OffsetsPartition *op, gint64 producer_id, gboolean committed)
 {
@@ -1033,6 +1044,14 @@ handle_txn_offset_commit(BrokerState *state, SimNodeId from, const KOffsetMessag
     KafkaError error = check_coordinator(state, request->group_id);
     if (error == KAFKA_ERROR_NONE && request->producer_id < 0)
         error = KAFKA_ERROR_INVALID_REQUEST;
+    if (error == KAFKA_ERROR_NONE && request->generation_id >= 0) {
+        /* KIP-447: the member's group metadata fences a zombie. */
+        Group *group = group_find(state->groups, request->group_id);
+        Member *member = NULL;
+        error = group == NULL ? KAFKA_ERROR_ILLEGAL_GENERATION
+                              : check_member(group, request->member_id, request->generation_id,
+                                             &member);
+    }
     if (error != KAFKA_ERROR_NONE || request->partitions->len == 0) {
         offsets_respond(state, from, KMSG_TXN_OFFSET_COMMIT_RESPONSE, request->correlation_id,
                         error, request->partitions);
@@ -1058,6 +1077,10 @@ handle_offset_fetch(BrokerState *state, SimNodeId from, const KOffsetMessage *re
             continue;
         guint64 key =
             group_coord_offset_key(request->group_id, entry->tp.topic, entry->tp.partition);
+        if (request->require_stable && txn_pending_has(op, key)) {
+            entry->error = KAFKA_ERROR_UNSTABLE_OFFSET_COMMIT;
+            continue;
+        }
         const gint64 *offset = g_hash_table_lookup(op->offsets, &key);
         if (offset != NULL)
             entry->offset = *offset;

@@ -373,6 +373,10 @@ typedef struct {
     char member_id[KAFKA_MEMBER_ID_MAX + 1];
     gint32 generation_id;
     GArray *partitions; /* KOffsetPartition (owned) */
+    /* OffsetFetch only (KIP-447): a partition with a transactional offset
+     * commit still pending answers UNSTABLE_OFFSET_COMMIT, so a
+     * read_committed consumer waits for the transaction's outcome. */
+    gboolean require_stable;
     /* TxnOffsetCommit only: the transaction's producer. */
     char transactional_id[KAFKA_TXN_ID_MAX + 1];
     gint64 producer_id;
