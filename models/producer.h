@@ -218,6 +218,15 @@ KafkaError producer_begin_transaction(Producer *producer);
 void producer_send_offsets_to_transaction(Producer *producer, const char *group_id,
                                           const GArray *offsets, ProducerTxnCb done_cb,
                                           void *user_data);
+/* The same with the consumer's group metadata (KIP-447: Kafka's
+ * sendOffsetsToTransaction(offsets, ConsumerGroupMetadata)): the group
+ * coordinator refuses the offsets of a member or generation the group has
+ * moved past (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION), and the transaction
+ * must abort, so a member fenced by a rebalance cannot commit. */
+void producer_send_offsets_to_transaction_member(Producer *producer, const char *group_id,
+                                                 const char *member_id, gint32 generation_id,
+                                                 const GArray *offsets, ProducerTxnCb done_cb,
+                                                 void *user_data);
 void producer_commit_transaction(Producer *producer, ProducerTxnCb done_cb, void *user_data);
 void producer_abort_transaction(Producer *producer, ProducerTxnCb done_cb, void *user_data);
 /* The producer's transactions so far, oldest first. (transfer none) */

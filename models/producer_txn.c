@@ -83,6 +83,8 @@ struct ProducerTxn {
     void *op_user_data;
     gboolean offsets_step_commit; /* send offsets: AddOffsetsToTxn done, TxnOffsetCommit next */
     char group_id[KAFKA_GROUP_ID_MAX + 1];
+    char member_id[KAFKA_MEMBER_ID_MAX + 1]; /* KIP-447 group metadata; "" none */
+    gint32 generation_id;                    /* KAFKA_GENERATION_NONE: none */
     GArray *offsets; /* KOffsetPartition */
     guint64 history_op; /* the TXN_INIT/COMMIT/ABORT op of `op`, 0 none */
 };
@@ -455,6 +457,16 @@ producer_send_offsets_to_transaction(Producer *producer, const char *group_id,
                                      const GArray *offsets, ProducerTxnCb done_cb,
                                      void *user_data)
 {
+    producer_send_offsets_to_transaction_member(producer, group_id, NULL, KAFKA_GENERATION_NONE,
+                                                offsets, done_cb, user_data);
+}
+
+void
+producer_send_offsets_to_transaction_member(Producer *producer, const char *group_id,
+                                            const char *member_id, gint32 generation_id,
+                                            const GArray *offsets, ProducerTxnCb done_cb,
+                                            void *user_data)
+{
     if (!op_start(producer, OP_SEND_OFFSETS, done_cb, user_data))
         return;
     ProducerState *state = producer->state;
@@ -465,6 +477,8 @@ producer_send_offsets_to_transaction(Producer *producer, const char *group_id,
         return;
     }
     KPROTO_SET_ID(txn->group_id, group_id);
+    KPROTO_SET_ID(txn->member_id, member_id != NULL ? member_id : "");
+    txn->generation_id = generation_id;
     g_array_set_size(txn->offsets, 0);
     g_array_append_vals(txn->offsets, offsets->data, offsets->len);
     txn->offsets_step_commit = FALSE;
@@ -679,7 +693,8 @@ send_txn_offset_commit(ProducerState *state)
     KOffsetMessage *request = kproto_new(KMSG_TXN_OFFSET_COMMIT_REQUEST);
     request->correlation_id = state->correlation_next++;
     KPROTO_SET_ID(request->group_id, txn->group_id);
-    request->generation_id = KAFKA_GENERATION_NONE;
+    KPROTO_SET_ID(request->member_id, txn->member_id);
+    request->generation_id = txn->generation_id;
     KPROTO_SET_ID(request->transactional_id, config_of(state)->transactional_id);
     request->producer_id = state->producer_id;
     request->producer_epoch = state->producer_epoch;

@@ -31,7 +31,10 @@
  * every queued record into one: beginTransaction, one send per record,
  * sendOffsetsToTransaction (per partition the offset after the last record),
  * commitTransaction; on an error it aborts and queues the records again, on
- * a fencing error it stops. The pipe's producer node is the member's other
+ * a fencing error it stops. Records are the member's only within the group
+ * generation that polled them: after a rebalance the new assignment resumes
+ * from the committed offsets, so records of an older generation are dropped,
+ * not queued or retried, as an application's onPartitionsRevoked does. The pipe's producer node is the member's other
  * half: a consumer:NAME fault hits both (runner_clients_consumer_nodes), and
  * its restart runs initTransactions again, which fences the old epoch.
  */
@@ -77,6 +80,8 @@ struct Pipe {
     PipeState state;
     GArray *queue; /* ConsumerRecord waiting for a transaction */
     GArray *batch; /* ConsumerRecord of the open transaction */
+    gint32 generation; /* the group generation the queued records were polled in */
+    gint32 batch_generation; /* the same, for the batch */
 };
 
 struct RunnerClients {
@@ -323,8 +328,10 @@ pipe_abort_done_cb(Producer *producer, KafkaError error, void *user_data)
         pipe_dead(pipe);
         return;
     }
-    /* The records go round again, first. */
-    g_array_prepend_vals(pipe->queue, pipe->batch->data, pipe->batch->len);
+    /* The records go round again, first, unless a rebalance took them: the
+     * new assignment reads them again from the committed offsets. */
+    if (pipe->batch_generation == consumer_generation(pipe->member->consumer))
+        g_array_prepend_vals(pipe->queue, pipe->batch->data, pipe->batch->len);
     g_array_set_size(pipe->batch, 0);
     pipe->state = PIPE_READY;
     pipe_kick(pipe);
@@ -401,13 +408,16 @@ pipe_kick(Pipe *pipe)
         return;
     }
     pipe->state = PIPE_BUSY;
+    pipe->batch_generation = pipe->generation;
     g_array_append_vals(pipe->batch, pipe->queue->data, pipe->queue->len);
     g_array_set_size(pipe->queue, 0);
     for (guint i = 0; i < pipe->batch->len; i++)
         pipe_send(pipe, &g_array_index(pipe->batch, ConsumerRecord, i));
     g_autoptr(GArray) offsets = pipe_offsets(pipe);
-    producer_send_offsets_to_transaction(pipe->producer, pipe->member->spec->group_id, offsets,
-                                         pipe_offsets_done_cb, pipe);
+    Consumer *consumer = pipe->member->consumer;
+    producer_send_offsets_to_transaction_member(
+        pipe->producer, pipe->member->spec->group_id, consumer_member_id(consumer),
+        pipe->batch_generation, offsets, pipe_offsets_done_cb, pipe);
 }
 
 static void
@@ -421,6 +431,11 @@ pipe_poll_cb(Consumer *consumer, const ConsumerRecord *records, guint n, void *u
         for (guint i = 0; i < n; i++)
             pipe_send(pipe, &records[i]);
         return;
+    }
+    gint32 generation = consumer_generation(consumer);
+    if (generation != pipe->generation) {
+        g_array_set_size(pipe->queue, 0); /* polled before a rebalance */
+        pipe->generation = generation;
     }
     KSIM_ASSERT(pipe->queue->len <= PIPE_QUEUE_MAX - n);
     g_array_append_vals(pipe->queue, records, n);

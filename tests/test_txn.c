@@ -836,11 +836,47 @@ test_txn_offsets_commit_with_transaction(void **unused)
     fixture_free(f);
 }
 
+/* KIP-447: offsets sent with a member's group metadata are refused when the
+ * group does not know that member and generation, and the transaction can
+ * only abort; a transaction that commits never carries them. */
+static void
+test_txn_offsets_fenced_by_generation(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(49, 2);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    init_ok(f, producer);
+    g_autoptr(GArray) offsets = g_array_new(FALSE, TRUE, sizeof(KOffsetPartition));
+    KOffsetPartition entry = {{{0}, 0}, 42, KAFKA_ERROR_NONE};
+    ktp_set(&entry.tp, TOPIC, 1);
+    g_array_append_val(offsets, entry);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 2, 2);
+    Outcome sent = {0};
+    producer_send_offsets_to_transaction_member(producer, GROUP, "gone-member", 7, offsets,
+                                                outcome_cb, &sent);
+    run_until_done(f, &sent, 30 * SIM_NS_PER_S);
+    assert_int_equal(sent.error, KAFKA_ERROR_ILLEGAL_GENERATION);
+    Outcome committed = {0};
+    producer_commit_transaction(producer, outcome_cb, &committed);
+    run_until_done(f, &committed, 30 * SIM_NS_PER_S);
+    assert_int_not_equal(committed.error, KAFKA_ERROR_NONE);
+    end_txn(f, producer, FALSE, KAFKA_ERROR_NONE);
+    run_for(f, 1 * SIM_NS_PER_S);
+    gint32 offsets_partition = group_coord_partition_for(GROUP, 3);
+    gint32 group_leader = cluster_leader(f->cluster, GROUP_OFFSETS_TOPIC, offsets_partition);
+    assert_true(group_leader > 0);
+    assert_int_equal(
+        group_coord_committed_offset(cluster_broker(f->cluster, group_leader), GROUP, TOPIC, 1), -1);
+    fixture_free(f);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_txn_partition_and_record_encoding),
+        cmocka_unit_test(test_txn_offsets_fenced_by_generation),
         cmocka_unit_test(test_txn_plog_state_survives_restart),
         cmocka_unit_test(test_txn_commit_writes_prepare_markers_complete),
         cmocka_unit_test(test_txn_abort_is_skipped_by_read_committed),
