@@ -164,7 +164,13 @@ explain_pipeline(GPtrArray *chain, const TxnCheck *check, const TxnExample *e)
     guint listed = 0;
     for (guint i = 0; i < ops->len && listed < 2 * SENDS_LISTED_MAX; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
-        if (op->fn == HISTORY_FN_POLL && op->value == e->value && (guint64)i + 1 != e->op) {
+        const char *group = op->fn == HISTORY_FN_POLL
+                                ? history_process_group(history, op->process)
+                                : NULL;
+        /* Only the pipeline's own members: another group reading the input
+         * is no repetition. */
+        if (op->fn == HISTORY_FN_POLL && op->value == e->value && (guint64)i + 1 != e->op &&
+            group != NULL && strcmp(group, e->pipeline) == 0) {
             g_autofree char *who = checker_process_label(history, op->process);
             add(chain, g_strdup_printf("%.3f s: %s polled the input again (op %u): it was "
                                        "consumed once more.",
