@@ -910,6 +910,26 @@ txn_pending_complete(OffsetsPartition *op, gint64 producer_id, gboolean committe
     g_array_set_size(op->txn_pending, kept);
 }
 
+/* TRUE while a TxnOffsetCommit of `key` is being appended: Kafka prepares
+ * the pending transactional offsets before the append, so a stable read
+ * waits for it as for a commit awaiting its marker. */
+static gboolean
+txn_commit_in_flight(const GroupCoord *coord, guint64 key)
+{
+    for (guint i = 0; i < coord->pending->len; i++) {
+        const PendingCommit *pending = g_ptr_array_index(coord->pending, i);
+        if (pending->producer_id < 0)
+            continue;
+        for (guint k = 0; k < pending->offsets->len; k++) {
+            const KOffsetPartition *entry = &g_array_index(pending->offsets, KOffsetPartition, k);
+            if (group_coord_offset_key(pending->group_id, entry->tp.topic, entry->tp.partition) ==
+                key)
+                return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 /* Kafka's GroupMetadataManager.storeOffsets error mapping. */
 static KafkaError
 commit_error(KafkaError append_error)
@@ -1077,7 +1097,8 @@ handle_offset_fetch(BrokerState *state, SimNodeId from, const KOffsetMessage *re
             continue;
         guint64 key =
             group_coord_offset_key(request->group_id, entry->tp.topic, entry->tp.partition);
-        if (request->require_stable && txn_pending_has(op, key)) {
+        if (request->require_stable &&
+            (txn_pending_has(op, key) || txn_commit_in_flight(state->groups, key))) {
             entry->error = KAFKA_ERROR_UNSTABLE_OFFSET_COMMIT;
             continue;
         }
