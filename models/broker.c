@@ -85,6 +85,17 @@ topic_config_from_broker(TopicConfig *topic, const BrokerConfig *broker)
     topic->log = broker->log;
 }
 
+guint32
+broker_isr_mask(const gint32 *isr, guint n_isr)
+{
+    guint32 mask = 0;
+    for (guint i = 0; i < n_isr; i++) {
+        KSIM_ASSERT(isr[i] >= 0 && isr[i] < 32);
+        mask |= 1u << isr[i];
+    }
+    return mask;
+}
+
 /* ---- internal topics of the coordinators ---- */
 
 static void

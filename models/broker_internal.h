@@ -149,6 +149,8 @@ void broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPart
                          const HistoryEvent *fields, const char *format, ...) G_GNUC_PRINTF(5, 6);
 const TopicConfig *broker_topic_config(Broker *broker, const char *topic);
 void *broker_zk_context(BrokerState *state, gsize size);
+/* An ISR as HistoryEvent.isr_mask: bit i set for broker id i. */
+guint32 broker_isr_mask(const gint32 *isr, guint n_isr);
 /* FindCoordinator for `request->key_type`: the coordinator is the leader of
  * partition `partition` of `topic` (partitions and replication factor as
  * configured; the topic is created as Kafka auto-creates it when missing).

@@ -580,8 +580,7 @@ record_election(Controller *c, const KPartitionState *old, const KPartitionState
     Broker *broker = c->state->broker;
     HistoryEvent fields = {0};
     fields.leader_epoch = next->leader_epoch;
-    for (guint i = 0; i < next->n_isr; i++)
-        fields.isr_mask |= 1u << next->isr[i];
+    fields.isr_mask = broker_isr_mask(next->isr, next->n_isr);
     if (next->leader == KAFKA_NO_LEADER) {
         broker_record_event(broker, HISTORY_EVENT_OFFLINE, &next->tp, &fields,
                             "controller %d: %s-%d has no eligible leader and went offline",
@@ -964,8 +963,7 @@ rebalance_fire(SimWorld *world, void *ctx, void *arg)
         Broker *broker = c->state->broker;
         HistoryEvent fields = {0};
         fields.leader_epoch = next->leader_epoch;
-        for (guint r = 0; r < next->n_isr; r++)
-            fields.isr_mask |= 1u << next->isr[r];
+        fields.isr_mask = broker_isr_mask(next->isr, next->n_isr);
         broker_record_event(broker, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
                             "controller %d moved the leadership of %s-%d back to its preferred "
                             "replica %d (from %d) in epoch %d",

@@ -446,8 +446,7 @@ make_leader(BrokerState *state, Partition *p, const KPartitionState *ps)
     fields.leader_epoch = p->leader_epoch;
     fields.offset = leo;
     fields.hw = p->hw;
-    for (guint i = 0; i < p->n_isr; i++)
-        fields.isr_mask |= 1u << p->isr[i];
+    fields.isr_mask = broker_isr_mask(p->isr, p->n_isr);
     broker_record_event(broker, HISTORY_EVENT_ELECTED, &p->tp, &fields,
                         "broker %d became leader of %s in epoch %d with LEO %" G_GINT64_FORMAT
                         " and HW %" G_GINT64_FORMAT,
@@ -531,8 +530,7 @@ record_ack(BrokerState *state, Partition *p, gint64 base, gint64 end, gint16 ack
         fields.offset_end = end;
         fields.hw = p->hw;
         fields.acks = acks;
-        for (guint i = 0; i < p->n_isr; i++)
-            fields.isr_mask |= 1u << p->isr[i];
+        fields.isr_mask = broker_isr_mask(p->isr, p->n_isr);
         fields.time_ns = sim_now_ns(broker->world);
         fields.kind = HISTORY_EVENT_ACK;
         fields.broker = broker->config.broker_id;
@@ -824,8 +822,7 @@ adopt_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr, gint
     HistoryEvent fields = {0};
     fields.leader_epoch = p->leader_epoch;
     fields.hw = p->hw;
-    for (guint i = 0; i < p->n_isr; i++)
-        fields.isr_mask |= 1u << p->isr[i];
+    fields.isr_mask = broker_isr_mask(p->isr, p->n_isr);
     broker_record_event(state->broker, HISTORY_EVENT_ISR_CHANGED, &p->tp, &fields,
                         "leader %d changed the ISR of %s from [%s] to [%s]",
                         state->broker->config.broker_id, p->name, before->str, after->str);

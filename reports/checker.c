@@ -406,13 +406,6 @@ replica_at(const CheckerResult *result, guint order_index)
     return &g_array_index(history_replicas(result->history), HistoryReplica, index);
 }
 
-/* The number of records of `records` below `hw` (they are in offset order). */
-static guint
-records_below(const GArray *records, gint64 hw)
-{
-    return history_records_lower_bound(records, hw);
-}
-
 static void
 partition_add(CheckerResult *result, guint first, guint len)
 {
@@ -430,7 +423,7 @@ partition_add(CheckerResult *result, guint first, guint len)
     partition.offline = !best->online;
     partition.hw = best->hw;
     partition.records = best->records;
-    partition.records_committed = records_below(best->records, best->hw);
+    partition.records_committed = history_records_lower_bound(best->records, best->hw);
     g_array_append_val(result->partitions, partition);
     ReplicaSpan span = {first, len};
     g_array_append_val(result->spans, span);
@@ -1080,7 +1073,7 @@ checker_partition_record_at(const CheckerPartition *partition, gint64 offset)
     KSIM_ASSERT(partition != NULL);
     if (offset < 0 || offset >= partition->hw)
         return NULL;
-    guint index = records_below(partition->records, offset);
+    guint index = history_records_lower_bound(partition->records, offset);
     if (index >= partition->records_committed)
         return NULL;
     const HistoryRecord *record = &g_array_index(partition->records, HistoryRecord, index);
