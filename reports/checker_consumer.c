@@ -191,15 +191,13 @@ committed_lower_bound(const CheckerPartition *cp, gint64 offset)
     return lo;
 }
 
-/* TRUE when a consumer must return `record`: not a control record (value
- * 0: a commit or abort marker), and, for a read_committed reader, not a write
- * of a transactional producer (which it must skip when its transaction
+/* TRUE when a consumer must return `record` (a data record: the final state
+ * holds no transaction markers): any, but for a read_committed reader not a
+ * write of a transactional producer (which it must skip when its transaction
  * aborted; checker_txn judges those reads). */
 static gboolean
 record_is_due(const History *history, const HistoryRecord *record, gboolean read_committed)
 {
-    if (record->value == 0)
-        return FALSE;
     return !read_committed ||
            history_process_transactional_id(history, HISTORY_VALUE_PROCESS(record->value)) == NULL;
 }

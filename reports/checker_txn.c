@@ -657,7 +657,7 @@ on_read_poll(Reads *r, guint64 poll_op, const HistoryOp *poll)
     if (committed)
         note_poll_range(r, poll);
     CheckerSend send;
-    if (poll->value == 0 || !checker_result_send_of_value(check->producer, poll->value, &send))
+    if (!checker_result_send_of_value(check->producer, poll->value, &send))
         return;
     gint32 index = txn_of_send(check, send.op);
     if (index < 0)
