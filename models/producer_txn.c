@@ -861,17 +861,27 @@ handle_error(ProducerState *state, KafkaError error, gboolean group)
     }
 }
 
+/* Ends the request an answer closes; TRUE when it succeeded. A retriable
+ * error is retried, any other is fatal. */
+static gboolean
+answer_ok(ProducerState *state, KafkaError error)
+{
+    request_done(state);
+    if (handle_error(state, error, FALSE))
+        return FALSE;
+    if (error != KAFKA_ERROR_NONE) {
+        fatal(state, error);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static void
 handle_init(ProducerState *state, const KInitProducerIdMessage *response)
 {
     ProducerTxn *txn = state->txn;
-    request_done(state);
-    if (handle_error(state, response->error, FALSE))
+    if (!answer_ok(state, response->error))
         return;
-    if (response->error != KAFKA_ERROR_NONE) {
-        fatal(state, response->error);
-        return;
-    }
     state->pid_state = PRODUCER_ID_READY;
     state->producer_id = response->producer_id;
     state->producer_epoch = response->producer_epoch;
@@ -939,13 +949,8 @@ static void
 handle_end_txn(ProducerState *state, const KTxnMessage *response)
 {
     ProducerTxn *txn = state->txn;
-    request_done(state);
-    if (handle_error(state, response->error, FALSE))
+    if (!answer_ok(state, response->error))
         return;
-    if (response->error != KAFKA_ERROR_NONE) {
-        fatal(state, response->error);
-        return;
-    }
     gboolean committed = txn->state == TXN_COMMITTING;
     g_array_set_size(txn->added, 0);
     txn->offsets_added = FALSE;
