@@ -17,7 +17,7 @@
 #include <string.h>
 
 struct History {
-    GArray *ops;      /* HistoryOp */
+    HistoryOpArray ops; /* a block of ops_room.capacity rows (g_malloc) */
     GArray *events;   /* HistoryEvent */
     GArray *replicas; /* HistoryReplica */
     GPtrArray *topic_names;
@@ -55,7 +55,6 @@ History *
 history_new(void)
 {
     History *history = g_new0(History, 1);
-    history->ops = g_array_new(FALSE, FALSE, sizeof(HistoryOp));
     history->events = g_array_new(FALSE, FALSE, sizeof(HistoryEvent));
     g_array_set_clear_func(history->events, event_clear);
     history->replicas = g_array_new(FALSE, FALSE, sizeof(HistoryReplica));
@@ -73,7 +72,7 @@ history_free(History *history)
 {
     if (history == NULL)
         return;
-    g_array_free(history->ops, TRUE);
+    g_free(history->ops.data);
     if (history->keys != NULL)
         g_array_free(history->keys, TRUE);
     g_array_free(history->events, TRUE);
@@ -122,16 +121,19 @@ history_topic_count(const History *history)
 static HistoryOp *
 ops_extend(History *history, guint n, gint64 time_ns)
 {
-    GArray *ops = history->ops;
+    HistoryOpArray *ops = &history->ops;
     KSIM_ASSERT(time_ns >= history->last_invoke_ns);
     history->last_invoke_ns = time_ns;
     history->ops_end_ns = MAX(history->ops_end_ns, time_ns);
     guint len = ops->len;
     KSIM_ASSERT(n <= G_MAXUINT - len);
-    sim_array_grow(ops, len + n, &history->ops_room);
+    /* Once per operation: the common case is a compare and an add. */
+    if (G_UNLIKELY((gsize)(len + n) * sizeof(HistoryOp) > history->ops_room.populated))
+        sim_block_grow((gpointer *)&ops->data, sizeof(HistoryOp), len + n, &history->ops_room);
+    ops->len = len + n;
     if (history->keys != NULL)
         g_array_set_size(history->keys, len + n); /* zeros: no key */
-    return &g_array_index(ops, HistoryOp, len);
+    return &ops->data[len];
 }
 
 /* A row is 48 bytes: a long run writes millions of them. */
@@ -145,7 +147,7 @@ key_set(History *history, guint64 op, guint64 key)
         return;
     if (history->keys == NULL) {
         history->keys = g_array_new(FALSE, TRUE, sizeof(guint64));
-        g_array_set_size(history->keys, history->ops->len);
+        g_array_set_size(history->keys, history->ops.len);
     }
     g_array_index(history->keys, guint64, op - 1) = key;
 }
@@ -153,8 +155,8 @@ key_set(History *history, guint64 op, guint64 key)
 static HistoryOp *
 op_at(const History *history, guint64 op)
 {
-    KSIM_ASSERT(op > 0 && op <= history->ops->len);
-    return &g_array_index(history->ops, HistoryOp, op - 1);
+    KSIM_ASSERT(op > 0 && op <= history->ops.len);
+    return &history->ops.data[op - 1];
 }
 
 guint64
@@ -173,8 +175,8 @@ history_invoke(History *history, gint64 time_ns, HistoryFn fn, guint32 process, 
                       .partition = partition,
                       .value = value,
                       .offset = -1};
-    key_set(history, history->ops->len, key);
-    return history->ops->len;
+    key_set(history, history->ops.len, key);
+    return history->ops.len;
 }
 
 guint64
@@ -194,7 +196,7 @@ history_invoke_sends(History *history, gint64 time_ns, guint32 process, guint16 
                              .value = values[i],
                              .offset = -1};
     }
-    return history->ops->len - n + 1;
+    return history->ops.len - n + 1;
 }
 
 /* Completes one pending operation. */
@@ -218,7 +220,7 @@ history_complete_range(History *history, guint64 first_op, guint n, gint64 time_
                        HistoryType type, gint32 partition, gint64 base_offset, gint32 error)
 {
     history->ops_end_ns = MAX(history->ops_end_ns, time_ns);
-    KSIM_ASSERT(first_op > 0 && n <= history->ops->len && first_op - 1 <= history->ops->len - n);
+    KSIM_ASSERT(first_op > 0 && n <= history->ops.len && first_op - 1 <= history->ops.len - n);
     HistoryOp *ops = op_at(history, first_op);
     for (guint i = 0; i < n; i++)
         op_complete(&ops[i], time_ns, type, partition,
@@ -249,14 +251,14 @@ history_record(History *history, gint64 time_ns, HistoryFn fn, guint32 process, 
                       .partition = partition,
                       .value = value,
                       .offset = offset};
-    key_set(history, history->ops->len, key);
-    return history->ops->len;
+    key_set(history, history->ops.len, key);
+    return history->ops.len;
 }
 
-const GArray *
+const HistoryOpArray *
 history_ops(const History *history)
 {
-    return history->ops;
+    return &history->ops;
 }
 
 guint64

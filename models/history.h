@@ -166,8 +166,15 @@ guint64 history_record(History *history, gint64 time_ns, HistoryFn fn, guint32 p
                        guint16 topic, gint32 partition, gint64 offset, guint64 key,
                        guint64 value);
 
-/* The operations in invocation order; op id i is element i - 1. */
-const GArray *history_ops(const History *history); /* HistoryOp */
+/* The operations in invocation order; op id i is element i - 1. Read it
+ * as a GArray of HistoryOp (`ops->len`, `g_array_index(ops, HistoryOp, i)`);
+ * the history keeps it in its own block, which grows without a library call
+ * per operation. The view is valid until the next operation is added. */
+typedef struct {
+    HistoryOp *data;
+    guint len;
+} HistoryOpArray;
+const HistoryOpArray *history_ops(const History *history);
 /* Operation `op` (an id history_invoke and the like returned). */
 const HistoryOp *history_op(const History *history, guint64 op);
 /* The key operation `op` was given; 0: none. Keys are kept apart from the

@@ -348,7 +348,7 @@ value_index_add(ValueIndex *index, guint64 value, guint64 op)
 static void
 sends_build(CheckerResult *result)
 {
-    const GArray *ops = history_ops(result->history);
+    const HistoryOpArray *ops = history_ops(result->history);
     KSIM_ASSERT(ops->len < G_MAXUINT32);
     result->values = value_index_new();
     sim_array_reserve(result->sends, ops->len + 1);
@@ -927,7 +927,7 @@ sends_classify(CheckerResult *result, ValueIndex *values)
     g_array_set_size(delta, (guint)(outstanding.end_ns / result->options.window_ns) + 2);
     outstanding.delta = delta;
     AckRun run = {0};
-    const GArray *ops = history_ops(result->history);
+    const HistoryOpArray *ops = history_ops(result->history);
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *send = &g_array_index(ops, HistoryOp, i);
         if (send->fn != HISTORY_FN_SEND)

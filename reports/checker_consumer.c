@@ -427,7 +427,7 @@ on_commit(GroupState *g, guint64 op_id, const HistoryOp *op)
 static void
 walk_ops(Walk *w)
 {
-    const GArray *ops = history_ops(w->check->history);
+    const HistoryOpArray *ops = history_ops(w->check->history);
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
         if (op->fn == HISTORY_FN_SEND || op->process >= w->by_process->len)

@@ -227,7 +227,7 @@ static void
 pass_transactions(TxnCheck *check)
 {
     Pass1 p = {g_array_new(FALSE, FALSE, sizeof(gint32))};
-    const GArray *ops = history_ops(check->history);
+    const HistoryOpArray *ops = history_ops(check->history);
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
         guint64 op_id = (guint64)i + 1;
@@ -740,7 +740,7 @@ pass_reads(TxnCheck *check)
     r.epochs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     r.seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, reads_seen_free);
     r.pairs = g_array_new(FALSE, FALSE, sizeof(guint64));
-    const GArray *ops = history_ops(check->history);
+    const HistoryOpArray *ops = history_ops(check->history);
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
         if (op->fn == HISTORY_FN_POLL)
@@ -865,7 +865,7 @@ static void
 pipeline_walk(Pipeline *p)
 {
     TxnCheck *check = p->check;
-    const GArray *ops = history_ops(check->history);
+    const HistoryOpArray *ops = history_ops(check->history);
     /* Inputs first: an output may be invoked before a later duplicate poll. */
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);

@@ -143,7 +143,7 @@ typedef struct {
 static void
 story_scan(ConsumerChain *chain, Story *story)
 {
-    const GArray *ops = history_ops(chain->history);
+    const HistoryOpArray *ops = history_ops(chain->history);
     const ConsumerExample *e = chain->example;
     const HistoryOp *last_commit = NULL;
     for (guint i = 0; i < ops->len; i++) {

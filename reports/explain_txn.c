@@ -160,7 +160,7 @@ explain_pipeline(GPtrArray *chain, const TxnCheck *check, const TxnExample *e)
                                " at %s offset %" G_GINT64_FORMAT " (op %" G_GUINT64_FORMAT ").",
                                seconds(e->time_ns), member, e->pipeline, e->value, tp, e->offset,
                                e->op));
-    const GArray *ops = history_ops(history);
+    const HistoryOpArray *ops = history_ops(history);
     guint listed = 0;
     for (guint i = 0; i < ops->len && listed < 2 * SENDS_LISTED_MAX; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);

@@ -39,26 +39,23 @@ populate(guint8 *data, gsize from, gsize to)
 }
 
 void
-sim_array_grow(GArray *array, guint len, SimArrayRoom *room)
+sim_block_grow(gpointer *data, gsize element, guint len, SimArrayRoom *room)
 {
-    KSIM_ASSERT(len >= array->len);
-    gsize element = g_array_get_element_size(array);
+    KSIM_ASSERT(element > 0);
     if (len > room->capacity) {
-        guint old_len = array->len;
         guint doubled = room->capacity <= G_MAXUINT / 2 ? room->capacity * 2 : G_MAXUINT;
         guint capacity = MAX(len, MAX(doubled, ROOM_MIN_ELEMENTS));
-        g_array_set_size(array, capacity);
-        g_array_set_size(array, old_len);
+        /* realloc moves the used pages of a large block without copying them. */
+        *data = g_realloc_n(*data, capacity, element);
         room->capacity = capacity;
     }
     gsize needed = (gsize)len * element;
     if (needed > room->populated) {
         gsize until = MIN(MAX(needed, room->populated + POPULATE_STEP_BYTES),
                           (gsize)room->capacity * element);
-        populate((guint8 *)array->data, room->populated, until);
+        populate((guint8 *)*data, room->populated, until);
         room->populated = until;
     }
-    g_array_set_size(array, len);
 }
 
 void

@@ -21,9 +21,11 @@ typedef struct {
     gsize populated; /* bytes from the start already provided */
 } SimArrayRoom;
 
-/* g_array_set_size for an array that only grows: reserves room
- * geometrically and provides the pages ahead of the writes. */
-void sim_array_grow(GArray *array, guint len, SimArrayRoom *room);
+/* Room for `len` elements of `element` bytes in the block *data (g_malloc'd,
+ * NULL at first; g_free it): reserves room geometrically and provides the
+ * pages ahead of the writes, so that room->populated / element elements are
+ * usable. For a block that only grows; the caller keeps its length. */
+void sim_block_grow(gpointer *data, gsize element, guint len, SimArrayRoom *room);
 
 /* Room for `capacity` elements in all, its pages provided at once; the
  * length does not change. For an array whose final size is known. The

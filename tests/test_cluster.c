@@ -119,7 +119,7 @@ acked_missing(Fixture *f, gint32 partition)
                 g_hash_table_add(committed, &record->value);
         }
     }
-    const GArray *ops = history_ops(f->history);
+    const HistoryOpArray *ops = history_ops(f->history);
     guint missing = 0;
     for (guint i = 0; i < ops->len; i++) {
         HistoryOp *op = &g_array_index(ops, HistoryOp, i);
@@ -298,7 +298,7 @@ test_cluster_min_insync_refuses(void **state)
     run_for(f, 2 * SIM_NS_PER_S);
     assert_int_equal(driver_acked(f->driver), 0);
     assert_int_equal(driver_failed(f->driver), 30);
-    const GArray *ops = history_ops(f->history);
+    const HistoryOpArray *ops = history_ops(f->history);
     const HistoryOp *last = &g_array_index(ops, HistoryOp, ops->len - 1);
     assert_int_equal(last->error, KAFKA_ERROR_NOT_ENOUGH_REPLICAS);
     fixture_free(f);

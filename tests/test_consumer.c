@@ -152,7 +152,7 @@ send_many(Fixture *f, guint n, guint n_partitions)
 static GArray *
 seen(const Fixture *f, HistoryFn fn, gint32 partition)
 {
-    const GArray *ops = history_ops(f->history);
+    const HistoryOpArray *ops = history_ops(f->history);
     GArray *out = g_array_new(FALSE, FALSE, sizeof(SeenRecord));
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
@@ -399,7 +399,7 @@ delivery(const Fixture *f)
 {
     Delivery out = {0};
     g_autoptr(GHashTable) processed = g_hash_table_new(g_int64_hash, g_int64_equal);
-    const GArray *ops = history_ops(f->history);
+    const HistoryOpArray *ops = history_ops(f->history);
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
         if (op->process != CONSUMER_PROCESS)

@@ -414,7 +414,7 @@ test_group_added_partitions_are_assigned(void **unused)
 static gint64
 last_ok_commit(const Fixture *f, gint32 partition)
 {
-    const GArray *ops = history_ops(f->history);
+    const HistoryOpArray *ops = history_ops(f->history);
     gint64 offset = -1;
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
@@ -470,7 +470,7 @@ test_group_offsets_survive_coordinator_failover(void **unused)
     run_for(f, 20 * SIM_NS_PER_S);
     for (gint32 p = 0; p < 2; p++)
         assert_int_equal(consumer_position(member, TOPIC, p), 35);
-    const GArray *ops = history_ops(f->history);
+    const HistoryOpArray *ops = history_ops(f->history);
     guint repeats = 0;
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);

@@ -44,7 +44,7 @@ test_history_invoke_and_complete(void **state)
     assert_int_equal(history_ops_end_ns(history), 20);
     history_complete(history, b, 30, HISTORY_OK, 2, 5, 0);
     history_complete(history, a, 40, HISTORY_INFO, 1, -1, 7);
-    const GArray *ops = history_ops(history);
+    const HistoryOpArray *ops = history_ops(history);
     assert_int_equal(ops->len, 2);
     const HistoryOp *done = &g_array_index(ops, HistoryOp, 1);
     assert_ptr_equal(done, history_op(history, b));

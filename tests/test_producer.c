@@ -139,7 +139,7 @@ send_many(Fixture *f, guint n, gint32 partition)
 static GArray *
 op_views(Fixture *f)
 {
-    const GArray *ops = history_ops(f->history);
+    const HistoryOpArray *ops = history_ops(f->history);
     GArray *views = g_array_new(FALSE, TRUE, sizeof(OpView));
     g_array_set_size(views, ops->len);
     for (guint i = 0; i < ops->len; i++) {
@@ -383,7 +383,7 @@ test_producer_key_partition_murmur2(void **state)
     g_autoptr(GArray) views = op_views(f);
     assert_int_equal(count_ops(views, HISTORY_OK, -1), 51);
     assert_int_equal(op_by_value(views, v21)->partition, 3);
-    const GArray *ops = history_ops(f->history);
+    const HistoryOpArray *ops = history_ops(f->history);
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
         if (op->fn != HISTORY_FN_SEND)

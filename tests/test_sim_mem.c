@@ -1,7 +1,7 @@
 /*
- * test_sim_mem: arrays grown and reserved through sim_mem keep their
- * contents and lengths exactly as g_array_set_size would; the page
- * provisioning is invisible.
+ * test_sim_mem: blocks grown and arrays reserved through sim_mem keep their
+ * contents (and arrays their lengths) exactly as g_realloc and
+ * g_array_set_size would; the page provisioning is invisible.
  */
 #include "sim_mem.h"
 
@@ -16,27 +16,35 @@ static void
 test_sim_mem_grow_keeps_contents(void **unused)
 {
     /* Goal: growing one element at a time and in jumps, across several
-     * reallocations and populate steps (4 MiB), keeps every value written
-     * and the length asked for; the room only grows. */
+     * reallocations and populate steps (4 MiB), keeps every value written;
+     * the room covers the length asked for and only grows. */
     (void)unused;
-    GArray *array = g_array_new(FALSE, FALSE, sizeof(guint64));
+    guint64 *data = NULL;
     SimArrayRoom room = {0};
     guint previous_capacity = 0;
     for (guint i = 0; i < 700000; i++) {
-        guint len = array->len;
-        sim_array_grow(array, len + 1, &room);
-        assert_int_equal(array->len, len + 1);
-        g_array_index(array, guint64, len) = (guint64)i * 2654435761u;
-        assert_true(room.capacity >= array->len);
+        sim_block_grow((gpointer *)&data, sizeof(guint64), i + 1, &room);
+        assert_true(room.populated >= (gsize)(i + 1) * sizeof(guint64));
+        data[i] = (guint64)i * 2654435761u;
+        assert_true(room.capacity >= i + 1);
         assert_true(room.capacity >= previous_capacity);
         previous_capacity = room.capacity;
     }
-    sim_array_grow(array, array->len + 300000, &room);
-    assert_int_equal(array->len, 1000000);
-    assert_true(room.populated >= (gsize)array->len * sizeof(guint64));
+    sim_block_grow((gpointer *)&data, sizeof(guint64), 1000000, &room);
+    assert_true(room.capacity >= 1000000);
+    assert_true(room.populated >= (gsize)1000000 * sizeof(guint64));
+    assert_true(room.populated <= (gsize)room.capacity * sizeof(guint64));
+    data[999999] = 7;
     for (guint i = 0; i < 700000; i++)
-        assert_true(g_array_index(array, guint64, i) == (guint64)i * 2654435761u);
-    g_array_free(array, TRUE);
+        assert_true(data[i] == (guint64)i * 2654435761u);
+    /* Asking for less than the room changes nothing. */
+    SimArrayRoom before = room;
+    guint64 *where = data;
+    sim_block_grow((gpointer *)&data, sizeof(guint64), 10, &room);
+    assert_ptr_equal(data, where);
+    assert_int_equal(room.capacity, before.capacity);
+    assert_true(room.populated == before.populated);
+    g_free(data);
 }
 
 static void

@@ -322,7 +322,7 @@ static gboolean
 txn_seen(const Fixture *f, const Producer *producer, guint txn, guint c)
 {
     const ProducerTxnInfo *info = producer_txn_info(producer, txn);
-    const GArray *ops = history_ops(f->history);
+    const HistoryOpArray *ops = history_ops(f->history);
     guint seen = 0;
     for (guint i = 0; i < info->ops->len; i++) {
         const HistoryOp *op = history_op(f->history, g_array_index(info->ops, guint64, i));

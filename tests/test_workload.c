@@ -110,7 +110,7 @@ static GArray *
 invokes_of(const Fixture *f, guint32 process)
 {
     GArray *out = g_array_new(FALSE, FALSE, sizeof(HistoryOp));
-    const GArray *ops = history_ops(f->history);
+    const HistoryOpArray *ops = history_ops(f->history);
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
         if (op->fn == HISTORY_FN_SEND && (process == 0 || op->process == process))
@@ -256,7 +256,7 @@ test_workload_keys(void **state)
     start_workload(f, 1, &config);
     run_for(f, 3 * SIM_NS_PER_S);
     for (guint process = 1; process <= 2; process++) {
-        const GArray *ops = history_ops(f->history);
+        const HistoryOpArray *ops = history_ops(f->history);
         guint sends = 0;
         guint counts[101] = {0};
         for (guint i = 0; i < ops->len; i++) {
@@ -371,7 +371,7 @@ test_workload_sync_send(void **state)
     config.stop_ns = sim_now_ns(f->world) + 1 * SIM_NS_PER_S;
     start_workload(f, 0, &config);
     run_for(f, 2 * SIM_NS_PER_S);
-    const GArray *ops = history_ops(f->history);
+    const HistoryOpArray *ops = history_ops(f->history);
     guint64 completions = 0;
     for (guint i = 0; i < ops->len; i++) {
         const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
@@ -445,7 +445,7 @@ test_workload_deterministic(void **state)
         config.keys = WORKLOAD_KEYS_NONE;
         start_workload(f, 1, &config);
         run_for(f, 2 * SIM_NS_PER_S);
-        const GArray *ops = history_ops(f->history);
+        const HistoryOpArray *ops = history_ops(f->history);
         runs[r] = g_array_new(FALSE, FALSE, sizeof(HistoryOp));
         g_array_append_vals(runs[r], ops->data, ops->len);
         keys[r] = g_array_new(FALSE, FALSE, sizeof(guint64));
