@@ -60,33 +60,51 @@ producer_partition_for_key(guint64 key, guint32 num_partitions)
 
 /* ---- completions ---- */
 
+/* Counts `n` records completed alike. */
 static void
-complete_record(ProducerState *state, const ProducerThunk *thunk, guint64 value, gint32 partition,
-                HistoryType type, gint64 offset, KafkaError error)
+count_completed(ProducerState *state, HistoryType type, guint64 n)
 {
-    Producer *producer = state->producer;
+    ProducerStats *stats = &state->producer->stats;
     KSIM_ASSERT(type != HISTORY_INVOKE);
-    KSIM_ASSERT(state->records_pending > 0);
-    history_complete(producer->history, thunk->op, sim_now_ns(producer->world), type, partition,
-                     offset, type == HISTORY_OK ? KAFKA_ERROR_NONE : error);
-    state->records_pending--;
+    KSIM_ASSERT(state->records_pending >= n);
+    state->records_pending -= n;
     if (type == HISTORY_OK)
-        producer->stats.records_ok++;
+        stats->records_ok += n;
     else if (type == HISTORY_FAIL)
-        producer->stats.records_failed++;
+        stats->records_failed += n;
     else
-        producer->stats.records_unknown++;
-    if (thunk->send_cb == NULL)
+        stats->records_unknown += n;
+}
+
+/* Calls a completed record's callback, if it has one. */
+static void
+notify(ProducerState *state, ProducerSendCb send_cb, void *user_data, guint64 op, guint64 value,
+       gint32 partition, HistoryType type, gint64 offset, KafkaError error)
+{
+    if (send_cb == NULL)
         return;
     ProducerResult result = {
-        .op = thunk->op,
+        .op = op,
         .outcome = type,
         .error = type == HISTORY_OK ? KAFKA_ERROR_NONE : error,
         .partition = partition,
         .offset = offset,
         .value = value,
     };
-    thunk->send_cb(producer, &result, thunk->user_data);
+    send_cb(state->producer, &result, user_data);
+}
+
+static void
+complete_record(ProducerState *state, const ProducerThunk *thunk, guint64 value, gint32 partition,
+                HistoryType type, gint64 offset, KafkaError error)
+{
+    Producer *producer = state->producer;
+    KSIM_ASSERT(type != HISTORY_INVOKE);
+    history_complete(producer->history, thunk->op, sim_now_ns(producer->world), type, partition,
+                     offset, type == HISTORY_OK ? KAFKA_ERROR_NONE : error);
+    count_completed(state, type, 1);
+    notify(state, thunk->send_cb, thunk->user_data, thunk->op, value, partition, type, offset,
+           error);
 }
 
 void
@@ -95,6 +113,8 @@ producer_complete_batch(ProducerState *state, ProducerBatch *batch, HistoryType 
 {
     KSIM_ASSERT(!batch->in_flight);
     KSIM_ASSERT(type == HISTORY_OK || base_offset < 0);
+    KSIM_ASSERT(type != HISTORY_INVOKE);
+    producer_batch_close(batch); /* one that never left the accumulator */
     const PlogBatch *records = batch->records;
     gboolean sequenced = records->base_sequence >= 0 && state->pid_state == PRODUCER_ID_READY &&
                          records->producer_id == state->producer_id &&
@@ -103,12 +123,32 @@ producer_complete_batch(ProducerState *state, ProducerBatch *batch, HistoryType 
         producer_txn_batch_failed(state, error, sequenced);
     else if (type != HISTORY_OK && sequenced)
         producer_sender_reset_producer_id(state, error);
+    Producer *producer = state->producer;
+    gint64 now = sim_now_ns(producer->world);
     gint32 partition = batch->partition->tp.partition;
+    KafkaError recorded = type == HISTORY_OK ? KAFKA_ERROR_NONE : error;
+    const ProducerThunkRun *runs = (const ProducerThunkRun *)batch->thunks->data;
+    guint n_runs = batch->thunks->len;
+    /* The history first, a run at a time; then the callbacks, in record
+     * order, as Kafka's ProducerBatch.done calls its thunks. */
+    guint first = 0;
+    for (guint r = 0; r < n_runs; r++) {
+        history_complete_range(producer->history, runs[r].first_op, runs[r].count, now, type,
+                               partition, base_offset >= 0 ? base_offset + first : -1, recorded);
+        first += runs[r].count;
+    }
+    KSIM_ASSERT(first == (guint)records->record_count);
+    count_completed(state, type, first);
     const PlogRecord *record = (const PlogRecord *)records->records->data;
-    const ProducerThunk *thunks = (const ProducerThunk *)batch->thunks->data;
-    for (guint i = 0; i < batch->thunks->len; i++) {
-        gint64 offset = base_offset >= 0 ? base_offset + i : -1;
-        complete_record(state, &thunks[i], record[i].value, partition, type, offset, error);
+    first = 0;
+    for (guint r = 0; r < n_runs; r++) {
+        for (guint32 i = 0; i < runs[r].count && runs[r].send_cb != NULL; i++) {
+            guint index = first + i;
+            notify(state, runs[r].send_cb, runs[r].user_data, runs[r].first_op + i,
+                   record[index].value, partition, type,
+                   base_offset >= 0 ? base_offset + index : -1, error);
+        }
+        first += runs[r].count;
     }
     producer_accum_release(state->accum, batch);
     if (!g_queue_is_empty(&state->blocked))
@@ -120,17 +160,8 @@ producer_complete_batch(ProducerState *state, ProducerBatch *batch, HistoryType 
 static ProducerTopic *
 topic_of(ProducerState *state, const char *name)
 {
-    /* Once per record: the short names compare inline rather than through
-     * a strcmp call. */
-    if (state->last_topic != NULL) {
-        const char *a = state->last_topic->name, *b = name;
-        while (*a != '\0' && *a == *b) {
-            a++;
-            b++;
-        }
-        if (*a == *b)
-            return state->last_topic;
-    }
+    if (state->last_topic != NULL && strcmp(state->last_topic->name, name) == 0)
+        return state->last_topic;
     state->last_topic = producer_accum_topic(state->accum, name, state->producer->history);
     return state->last_topic;
 }

@@ -59,6 +59,7 @@ static void
 batch_free(ProducerBatch *batch)
 {
     plog_batch_free(batch->records);
+    g_free(batch->open_records);
     g_array_free(batch->thunks, TRUE);
     g_free(batch);
 }
@@ -184,7 +185,7 @@ producer_accum_has_room(const ProducerAccum *accum, const ProducerPartition *par
     const ProducerBatch *tail = last != NULL ? last->data : NULL;
     if (tail == NULL || tail->closed)
         return FALSE;
-    KSIM_ASSERT(tail->records->record_count > 0);
+    KSIM_ASSERT(tail->open_count > 0);
     return tail->size_bytes + size_bytes <= accum->batch_size;
 }
 
@@ -211,9 +212,9 @@ batch_new(ProducerAccum *accum, ProducerPartition *partition, guint32 size_bytes
      * grow the arrays. */
     guint expected =
         (guint)CLAMP(accum->batch_size / MAX((gint64)size_bytes, 1), 1, RECORDS_RESERVED_MAX);
-    g_array_unref(batch->records->records);
-    batch->records->records = g_array_sized_new(FALSE, FALSE, sizeof(PlogRecord), expected);
-    batch->thunks = g_array_sized_new(FALSE, FALSE, sizeof(ProducerThunk), expected);
+    batch->open_records = g_new(PlogRecord, expected);
+    batch->open_capacity = expected;
+    batch->thunks = g_array_sized_new(FALSE, FALSE, sizeof(ProducerThunkRun), 1);
     batch->size_bytes = PLOG_BATCH_OVERHEAD_BYTES;
     batch->buffer_bytes = allocation_bytes(accum, size_bytes);
     batch->created_ns = now_ns;
@@ -222,6 +223,40 @@ batch_new(ProducerAccum *accum, ProducerPartition *partition, guint32 size_bytes
     accum->buffer_used += batch->buffer_bytes;
     KSIM_ASSERT(accum->buffer_used <= accum->buffer_memory);
     return batch;
+}
+
+guint32
+producer_batch_record_count(const ProducerBatch *batch)
+{
+    return (guint32)batch->records->record_count + batch->open_count;
+}
+
+void
+producer_batch_close(ProducerBatch *batch)
+{
+    batch->closed = TRUE;
+    if (batch->open_count == 0)
+        return;
+    plog_batch_add_records(batch->records, batch->open_records, batch->open_count);
+    g_clear_pointer(&batch->open_records, g_free);
+    batch->open_count = 0;
+    batch->open_capacity = 0;
+}
+
+/* Extends the last run when the record continues it. */
+static void
+thunk_add(GArray *runs, const ProducerThunk *thunk)
+{
+    if (runs->len > 0) {
+        ProducerThunkRun *last = &g_array_index(runs, ProducerThunkRun, runs->len - 1);
+        if (last->first_op + last->count == thunk->op && last->send_cb == thunk->send_cb &&
+            last->user_data == thunk->user_data) {
+            last->count++;
+            return;
+        }
+    }
+    ProducerThunkRun run = {thunk->op, 1, thunk->send_cb, thunk->user_data};
+    g_array_append_val(runs, run);
 }
 
 gboolean
@@ -239,8 +274,14 @@ producer_accum_append(ProducerAccum *accum, ProducerPartition *partition, gboole
         g_queue_push_tail(&partition->batches, tail);
     }
     KSIM_ASSERT(!tail->closed);
-    plog_batch_add_record(tail->records, key, value, size_bytes);
-    g_array_append_val(tail->thunks, *thunk);
+    if (G_UNLIKELY(tail->open_count == tail->open_capacity)) {
+        KSIM_ASSERT(tail->open_capacity < PLOG_BATCH_RECORDS_MAX);
+        tail->open_capacity = MIN(tail->open_capacity * 2, PLOG_BATCH_RECORDS_MAX);
+        tail->open_records = g_renew(PlogRecord, tail->open_records, tail->open_capacity);
+    }
+    tail->open_records[tail->open_count++] =
+        (PlogRecord){.key = key, .value = value, .size_bytes = size_bytes};
+    thunk_add(tail->thunks, thunk);
     tail->size_bytes += size_bytes;
     accum->records_queued++;
     return ready || tail->size_bytes >= accum->batch_size;
@@ -298,9 +339,10 @@ producer_accum_release(ProducerAccum *accum, ProducerBatch *batch)
 {
     KSIM_ASSERT(!batch->in_flight);
     KSIM_ASSERT(accum->buffer_used >= batch->buffer_bytes);
-    KSIM_ASSERT(accum->records_queued >= batch->thunks->len);
+    guint64 records = producer_batch_record_count(batch);
+    KSIM_ASSERT(accum->records_queued >= records);
     accum->buffer_used -= batch->buffer_bytes;
-    accum->records_queued -= batch->thunks->len;
+    accum->records_queued -= records;
     batch_free(batch);
 }
 
@@ -325,7 +367,12 @@ check_queue(const ProducerPartition *partition, gboolean idempotent)
         const ProducerBatch *batch = l->data;
         KSIM_ASSERT(batch->partition == partition);
         KSIM_ASSERT(!batch->in_flight);
-        KSIM_ASSERT(batch->records->record_count == (gint32)batch->thunks->len);
+        guint64 covered = 0;
+        for (guint i = 0; i < batch->thunks->len; i++)
+            covered += g_array_index(batch->thunks, ProducerThunkRun, i).count;
+        KSIM_ASSERT(covered == producer_batch_record_count(batch));
+        KSIM_ASSERT(batch->closed ? batch->open_count == 0
+                                  : batch->records->record_count == 0);
         if (batch->closed)
             KSIM_ASSERT(batch->attempts > 0);
         if (!idempotent)

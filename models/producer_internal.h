@@ -24,13 +24,31 @@ typedef struct {
     void *user_data;
 } ProducerThunk;
 
+/* The thunks of consecutive records of a batch that were invoked as
+ * consecutive ops with one callback: ops first_op .. first_op + count - 1.
+ * A producer under load appends its sends to one batch after another, so a
+ * batch's thunks are usually one run. */
+typedef struct {
+    guint64 first_op;
+    guint32 count;
+    ProducerSendCb send_cb;
+    void *user_data;
+} ProducerThunkRun;
+
 /* A batch of one partition (Kafka's ProducerBatch). */
 typedef struct {
     ProducerPartition *partition;
     /* The records as they are sent; producer id, epoch and base sequence are
      * stamped when the batch is first drained and kept across retries. */
     PlogBatch *records;
-    GArray *thunks;      /* ProducerThunk, one per record */
+    /* Records appended while the batch is open, in a plain block so that an
+     * append is a store; they move into `records` when the batch is closed
+     * (first drained, as Kafka closes its MemoryRecordsBuilder then) or
+     * completed (producer_batch_close). */
+    PlogRecord *open_records;
+    guint32 open_count;
+    guint32 open_capacity;
+    GArray *thunks;      /* ProducerThunkRun, covering the records in order */
     gint64 size_bytes;   /* plog_batch_size_bytes semantics */
     gint64 buffer_bytes; /* taken from buffer.memory */
     gint64 created_ns;
@@ -38,7 +56,7 @@ typedef struct {
     gint64 last_attempt_ns; /* created, then the time of each re-enqueue */
     guint32 attempts;       /* times sent */
     gint32 retries;         /* times re-enqueued */
-    gboolean closed;        /* drained once: takes no more records */
+    gboolean closed;        /* drained once: takes no more records; open_count is 0 */
     gboolean in_flight;
     gboolean maybe_written; /* some attempt may have reached a log */
 } ProducerBatch;
@@ -181,6 +199,10 @@ gboolean producer_idempotent(const Producer *producer);
 void producer_count_attempt_error(Producer *producer, KafkaError error);
 
 /* ---- producer_accum.c ---- */
+/* The records appended to `batch` so far. */
+guint32 producer_batch_record_count(const ProducerBatch *batch);
+/* Closes `batch` to appends: its records move into batch->records. */
+void producer_batch_close(ProducerBatch *batch);
 ProducerAccum *producer_accum_new(const ProducerConfig *config);
 /* Frees every batch without completing it (a crash). */
 void producer_accum_free(ProducerAccum *accum);

@@ -797,9 +797,9 @@ send_batch(ProducerState *state, ProducerBatch *batch, ProducerConnection *conn,
 {
     Producer *producer = state->producer;
     const ProducerConfig *config = config_of(state);
+    producer_batch_close(batch);
     if (producer_idempotent(producer) && batch->records->base_sequence < 0)
         stamp_sequence(state, batch);
-    batch->closed = TRUE;
     batch->attempts++;
     KProduceRequest *request = kproto_new(KMSG_PRODUCE_REQUEST);
     request->correlation_id = state->correlation_next++;
@@ -981,7 +981,7 @@ check_flights(const ProducerState *state, gint64 *buffer_bytes, guint64 *records
                 continue;
             KSIM_ASSERT(flight->batch->in_flight);
             *buffer_bytes += flight->batch->buffer_bytes;
-            *records += flight->batch->thunks->len;
+            *records += producer_batch_record_count(flight->batch);
             gpointer key = flight->batch->partition;
             g_hash_table_insert(
                 in_flight, key,
@@ -995,7 +995,7 @@ check_flights(const ProducerState *state, gint64 *buffer_bytes, guint64 *records
         for (GList *l = partition->batches.head; l != NULL; l = l->next) {
             const ProducerBatch *batch = l->data;
             *buffer_bytes += batch->buffer_bytes;
-            *records += batch->thunks->len;
+            *records += producer_batch_record_count(batch);
         }
     }
 }
