@@ -118,7 +118,7 @@ history_topic_count(const History *history)
 }
 
 /* Room for `n` more operations; returns the first of them. */
-static HistoryOp *
+static inline G_ALWAYS_INLINE HistoryOp *
 ops_extend(History *history, guint n, gint64 time_ns)
 {
     HistoryOpArray *ops = &history->ops;
@@ -141,15 +141,21 @@ G_STATIC_ASSERT(sizeof(HistoryOp) == 48);
 
 /* Keeps operation `op`'s key; the side table starts with the first key. */
 static void
-key_set(History *history, guint64 op, guint64 key)
+key_store(History *history, guint64 op, guint64 key)
 {
-    if (key == 0 && history->keys == NULL)
-        return;
     if (history->keys == NULL) {
         history->keys = g_array_new(FALSE, TRUE, sizeof(guint64));
         g_array_set_size(history->keys, history->ops.len);
     }
     g_array_index(history->keys, guint64, op - 1) = key;
+}
+
+/* Most runs have no keys: then this is one test. */
+static inline G_ALWAYS_INLINE void
+key_set(History *history, guint64 op, guint64 key)
+{
+    if (key != 0 || history->keys != NULL)
+        key_store(history, op, key);
 }
 
 static HistoryOp *

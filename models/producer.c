@@ -250,7 +250,8 @@ append_record(ProducerState *state, ProducerPartition *partition, gboolean room,
                                            thunk, sim_now_ns(producer->world));
     if (!room)
         producer->stats.batches_created++;
-    producer_txn_partition_used(state, partition);
+    if (state->txn != NULL)
+        producer_txn_partition_used(state, partition);
     /* A new batch may need a linger timer, a full one a drain. */
     if (ready || !room)
         producer_sender_wakeup(state);
@@ -325,7 +326,8 @@ invoke(ProducerState *state, const ProducerTopic *topic, gint32 partition, guint
     state->records_pending++;
     guint64 op = history_invoke(producer->history, sim_now_ns(producer->world), HISTORY_FN_SEND,
                                 producer->process, topic->history_topic, partition, key, value);
-    producer_txn_note_op(state, op);
+    if (state->txn != NULL)
+        producer_txn_note_op(state, op);
     return op;
 }
 
@@ -371,7 +373,7 @@ producer_send(Producer *producer, const char *topic_name, gint32 partition, guin
     ProducerTopic *topic = topic_of(state, topic_name);
     /* A transactional producer sends only inside a transaction (Kafka's
      * IllegalStateException, or the transaction's error). */
-    KafkaError refused = producer_txn_check_send(state);
+    KafkaError refused = state->txn != NULL ? producer_txn_check_send(state) : KAFKA_ERROR_NONE;
     if (refused == KAFKA_ERROR_NONE && too_large(producer, size_bytes))
         refused = KAFKA_ERROR_INVALID_REQUEST; /* Kafka's RecordTooLargeException */
     if (refused != KAFKA_ERROR_NONE) {
