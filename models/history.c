@@ -72,7 +72,7 @@ history_free(History *history)
 {
     if (history == NULL)
         return;
-    g_free(history->ops.data);
+    sim_block_free(history->ops.data, sizeof(HistoryOp), &history->ops_room);
     if (history->keys != NULL)
         g_array_free(history->keys, TRUE);
     g_array_free(history->events, TRUE);
