@@ -580,6 +580,9 @@ records_decode(const GByteArray *encoded, gint64 log_start)
     }
     GArray *records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
     sim_array_reserve(records, count);
+    g_array_set_size(records, count); /* not cleared: every kept slot is written below */
+    HistoryRecord *out = (HistoryRecord *)(gpointer)records->data;
+    guint kept = 0;
     g_autoptr(GArray) values = g_array_new(FALSE, FALSE, sizeof(guint64));
     for (guint at = 0; at < encoded->len;) {
         PlogBatchHeader header;
@@ -594,13 +597,15 @@ records_decode(const GByteArray *encoded, gint64 log_start)
                                                     (guint64 *)(gpointer)values->data);
         KSIM_ASSERT(decoded); /* log_encoded verified the batch */
         at += (guint)len;
+        const guint64 *value = (const guint64 *)(gconstpointer)values->data;
         for (gint32 r = 0; r < header.record_count; r++) {
-            HistoryRecord out = {header.base_offset + r, g_array_index(values, guint64, r),
-                                 header.leader_epoch};
-            if (out.offset >= log_start)
-                g_array_append_val(records, out);
+            gint64 offset = header.base_offset + r;
+            if (offset >= log_start)
+                out[kept++] = (HistoryRecord){offset, value[r], header.leader_epoch};
         }
     }
+    KSIM_ASSERT(kept <= count);
+    g_array_set_size(records, kept);
     return records;
 }
 
