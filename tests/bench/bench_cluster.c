@@ -13,9 +13,7 @@
 #include "bench.h"
 
 #include "bench_util.h"
-#include "checker.h"
 #include "cluster.h"
-#include "stats.h"
 #include "driver.h"
 #include "history.h"
 #include "sim_world.h"
@@ -71,16 +69,10 @@ bench_cluster(int argc, char **argv)
     while (driver_pending(driver) > 0 && sim_world_step(world)) {
     }
     gint64 simulated_us = g_get_monotonic_time();
-    cluster_record_final_state(cluster);
-    CheckerResult *check = checker_run(history, NULL);
-    const CheckerCounts *counts = checker_result_counts(check);
-    double p99_ms = (double)stats_histogram_quantile(
-                        checker_result_latency(check, CHECKER_LATENCY_ACKED), 0.99) /
-                    1e6;
-    gint64 end_us = g_get_monotonic_time();
-    double check_s = (double)(end_us - simulated_us) / 1e6;
-    double wall_s = (double)(end_us - run_us) / 1e6;
+    BenchCheck check;
+    bench_check(cluster, history, &check);
     double simulate_s = (double)(simulated_us - run_us) / 1e6;
+    double wall_s = simulate_s + check.check_s;
     double virtual_s = (double)(sim_now_ns(world) - virtual_start) / 1e9;
     guint64 acked = driver_acked(driver);
     /* records_per_s: the simulation, with everything recorded for the
@@ -99,9 +91,9 @@ bench_cluster(int argc, char **argv)
     bench_json_double(builder, "wall_s", wall_s);
     bench_json_double(builder, "setup_wall_s", (double)(run_us - start_us) / 1e6);
     bench_json_int(builder, "events", (gint64)sim_world_events(world));
-    bench_json_double(builder, "check_s", check_s);
-    bench_json_int(builder, "lost_write", (gint64)counts->anomalies[CHECKER_LOST_WRITE]);
-    bench_json_double(builder, "p99_ms", p99_ms);
+    bench_json_double(builder, "check_s", check.check_s);
+    bench_json_int(builder, "lost_write", (gint64)check.lost_write);
+    bench_json_double(builder, "p99_ms", check.p99_ms);
     bench_json_double(builder, "peak_rss_bytes_per_record",
                       (double)bench_peak_rss_bytes() / (double)MAX(acked, 1));
     json_builder_end_object(builder);
@@ -113,12 +105,11 @@ bench_cluster(int argc, char **argv)
                "(%.2f M records/s with the check); peak RSS %.1f MiB "
                "(%.0f bytes/record); %" G_GUINT64_FORMAT " events; lost %" G_GUINT64_FORMAT
                ", p99 %.1f ms\n",
-               acked, virtual_s, simulate_s, per_s / 1e6, check_s, per_s_checked / 1e6,
+               acked, virtual_s, simulate_s, per_s / 1e6, check.check_s, per_s_checked / 1e6,
                (double)bench_peak_rss_bytes() / 1048576.0,
                (double)bench_peak_rss_bytes() / (double)MAX(acked, 1), sim_world_events(world),
-               counts->anomalies[CHECKER_LOST_WRITE], p99_ms);
+               check.lost_write, check.p99_ms);
     g_object_unref(builder);
-    checker_result_free(check);
     driver_free(driver);
     cluster_free(cluster);
     sim_world_free(world);

@@ -1,12 +1,14 @@
 /*
- * `ksim bench cluster --producer`: the cluster benchmark (3 brokers,
+ * `ksim bench cluster-producer`: the cluster benchmark (3 brokers,
  * replication factor 3, acks=all, 10^6 records of 100 bytes, no faults,
  * everything recorded in the history) driven by the real producer with
  * batching on — Kafka's defaults (idempotence, batch.size 16384, the sticky
  * partitioner) plus linger.ms=5 — instead of the simple driver. An
  * application feeds it asynchronously, keeping up to --window records
  * outstanding (the producer blocks it earlier if buffer.memory fills).
- * Reports simulated records per wall second and peak memory.
+ * Then the final state is collected and the history checked, as in
+ * `ksim bench cluster`. Reports simulated records per wall second without
+ * and with the check, and peak memory.
  */
 #include "bench.h"
 
@@ -82,30 +84,43 @@ unblocked(Producer *producer, void *user_data)
 }
 
 static void
-print_figures(gboolean json, guint64 acked, double wall_s, double virtual_s, double setup_s,
-              SimWorld *world, const ProducerStats *stats)
+print_figures(gboolean json, guint64 acked, double simulate_s, double virtual_s, double setup_s,
+              SimWorld *world, const ProducerStats *stats, const BenchCheck *check)
 {
-    double per_s = (double)acked / MAX(wall_s, 1e-9);
+    double per_s = (double)acked / MAX(simulate_s, 1e-9);
+    double wall_s = simulate_s + check->check_s;
+    double per_s_checked = (double)acked / MAX(wall_s, 1e-9);
+    gint64 rss = bench_peak_rss_bytes();
     JsonBuilder *builder = json_builder_new();
     json_builder_begin_object(builder);
     bench_json_double(builder, "records_per_s", per_s);
+    bench_json_double(builder, "records_per_s_checked", per_s_checked);
+    bench_json_double(builder, "simulate_s", simulate_s);
     bench_json_int(builder, "records_acked", (gint64)acked);
-    bench_json_int(builder, "peak_rss_bytes", bench_peak_rss_bytes());
+    bench_json_int(builder, "peak_rss_bytes", rss);
+    bench_json_double(builder, "peak_rss_bytes_per_record", (double)rss / (double)MAX(acked, 1));
     bench_json_double(builder, "virtual_s", virtual_s);
     bench_json_double(builder, "wall_s", wall_s);
     bench_json_double(builder, "setup_wall_s", setup_s);
     bench_json_int(builder, "events", (gint64)sim_world_events(world));
     bench_json_int(builder, "produce_requests", (gint64)stats->produce_requests);
     bench_json_int(builder, "batches", (gint64)stats->batches_created);
+    bench_json_double(builder, "check_s", check->check_s);
+    bench_json_int(builder, "lost_write", (gint64)check->lost_write);
+    bench_json_double(builder, "p99_ms", check->p99_ms);
     json_builder_end_object(builder);
     if (json)
         bench_json_print(builder);
     else
         printf("cluster (producer): %" G_GUINT64_FORMAT " records acked (acks=all, RF 3, "
-               "idempotent, %" G_GUINT64_FORMAT " batches) in %.2f s wall, %.2f s virtual: "
-               "%.2f M records/s; peak RSS %.1f MiB; %" G_GUINT64_FORMAT " events\n",
-               acked, stats->batches_created, wall_s, virtual_s, per_s / 1e6,
-               (double)bench_peak_rss_bytes() / 1048576.0, sim_world_events(world));
+               "idempotent, %" G_GUINT64_FORMAT " batches), %.2f s virtual: simulated in "
+               "%.2f s wall (%.2f M records/s), checked in %.2f s more (%.2f M records/s with "
+               "the check); peak RSS %.1f MiB (%.0f bytes/record); %" G_GUINT64_FORMAT
+               " events; lost %" G_GUINT64_FORMAT ", p99 %.1f ms\n",
+               acked, stats->batches_created, virtual_s, simulate_s, per_s / 1e6,
+               check->check_s, per_s_checked / 1e6, (double)rss / 1048576.0,
+               (double)rss / (double)MAX(acked, 1), sim_world_events(world), check->lost_write,
+               check->p99_ms);
     g_object_unref(builder);
 }
 
@@ -156,11 +171,13 @@ bench_cluster_producer(int argc, char **argv)
     while (feeder.completed < feeder.total && sim_world_step(world)) {
     }
     gint64 end_us = g_get_monotonic_time();
+    double virtual_s = (double)(sim_now_ns(world) - virtual_start) / 1e9;
+    BenchCheck check;
+    bench_check(cluster, history, &check);
     ProducerStats stats;
     producer_stats(producer, &stats);
-    print_figures(json, feeder.ok, (double)(end_us - run_us) / 1e6,
-                  (double)(sim_now_ns(world) - virtual_start) / 1e9,
-                  (double)(run_us - start_us) / 1e6, world, &stats);
+    print_figures(json, feeder.ok, (double)(end_us - run_us) / 1e6, virtual_s,
+                  (double)(run_us - start_us) / 1e6, world, &stats, &check);
     producer_free(producer);
     cluster_free(cluster);
     sim_world_free(world);

@@ -1,6 +1,9 @@
 /* Helpers shared by the benchmarks (see bench_util.h). */
 #include "bench_util.h"
 
+#include "checker.h"
+#include "stats.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -71,4 +74,19 @@ gint64
 bench_rss_bytes(void)
 {
     return status_kib("VmRSS:");
+}
+
+void
+bench_check(Cluster *cluster, History *history, BenchCheck *out)
+{
+    gint64 start_us = g_get_monotonic_time();
+    cluster_record_final_state(cluster);
+    CheckerResult *check = checker_run(history, NULL);
+    const CheckerCounts *counts = checker_result_counts(check);
+    out->lost_write = counts->anomalies[CHECKER_LOST_WRITE];
+    out->p99_ms = (double)stats_histogram_quantile(
+                      checker_result_latency(check, CHECKER_LATENCY_ACKED), 0.99) /
+                  1e6;
+    out->check_s = (double)(g_get_monotonic_time() - start_us) / 1e6;
+    checker_result_free(check);
 }

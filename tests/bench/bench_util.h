@@ -2,6 +2,9 @@
 #ifndef KSIM_BENCH_UTIL_H
 #define KSIM_BENCH_UTIL_H
 
+#include "cluster.h"
+#include "history.h"
+
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
@@ -18,5 +21,17 @@ void bench_json_print(JsonBuilder *builder);
 gint64 bench_peak_rss_bytes(void);
 /* The current resident set size in bytes (VmRSS), or 0 if unknown. */
 gint64 bench_rss_bytes(void);
+
+/* What checking a cluster benchmark's run found and cost. */
+typedef struct {
+    double check_s;      /* wall seconds to collect the final state and check */
+    guint64 lost_write;  /* the checker's lost_write count */
+    double p99_ms;       /* acknowledged produce latency, p99 */
+} BenchCheck;
+
+/* Collects the final state of every replica and checks the history, as
+ * `ksim run` does after a run (anomalies, explanations, latency histograms,
+ * throughput, availability; no reports or plots). */
+void bench_check(Cluster *cluster, History *history, BenchCheck *out);
 
 #endif
