@@ -530,6 +530,7 @@ typedef struct {
     gint64 log_start;    /* of the log read (0 without one) */
     GByteArray *encoded; /* the batches from the log start to the LEO */
     GArray *records;     /* HistoryRecord in offset order (a reference) */
+    GArray *epochs;      /* HistoryEpochStart of `records` (a reference) */
 } ReplicaLog;
 
 static void
@@ -538,6 +539,7 @@ replica_log_free(gpointer data)
     ReplicaLog *replica = data;
     g_byte_array_unref(replica->encoded);
     g_array_unref(replica->records);
+    g_array_unref(replica->epochs);
     g_free(replica);
 }
 
@@ -566,9 +568,10 @@ log_encoded(Plog *log)
 
 /* The data records of verified encoded batches at or above `log_start`, in
  * offset order: control batches (transaction markers) hold no data and are
- * left out, so offsets may skip over them. (transfer full) */
+ * left out, so offsets may skip over them; and where each leader epoch's
+ * records begin (*epochs). (transfer full) */
 static GArray *
-records_decode(const GByteArray *encoded, gint64 log_start)
+records_decode(const GByteArray *encoded, gint64 log_start, GArray **epochs)
 {
     guint count = 0;
     for (guint at = 0; at < encoded->len;) {
@@ -583,6 +586,7 @@ records_decode(const GByteArray *encoded, gint64 log_start)
     g_array_set_size(records, count); /* not cleared: every kept slot is written below */
     HistoryRecord *out = (HistoryRecord *)(gpointer)records->data;
     guint kept = 0;
+    *epochs = g_array_new(FALSE, FALSE, sizeof(HistoryEpochStart));
     g_autoptr(GArray) values = g_array_new(FALSE, FALSE, sizeof(guint64));
     for (guint at = 0; at < encoded->len;) {
         PlogBatchHeader header;
@@ -598,10 +602,19 @@ records_decode(const GByteArray *encoded, gint64 log_start)
         KSIM_ASSERT(decoded); /* log_encoded verified the batch */
         at += (guint)len;
         const guint64 *value = (const guint64 *)(gconstpointer)values->data;
+        gint64 first = MAX(header.base_offset, log_start);
+        guint n_epochs = (*epochs)->len;
+        if (first < header.base_offset + header.record_count &&
+            (n_epochs == 0 ||
+             g_array_index(*epochs, HistoryEpochStart, n_epochs - 1).leader_epoch !=
+                 header.leader_epoch)) {
+            HistoryEpochStart start = {first, header.leader_epoch};
+            g_array_append_val(*epochs, start);
+        }
         for (gint32 r = 0; r < header.record_count; r++) {
             gint64 offset = header.base_offset + r;
             if (offset >= log_start)
-                out[kept++] = (HistoryRecord){offset, value[r], header.leader_epoch};
+                out[kept++] = (HistoryRecord){offset, value[r]};
         }
     }
     KSIM_ASSERT(kept <= count);
@@ -632,12 +645,13 @@ partition_logs(Cluster *cluster, const char *topic, gint32 partition)
                 plog_encoded_equals(log, other->encoded)) {
                 replica->encoded = g_byte_array_ref(other->encoded);
                 replica->records = g_array_ref(other->records);
+                replica->epochs = g_array_ref(other->epochs);
                 break;
             }
         }
         if (replica->records == NULL) {
             replica->encoded = log != NULL ? log_encoded(log) : g_byte_array_new();
-            replica->records = records_decode(replica->encoded, log_start);
+            replica->records = records_decode(replica->encoded, log_start, &replica->epochs);
         }
         g_ptr_array_add(logs, replica);
     }
@@ -708,6 +722,7 @@ record_partition(Cluster *cluster, const char *topic, gint32 partition, const GP
         replica.leo = log->info.leo;
         replica.hw = log->info.hw;
         replica.records = g_array_ref(log->records);
+        replica.epochs = g_array_ref(log->epochs);
         history_add_replica(cluster->history, &replica);
     }
 }

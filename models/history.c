@@ -49,6 +49,8 @@ replica_clear(gpointer data)
     HistoryReplica *replica = data;
     if (replica->records != NULL)
         g_array_unref(replica->records);
+    if (replica->epochs != NULL)
+        g_array_unref(replica->epochs);
 }
 
 History *
@@ -320,6 +322,23 @@ history_records_lower_bound(const GArray *records, gint64 offset)
             high = middle;
     }
     return low;
+}
+
+gint32
+history_epoch_at(const GArray *epochs, gint64 offset)
+{
+    if (epochs == NULL)
+        return -1;
+    /* The last entry starting at or below the offset. */
+    guint low = 0, high = epochs->len;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        if (g_array_index(epochs, HistoryEpochStart, middle).start_offset <= offset)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low == 0 ? -1 : g_array_index(epochs, HistoryEpochStart, low - 1).leader_epoch;
 }
 
 void

@@ -114,12 +114,20 @@ typedef struct {
     char *text;
 } HistoryEvent;
 
-/* One record in a replica's final log. */
+/* One record in a replica's final log: 16 bytes, as a long run keeps
+ * millions. The leader epoch of its batch is in the replica's `epochs`. */
 typedef struct {
     gint64 offset;
     guint64 value;
-    gint32 leader_epoch; /* of the leader that appended its batch */
 } HistoryRecord;
+
+/* Where a leader epoch's records begin in a replica's final log, as Kafka's
+ * leader-epoch checkpoint keeps them: the records from start_offset up to
+ * the next entry's start were appended by leaders of `leader_epoch`. */
+typedef struct {
+    gint64 start_offset;
+    gint32 leader_epoch;
+} HistoryEpochStart;
 
 /* The final state of one replica of one partition. */
 typedef struct {
@@ -135,6 +143,8 @@ typedef struct {
                           * records of transaction markers, which no reader
                           * sees), in offset order; replicas with identical
                           * logs may share one array */
+    GArray *epochs;      /* HistoryEpochStart, ascending; shared like records;
+                          * NULL: epochs unknown */
 } HistoryReplica;
 
 History *history_new(void);
@@ -193,8 +203,13 @@ guint history_violation_count(const History *history);
  * at or above `offset`; records->len when there is none. */
 guint history_records_lower_bound(const GArray *records, gint64 offset);
 
-/* Adds a replica's final state; takes over the caller's reference to
- * `replica->records` (g_array_ref it first to keep one). */
+/* The leader epoch whose leader appended the record at `offset`, by a
+ * replica's `epochs` (HistoryEpochStart); -1 when unknown. */
+gint32 history_epoch_at(const GArray *epochs, gint64 offset);
+
+/* Adds a replica's final state; takes over the caller's references to
+ * `replica->records` and `replica->epochs` (g_array_ref them first to keep
+ * one). */
 void history_add_replica(History *history, const HistoryReplica *replica);
 const GArray *history_replicas(const History *history); /* HistoryReplica */
 

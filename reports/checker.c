@@ -423,6 +423,7 @@ partition_add(CheckerResult *result, guint first, guint len)
     partition.offline = !best->online;
     partition.hw = best->hw;
     partition.records = best->records;
+    partition.epochs = best->epochs;
     partition.records_committed = history_records_lower_bound(best->records, best->hw);
     g_array_append_val(result->partitions, partition);
     ReplicaSpan span = {first, len};
@@ -615,8 +616,9 @@ divergence_found(CheckerResult *result, ValueIndex *values, const CheckerPartiti
         "at offset %" G_GINT64_FORMAT " of %s, below both HWs, broker %d holds value "
         "%" G_GUINT64_FORMAT " (epoch %d) but the committed log (broker %d) holds value "
         "%" G_GUINT64_FORMAT " (epoch %d)",
-        committed->offset, where, replica->broker, other->value, other->leader_epoch,
-        partition->broker, committed->value, committed->leader_epoch);
+        committed->offset, where, replica->broker, other->value,
+        history_epoch_at(replica->epochs, other->offset), partition->broker, committed->value,
+        history_epoch_at(partition->epochs, committed->offset));
     anomaly_add(result, &example);
 }
 

@@ -122,6 +122,7 @@ typedef struct {
     gboolean offline;        /* no replica was online; `broker`'s disk is used */
     gint64 hw;               /* the committed log is every record below it */
     const GArray *records;   /* HistoryRecord of that replica, borrowed */
+    const GArray *epochs;    /* HistoryEpochStart of that replica, borrowed (may be NULL) */
     guint records_committed; /* the first records_committed of `records` */
 } CheckerPartition;
 

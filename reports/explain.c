@@ -538,18 +538,19 @@ final_place(const Explainer *explainer, const CheckerPartition *partition)
 }
 
 static char *
-record_text(const Explainer *explainer, const HistoryRecord *record)
+record_text(const Explainer *explainer, const CheckerPartition *p, const HistoryRecord *record)
 {
+    gint32 epoch = history_epoch_at(p->epochs, record->offset);
     CheckerSend view;
     const CheckerSend *send =
         checker_result_send_of_value(explainer->result, record->value, &view) ? &view : NULL;
     if (send == NULL)
         return g_strdup_printf("value %" G_GUINT64_FORMAT " (sent by no recorded client, "
                                "epoch %d)",
-                               record->value, record->leader_epoch);
+                               record->value, epoch);
     g_autofree char *who = checker_process_label(explainer->history, send->process);
     return g_strdup_printf("value %" G_GUINT64_FORMAT " (sent by %s, epoch %d)", record->value, who,
-                           record->leader_epoch);
+                           epoch);
 }
 
 /* What the final committed log holds at `offset`, and whether `value` is in
@@ -577,7 +578,7 @@ final_sentence(const Explainer *explainer, guint16 topic, gint32 partition, gint
     if (record == NULL)
         return g_strdup_printf("At the end, %s holds nothing at offset %" G_GINT64_FORMAT "%s.",
                                place, offset, absent);
-    g_autofree char *holds = record_text(explainer, record);
+    g_autofree char *holds = record_text(explainer, p, record);
     return g_strdup_printf("At the end, %s holds %s at offset %" G_GINT64_FORMAT "%s.", place,
                            holds, offset, absent);
 }
@@ -634,11 +635,12 @@ chain_record_ack(Chain *chain, const Explainer *explainer, guint16 topic, gint32
     const GArray *list = explain_partition_events(explainer, topic, partition);
     if (record == NULL || list == NULL)
         return;
-    guint ack = ack_find_before(explainer, list, offset, record->leader_epoch, G_MAXINT64);
+    gint32 epoch = history_epoch_at(p->epochs, offset);
+    guint ack = ack_find_before(explainer, list, offset, epoch, G_MAXINT64);
     if (ack == G_MAXUINT) {
         chain_add(chain, g_strdup_printf("No acknowledgement in epoch %d covers offset "
                                          "%" G_GINT64_FORMAT ".",
-                                         record->leader_epoch, offset));
+                                         epoch, offset));
         return;
     }
     chain_ack(chain, explainer, ack, -1, FALSE);

@@ -63,9 +63,13 @@ replica_add(History *h, gint32 broker, gboolean leader, gboolean online, gint64 
     replica.hw = hw;
     replica.records = g_array_new(FALSE, TRUE, sizeof(HistoryRecord));
     for (guint i = 0; i < n; i++) {
-        HistoryRecord record = {(gint64)i, values[i], 1};
+        HistoryRecord record = {(gint64)i, values[i]};
         g_array_append_val(replica.records, record);
     }
+    /* Every record from a leader of epoch 1. */
+    replica.epochs = g_array_new(FALSE, FALSE, sizeof(HistoryEpochStart));
+    HistoryEpochStart epoch = {0, 1};
+    g_array_append_val(replica.epochs, epoch);
     history_add_replica(h, &replica);
 }
 

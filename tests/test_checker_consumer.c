@@ -61,7 +61,7 @@ history_make(void)
     replica.hw = RECORDS;
     replica.records = g_array_new(FALSE, TRUE, sizeof(HistoryRecord));
     for (gint64 i = 0; i < RECORDS; i++) {
-        HistoryRecord record = {i, value_at(i), 1};
+        HistoryRecord record = {i, value_at(i)};
         g_array_append_val(replica.records, record);
     }
     history_add_replica(h, &replica);
@@ -412,7 +412,7 @@ test_checker_consumer_skip_needs_committed(void **state)
     replica.records = g_array_new(FALSE, TRUE, sizeof(HistoryRecord));
     static const gint64 offsets[] = {0, 1, 4, 5, 6, 7};
     for (guint i = 0; i < G_N_ELEMENTS(offsets); i++) {
-        HistoryRecord record = {offsets[i], value_at(offsets[i]), 1};
+        HistoryRecord record = {offsets[i], value_at(offsets[i])};
         g_array_append_val(replica.records, record);
     }
     history_add_replica(h, &replica);

@@ -55,7 +55,7 @@ build_init(Build *b)
 static void
 log_append(Build *b, guint log, guint64 value)
 {
-    HistoryRecord record = {(gint64)b->logs[log]->len, value, 1};
+    HistoryRecord record = {(gint64)b->logs[log]->len, value};
     g_array_append_val(b->logs[log], record);
 }
 

@@ -76,7 +76,7 @@ test_history_records_lower_bound(void **state)
     assert_int_equal(history_records_lower_bound(records, 5), 0);
     static const gint64 offsets[] = {2, 3, 4, 6, 7, 10};
     for (guint i = 0; i < G_N_ELEMENTS(offsets); i++) {
-        HistoryRecord record = {offsets[i], 100 + i, 1};
+        HistoryRecord record = {offsets[i], 100 + i};
         g_array_append_val(records, record);
     }
     assert_int_equal(history_records_lower_bound(records, 0), 0);
@@ -85,6 +85,26 @@ test_history_records_lower_bound(void **state)
     assert_int_equal(history_records_lower_bound(records, 7), 4);
     assert_int_equal(history_records_lower_bound(records, 8), 5);
     assert_int_equal(history_records_lower_bound(records, 11), 6);
+}
+
+/* history_epoch_at finds the epoch of the last start at or below an offset:
+ * -1 before the first start and without epochs. */
+static void
+test_history_epoch_at(void **state)
+{
+    (void)state;
+    assert_int_equal(history_epoch_at(NULL, 3), -1);
+    g_autoptr(GArray) epochs = g_array_new(FALSE, FALSE, sizeof(HistoryEpochStart));
+    assert_int_equal(history_epoch_at(epochs, 3), -1);
+    static const HistoryEpochStart starts[] = {{2, 1}, {5, 3}, {9, 4}};
+    g_array_append_vals(epochs, starts, G_N_ELEMENTS(starts));
+    assert_int_equal(history_epoch_at(epochs, 0), -1);
+    assert_int_equal(history_epoch_at(epochs, 2), 1);
+    assert_int_equal(history_epoch_at(epochs, 4), 1);
+    assert_int_equal(history_epoch_at(epochs, 5), 3);
+    assert_int_equal(history_epoch_at(epochs, 8), 3);
+    assert_int_equal(history_epoch_at(epochs, 9), 4);
+    assert_int_equal(history_epoch_at(epochs, 1000), 4);
 }
 
 /* Keys live beside the rows: 0 for operations without one, before and after
@@ -127,7 +147,7 @@ test_history_events_and_replicas(void **state)
     assert_null(g_array_index(events, HistoryEvent, 1).text);
     HistoryReplica replica = {0};
     replica.records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
-    HistoryRecord record = {0, 42, 1};
+    HistoryRecord record = {0, 42};
     g_array_append_val(replica.records, record);
     history_add_replica(history, &replica);
     assert_int_equal(history_replicas(history)->len, 1);
@@ -193,6 +213,7 @@ main(void)
         cmocka_unit_test(test_history_invoke_and_complete),
         cmocka_unit_test(test_history_keys),
         cmocka_unit_test(test_history_records_lower_bound),
+        cmocka_unit_test(test_history_epoch_at),
         cmocka_unit_test(test_history_events_and_replicas),
         cmocka_unit_test(test_history_partition_state_format),
         cmocka_unit_test(test_history_topic_partition_order),
