@@ -41,10 +41,12 @@
 /* What the checker learns of one send beyond its history row: where its
  * value is first committed, as 1 + its index among all committed records
  * (the partitions' committed records one after the other, in the order of
- * `partitions`), 0 when nowhere; SEND_DUPLICATE_COUNTED once a duplicate of
- * its value has been counted. */
+ * `partitions`), 0 when nowhere; SEND_MISPLACED when that place is not
+ * where an OK completion told the client it was; SEND_DUPLICATE_COUNTED once
+ * a duplicate of its value has been counted. */
 typedef guint32 SendState;
-#define SEND_COMMITTED_MASK 0x7fffffffu
+#define SEND_COMMITTED_MASK 0x3fffffffu
+#define SEND_MISPLACED 0x40000000u
 #define SEND_DUPLICATE_COUNTED 0x80000000u
 
 /* Where a partition's replicas sit in the sorted replica order. */
@@ -563,6 +565,17 @@ order_check(CheckerResult *result, const CheckerPartition *partition, OrderMarks
     mark->offset = offset;
 }
 
+/* TRUE when `record`, the first committed copy of an OK send's value (the
+ * send's history `row`), is not where the completion told the client. */
+static gboolean
+misplaced(const CheckerPartition *partition, const HistoryRecord *record, const HistoryOp *row)
+{
+    if (row->type != HISTORY_OK || row->offset < 0)
+        return FALSE;
+    return record->offset != row->offset || partition->topic != row->topic ||
+           (row->partition >= 0 && partition->partition != row->partition);
+}
+
 /* Walks one committed log in offset order: notes where each value is
  * committed and finds duplicates and out-of-order sends. */
 static void
@@ -586,8 +599,10 @@ partition_walk(CheckerResult *result, ValueIndex *values, guint partition_index)
             continue;
         }
         *state = g_array_index(result->first_record, guint32, partition_index) + k + 1;
-        order_check(result, partition, &order, op, history_op(result->history, op)->process,
-                    record->offset);
+        const HistoryOp *row = history_op(result->history, op);
+        if (misplaced(partition, record, row))
+            *state |= SEND_MISPLACED;
+        order_check(result, partition, &order, op, row->process, record->offset);
     }
 }
 
@@ -753,25 +768,10 @@ failed_present_found(CheckerResult *result, const CheckerSend *send)
     anomaly_add(result, &example);
 }
 
-/* TRUE when the committed place of an OK send (`row`, whose value is
- * committed: `state`) differs from what it was told. */
-static gboolean
-misplaced(const CheckerResult *result, const HistoryOp *row, SendState state)
-{
-    if (row->type != HISTORY_OK || row->offset < 0)
-        return FALSE;
-    guint partition, record;
-    gboolean committed = committed_place(result, state, &partition, &record);
-    KSIM_ASSERT(committed);
-    const CheckerPartition *p = &g_array_index(result->partitions, CheckerPartition, partition);
-    return g_array_index(p->records, HistoryRecord, record).offset != row->offset ||
-           p->topic != row->topic || (row->partition >= 0 && p->partition != row->partition);
-}
-
-/* An acked send (`row`, operation `op`). */
+/* An acked send (operation `op`). */
 static void
-acked_classify(CheckerResult *result, guint64 op, const HistoryOp *row, CheckerOutcome outcome,
-               SendState state, ValueIndex *values)
+acked_classify(CheckerResult *result, guint64 op, CheckerOutcome outcome, SendState state,
+               ValueIndex *values)
 {
     result->counts.acked++;
     result->counts.acked_without_offset += outcome == CHECKER_SEND_SENT;
@@ -782,7 +782,7 @@ acked_classify(CheckerResult *result, guint64 op, const HistoryOp *row, CheckerO
         return;
     }
     result->counts.acked_committed++;
-    if (misplaced(result, row, state)) {
+    if ((state & SEND_MISPLACED) != 0) {
         send_view(result, op, &view);
         misplaced_found(result, &view, values);
     }
@@ -946,7 +946,7 @@ sends_classify(CheckerResult *result, ValueIndex *values)
             unacked_classify(result, op, send, outcome, state);
             continue;
         }
-        acked_classify(result, op, send, outcome, state, values);
+        acked_classify(result, op, outcome, state, values);
         ack_run_add(result, &run, send);
         if (heal_ns >= 0 && send->invoke_ns >= heal_ns &&
             (recovered_ns < 0 || send->complete_ns < recovered_ns))
