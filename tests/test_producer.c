@@ -506,6 +506,82 @@ test_producer_batching(void **state)
     }
 }
 
+/* A second callback, counting into its own array. */
+static void
+other_cb(Producer *producer, const ProducerResult *result, void *user_data)
+{
+    (void)producer;
+    g_array_append_val((GArray *)user_data, *result);
+}
+
+/* A batch's records complete each with its own callback, op, value and
+ * offset, in record order, however their sends interleave: callbacks and
+ * user data change from record to record, a send without a callback sits
+ * among them, and sends to another partition break the run of op ids. */
+static void
+test_producer_callbacks_per_record(void **state)
+{
+    (void)state;
+    ProducerConfig config;
+    producer_config_init(&config);
+    config.linger_ms = 200; /* one batch per partition */
+    Fixture *f = fixture_new(17, 2, &config);
+    warm_up(f);
+    g_array_set_size(f->results, 0);
+    g_autoptr(GArray) others = g_array_new(FALSE, FALSE, sizeof(ProducerResult));
+    enum { SENDS = 12 };
+    guint64 ops[SENDS], values[SENDS];
+    for (guint i = 0; i < SENDS; i++) {
+        values[i] = value_of(++f->counter);
+        gint32 partition = i % 4 == 3 ? 1 : 0;
+        ProducerSendCb cb = i % 3 == 0 ? result_cb : i % 3 == 1 ? other_cb : NULL;
+        void *data = cb == result_cb ? (void *)f : (void *)others;
+        ops[i] = producer_send(f->producer, TOPIC, partition, 0, values[i], RECORD_BYTES, cb, data);
+    }
+    run_for(f, 2 * SIM_NS_PER_S);
+    /* Each callback saw exactly its records, with what the history holds;
+     * within a partition (one batch) in record order. */
+    guint expected[2] = {0, 0};
+    for (guint i = 0; i < SENDS; i++) {
+        const HistoryOp *row = history_op(f->history, ops[i]);
+        assert_int_equal(row->type, HISTORY_OK);
+        assert_int_equal(row->value, values[i]);
+        assert_int_equal(row->partition, i % 4 == 3 ? 1 : 0);
+        if (i % 3 == 2)
+            continue; /* no callback */
+        GArray *results = i % 3 == 0 ? f->results : others;
+        expected[i % 3]++;
+        guint found = 0;
+        for (guint r = 0; r < results->len; r++) {
+            const ProducerResult *result = &g_array_index(results, ProducerResult, r);
+            if (result->op != ops[i])
+                continue;
+            found++;
+            assert_int_equal(result->value, values[i]);
+            assert_int_equal(result->outcome, HISTORY_OK);
+            assert_int_equal(result->partition, row->partition);
+            assert_int_equal(result->offset, row->offset);
+            for (guint s = r + 1; s < results->len; s++) {
+                const ProducerResult *later = &g_array_index(results, ProducerResult, s);
+                if (later->partition == result->partition)
+                    assert_true(later->op > result->op);
+            }
+        }
+        assert_int_equal(found, 1);
+    }
+    assert_int_equal(expected[0], f->results->len);
+    assert_int_equal(expected[1], others->len);
+    /* Offsets ascend with the sends in each partition, one apart. */
+    gint64 last[2] = {-1, -1};
+    for (guint i = 0; i < SENDS; i++) {
+        const HistoryOp *row = history_op(f->history, ops[i]);
+        if (last[row->partition] >= 0)
+            assert_int_equal(row->offset, last[row->partition] + 1);
+        last[row->partition] = row->offset;
+    }
+    fixture_free(f);
+}
+
 /* ---- retries and metadata ---- */
 
 /* A produce to a broker that is no longer the leader is answered
@@ -971,6 +1047,7 @@ main(void)
         cmocka_unit_test(test_producer_key_partition_murmur2),
         cmocka_unit_test(test_producer_sticky_and_round_robin),
         cmocka_unit_test(test_producer_batching),
+        cmocka_unit_test(test_producer_callbacks_per_record),
         cmocka_unit_test(test_producer_retry_not_leader),
         cmocka_unit_test(test_producer_lost_response_duplicates),
         cmocka_unit_test(test_producer_reorder_in_flight),
