@@ -16,9 +16,10 @@ typedef struct {
 static const Bench BENCHES[] = {
     {"engine", bench_engine, "scheduler hold model against a bare heap; network replication ping"},
     {"log", bench_log, "partition log appends and lookups at 10^4 and 10^7 records"},
-    {"cluster", bench_cluster, "3 brokers, RF 3, acks=all, 10^6 records from a simple driver"},
+    {"cluster", bench_cluster,
+     "3 brokers, RF 3, acks=all, 10^6 records from a simple driver, then the check"},
     {"cluster-producer", bench_cluster_producer,
-     "the same cluster driven by the real producer (batching on)"},
+     "the same cluster driven by the real producer (batching on), then the check"},
 };
 
 static void
@@ -26,7 +27,7 @@ usage(FILE *out)
 {
     fprintf(out, "Usage: ksim bench NAME [--json]\n\nBenchmarks:\n");
     for (guint i = 0; i < G_N_ELEMENTS(BENCHES); i++)
-        fprintf(out, "  %-8s %s\n", BENCHES[i].name, BENCHES[i].summary);
+        fprintf(out, "  %-16s %s\n", BENCHES[i].name, BENCHES[i].summary);
 }
 
 int
