@@ -114,7 +114,9 @@ producer_complete_batch(ProducerState *state, ProducerBatch *batch, HistoryType 
     KSIM_ASSERT(!batch->in_flight);
     KSIM_ASSERT(type == HISTORY_OK || base_offset < 0);
     KSIM_ASSERT(type != HISTORY_INVOKE);
-    producer_batch_close(batch); /* one that never left the accumulator */
+    /* A batch that fails before it was ever drained still holds its records
+     * open; the callbacks below read them from batch->records. */
+    producer_batch_close(batch);
     const PlogBatch *records = batch->records;
     gboolean sequenced = records->base_sequence >= 0 && state->pid_state == PRODUCER_ID_READY &&
                          records->producer_id == state->producer_id &&
