@@ -17,7 +17,7 @@
 #include <string.h>
 
 struct History {
-    HistoryOpArray ops; /* a block of ops_room.capacity rows (g_malloc) */
+    HistoryOpArray ops; /* a block of ops_room.capacity rows (sim_block_grow) */
     GArray *events;   /* HistoryEvent */
     GArray *replicas; /* HistoryReplica */
     GPtrArray *topic_names;
