@@ -17,9 +17,9 @@ static const Bench BENCHES[] = {
     {"engine", bench_engine, "scheduler hold model against a bare heap; network replication ping"},
     {"log", bench_log, "partition log appends and lookups at 10^4 and 10^7 records"},
     {"cluster", bench_cluster,
-     "3 brokers, RF 3, acks=all, 10^6 records from a simple driver, then the check"},
-    {"cluster-producer", bench_cluster_producer,
-     "the same cluster driven by the real producer (batching on), then the check"},
+     "3 brokers, RF 3, acks=all, 10^6 records from a simple driver, then the check;\n"
+     "                   --producer: driven by the real producer (batching on)"},
+    {"cluster-producer", bench_cluster_producer, "the same as cluster --producer"},
 };
 
 static void

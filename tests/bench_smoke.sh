@@ -24,5 +24,6 @@ check() { # check NAME ARGS...
 }
 check cluster --records 2000
 check cluster-producer --records 2000
+check cluster --producer --records 2000
 [ "$failures" -eq 0 ] || exit 1
 echo "ksim bench: cluster benchmarks ran"

@@ -7,8 +7,8 @@
  *
  * The driver sends full batches as a producer under load does: Kafka's
  * default batch.size (16384 bytes) of 100-byte records, 163 records. The
- * real producer makes the same batches (`ksim bench cluster-producer`:
- * 6135 batches for 10^6 records). --batch changes it.
+ * real producer makes the same batches (`ksim bench cluster --producer`, or
+ * `cluster-producer`: 6135 batches for 10^6 records). --batch changes it.
  */
 #include "bench.h"
 
@@ -19,15 +19,38 @@
 #include "sim_world.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define BENCH_TOPIC "bench"
 #define BENCH_PARTITIONS 3
 #define BENCH_BATCH_BYTES 16384 /* Kafka's batch.size default */
 #define BENCH_RECORD_BYTES 100
 
+/* `--producer` among the arguments: the real producer drives the cluster
+ * (bench_cluster_producer, which takes the other arguments). */
+static int
+producer_requested(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--producer") == 0)
+            return i;
+    }
+    return 0;
+}
+
 int
 bench_cluster(int argc, char **argv)
 {
+    int producer_at = producer_requested(argc, argv);
+    if (producer_at > 0) {
+        g_autofree char **rest = g_new0(char *, (gsize)argc);
+        int n = 0;
+        for (int i = 0; i < argc; i++) {
+            if (i != producer_at)
+                rest[n++] = argv[i];
+        }
+        return bench_cluster_producer(n, rest);
+    }
     gboolean json = FALSE;
     gint64 records = 1000000;
     gint64 per_batch = BENCH_BATCH_BYTES / BENCH_RECORD_BYTES;
