@@ -29,16 +29,12 @@
 
 #include "assignor.h"
 #include "broker_internal.h"
+#include "coord_partition.h"
 #include "sim_assert.h"
 #include "sim_net.h"
 
 #include <string.h>
 
-/* The modelled cost of loading an offsets partition: a fixed start plus a
- * sequential read of the log at 100 MB/s. */
-#define LOAD_BASE_NS (1 * SIM_NS_PER_MS)
-#define LOAD_NS_PER_BYTE 10
-#define LOAD_READ_BYTES (5 * 1024 * 1024) /* offsets.load.buffer.size */
 /* Bounds asserted on what one group holds. */
 #define GROUP_MEMBERS_MAX 4096
 #define GROUP_TOPICS_MAX 1024
@@ -46,9 +42,7 @@
 #define TXN_PENDING_MAX (1u << 20)
 
 typedef struct {
-    gint32 partition;
-    gint32 leader_epoch;
-    SimTimerId load_timer;
+    CoordPartition base; /* loaded once `offsets` and `txn_pending` exist */
     GHashTable *offsets; /* guint64 key* -> gint64 offset* (owned); lookups only */
     /* Transactional offsets not yet committed (TxnPendingOffset), in commit
      * order; created with `offsets`. */
@@ -193,12 +187,7 @@ partition_of(const BrokerState *state, const char *group_id)
 static OffsetsPartition *
 offsets_partition_find(const GroupCoord *coord, gint32 partition)
 {
-    for (guint i = 0; i < coord->partitions->len; i++) {
-        OffsetsPartition *op = g_ptr_array_index(coord->partitions, i);
-        if (op->partition == partition)
-            return op;
-    }
-    return NULL;
+    return coord_partition_find(coord->partitions, partition);
 }
 
 static Group *
@@ -1159,11 +1148,13 @@ group_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg)
 
 /* ---- loading and unloading offsets partitions ---- */
 
-/* One batch of the log into the cache: a transactional commit waits in
- * txn_pending for its producer's marker, which applies or drops it. */
+/* One batch of the log into the cache (an OffsetsPartition*): a
+ * transactional commit waits in txn_pending for its producer's marker, which
+ * applies or drops it; records below `asked` were read before. */
 static void
-load_batch(OffsetsPartition *op, const PlogBatch *batch, gint64 offset)
+load_batch(const PlogBatch *batch, gint64 asked, void *user_data)
 {
+    OffsetsPartition *op = user_data;
     gboolean transactional = (batch->attributes & PLOG_BATCH_TRANSACTIONAL) != 0;
     if ((batch->attributes & PLOG_BATCH_CONTROL) != 0) {
         txn_pending_complete(op, batch->producer_id,
@@ -1172,7 +1163,7 @@ load_batch(OffsetsPartition *op, const PlogBatch *batch, gint64 offset)
     }
     for (guint r = 0; r < batch->records->len; r++) {
         const PlogRecord *record = &g_array_index(batch->records, PlogRecord, r);
-        if (batch->base_offset + r < offset || record->key == 0)
+        if (batch->base_offset + r < asked || record->key == 0)
             continue;
         if (transactional)
             txn_pending_put(op, batch->producer_id, record->key, (gint64)record->value);
@@ -1183,78 +1174,28 @@ load_batch(OffsetsPartition *op, const PlogBatch *batch, gint64 offset)
 
 /* Reads the partition's log into its cache, latest record per key winning. */
 static void
-load_offsets(OffsetsPartition *op, Plog *log)
+load_offsets(BrokerState *state, CoordPartition *partition, Plog *log)
 {
+    OffsetsPartition *op = (OffsetsPartition *)partition;
+    (void)state;
     op->offsets = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     op->txn_pending = g_array_new(FALSE, FALSE, sizeof(TxnPendingOffset));
-    gint64 offset = plog_log_start_offset(log);
-    gint64 leo = plog_log_end_offset(log);
-    g_autoptr(GPtrArray) batches = plog_batch_array_new();
-    while (offset < leo) {
-        g_ptr_array_set_size(batches, 0);
-        PlogReadStatus status = plog_read(log, offset, LOAD_READ_BYTES, batches);
-        if (batches->len == 0)
-            break;
-        for (guint b = 0; b < batches->len; b++) {
-            const PlogBatch *batch = g_ptr_array_index(batches, b);
-            load_batch(op, batch, offset);
-            gint64 next = plog_batch_last_offset(batch) + 1;
-            KSIM_ASSERT(next > offset);
-            offset = next;
-        }
-        if (status != PLOG_READ_OK)
-            break; /* a corrupt batch: what came before it is loaded */
-    }
-}
-
-static void
-load_fired(SimWorld *world, void *ctx, void *arg)
-{
-    Broker *broker = ctx;
-    OffsetsPartition *op = arg;
-    (void)world;
-    op->load_timer = SIM_EVENT_ID_NONE;
-    KTopicPartition tp;
-    ktp_set(&tp, GROUP_OFFSETS_TOPIC, op->partition);
-    Partition *p = replica_get(broker->state, &tp);
-    KSIM_ASSERT(p != NULL && p->is_leader);
-    load_offsets(op, p->log);
-}
-
-static gint
-offsets_partition_compare(gconstpointer a, gconstpointer b)
-{
-    gint32 x = (*(OffsetsPartition *const *)a)->partition;
-    gint32 y = (*(OffsetsPartition *const *)b)->partition;
-    return (x > y) - (x < y);
+    coord_partition_read_log(log, load_batch, op);
 }
 
 void
 group_coord_partition_elected(BrokerState *state, const Partition *p)
 {
-    GroupCoord *coord = state->groups;
     if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
-    OffsetsPartition *op = offsets_partition_find(coord, p->tp.partition);
-    if (op != NULL) {
-        /* A new epoch of the same leadership: what is loaded stays. */
-        op->leader_epoch = p->leader_epoch;
-        return;
-    }
-    Broker *broker = state->broker;
-    op = g_new0(OffsetsPartition, 1);
-    op->partition = p->tp.partition;
-    op->leader_epoch = p->leader_epoch;
-    gint64 delay_ns = LOAD_BASE_NS + plog_size_bytes(p->log) * LOAD_NS_PER_BYTE;
-    op->load_timer = sim_timer_set(broker->world, broker->node, delay_ns, load_fired, op);
-    g_ptr_array_add(coord->partitions, op);
-    g_ptr_array_sort(coord->partitions, offsets_partition_compare);
+    coord_partition_elected(state->groups->partitions, sizeof(OffsetsPartition), state,
+                            GROUP_OFFSETS_TOPIC, p, load_offsets);
 }
 
 static void
 offsets_partition_free(GroupCoord *coord, OffsetsPartition *op)
 {
-    sim_timer_cancel(world_of(coord), op->load_timer);
+    coord_partition_stop(coord->state, &op->base);
     if (op->offsets != NULL)
         g_hash_table_destroy(op->offsets);
     if (op->txn_pending != NULL)
@@ -1275,7 +1216,7 @@ group_coord_partition_resigned(BrokerState *state, const Partition *p)
         return;
     for (guint i = coord->groups->len; i > 0; i--) {
         Group *group = g_ptr_array_index(coord->groups, i - 1);
-        if (group->partition != op->partition)
+        if (group->partition != op->base.partition)
             continue;
         for (guint m = 0; m < group->members->len; m++) {
             Member *member = g_ptr_array_index(group->members, m);
@@ -1291,7 +1232,7 @@ group_coord_partition_resigned(BrokerState *state, const Partition *p)
     }
     for (guint i = coord->pending->len; i > 0; i--) {
         PendingCommit *pending = g_ptr_array_index(coord->pending, i - 1);
-        if (pending->partition != op->partition)
+        if (pending->partition != op->base.partition)
             continue;
         g_ptr_array_remove_index(coord->pending, i - 1);
         offsets_respond(state, pending->client, commit_response_type(pending),
@@ -1420,24 +1361,11 @@ void
 group_coord_check_invariants(const BrokerState *state)
 {
     const GroupCoord *coord = state->groups;
-    SimWorld *world = state->broker->world;
+    coord_partitions_check(state, coord->partitions, GROUP_OFFSETS_TOPIC);
     for (guint i = 0; i < coord->partitions->len; i++) {
         const OffsetsPartition *op = g_ptr_array_index(coord->partitions, i);
-        if (i > 0)
-            KSIM_ASSERT(
-                ((const OffsetsPartition *)g_ptr_array_index(coord->partitions, i - 1))->partition <
-                op->partition);
-        KSIM_ASSERT((op->offsets == NULL) == sim_timer_pending(world, op->load_timer));
-        KTopicPartition tp;
-        ktp_set(&tp, GROUP_OFFSETS_TOPIC, op->partition);
-        const Partition *p = g_hash_table_lookup(state->partitions, &tp);
-        KSIM_ASSERT(p != NULL);
-        KSIM_ASSERT(p->is_leader);
-    }
-    for (guint i = 0; i < state->partitions_sorted->len; i++) {
-        const Partition *p = g_ptr_array_index(state->partitions_sorted, i);
-        if (p->is_leader && strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) == 0)
-            KSIM_ASSERT(offsets_partition_find(coord, p->tp.partition) != NULL);
+        KSIM_ASSERT((op->offsets != NULL) == op->base.loaded);
+        KSIM_ASSERT((op->txn_pending != NULL) == op->base.loaded);
     }
     for (guint i = 0; i < coord->groups->len; i++) {
         const Group *group = g_ptr_array_index(coord->groups, i);

@@ -8,7 +8,7 @@
  *     error); the waiting client is answered there
  *   Prepare* written ──markers_start──▶ one TxnMarker per partition
  *     ──marker_done (all written)──▶ transition_begin(Complete*)
- *   partition loaded ──load_fired──▶ metas rebuilt; Prepare* resume markers
+ *   partition loaded ──load_partition──▶ metas rebuilt; Prepare* resume markers
  *   partition resigned ──unload_partition──▶ its metas, markers and waiters freed
  *
  * Invariants (txn_coord_check_invariants):
@@ -30,15 +30,13 @@
 #include "txn_coord.h"
 
 #include "broker_internal.h"
+#include "coord_partition.h"
 #include "group_coord.h"
 #include "sim_assert.h"
 #include "sim_net.h"
 
 #include <string.h>
 
-#define LOAD_BASE_NS (1 * SIM_NS_PER_MS)
-#define LOAD_NS_PER_BYTE 10
-#define LOAD_READ_BYTES (5 * 1024 * 1024)
 /* The broker's request.timeout.ms, for its appends and marker requests. */
 #define TXN_REQUEST_TIMEOUT_MS 30000
 /* A failed marker is sent again after this pause (Kafka retries as soon as
@@ -88,10 +86,7 @@ typedef struct {
 } TxnMarker;
 
 typedef struct {
-    gint32 partition;
-    gint32 leader_epoch;
-    SimTimerId load_timer;
-    gboolean loaded;
+    CoordPartition base;
 } TxnPartition;
 
 /* An InitProducerId for a new id, waiting for a producer id. */
@@ -361,12 +356,7 @@ partition_of(const BrokerState *state, const char *id)
 static TxnPartition *
 txn_partition_find(const TxnCoord *coord, gint32 partition)
 {
-    for (guint i = 0; i < coord->partitions->len; i++) {
-        TxnPartition *tpart = g_ptr_array_index(coord->partitions, i);
-        if (tpart->partition == partition)
-            return tpart;
-    }
-    return NULL;
+    return coord_partition_find(coord->partitions, partition);
 }
 
 static TxnMeta *
@@ -388,7 +378,7 @@ check_coordinator(const BrokerState *state, const char *id)
     const TxnPartition *tpart = txn_partition_find(state->txns, partition_of(state, id));
     if (tpart == NULL)
         return KAFKA_ERROR_NOT_COORDINATOR;
-    if (!tpart->loaded)
+    if (!tpart->base.loaded)
         return KAFKA_ERROR_COORDINATOR_LOAD_IN_PROGRESS;
     return KAFKA_ERROR_NONE;
 }
@@ -640,7 +630,7 @@ marker_send(TxnCoord *coord, TxnMeta *meta, const KTopicPartition *tp, SimNodeId
     request->producer_id = meta->current.producer_id;
     request->producer_epoch = meta->current.producer_epoch;
     request->committed = meta->current.state == TXN_STATE_PREPARE_COMMIT;
-    request->coordinator_epoch = tpart != NULL ? tpart->leader_epoch : -1;
+    request->coordinator_epoch = tpart != NULL ? tpart->base.leader_epoch : -1;
     KTxnMarkerPartition entry = {*tp, KAFKA_ERROR_NONE};
     g_array_append_val(request->partitions, entry);
     kproto_update_size(&request->base);
@@ -1051,63 +1041,48 @@ abort_timer_fired(SimWorld *world, void *ctx, void *arg)
 
 /* ---- loading and unloading ---- */
 
-/* The last record per id in the partition's log, as metas. */
+typedef struct {
+    TxnCoord *coord;
+    gint32 partition;
+} LoadContext;
+
+/* One batch of the partition's log: its record, if it is one, becomes its
+ * id's meta (the last record per id wins). */
 static void
-load_partition(TxnCoord *coord, TxnPartition *tpart, Plog *log)
+load_batch(const PlogBatch *batch, gint64 asked, void *user_data)
 {
-    gint64 offset = plog_log_start_offset(log);
-    gint64 leo = plog_log_end_offset(log);
-    g_autoptr(GPtrArray) batches = plog_batch_array_new();
-    while (offset < leo) {
-        g_ptr_array_set_size(batches, 0);
-        PlogReadStatus status = plog_read(log, offset, LOAD_READ_BYTES, batches);
-        if (batches->len == 0)
-            break;
-        for (guint b = 0; b < batches->len; b++) {
-            const PlogBatch *batch = g_ptr_array_index(batches, b);
-            TxnLogRecord record;
-            if (batch->base_offset >= offset && txn_coord_decode(batch, &record)) {
-                TxnMeta *meta = meta_find(coord, record.transactional_id);
-                if (meta == NULL)
-                    meta = meta_new(coord, record.transactional_id);
-                KSIM_ASSERT(meta->partition == tpart->partition);
-                snapshot_clear(&meta->current);
-                meta->current.producer_id = record.producer_id;
-                meta->current.producer_epoch = record.producer_epoch;
-                meta->current.timeout_ms = record.timeout_ms;
-                meta->current.state = record.state;
-                meta->current.start_ms = record.start_ms;
-                meta->current.partitions = record.partitions;
-                record.partitions = NULL;
-            }
-            gint64 next = plog_batch_last_offset(batch) + 1;
-            KSIM_ASSERT(next > offset);
-            offset = next;
-        }
-        if (status != PLOG_READ_OK)
-            break;
-    }
+    const LoadContext *load = user_data;
+    TxnLogRecord record;
+    if (batch->base_offset < asked || !txn_coord_decode(batch, &record))
+        return;
+    TxnMeta *meta = meta_find(load->coord, record.transactional_id);
+    if (meta == NULL)
+        meta = meta_new(load->coord, record.transactional_id);
+    KSIM_ASSERT(meta->partition == load->partition);
+    snapshot_clear(&meta->current);
+    meta->current.producer_id = record.producer_id;
+    meta->current.producer_epoch = record.producer_epoch;
+    meta->current.timeout_ms = record.timeout_ms;
+    meta->current.state = record.state;
+    meta->current.start_ms = record.start_ms;
+    meta->current.partitions = record.partitions;
 }
 
+/* The partition's metas from its log; then, as Kafka's
+ * loadTransactionsForTxnTopicPartition, transactions left in Prepare* get
+ * their markers (again). */
 static void
-load_fired(SimWorld *world, void *ctx, void *arg)
+load_partition(BrokerState *state, CoordPartition *partition, Plog *log)
 {
-    Broker *broker = ctx;
-    TxnPartition *tpart = arg;
-    (void)world;
-    TxnCoord *coord = broker->state->txns;
-    tpart->load_timer = SIM_EVENT_ID_NONE;
+    TxnCoord *coord = state->txns;
+    Broker *broker = state->broker;
+    LoadContext load = {coord, partition->partition};
+    coord_partition_read_log(log, load_batch, &load);
     KTopicPartition tp;
-    ktp_set(&tp, TXN_STATE_TOPIC, tpart->partition);
-    Partition *p = replica_get(broker->state, &tp);
-    KSIM_ASSERT(p != NULL && p->is_leader);
-    load_partition(coord, tpart, p->log);
-    tpart->loaded = TRUE;
-    /* Kafka's loadTransactionsForTxnTopicPartition: transactions left in
-     * Prepare* get their markers (again). */
+    ktp_set(&tp, TXN_STATE_TOPIC, partition->partition);
     for (guint i = 0; i < coord->metas->len; i++) {
         TxnMeta *meta = g_ptr_array_index(coord->metas, i);
-        if (meta->partition != tpart->partition || !state_is_prepare(meta->current.state))
+        if (meta->partition != partition->partition || !state_is_prepare(meta->current.state))
             continue;
         broker_record_event(broker, HISTORY_EVENT_TXN_RESUMED, &tp, NULL,
                             "broker %d, the new transaction coordinator of %s, found it in %s "
@@ -1123,39 +1098,19 @@ load_fired(SimWorld *world, void *ctx, void *arg)
     }
 }
 
-static gint
-txn_partition_compare(gconstpointer a, gconstpointer b)
-{
-    gint32 x = (*(TxnPartition *const *)a)->partition;
-    gint32 y = (*(TxnPartition *const *)b)->partition;
-    return (x > y) - (x < y);
-}
-
 void
 txn_coord_partition_elected(BrokerState *state, const Partition *p)
 {
-    TxnCoord *coord = state->txns;
     if (strcmp(p->tp.topic, TXN_STATE_TOPIC) != 0)
         return;
-    TxnPartition *tpart = txn_partition_find(coord, p->tp.partition);
-    if (tpart != NULL) {
-        tpart->leader_epoch = p->leader_epoch;
-        return;
-    }
-    Broker *broker = state->broker;
-    tpart = g_new0(TxnPartition, 1);
-    tpart->partition = p->tp.partition;
-    tpart->leader_epoch = p->leader_epoch;
-    gint64 delay_ns = LOAD_BASE_NS + plog_size_bytes(p->log) * LOAD_NS_PER_BYTE;
-    tpart->load_timer = sim_timer_set(broker->world, broker->node, delay_ns, load_fired, tpart);
-    g_ptr_array_add(coord->partitions, tpart);
-    g_ptr_array_sort(coord->partitions, txn_partition_compare);
+    coord_partition_elected(state->txns->partitions, sizeof(TxnPartition), state, TXN_STATE_TOPIC,
+                            p, load_partition);
 }
 
 static void
 txn_partition_free(TxnCoord *coord, TxnPartition *tpart)
 {
-    sim_timer_cancel(world_of(coord), tpart->load_timer);
+    coord_partition_stop(coord->state, &tpart->base);
     g_free(tpart);
 }
 
@@ -1172,7 +1127,7 @@ txn_coord_partition_resigned(BrokerState *state, const Partition *p)
         return;
     for (guint i = coord->metas->len; i > 0; i--) {
         TxnMeta *meta = g_ptr_array_index(coord->metas, i - 1);
-        if (meta->partition != tpart->partition)
+        if (meta->partition != tpart->base.partition)
             continue;
         if (meta->has_pending)
             reply_send(state, &meta->reply, KAFKA_ERROR_NOT_COORDINATOR, NULL);
@@ -1231,8 +1186,8 @@ txn_coord_describe(const Broker *broker, const char *transactional_id, TxnCoordI
         return;
     const TxnPartition *tpart =
         txn_partition_find(state->txns, partition_of(state, transactional_id));
-    out->coordinator = tpart != NULL && tpart->loaded;
-    out->loading = tpart != NULL && !tpart->loaded;
+    out->coordinator = tpart != NULL && tpart->base.loaded;
+    out->loading = tpart != NULL && !tpart->base.loaded;
     const TxnMeta *meta = meta_find(state->txns, transactional_id);
     if (meta == NULL)
         return;
@@ -1252,7 +1207,7 @@ check_meta(const TxnCoord *coord, const TxnMeta *meta)
 {
     const TxnPartition *tpart = txn_partition_find(coord, meta->partition);
     KSIM_ASSERT(tpart != NULL);
-    KSIM_ASSERT(tpart->loaded);
+    KSIM_ASSERT(tpart->base.loaded);
     if (meta->reply.client != SIM_NODE_NONE)
         KSIM_ASSERT(meta->has_pending);
     if (meta->markers_todo->len > 0 || meta->markers_in_flight > 0) {
@@ -1269,23 +1224,7 @@ void
 txn_coord_check_invariants(const BrokerState *state)
 {
     const TxnCoord *coord = state->txns;
-    SimWorld *world = state->broker->world;
-    for (guint i = 0; i < coord->partitions->len; i++) {
-        const TxnPartition *tpart = g_ptr_array_index(coord->partitions, i);
-        if (i > 0)
-            KSIM_ASSERT(((const TxnPartition *)g_ptr_array_index(coord->partitions, i - 1))
-                            ->partition < tpart->partition);
-        KSIM_ASSERT(tpart->loaded == !sim_timer_pending(world, tpart->load_timer));
-        KTopicPartition tp;
-        ktp_set(&tp, TXN_STATE_TOPIC, tpart->partition);
-        const Partition *p = g_hash_table_lookup(state->partitions, &tp);
-        KSIM_ASSERT(p != NULL && p->is_leader);
-    }
-    for (guint i = 0; i < state->partitions_sorted->len; i++) {
-        const Partition *p = g_ptr_array_index(state->partitions_sorted, i);
-        if (p->is_leader && strcmp(p->tp.topic, TXN_STATE_TOPIC) == 0)
-            KSIM_ASSERT(txn_partition_find(coord, p->tp.partition) != NULL);
-    }
+    coord_partitions_check(state, coord->partitions, TXN_STATE_TOPIC);
     for (guint i = 0; i < coord->metas->len; i++) {
         const TxnMeta *meta = g_ptr_array_index(coord->metas, i);
         if (i > 0)

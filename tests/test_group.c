@@ -481,6 +481,55 @@ test_group_offsets_survive_coordinator_failover(void **unused)
     fixture_free(f);
 }
 
+/* A new coordinator loads its offsets partition for the modelled time, 1 ms
+ * plus 10 ns per logical byte of the log, and only then serves the group. */
+static void
+test_group_new_coordinator_loads_for_modelled_time(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(27, 2, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    config.auto_commit_interval_ms = 500;
+    add_member(f, &config, SIM_NS_PER_MS);
+    assert_true(run_until_covered(f, 2, 30 * SIM_NS_PER_S) >= 0);
+    send_many(f, 40, 2);
+    run_for(f, 3 * SIM_NS_PER_S);
+    Broker *old = coordinator(f);
+    assert_non_null(old);
+    gint32 offsets_partition = group_coord_partition_for(GROUP, 5);
+    sim_node_crash(f->world, broker_node(old));
+    /* Step to the moment another broker becomes the partition's leader. */
+    Broker *fresh = NULL;
+    while (fresh == NULL && sim_world_step(f->world)) {
+        for (gint32 id = 1; id <= 3 && fresh == NULL; id++) {
+            Broker *broker = cluster_broker(f->cluster, id);
+            BrokerPartitionInfo info;
+            broker_partition_info(broker, GROUP_OFFSETS_TOPIC, offsets_partition, &info);
+            if (broker != old && info.present && info.is_leader)
+                fresh = broker;
+        }
+    }
+    assert_non_null(fresh);
+    gint64 elected_ns = sim_now_ns(f->world);
+    gint64 bytes = plog_size_bytes(broker_partition_log(fresh, GROUP_OFFSETS_TOPIC,
+                                                        offsets_partition));
+    assert_true(bytes > 0); /* the commits */
+    gint64 loaded_ns = elected_ns + SIM_NS_PER_MS + 10 * bytes;
+    GroupCoordInfo info;
+    group_coord_describe(fresh, GROUP, &info);
+    assert_true(info.loading);
+    assert_false(info.coordinator);
+    sim_world_run_until(f->world, loaded_ns - 1);
+    group_coord_describe(fresh, GROUP, &info);
+    assert_true(info.loading);
+    sim_world_run_until(f->world, loaded_ns);
+    group_coord_describe(fresh, GROUP, &info);
+    assert_false(info.loading);
+    assert_true(info.coordinator);
+    fixture_free(f);
+}
+
 /* A session.timeout.ms outside group.min/max.session.timeout.ms is refused
  * (INVALID_SESSION_TIMEOUT), which stops the member; a valid one joins. */
 static void
@@ -520,6 +569,7 @@ main(void)
         cmocka_unit_test(test_group_poll_timeout_removes_member),
         cmocka_unit_test(test_group_added_partitions_are_assigned),
         cmocka_unit_test(test_group_offsets_survive_coordinator_failover),
+        cmocka_unit_test(test_group_new_coordinator_loads_for_modelled_time),
         cmocka_unit_test(test_group_session_timeout_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
