@@ -97,11 +97,21 @@ typedef struct {
     void *arg;
 } SyncRequest;
 
+/* The files most recently looked up by name, newest first. A partition log
+ * reads one segment's files many times in a row (a fetch scans batch headers
+ * one read at a time), and comparing a name costs less than hashing it.
+ * Holds listed files only: disk_unlist drops a file from it. */
+#define RECENT_FILES 2
+typedef struct {
+    DiskFile *files[RECENT_FILES];
+} RecentFiles;
+
 struct SimDisk {
     SimWorld *world;
     SimNodeId node;
     SimRng *rng;       /* (transfer none) */
     GHashTable *files; /* name -> DiskFile *, one reference each */
+    RecentFiles *recent; /* a cache behind lookups, updated even through a const disk */
     GTree *index;      /* name -> DiskFile *, borrowed from `files` */
     guint64 seq_next;
     gint64 used_bytes;
@@ -280,7 +290,21 @@ static DiskFile *
 disk_lookup(const SimDisk *disk, const char *name)
 {
     KSIM_ASSERT(name != NULL);
-    return g_hash_table_lookup(disk->files, name);
+    DiskFile **recent = disk->recent->files;
+    for (guint i = 0; i < RECENT_FILES; i++) {
+        DiskFile *file = recent[i];
+        if (file != NULL && strcmp(file->name, name) == 0) {
+            memmove(&recent[1], &recent[0], i * sizeof *recent);
+            recent[0] = file;
+            return file;
+        }
+    }
+    DiskFile *file = g_hash_table_lookup(disk->files, name);
+    if (file != NULL) {
+        memmove(&recent[1], &recent[0], (RECENT_FILES - 1) * sizeof *recent);
+        recent[0] = file;
+    }
+    return file;
 }
 
 /* Puts an unlisted file under its name, which must be free. */
@@ -297,6 +321,10 @@ disk_insert(SimDisk *disk, DiskFile *file)
 static void
 disk_unlist(SimDisk *disk, DiskFile *file)
 {
+    for (guint i = 0; i < RECENT_FILES; i++) {
+        if (disk->recent->files[i] == file)
+            disk->recent->files[i] = NULL;
+    }
     gboolean removed = g_tree_remove(disk->index, file->name);
     KSIM_ASSERT(removed);
     removed = g_hash_table_steal(disk->files, file->name);
@@ -344,6 +372,7 @@ sim_disk_new(SimWorld *world, SimNodeId node, SimRng *rng)
     /* The keys are the files' own names, so only the values are released. */
     disk->files = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, file_release);
     disk->index = g_tree_new_full(name_compare, NULL, NULL, NULL);
+    disk->recent = g_new0(RecentFiles, 1);
     disk->seq_next = 1;
     disk->fsync_latency = SIM_DIST_CONST(DEFAULT_FSYNC_LATENCY_NS);
     disk->slow_multiplier = 1.0;
@@ -359,6 +388,7 @@ sim_disk_free(SimDisk *disk)
      * them without touching the disk. */
     g_tree_destroy(disk->index);
     g_hash_table_destroy(disk->files);
+    g_free(disk->recent);
     g_free(disk);
 }
 
@@ -870,4 +900,8 @@ sim_disk_check_invariants(const SimDisk *disk)
         used_bytes += file->cache->len;
     }
     KSIM_ASSERT(used_bytes == disk->used_bytes);
+    for (guint i = 0; i < RECENT_FILES; i++) {
+        const DiskFile *file = disk->recent->files[i];
+        KSIM_ASSERT(file == NULL || g_hash_table_lookup(disk->files, file->name) == file);
+    }
 }

@@ -754,6 +754,41 @@ test_sim_disk_rename_replaces_atomically(void **state)
 }
 
 static void
+test_sim_disk_lookups_follow_the_names(void **state)
+{
+    /* Goal: reads by name find the file listed under that name now, however
+     * the names were read before: after alternating reads, a delete and
+     * re-create, a rename over a recently read file, and with the name
+     * passed in one buffer whose text changes. */
+    Fixture *fx = *state;
+    char name[16];
+    assert_int_equal(sim_disk_create(fx->disk, "a.log"), SIM_DISK_OK);
+    append_text(fx->disk, "a.log", "aaa");
+    assert_int_equal(sim_disk_create(fx->disk, "b.log"), SIM_DISK_OK);
+    append_text(fx->disk, "b.log", "bb");
+    for (guint i = 0; i < 4; i++) {
+        g_strlcpy(name, i % 2 == 0 ? "a.log" : "b.log", sizeof name);
+        assert_text(fx->disk, name, i % 2 == 0 ? "aaa" : "bb");
+    }
+    assert_int_equal(sim_disk_delete(fx->disk, "a.log"), SIM_DISK_OK);
+    assert_int_equal(sim_disk_read(fx->disk, "a.log", 0, name, 1), -1);
+    assert_int_equal(sim_disk_create(fx->disk, "a.log"), SIM_DISK_OK);
+    append_text(fx->disk, "a.log", "A");
+    assert_text(fx->disk, "a.log", "A");
+    assert_text(fx->disk, "b.log", "bb");
+    assert_int_equal(sim_disk_rename(fx->disk, "b.log", "a.log"), SIM_DISK_OK);
+    assert_text(fx->disk, "a.log", "bb");
+    assert_int_equal(sim_disk_size(fx->disk, "b.log"), -1);
+    assert_int_equal(sim_disk_create(fx->disk, "b.log"), SIM_DISK_OK);
+    append_text(fx->disk, "b.log", "new b");
+    g_strlcpy(name, "b.log", sizeof name);
+    assert_text(fx->disk, name, "new b");
+    g_strlcpy(name, "a.log", sizeof name);
+    assert_text(fx->disk, name, "bb");
+    sim_disk_check_invariants(fx->disk);
+}
+
+static void
 test_sim_disk_list_sorted_by_prefix(void **state)
 {
     /* Goal: list returns the names with a prefix, sorted, whatever the order
@@ -1028,6 +1063,7 @@ main(void)
                                         teardown),
         cmocka_unit_test(test_sim_disk_power_loss_is_deterministic),
         cmocka_unit_test_setup_teardown(test_sim_disk_rename_replaces_atomically, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_disk_lookups_follow_the_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_disk_list_sorted_by_prefix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_disk_enospc_changes_nothing_and_heals, setup,
                                         teardown),
