@@ -149,7 +149,8 @@ typedef struct {
     gint64 log_start_offset;
     gint64 last_stable_offset;
     gint64 log_end_offset;   /* the leader's LEO, sent with OFFSET_OUT_OF_RANGE */
-    GPtrArray *batches;  /* PlogBatch (owned; frees them): what consumers get */
+    GPtrArray *batches;  /* PlogBatch (owned; frees them): what consumers get;
+                          * NULL for followers and with an error */
     /* read_committed: the aborted transactions overlapping what was read
      * (KAbortedTxn, owned); NULL otherwise. */
     GArray *aborted_transactions;

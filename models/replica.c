@@ -1034,7 +1034,6 @@ read_partition(BrokerState *state, const KFetchRequest *request, const KFetchPar
 {
     Partition *p = replica_get(state, &entry->tp);
     out->tp = entry->tp;
-    out->batches = plog_batch_array_new();
     if (p == NULL) {
         out->error = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
         return 0;
@@ -1066,6 +1065,7 @@ read_partition(BrokerState *state, const KFetchRequest *request, const KFetchPar
     /* Consumers see only what is below the high watermark; read_committed
      * ones only what is below the LSO, with the aborted transactions that
      * overlap it. */
+    out->batches = plog_batch_array_new();
     gint64 limit = p->hw;
     if (request->isolation == KAFKA_READ_COMMITTED) {
         limit = out->last_stable_offset;
