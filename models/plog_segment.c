@@ -28,6 +28,13 @@
 
 #include <string.h>
 
+#define RECENT_BATCHES 8
+
+typedef struct {
+    gint64 base_offset;
+    gint64 position;
+} RecentBatch;
+
 struct PlogSegment {
     SimDisk *disk;
     char *log_name;
@@ -48,6 +55,14 @@ struct PlogSegment {
     gboolean index_files_stale; /* a full disk refused an index write */
     GArray *index;              /* PlogIndexEntry */
     GArray *time_index;         /* PlogTimeIndexEntry */
+    /* Where the last RECENT_BATCHES batches begin, as they were applied: a
+     * follower fetches from its LEO, which is usually where one of them
+     * begins, and finds it here without the index lookup and header scan
+     * (the answer is the same). Cleared with everything else when the
+     * segment is rescanned (truncation, recovery). */
+    RecentBatch recent[RECENT_BATCHES];
+    guint recent_count; /* valid entries, at most RECENT_BATCHES */
+    guint recent_next;  /* the slot the next batch takes */
 };
 
 /* What plan_batch decided for one batch, before anything changes. */
@@ -143,6 +158,8 @@ segment_reset(PlogSegment *segment)
     segment->batch_count = 0;
     g_array_set_size(segment->index, 0);
     g_array_set_size(segment->time_index, 0);
+    segment->recent_count = 0;
+    segment->recent_next = 0;
 }
 
 static void
@@ -311,6 +328,9 @@ apply_batch(PlogSegment *segment, const BatchDesc *batch, const AppendPlan *plan
     segment->bytes_since_index += batch->size_bytes;
     segment->max_timestamp_ms = plan->max_timestamp_ms;
     segment->offset_of_max_timestamp = plan->offset_of_max_timestamp;
+    segment->recent[segment->recent_next] = (RecentBatch){batch->base_offset, segment->file_bytes};
+    segment->recent_next = (segment->recent_next + 1) % RECENT_BATCHES;
+    segment->recent_count = MIN(segment->recent_count + 1, RECENT_BATCHES);
     segment->next_offset = batch->base_offset + batch->record_count;
     segment->file_bytes += batch->encoded_bytes;
     segment->size_bytes += batch->size_bytes;
@@ -577,6 +597,10 @@ plog_segment_find_position(const PlogSegment *segment, gint64 offset)
 {
     KSIM_ASSERT(offset >= segment->base_offset);
     KSIM_ASSERT(offset < segment->next_offset);
+    for (guint i = 0; i < segment->recent_count; i++) {
+        if (segment->recent[i].base_offset == offset)
+            return segment->recent[i].position;
+    }
     gint64 position = index_lookup(segment, relative_offset(segment, offset));
     /* Between index entries lie at most index_interval_bytes of batches, each
      * at least PLOG_BATCH_OVERHEAD_BYTES, plus the one that crossed it. */
@@ -811,6 +835,15 @@ plog_segment_check_invariants(const PlogSegment *segment, gboolean with_files)
     KSIM_ASSERT(segment->bytes_since_index <= segment->size_bytes);
     check_indexes(segment);
     KSIM_ASSERT(sim_disk_size(segment->disk, segment->log_name) == segment->file_bytes);
+    /* Every remembered batch start is one: a header there with that base. */
+    KSIM_ASSERT(segment->recent_count <= RECENT_BATCHES && segment->recent_count <= segment->batch_count);
+    for (guint i = 0; i < segment->recent_count; i++) {
+        const RecentBatch *recent = &segment->recent[i];
+        KSIM_ASSERT(recent->position >= 0 && recent->position < segment->file_bytes);
+        PlogBatchHeader h;
+        KSIM_ASSERT(read_header(segment, recent->position, &h));
+        KSIM_ASSERT(h.base_offset == recent->base_offset);
+    }
     if (with_files)
         check_files(segment);
 }
