@@ -45,8 +45,9 @@ gpointer coord_partition_elected(GPtrArray *partitions, gsize size, BrokerState 
 void coord_partition_stop(BrokerState *state, CoordPartition *partition);
 
 /* Reads `log` from its start to its end for a load, calling `batch_fn` with
- * every batch and the offset the read asked for; stops early at a corrupt
- * batch (what came before it is loaded). */
+ * every batch and `asked`, the first offset not read before (a batch may
+ * begin below it); stops early at a corrupt batch (what came before it is
+ * loaded). */
 typedef void (*CoordBatchFn)(const PlogBatch *batch, gint64 asked, void *user_data);
 void coord_partition_read_log(Plog *log, CoordBatchFn batch_fn, void *user_data);
 
