@@ -786,6 +786,17 @@ test_txn_timeout_aborts_stalled_transaction(void **unused)
     fixture_free(f);
 }
 
+/* Offsets to send: partition 1 of TOPIC at `offset`. (transfer full) */
+static GArray *
+offsets_one(gint64 offset)
+{
+    GArray *offsets = g_array_new(FALSE, TRUE, sizeof(KOffsetPartition));
+    KOffsetPartition entry = {{{0}, 0}, offset, KAFKA_ERROR_NONE};
+    ktp_set(&entry.tp, TOPIC, 1);
+    g_array_append_val(offsets, entry);
+    return offsets;
+}
+
 /* sendOffsetsToTransaction: the group's offsets change only when the
  * transaction commits; an aborted transaction's offsets are dropped, also
  * when the coordinator reloads them from the log. */
@@ -796,10 +807,7 @@ test_txn_offsets_commit_with_transaction(void **unused)
     Fixture *f = fixture_new(48, 2);
     Producer *producer = add_producer(f, TXN_ID, 0);
     init_ok(f, producer);
-    g_autoptr(GArray) offsets = g_array_new(FALSE, TRUE, sizeof(KOffsetPartition));
-    KOffsetPartition entry = {{{0}, 0}, 42, KAFKA_ERROR_NONE};
-    ktp_set(&entry.tp, TOPIC, 1);
-    g_array_append_val(offsets, entry);
+    g_autoptr(GArray) offsets = offsets_one(42);
     assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
     send_many(f, producer, 2, 2);
     Outcome sent = {0};
@@ -846,10 +854,7 @@ test_txn_offsets_fenced_by_generation(void **unused)
     Fixture *f = fixture_new(49, 2);
     Producer *producer = add_producer(f, TXN_ID, 0);
     init_ok(f, producer);
-    g_autoptr(GArray) offsets = g_array_new(FALSE, TRUE, sizeof(KOffsetPartition));
-    KOffsetPartition entry = {{{0}, 0}, 42, KAFKA_ERROR_NONE};
-    ktp_set(&entry.tp, TOPIC, 1);
-    g_array_append_val(offsets, entry);
+    g_autoptr(GArray) offsets = offsets_one(42);
     assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
     send_many(f, producer, 2, 2);
     Outcome sent = {0};
