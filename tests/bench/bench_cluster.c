@@ -21,10 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define BENCH_TOPIC "bench"
-#define BENCH_PARTITIONS 3
 #define BENCH_BATCH_BYTES 16384 /* Kafka's batch.size default */
-#define BENCH_RECORD_BYTES 100
 
 /* `--producer` among the arguments: the real producer drives the cluster
  * (bench_cluster_producer, which takes the other arguments). */
@@ -66,59 +63,29 @@ bench_cluster(int argc, char **argv)
         fprintf(stderr, "ksim bench cluster: --records and --batch must be positive\n");
         return 2;
     }
-    gint64 start_us = g_get_monotonic_time();
-    SimWorld *world = sim_world_new(1);
-    History *history = history_new();
-    ClusterConfig config;
-    cluster_config_init(&config);
-    Cluster *cluster = cluster_new(world, &config, history);
-    GError *error = NULL;
-    if (!cluster_create_topic(cluster, BENCH_TOPIC, BENCH_PARTITIONS, 3, NULL, &error)) {
-        fprintf(stderr, "ksim bench cluster: %s\n", error->message);
+    BenchCluster bench;
+    if (!bench_cluster_open(&bench, "cluster"))
         return 1;
-    }
-    cluster_wait_settled(cluster, 30 * SIM_NS_PER_S);
-    gint64 virtual_start = sim_now_ns(world);
-    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(cluster);
+    gint64 virtual_start = sim_now_ns(bench.world);
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(bench.cluster);
     DriverConfig driver_config;
     driver_config_init(&driver_config);
     driver_config.record_size_bytes = BENCH_RECORD_BYTES;
-    Driver *driver = driver_new(world, "driver", 100, bootstrap, &driver_config, history);
+    Driver *driver =
+        driver_new(bench.world, "driver", 100, bootstrap, &driver_config, bench.history);
     for (guint p = 0; p < BENCH_PARTITIONS; p++)
         driver_produce(driver, BENCH_TOPIC, (gint32)p,
                        (guint64)(records / BENCH_PARTITIONS + (p < records % BENCH_PARTITIONS)),
                        (guint)per_batch);
     gint64 run_us = g_get_monotonic_time();
-    while (driver_pending(driver) > 0 && sim_world_step(world)) {
+    while (driver_pending(driver) > 0 && sim_world_step(bench.world)) {
     }
-    gint64 simulated_us = g_get_monotonic_time();
-    BenchCheck check;
-    bench_check(cluster, history, &check);
-    double simulate_s = (double)(simulated_us - run_us) / 1e6;
-    double wall_s = simulate_s + check.check_s;
-    double virtual_s = (double)(sim_now_ns(world) - virtual_start) / 1e9;
     guint64 acked = driver_acked(driver);
-    /* records_per_s: the simulation, with everything recorded for the
-     * checker (issue 4's figure); records_per_s_checked: with the final state
-     * collected and the history checked too (issue 7's). */
-    double per_s = (double)acked / MAX(simulate_s, 1e-9);
-    double per_s_checked = (double)acked / MAX(wall_s, 1e-9);
+    BenchFigures f;
+    bench_cluster_measure(&bench, acked, run_us, virtual_start, &f);
     JsonBuilder *builder = json_builder_new();
     json_builder_begin_object(builder);
-    bench_json_double(builder, "records_per_s", per_s);
-    bench_json_double(builder, "records_per_s_checked", per_s_checked);
-    bench_json_double(builder, "simulate_s", simulate_s);
-    bench_json_int(builder, "records_acked", (gint64)acked);
-    bench_json_int(builder, "peak_rss_bytes", bench_peak_rss_bytes());
-    bench_json_double(builder, "virtual_s", virtual_s);
-    bench_json_double(builder, "wall_s", wall_s);
-    bench_json_double(builder, "setup_wall_s", (double)(run_us - start_us) / 1e6);
-    bench_json_int(builder, "events", (gint64)sim_world_events(world));
-    bench_json_double(builder, "check_s", check.check_s);
-    bench_json_int(builder, "lost_write", (gint64)check.lost_write);
-    bench_json_double(builder, "p99_ms", check.p99_ms);
-    bench_json_double(builder, "peak_rss_bytes_per_record",
-                      (double)bench_peak_rss_bytes() / (double)MAX(acked, 1));
+    bench_cluster_json(builder, &bench, &f);
     json_builder_end_object(builder);
     if (json)
         bench_json_print(builder);
@@ -128,14 +95,12 @@ bench_cluster(int argc, char **argv)
                "(%.2f M records/s with the check); peak RSS %.1f MiB "
                "(%.0f bytes/record); %" G_GUINT64_FORMAT " events; lost %" G_GUINT64_FORMAT
                ", p99 %.1f ms\n",
-               acked, virtual_s, simulate_s, per_s / 1e6, check.check_s, per_s_checked / 1e6,
-               (double)bench_peak_rss_bytes() / 1048576.0,
-               (double)bench_peak_rss_bytes() / (double)MAX(acked, 1), sim_world_events(world),
-               check.lost_write, check.p99_ms);
+               acked, f.virtual_s, f.simulate_s, bench_figures_per_s(&f) / 1e6, f.check_s,
+               bench_figures_per_s_checked(&f) / 1e6, (double)bench_peak_rss_bytes() / 1048576.0,
+               (double)bench_peak_rss_bytes() / (double)MAX(acked, 1),
+               sim_world_events(bench.world), f.lost_write, f.p99_ms);
     g_object_unref(builder);
     driver_free(driver);
-    cluster_free(cluster);
-    sim_world_free(world);
-    history_free(history);
+    bench_cluster_close(&bench);
     return acked == (guint64)records ? 0 : 1;
 }

@@ -20,9 +20,6 @@
 
 #include <stdio.h>
 
-#define BENCH_TOPIC "bench"
-#define BENCH_PARTITIONS 3
-#define BENCH_RECORD_BYTES 100
 #define BENCH_PROCESS 100
 
 /* Declared in bench.h. */
@@ -84,31 +81,16 @@ unblocked(Producer *producer, void *user_data)
 }
 
 static void
-print_figures(gboolean json, guint64 acked, double simulate_s, double virtual_s, double setup_s,
-              SimWorld *world, const ProducerStats *stats, const BenchCheck *check)
+print_figures(gboolean json, const BenchCluster *bench, const BenchFigures *f,
+              const ProducerStats *stats)
 {
-    double per_s = (double)acked / MAX(simulate_s, 1e-9);
-    double wall_s = simulate_s + check->check_s;
-    double per_s_checked = (double)acked / MAX(wall_s, 1e-9);
-    gint64 rss = bench_peak_rss_bytes();
     JsonBuilder *builder = json_builder_new();
     json_builder_begin_object(builder);
-    bench_json_double(builder, "records_per_s", per_s);
-    bench_json_double(builder, "records_per_s_checked", per_s_checked);
-    bench_json_double(builder, "simulate_s", simulate_s);
-    bench_json_int(builder, "records_acked", (gint64)acked);
-    bench_json_int(builder, "peak_rss_bytes", rss);
-    bench_json_double(builder, "peak_rss_bytes_per_record", (double)rss / (double)MAX(acked, 1));
-    bench_json_double(builder, "virtual_s", virtual_s);
-    bench_json_double(builder, "wall_s", wall_s);
-    bench_json_double(builder, "setup_wall_s", setup_s);
-    bench_json_int(builder, "events", (gint64)sim_world_events(world));
+    bench_cluster_json(builder, bench, f);
     bench_json_int(builder, "produce_requests", (gint64)stats->produce_requests);
     bench_json_int(builder, "batches", (gint64)stats->batches_created);
-    bench_json_double(builder, "check_s", check->check_s);
-    bench_json_int(builder, "lost_write", (gint64)check->lost_write);
-    bench_json_double(builder, "p99_ms", check->p99_ms);
     json_builder_end_object(builder);
+    gint64 rss = bench_peak_rss_bytes();
     if (json)
         bench_json_print(builder);
     else
@@ -117,10 +99,10 @@ print_figures(gboolean json, guint64 acked, double simulate_s, double virtual_s,
                "%.2f s wall (%.2f M records/s), checked in %.2f s more (%.2f M records/s with "
                "the check); peak RSS %.1f MiB (%.0f bytes/record); %" G_GUINT64_FORMAT
                " events; lost %" G_GUINT64_FORMAT ", p99 %.1f ms\n",
-               acked, stats->batches_created, virtual_s, simulate_s, per_s / 1e6,
-               check->check_s, per_s_checked / 1e6, (double)rss / 1048576.0,
-               (double)rss / (double)MAX(acked, 1), sim_world_events(world), check->lost_write,
-               check->p99_ms);
+               f->acked, stats->batches_created, f->virtual_s, f->simulate_s,
+               bench_figures_per_s(f) / 1e6, f->check_s, bench_figures_per_s_checked(f) / 1e6,
+               (double)rss / 1048576.0, (double)rss / (double)MAX(f->acked, 1),
+               sim_world_events(bench->world), f->lost_write, f->p99_ms);
     g_object_unref(builder);
 }
 
@@ -143,26 +125,19 @@ bench_cluster_producer(int argc, char **argv)
                         "--linger-ms not negative\n");
         return 2;
     }
-    gint64 start_us = g_get_monotonic_time();
-    SimWorld *world = sim_world_new(1);
-    History *history = history_new();
-    ClusterConfig config;
-    cluster_config_init(&config);
-    Cluster *cluster = cluster_new(world, &config, history);
-    GError *error = NULL;
-    if (!cluster_create_topic(cluster, BENCH_TOPIC, BENCH_PARTITIONS, 3, NULL, &error)) {
-        fprintf(stderr, "ksim bench cluster --producer: %s\n", error->message);
+    BenchCluster bench;
+    if (!bench_cluster_open(&bench, "cluster --producer"))
         return 1;
-    }
-    cluster_wait_settled(cluster, 30 * SIM_NS_PER_S);
+    SimWorld *world = bench.world;
+    /* Let every broker's metadata hold the topic before the client asks. */
     sim_world_run_until(world, sim_now_ns(world) + SIM_NS_PER_S);
     gint64 virtual_start = sim_now_ns(world);
-    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(cluster);
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(bench.cluster);
     ProducerConfig producer_config;
     producer_config_init(&producer_config);
     producer_config.linger_ms = linger_ms;
-    Producer *producer =
-        producer_new(world, "producer", BENCH_PROCESS, bootstrap, &producer_config, history);
+    Producer *producer = producer_new(world, "producer", BENCH_PROCESS, bootstrap,
+                                      &producer_config, bench.history);
     Feeder feeder = {world, producer, (guint64)records, (guint64)window, 0, 0, 0, FALSE};
     ProducerListener listener = {NULL, unblocked, &feeder};
     producer_set_listener(producer, &listener);
@@ -170,17 +145,12 @@ bench_cluster_producer(int argc, char **argv)
     gint64 run_us = g_get_monotonic_time();
     while (feeder.completed < feeder.total && sim_world_step(world)) {
     }
-    gint64 end_us = g_get_monotonic_time();
-    double virtual_s = (double)(sim_now_ns(world) - virtual_start) / 1e9;
-    BenchCheck check;
-    bench_check(cluster, history, &check);
+    BenchFigures f;
+    bench_cluster_measure(&bench, feeder.ok, run_us, virtual_start, &f);
     ProducerStats stats;
     producer_stats(producer, &stats);
-    print_figures(json, feeder.ok, (double)(end_us - run_us) / 1e6, virtual_s,
-                  (double)(run_us - start_us) / 1e6, world, &stats, &check);
+    print_figures(json, &bench, &f, &stats);
     producer_free(producer);
-    cluster_free(cluster);
-    sim_world_free(world);
-    history_free(history);
+    bench_cluster_close(&bench);
     return feeder.ok == feeder.total ? 0 : 1;
 }

@@ -76,17 +76,81 @@ bench_rss_bytes(void)
     return status_kib("VmRSS:");
 }
 
-void
-bench_check(Cluster *cluster, History *history, BenchCheck *out)
+gboolean
+bench_cluster_open(BenchCluster *bench, const char *name)
 {
-    gint64 start_us = g_get_monotonic_time();
-    cluster_record_final_state(cluster);
-    CheckerResult *check = checker_run(history, NULL);
+    bench->start_us = g_get_monotonic_time();
+    bench->world = sim_world_new(1);
+    bench->history = history_new();
+    ClusterConfig config;
+    cluster_config_init(&config);
+    bench->cluster = cluster_new(bench->world, &config, bench->history);
+    g_autoptr(GError) error = NULL;
+    if (!cluster_create_topic(bench->cluster, BENCH_TOPIC, BENCH_PARTITIONS, 3, NULL, &error)) {
+        fprintf(stderr, "ksim bench %s: %s\n", name, error->message);
+        bench_cluster_close(bench);
+        return FALSE;
+    }
+    cluster_wait_settled(bench->cluster, 30 * SIM_NS_PER_S);
+    return TRUE;
+}
+
+void
+bench_cluster_close(BenchCluster *bench)
+{
+    cluster_free(bench->cluster);
+    sim_world_free(bench->world);
+    history_free(bench->history);
+    *bench = (BenchCluster){0};
+}
+
+void
+bench_cluster_measure(BenchCluster *bench, guint64 acked, gint64 run_us, gint64 virtual_start_ns,
+                      BenchFigures *out)
+{
+    gint64 simulated_us = g_get_monotonic_time();
+    out->acked = acked;
+    out->setup_s = (double)(run_us - bench->start_us) / 1e6;
+    out->simulate_s = (double)(simulated_us - run_us) / 1e6;
+    out->virtual_s = (double)(sim_now_ns(bench->world) - virtual_start_ns) / 1e9;
+    cluster_record_final_state(bench->cluster);
+    CheckerResult *check = checker_run(bench->history, NULL);
     const CheckerCounts *counts = checker_result_counts(check);
     out->lost_write = counts->anomalies[CHECKER_LOST_WRITE];
     out->p99_ms = (double)stats_histogram_quantile(
                       checker_result_latency(check, CHECKER_LATENCY_ACKED), 0.99) /
                   1e6;
-    out->check_s = (double)(g_get_monotonic_time() - start_us) / 1e6;
+    out->check_s = (double)(g_get_monotonic_time() - simulated_us) / 1e6;
     checker_result_free(check);
+}
+
+double
+bench_figures_per_s(const BenchFigures *f)
+{
+    return (double)f->acked / MAX(f->simulate_s, 1e-9);
+}
+
+double
+bench_figures_per_s_checked(const BenchFigures *f)
+{
+    return (double)f->acked / MAX(f->simulate_s + f->check_s, 1e-9);
+}
+
+void
+bench_cluster_json(JsonBuilder *builder, const BenchCluster *bench, const BenchFigures *f)
+{
+    gint64 rss = bench_peak_rss_bytes();
+    bench_json_double(builder, "records_per_s", bench_figures_per_s(f));
+    bench_json_double(builder, "records_per_s_checked", bench_figures_per_s_checked(f));
+    bench_json_double(builder, "simulate_s", f->simulate_s);
+    bench_json_int(builder, "records_acked", (gint64)f->acked);
+    bench_json_int(builder, "peak_rss_bytes", rss);
+    bench_json_double(builder, "peak_rss_bytes_per_record", (double)rss / (double)MAX(f->acked, 1));
+    bench_json_double(builder, "virtual_s", f->virtual_s);
+    bench_json_double(builder, "wall_s", f->simulate_s + f->check_s);
+    bench_json_double(builder, "setup_wall_s", f->setup_s);
+    bench_json_int(builder, "events", (gint64)sim_world_events(bench->world));
+    bench_json_double(builder, "check_s", f->check_s);
+    bench_json_int(builder, "lost_write", (gint64)f->lost_write);
+    bench_json_double(builder, "p99_ms", f->p99_ms);
 }
