@@ -1,4 +1,4 @@
-/* `ksim bench NAME`: dispatches to the benchmarks in tests/bench. */
+/* `ksim bench NAME`: dispatches to the benchmarks in src/bench. */
 #include "commands.h"
 
 #include "bench.h"

@@ -373,7 +373,7 @@ test_cluster_leader_session_expiry(void **state)
     config_fast(&config);
     Fixture *f = fixture_new(8, &config, 1, -1, NULL);
     gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
-    SimNodeId zk = cluster_coord_node(f->cluster);
+    SimNodeId zk = cluster_zk_node(f->cluster);
     SimNodeId node = broker_node(cluster_broker(f->cluster, leader));
     gint32 epoch = info_of(f, leader, 0).leader_epoch;
     sim_net_cut_one_way(sim_world_net(f->world), node, zk);

@@ -1,6 +1,6 @@
 /*
  * The lint test (TigerBeetle's tidy.zig, run as a test): every .c and .h file
- * under sim/ and models/ must be free of what would break determinism or the
+ * under sim/, models/ and src/harness/ must be free of what would break determinism or the
  * house style: wall clocks, sleeps, threads, unseeded randomness, bare
  * assert()/g_assert (which a release build may strip; KSIM_ASSERT stays on),
  * and GHashTable iteration (whose order is undefined).
@@ -224,9 +224,12 @@ compare_names(gconstpointer a, gconstpointer b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Scans every .c and .h file of `dir`, in name order; returns the count. */
+typedef void (*ScanFn)(const char *path, const char *text, GPtrArray *findings);
+
+/* Runs `scan` on every .c and .h file under `dir` and its subfolders (the
+ * floors of models/), in name order; returns the count. */
 static guint
-tidy_scan_dir(const char *dir, GPtrArray *findings)
+tidy_walk(const char *dir, ScanFn scan, GPtrArray *findings)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(GDir) handle = g_dir_open(dir, 0, &error);
@@ -234,19 +237,53 @@ tidy_scan_dir(const char *dir, GPtrArray *findings)
         fail_msg("cannot list %s: %s", dir, error->message);
     g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
     const char *name;
-    while ((name = g_dir_read_name(handle)) != NULL) {
-        if (g_str_has_suffix(name, ".c") || g_str_has_suffix(name, ".h"))
-            g_ptr_array_add(names, g_strdup(name));
-    }
+    while ((name = g_dir_read_name(handle)) != NULL)
+        g_ptr_array_add(names, g_strdup(name));
     g_ptr_array_sort(names, compare_names);
+    guint scanned = 0;
     for (guint i = 0; i < names->len; i++) {
-        g_autofree char *path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
+        const char *entry = g_ptr_array_index(names, i);
+        g_autofree char *path = g_build_filename(dir, entry, NULL);
+        if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+            scanned += tidy_walk(path, scan, findings);
+            continue;
+        }
+        if (!g_str_has_suffix(entry, ".c") && !g_str_has_suffix(entry, ".h"))
+            continue;
         g_autofree char *text = NULL;
         if (!g_file_get_contents(path, &text, NULL, &error))
             fail_msg("cannot read %s: %s", path, error->message);
-        tidy_scan_text(path, text, findings);
+        scan(path, text, findings);
+        scanned++;
     }
-    return names->len;
+    return scanned;
+}
+
+static guint
+tidy_scan_dir(const char *dir, GPtrArray *findings)
+{
+    return tidy_walk(dir, tidy_scan_text, findings);
+}
+
+/* A module's private header (NAME_internal.h) is included only by the files
+ * of the folder that holds it: the parts of that module see each other's
+ * state, nothing outside does. Flags every include of an _internal.h header
+ * that is not a file of the includer's own folder. */
+static void
+internal_scan_text(const char *path, const char *text, GPtrArray *findings)
+{
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (guint i = 0; lines[i] != NULL; i++) {
+        const char *line = g_strstrip(lines[i]);
+        if (!g_str_has_prefix(line, "#include \"") || !g_str_has_suffix(line, "_internal.h\""))
+            continue;
+        g_autofree char *header = g_strndup(line + 10, strlen(line) - 11);
+        g_autofree char *local = g_build_filename(dir, header, NULL);
+        if (!g_file_test(local, G_FILE_TEST_EXISTS))
+            g_ptr_array_add(findings, g_strdup_printf("%s:%u: includes %s from another folder",
+                                                      path, i + 1, header));
+    }
 }
 
 /* ---- tests ---- */
@@ -338,17 +375,46 @@ test_tidy_reports_file_and_line(void **state)
 static void
 test_tidy_sim_and_models_are_clean(void **state)
 {
-    /* Goal: no file under sim/ or models/ uses anything on the banned list. */
+    /* Goal: no file under sim/, models/ (every floor) or the harness that
+     * builds a run's world uses anything on the banned list. */
     (void)state;
     g_autoptr(GPtrArray) findings = g_ptr_array_new_with_free_func(g_free);
     guint sim_files = tidy_scan_dir(KSIM_SOURCE_DIR "/sim", findings);
-    tidy_scan_dir(KSIM_SOURCE_DIR "/models", findings);
-    /* The engine has a dozen files; finding none means a wrong path. */
+    guint model_files = tidy_scan_dir(KSIM_SOURCE_DIR "/models", findings);
+    guint harness_files = tidy_scan_dir(KSIM_SOURCE_DIR "/src/harness", findings);
+    /* The engine has a dozen files, the models over fifty in their floors,
+     * the harness eight; fewer means a wrong path or a skipped folder. */
     assert_true(sim_files >= 10);
+    assert_true(model_files >= 50);
+    assert_true(harness_files >= 8);
     for (guint i = 0; i < findings->len; i++)
         print_error("%s\n", (char *)g_ptr_array_index(findings, i));
     if (findings->len > 0)
-        fail_msg("%u banned uses in sim/ or models/ (see above)", findings->len);
+        fail_msg("%u banned uses in sim/, models/ or src/harness/ (see above)", findings->len);
+}
+
+static void
+test_tidy_internal_headers_stay_in_their_folder(void **state)
+{
+    /* Goal: no file outside a module's folder includes its _internal.h. */
+    (void)state;
+    g_autoptr(GPtrArray) findings = g_ptr_array_new_with_free_func(g_free);
+    /* The checker itself: an include from another folder is flagged. */
+    internal_scan_text(KSIM_SOURCE_DIR "/models/client/x.c", "#include \"broker_internal.h\"\n",
+                       findings);
+    assert_int_equal(findings->len, 1);
+    internal_scan_text(KSIM_SOURCE_DIR "/models/broker/x.c", "#include \"broker_internal.h\"\n",
+                       findings);
+    assert_int_equal(findings->len, 1);
+    g_ptr_array_set_size(findings, 0);
+    static const char *const dirs[] = {"/sim", "/models", "/reports", "/src", "/tests"};
+    for (guint i = 0; i < G_N_ELEMENTS(dirs); i++) {
+        g_autofree char *dir = g_strconcat(KSIM_SOURCE_DIR, dirs[i], NULL);
+        tidy_walk(dir, internal_scan_text, findings);
+    }
+    for (guint i = 0; i < findings->len; i++)
+        print_error("%s\n", (char *)g_ptr_array_index(findings, i));
+    assert_int_equal(findings->len, 0);
 }
 
 int
@@ -358,6 +424,7 @@ main(void)
         cmocka_unit_test(test_tidy_matcher_self_test),
         cmocka_unit_test(test_tidy_reports_file_and_line),
         cmocka_unit_test(test_tidy_sim_and_models_are_clean),
+        cmocka_unit_test(test_tidy_internal_headers_stay_in_their_folder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

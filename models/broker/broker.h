@@ -95,10 +95,10 @@ typedef struct {
     void *user_data;
 } BrokerObserver;
 
-/* Creates the broker's node and starts its process. `coord_node` is the
+/* Creates the broker's node and starts its process. `zk_node` is the
  * coordination node. `history` and `observer` may be NULL. */
 Broker *broker_new(SimWorld *world, const char *name, const BrokerConfig *config,
-                   SimNodeId coord_node, History *history, const BrokerObserver *observer);
+                   SimNodeId zk_node, History *history, const BrokerObserver *observer);
 /* Frees the broker (its node stays in the world, which must be freed after). */
 void broker_free(Broker *broker);
 

@@ -1,5 +1,5 @@
 /*
- * coord: the coordination node, a ZooKeeper-like server that runs as a
+ * zk_server: the coordination node, a ZooKeeper-like server that runs as a
  * simulated node of its own (one server, no ensemble).
  *
  * What it keeps:
@@ -37,22 +37,22 @@
  * a fresh timeout, as ZooKeeper's do after recovery. Acknowledged changes
  * survive a power loss, since they were fsynced before they were answered.
  *
- * Disk full: a change that cannot be logged is refused with COORD_SYSTEM_ERROR
+ * Disk full: a change that cannot be logged is refused with ZK_SYSTEM_ERROR
  * and changes nothing; a session expiry that cannot be logged is retried a tick
  * later.
  *
  * One client per client node: a new connection from a node replaces the
  * node's earlier one, so sessions still bound to that node lose their watches.
  */
-#ifndef COORD_H
-#define COORD_H
+#ifndef ZK_SERVER_H
+#define ZK_SERVER_H
 
 #include <glib.h>
 
-#include "coord_proto.h"
+#include "zk_proto.h"
 #include "sim_world.h"
 
-typedef struct CoordServer CoordServer;
+typedef struct ZkServer ZkServer;
 
 typedef struct {
     /* ZooKeeper's tickTime: the expiry granularity. */
@@ -65,39 +65,39 @@ typedef struct {
     guint32 snapshot_txns;
     /* How long a restarted server takes to load before it serves. */
     gint64 load_delay_ns;
-} CoordServerConfig;
+} ZkServerConfig;
 
 /* ZooKeeper's defaults: tick 2 s, sessions 4 s..40 s, snapshot every 100000
  * transactions; loading takes 10 ms. */
-void coord_server_config_init(CoordServerConfig *cfg);
+void zk_server_config_init(ZkServerConfig *cfg);
 
 /* Adds a node named `name` to `world` running the server, and loads its state
  * from the node's disk. `cfg` is copied (NULL: defaults). The server object is
  * the node's model object; it stays valid across crashes and restarts until
- * coord_server_free. (transfer full) */
-CoordServer *coord_server_new(SimWorld *world, const char *name, const CoordServerConfig *cfg);
+ * zk_server_free. (transfer full) */
+ZkServer *zk_server_new(SimWorld *world, const char *name, const ZkServerConfig *cfg);
 /* Frees the server object. Call after sim_world_free, or while the world
  * will no longer run the node's events. Accepts NULL. */
-void coord_server_free(CoordServer *server);
+void zk_server_free(ZkServer *server);
 
-SimNodeId coord_server_node(const CoordServer *server);
+SimNodeId zk_server_node(const ZkServer *server);
 
 /* TRUE when the server is up and has loaded its state. */
-gboolean coord_server_serving(const CoordServer *server);
+gboolean zk_server_serving(const ZkServer *server);
 
 /* Inspection, for tests and reports; all answer "nothing" while the server is
  * not serving. */
-guint64 coord_server_zxid(const CoordServer *server);
-guint coord_server_session_count(const CoordServer *server);
-gboolean coord_server_session_alive(const CoordServer *server, guint64 session_id);
-guint coord_server_znode_count(const CoordServer *server);
+guint64 zk_server_zxid(const ZkServer *server);
+guint zk_server_session_count(const ZkServer *server);
+gboolean zk_server_session_alive(const ZkServer *server, guint64 session_id);
+guint zk_server_znode_count(const ZkServer *server);
 /* Copies the znode's stat into `stat` (may be NULL) and returns its data, or
  * NULL when there is no such znode. (transfer full) */
-GBytes *coord_server_znode_get(const CoordServer *server, const char *path, CoordStat *stat);
+GBytes *zk_server_znode_get(const ZkServer *server, const char *path, ZkStat *stat);
 
-/* Asserts the invariants listed in coord.c (O(size of the tree)). */
-void coord_server_check_invariants(const CoordServer *server);
+/* Asserts the invariants listed in zk_server.c (O(size of the tree)). */
+void zk_server_check_invariants(const ZkServer *server);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(CoordServer, coord_server_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ZkServer, zk_server_free)
 
 #endif

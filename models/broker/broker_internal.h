@@ -9,7 +9,7 @@
 #define BROKER_INTERNAL_H
 
 #include "broker.h"
-#include "coord_client.h"
+#include "zk_client.h"
 
 typedef struct Controller Controller;
 typedef struct GroupCoord GroupCoord;
@@ -97,7 +97,7 @@ typedef struct {
 /* Everything that exists only while the broker's process runs. */
 typedef struct BrokerState {
     Broker *broker;
-    CoordClient *zk;
+    ZkClient *zk;
     gboolean registered;
     gint32 controller_id;             /* as last learnt; -1 unknown */
     gint32 controller_epoch;          /* the highest seen; older requests are fenced */
@@ -135,7 +135,7 @@ struct Broker {
     SimNodeId node;
     char *name;
     BrokerConfig config;
-    SimNodeId coord_node;
+    SimNodeId zk_node;
     History *history;
     BrokerObserver observer;
     GHashTable *topic_configs;        /* name -> TopicConfig* (owned); looked up only */

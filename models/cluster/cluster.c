@@ -10,7 +10,7 @@
  */
 #include "cluster.h"
 
-#include "coord_client.h"
+#include "zk_client.h"
 #include "sim_assert.h"
 #include "sim_mem.h"
 #include "sim_disk.h"
@@ -33,10 +33,10 @@ struct Cluster {
     SimWorld *world;
     ClusterConfig config;
     History *history;
-    CoordServer *coord;
+    ZkServer *zk;
     GPtrArray *brokers; /* Broker* */
     SimNodeId admin_node;
-    CoordClient *admin;
+    ZkClient *admin;
     GPtrArray *topics;  /* ClusterTopic*, by name */
     GHashTable *leaders; /* "t-p/epoch" -> broker id + 1; looked up only */
     GHashTable *terms;   /* "b/t-p" -> LeaderTerm; looked up only */
@@ -162,7 +162,7 @@ admin_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
 {
     Cluster *cluster = ctx;
     (void)world;
-    if (!coord_client_handle_message(cluster->admin, from, msg))
+    if (!zk_client_handle_message(cluster->admin, from, msg))
         sim_msg_free(msg);
 }
 
@@ -172,7 +172,7 @@ admin_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReason
     Cluster *cluster = ctx;
     (void)world;
     (void)reason;
-    coord_client_handle_disconnect(cluster->admin, peer);
+    zk_client_handle_disconnect(cluster->admin, peer);
 }
 
 static const SimNodeOps ADMIN_OPS = {admin_message, admin_disconnect, NULL, NULL};
@@ -188,13 +188,13 @@ static void
 admin_expired(void *owner)
 {
     Cluster *cluster = owner;
-    coord_client_new_session(cluster->admin);
+    zk_client_new_session(cluster->admin);
 }
 
-static const CoordClientCallbacks ADMIN_CALLBACKS = {admin_session, admin_expired, NULL, NULL};
+static const ZkClientCallbacks ADMIN_CALLBACKS = {admin_session, admin_expired, NULL, NULL};
 
 static void
-ignore_result(void *owner, const CoordResult *result, void *arg)
+ignore_result(void *owner, const ZkResult *result, void *arg)
 {
     (void)owner;
     (void)result;
@@ -217,25 +217,25 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
     cluster->terms = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     sim_net_set_default_link(sim_world_net(world), config->network_latency,
                              config->network_bandwidth_bytes_per_s);
-    CoordServerConfig coord_config;
-    coord_server_config_init(&coord_config);
-    cluster->coord = coord_server_new(world, "zk", &coord_config);
+    ZkServerConfig zk_config;
+    zk_server_config_init(&zk_config);
+    cluster->zk = zk_server_new(world, "zk", &zk_config);
     cluster->admin_node = sim_node_add(world, "admin", &ADMIN_OPS, cluster);
     cluster->admin =
-        coord_client_new(world, cluster->admin_node, coord_server_node(cluster->coord),
+        zk_client_new(world, cluster->admin_node, zk_server_node(cluster->zk),
                          config->broker.zookeeper_session_timeout_ms * SIM_NS_PER_MS,
                          &ADMIN_CALLBACKS, cluster);
     static const char *const paths[] = {"/brokers", "/brokers/ids", "/brokers/topics",
                                         "/isr_change_notification"};
     for (guint i = 0; i < G_N_ELEMENTS(paths); i++)
-        coord_client_create(cluster->admin, paths[i], "", 0, 0, ignore_result, NULL);
+        zk_client_create(cluster->admin, paths[i], "", 0, 0, ignore_result, NULL);
     BrokerObserver observer = {observe_became_leader, observe_hw, observe_acked, cluster};
     for (guint i = 0; i < config->n_brokers; i++) {
         BrokerConfig broker_config = config->broker;
         broker_config.broker_id = (gint32)i + 1;
         g_autofree char *name = g_strdup_printf("broker-%u", i + 1);
         Broker *broker = broker_new(world, name, &broker_config,
-                                    coord_server_node(cluster->coord), history, &observer);
+                                    zk_server_node(cluster->zk), history, &observer);
         sim_disk_set_fsync_latency(sim_node_disk(world, broker_node(broker)),
                                    config->fsync_latency);
         g_ptr_array_add(cluster->brokers, broker);
@@ -257,8 +257,8 @@ cluster_free(Cluster *cluster)
     if (cluster == NULL)
         return;
     g_ptr_array_free(cluster->brokers, TRUE);
-    coord_client_free(cluster->admin);
-    coord_server_free(cluster->coord);
+    zk_client_free(cluster->admin);
+    zk_server_free(cluster->zk);
     for (guint i = 0; i < cluster->topics->len; i++)
         topic_free(g_ptr_array_index(cluster->topics, i));
     g_ptr_array_free(cluster->topics, TRUE);
@@ -320,9 +320,9 @@ write_assignment(Cluster *cluster, const ClusterTopic *topic, gboolean create)
     }
     g_autofree char *path = g_strdup_printf("/brokers/topics/%s", topic->name);
     if (create)
-        coord_client_create(cluster->admin, path, data->str, data->len, 0, ignore_result, NULL);
+        zk_client_create(cluster->admin, path, data->str, data->len, 0, ignore_result, NULL);
     else
-        coord_client_set(cluster->admin, path, data->str, data->len, -1, ignore_result, NULL);
+        zk_client_set(cluster->admin, path, data->str, data->len, -1, ignore_result, NULL);
     g_string_free(data, TRUE);
 }
 
@@ -430,16 +430,16 @@ cluster_broker(const Cluster *cluster, gint32 broker_id)
     return g_ptr_array_index(cluster->brokers, broker_id - 1);
 }
 
-CoordServer *
-cluster_coord(const Cluster *cluster)
+ZkServer *
+cluster_zk_server(const Cluster *cluster)
 {
-    return cluster->coord;
+    return cluster->zk;
 }
 
 SimNodeId
-cluster_coord_node(const Cluster *cluster)
+cluster_zk_node(const Cluster *cluster)
 {
-    return coord_server_node(cluster->coord);
+    return zk_server_node(cluster->zk);
 }
 
 SimWorld *
@@ -827,5 +827,5 @@ cluster_check_invariants(const Cluster *cluster)
     KSIM_ASSERT(cluster->brokers->len == cluster->config.n_brokers);
     for (guint i = 0; i < cluster->brokers->len; i++)
         broker_check_invariants(g_ptr_array_index(cluster->brokers, i));
-    coord_server_check_invariants(cluster->coord);
+    zk_server_check_invariants(cluster->zk);
 }

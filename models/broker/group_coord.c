@@ -27,7 +27,6 @@
  */
 #include "group_coord.h"
 
-#include "assignor.h"
 #include "broker_internal.h"
 #include "coord_partition.h"
 #include "sim_assert.h"
@@ -84,7 +83,7 @@ struct Group {
     gint32 partition; /* of __consumer_offsets */
     GroupState state;
     gint32 generation;
-    gint32 protocol; /* AssignorStrategy, -1 none */
+    gint32 protocol; /* the chosen assignor, as the wire numbers it; -1 none */
     Member *leader;
     GPtrArray *members; /* Member* (owned), sorted by id */
     SimTimerId join_timer;

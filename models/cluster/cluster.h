@@ -23,7 +23,7 @@
 #include <glib.h>
 
 #include "broker.h"
-#include "coord.h"
+#include "zk_server.h"
 #include "history.h"
 #include "sim_world.h"
 
@@ -58,8 +58,8 @@ const GArray *cluster_replicas(const Cluster *cluster, const char *topic, gint32
 guint cluster_broker_count(const Cluster *cluster);
 /* Brokers by id, 1..N. (transfer none) */
 Broker *cluster_broker(const Cluster *cluster, gint32 broker_id);
-CoordServer *cluster_coord(const Cluster *cluster);
-SimNodeId cluster_coord_node(const Cluster *cluster);
+ZkServer *cluster_zk_server(const Cluster *cluster);
+SimNodeId cluster_zk_node(const Cluster *cluster);
 SimWorld *cluster_world(const Cluster *cluster);
 /* Nodes a client can bootstrap from: the brokers' nodes, by id. */
 GArray *cluster_bootstrap_nodes(const Cluster *cluster); /* SimNodeId, transfer full */

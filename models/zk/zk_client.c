@@ -1,9 +1,9 @@
 /*
- * coord_client: the coordination client library (see coord_client.h).
+ * coord_client: the coordination client library (see zk_client.h).
  *
  * States and the functions that move between them:
  *
- *   coord_client_new ─▶ CONNECTING ──connect reply OK (client_on_connect_reply)──▶ CONNECTED
+ *   zk_client_new ─▶ CONNECTING ──connect reply OK (client_on_connect_reply)──▶ CONNECTED
  *                          │  ▲                                                      │
  *     disconnect or connect│  │ reconnect timer (client_reconnect_cb)   disconnect,  │
  *     timeout              │  │                                         read timeout,│
@@ -11,9 +11,9 @@
  *      lost)             BACKOFF ◀─────────────(client_connection_lost)──────────────┘
  *   CONNECTING ──reply SESSION_EXPIRED (client_expire)──▶ EXPIRED
  *   CONNECTED ──close-session reply (client_closed)──▶ CLOSED
- *   EXPIRED | CLOSED ──coord_client_new_session──▶ CONNECTING
+ *   EXPIRED | CLOSED ──zk_client_new_session──▶ CONNECTING
  *
- * Invariants (coord_client_check_invariants):
+ * Invariants (zk_client_check_invariants):
  *  1. CONNECTED ⇔ a session is established on the connection: session_id and
  *     the negotiated timeout are set and nothing is queued.
  *  2. Only CONNECTED has requests in flight (`pending`), in increasing xid
@@ -25,7 +25,7 @@
  *  5. Requests refused at submission (`completions`) have the completion
  *     timer pending.
  */
-#include "coord_client.h"
+#include "zk_client.h"
 
 #include "sim_assert.h"
 #include "sim_net.h"
@@ -40,27 +40,27 @@
 #define SET_WATCHES_BATCH 1024u
 
 typedef struct {
-    CoordOpType type;
+    ZkOpType type;
     char *path; /* the first op's path, for watches and results (may be NULL) */
     gboolean watch;
-    CoordResultFn cb;
+    ZkResultFn cb;
     void *arg;
     guint version_op;     /* MULTI: the op whose version the result reports */
     gint64 xid;           /* set when sent */
-    CoordRequestMsg *msg; /* owned until sent */
-    CoordError error;     /* the failure a completion reports */
+    ZkRequestMsg *msg; /* owned until sent */
+    ZkError error;     /* the failure a completion reports */
 } Request;
 
-struct CoordClient {
+struct ZkClient {
     SimWorld *world;
     SimNodeId self;
     SimNodeId server;
     gint64 session_timeout_ns;    /* requested */
     gint64 negotiated_timeout_ns; /* 0 until the first session */
-    CoordClientCallbacks callbacks;
+    ZkClientCallbacks callbacks;
     void *owner;
     SimRng *rng; /* (transfer none) the world's stream for this node's client */
-    CoordClientState state;
+    ZkClientState state;
     guint64 session_id;
     guint64 last_zxid;
     gint64 xid_next;
@@ -110,13 +110,13 @@ request_free_cb(gpointer data)
 }
 
 static gint64
-client_now(const CoordClient *c)
+client_now(const ZkClient *c)
 {
     return sim_now_ns(c->world);
 }
 
 static SimNet *
-client_net(const CoordClient *c)
+client_net(const ZkClient *c)
 {
     return sim_world_net(c->world);
 }
@@ -124,7 +124,7 @@ client_net(const CoordClient *c)
 /* ---- entry points and the deferred free ---- */
 
 static void
-client_destroy(CoordClient *c)
+client_destroy(ZkClient *c)
 {
     sim_timer_cancel(c->world, c->tick_timer);
     sim_timer_cancel(c->world, c->reconnect_timer);
@@ -139,7 +139,7 @@ client_destroy(CoordClient *c)
 }
 
 static void
-client_enter(CoordClient *c)
+client_enter(ZkClient *c)
 {
     KSIM_ASSERT(c->depth < G_MAXUINT);
     c->depth++;
@@ -147,7 +147,7 @@ client_enter(CoordClient *c)
 
 /* Leaves an entry point; the last one out destroys a client freed meanwhile. */
 static void
-client_leave(CoordClient *c)
+client_leave(ZkClient *c)
 {
     KSIM_ASSERT(c->depth > 0);
     c->depth--;
@@ -158,39 +158,39 @@ client_leave(CoordClient *c)
 /* ---- callbacks to the owner (never after the client was freed) ---- */
 
 static void
-notify_established(CoordClient *c, gboolean is_new)
+notify_established(ZkClient *c, gboolean is_new)
 {
     if (!c->free_requested && c->callbacks.session_established != NULL)
         c->callbacks.session_established(c->owner, is_new);
 }
 
 static void
-notify_expired(CoordClient *c)
+notify_expired(ZkClient *c)
 {
     if (!c->free_requested && c->callbacks.session_expired != NULL)
         c->callbacks.session_expired(c->owner);
 }
 
 static void
-notify_disconnected(CoordClient *c)
+notify_disconnected(ZkClient *c)
 {
     if (!c->free_requested && c->callbacks.disconnected != NULL)
         c->callbacks.disconnected(c->owner);
 }
 
 static void
-notify_watch(CoordClient *c, const char *path, CoordEventType type)
+notify_watch(ZkClient *c, const char *path, ZkEventType type)
 {
     if (!c->free_requested && c->callbacks.watch_fired != NULL)
         c->callbacks.watch_fired(c->owner, path, type);
 }
 
 static void
-request_fail(CoordClient *c, Request *r, CoordError error)
+request_fail(ZkClient *c, Request *r, ZkError error)
 {
     if (c->free_requested || r->cb == NULL)
         return;
-    CoordResult result = {0};
+    ZkResult result = {0};
     result.error = error;
     result.op = r->type;
     result.path = r->path;
@@ -199,7 +199,7 @@ request_fail(CoordClient *c, Request *r, CoordError error)
 
 /* Completes every request in `requests` (taken from the client) with `error`. */
 static void
-requests_fail(CoordClient *c, GQueue *requests, CoordError error)
+requests_fail(ZkClient *c, GQueue *requests, ZkError error)
 {
     Request *r;
     while ((r = g_queue_pop_head(requests)) != NULL) {
@@ -210,7 +210,7 @@ requests_fail(CoordClient *c, GQueue *requests, CoordError error)
 
 /* Moves everything in flight and queued, in submission order, into `out`. */
 static void
-requests_take(CoordClient *c, GQueue *out)
+requests_take(ZkClient *c, GQueue *out)
 {
     g_queue_init(out);
     Request *r;
@@ -223,13 +223,13 @@ requests_take(CoordClient *c, GQueue *out)
 /* ---- timers ---- */
 
 static gint64
-client_read_timeout_ns(const CoordClient *c)
+client_read_timeout_ns(const ZkClient *c)
 {
     return c->negotiated_timeout_ns * 2 / 3;
 }
 
 static gint64
-client_ping_interval_ns(const CoordClient *c)
+client_ping_interval_ns(const ZkClient *c)
 {
     return c->negotiated_timeout_ns / 3;
 }
@@ -237,21 +237,21 @@ client_ping_interval_ns(const CoordClient *c)
 /* ZooKeeper's connectTimeout: the session timeout over the number of servers
  * (one here). */
 static gint64
-client_connect_timeout_ns(const CoordClient *c)
+client_connect_timeout_ns(const ZkClient *c)
 {
     return c->negotiated_timeout_ns > 0 ? c->negotiated_timeout_ns : c->session_timeout_ns;
 }
 
 /* When the tick must next look at the connection, or -1 for never. */
 static gint64
-client_next_tick_ns(const CoordClient *c)
+client_next_tick_ns(const ZkClient *c)
 {
-    if (c->state == COORD_CLIENT_CONNECTED)
+    if (c->state == ZK_CLIENT_CONNECTED)
         return MIN(c->last_recv_ns + client_read_timeout_ns(c),
                    c->last_send_ns + client_ping_interval_ns(c));
-    if (c->state == COORD_CLIENT_CONNECTING)
+    if (c->state == ZK_CLIENT_CONNECTING)
         return MIN(c->connect_sent_ns + client_connect_timeout_ns(c),
-                   c->last_send_ns + COORD_CLIENT_PROBE_NS);
+                   c->last_send_ns + ZK_CLIENT_PROBE_NS);
     return -1;
 }
 
@@ -260,7 +260,7 @@ static void client_tick_cb(SimWorld *world, void *ctx, void *arg);
 /* Keeps the tick timer at or before the next deadline. Deadlines only move
  * later with traffic, so a tick that fires early just re-arms. */
 static void
-client_arm_tick(CoordClient *c)
+client_arm_tick(ZkClient *c)
 {
     gint64 at_ns = client_next_tick_ns(c);
     gboolean armed = sim_timer_pending(c->world, c->tick_timer);
@@ -281,25 +281,25 @@ static void client_reconnect_cb(SimWorld *world, void *ctx, void *arg);
 /* The connection failed (or we give up on it): everything outstanding
  * completes with CONNECTION_LOSS and the client reconnects after a backoff. */
 static void
-client_connection_lost(CoordClient *c, gboolean close_connection)
+client_connection_lost(ZkClient *c, gboolean close_connection)
 {
-    KSIM_ASSERT(c->state == COORD_CLIENT_CONNECTED || c->state == COORD_CLIENT_CONNECTING);
-    gboolean was_connected = c->state == COORD_CLIENT_CONNECTED;
+    KSIM_ASSERT(c->state == ZK_CLIENT_CONNECTED || c->state == ZK_CLIENT_CONNECTING);
+    gboolean was_connected = c->state == ZK_CLIENT_CONNECTED;
     if (close_connection)
         sim_net_close(client_net(c), c->self, c->server);
-    c->state = COORD_CLIENT_BACKOFF;
+    c->state = ZK_CLIENT_BACKOFF;
     GQueue failed;
     requests_take(c, &failed);
     sim_timer_cancel(c->world, c->tick_timer);
-    gint64 backoff_ns = sim_rng_range(c->rng, 0, COORD_CLIENT_BACKOFF_NS_MAX);
+    gint64 backoff_ns = sim_rng_range(c->rng, 0, ZK_CLIENT_BACKOFF_NS_MAX);
     c->reconnect_timer = sim_timer_set(c->world, c->self, backoff_ns, client_reconnect_cb, c);
-    requests_fail(c, &failed, COORD_CONNECTION_LOSS);
+    requests_fail(c, &failed, ZK_CONNECTION_LOSS);
     if (was_connected)
         notify_disconnected(c);
 }
 
 static void
-watches_clear(CoordClient *c)
+watches_clear(ZkClient *c)
 {
     g_tree_remove_all(c->watch_data);
     g_tree_remove_all(c->watch_exist);
@@ -308,29 +308,29 @@ watches_clear(CoordClient *c)
 
 /* The session is gone, or was closed: nothing outstanding can succeed. */
 static void
-client_session_end(CoordClient *c, CoordClientState state)
+client_session_end(ZkClient *c, ZkClientState state)
 {
-    KSIM_ASSERT(state == COORD_CLIENT_EXPIRED || state == COORD_CLIENT_CLOSED);
+    KSIM_ASSERT(state == ZK_CLIENT_EXPIRED || state == ZK_CLIENT_CLOSED);
     sim_net_close(client_net(c), c->self, c->server);
     c->state = state;
     GQueue failed;
     requests_take(c, &failed);
     sim_timer_cancel(c->world, c->tick_timer);
     watches_clear(c);
-    requests_fail(c, &failed, COORD_SESSION_EXPIRED);
+    requests_fail(c, &failed, ZK_SESSION_EXPIRED);
 }
 
 static void
-client_expire(CoordClient *c)
+client_expire(ZkClient *c)
 {
-    client_session_end(c, COORD_CLIENT_EXPIRED);
+    client_session_end(c, ZK_CLIENT_EXPIRED);
     notify_expired(c);
 }
 
 static void
-client_send(CoordClient *c, Request *r)
+client_send(ZkClient *c, Request *r)
 {
-    KSIM_ASSERT(c->state == COORD_CLIENT_CONNECTED);
+    KSIM_ASSERT(c->state == ZK_CLIENT_CONNECTED);
     KSIM_ASSERT(r->msg != NULL);
     KSIM_ASSERT(g_queue_get_length(&c->pending) < REQUESTS_MAX);
     r->xid = c->xid_next++;
@@ -343,50 +343,50 @@ client_send(CoordClient *c, Request *r)
 }
 
 static Request *
-request_new(CoordOpType type, guint n_ops, const char *path, CoordResultFn cb, void *arg)
+request_new(ZkOpType type, guint n_ops, const char *path, ZkResultFn cb, void *arg)
 {
     Request *r = g_new0(Request, 1);
     r->type = type;
     r->path = g_strdup(path);
     r->cb = cb;
     r->arg = arg;
-    r->msg = coord_msg_request_new(type, n_ops);
+    r->msg = zk_msg_request_new(type, n_ops);
     return r;
 }
 
 static void
-client_send_ping(CoordClient *c)
+client_send_ping(ZkClient *c)
 {
-    Request *r = request_new(COORD_OP_PING, 0, NULL, NULL, NULL);
-    coord_msg_request_finish(r->msg);
+    Request *r = request_new(ZK_OP_PING, 0, NULL, NULL, NULL);
+    zk_msg_request_finish(r->msg);
     client_send(c, r);
 }
 
-/* TCP's retransmission while connecting (see coord_proto.h). */
+/* TCP's retransmission while connecting (see zk_proto.h). */
 static void
-client_send_probe(CoordClient *c)
+client_send_probe(ZkClient *c)
 {
-    sim_net_send(client_net(c), c->self, c->server, coord_msg_probe_new());
+    sim_net_send(client_net(c), c->self, c->server, zk_msg_probe_new());
     c->last_send_ns = client_now(c);
 }
 
 static void
 client_tick_cb(SimWorld *world, void *ctx, void *arg)
 {
-    CoordClient *c = arg;
+    ZkClient *c = arg;
     (void)world;
     (void)ctx;
     client_enter(c);
     gint64 now = client_now(c);
-    if (c->state == COORD_CLIENT_CONNECTED) {
+    if (c->state == ZK_CLIENT_CONNECTED) {
         if (now >= c->last_recv_ns + client_read_timeout_ns(c))
             client_connection_lost(c, TRUE);
         else if (now >= c->last_send_ns + client_ping_interval_ns(c))
             client_send_ping(c);
-    } else if (c->state == COORD_CLIENT_CONNECTING) {
+    } else if (c->state == ZK_CLIENT_CONNECTING) {
         if (now >= c->connect_sent_ns + client_connect_timeout_ns(c))
             client_connection_lost(c, TRUE);
-        else if (now >= c->last_send_ns + COORD_CLIENT_PROBE_NS)
+        else if (now >= c->last_send_ns + ZK_CLIENT_PROBE_NS)
             client_send_probe(c);
     }
     if (!c->free_requested)
@@ -395,14 +395,14 @@ client_tick_cb(SimWorld *world, void *ctx, void *arg)
 }
 
 static void
-client_connect(CoordClient *c)
+client_connect(ZkClient *c)
 {
     c->attempt++;
-    c->state = COORD_CLIENT_CONNECTING;
+    c->state = ZK_CLIENT_CONNECTING;
     c->connect_sent_ns = client_now(c);
     c->last_send_ns = c->connect_sent_ns;
-    CoordConnectMsg *msg =
-        coord_msg_connect_new(c->session_id, c->session_timeout_ns, c->last_zxid, c->attempt);
+    ZkConnectMsg *msg =
+        zk_msg_connect_new(c->session_id, c->session_timeout_ns, c->last_zxid, c->attempt);
     sim_net_send(client_net(c), c->self, c->server, &msg->base);
     client_arm_tick(c);
 }
@@ -410,11 +410,11 @@ client_connect(CoordClient *c)
 static void
 client_reconnect_cb(SimWorld *world, void *ctx, void *arg)
 {
-    CoordClient *c = arg;
+    ZkClient *c = arg;
     (void)world;
     (void)ctx;
     client_enter(c);
-    KSIM_ASSERT(c->state == COORD_CLIENT_BACKOFF);
+    KSIM_ASSERT(c->state == ZK_CLIENT_BACKOFF);
     client_connect(c);
     client_leave(c);
 }
@@ -422,7 +422,7 @@ client_reconnect_cb(SimWorld *world, void *ctx, void *arg)
 static void
 client_completion_cb(SimWorld *world, void *ctx, void *arg)
 {
-    CoordClient *c = arg;
+    ZkClient *c = arg;
     (void)world;
     (void)ctx;
     client_enter(c);
@@ -439,30 +439,30 @@ client_completion_cb(SimWorld *world, void *ctx, void *arg)
 /* ---- incoming messages ---- */
 
 typedef struct {
-    CoordOpType type; /* GET: a data watch, EXISTS: an exist watch, CHILDREN: a child watch */
+    ZkOpType type; /* GET: a data watch, EXISTS: an exist watch, CHILDREN: a child watch */
     const char *path;
 } WatchEntry;
 
 static void
-client_send_watch_batch(CoordClient *c, const WatchEntry *entries, guint n)
+client_send_watch_batch(ZkClient *c, const WatchEntry *entries, guint n)
 {
-    Request *r = request_new(COORD_OP_SET_WATCHES, n, NULL, NULL, NULL);
+    Request *r = request_new(ZK_OP_SET_WATCHES, n, NULL, NULL, NULL);
     r->msg->relative_zxid = c->last_zxid;
     for (guint i = 0; i < n; i++) {
         r->msg->ops[i].type = entries[i].type;
         r->msg->ops[i].path = g_strdup(entries[i].path);
     }
-    coord_msg_request_finish(r->msg);
+    zk_msg_request_finish(r->msg);
     client_send(c, r);
 }
 
 /* ZooKeeper's SetWatches: after resuming a session, the client registers its
  * watches again with the last zxid it saw, in batches as ZooKeeper does. */
 static void
-client_send_set_watches(CoordClient *c)
+client_send_set_watches(ZkClient *c)
 {
     GTree *sets[3] = {c->watch_data, c->watch_exist, c->watch_child};
-    const CoordOpType types[3] = {COORD_OP_GET, COORD_OP_EXISTS, COORD_OP_CHILDREN};
+    const ZkOpType types[3] = {ZK_OP_GET, ZK_OP_EXISTS, ZK_OP_CHILDREN};
     g_autoptr(GArray) entries = g_array_new(FALSE, FALSE, sizeof(WatchEntry));
     for (guint k = 0; k < 3; k++) {
         for (GTreeNode *w = g_tree_node_first(sets[k]); w != NULL; w = g_tree_node_next(w)) {
@@ -476,11 +476,11 @@ client_send_set_watches(CoordClient *c)
 }
 
 static void
-client_on_connect_reply(CoordClient *c, const CoordConnectReplyMsg *msg)
+client_on_connect_reply(ZkClient *c, const ZkConnectReplyMsg *msg)
 {
-    if (c->state != COORD_CLIENT_CONNECTING || msg->attempt != c->attempt)
+    if (c->state != ZK_CLIENT_CONNECTING || msg->attempt != c->attempt)
         return; /* an answer to an attempt we gave up on */
-    if (msg->error != COORD_OK) {
+    if (msg->error != ZK_OK) {
         client_expire(c);
         return;
     }
@@ -489,7 +489,7 @@ client_on_connect_reply(CoordClient *c, const CoordConnectReplyMsg *msg)
     KSIM_ASSERT(msg->timeout_ns > 0);
     c->session_id = msg->session_id;
     c->negotiated_timeout_ns = msg->timeout_ns;
-    c->state = COORD_CLIENT_CONNECTED;
+    c->state = ZK_CLIENT_CONNECTED;
     if (!is_new)
         client_send_set_watches(c);
     Request *r;
@@ -500,35 +500,35 @@ client_on_connect_reply(CoordClient *c, const CoordConnectReplyMsg *msg)
 }
 
 static void
-request_register_watch(CoordClient *c, const Request *r, CoordError error)
+request_register_watch(ZkClient *c, const Request *r, ZkError error)
 {
     if (!r->watch)
         return;
     GTree *set = NULL;
-    if (r->type == COORD_OP_GET && error == COORD_OK)
+    if (r->type == ZK_OP_GET && error == ZK_OK)
         set = c->watch_data;
-    else if (r->type == COORD_OP_EXISTS && error == COORD_OK)
+    else if (r->type == ZK_OP_EXISTS && error == ZK_OK)
         set = c->watch_data;
-    else if (r->type == COORD_OP_EXISTS && error == COORD_NO_NODE)
+    else if (r->type == ZK_OP_EXISTS && error == ZK_NO_NODE)
         set = c->watch_exist;
-    else if (r->type == COORD_OP_CHILDREN && error == COORD_OK)
+    else if (r->type == ZK_OP_CHILDREN && error == ZK_OK)
         set = c->watch_child;
     if (set != NULL)
         g_tree_insert(set, g_strdup(r->path), GINT_TO_POINTER(1));
 }
 
 static void
-request_complete(CoordClient *c, const Request *r, const CoordReplyMsg *reply)
+request_complete(ZkClient *c, const Request *r, const ZkReplyMsg *reply)
 {
     if (c->free_requested || r->cb == NULL)
         return;
-    CoordResult result = {0};
+    ZkResult result = {0};
     result.error = reply->error;
     result.op = r->type;
     result.path = r->path;
-    g_autofree CoordOpResult *ops = NULL;
-    if (r->type == COORD_OP_MULTI) {
-        ops = g_new0(CoordOpResult, MAX(reply->n_results, 1));
+    g_autofree ZkOpResult *ops = NULL;
+    if (r->type == ZK_OP_MULTI) {
+        ops = g_new0(ZkOpResult, MAX(reply->n_results, 1));
         for (guint i = 0; i < reply->n_results; i++) {
             ops[i].error = reply->results[i].error;
             ops[i].path = reply->results[i].path;
@@ -539,7 +539,7 @@ request_complete(CoordClient *c, const Request *r, const CoordReplyMsg *reply)
         if (r->version_op < reply->n_results)
             result.version = reply->results[r->version_op].stat.version;
     } else if (reply->n_results == 1) {
-        const CoordWireResult *w = &reply->results[0];
+        const ZkWireResult *w = &reply->results[0];
         result.stat = w->stat;
         result.version = w->stat.version;
         result.path = w->path != NULL ? w->path : r->path;
@@ -550,9 +550,9 @@ request_complete(CoordClient *c, const Request *r, const CoordReplyMsg *reply)
 }
 
 static void
-client_on_reply(CoordClient *c, const CoordReplyMsg *reply)
+client_on_reply(ZkClient *c, const ZkReplyMsg *reply)
 {
-    if (c->state != COORD_CLIENT_CONNECTED || reply->session_id != c->session_id)
+    if (c->state != ZK_CLIENT_CONNECTED || reply->session_id != c->session_id)
         return;
     Request *head = g_queue_peek_head(&c->pending);
     if (head == NULL || reply->xid < head->xid)
@@ -566,77 +566,77 @@ client_on_reply(CoordClient *c, const CoordReplyMsg *reply)
     g_queue_pop_head(&c->pending);
     /* As ZooKeeper's client, only answers to real requests advance the last
      * zxid seen (the one SetWatches compares against). */
-    if (head->type != COORD_OP_PING)
+    if (head->type != ZK_OP_PING)
         c->last_zxid = MAX(c->last_zxid, reply->zxid);
     request_register_watch(c, head, reply->error);
-    gboolean closed = head->type == COORD_OP_CLOSE_SESSION && reply->error == COORD_OK;
-    gboolean expired = reply->error == COORD_SESSION_EXPIRED;
+    gboolean closed = head->type == ZK_OP_CLOSE_SESSION && reply->error == ZK_OK;
+    gboolean expired = reply->error == ZK_SESSION_EXPIRED;
     if (closed)
-        client_session_end(c, COORD_CLIENT_CLOSED);
+        client_session_end(c, ZK_CLIENT_CLOSED);
     request_complete(c, head, reply);
     request_free(head);
-    if (expired && !c->free_requested && c->state == COORD_CLIENT_CONNECTED)
+    if (expired && !c->free_requested && c->state == ZK_CLIENT_CONNECTED)
         client_expire(c);
 }
 
 static void
-client_on_watch_event(CoordClient *c, const CoordWatchEventMsg *event)
+client_on_watch_event(ZkClient *c, const ZkWatchEventMsg *event)
 {
-    if (c->state != COORD_CLIENT_CONNECTED || event->session_id != c->session_id)
+    if (c->state != ZK_CLIENT_CONNECTED || event->session_id != c->session_id)
         return;
     gboolean registered = FALSE;
-    if (event->type != COORD_EVENT_NODE_CHILDREN_CHANGED) {
+    if (event->type != ZK_EVENT_NODE_CHILDREN_CHANGED) {
         registered |= g_tree_remove(c->watch_data, event->path);
         registered |= g_tree_remove(c->watch_exist, event->path);
     }
-    if (event->type == COORD_EVENT_NODE_CHILDREN_CHANGED || event->type == COORD_EVENT_NODE_DELETED)
+    if (event->type == ZK_EVENT_NODE_CHILDREN_CHANGED || event->type == ZK_EVENT_NODE_DELETED)
         registered |= g_tree_remove(c->watch_child, event->path);
     if (registered)
         notify_watch(c, event->path, event->type);
 }
 
 gboolean
-coord_client_handle_message(CoordClient *c, SimNodeId from, SimMsg *msg)
+zk_client_handle_message(ZkClient *c, SimNodeId from, SimMsg *msg)
 {
     KSIM_ASSERT(c != NULL);
     KSIM_ASSERT(msg != NULL);
-    if (from != c->server || msg->type < COORD_MSG_FIRST || msg->type > COORD_MSG_LAST)
+    if (from != c->server || msg->type < ZK_MSG_FIRST || msg->type > ZK_MSG_LAST)
         return FALSE;
     client_enter(c);
     c->last_recv_ns = client_now(c);
-    if (msg->type == COORD_MSG_CONNECT_REPLY)
-        client_on_connect_reply(c, (const CoordConnectReplyMsg *)msg);
-    else if (msg->type == COORD_MSG_REPLY)
-        client_on_reply(c, (const CoordReplyMsg *)msg);
-    else if (msg->type == COORD_MSG_WATCH_EVENT)
-        client_on_watch_event(c, (const CoordWatchEventMsg *)msg);
+    if (msg->type == ZK_MSG_CONNECT_REPLY)
+        client_on_connect_reply(c, (const ZkConnectReplyMsg *)msg);
+    else if (msg->type == ZK_MSG_REPLY)
+        client_on_reply(c, (const ZkReplyMsg *)msg);
+    else if (msg->type == ZK_MSG_WATCH_EVENT)
+        client_on_watch_event(c, (const ZkWatchEventMsg *)msg);
     sim_msg_free(msg);
     client_leave(c);
     return TRUE;
 }
 
 void
-coord_client_handle_disconnect(CoordClient *c, SimNodeId peer)
+zk_client_handle_disconnect(ZkClient *c, SimNodeId peer)
 {
     KSIM_ASSERT(c != NULL);
     if (peer != c->server)
         return;
     client_enter(c);
-    if (c->state == COORD_CLIENT_CONNECTED || c->state == COORD_CLIENT_CONNECTING)
+    if (c->state == ZK_CLIENT_CONNECTED || c->state == ZK_CLIENT_CONNECTING)
         client_connection_lost(c, FALSE);
     client_leave(c);
 }
 
 /* ---- lifecycle ---- */
 
-CoordClient *
-coord_client_new(SimWorld *world, SimNodeId self, SimNodeId server, gint64 session_timeout_ns,
-                 const CoordClientCallbacks *callbacks, void *owner)
+ZkClient *
+zk_client_new(SimWorld *world, SimNodeId self, SimNodeId server, gint64 session_timeout_ns,
+                 const ZkClientCallbacks *callbacks, void *owner)
 {
     KSIM_ASSERT(world != NULL);
     KSIM_ASSERT(self != server);
     KSIM_ASSERT(session_timeout_ns > 0);
-    CoordClient *c = g_new0(CoordClient, 1);
+    ZkClient *c = g_new0(ZkClient, 1);
     c->world = world;
     c->self = self;
     c->server = server;
@@ -658,7 +658,7 @@ coord_client_new(SimWorld *world, SimNodeId self, SimNodeId server, gint64 sessi
 }
 
 void
-coord_client_free(CoordClient *c)
+zk_client_free(ZkClient *c)
 {
     if (c == NULL)
         return;
@@ -670,11 +670,11 @@ coord_client_free(CoordClient *c)
 }
 
 void
-coord_client_new_session(CoordClient *c)
+zk_client_new_session(ZkClient *c)
 {
     KSIM_ASSERT(c != NULL);
     KSIM_ASSERT(!c->free_requested);
-    if (c->state != COORD_CLIENT_EXPIRED && c->state != COORD_CLIENT_CLOSED)
+    if (c->state != ZK_CLIENT_EXPIRED && c->state != ZK_CLIENT_CLOSED)
         return;
     c->session_id = 0;
     c->last_zxid = 0;
@@ -683,20 +683,20 @@ coord_client_new_session(CoordClient *c)
     client_connect(c);
 }
 
-CoordClientState
-coord_client_state(const CoordClient *c)
+ZkClientState
+zk_client_state(const ZkClient *c)
 {
     return c->state;
 }
 
 guint64
-coord_client_session_id(const CoordClient *c)
+zk_client_session_id(const ZkClient *c)
 {
     return c->session_id;
 }
 
 gint64
-coord_client_session_timeout_ns(const CoordClient *c)
+zk_client_session_timeout_ns(const ZkClient *c)
 {
     return c->negotiated_timeout_ns;
 }
@@ -704,34 +704,34 @@ coord_client_session_timeout_ns(const CoordClient *c)
 /* ---- operations ---- */
 
 static void
-client_submit(CoordClient *c, Request *r)
+client_submit(ZkClient *c, Request *r)
 {
     KSIM_ASSERT(!c->free_requested);
-    coord_msg_request_finish(r->msg);
+    zk_msg_request_finish(r->msg);
     switch (c->state) {
-    case COORD_CLIENT_CONNECTED:
+    case ZK_CLIENT_CONNECTED:
         client_send(c, r);
         client_arm_tick(c);
         return;
-    case COORD_CLIENT_CONNECTING:
-    case COORD_CLIENT_BACKOFF:
+    case ZK_CLIENT_CONNECTING:
+    case ZK_CLIENT_BACKOFF:
         KSIM_ASSERT(g_queue_get_length(&c->queued) < REQUESTS_MAX);
         g_queue_push_tail(&c->queued, r);
         return;
-    case COORD_CLIENT_EXPIRED:
-    case COORD_CLIENT_CLOSED:
+    case ZK_CLIENT_EXPIRED:
+    case ZK_CLIENT_CLOSED:
         break;
     }
     /* Refused at once, but completed from a timer so the caller's callback
      * never runs inside its own call. */
-    r->error = COORD_SESSION_EXPIRED;
+    r->error = ZK_SESSION_EXPIRED;
     g_queue_push_tail(&c->completions, r);
     if (!sim_timer_pending(c->world, c->completion_timer))
         c->completion_timer = sim_timer_set(c->world, c->self, 0, client_completion_cb, c);
 }
 
 static void
-wire_op_fill(CoordWireOp *op, CoordOpType type, const char *path, const void *data, gsize len,
+wire_op_fill(ZkWireOp *op, ZkOpType type, const char *path, const void *data, gsize len,
              gint32 version, guint32 flags)
 {
     KSIM_ASSERT(path != NULL);
@@ -740,14 +740,14 @@ wire_op_fill(CoordWireOp *op, CoordOpType type, const char *path, const void *da
     op->path = g_strdup(path);
     op->version = version;
     op->flags = flags;
-    if (type == COORD_OP_CREATE || type == COORD_OP_SET)
+    if (type == ZK_OP_CREATE || type == ZK_OP_SET)
         op->data = g_bytes_new(data, len);
 }
 
 /* A request of one op. */
 static Request *
-request_single(CoordOpType type, const char *path, const void *data, gsize len, gint32 version,
-               guint32 flags, CoordResultFn cb, void *arg)
+request_single(ZkOpType type, const char *path, const void *data, gsize len, gint32 version,
+               guint32 flags, ZkResultFn cb, void *arg)
 {
     Request *r = request_new(type, 1, path, cb, arg);
     wire_op_fill(&r->msg->ops[0], type, path, data, len, version, flags);
@@ -755,68 +755,68 @@ request_single(CoordOpType type, const char *path, const void *data, gsize len, 
 }
 
 void
-coord_client_create(CoordClient *c, const char *path, const void *data, gsize len, guint32 flags,
-                    CoordResultFn result_cb, void *arg)
+zk_client_create(ZkClient *c, const char *path, const void *data, gsize len, guint32 flags,
+                    ZkResultFn result_cb, void *arg)
 {
-    client_submit(c, request_single(COORD_OP_CREATE, path, data, len, 0, flags, result_cb, arg));
+    client_submit(c, request_single(ZK_OP_CREATE, path, data, len, 0, flags, result_cb, arg));
 }
 
 void
-coord_client_delete(CoordClient *c, const char *path, gint32 version, CoordResultFn result_cb,
+zk_client_delete(ZkClient *c, const char *path, gint32 version, ZkResultFn result_cb,
                     void *arg)
 {
-    client_submit(c, request_single(COORD_OP_DELETE, path, NULL, 0, version, 0, result_cb, arg));
+    client_submit(c, request_single(ZK_OP_DELETE, path, NULL, 0, version, 0, result_cb, arg));
 }
 
 static void
-client_read(CoordClient *c, CoordOpType type, const char *path, gboolean watch,
-            CoordResultFn result_cb, void *arg)
+client_read(ZkClient *c, ZkOpType type, const char *path, gboolean watch,
+            ZkResultFn result_cb, void *arg)
 {
-    Request *r = request_single(type, path, NULL, 0, COORD_VERSION_ANY, 0, result_cb, arg);
+    Request *r = request_single(type, path, NULL, 0, ZK_VERSION_ANY, 0, result_cb, arg);
     r->watch = watch;
     r->msg->ops[0].watch = watch;
     client_submit(c, r);
 }
 
 void
-coord_client_get(CoordClient *c, const char *path, gboolean watch, CoordResultFn result_cb,
+zk_client_get(ZkClient *c, const char *path, gboolean watch, ZkResultFn result_cb,
                  void *arg)
 {
-    client_read(c, COORD_OP_GET, path, watch, result_cb, arg);
+    client_read(c, ZK_OP_GET, path, watch, result_cb, arg);
 }
 
 void
-coord_client_exists(CoordClient *c, const char *path, gboolean watch, CoordResultFn result_cb,
+zk_client_exists(ZkClient *c, const char *path, gboolean watch, ZkResultFn result_cb,
                     void *arg)
 {
-    client_read(c, COORD_OP_EXISTS, path, watch, result_cb, arg);
+    client_read(c, ZK_OP_EXISTS, path, watch, result_cb, arg);
 }
 
 void
-coord_client_children(CoordClient *c, const char *path, gboolean watch, CoordResultFn result_cb,
+zk_client_children(ZkClient *c, const char *path, gboolean watch, ZkResultFn result_cb,
                       void *arg)
 {
-    client_read(c, COORD_OP_CHILDREN, path, watch, result_cb, arg);
+    client_read(c, ZK_OP_CHILDREN, path, watch, result_cb, arg);
 }
 
 void
-coord_client_set(CoordClient *c, const char *path, const void *data, gsize len, gint32 version,
-                 CoordResultFn result_cb, void *arg)
+zk_client_set(ZkClient *c, const char *path, const void *data, gsize len, gint32 version,
+                 ZkResultFn result_cb, void *arg)
 {
-    client_submit(c, request_single(COORD_OP_SET, path, data, len, version, 0, result_cb, arg));
+    client_submit(c, request_single(ZK_OP_SET, path, data, len, version, 0, result_cb, arg));
 }
 
 void
-coord_client_multi(CoordClient *c, const CoordOp *ops, guint n_ops, CoordResultFn result_cb,
+zk_client_multi(ZkClient *c, const ZkOp *ops, guint n_ops, ZkResultFn result_cb,
                    void *arg)
 {
     KSIM_ASSERT(ops != NULL || n_ops == 0);
-    Request *r = request_new(COORD_OP_MULTI, n_ops, n_ops > 0 ? ops[0].path : NULL, result_cb, arg);
+    Request *r = request_new(ZK_OP_MULTI, n_ops, n_ops > 0 ? ops[0].path : NULL, result_cb, arg);
     r->version_op = n_ops > 0 ? n_ops - 1 : 0;
     for (guint i = 0; i < n_ops; i++) {
-        KSIM_ASSERT(ops[i].type == COORD_OP_CHECK || ops[i].type == COORD_OP_CREATE ||
-                    ops[i].type == COORD_OP_SET || ops[i].type == COORD_OP_DELETE);
-        if (ops[i].type == COORD_OP_CREATE || ops[i].type == COORD_OP_SET)
+        KSIM_ASSERT(ops[i].type == ZK_OP_CHECK || ops[i].type == ZK_OP_CREATE ||
+                    ops[i].type == ZK_OP_SET || ops[i].type == ZK_OP_DELETE);
+        if (ops[i].type == ZK_OP_CREATE || ops[i].type == ZK_OP_SET)
             r->version_op = i;
         wire_op_fill(&r->msg->ops[i], ops[i].type, ops[i].path, ops[i].data, ops[i].len,
                      ops[i].version, ops[i].flags);
@@ -825,61 +825,61 @@ coord_client_multi(CoordClient *c, const CoordOp *ops, guint n_ops, CoordResultF
 }
 
 void
-coord_client_set_checked(CoordClient *c, const char *check_path, gint32 check_version,
+zk_client_set_checked(ZkClient *c, const char *check_path, gint32 check_version,
                          const char *path, const void *data, gsize len, gint32 version,
-                         CoordResultFn result_cb, void *arg)
+                         ZkResultFn result_cb, void *arg)
 {
-    const CoordOp ops[2] = {
-        {.type = COORD_OP_CHECK, .path = check_path, .version = check_version},
-        {.type = COORD_OP_SET, .path = path, .data = data, .len = len, .version = version},
+    const ZkOp ops[2] = {
+        {.type = ZK_OP_CHECK, .path = check_path, .version = check_version},
+        {.type = ZK_OP_SET, .path = path, .data = data, .len = len, .version = version},
     };
-    coord_client_multi(c, ops, 2, result_cb, arg);
+    zk_client_multi(c, ops, 2, result_cb, arg);
 }
 
 void
-coord_client_create_checked(CoordClient *c, const char *check_path, gint32 check_version,
+zk_client_create_checked(ZkClient *c, const char *check_path, gint32 check_version,
                             const char *path, const void *data, gsize len, guint32 flags,
-                            CoordResultFn result_cb, void *arg)
+                            ZkResultFn result_cb, void *arg)
 {
-    const CoordOp ops[2] = {
-        {.type = COORD_OP_CHECK, .path = check_path, .version = check_version},
-        {.type = COORD_OP_CREATE, .path = path, .data = data, .len = len, .flags = flags},
+    const ZkOp ops[2] = {
+        {.type = ZK_OP_CHECK, .path = check_path, .version = check_version},
+        {.type = ZK_OP_CREATE, .path = path, .data = data, .len = len, .flags = flags},
     };
-    coord_client_multi(c, ops, 2, result_cb, arg);
+    zk_client_multi(c, ops, 2, result_cb, arg);
 }
 
 void
-coord_client_delete_checked(CoordClient *c, const char *check_path, gint32 check_version,
-                            const char *path, gint32 version, CoordResultFn result_cb, void *arg)
+zk_client_delete_checked(ZkClient *c, const char *check_path, gint32 check_version,
+                            const char *path, gint32 version, ZkResultFn result_cb, void *arg)
 {
-    const CoordOp ops[2] = {
-        {.type = COORD_OP_CHECK, .path = check_path, .version = check_version},
-        {.type = COORD_OP_DELETE, .path = path, .version = version},
+    const ZkOp ops[2] = {
+        {.type = ZK_OP_CHECK, .path = check_path, .version = check_version},
+        {.type = ZK_OP_DELETE, .path = path, .version = version},
     };
-    coord_client_multi(c, ops, 2, result_cb, arg);
+    zk_client_multi(c, ops, 2, result_cb, arg);
 }
 
 void
-coord_client_close_session(CoordClient *c, CoordResultFn result_cb, void *arg)
+zk_client_close_session(ZkClient *c, ZkResultFn result_cb, void *arg)
 {
-    client_submit(c, request_new(COORD_OP_CLOSE_SESSION, 0, NULL, result_cb, arg));
+    client_submit(c, request_new(ZK_OP_CLOSE_SESSION, 0, NULL, result_cb, arg));
 }
 
 /* ---- invariants ---- */
 
 static guint
-client_watch_count(const CoordClient *c)
+client_watch_count(const ZkClient *c)
 {
     return (guint)(g_tree_nnodes(c->watch_data) + g_tree_nnodes(c->watch_exist) +
                    g_tree_nnodes(c->watch_child));
 }
 
 void
-coord_client_check_invariants(const CoordClient *c)
+zk_client_check_invariants(const ZkClient *c)
 {
     KSIM_ASSERT(c != NULL);
     KSIM_ASSERT(!c->free_requested);
-    gboolean connected = c->state == COORD_CLIENT_CONNECTED;
+    gboolean connected = c->state == ZK_CLIENT_CONNECTED;
     if (connected) {
         KSIM_ASSERT(c->session_id != 0);
         KSIM_ASSERT(c->negotiated_timeout_ns > 0);
@@ -894,11 +894,11 @@ coord_client_check_invariants(const CoordClient *c)
         KSIM_ASSERT(r->xid < c->xid_next);
         xid_last = r->xid;
     }
-    gboolean ticking = connected || c->state == COORD_CLIENT_CONNECTING;
+    gboolean ticking = connected || c->state == ZK_CLIENT_CONNECTING;
     KSIM_ASSERT(sim_timer_pending(c->world, c->tick_timer) == ticking);
     KSIM_ASSERT(sim_timer_pending(c->world, c->reconnect_timer) ==
-                (c->state == COORD_CLIENT_BACKOFF));
-    if (c->state == COORD_CLIENT_EXPIRED || c->state == COORD_CLIENT_CLOSED) {
+                (c->state == ZK_CLIENT_BACKOFF));
+    if (c->state == ZK_CLIENT_EXPIRED || c->state == ZK_CLIENT_CLOSED) {
         KSIM_ASSERT(c->queued.length == 0);
         KSIM_ASSERT(client_watch_count(c) == 0);
     }

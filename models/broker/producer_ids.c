@@ -75,16 +75,16 @@ fail_waiters(BrokerState *state)
 }
 
 static void
-block_written(void *owner, const CoordResult *result, void *arg)
+block_written(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     gint64 *block = arg;
     state->pid_block_in_flight = FALSE;
-    if (result->error == COORD_OK) {
+    if (result->error == ZK_OK) {
         state->pid_next = block[0];
         state->pid_block_end = block[1];
         serve_waiters(state);
-    } else if (result->error == COORD_BAD_VERSION || result->error == COORD_NODE_EXISTS) {
+    } else if (result->error == ZK_BAD_VERSION || result->error == ZK_NODE_EXISTS) {
         /* Another broker claimed the block first: read again. */
         claim_block(state);
     } else {
@@ -94,18 +94,18 @@ block_written(void *owner, const CoordResult *result, void *arg)
 }
 
 static void
-block_read(void *owner, const CoordResult *result, void *arg)
+block_read(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     (void)arg;
-    if (result->error != COORD_OK && result->error != COORD_NO_NODE) {
+    if (result->error != ZK_OK && result->error != ZK_NO_NODE) {
         state->pid_block_in_flight = FALSE;
         fail_waiters(state);
         return;
     }
     gint64 *block = broker_zk_context(state, 2 * sizeof(gint64));
     gint64 start = 0;
-    if (result->error == COORD_OK) {
+    if (result->error == ZK_OK) {
         g_autofree char *text = g_strndup((const char *)result->data, result->len);
         gint64 previous_start = 0, previous_end = 0;
         if (sscanf(text, "%" G_GINT64_FORMAT " %" G_GINT64_FORMAT, &previous_start,
@@ -116,11 +116,11 @@ block_read(void *owner, const CoordResult *result, void *arg)
     block[1] = start + PID_BLOCK_SIZE;
     g_autofree char *data = g_strdup_printf("%" G_GINT64_FORMAT " %" G_GINT64_FORMAT, block[0],
                                             block[1]);
-    if (result->error == COORD_NO_NODE)
-        coord_client_create(state->zk, PID_BLOCK_PATH, data, strlen(data), 0, block_written,
+    if (result->error == ZK_NO_NODE)
+        zk_client_create(state->zk, PID_BLOCK_PATH, data, strlen(data), 0, block_written,
                             block);
     else
-        coord_client_set(state->zk, PID_BLOCK_PATH, data, strlen(data), result->version,
+        zk_client_set(state->zk, PID_BLOCK_PATH, data, strlen(data), result->version,
                          block_written, block);
 }
 
@@ -130,7 +130,7 @@ claim_block(BrokerState *state)
     if (state->pid_block_in_flight)
         return;
     state->pid_block_in_flight = TRUE;
-    coord_client_get(state->zk, PID_BLOCK_PATH, FALSE, block_read, NULL);
+    zk_client_get(state->zk, PID_BLOCK_PATH, FALSE, block_read, NULL);
 }
 
 void

@@ -99,13 +99,13 @@ broker_isr_mask(const gint32 *isr, guint n_isr)
 /* ---- internal topics of the coordinators ---- */
 
 static void
-internal_topic_created(void *owner, const CoordResult *result, void *arg)
+internal_topic_created(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     guint kind = GPOINTER_TO_UINT(arg);
     /* Created, or created by another broker first; otherwise try again at
      * the next FindCoordinator. */
-    if (result->error != COORD_OK && result->error != COORD_NODE_EXISTS)
+    if (result->error != ZK_OK && result->error != ZK_NODE_EXISTS)
         state->internal_topic_requested[kind] = FALSE;
 }
 
@@ -145,7 +145,7 @@ create_internal_topic(BrokerState *state, guint kind, const char *topic, gint32 
         }
     }
     g_autofree char *path = g_strdup_printf("/brokers/topics/%s", topic);
-    coord_client_create(state->zk, path, data->str, data->len, 0, internal_topic_created,
+    zk_client_create(state->zk, path, data->str, data->len, 0, internal_topic_created,
                         GUINT_TO_POINTER(kind));
     g_string_free(data, TRUE);
 }
@@ -261,7 +261,7 @@ state_free(BrokerState *state)
     replica_markers_state_free(state);
     replica_state_free(state);
     producer_ids_state_free(state);
-    coord_client_free(state->zk);
+    zk_client_free(state->zk);
     g_tree_destroy(state->metadata);
     g_array_free(state->live_brokers, TRUE);
     g_ptr_array_free(state->zk_pending, TRUE);
@@ -392,7 +392,7 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
     BrokerState *state = broker->state;
     (void)world;
     KSIM_ASSERT(state != NULL);
-    if (coord_client_handle_message(state->zk, from, msg))
+    if (zk_client_handle_message(state->zk, from, msg))
         return;
     if (state->controller != NULL && controller_handle_message(state->controller, from, msg))
         return;
@@ -444,7 +444,7 @@ broker_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReaso
     (void)world;
     (void)reason;
     KSIM_ASSERT(state != NULL);
-    coord_client_handle_disconnect(state->zk, peer);
+    zk_client_handle_disconnect(state->zk, peer);
     if (state->controller != NULL)
         controller_peer_disconnected(state->controller, peer);
     replica_peer_disconnected(state, peer);
@@ -548,12 +548,12 @@ registration_retry(SimWorld *world, void *ctx, void *arg)
 }
 
 static void
-registered_cb(void *owner, const CoordResult *result, void *arg)
+registered_cb(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     (void)arg;
     Broker *broker = state->broker;
-    if (result->error == COORD_OK) {
+    if (result->error == ZK_OK) {
         state->registered = TRUE;
         broker_record_event(broker, HISTORY_EVENT_SESSION, NULL, NULL,
                             "broker %d registered /brokers/ids/%d", broker->config.broker_id,
@@ -575,7 +575,7 @@ ensure_paths(BrokerState *state)
     static const char *const paths[] = {"/brokers", "/brokers/ids", "/brokers/topics",
                                         "/isr_change_notification"};
     for (guint i = 0; i < G_N_ELEMENTS(paths); i++)
-        coord_client_create(state->zk, paths[i], "", 0, 0, NULL, NULL);
+        zk_client_create(state->zk, paths[i], "", 0, 0, NULL, NULL);
 }
 
 static void
@@ -585,40 +585,40 @@ register_broker(BrokerState *state)
     ensure_paths(state);
     g_autofree char *path = g_strdup_printf("/brokers/ids/%d", broker->config.broker_id);
     g_autofree char *data = g_strdup_printf("%u", broker->node);
-    coord_client_create(state->zk, path, data, strlen(data), COORD_EPHEMERAL, registered_cb, NULL);
+    zk_client_create(state->zk, path, data, strlen(data), ZK_EPHEMERAL, registered_cb, NULL);
 }
 
 static void
-controller_exists_cb(void *owner, const CoordResult *result, void *arg)
+controller_exists_cb(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     (void)arg;
     /* The controller vanished between our failed create and this check. */
-    if (result->error == COORD_NO_NODE)
+    if (result->error == ZK_NO_NODE)
         elect_controller(state);
 }
 
 static void
-controller_created_cb(void *owner, const CoordResult *result, void *arg)
+controller_created_cb(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     (void)arg;
-    if (result->error == COORD_OK) {
+    if (result->error == ZK_OK) {
         if (state->controller == NULL) {
             state->controller = controller_new(state);
             controller_start(state->controller);
         }
         return;
     }
-    if (result->error == COORD_NODE_EXISTS)
-        coord_client_exists(state->zk, "/controller", TRUE, controller_exists_cb, NULL);
+    if (result->error == ZK_NODE_EXISTS)
+        zk_client_exists(state->zk, "/controller", TRUE, controller_exists_cb, NULL);
 }
 
 static void
 elect_controller(BrokerState *state)
 {
     g_autofree char *data = g_strdup_printf("%d", state->broker->config.broker_id);
-    coord_client_create(state->zk, "/controller", data, strlen(data), COORD_EPHEMERAL,
+    zk_client_create(state->zk, "/controller", data, strlen(data), ZK_EPHEMERAL,
                         controller_created_cb, NULL);
 }
 
@@ -651,11 +651,11 @@ zk_session_expired(void *owner)
                         broker->config.broker_id);
     resign_controller(state);
     state->registered = FALSE;
-    coord_client_new_session(state->zk);
+    zk_client_new_session(state->zk);
 }
 
 static void
-zk_watch_fired(void *owner, const char *path, CoordEventType type)
+zk_watch_fired(void *owner, const char *path, ZkEventType type)
 {
     BrokerState *state = owner;
     (void)type;
@@ -667,7 +667,7 @@ zk_watch_fired(void *owner, const char *path, CoordEventType type)
         controller_watch_fired(state->controller, path);
 }
 
-static const CoordClientCallbacks ZK_CALLBACKS = {
+static const ZkClientCallbacks ZK_CALLBACKS = {
     .session_established = zk_session_established,
     .session_expired = zk_session_expired,
     .disconnected = NULL,
@@ -697,7 +697,7 @@ broker_start(Broker *broker)
     /* Logs first: Kafka's LogManager recovers every log before the broker
      * registers, and reads the HW checkpoint. */
     replica_load_logs(state);
-    state->zk = coord_client_new(broker->world, broker->node, broker->coord_node,
+    state->zk = zk_client_new(broker->world, broker->node, broker->zk_node,
                                  broker->config.zookeeper_session_timeout_ms * SIM_NS_PER_MS,
                                  &ZK_CALLBACKS, state);
     state->hw_checkpoint_timer = sim_timer_set(
@@ -715,7 +715,7 @@ broker_start(Broker *broker)
 }
 
 Broker *
-broker_new(SimWorld *world, const char *name, const BrokerConfig *config, SimNodeId coord_node,
+broker_new(SimWorld *world, const char *name, const BrokerConfig *config, SimNodeId zk_node,
            History *history, const BrokerObserver *observer)
 {
     KSIM_ASSERT(config->broker_id >= 0 && config->broker_id < 32);
@@ -723,7 +723,7 @@ broker_new(SimWorld *world, const char *name, const BrokerConfig *config, SimNod
     broker->world = world;
     broker->name = g_strdup(name);
     broker->config = *config;
-    broker->coord_node = coord_node;
+    broker->zk_node = zk_node;
     broker->history = history;
     if (observer != NULL)
         broker->observer = *observer;

@@ -1,11 +1,11 @@
 /*
- * coord: the coordination node (see coord.h), and the protocol helpers that
- * coord_proto.h declares.
+ * zk_server: the coordination node (see zk_server.h), and the protocol helpers that
+ * zk_proto.h declares.
  *
  * The server object lives as long as its node. Everything a crash loses lives
- * in a CoordState, which is NULL while the server is down or loading:
+ * in a ZkState, which is NULL while the server is down or loading:
  *
- *    coord_server_new ──▶ SERVING ──crash (server_crash)──▶ DOWN
+ *    zk_server_new ──▶ SERVING ──crash (server_crash)──▶ DOWN
  *                            ▲                                │
  *                            │                                │ restart (server_restart)
  *                            └──load timer (server_load_cb)── LOADING
@@ -17,7 +17,7 @@
  * every transaction logged before it is durable (outbox_push, log_synced_cb),
  * so nobody learns of a change that a power loss could still undo.
  *
- * Invariants (coord_server_check_invariants):
+ * Invariants (zk_server_check_invariants):
  *  1. The znode table and the tree hold the same znodes: every znode but the
  *     root has a parent that lists it among its children under its name, and
  *     its path is the parent's path, "/" (unless the parent is the root) and
@@ -42,7 +42,7 @@
  * "coord/snapshot" (written as "coord/snapshot.tmp", fsynced, renamed):
  *   u32 magic | u32 length | u32 XXH32(payload) | payload.
  */
-#include "coord.h"
+#include "zk_server.h"
 
 #include "sim_assert.h"
 #include "sim_disk.h"
@@ -73,48 +73,48 @@ typedef enum {
 /* ---- error and event names ---- */
 
 const char *
-coord_error_name(CoordError error)
+zk_error_name(ZkError error)
 {
     switch (error) {
-    case COORD_OK:
+    case ZK_OK:
         return "OK";
-    case COORD_SYSTEM_ERROR:
+    case ZK_SYSTEM_ERROR:
         return "SYSTEMERROR";
-    case COORD_RUNTIME_INCONSISTENCY:
+    case ZK_RUNTIME_INCONSISTENCY:
         return "RUNTIMEINCONSISTENCY";
-    case COORD_CONNECTION_LOSS:
+    case ZK_CONNECTION_LOSS:
         return "CONNECTIONLOSS";
-    case COORD_BAD_ARGUMENTS:
+    case ZK_BAD_ARGUMENTS:
         return "BADARGUMENTS";
-    case COORD_NO_NODE:
+    case ZK_NO_NODE:
         return "NONODE";
-    case COORD_BAD_VERSION:
+    case ZK_BAD_VERSION:
         return "BADVERSION";
-    case COORD_NO_CHILDREN_FOR_EPHEMERALS:
+    case ZK_NO_CHILDREN_FOR_EPHEMERALS:
         return "NOCHILDRENFOREPHEMERALS";
-    case COORD_NODE_EXISTS:
+    case ZK_NODE_EXISTS:
         return "NODEEXISTS";
-    case COORD_NOT_EMPTY:
+    case ZK_NOT_EMPTY:
         return "NOTEMPTY";
-    case COORD_SESSION_EXPIRED:
+    case ZK_SESSION_EXPIRED:
         return "SESSIONEXPIRED";
-    case COORD_SESSION_MOVED:
+    case ZK_SESSION_MOVED:
         return "SESSIONMOVED";
     }
     return "UNKNOWN";
 }
 
 const char *
-coord_event_name(CoordEventType type)
+zk_event_name(ZkEventType type)
 {
     switch (type) {
-    case COORD_EVENT_NODE_CREATED:
+    case ZK_EVENT_NODE_CREATED:
         return "NodeCreated";
-    case COORD_EVENT_NODE_DELETED:
+    case ZK_EVENT_NODE_DELETED:
         return "NodeDeleted";
-    case COORD_EVENT_NODE_DATA_CHANGED:
+    case ZK_EVENT_NODE_DATA_CHANGED:
         return "NodeDataChanged";
-    case COORD_EVENT_NODE_CHILDREN_CHANGED:
+    case ZK_EVENT_NODE_CHILDREN_CHANGED:
         return "NodeChildrenChanged";
     }
     return "Unknown";
@@ -122,11 +122,11 @@ coord_event_name(CoordEventType type)
 
 /* ---- wire messages ---- */
 
-CoordConnectMsg *
-coord_msg_connect_new(guint64 session_id, gint64 timeout_ns, guint64 last_zxid, guint32 attempt)
+ZkConnectMsg *
+zk_msg_connect_new(guint64 session_id, gint64 timeout_ns, guint64 last_zxid, guint32 attempt)
 {
-    CoordConnectMsg *msg = g_new0(CoordConnectMsg, 1);
-    msg->base.type = COORD_MSG_CONNECT;
+    ZkConnectMsg *msg = g_new0(ZkConnectMsg, 1);
+    msg->base.type = ZK_MSG_CONNECT;
     msg->base.size_bytes = 48; /* ZooKeeper's ConnectRequest with a 16-byte password */
     msg->base.size_of = sizeof *msg;
     msg->session_id = session_id;
@@ -136,12 +136,12 @@ coord_msg_connect_new(guint64 session_id, gint64 timeout_ns, guint64 last_zxid, 
     return msg;
 }
 
-CoordConnectReplyMsg *
-coord_msg_connect_reply_new(guint64 session_id, gint64 timeout_ns, guint32 attempt,
-                            CoordError error)
+ZkConnectReplyMsg *
+zk_msg_connect_reply_new(guint64 session_id, gint64 timeout_ns, guint32 attempt,
+                            ZkError error)
 {
-    CoordConnectReplyMsg *msg = g_new0(CoordConnectReplyMsg, 1);
-    msg->base.type = COORD_MSG_CONNECT_REPLY;
+    ZkConnectReplyMsg *msg = g_new0(ZkConnectReplyMsg, 1);
+    msg->base.type = ZK_MSG_CONNECT_REPLY;
     msg->base.size_bytes = 40;
     msg->base.size_of = sizeof *msg;
     msg->session_id = session_id;
@@ -152,10 +152,10 @@ coord_msg_connect_reply_new(guint64 session_id, gint64 timeout_ns, guint32 attem
 }
 
 SimMsg *
-coord_msg_probe_new(void)
+zk_msg_probe_new(void)
 {
     SimMsg *msg = g_new0(SimMsg, 1);
-    msg->type = COORD_MSG_PROBE;
+    msg->type = ZK_MSG_PROBE;
     msg->size_bytes = 40; /* a TCP/IP header */
     msg->size_of = sizeof *msg;
     return msg;
@@ -168,7 +168,7 @@ bytes_size(GBytes *bytes)
 }
 
 static void
-wire_op_clear(CoordWireOp *op)
+wire_op_clear(ZkWireOp *op)
 {
     g_free(op->path);
     if (op->data != NULL)
@@ -178,7 +178,7 @@ wire_op_clear(CoordWireOp *op)
 static void
 request_free(SimMsg *msg)
 {
-    CoordRequestMsg *req = (CoordRequestMsg *)msg;
+    ZkRequestMsg *req = (ZkRequestMsg *)msg;
     for (guint i = 0; i < req->n_ops; i++)
         wire_op_clear(&req->ops[i]);
     g_free(req->ops);
@@ -188,9 +188,9 @@ request_free(SimMsg *msg)
 static SimMsg *
 request_clone(const SimMsg *msg)
 {
-    const CoordRequestMsg *req = (const CoordRequestMsg *)msg;
-    CoordRequestMsg *copy = g_memdup2(req, sizeof *req);
-    copy->ops = g_new0(CoordWireOp, MAX(req->n_ops, 1));
+    const ZkRequestMsg *req = (const ZkRequestMsg *)msg;
+    ZkRequestMsg *copy = g_memdup2(req, sizeof *req);
+    copy->ops = g_new0(ZkWireOp, MAX(req->n_ops, 1));
     for (guint i = 0; i < req->n_ops; i++) {
         copy->ops[i] = req->ops[i];
         copy->ops[i].path = g_strdup(req->ops[i].path);
@@ -199,26 +199,26 @@ request_clone(const SimMsg *msg)
     return &copy->base;
 }
 
-CoordRequestMsg *
-coord_msg_request_new(CoordOpType type, guint n_ops)
+ZkRequestMsg *
+zk_msg_request_new(ZkOpType type, guint n_ops)
 {
     KSIM_ASSERT(n_ops <= OPS_MAX);
-    CoordRequestMsg *req = g_new0(CoordRequestMsg, 1);
-    req->base.type = COORD_MSG_REQUEST;
+    ZkRequestMsg *req = g_new0(ZkRequestMsg, 1);
+    req->base.type = ZK_MSG_REQUEST;
     req->base.free_fn = request_free;
     req->base.clone_fn = request_clone;
     req->type = type;
     req->n_ops = n_ops;
-    req->ops = g_new0(CoordWireOp, MAX(n_ops, 1));
+    req->ops = g_new0(ZkWireOp, MAX(n_ops, 1));
     return req;
 }
 
 void
-coord_msg_request_finish(CoordRequestMsg *req)
+zk_msg_request_finish(ZkRequestMsg *req)
 {
     gsize size = 24; /* length, xid, type, session */
     for (guint i = 0; i < req->n_ops; i++) {
-        const CoordWireOp *op = &req->ops[i];
+        const ZkWireOp *op = &req->ops[i];
         size += 16 + (op->path == NULL ? 0 : strlen(op->path)) + bytes_size(op->data);
     }
     KSIM_ASSERT(size <= G_MAXUINT32);
@@ -226,7 +226,7 @@ coord_msg_request_finish(CoordRequestMsg *req)
 }
 
 static void
-wire_result_clear(CoordWireResult *result)
+wire_result_clear(ZkWireResult *result)
 {
     g_free(result->path);
     if (result->data != NULL)
@@ -238,7 +238,7 @@ wire_result_clear(CoordWireResult *result)
 static void
 reply_free(SimMsg *msg)
 {
-    CoordReplyMsg *reply = (CoordReplyMsg *)msg;
+    ZkReplyMsg *reply = (ZkReplyMsg *)msg;
     for (guint i = 0; i < reply->n_results; i++)
         wire_result_clear(&reply->results[i]);
     g_free(reply->results);
@@ -248,12 +248,12 @@ reply_free(SimMsg *msg)
 static SimMsg *
 reply_clone(const SimMsg *msg)
 {
-    const CoordReplyMsg *reply = (const CoordReplyMsg *)msg;
-    CoordReplyMsg *copy = g_memdup2(reply, sizeof *reply);
-    copy->results = g_new0(CoordWireResult, MAX(reply->n_results, 1));
+    const ZkReplyMsg *reply = (const ZkReplyMsg *)msg;
+    ZkReplyMsg *copy = g_memdup2(reply, sizeof *reply);
+    copy->results = g_new0(ZkWireResult, MAX(reply->n_results, 1));
     for (guint i = 0; i < reply->n_results; i++) {
-        const CoordWireResult *from = &reply->results[i];
-        CoordWireResult *to = &copy->results[i];
+        const ZkWireResult *from = &reply->results[i];
+        ZkWireResult *to = &copy->results[i];
         *to = *from;
         to->path = g_strdup(from->path);
         to->data = from->data == NULL ? NULL : g_bytes_ref(from->data);
@@ -262,27 +262,27 @@ reply_clone(const SimMsg *msg)
     return &copy->base;
 }
 
-CoordReplyMsg *
-coord_msg_reply_new(guint64 session_id, gint64 xid, guint n_results)
+ZkReplyMsg *
+zk_msg_reply_new(guint64 session_id, gint64 xid, guint n_results)
 {
     KSIM_ASSERT(n_results <= OPS_MAX);
-    CoordReplyMsg *reply = g_new0(CoordReplyMsg, 1);
-    reply->base.type = COORD_MSG_REPLY;
+    ZkReplyMsg *reply = g_new0(ZkReplyMsg, 1);
+    reply->base.type = ZK_MSG_REPLY;
     reply->base.free_fn = reply_free;
     reply->base.clone_fn = reply_clone;
     reply->session_id = session_id;
     reply->xid = xid;
     reply->n_results = n_results;
-    reply->results = g_new0(CoordWireResult, MAX(n_results, 1));
+    reply->results = g_new0(ZkWireResult, MAX(n_results, 1));
     return reply;
 }
 
 void
-coord_msg_reply_finish(CoordReplyMsg *reply)
+zk_msg_reply_finish(ZkReplyMsg *reply)
 {
     gsize size = 16; /* xid, zxid, error */
     for (guint i = 0; i < reply->n_results; i++) {
-        const CoordWireResult *result = &reply->results[i];
+        const ZkWireResult *result = &reply->results[i];
         size += 4 + 68; /* error + stat */
         size += result->path == NULL ? 0 : 4 + strlen(result->path);
         size += result->data == NULL ? 0 : 4 + g_bytes_get_size(result->data);
@@ -296,7 +296,7 @@ coord_msg_reply_finish(CoordReplyMsg *reply)
 static void
 watch_event_free(SimMsg *msg)
 {
-    CoordWatchEventMsg *event = (CoordWatchEventMsg *)msg;
+    ZkWatchEventMsg *event = (ZkWatchEventMsg *)msg;
     g_free(event->path);
     g_free(event);
 }
@@ -304,18 +304,18 @@ watch_event_free(SimMsg *msg)
 static SimMsg *
 watch_event_clone(const SimMsg *msg)
 {
-    const CoordWatchEventMsg *event = (const CoordWatchEventMsg *)msg;
-    CoordWatchEventMsg *copy = g_memdup2(event, sizeof *event);
+    const ZkWatchEventMsg *event = (const ZkWatchEventMsg *)msg;
+    ZkWatchEventMsg *copy = g_memdup2(event, sizeof *event);
     copy->path = g_strdup(event->path);
     return &copy->base;
 }
 
-CoordWatchEventMsg *
-coord_msg_watch_event_new(guint64 session_id, CoordEventType type, const char *path)
+ZkWatchEventMsg *
+zk_msg_watch_event_new(guint64 session_id, ZkEventType type, const char *path)
 {
     KSIM_ASSERT(path != NULL);
-    CoordWatchEventMsg *event = g_new0(CoordWatchEventMsg, 1);
-    event->base.type = COORD_MSG_WATCH_EVENT;
+    ZkWatchEventMsg *event = g_new0(ZkWatchEventMsg, 1);
+    event->base.type = ZK_MSG_WATCH_EVENT;
     event->base.size_bytes = (guint32)(20 + strlen(path));
     event->base.free_fn = watch_event_free;
     event->base.clone_fn = watch_event_clone;
@@ -441,7 +441,7 @@ struct Znode {
     const char *name; /* the last component, inside `path` ("" for the root) */
     Znode *parent;    /* NULL for the root */
     GBytes *data;     /* owned, never NULL */
-    CoordStat stat;   /* data_length and num_children are filled when reported */
+    ZkStat stat;   /* data_length and num_children are filled when reported */
     GTree *children;  /* child name -> Znode, borrowed from the znode table */
 };
 
@@ -479,13 +479,13 @@ typedef struct {
     gboolean snapshot_in_flight;
     guint32 snapshot_log_index; /* logs below it are covered by the snapshot */
     GQueue outbox;              /* Outgoing *, in send order */
-} CoordState;
+} ZkState;
 
-struct CoordServer {
+struct ZkServer {
     SimWorld *world;
     SimNodeId node;
-    CoordServerConfig cfg;
-    CoordState *state; /* NULL while down or loading */
+    ZkServerConfig cfg;
+    ZkState *state; /* NULL while down or loading */
 };
 
 static gint
@@ -568,10 +568,10 @@ outgoing_free(gpointer data)
     g_free(out);
 }
 
-static CoordState *
+static ZkState *
 state_new(void)
 {
-    CoordState *state = g_new0(CoordState, 1);
+    ZkState *state = g_new0(ZkState, 1);
     state->znodes = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, znode_free);
     state->root = znode_new("/", NULL);
     g_hash_table_insert(state->znodes, state->root->path, state->root);
@@ -587,7 +587,7 @@ state_new(void)
 /* Frees the state without touching the world: a crash has already dropped the
  * node's timers and fsyncs. */
 static void
-state_free(CoordState *state)
+state_free(ZkState *state)
 {
     if (state == NULL)
         return;
@@ -600,35 +600,35 @@ state_free(CoordState *state)
 }
 
 static Session *
-session_lookup(const CoordState *state, guint64 id)
+session_lookup(const ZkState *state, guint64 id)
 {
     return g_tree_lookup(state->sessions, GSIZE_TO_POINTER(id));
 }
 
 static Znode *
-znode_lookup(const CoordState *state, const char *path)
+znode_lookup(const ZkState *state, const char *path)
 {
     return g_hash_table_lookup(state->znodes, path);
 }
 
 static SimNet *
-server_net(const CoordServer *server)
+server_net(const ZkServer *server)
 {
     return sim_world_net(server->world);
 }
 
 static SimDisk *
-server_disk(const CoordServer *server)
+server_disk(const ZkServer *server)
 {
     return sim_node_disk(server->world, server->node);
 }
 
-static void server_note(CoordServer *server, SimNodeId peer, guint64 a, guint64 b,
+static void server_note(ZkServer *server, SimNodeId peer, guint64 a, guint64 b,
                         const char *format, ...) G_GNUC_PRINTF(5, 6);
 
 /* A model note in the trace; `a` is a zxid and `b` a session id, or 0. */
 static void
-server_note(CoordServer *server, SimNodeId peer, guint64 a, guint64 b, const char *format, ...)
+server_note(ZkServer *server, SimNodeId peer, guint64 a, guint64 b, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
@@ -666,7 +666,7 @@ path_valid(const char *path)
 
 /* The znode that would be `path`'s parent, or NULL. `path` starts with '/'. */
 static Znode *
-parent_lookup(const CoordState *state, const char *path)
+parent_lookup(const ZkState *state, const char *path)
 {
     const char *slash = strrchr(path, '/');
     KSIM_ASSERT(slash != NULL);
@@ -677,7 +677,7 @@ parent_lookup(const CoordState *state, const char *path)
 }
 
 static void
-tree_attach(CoordState *state, Znode *node, Znode *parent)
+tree_attach(ZkState *state, Znode *node, Znode *parent)
 {
     KSIM_ASSERT(znode_lookup(state, node->path) == NULL);
     node->parent = parent;
@@ -686,7 +686,7 @@ tree_attach(CoordState *state, Znode *node, Znode *parent)
 }
 
 static void
-tree_detach(CoordState *state, Znode *node)
+tree_detach(ZkState *state, Znode *node)
 {
     KSIM_ASSERT(node->parent != NULL);
     KSIM_ASSERT(g_tree_nnodes(node->children) == 0);
@@ -697,7 +697,7 @@ tree_detach(CoordState *state, Znode *node)
 }
 
 static void
-stat_fill(const Znode *node, CoordStat *stat)
+stat_fill(const Znode *node, ZkStat *stat)
 {
     *stat = node->stat;
     stat->data_length = (guint32)g_bytes_get_size(node->data);
@@ -707,14 +707,14 @@ stat_fill(const Znode *node, CoordStat *stat)
 /* ---- watches ---- */
 
 static GHashTable *
-watch_table(const CoordState *state, char kind)
+watch_table(const ZkState *state, char kind)
 {
     KSIM_ASSERT(kind == 'd' || kind == 'c');
     return kind == 'd' ? state->data_watches : state->child_watches;
 }
 
 static void
-watch_add(CoordState *state, Session *s, char kind, const char *path)
+watch_add(ZkState *state, Session *s, char kind, const char *path)
 {
     KSIM_ASSERT(s->client != SIM_NODE_NONE);
     GHashTable *table = watch_table(state, kind);
@@ -732,7 +732,7 @@ watch_add(CoordState *state, Session *s, char kind, const char *path)
 
 /* Drops every watch of the session (its connection is gone). */
 static void
-session_drop_watches(CoordState *state, Session *s)
+session_drop_watches(ZkState *state, Session *s)
 {
     for (GTreeNode *n = g_tree_node_first(s->watches); n != NULL; n = g_tree_node_next(n)) {
         const char *key = g_tree_node_key(n);
@@ -751,7 +751,7 @@ session_drop_watches(CoordState *state, Session *s)
 
 /* Takes the watchers of `path` in one table (a watch fires once) into `fired`. */
 static void
-watch_take(CoordState *state, char kind, const char *path, GTree *fired)
+watch_take(ZkState *state, char kind, const char *path, GTree *fired)
 {
     GHashTable *table = watch_table(state, kind);
     GTree *set = g_hash_table_lookup(table, path);
@@ -770,25 +770,25 @@ watch_take(CoordState *state, char kind, const char *path, GTree *fired)
     g_hash_table_remove(table, path);
 }
 
-static void outbox_push(CoordServer *server, SimNodeId to, SimMsg *msg);
+static void outbox_push(ZkServer *server, SimNodeId to, SimMsg *msg);
 
 /* Fires the watches a change of `path` triggers, as ZooKeeper's
  * DataTree does: a session watching both data and children of a deleted
  * node hears of it once. */
 static void
-watch_fire(CoordServer *server, const char *path, CoordEventType type)
+watch_fire(ZkServer *server, const char *path, ZkEventType type)
 {
-    CoordState *state = server->state;
+    ZkState *state = server->state;
     g_autoptr(GTree) fired = id_set_new();
-    if (type != COORD_EVENT_NODE_CHILDREN_CHANGED)
+    if (type != ZK_EVENT_NODE_CHILDREN_CHANGED)
         watch_take(state, 'd', path, fired);
-    if (type == COORD_EVENT_NODE_CHILDREN_CHANGED || type == COORD_EVENT_NODE_DELETED)
+    if (type == ZK_EVENT_NODE_CHILDREN_CHANGED || type == ZK_EVENT_NODE_DELETED)
         watch_take(state, 'c', path, fired);
     for (GTreeNode *n = g_tree_node_first(fired); n != NULL; n = g_tree_node_next(n)) {
         guint64 id = GPOINTER_TO_SIZE(g_tree_node_key(n));
         Session *s = session_lookup(state, id);
         KSIM_ASSERT(s->client != SIM_NODE_NONE);
-        outbox_push(server, s->client, &coord_msg_watch_event_new(id, type, path)->base);
+        outbox_push(server, s->client, &zk_msg_watch_event_new(id, type, path)->base);
     }
 }
 
@@ -808,7 +808,7 @@ typedef struct {
 
 typedef struct {
     char *path;
-    CoordEventType type;
+    ZkEventType type;
 } Trigger;
 
 typedef struct {
@@ -848,14 +848,14 @@ txn_clear(Txn *txn)
 }
 
 static void
-txn_trigger(Txn *txn, const char *path, CoordEventType type)
+txn_trigger(Txn *txn, const char *path, ZkEventType type)
 {
     Trigger trigger = {g_strdup(path), type};
     g_array_append_val(txn->triggers, trigger);
 }
 
 static void
-txn_log_op(Txn *txn, CoordOpType type, gboolean ephemeral, const char *path, GBytes *data)
+txn_log_op(Txn *txn, ZkOpType type, gboolean ephemeral, const char *path, GBytes *data)
 {
     KSIM_ASSERT(txn->n_logged < OPS_MAX);
     put_u8(txn->record, (guint8)type);
@@ -878,15 +878,15 @@ parent_touch(Txn *txn, Znode *parent, Undo *undo)
 static gboolean
 version_matches(const Znode *node, gint32 version)
 {
-    return version == COORD_VERSION_ANY || version == node->stat.version;
+    return version == ZK_VERSION_ANY || version == node->stat.version;
 }
 
 /* The path a create makes: sequential names end in the parent's child version
  * as ten digits, as ZooKeeper's do. (transfer full) */
 static char *
-create_path(const Znode *parent, const CoordWireOp *op)
+create_path(const Znode *parent, const ZkWireOp *op)
 {
-    if ((op->flags & COORD_SEQUENTIAL) == 0)
+    if ((op->flags & ZK_SEQUENTIAL) == 0)
         return g_strdup(op->path);
     return g_strdup_printf("%s%010d", op->path, parent->stat.cversion);
 }
@@ -894,28 +894,28 @@ create_path(const Znode *parent, const CoordWireOp *op)
 /* ZooKeeper validates a sequential path as if the suffix were there, so
  * "/queue/" may create "/queue/0000000003". The root cannot be created. */
 static gboolean
-create_path_valid(const CoordWireOp *op)
+create_path_valid(const ZkWireOp *op)
 {
-    if ((op->flags & COORD_SEQUENTIAL) == 0)
+    if ((op->flags & ZK_SEQUENTIAL) == 0)
         return path_valid(op->path) && strcmp(op->path, "/") != 0;
     g_autofree char *suffixed = g_strconcat(op->path, "0", NULL);
     return path_valid(suffixed);
 }
 
-static CoordError
-apply_create(CoordState *state, Txn *txn, const CoordWireOp *op, CoordWireResult *result)
+static ZkError
+apply_create(ZkState *state, Txn *txn, const ZkWireOp *op, ZkWireResult *result)
 {
-    if (!create_path_valid(op) || bytes_size(op->data) > COORD_DATA_BYTES_MAX)
-        return COORD_BAD_ARGUMENTS;
+    if (!create_path_valid(op) || bytes_size(op->data) > ZK_DATA_BYTES_MAX)
+        return ZK_BAD_ARGUMENTS;
     Znode *parent = parent_lookup(state, op->path);
     if (parent == NULL)
-        return COORD_NO_NODE;
+        return ZK_NO_NODE;
     if (parent->stat.ephemeral_owner != 0)
-        return COORD_NO_CHILDREN_FOR_EPHEMERALS;
+        return ZK_NO_CHILDREN_FOR_EPHEMERALS;
     g_autofree char *path = create_path(parent, op);
     if (znode_lookup(state, path) != NULL)
-        return COORD_NODE_EXISTS;
-    gboolean ephemeral = (op->flags & COORD_EPHEMERAL) != 0;
+        return ZK_NODE_EXISTS;
+    gboolean ephemeral = (op->flags & ZK_EPHEMERAL) != 0;
     Znode *node = znode_new(path, op->data);
     node->stat.czxid = node->stat.mzxid = node->stat.pzxid = txn->zxid;
     Undo undo = {.kind = UNDO_CREATE, .node = node};
@@ -928,17 +928,17 @@ apply_create(CoordState *state, Txn *txn, const CoordWireOp *op, CoordWireResult
         g_tree_insert(s->ephemerals, g_strdup(path), GINT_TO_POINTER(1));
     }
     g_array_append_val(txn->undo, undo);
-    txn_trigger(txn, path, COORD_EVENT_NODE_CREATED);
-    txn_trigger(txn, parent->path, COORD_EVENT_NODE_CHILDREN_CHANGED);
-    txn_log_op(txn, COORD_OP_CREATE, ephemeral, path, node->data);
+    txn_trigger(txn, path, ZK_EVENT_NODE_CREATED);
+    txn_trigger(txn, parent->path, ZK_EVENT_NODE_CHILDREN_CHANGED);
+    txn_log_op(txn, ZK_OP_CREATE, ephemeral, path, node->data);
     result->path = g_strdup(path);
     stat_fill(node, &result->stat);
-    return COORD_OK;
+    return ZK_OK;
 }
 
 /* Detaches a znode without children, with its undo record and triggers. */
 static void
-znode_delete(CoordState *state, Txn *txn, Znode *node)
+znode_delete(ZkState *state, Txn *txn, Znode *node)
 {
     Undo undo = {.kind = UNDO_DELETE, .node = node};
     parent_touch(txn, node->parent, &undo);
@@ -950,37 +950,37 @@ znode_delete(CoordState *state, Txn *txn, Znode *node)
         KSIM_ASSERT(removed);
     }
     g_array_append_val(txn->undo, undo);
-    txn_trigger(txn, node->path, COORD_EVENT_NODE_DELETED);
-    txn_trigger(txn, node->parent->path, COORD_EVENT_NODE_CHILDREN_CHANGED);
-    txn_log_op(txn, COORD_OP_DELETE, FALSE, node->path, NULL);
+    txn_trigger(txn, node->path, ZK_EVENT_NODE_DELETED);
+    txn_trigger(txn, node->parent->path, ZK_EVENT_NODE_CHILDREN_CHANGED);
+    txn_log_op(txn, ZK_OP_DELETE, FALSE, node->path, NULL);
 }
 
-static CoordError
-apply_delete(CoordState *state, Txn *txn, const CoordWireOp *op)
+static ZkError
+apply_delete(ZkState *state, Txn *txn, const ZkWireOp *op)
 {
     if (!path_valid(op->path) || strcmp(op->path, "/") == 0)
-        return COORD_BAD_ARGUMENTS;
+        return ZK_BAD_ARGUMENTS;
     Znode *node = znode_lookup(state, op->path);
     if (node == NULL)
-        return COORD_NO_NODE;
+        return ZK_NO_NODE;
     if (!version_matches(node, op->version))
-        return COORD_BAD_VERSION;
+        return ZK_BAD_VERSION;
     if (g_tree_nnodes(node->children) > 0)
-        return COORD_NOT_EMPTY;
+        return ZK_NOT_EMPTY;
     znode_delete(state, txn, node);
-    return COORD_OK;
+    return ZK_OK;
 }
 
-static CoordError
-apply_set(CoordState *state, Txn *txn, const CoordWireOp *op, CoordWireResult *result)
+static ZkError
+apply_set(ZkState *state, Txn *txn, const ZkWireOp *op, ZkWireResult *result)
 {
-    if (!path_valid(op->path) || bytes_size(op->data) > COORD_DATA_BYTES_MAX)
-        return COORD_BAD_ARGUMENTS;
+    if (!path_valid(op->path) || bytes_size(op->data) > ZK_DATA_BYTES_MAX)
+        return ZK_BAD_ARGUMENTS;
     Znode *node = znode_lookup(state, op->path);
     if (node == NULL)
-        return COORD_NO_NODE;
+        return ZK_NO_NODE;
     if (!version_matches(node, op->version))
-        return COORD_BAD_VERSION;
+        return ZK_BAD_VERSION;
     Undo undo = {.kind = UNDO_SET, .node = node};
     undo.old_data = node->data;
     undo.old_version = node->stat.version;
@@ -990,47 +990,47 @@ apply_set(CoordState *state, Txn *txn, const CoordWireOp *op, CoordWireResult *r
     node->stat.version++;
     node->stat.mzxid = txn->zxid;
     g_array_append_val(txn->undo, undo);
-    txn_trigger(txn, node->path, COORD_EVENT_NODE_DATA_CHANGED);
-    txn_log_op(txn, COORD_OP_SET, FALSE, node->path, node->data);
+    txn_trigger(txn, node->path, ZK_EVENT_NODE_DATA_CHANGED);
+    txn_log_op(txn, ZK_OP_SET, FALSE, node->path, node->data);
     stat_fill(node, &result->stat);
-    return COORD_OK;
+    return ZK_OK;
 }
 
-static CoordError
-apply_check(const CoordState *state, const CoordWireOp *op, CoordWireResult *result)
+static ZkError
+apply_check(const ZkState *state, const ZkWireOp *op, ZkWireResult *result)
 {
     if (!path_valid(op->path))
-        return COORD_BAD_ARGUMENTS;
+        return ZK_BAD_ARGUMENTS;
     Znode *node = znode_lookup(state, op->path);
     if (node == NULL)
-        return COORD_NO_NODE;
+        return ZK_NO_NODE;
     if (!version_matches(node, op->version))
-        return COORD_BAD_VERSION;
+        return ZK_BAD_VERSION;
     stat_fill(node, &result->stat);
-    return COORD_OK;
+    return ZK_OK;
 }
 
-static CoordError
-apply_op(CoordState *state, Txn *txn, const CoordWireOp *op, CoordWireResult *result)
+static ZkError
+apply_op(ZkState *state, Txn *txn, const ZkWireOp *op, ZkWireResult *result)
 {
     if (op->path == NULL)
-        return COORD_BAD_ARGUMENTS;
+        return ZK_BAD_ARGUMENTS;
     switch (op->type) {
-    case COORD_OP_CREATE:
+    case ZK_OP_CREATE:
         return apply_create(state, txn, op, result);
-    case COORD_OP_DELETE:
+    case ZK_OP_DELETE:
         return apply_delete(state, txn, op);
-    case COORD_OP_SET:
+    case ZK_OP_SET:
         return apply_set(state, txn, op, result);
-    case COORD_OP_CHECK:
+    case ZK_OP_CHECK:
         return apply_check(state, op, result);
     default:
-        return COORD_BAD_ARGUMENTS;
+        return ZK_BAD_ARGUMENTS;
     }
 }
 
 static void
-undo_one(CoordState *state, const Undo *undo)
+undo_one(ZkState *state, const Undo *undo)
 {
     Znode *node = undo->node;
     if (undo->kind == UNDO_SET) {
@@ -1059,7 +1059,7 @@ undo_one(CoordState *state, const Undo *undo)
 
 /* Restores the tree as it was before the transaction. */
 static void
-txn_undo(CoordState *state, Txn *txn)
+txn_undo(ZkState *state, Txn *txn)
 {
     for (guint i = txn->undo->len; i > 0; i--)
         undo_one(state, &g_array_index(txn->undo, Undo, i - 1));
@@ -1069,7 +1069,7 @@ txn_undo(CoordState *state, Txn *txn)
 
 /* Makes the transaction final: frees what the undo log kept. */
 static void
-txn_commit(CoordState *state, Txn *txn)
+txn_commit(ZkState *state, Txn *txn)
 {
     KSIM_ASSERT(txn->zxid == state->zxid + 1);
     for (guint i = 0; i < txn->undo->len; i++) {
@@ -1085,26 +1085,26 @@ txn_commit(CoordState *state, Txn *txn)
 
 /* Applies the request's ops in order; on the first failure the others are
  * marked RUNTIMEINCONSISTENCY (none of them is applied). */
-static CoordError
-txn_run(CoordState *state, Txn *txn, const CoordRequestMsg *req, CoordReplyMsg *reply)
+static ZkError
+txn_run(ZkState *state, Txn *txn, const ZkRequestMsg *req, ZkReplyMsg *reply)
 {
     KSIM_ASSERT(reply->n_results == req->n_ops);
     for (guint i = 0; i < req->n_ops; i++) {
-        CoordError error = apply_op(state, txn, &req->ops[i], &reply->results[i]);
-        if (error == COORD_OK)
+        ZkError error = apply_op(state, txn, &req->ops[i], &reply->results[i]);
+        if (error == ZK_OK)
             continue;
         for (guint j = 0; j < req->n_ops; j++) {
             wire_result_clear(&reply->results[j]);
-            reply->results[j].error = j == i ? error : COORD_RUNTIME_INCONSISTENCY;
+            reply->results[j].error = j == i ? error : ZK_RUNTIME_INCONSISTENCY;
         }
         return error;
     }
-    return COORD_OK;
+    return ZK_OK;
 }
 
 /* Removes a session: its watches, then its ephemerals (in path order). */
 static void
-session_close_apply(CoordState *state, Txn *txn, Session *s)
+session_close_apply(ZkState *state, Txn *txn, Session *s)
 {
     session_drop_watches(state, s);
     g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
@@ -1123,14 +1123,14 @@ log_name(guint32 index)
     return g_strdup_printf(LOG_PREFIX "%010u", index);
 }
 
-static void outbox_flush(CoordServer *server);
-static void snapshot_maybe_start(CoordServer *server);
+static void outbox_flush(ZkServer *server);
+static void snapshot_maybe_start(ZkServer *server);
 
 static void
 log_synced_cb(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
 {
-    CoordServer *server = ctx;
-    CoordState *state = server->state;
+    ZkServer *server = ctx;
+    ZkState *state = server->state;
     (void)world;
     (void)arg;
     KSIM_ASSERT(state != NULL);
@@ -1153,10 +1153,10 @@ log_synced_cb(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
  * (group commit: the next fsync covers whatever was appended meanwhile).
  * FALSE when the disk is full; nothing was written then. */
 static gboolean
-log_append(CoordServer *server, TxnKind kind, guint64 zxid, guint64 session_id, const Txn *txn,
+log_append(ZkServer *server, TxnKind kind, guint64 zxid, guint64 session_id, const Txn *txn,
            gint64 timeout_ns)
 {
-    CoordState *state = server->state;
+    ZkState *state = server->state;
     g_autoptr(GByteArray) payload = g_byte_array_new();
     put_u8(payload, (guint8)kind);
     put_u64(payload, zxid);
@@ -1187,9 +1187,9 @@ log_append(CoordServer *server, TxnKind kind, guint64 zxid, guint64 session_id, 
 
 /* Sends `msg` to `to` once every transaction logged so far is durable. */
 static void
-outbox_push(CoordServer *server, SimNodeId to, SimMsg *msg)
+outbox_push(ZkServer *server, SimNodeId to, SimMsg *msg)
 {
-    CoordState *state = server->state;
+    ZkState *state = server->state;
     if (g_queue_is_empty(&state->outbox) && state->txn_durable == state->txn_written) {
         sim_net_send(server_net(server), server->node, to, msg);
         return;
@@ -1202,9 +1202,9 @@ outbox_push(CoordServer *server, SimNodeId to, SimMsg *msg)
 }
 
 static void
-outbox_flush(CoordServer *server)
+outbox_flush(ZkServer *server)
 {
-    CoordState *state = server->state;
+    ZkState *state = server->state;
     for (;;) {
         Outgoing *out = g_queue_peek_head(&state->outbox);
         if (out == NULL || out->txn_needed > state->txn_durable)
@@ -1217,7 +1217,7 @@ outbox_flush(CoordServer *server)
 
 /* Forgets the messages waiting for `peer`: its connection is gone. */
 static void
-outbox_purge(CoordState *state, SimNodeId peer)
+outbox_purge(ZkState *state, SimNodeId peer)
 {
     GList *link = state->outbox.head;
     while (link != NULL) {
@@ -1249,7 +1249,7 @@ snapshot_put_znode(GByteArray *out, const Znode *node)
 }
 
 static GByteArray *
-snapshot_encode(const CoordState *state)
+snapshot_encode(const ZkState *state)
 {
     GByteArray *payload = g_byte_array_new();
     put_u64(payload, state->zxid);
@@ -1273,8 +1273,8 @@ snapshot_encode(const CoordState *state)
 static void
 snapshot_synced_cb(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
 {
-    CoordServer *server = ctx;
-    CoordState *state = server->state;
+    ZkServer *server = ctx;
+    ZkState *state = server->state;
     (void)world;
     (void)arg;
     KSIM_ASSERT(state != NULL);
@@ -1298,9 +1298,9 @@ snapshot_synced_cb(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
  * and all of them are durable: the log rolls to a new file, and the files
  * before it are deleted once the snapshot is durable under its final name. */
 static void
-snapshot_maybe_start(CoordServer *server)
+snapshot_maybe_start(ZkServer *server)
 {
-    CoordState *state = server->state;
+    ZkState *state = server->state;
     if (state->snapshot_in_flight || state->fsync_in_flight ||
         state->log_txns < server->cfg.snapshot_txns)
         return;
@@ -1327,11 +1327,11 @@ snapshot_maybe_start(CoordServer *server)
 /* ---- loading ---- */
 
 static gboolean
-snapshot_read_znode(CoordState *state, Reader *r)
+snapshot_read_znode(ZkState *state, Reader *r)
 {
     g_autofree char *path = get_str(r);
     g_autoptr(GBytes) data = get_bytes(r);
-    CoordStat stat = {0};
+    ZkStat stat = {0};
     stat.version = (gint32)get_u32(r);
     stat.cversion = (gint32)get_u32(r);
     stat.czxid = get_u64(r);
@@ -1364,7 +1364,7 @@ snapshot_read_znode(CoordState *state, Reader *r)
 /* Loads the snapshot. It was fsynced before it was renamed into place, so it
  * is whole: a bad one is a bug, not a fault. */
 static void
-snapshot_load(CoordState *state, SimDisk *disk)
+snapshot_load(ZkState *state, SimDisk *disk)
 {
     gint64 size = sim_disk_size(disk, SNAPSHOT_NAME);
     KSIM_ASSERT(size >= 12);
@@ -1402,10 +1402,10 @@ record_read_ops(Reader *r, GArray *ops)
     if (n > OPS_MAX)
         return FALSE;
     for (guint32 i = 0; i < n && r->ok; i++) {
-        CoordWireOp op = {0};
-        op.type = (CoordOpType)get_u8(r);
-        op.flags = get_u8(r) != 0 ? COORD_EPHEMERAL : 0;
-        op.version = COORD_VERSION_ANY;
+        ZkWireOp op = {0};
+        op.type = (ZkOpType)get_u8(r);
+        op.flags = get_u8(r) != 0 ? ZK_EPHEMERAL : 0;
+        op.version = ZK_VERSION_ANY;
         op.path = get_str(r);
         op.data = get_bytes(r);
         g_array_append_val(ops, op);
@@ -1422,7 +1422,7 @@ wire_op_array_clear(gpointer data)
 /* Replays one logged transaction; FALSE when it cannot follow the state (a
  * gap in zxids or a malformed record), which ends the replay. */
 static gboolean
-replay_record(CoordState *state, Reader *r)
+replay_record(ZkState *state, Reader *r)
 {
     TxnKind kind = (TxnKind)get_u8(r);
     guint64 zxid = get_u64(r);
@@ -1433,7 +1433,7 @@ replay_record(CoordState *state, Reader *r)
         return TRUE; /* covered by the snapshot */
     if (zxid != state->zxid + 1)
         return FALSE;
-    g_autoptr(GArray) ops = g_array_new(FALSE, TRUE, sizeof(CoordWireOp));
+    g_autoptr(GArray) ops = g_array_new(FALSE, TRUE, sizeof(ZkWireOp));
     g_array_set_clear_func(ops, wire_op_array_clear);
     gint64 timeout_ns = kind == TXN_CREATE_SESSION ? (gint64)get_u64(r) : 0;
     if (kind == TXN_OPS && !record_read_ops(r, ops))
@@ -1451,9 +1451,9 @@ replay_record(CoordState *state, Reader *r)
         session_close_apply(state, &txn, s);
     }
     for (guint i = 0; i < ops->len; i++) {
-        CoordWireResult result = {0};
-        CoordError error = apply_op(state, &txn, &g_array_index(ops, CoordWireOp, i), &result);
-        KSIM_ASSERT(error == COORD_OK);
+        ZkWireResult result = {0};
+        ZkError error = apply_op(state, &txn, &g_array_index(ops, ZkWireOp, i), &result);
+        KSIM_ASSERT(error == ZK_OK);
         wire_result_clear(&result);
     }
     txn_commit(state, &txn);
@@ -1463,7 +1463,7 @@ replay_record(CoordState *state, Reader *r)
 
 /* Replays one log file; a torn or garbage tail is cut off (FALSE then). */
 static gboolean
-log_replay(CoordState *state, SimDisk *disk, const char *name)
+log_replay(ZkState *state, SimDisk *disk, const char *name)
 {
     gint64 size = sim_disk_size(disk, name);
     KSIM_ASSERT(size >= 0);
@@ -1490,14 +1490,14 @@ log_replay(CoordState *state, SimDisk *disk, const char *name)
     return FALSE;
 }
 
-static void session_touch(CoordServer *server, Session *s);
-static void session_arm(CoordServer *server, Session *s);
+static void session_touch(ZkServer *server, Session *s);
+static void session_arm(ZkServer *server, Session *s);
 
 /* Rebuilds the state from the snapshot and the logs. */
-static CoordState *
-state_load(CoordServer *server)
+static ZkState *
+state_load(ZkServer *server)
 {
-    CoordState *state = state_new();
+    ZkState *state = state_new();
     SimDisk *disk = server_disk(server);
     if (sim_disk_exists(disk, SNAPSHOT_TMP_NAME))
         sim_disk_delete(disk, SNAPSHOT_TMP_NAME);
@@ -1523,11 +1523,11 @@ state_load(CoordServer *server)
 }
 
 static void
-server_load(CoordServer *server)
+server_load(ZkServer *server)
 {
     KSIM_ASSERT(server->state == NULL);
     server->state = state_load(server);
-    CoordState *state = server->state;
+    ZkState *state = server->state;
     /* Recovered sessions get a fresh timeout, as ZooKeeper's do. */
     for (GTreeNode *n = g_tree_node_first(state->sessions); n != NULL; n = g_tree_node_next(n)) {
         Session *s = g_tree_node_value(n);
@@ -1542,14 +1542,14 @@ server_load(CoordServer *server)
 /* ---- sessions ---- */
 
 static gint64
-server_now(const CoordServer *server)
+server_now(const ZkServer *server)
 {
     return sim_now_ns(server->world);
 }
 
 /* ZooKeeper's expiry buckets: deadlines round up to the next tick. */
 static void
-session_touch(CoordServer *server, Session *s)
+session_touch(ZkServer *server, Session *s)
 {
     gint64 tick = server->cfg.tick_ns;
     s->deadline_ns = ((server_now(server) + s->timeout_ns) / tick + 1) * tick;
@@ -1558,7 +1558,7 @@ session_touch(CoordServer *server, Session *s)
 static void session_expiry_cb(SimWorld *world, void *ctx, void *arg);
 
 static void
-session_arm(CoordServer *server, Session *s)
+session_arm(ZkServer *server, Session *s)
 {
     KSIM_ASSERT(s->deadline_ns >= server_now(server));
     s->expiry_timer =
@@ -1567,7 +1567,7 @@ session_arm(CoordServer *server, Session *s)
 }
 
 static void
-txn_fire_triggers(CoordServer *server, const Txn *txn)
+txn_fire_triggers(ZkServer *server, const Txn *txn)
 {
     for (guint i = 0; i < txn->triggers->len; i++) {
         const Trigger *trigger = &g_array_index(txn->triggers, Trigger, i);
@@ -1578,9 +1578,9 @@ txn_fire_triggers(CoordServer *server, const Txn *txn)
 /* Ends a session (expiry or close): logs it, deletes its ephemerals and fires
  * their watches. FALSE when the disk is full: nothing changed. */
 static gboolean
-session_close(CoordServer *server, Session *s)
+session_close(ZkServer *server, Session *s)
 {
-    CoordState *state = server->state;
+    ZkState *state = server->state;
     guint64 zxid = state->zxid + 1;
     if (!log_append(server, TXN_CLOSE_SESSION, zxid, s->id, NULL, 0))
         return FALSE;
@@ -1597,7 +1597,7 @@ session_close(CoordServer *server, Session *s)
 static void
 session_expiry_cb(SimWorld *world, void *ctx, void *arg)
 {
-    CoordServer *server = ctx;
+    ZkServer *server = ctx;
     guint64 id = GPOINTER_TO_SIZE(arg);
     (void)world;
     KSIM_ASSERT(server->state != NULL);
@@ -1626,9 +1626,9 @@ session_expiry_cb(SimWorld *world, void *ctx, void *arg)
 /* The connection from `node` is gone or replaced: sessions bound to it lose
  * their watches until a client resumes them. */
 static void
-server_unbind_node(CoordServer *server, SimNodeId node)
+server_unbind_node(ZkServer *server, SimNodeId node)
 {
-    CoordState *state = server->state;
+    ZkState *state = server->state;
     for (GTreeNode *n = g_tree_node_first(state->sessions); n != NULL; n = g_tree_node_next(n)) {
         Session *s = g_tree_node_value(n);
         if (s->client != node)
@@ -1641,9 +1641,9 @@ server_unbind_node(CoordServer *server, SimNodeId node)
 /* ---- requests ---- */
 
 static void
-server_session_create(CoordServer *server, SimNodeId from, const CoordConnectMsg *msg)
+server_session_create(ZkServer *server, SimNodeId from, const ZkConnectMsg *msg)
 {
-    CoordState *state = server->state;
+    ZkState *state = server->state;
     gint64 timeout_ns = CLAMP(msg->timeout_ns, server->cfg.session_timeout_ns_min,
                               server->cfg.session_timeout_ns_max);
     guint64 id = state->zxid + 1;
@@ -1660,13 +1660,13 @@ server_session_create(CoordServer *server, SimNodeId from, const CoordConnectMsg
     server_note(server, from, id, id, "session 0x%" G_GINT64_MODIFIER "x created by %s", id,
                 sim_node_name(server->world, from));
     outbox_push(server, from,
-                &coord_msg_connect_reply_new(id, timeout_ns, msg->attempt, COORD_OK)->base);
+                &zk_msg_connect_reply_new(id, timeout_ns, msg->attempt, ZK_OK)->base);
 }
 
 static void
-server_on_connect(CoordServer *server, SimNodeId from, const CoordConnectMsg *msg)
+server_on_connect(ZkServer *server, SimNodeId from, const ZkConnectMsg *msg)
 {
-    CoordState *state = server->state;
+    ZkState *state = server->state;
     server_unbind_node(server, from);
     if (msg->session_id == 0) {
         server_session_create(server, from, msg);
@@ -1675,7 +1675,7 @@ server_on_connect(CoordServer *server, SimNodeId from, const CoordConnectMsg *ms
     Session *s = session_lookup(state, msg->session_id);
     if (s == NULL) {
         outbox_push(server, from,
-                    &coord_msg_connect_reply_new(0, 0, msg->attempt, COORD_SESSION_EXPIRED)->base);
+                    &zk_msg_connect_reply_new(0, 0, msg->attempt, ZK_SESSION_EXPIRED)->base);
         return;
     }
     /* Watches belong to the connection: the client registers them again. */
@@ -1683,40 +1683,40 @@ server_on_connect(CoordServer *server, SimNodeId from, const CoordConnectMsg *ms
     s->client = from;
     session_touch(server, s);
     outbox_push(server, from,
-                &coord_msg_connect_reply_new(s->id, s->timeout_ns, msg->attempt, COORD_OK)->base);
+                &zk_msg_connect_reply_new(s->id, s->timeout_ns, msg->attempt, ZK_OK)->base);
 }
 
 static void
-server_reply(CoordServer *server, SimNodeId to, CoordReplyMsg *reply, CoordError error)
+server_reply(ZkServer *server, SimNodeId to, ZkReplyMsg *reply, ZkError error)
 {
     reply->error = error;
     reply->zxid = server->state->zxid;
-    coord_msg_reply_finish(reply);
+    zk_msg_reply_finish(reply);
     outbox_push(server, to, &reply->base);
 }
 
 static void
-server_reply_error(CoordServer *server, SimNodeId to, const CoordRequestMsg *req, CoordError error)
+server_reply_error(ZkServer *server, SimNodeId to, const ZkRequestMsg *req, ZkError error)
 {
-    server_reply(server, to, coord_msg_reply_new(req->session_id, req->xid, 0), error);
+    server_reply(server, to, zk_msg_reply_new(req->session_id, req->xid, 0), error);
 }
 
-static CoordError
-server_read_op(CoordState *state, Session *s, const CoordWireOp *op, CoordWireResult *result)
+static ZkError
+server_read_op(ZkState *state, Session *s, const ZkWireOp *op, ZkWireResult *result)
 {
     if (!path_valid(op->path))
-        return COORD_BAD_ARGUMENTS;
+        return ZK_BAD_ARGUMENTS;
     Znode *node = znode_lookup(state, op->path);
-    if (op->type == COORD_OP_EXISTS && op->watch)
+    if (op->type == ZK_OP_EXISTS && op->watch)
         watch_add(state, s, 'd', op->path);
     if (node == NULL)
-        return COORD_NO_NODE;
+        return ZK_NO_NODE;
     stat_fill(node, &result->stat);
-    if (op->type == COORD_OP_GET) {
+    if (op->type == ZK_OP_GET) {
         result->data = g_bytes_ref(node->data);
         if (op->watch)
             watch_add(state, s, 'd', op->path);
-    } else if (op->type == COORD_OP_CHILDREN) {
+    } else if (op->type == ZK_OP_CHILDREN) {
         guint n = (guint)g_tree_nnodes(node->children);
         result->children = g_new0(char *, n + 1);
         guint i = 0;
@@ -1725,33 +1725,33 @@ server_read_op(CoordState *state, Session *s, const CoordWireOp *op, CoordWireRe
         if (op->watch)
             watch_add(state, s, 'c', op->path);
     }
-    return COORD_OK;
+    return ZK_OK;
 }
 
 static void
-server_read(CoordServer *server, Session *s, SimNodeId from, const CoordRequestMsg *req)
+server_read(ZkServer *server, Session *s, SimNodeId from, const ZkRequestMsg *req)
 {
     if (req->n_ops != 1) {
-        server_reply_error(server, from, req, COORD_BAD_ARGUMENTS);
+        server_reply_error(server, from, req, ZK_BAD_ARGUMENTS);
         return;
     }
-    CoordReplyMsg *reply = coord_msg_reply_new(s->id, req->xid, 1);
-    CoordError error = server_read_op(server->state, s, &req->ops[0], &reply->results[0]);
+    ZkReplyMsg *reply = zk_msg_reply_new(s->id, req->xid, 1);
+    ZkError error = server_read_op(server->state, s, &req->ops[0], &reply->results[0]);
     reply->results[0].error = error;
     server_reply(server, from, reply, error);
 }
 
 static const char *
-op_verb(CoordOpType type)
+op_verb(ZkOpType type)
 {
     switch (type) {
-    case COORD_OP_CREATE:
+    case ZK_OP_CREATE:
         return "create";
-    case COORD_OP_DELETE:
+    case ZK_OP_DELETE:
         return "delete";
-    case COORD_OP_SET:
+    case ZK_OP_SET:
         return "set";
-    case COORD_OP_CHECK:
+    case ZK_OP_CHECK:
         return "check";
     default:
         return "op";
@@ -1760,42 +1760,42 @@ op_verb(CoordOpType type)
 
 /* A short description of a write for the trace, e.g. "set /a v2". */
 static char *
-write_describe(const CoordRequestMsg *req, const CoordReplyMsg *reply)
+write_describe(const ZkRequestMsg *req, const ZkReplyMsg *reply)
 {
-    GString *text = g_string_new(req->type == COORD_OP_MULTI ? "multi:" : "");
+    GString *text = g_string_new(req->type == ZK_OP_MULTI ? "multi:" : "");
     for (guint i = 0; i < req->n_ops; i++) {
-        const CoordWireOp *op = &req->ops[i];
-        const CoordWireResult *result = &reply->results[i];
+        const ZkWireOp *op = &req->ops[i];
+        const ZkWireResult *result = &reply->results[i];
         g_string_append_printf(text, "%s%s %s", i == 0 ? "" : ",", op_verb(op->type),
                                result->path != NULL ? result->path : op->path);
-        if (op->type == COORD_OP_SET && reply->error == COORD_OK)
+        if (op->type == ZK_OP_SET && reply->error == ZK_OK)
             g_string_append_printf(text, " v%d", result->stat.version);
     }
-    if (reply->error != COORD_OK)
-        g_string_append_printf(text, ": %s", coord_error_name(reply->error));
+    if (reply->error != ZK_OK)
+        g_string_append_printf(text, ": %s", zk_error_name(reply->error));
     return g_string_free(text, FALSE);
 }
 
 /* Runs a write (one op or a multi) as a transaction: applied and logged, or
  * not applied at all. */
 static void
-server_write(CoordServer *server, Session *s, SimNodeId from, const CoordRequestMsg *req)
+server_write(ZkServer *server, Session *s, SimNodeId from, const ZkRequestMsg *req)
 {
-    CoordState *state = server->state;
-    if (req->type != COORD_OP_MULTI && req->n_ops != 1) {
-        server_reply_error(server, from, req, COORD_BAD_ARGUMENTS);
+    ZkState *state = server->state;
+    if (req->type != ZK_OP_MULTI && req->n_ops != 1) {
+        server_reply_error(server, from, req, ZK_BAD_ARGUMENTS);
         return;
     }
-    CoordReplyMsg *reply = coord_msg_reply_new(s->id, req->xid, req->n_ops);
+    ZkReplyMsg *reply = zk_msg_reply_new(s->id, req->xid, req->n_ops);
     Txn txn;
     txn_init(&txn, state->zxid + 1, s->id);
-    CoordError error = txn_run(state, &txn, req, reply);
-    gboolean logged = error == COORD_OK && txn.n_logged > 0 &&
+    ZkError error = txn_run(state, &txn, req, reply);
+    gboolean logged = error == ZK_OK && txn.n_logged > 0 &&
                       log_append(server, TXN_OPS, txn.zxid, s->id, &txn, 0);
-    if (error == COORD_OK && txn.n_logged > 0 && !logged) {
-        error = COORD_SYSTEM_ERROR;
+    if (error == ZK_OK && txn.n_logged > 0 && !logged) {
+        error = ZK_SYSTEM_ERROR;
         for (guint i = 0; i < reply->n_results; i++)
-            reply->results[i].error = COORD_SYSTEM_ERROR;
+            reply->results[i].error = ZK_SYSTEM_ERROR;
     }
     if (logged) {
         txn_commit(state, &txn);
@@ -1813,17 +1813,17 @@ server_write(CoordServer *server, Session *s, SimNodeId from, const CoordRequest
 /* What a re-registered watch must report at once, or 0 to register it: a
  * data watch hears of a delete or of a change after `relative_zxid`, an exist
  * watch of a creation, a child watch of a delete or of a child change. */
-static CoordEventType
-set_watch_event(const Znode *node, CoordOpType kind, guint64 relative_zxid)
+static ZkEventType
+set_watch_event(const Znode *node, ZkOpType kind, guint64 relative_zxid)
 {
-    if (kind == COORD_OP_EXISTS)
-        return node != NULL ? COORD_EVENT_NODE_CREATED : 0;
+    if (kind == ZK_OP_EXISTS)
+        return node != NULL ? ZK_EVENT_NODE_CREATED : 0;
     if (node == NULL)
-        return COORD_EVENT_NODE_DELETED;
-    if (kind == COORD_OP_GET && node->stat.mzxid > relative_zxid)
-        return COORD_EVENT_NODE_DATA_CHANGED;
-    if (kind == COORD_OP_CHILDREN && node->stat.pzxid > relative_zxid)
-        return COORD_EVENT_NODE_CHILDREN_CHANGED;
+        return ZK_EVENT_NODE_DELETED;
+    if (kind == ZK_OP_GET && node->stat.mzxid > relative_zxid)
+        return ZK_EVENT_NODE_DATA_CHANGED;
+    if (kind == ZK_OP_CHILDREN && node->stat.pzxid > relative_zxid)
+        return ZK_EVENT_NODE_CHILDREN_CHANGED;
     return 0;
 }
 
@@ -1831,72 +1831,72 @@ set_watch_event(const Znode *node, CoordOpType kind, guint64 relative_zxid)
  * client holds; those whose znode changed after `relative_zxid` (the last
  * zxid the client saw) fire at once instead. */
 static void
-server_set_watches(CoordServer *server, Session *s, SimNodeId from, const CoordRequestMsg *req)
+server_set_watches(ZkServer *server, Session *s, SimNodeId from, const ZkRequestMsg *req)
 {
-    CoordState *state = server->state;
+    ZkState *state = server->state;
     for (guint i = 0; i < req->n_ops; i++) {
-        const CoordWireOp *op = &req->ops[i];
-        gboolean known = op->type == COORD_OP_GET || op->type == COORD_OP_EXISTS ||
-                         op->type == COORD_OP_CHILDREN;
+        const ZkWireOp *op = &req->ops[i];
+        gboolean known = op->type == ZK_OP_GET || op->type == ZK_OP_EXISTS ||
+                         op->type == ZK_OP_CHILDREN;
         if (!known || !path_valid(op->path))
             continue;
         const Znode *node = znode_lookup(state, op->path);
-        CoordEventType fire = set_watch_event(node, op->type, req->relative_zxid);
+        ZkEventType fire = set_watch_event(node, op->type, req->relative_zxid);
         if (fire != 0)
-            outbox_push(server, from, &coord_msg_watch_event_new(s->id, fire, op->path)->base);
+            outbox_push(server, from, &zk_msg_watch_event_new(s->id, fire, op->path)->base);
         else
-            watch_add(state, s, op->type == COORD_OP_CHILDREN ? 'c' : 'd', op->path);
+            watch_add(state, s, op->type == ZK_OP_CHILDREN ? 'c' : 'd', op->path);
     }
-    server_reply(server, from, coord_msg_reply_new(s->id, req->xid, 0), COORD_OK);
+    server_reply(server, from, zk_msg_reply_new(s->id, req->xid, 0), ZK_OK);
 }
 
 static void
-server_close_request(CoordServer *server, Session *s, SimNodeId from, const CoordRequestMsg *req)
+server_close_request(ZkServer *server, Session *s, SimNodeId from, const ZkRequestMsg *req)
 {
     guint64 id = s->id;
     server_note(server, from, server->state->zxid + 1, id,
                 "session 0x%" G_GINT64_MODIFIER "x closed", id);
-    CoordError error = session_close(server, s) ? COORD_OK : COORD_SYSTEM_ERROR;
-    server_reply(server, from, coord_msg_reply_new(id, req->xid, 0), error);
+    ZkError error = session_close(server, s) ? ZK_OK : ZK_SYSTEM_ERROR;
+    server_reply(server, from, zk_msg_reply_new(id, req->xid, 0), error);
 }
 
 static void
-server_dispatch(CoordServer *server, Session *s, SimNodeId from, const CoordRequestMsg *req)
+server_dispatch(ZkServer *server, Session *s, SimNodeId from, const ZkRequestMsg *req)
 {
     switch (req->type) {
-    case COORD_OP_PING:
-        server_reply(server, from, coord_msg_reply_new(s->id, req->xid, 0), COORD_OK);
+    case ZK_OP_PING:
+        server_reply(server, from, zk_msg_reply_new(s->id, req->xid, 0), ZK_OK);
         break;
-    case COORD_OP_GET:
-    case COORD_OP_EXISTS:
-    case COORD_OP_CHILDREN:
+    case ZK_OP_GET:
+    case ZK_OP_EXISTS:
+    case ZK_OP_CHILDREN:
         server_read(server, s, from, req);
         break;
-    case COORD_OP_CREATE:
-    case COORD_OP_DELETE:
-    case COORD_OP_SET:
-    case COORD_OP_CHECK:
-    case COORD_OP_MULTI:
+    case ZK_OP_CREATE:
+    case ZK_OP_DELETE:
+    case ZK_OP_SET:
+    case ZK_OP_CHECK:
+    case ZK_OP_MULTI:
         server_write(server, s, from, req);
         break;
-    case COORD_OP_SET_WATCHES:
+    case ZK_OP_SET_WATCHES:
         server_set_watches(server, s, from, req);
         break;
-    case COORD_OP_CLOSE_SESSION:
+    case ZK_OP_CLOSE_SESSION:
         server_close_request(server, s, from, req);
         break;
     default:
-        server_reply_error(server, from, req, COORD_BAD_ARGUMENTS);
+        server_reply_error(server, from, req, ZK_BAD_ARGUMENTS);
         break;
     }
 }
 
 static void
-server_on_request(CoordServer *server, SimNodeId from, const CoordRequestMsg *req)
+server_on_request(ZkServer *server, SimNodeId from, const ZkRequestMsg *req)
 {
     Session *s = session_lookup(server->state, req->session_id);
     if (s == NULL) {
-        server_reply_error(server, from, req, COORD_SESSION_EXPIRED);
+        server_reply_error(server, from, req, ZK_SESSION_EXPIRED);
         return;
     }
     if (s->client == SIM_NODE_NONE) {
@@ -1909,7 +1909,7 @@ server_on_request(CoordServer *server, SimNodeId from, const CoordRequestMsg *re
         return;
     }
     if (s->client != from) {
-        server_reply_error(server, from, req, COORD_SESSION_MOVED);
+        server_reply_error(server, from, req, ZK_SESSION_MOVED);
         return;
     }
     /* TCP would never deliver a request twice; a duplicated message (an
@@ -1926,7 +1926,7 @@ server_on_request(CoordServer *server, SimNodeId from, const CoordRequestMsg *re
 static void
 server_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
 {
-    CoordServer *server = ctx;
+    ZkServer *server = ctx;
     (void)world;
     if (server->state == NULL) {
         /* Not listening yet: the client's connection is refused. */
@@ -1934,17 +1934,17 @@ server_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         sim_msg_free(msg);
         return;
     }
-    if (msg->type == COORD_MSG_CONNECT)
-        server_on_connect(server, from, (const CoordConnectMsg *)msg);
-    else if (msg->type == COORD_MSG_REQUEST)
-        server_on_request(server, from, (const CoordRequestMsg *)msg);
+    if (msg->type == ZK_MSG_CONNECT)
+        server_on_connect(server, from, (const ZkConnectMsg *)msg);
+    else if (msg->type == ZK_MSG_REQUEST)
+        server_on_request(server, from, (const ZkRequestMsg *)msg);
     sim_msg_free(msg);
 }
 
 static void
 server_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReason reason)
 {
-    CoordServer *server = ctx;
+    ZkServer *server = ctx;
     (void)world;
     (void)reason;
     if (server->state == NULL)
@@ -1956,7 +1956,7 @@ server_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReaso
 static void
 server_crash(SimWorld *world, void *ctx)
 {
-    CoordServer *server = ctx;
+    ZkServer *server = ctx;
     (void)world;
     state_free(server->state);
     server->state = NULL;
@@ -1973,7 +1973,7 @@ server_load_cb(SimWorld *world, void *ctx, void *arg)
 static void
 server_restart(SimWorld *world, void *ctx)
 {
-    CoordServer *server = ctx;
+    ZkServer *server = ctx;
     KSIM_ASSERT(server->state == NULL);
     sim_timer_set(world, server->node, server->cfg.load_delay_ns, server_load_cb, NULL);
 }
@@ -1988,7 +1988,7 @@ static const SimNodeOps server_ops = {
 /* ---- public API ---- */
 
 void
-coord_server_config_init(CoordServerConfig *cfg)
+zk_server_config_init(ZkServerConfig *cfg)
 {
     KSIM_ASSERT(cfg != NULL);
     memset(cfg, 0, sizeof *cfg);
@@ -1997,16 +1997,16 @@ coord_server_config_init(CoordServerConfig *cfg)
     cfg->load_delay_ns = 10 * SIM_NS_PER_MS;
 }
 
-CoordServer *
-coord_server_new(SimWorld *world, const char *name, const CoordServerConfig *cfg)
+ZkServer *
+zk_server_new(SimWorld *world, const char *name, const ZkServerConfig *cfg)
 {
     KSIM_ASSERT(world != NULL);
-    CoordServer *server = g_new0(CoordServer, 1);
+    ZkServer *server = g_new0(ZkServer, 1);
     server->world = world;
     if (cfg != NULL)
         server->cfg = *cfg;
     else
-        coord_server_config_init(&server->cfg);
+        zk_server_config_init(&server->cfg);
     KSIM_ASSERT(server->cfg.tick_ns > 0);
     KSIM_ASSERT(server->cfg.snapshot_txns > 0);
     KSIM_ASSERT(server->cfg.load_delay_ns >= 0);
@@ -2021,7 +2021,7 @@ coord_server_new(SimWorld *world, const char *name, const CoordServerConfig *cfg
 }
 
 void
-coord_server_free(CoordServer *server)
+zk_server_free(ZkServer *server)
 {
     if (server == NULL)
         return;
@@ -2030,43 +2030,43 @@ coord_server_free(CoordServer *server)
 }
 
 SimNodeId
-coord_server_node(const CoordServer *server)
+zk_server_node(const ZkServer *server)
 {
     return server->node;
 }
 
 gboolean
-coord_server_serving(const CoordServer *server)
+zk_server_serving(const ZkServer *server)
 {
     return server->state != NULL;
 }
 
 guint64
-coord_server_zxid(const CoordServer *server)
+zk_server_zxid(const ZkServer *server)
 {
     return server->state == NULL ? 0 : server->state->zxid;
 }
 
 guint
-coord_server_session_count(const CoordServer *server)
+zk_server_session_count(const ZkServer *server)
 {
     return server->state == NULL ? 0 : (guint)g_tree_nnodes(server->state->sessions);
 }
 
 gboolean
-coord_server_session_alive(const CoordServer *server, guint64 session_id)
+zk_server_session_alive(const ZkServer *server, guint64 session_id)
 {
     return server->state != NULL && session_lookup(server->state, session_id) != NULL;
 }
 
 guint
-coord_server_znode_count(const CoordServer *server)
+zk_server_znode_count(const ZkServer *server)
 {
     return server->state == NULL ? 0 : g_hash_table_size(server->state->znodes);
 }
 
 GBytes *
-coord_server_znode_get(const CoordServer *server, const char *path, CoordStat *stat)
+zk_server_znode_get(const ZkServer *server, const char *path, ZkStat *stat)
 {
     if (server->state == NULL)
         return NULL;
@@ -2082,7 +2082,7 @@ coord_server_znode_get(const CoordServer *server, const char *path, CoordStat *s
 
 /* Checks one znode and its subtree (1-3); returns the znodes counted. */
 static guint
-check_znode(const CoordState *state, const Znode *node)
+check_znode(const ZkState *state, const Znode *node)
 {
     KSIM_ASSERT(znode_lookup(state, node->path) == node);
     KSIM_ASSERT(node->stat.version >= 0);
@@ -2111,9 +2111,9 @@ check_znode(const CoordState *state, const Znode *node)
 
 /* Checks a session (2, 4, 6); returns its watch count. */
 static guint
-check_session(const CoordServer *server, const Session *s)
+check_session(const ZkServer *server, const Session *s)
 {
-    const CoordState *state = server->state;
+    const ZkState *state = server->state;
     KSIM_ASSERT(s->id <= state->zxid);
     KSIM_ASSERT(sim_timer_pending(server->world, s->expiry_timer));
     KSIM_ASSERT(s->deadline_ns <= server_now(server) + s->timeout_ns + server->cfg.tick_ns);
@@ -2134,7 +2134,7 @@ check_session(const CoordServer *server, const Session *s)
 }
 
 static void
-check_durability(const CoordState *state)
+check_durability(const ZkState *state)
 {
     KSIM_ASSERT(state->txn_durable <= state->txn_written);
     if (!state->fsync_in_flight)
@@ -2149,10 +2149,10 @@ check_durability(const CoordState *state)
 }
 
 void
-coord_server_check_invariants(const CoordServer *server)
+zk_server_check_invariants(const ZkServer *server)
 {
     KSIM_ASSERT(server != NULL);
-    const CoordState *state = server->state;
+    const ZkState *state = server->state;
     if (state == NULL)
         return;
     KSIM_ASSERT(state->root->parent == NULL);

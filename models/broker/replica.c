@@ -797,7 +797,7 @@ typedef struct {
 } IsrUpdate;
 
 static void
-isr_notification_created(void *owner, const CoordResult *result, void *arg)
+isr_notification_created(void *owner, const ZkResult *result, void *arg)
 {
     (void)owner;
     (void)result;
@@ -828,8 +828,8 @@ adopt_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr, gint
                         state->broker->config.broker_id, p->name, before->str, after->str);
     g_string_free(before, TRUE);
     g_string_free(after, TRUE);
-    coord_client_create(state->zk, "/isr_change_notification/isr_change_", p->name,
-                        strlen(p->name), COORD_SEQUENTIAL, isr_notification_created, NULL);
+    zk_client_create(state->zk, "/isr_change_notification/isr_change_", p->name,
+                        strlen(p->name), ZK_SEQUENTIAL, isr_notification_created, NULL);
     maybe_increment_hw(state, p);
     delayed_produces_try_complete(state, p);
 }
@@ -850,7 +850,7 @@ update_target(BrokerState *state, const IsrUpdate *update)
  * znode's data with its own). Otherwise the controller moved on: wait for
  * its LeaderAndIsr. */
 static void
-isr_checked(void *owner, const CoordResult *result, void *arg)
+isr_checked(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     IsrUpdate *update = arg;
@@ -858,7 +858,7 @@ isr_checked(void *owner, const CoordResult *result, void *arg)
     if (p != NULL) {
         p->isr_update_in_flight = FALSE;
         KPartitionState found = update->proposed;
-        if (result->error == COORD_OK &&
+        if (result->error == ZK_OK &&
             kpartition_state_parse((const char *)result->data, result->len, &found) &&
             found.leader == state->broker->config.broker_id &&
             found.leader_epoch == p->leader_epoch)
@@ -868,20 +868,20 @@ isr_checked(void *owner, const CoordResult *result, void *arg)
 }
 
 static void
-isr_updated(void *owner, const CoordResult *result, void *arg)
+isr_updated(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     IsrUpdate *update = arg;
     Partition *p = update_target(state, update);
-    if (p != NULL && result->error == COORD_BAD_VERSION) {
+    if (p != NULL && result->error == ZK_BAD_VERSION) {
         g_autofree char *path = g_strdup_printf("/brokers/topics/%s/partitions/%d/state",
                                                 p->tp.topic, p->tp.partition);
-        coord_client_get(state->zk, path, FALSE, isr_checked, update);
+        zk_client_get(state->zk, path, FALSE, isr_checked, update);
         return; /* the check's callback owns `update` now */
     }
     if (p != NULL) {
         p->isr_update_in_flight = FALSE;
-        if (result->error == COORD_OK)
+        if (result->error == ZK_OK)
             adopt_isr(state, p, update->proposed.isr, update->proposed.n_isr, result->version);
     }
     broker_zk_context_done(state, update);
@@ -905,7 +905,7 @@ propose_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr)
     g_autofree char *path =
         g_strdup_printf("/brokers/topics/%s/partitions/%d/state", p->tp.topic, p->tp.partition);
     p->isr_update_in_flight = TRUE;
-    coord_client_set(state->zk, path, data->str, data->len, p->zk_version, isr_updated, update);
+    zk_client_set(state->zk, path, data->str, data->len, p->zk_version, isr_updated, update);
     g_string_free(data, TRUE);
 }
 

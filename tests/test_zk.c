@@ -5,10 +5,10 @@
  * server crash, power loss, snapshots, the fenced multi, and a random-op
  * property test against a reference model. Every test runs a real SimWorld
  * with one server node and three client nodes whose SimNodeOps forward to
- * their CoordClient, and checks every invariant after every event.
+ * their ZkClient, and checks every invariant after every event.
  */
-#include "coord.h"
-#include "coord_client.h"
+#include "zk_server.h"
+#include "zk_client.h"
 
 #include "sim_disk.h"
 #include "sim_net.h"
@@ -35,7 +35,7 @@ typedef struct {
     Harness *h;
     guint index;
     SimNodeId id;
-    CoordClient *client;
+    ZkClient *client;
     gint64 timeout_ns;
     GPtrArray *events; /* "established new", "watch NodeDeleted /a", ... */
     gint64 last_event_ns;
@@ -45,7 +45,7 @@ typedef struct {
 
 struct Harness {
     SimWorld *world;
-    CoordServer *server;
+    ZkServer *server;
     Member members[MEMBERS];
 };
 
@@ -73,7 +73,7 @@ on_expired(void *owner)
     Member *m = owner;
     member_event(m, "expired");
     if (m->renew)
-        coord_client_new_session(m->client);
+        zk_client_new_session(m->client);
 }
 
 static void
@@ -83,12 +83,12 @@ on_disconnected(void *owner)
 }
 
 static void
-on_watch(void *owner, const char *path, CoordEventType type)
+on_watch(void *owner, const char *path, ZkEventType type)
 {
-    member_event(owner, "watch %s %s", coord_event_name(type), path);
+    member_event(owner, "watch %s %s", zk_event_name(type), path);
 }
 
-static const CoordClientCallbacks member_callbacks = {on_established, on_expired, on_disconnected,
+static const ZkClientCallbacks member_callbacks = {on_established, on_expired, on_disconnected,
                                                       on_watch};
 
 static void
@@ -96,7 +96,7 @@ member_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
 {
     Member *m = ctx;
     (void)world;
-    if (m->client == NULL || !coord_client_handle_message(m->client, from, msg))
+    if (m->client == NULL || !zk_client_handle_message(m->client, from, msg))
         sim_msg_free(msg);
 }
 
@@ -107,7 +107,7 @@ member_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReaso
     (void)world;
     (void)reason;
     if (m->client != NULL)
-        coord_client_handle_disconnect(m->client, peer);
+        zk_client_handle_disconnect(m->client, peer);
 }
 
 static void
@@ -115,7 +115,7 @@ member_crash(SimWorld *world, void *ctx)
 {
     Member *m = ctx;
     (void)world;
-    coord_client_free(m->client);
+    zk_client_free(m->client);
     m->client = NULL;
     g_ptr_array_set_size(m->tickets, 0); /* their results will never come */
 }
@@ -124,7 +124,7 @@ static void
 member_restart(SimWorld *world, void *ctx)
 {
     Member *m = ctx;
-    m->client = coord_client_new(world, m->id, coord_server_node(m->h->server), m->timeout_ns,
+    m->client = zk_client_new(world, m->id, zk_server_node(m->h->server), m->timeout_ns,
                                  &member_callbacks, m);
 }
 
@@ -135,21 +135,21 @@ static void
 check_after_event(SimWorld *world, void *user_data)
 {
     Harness *h = user_data;
-    coord_server_check_invariants(h->server);
+    zk_server_check_invariants(h->server);
     for (guint i = 0; i < MEMBERS; i++) {
         if (h->members[i].client != NULL)
-            coord_client_check_invariants(h->members[i].client);
+            zk_client_check_invariants(h->members[i].client);
     }
     sim_net_check_invariants(sim_world_net(world));
 }
 
 static Harness *
-harness_new_with(guint64 seed, const CoordServerConfig *cfg, gint64 timeout_ns)
+harness_new_with(guint64 seed, const ZkServerConfig *cfg, gint64 timeout_ns)
 {
     Harness *h = g_new0(Harness, 1);
     h->world = sim_world_new(seed);
     sim_net_set_default_link(sim_world_net(h->world), SIM_DIST_CONST(500 * SIM_NS_PER_US), 0);
-    h->server = coord_server_new(h->world, "zk", cfg);
+    h->server = zk_server_new(h->world, "zk", cfg);
     for (guint i = 0; i < MEMBERS; i++) {
         Member *m = &h->members[i];
         m->h = h;
@@ -175,16 +175,16 @@ static void
 harness_free(Harness *h)
 {
     for (guint i = 0; i < MEMBERS; i++) {
-        coord_client_free(h->members[i].client);
+        zk_client_free(h->members[i].client);
         g_ptr_array_free(h->members[i].events, TRUE);
         g_ptr_array_free(h->members[i].tickets, TRUE);
     }
     sim_world_free(h->world);
-    coord_server_free(h->server);
+    zk_server_free(h->server);
     g_free(h);
 }
 
-static CoordClient *
+static ZkClient *
 client_of(Harness *h, guint i)
 {
     assert_non_null(h->members[i].client);
@@ -221,21 +221,21 @@ wait_established(Harness *h)
 {
     run_for(h, SIM_NS_PER_S);
     for (guint i = 0; i < MEMBERS; i++)
-        assert_int_equal(coord_client_state(client_of(h, i)), COORD_CLIENT_CONNECTED);
+        assert_int_equal(zk_client_state(client_of(h, i)), ZK_CLIENT_CONNECTED);
 }
 
 /* ---- request outcomes ---- */
 
 typedef struct {
     gboolean done;
-    CoordError error;
+    ZkError error;
     char *path;
     GByteArray *data;
-    CoordStat stat;
+    ZkStat stat;
     gint32 version;
     char **children;
     guint n_ops;
-    CoordError op_errors[8];
+    ZkError op_errors[8];
     gint32 op_versions[8];
 } Outcome;
 
@@ -250,7 +250,7 @@ outcome_reset(Outcome *o)
 }
 
 static void
-outcome_cb(void *owner, const CoordResult *result, void *arg)
+outcome_cb(void *owner, const ZkResult *result, void *arg)
 {
     Outcome *o = arg;
     (void)owner;
@@ -297,35 +297,35 @@ text(const char *s)
     return (const guint8 *)s;
 }
 
-static CoordError
+static ZkError
 create_text(Harness *h, guint member, const char *path, const char *data, guint32 flags)
 {
     Outcome o = {0};
     RUN(h, &o,
-        coord_client_create(client_of(h, member), path, text(data), strlen(data), flags, outcome_cb,
+        zk_client_create(client_of(h, member), path, text(data), strlen(data), flags, outcome_cb,
                             &o));
-    CoordError error = o.error;
+    ZkError error = o.error;
     outcome_reset(&o);
     return error;
 }
 
-static CoordError
+static ZkError
 set_text(Harness *h, guint member, const char *path, const char *data, gint32 version)
 {
     Outcome o = {0};
     RUN(h, &o,
-        coord_client_set(client_of(h, member), path, text(data), strlen(data), version, outcome_cb,
+        zk_client_set(client_of(h, member), path, text(data), strlen(data), version, outcome_cb,
                          &o));
-    CoordError error = o.error;
+    ZkError error = o.error;
     outcome_reset(&o);
     return error;
 }
 
 /* The server's copy of a znode's data as a string, or NULL. (transfer full) */
 static char *
-server_text(Harness *h, const char *path, CoordStat *stat)
+server_text(Harness *h, const char *path, ZkStat *stat)
 {
-    g_autoptr(GBytes) data = coord_server_znode_get(h->server, path, stat);
+    g_autoptr(GBytes) data = zk_server_znode_get(h->server, path, stat);
     if (data == NULL)
         return NULL;
     gsize len = 0;
@@ -342,32 +342,32 @@ typedef struct {
     const char *path;
     const char *data;
     gint32 version; /* SET, DELETE: expected version; CREATE: flags */
-    CoordError error;
+    ZkError error;
     gint32 version_after; /* GET, SET, EXISTS: the stat version, if OK */
 } CrudStep;
 
 static void
 crud_step_run(Harness *h, const CrudStep *step, Outcome *o)
 {
-    CoordClient *c = client_of(h, 0);
+    ZkClient *c = client_of(h, 0);
     const guint8 *data = step->data == NULL ? NULL : text(step->data);
     gsize len = step->data == NULL ? 0 : strlen(step->data);
     switch (step->kind) {
     case STEP_CREATE:
         RUN(h, o,
-            coord_client_create(c, step->path, data, len, (guint32)step->version, outcome_cb, o));
+            zk_client_create(c, step->path, data, len, (guint32)step->version, outcome_cb, o));
         break;
     case STEP_GET:
-        RUN(h, o, coord_client_get(c, step->path, FALSE, outcome_cb, o));
+        RUN(h, o, zk_client_get(c, step->path, FALSE, outcome_cb, o));
         break;
     case STEP_SET:
-        RUN(h, o, coord_client_set(c, step->path, data, len, step->version, outcome_cb, o));
+        RUN(h, o, zk_client_set(c, step->path, data, len, step->version, outcome_cb, o));
         break;
     case STEP_DELETE:
-        RUN(h, o, coord_client_delete(c, step->path, step->version, outcome_cb, o));
+        RUN(h, o, zk_client_delete(c, step->path, step->version, outcome_cb, o));
         break;
     case STEP_EXISTS:
-        RUN(h, o, coord_client_exists(c, step->path, FALSE, outcome_cb, o));
+        RUN(h, o, zk_client_exists(c, step->path, FALSE, outcome_cb, o));
         break;
     }
 }
@@ -378,32 +378,32 @@ test_coord_crud_versions(void **state)
     /* Goal: create/get/set/delete obey paths, parents, versions and emptiness. */
     (void)state;
     static const CrudStep steps[] = {
-        {STEP_CREATE, "/a", "x", 0, COORD_OK, 0},
-        {STEP_CREATE, "/a", "x", 0, COORD_NODE_EXISTS, 0},
-        {STEP_CREATE, "/missing/b", "x", 0, COORD_NO_NODE, 0},
-        {STEP_CREATE, "a", "x", 0, COORD_BAD_ARGUMENTS, 0},
-        {STEP_CREATE, "/a/", "x", 0, COORD_BAD_ARGUMENTS, 0},
-        {STEP_CREATE, "/a/./b", "x", 0, COORD_BAD_ARGUMENTS, 0},
-        {STEP_CREATE, "/", "x", 0, COORD_BAD_ARGUMENTS, 0},
-        {STEP_GET, "/a", "x", 0, COORD_OK, 0},
-        {STEP_SET, "/a", "y", 0, COORD_OK, 1},
-        {STEP_SET, "/a", "z", 0, COORD_BAD_VERSION, 0},
-        {STEP_SET, "/a", "z", COORD_VERSION_ANY, COORD_OK, 2},
-        {STEP_GET, "/a", "z", 0, COORD_OK, 2},
-        {STEP_SET, "/nope", "z", COORD_VERSION_ANY, COORD_NO_NODE, 0},
-        {STEP_CREATE, "/a/b", "", 0, COORD_OK, 0},
-        {STEP_DELETE, "/a", NULL, COORD_VERSION_ANY, COORD_NOT_EMPTY, 0},
-        {STEP_DELETE, "/a/b", NULL, 5, COORD_BAD_VERSION, 0},
-        {STEP_DELETE, "/a/b", NULL, 0, COORD_OK, 0},
-        {STEP_DELETE, "/a", NULL, 1, COORD_BAD_VERSION, 0},
-        {STEP_EXISTS, "/a", NULL, 0, COORD_OK, 2},
-        {STEP_DELETE, "/a", NULL, 2, COORD_OK, 0},
-        {STEP_GET, "/a", NULL, 0, COORD_NO_NODE, 0},
-        {STEP_EXISTS, "/a", NULL, 0, COORD_NO_NODE, 0},
-        {STEP_DELETE, "/a", NULL, COORD_VERSION_ANY, COORD_NO_NODE, 0},
-        {STEP_DELETE, "/", NULL, COORD_VERSION_ANY, COORD_BAD_ARGUMENTS, 0},
-        {STEP_CREATE, "/e", "eph", COORD_EPHEMERAL, COORD_OK, 0},
-        {STEP_CREATE, "/e/child", "", 0, COORD_NO_CHILDREN_FOR_EPHEMERALS, 0},
+        {STEP_CREATE, "/a", "x", 0, ZK_OK, 0},
+        {STEP_CREATE, "/a", "x", 0, ZK_NODE_EXISTS, 0},
+        {STEP_CREATE, "/missing/b", "x", 0, ZK_NO_NODE, 0},
+        {STEP_CREATE, "a", "x", 0, ZK_BAD_ARGUMENTS, 0},
+        {STEP_CREATE, "/a/", "x", 0, ZK_BAD_ARGUMENTS, 0},
+        {STEP_CREATE, "/a/./b", "x", 0, ZK_BAD_ARGUMENTS, 0},
+        {STEP_CREATE, "/", "x", 0, ZK_BAD_ARGUMENTS, 0},
+        {STEP_GET, "/a", "x", 0, ZK_OK, 0},
+        {STEP_SET, "/a", "y", 0, ZK_OK, 1},
+        {STEP_SET, "/a", "z", 0, ZK_BAD_VERSION, 0},
+        {STEP_SET, "/a", "z", ZK_VERSION_ANY, ZK_OK, 2},
+        {STEP_GET, "/a", "z", 0, ZK_OK, 2},
+        {STEP_SET, "/nope", "z", ZK_VERSION_ANY, ZK_NO_NODE, 0},
+        {STEP_CREATE, "/a/b", "", 0, ZK_OK, 0},
+        {STEP_DELETE, "/a", NULL, ZK_VERSION_ANY, ZK_NOT_EMPTY, 0},
+        {STEP_DELETE, "/a/b", NULL, 5, ZK_BAD_VERSION, 0},
+        {STEP_DELETE, "/a/b", NULL, 0, ZK_OK, 0},
+        {STEP_DELETE, "/a", NULL, 1, ZK_BAD_VERSION, 0},
+        {STEP_EXISTS, "/a", NULL, 0, ZK_OK, 2},
+        {STEP_DELETE, "/a", NULL, 2, ZK_OK, 0},
+        {STEP_GET, "/a", NULL, 0, ZK_NO_NODE, 0},
+        {STEP_EXISTS, "/a", NULL, 0, ZK_NO_NODE, 0},
+        {STEP_DELETE, "/a", NULL, ZK_VERSION_ANY, ZK_NO_NODE, 0},
+        {STEP_DELETE, "/", NULL, ZK_VERSION_ANY, ZK_BAD_ARGUMENTS, 0},
+        {STEP_CREATE, "/e", "eph", ZK_EPHEMERAL, ZK_OK, 0},
+        {STEP_CREATE, "/e/child", "", 0, ZK_NO_CHILDREN_FOR_EPHEMERALS, 0},
     };
     Harness *h = harness_new(1);
     wait_established(h);
@@ -412,7 +412,7 @@ test_coord_crud_versions(void **state)
         const CrudStep *step = &steps[i];
         crud_step_run(h, step, &o);
         assert_int_equal(o.error, step->error);
-        if (o.error != COORD_OK)
+        if (o.error != ZK_OK)
             continue;
         if (step->kind == STEP_GET || step->kind == STEP_SET || step->kind == STEP_EXISTS)
             assert_int_equal(o.stat.version, step->version_after);
@@ -421,9 +421,9 @@ test_coord_crud_versions(void **state)
             assert_memory_equal(o.data->data, step->data, o.data->len);
         }
     }
-    RUN(h, &o, coord_client_get(client_of(h, 0), "/e", FALSE, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_OK);
-    assert_int_equal(o.stat.ephemeral_owner, coord_client_session_id(client_of(h, 0)));
+    RUN(h, &o, zk_client_get(client_of(h, 0), "/e", FALSE, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
+    assert_int_equal(o.stat.ephemeral_owner, zk_client_session_id(client_of(h, 0)));
     outcome_reset(&o);
     harness_free(h);
 }
@@ -438,27 +438,27 @@ test_coord_sequential_names(void **state)
         guint32 flags;
         const char *created;
     } cases[] = {
-        {"/q/item-", COORD_SEQUENTIAL, "/q/item-0000000000"},
-        {"/q/item-", COORD_SEQUENTIAL, "/q/item-0000000001"},
-        {"/q/lock-", COORD_SEQUENTIAL | COORD_EPHEMERAL, "/q/lock-0000000002"},
-        {"/q/", COORD_SEQUENTIAL, "/q/0000000003"},
+        {"/q/item-", ZK_SEQUENTIAL, "/q/item-0000000000"},
+        {"/q/item-", ZK_SEQUENTIAL, "/q/item-0000000001"},
+        {"/q/lock-", ZK_SEQUENTIAL | ZK_EPHEMERAL, "/q/lock-0000000002"},
+        {"/q/", ZK_SEQUENTIAL, "/q/0000000003"},
     };
     Harness *h = harness_new(2);
     wait_established(h);
-    assert_int_equal(create_text(h, 0, "/q", "", 0), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/q", "", 0), ZK_OK);
     Outcome o = {0};
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         RUN(h, &o,
-            coord_client_create(client_of(h, 0), cases[i].path, NULL, 0, cases[i].flags, outcome_cb,
+            zk_client_create(client_of(h, 0), cases[i].path, NULL, 0, cases[i].flags, outcome_cb,
                                 &o));
-        assert_int_equal(o.error, COORD_OK);
+        assert_int_equal(o.error, ZK_OK);
         assert_string_equal(o.path, cases[i].created);
     }
     /* A delete bumps the child version too, so counters never repeat. */
-    RUN(h, &o, coord_client_delete(client_of(h, 0), "/q/item-0000000001", -1, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_OK);
+    RUN(h, &o, zk_client_delete(client_of(h, 0), "/q/item-0000000001", -1, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
     RUN(h, &o,
-        coord_client_create(client_of(h, 0), "/q/item-", NULL, 0, COORD_SEQUENTIAL, outcome_cb,
+        zk_client_create(client_of(h, 0), "/q/item-", NULL, 0, ZK_SEQUENTIAL, outcome_cb,
                             &o));
     assert_string_equal(o.path, "/q/item-0000000005");
     outcome_reset(&o);
@@ -474,20 +474,20 @@ test_coord_children_sorted(void **state)
     static const char *const sorted[] = {"a", "a1", "b", "c10", "c9"};
     Harness *h = harness_new(3);
     wait_established(h);
-    assert_int_equal(create_text(h, 0, "/c", "", 0), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/c", "", 0), ZK_OK);
     for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
         g_autofree char *path = g_strdup_printf("/c/%s", names[i]);
-        assert_int_equal(create_text(h, i % MEMBERS, path, names[i], 0), COORD_OK);
+        assert_int_equal(create_text(h, i % MEMBERS, path, names[i], 0), ZK_OK);
     }
     Outcome o = {0};
-    RUN(h, &o, coord_client_children(client_of(h, 1), "/c", FALSE, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_OK);
+    RUN(h, &o, zk_client_children(client_of(h, 1), "/c", FALSE, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
     assert_int_equal(g_strv_length(o.children), G_N_ELEMENTS(sorted));
     for (guint i = 0; i < G_N_ELEMENTS(sorted); i++)
         assert_string_equal(o.children[i], sorted[i]);
     assert_int_equal(o.stat.num_children, G_N_ELEMENTS(sorted));
-    RUN(h, &o, coord_client_children(client_of(h, 1), "/none", TRUE, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_NO_NODE);
+    RUN(h, &o, zk_client_children(client_of(h, 1), "/none", TRUE, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_NO_NODE);
     outcome_reset(&o);
     harness_free(h);
 }
@@ -500,27 +500,27 @@ test_coord_data_watch_one_shot(void **state)
     Harness *h = harness_new(4);
     wait_established(h);
     Member *watcher = &h->members[1];
-    assert_int_equal(create_text(h, 0, "/w", "0", 0), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/w", "0", 0), ZK_OK);
     Outcome o = {0};
-    RUN(h, &o, coord_client_get(client_of(h, 1), "/w", TRUE, outcome_cb, &o));
-    RUN(h, &o, coord_client_get(client_of(h, 2), "/w", FALSE, outcome_cb, &o));
-    assert_int_equal(set_text(h, 0, "/w", "1", -1), COORD_OK);
+    RUN(h, &o, zk_client_get(client_of(h, 1), "/w", TRUE, outcome_cb, &o));
+    RUN(h, &o, zk_client_get(client_of(h, 2), "/w", FALSE, outcome_cb, &o));
+    assert_int_equal(set_text(h, 0, "/w", "1", -1), ZK_OK);
     run_for(h, SIM_NS_PER_S);
     assert_int_equal(count_events(watcher, "watch NodeDataChanged /w"), 1);
-    assert_int_equal(set_text(h, 0, "/w", "2", -1), COORD_OK);
+    assert_int_equal(set_text(h, 0, "/w", "2", -1), ZK_OK);
     run_for(h, SIM_NS_PER_S);
     assert_int_equal(count_events(watcher, "watch NodeDataChanged /w"), 1);
     assert_false(has_event(&h->members[2], "watch NodeDataChanged /w"));
     assert_false(has_event(&h->members[0], "watch NodeDataChanged /w"));
     /* exists on a missing node watches for its creation. */
-    RUN(h, &o, coord_client_exists(client_of(h, 1), "/x", TRUE, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_NO_NODE);
-    assert_int_equal(create_text(h, 0, "/x", "", 0), COORD_OK);
+    RUN(h, &o, zk_client_exists(client_of(h, 1), "/x", TRUE, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_NO_NODE);
+    assert_int_equal(create_text(h, 0, "/x", "", 0), ZK_OK);
     run_for(h, SIM_NS_PER_S);
     assert_int_equal(count_events(watcher, "watch NodeCreated /x"), 1);
-    RUN(h, &o, coord_client_exists(client_of(h, 1), "/x", TRUE, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_OK);
-    RUN(h, &o, coord_client_delete(client_of(h, 0), "/x", -1, outcome_cb, &o));
+    RUN(h, &o, zk_client_exists(client_of(h, 1), "/x", TRUE, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
+    RUN(h, &o, zk_client_delete(client_of(h, 0), "/x", -1, outcome_cb, &o));
     run_for(h, SIM_NS_PER_S);
     assert_int_equal(count_events(watcher, "watch NodeDeleted /x"), 1);
     outcome_reset(&o);
@@ -535,20 +535,20 @@ test_coord_child_watch_one_shot(void **state)
     Harness *h = harness_new(5);
     wait_established(h);
     Member *watcher = &h->members[1];
-    assert_int_equal(create_text(h, 0, "/p", "", 0), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/p", "", 0), ZK_OK);
     Outcome o = {0};
-    RUN(h, &o, coord_client_children(client_of(h, 1), "/p", TRUE, outcome_cb, &o));
-    assert_int_equal(set_text(h, 0, "/p", "data", -1), COORD_OK);
+    RUN(h, &o, zk_client_children(client_of(h, 1), "/p", TRUE, outcome_cb, &o));
+    assert_int_equal(set_text(h, 0, "/p", "data", -1), ZK_OK);
     run_for(h, SIM_NS_PER_S);
     assert_int_equal(watcher->events->len, 1); /* "established new" only */
-    assert_int_equal(create_text(h, 0, "/p/a", "", 0), COORD_OK);
-    assert_int_equal(create_text(h, 0, "/p/b", "", 0), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/p/a", "", 0), ZK_OK);
+    assert_int_equal(create_text(h, 0, "/p/b", "", 0), ZK_OK);
     run_for(h, SIM_NS_PER_S);
     assert_int_equal(count_events(watcher, "watch NodeChildrenChanged /p"), 1);
     /* Watching both data and children of a node that is deleted: one event. */
-    RUN(h, &o, coord_client_children(client_of(h, 1), "/p/a", TRUE, outcome_cb, &o));
-    RUN(h, &o, coord_client_get(client_of(h, 1), "/p/a", TRUE, outcome_cb, &o));
-    RUN(h, &o, coord_client_delete(client_of(h, 0), "/p/a", -1, outcome_cb, &o));
+    RUN(h, &o, zk_client_children(client_of(h, 1), "/p/a", TRUE, outcome_cb, &o));
+    RUN(h, &o, zk_client_get(client_of(h, 1), "/p/a", TRUE, outcome_cb, &o));
+    RUN(h, &o, zk_client_delete(client_of(h, 0), "/p/a", -1, outcome_cb, &o));
     run_for(h, SIM_NS_PER_S);
     assert_int_equal(count_events(watcher, "watch NodeDeleted /p/a"), 1);
     outcome_reset(&o);
@@ -565,17 +565,17 @@ test_coord_ephemeral_deleted_on_expiry(void **state)
     wait_established(h);
     Member *zombie = &h->members[0];
     Member *watcher = &h->members[1];
-    guint64 session = coord_client_session_id(client_of(h, 0));
-    assert_int_equal(create_text(h, 0, "/brokers", "", 0), COORD_OK);
-    assert_int_equal(create_text(h, 0, "/brokers/0", "host0", COORD_EPHEMERAL), COORD_OK);
+    guint64 session = zk_client_session_id(client_of(h, 0));
+    assert_int_equal(create_text(h, 0, "/brokers", "", 0), ZK_OK);
+    assert_int_equal(create_text(h, 0, "/brokers/0", "host0", ZK_EPHEMERAL), ZK_OK);
     Outcome o = {0};
-    RUN(h, &o, coord_client_exists(client_of(h, 1), "/brokers/0", TRUE, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_OK);
+    RUN(h, &o, zk_client_exists(client_of(h, 1), "/brokers/0", TRUE, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
     gint64 cut_ns = sim_now_ns(h->world);
     sim_net_isolate(sim_world_net(h->world), zombie->id);
     run_for(h, 30 * SIM_NS_PER_S);
-    assert_false(coord_server_session_alive(h->server, session));
-    assert_null(coord_server_znode_get(h->server, "/brokers/0", NULL));
+    assert_false(zk_server_session_alive(h->server, session));
+    assert_null(zk_server_znode_get(h->server, "/brokers/0", NULL));
     assert_true(has_event(watcher, "watch NodeDeleted /brokers/0"));
     /* Expiry comes a timeout after the last ping, rounded up to a 2 s tick. */
     assert_true(watcher->last_event_ns >= cut_ns + KAFKA_TIMEOUT_NS - 6 * SIM_NS_PER_S);
@@ -586,14 +586,14 @@ test_coord_ephemeral_deleted_on_expiry(void **state)
     sim_net_heal(sim_world_net(h->world));
     run_for(h, 30 * SIM_NS_PER_S);
     assert_true(has_event(zombie, "expired"));
-    assert_int_equal(coord_client_state(client_of(h, 0)), COORD_CLIENT_EXPIRED);
+    assert_int_equal(zk_client_state(client_of(h, 0)), ZK_CLIENT_EXPIRED);
     /* As Kafka's broker: a new session, and the registration again. */
-    RUN(h, &o, coord_client_get(client_of(h, 0), "/brokers", FALSE, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_SESSION_EXPIRED);
-    coord_client_new_session(client_of(h, 0));
-    assert_int_equal(create_text(h, 0, "/brokers/0", "host0", COORD_EPHEMERAL), COORD_OK);
+    RUN(h, &o, zk_client_get(client_of(h, 0), "/brokers", FALSE, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_SESSION_EXPIRED);
+    zk_client_new_session(client_of(h, 0));
+    assert_int_equal(create_text(h, 0, "/brokers/0", "host0", ZK_EPHEMERAL), ZK_OK);
     assert_true(has_event(zombie, "established new"));
-    assert_int_not_equal(coord_client_session_id(client_of(h, 0)), session);
+    assert_int_not_equal(zk_client_session_id(client_of(h, 0)), session);
     outcome_reset(&o);
     harness_free(h);
 }
@@ -609,26 +609,26 @@ test_coord_short_partition_keeps_session(void **state)
         Harness *h = harness_new_with(7 + k, NULL, KAFKA_TIMEOUT_NS);
         wait_established(h);
         Member *member = &h->members[0];
-        guint64 session = coord_client_session_id(client_of(h, 0));
-        assert_int_equal(create_text(h, 0, "/e", "", COORD_EPHEMERAL), COORD_OK);
-        assert_int_equal(create_text(h, 1, "/w", "0", 0), COORD_OK);
+        guint64 session = zk_client_session_id(client_of(h, 0));
+        assert_int_equal(create_text(h, 0, "/e", "", ZK_EPHEMERAL), ZK_OK);
+        assert_int_equal(create_text(h, 1, "/w", "0", 0), ZK_OK);
         Outcome o = {0};
-        RUN(h, &o, coord_client_get(client_of(h, 0), "/w", TRUE, outcome_cb, &o));
+        RUN(h, &o, zk_client_get(client_of(h, 0), "/w", TRUE, outcome_cb, &o));
         run_for(h, 3 * SIM_NS_PER_S);
         sim_net_isolate(sim_world_net(h->world), member->id);
         Outcome lost = {0};
-        coord_client_get(client_of(h, 0), "/w", FALSE, outcome_cb, &lost);
-        assert_int_equal(set_text(h, 1, "/w", "1", -1), COORD_OK);
+        zk_client_get(client_of(h, 0), "/w", FALSE, outcome_cb, &lost);
+        assert_int_equal(set_text(h, 1, "/w", "1", -1), ZK_OK);
         run_for(h, partitions_ns[k]);
         sim_net_heal(sim_world_net(h->world));
         run_for(h, 15 * SIM_NS_PER_S);
         assert_true(lost.done);
-        assert_int_equal(lost.error, COORD_CONNECTION_LOSS);
+        assert_int_equal(lost.error, ZK_CONNECTION_LOSS);
         assert_false(has_event(member, "expired"));
         assert_true(has_event(member, "established resumed"));
-        assert_int_equal(coord_client_session_id(client_of(h, 0)), session);
-        assert_true(coord_server_session_alive(h->server, session));
-        g_autoptr(GBytes) eph = coord_server_znode_get(h->server, "/e", NULL);
+        assert_int_equal(zk_client_session_id(client_of(h, 0)), session);
+        assert_true(zk_server_session_alive(h->server, session));
+        g_autoptr(GBytes) eph = zk_server_znode_get(h->server, "/e", NULL);
         assert_non_null(eph);
         assert_int_equal(count_events(member, "watch NodeDataChanged /w"), 1);
         outcome_reset(&o);
@@ -646,11 +646,11 @@ test_coord_paused_client_expires(void **state)
     Harness *h = harness_new(10);
     wait_established(h);
     Member *member = &h->members[0];
-    assert_int_equal(create_text(h, 0, "/e", "", COORD_EPHEMERAL), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/e", "", ZK_EPHEMERAL), ZK_OK);
     sim_node_pause(h->world, member->id);
     run_for(h, 3 * TIMEOUT_NS);
-    assert_null(coord_server_znode_get(h->server, "/e", NULL));
-    assert_int_equal(coord_client_state(client_of(h, 0)), COORD_CLIENT_CONNECTED);
+    assert_null(zk_server_znode_get(h->server, "/e", NULL));
+    assert_int_equal(zk_client_state(client_of(h, 0)), ZK_CLIENT_CONNECTED);
     sim_node_resume(h->world, member->id);
     run_for(h, 10 * SIM_NS_PER_S);
     assert_true(has_event(member, "expired"));
@@ -664,44 +664,44 @@ test_coord_server_crash_keeps_state(void **state)
      * ephemerals and (re-registered) watches are all still there; while it
      * loads, it answers nothing. */
     (void)state;
-    CoordServerConfig cfg;
-    coord_server_config_init(&cfg);
+    ZkServerConfig cfg;
+    zk_server_config_init(&cfg);
     cfg.load_delay_ns = 2 * SIM_NS_PER_S;
     Harness *h = harness_new_with(11, &cfg, TIMEOUT_NS);
     wait_established(h);
-    guint64 session = coord_client_session_id(client_of(h, 0));
-    assert_int_equal(create_text(h, 0, "/p", "persist", 0), COORD_OK);
-    assert_int_equal(create_text(h, 0, "/e", "eph", COORD_EPHEMERAL), COORD_OK);
+    guint64 session = zk_client_session_id(client_of(h, 0));
+    assert_int_equal(create_text(h, 0, "/p", "persist", 0), ZK_OK);
+    assert_int_equal(create_text(h, 0, "/e", "eph", ZK_EPHEMERAL), ZK_OK);
     Outcome o = {0};
-    RUN(h, &o, coord_client_get(client_of(h, 1), "/p", TRUE, outcome_cb, &o));
-    SimNodeId zk = coord_server_node(h->server);
+    RUN(h, &o, zk_client_get(client_of(h, 1), "/p", TRUE, outcome_cb, &o));
+    SimNodeId zk = zk_server_node(h->server);
     sim_node_crash(h->world, zk);
     run_for(h, 2 * SIM_NS_PER_S);
-    assert_false(coord_server_serving(h->server));
+    assert_false(zk_server_serving(h->server));
     assert_true(has_event(&h->members[0], "disconnected"));
     /* While it is down nothing is answered. */
-    RUN(h, &o, coord_client_get(client_of(h, 2), "/p", FALSE, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_CONNECTION_LOSS);
+    RUN(h, &o, zk_client_get(client_of(h, 2), "/p", FALSE, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_CONNECTION_LOSS);
     sim_node_restart(h->world, zk);
     outcome_reset(&o);
-    coord_client_get(client_of(h, 2), "/p", FALSE, outcome_cb, &o);
+    zk_client_get(client_of(h, 2), "/p", FALSE, outcome_cb, &o);
     run_for(h, 1500 * SIM_NS_PER_MS);
-    assert_false(coord_server_serving(h->server));
+    assert_false(zk_server_serving(h->server));
     assert_true(o.done); /* the loading server refused the connection */
-    assert_int_equal(o.error, COORD_CONNECTION_LOSS);
+    assert_int_equal(o.error, ZK_CONNECTION_LOSS);
     for (guint i = 0; i < MEMBERS; i++)
-        assert_int_not_equal(coord_client_state(client_of(h, i)), COORD_CLIENT_CONNECTED);
+        assert_int_not_equal(zk_client_state(client_of(h, i)), ZK_CLIENT_CONNECTED);
     run_for(h, 3 * SIM_NS_PER_S);
-    assert_true(coord_server_serving(h->server));
+    assert_true(zk_server_serving(h->server));
     for (guint i = 0; i < MEMBERS; i++)
         assert_true(has_event(&h->members[i], "established resumed"));
-    assert_int_equal(coord_client_session_id(client_of(h, 0)), session);
-    assert_true(coord_server_session_alive(h->server, session));
+    assert_int_equal(zk_client_session_id(client_of(h, 0)), session);
+    assert_true(zk_server_session_alive(h->server, session));
     g_autofree char *p = server_text(h, "/p", NULL);
     g_autofree char *e = server_text(h, "/e", NULL);
     assert_string_equal(p, "persist");
     assert_string_equal(e, "eph");
-    assert_int_equal(set_text(h, 0, "/p", "changed", -1), COORD_OK);
+    assert_int_equal(set_text(h, 0, "/p", "changed", -1), ZK_OK);
     run_for(h, SIM_NS_PER_S);
     assert_int_equal(count_events(&h->members[1], "watch NodeDataChanged /p"), 1);
     outcome_reset(&o);
@@ -710,11 +710,11 @@ test_coord_server_crash_keeps_state(void **state)
 
 /* Pipelined creates /k/<i>; records which were acknowledged. */
 static void
-ack_cb(void *owner, const CoordResult *result, void *arg)
+ack_cb(void *owner, const ZkResult *result, void *arg)
 {
     gboolean *acked = arg;
     (void)owner;
-    *acked = result->error == COORD_OK;
+    *acked = result->error == ZK_OK;
 }
 
 static void
@@ -722,16 +722,16 @@ power_loss_round(guint64 seed)
 {
     enum { N = 40 };
     Harness *h = harness_new(seed);
-    SimNodeId zk = coord_server_node(h->server);
+    SimNodeId zk = zk_server_node(h->server);
     sim_disk_set_fsync_latency(sim_node_disk(h->world, zk),
                                (SimDist){SIM_DIST_UNIFORM, 0.5e6, 4e6});
     wait_established(h);
-    guint64 session = coord_client_session_id(client_of(h, 0));
-    assert_int_equal(create_text(h, 0, "/k", "", 0), COORD_OK);
+    guint64 session = zk_client_session_id(client_of(h, 0));
+    assert_int_equal(create_text(h, 0, "/k", "", 0), ZK_OK);
     gboolean acked[N] = {0};
     for (guint i = 0; i < N; i++) {
         g_autofree char *path = g_strdup_printf("/k/%u", i);
-        coord_client_create(client_of(h, i % MEMBERS), path, text("v"), 1, 0, ack_cb, &acked[i]);
+        zk_client_create(client_of(h, i % MEMBERS), path, text("v"), 1, 0, ack_cb, &acked[i]);
     }
     SimRng *rng = sim_world_rng(h->world, "test/power");
     run_for(h, sim_rng_range(rng, 0, 8 * SIM_NS_PER_MS));
@@ -739,20 +739,20 @@ power_loss_round(guint64 seed)
     run_for(h, SIM_NS_PER_S);
     sim_node_restart(h->world, zk);
     run_for(h, 5 * SIM_NS_PER_S);
-    assert_true(coord_server_serving(h->server));
-    assert_true(coord_server_session_alive(h->server, session));
+    assert_true(zk_server_serving(h->server));
+    assert_true(zk_server_session_alive(h->server, session));
     for (guint i = 0; i < N; i++) {
         g_autofree char *path = g_strdup_printf("/k/%u", i);
-        g_autoptr(GBytes) data = coord_server_znode_get(h->server, path, NULL);
+        g_autoptr(GBytes) data = zk_server_znode_get(h->server, path, NULL);
         if (acked[i])
             assert_non_null(data);
     }
     /* The server goes on logging after the cut tail. */
-    assert_int_equal(create_text(h, 0, "/after", "", 0), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/after", "", 0), ZK_OK);
     sim_node_crash(h->world, zk);
     sim_node_restart(h->world, zk);
     run_for(h, 3 * SIM_NS_PER_S);
-    g_autoptr(GBytes) after = coord_server_znode_get(h->server, "/after", NULL);
+    g_autoptr(GBytes) after = zk_server_znode_get(h->server, "/after", NULL);
     assert_non_null(after);
     harness_free(h);
 }
@@ -769,10 +769,10 @@ test_coord_power_loss_keeps_acknowledged(void **state)
 
 typedef struct {
     const char *name;
-    CoordOp second; /* after a check of /epoch */
+    ZkOp second; /* after a check of /epoch */
     gint32 check_version;
-    CoordError error;
-    CoordError op_errors[2];
+    ZkError error;
+    ZkError op_errors[2];
     const char *x_after; /* /x data afterwards */
     gboolean y_exists;
 } MultiCase;
@@ -782,35 +782,35 @@ multi_case_run(const MultiCase *mc, guint64 seed)
 {
     Harness *h = harness_new(seed);
     wait_established(h);
-    assert_int_equal(create_text(h, 0, "/epoch", "1", 0), COORD_OK);
-    assert_int_equal(set_text(h, 0, "/epoch", "2", 0), COORD_OK); /* version 1 */
-    assert_int_equal(create_text(h, 0, "/x", "x0", 0), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/epoch", "1", 0), ZK_OK);
+    assert_int_equal(set_text(h, 0, "/epoch", "2", 0), ZK_OK); /* version 1 */
+    assert_int_equal(create_text(h, 0, "/x", "x0", 0), ZK_OK);
     Outcome o = {0};
-    RUN(h, &o, coord_client_get(client_of(h, 1), "/x", TRUE, outcome_cb, &o));
-    const CoordOp ops[2] = {
-        {.type = COORD_OP_CHECK, .path = "/epoch", .version = mc->check_version},
+    RUN(h, &o, zk_client_get(client_of(h, 1), "/x", TRUE, outcome_cb, &o));
+    const ZkOp ops[2] = {
+        {.type = ZK_OP_CHECK, .path = "/epoch", .version = mc->check_version},
         mc->second,
     };
-    RUN(h, &o, coord_client_multi(client_of(h, 0), ops, 2, outcome_cb, &o));
+    RUN(h, &o, zk_client_multi(client_of(h, 0), ops, 2, outcome_cb, &o));
     assert_int_equal(o.error, mc->error);
     assert_int_equal(o.n_ops, 2);
     assert_int_equal(o.op_errors[0], mc->op_errors[0]);
     assert_int_equal(o.op_errors[1], mc->op_errors[1]);
-    if (mc->error == COORD_OK && mc->second.type == COORD_OP_SET)
+    if (mc->error == ZK_OK && mc->second.type == ZK_OP_SET)
         assert_int_equal(o.version, 1);
-    CoordStat stat;
+    ZkStat stat;
     g_autofree char *x = server_text(h, "/x", &stat);
     if (mc->x_after == NULL)
         assert_null(x);
     else
         assert_string_equal(x, mc->x_after);
-    if (mc->error != COORD_OK && x != NULL)
+    if (mc->error != ZK_OK && x != NULL)
         assert_int_equal(stat.version, 0);
-    g_autoptr(GBytes) y = coord_server_znode_get(h->server, "/y", NULL);
+    g_autoptr(GBytes) y = zk_server_znode_get(h->server, "/y", NULL);
     assert_int_equal(y != NULL, mc->y_exists);
     /* A multi that applied nothing fires no watch. */
     run_for(h, SIM_NS_PER_S);
-    gboolean changed = mc->error == COORD_OK && mc->second.type != COORD_OP_CREATE;
+    gboolean changed = mc->error == ZK_OK && mc->second.type != ZK_OP_CREATE;
     assert_int_equal(h->members[1].events->len, changed ? 2 : 1);
     outcome_reset(&o);
     harness_free(h);
@@ -822,62 +822,62 @@ test_coord_multi_check_fences(void **state)
     /* Goal: a multi fenced by a version check applies all of its ops or none. */
     (void)state;
     const guint8 *x1 = text("x1");
-    static const CoordError ok2[2] = {COORD_OK, COORD_OK};
+    static const ZkError ok2[2] = {ZK_OK, ZK_OK};
     const MultiCase cases[] = {
         {"check+set",
-         {COORD_OP_SET, "/x", x1, 2, 0, 0},
+         {ZK_OP_SET, "/x", x1, 2, 0, 0},
          1,
-         COORD_OK,
+         ZK_OK,
          {ok2[0], ok2[1]},
          "x1",
          FALSE},
         {"stale check+set",
-         {COORD_OP_SET, "/x", x1, 2, 0, 0},
+         {ZK_OP_SET, "/x", x1, 2, 0, 0},
          0,
-         COORD_BAD_VERSION,
-         {COORD_BAD_VERSION, COORD_RUNTIME_INCONSISTENCY},
+         ZK_BAD_VERSION,
+         {ZK_BAD_VERSION, ZK_RUNTIME_INCONSISTENCY},
          "x0",
          FALSE},
         {"check+create",
-         {COORD_OP_CREATE, "/y", x1, 2, 0, 0},
+         {ZK_OP_CREATE, "/y", x1, 2, 0, 0},
          1,
-         COORD_OK,
-         {COORD_OK, COORD_OK},
+         ZK_OK,
+         {ZK_OK, ZK_OK},
          "x0",
          TRUE},
         {"stale check+create",
-         {COORD_OP_CREATE, "/y", x1, 2, 0, 0},
+         {ZK_OP_CREATE, "/y", x1, 2, 0, 0},
          0,
-         COORD_BAD_VERSION,
-         {COORD_BAD_VERSION, COORD_RUNTIME_INCONSISTENCY},
+         ZK_BAD_VERSION,
+         {ZK_BAD_VERSION, ZK_RUNTIME_INCONSISTENCY},
          "x0",
          FALSE},
         {"check+delete",
-         {COORD_OP_DELETE, "/x", NULL, 0, 0, 0},
+         {ZK_OP_DELETE, "/x", NULL, 0, 0, 0},
          1,
-         COORD_OK,
-         {COORD_OK, COORD_OK},
+         ZK_OK,
+         {ZK_OK, ZK_OK},
          NULL,
          FALSE},
         {"stale check+delete",
-         {COORD_OP_DELETE, "/x", NULL, 0, 0, 0},
+         {ZK_OP_DELETE, "/x", NULL, 0, 0, 0},
          0,
-         COORD_BAD_VERSION,
-         {COORD_BAD_VERSION, COORD_RUNTIME_INCONSISTENCY},
+         ZK_BAD_VERSION,
+         {ZK_BAD_VERSION, ZK_RUNTIME_INCONSISTENCY},
          "x0",
          FALSE},
         {"check any+set",
-         {COORD_OP_SET, "/x", x1, 2, 0, 0},
-         COORD_VERSION_ANY,
-         COORD_OK,
-         {COORD_OK, COORD_OK},
+         {ZK_OP_SET, "/x", x1, 2, 0, 0},
+         ZK_VERSION_ANY,
+         ZK_OK,
+         {ZK_OK, ZK_OK},
          "x1",
          FALSE},
         {"check ok+bad set",
-         {COORD_OP_SET, "/x", x1, 2, 7, 0},
+         {ZK_OP_SET, "/x", x1, 2, 7, 0},
          1,
-         COORD_BAD_VERSION,
-         {COORD_RUNTIME_INCONSISTENCY, COORD_BAD_VERSION},
+         ZK_BAD_VERSION,
+         {ZK_RUNTIME_INCONSISTENCY, ZK_BAD_VERSION},
          "x0",
          FALSE},
     };
@@ -892,48 +892,48 @@ test_coord_multi_rolls_back_applied_ops(void **state)
     (void)state;
     Harness *h = harness_new(30);
     wait_established(h);
-    assert_int_equal(create_text(h, 0, "/x", "x0", 0), COORD_OK);
-    guint64 zxid = coord_server_zxid(h->server);
-    const CoordOp ops[] = {
-        {.type = COORD_OP_SET, .path = "/x", .data = text("x1"), .len = 2, .version = -1},
-        {.type = COORD_OP_CREATE, .path = "/n", .data = NULL, .len = 0},
-        {.type = COORD_OP_DELETE, .path = "/x", .version = -1},
-        {.type = COORD_OP_CREATE, .path = "/n", .data = NULL, .len = 0},
+    assert_int_equal(create_text(h, 0, "/x", "x0", 0), ZK_OK);
+    guint64 zxid = zk_server_zxid(h->server);
+    const ZkOp ops[] = {
+        {.type = ZK_OP_SET, .path = "/x", .data = text("x1"), .len = 2, .version = -1},
+        {.type = ZK_OP_CREATE, .path = "/n", .data = NULL, .len = 0},
+        {.type = ZK_OP_DELETE, .path = "/x", .version = -1},
+        {.type = ZK_OP_CREATE, .path = "/n", .data = NULL, .len = 0},
     };
     Outcome o = {0};
-    RUN(h, &o, coord_client_multi(client_of(h, 0), ops, G_N_ELEMENTS(ops), outcome_cb, &o));
-    assert_int_equal(o.error, COORD_NODE_EXISTS);
-    assert_int_equal(o.op_errors[3], COORD_NODE_EXISTS);
-    assert_int_equal(o.op_errors[0], COORD_RUNTIME_INCONSISTENCY);
-    CoordStat stat;
+    RUN(h, &o, zk_client_multi(client_of(h, 0), ops, G_N_ELEMENTS(ops), outcome_cb, &o));
+    assert_int_equal(o.error, ZK_NODE_EXISTS);
+    assert_int_equal(o.op_errors[3], ZK_NODE_EXISTS);
+    assert_int_equal(o.op_errors[0], ZK_RUNTIME_INCONSISTENCY);
+    ZkStat stat;
     g_autofree char *x = server_text(h, "/x", &stat);
     assert_string_equal(x, "x0");
     assert_int_equal(stat.version, 0);
-    assert_null(coord_server_znode_get(h->server, "/n", NULL));
-    assert_int_equal(coord_server_zxid(h->server), zxid);
+    assert_null(zk_server_znode_get(h->server, "/n", NULL));
+    assert_int_equal(zk_server_zxid(h->server), zxid);
     /* The same ops without the duplicate create succeed together. */
-    RUN(h, &o, coord_client_multi(client_of(h, 0), ops, 3, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_OK);
+    RUN(h, &o, zk_client_multi(client_of(h, 0), ops, 3, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
     assert_int_equal(o.op_versions[0], 1);
-    assert_null(coord_server_znode_get(h->server, "/x", NULL));
+    assert_null(zk_server_znode_get(h->server, "/x", NULL));
     /* The checked-write helpers report the version they wrote. */
-    assert_int_equal(create_text(h, 0, "/epoch", "1", 0), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/epoch", "1", 0), ZK_OK);
     RUN(h, &o,
-        coord_client_create_checked(client_of(h, 0), "/epoch", 0, "/s", "a", 1, 0, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_OK);
+        zk_client_create_checked(client_of(h, 0), "/epoch", 0, "/s", "a", 1, 0, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
     assert_int_equal(o.version, 0);
     RUN(h, &o,
-        coord_client_set_checked(client_of(h, 0), "/epoch", 0, "/s", "b", 1, 0, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_OK);
+        zk_client_set_checked(client_of(h, 0), "/epoch", 0, "/s", "b", 1, 0, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
     assert_int_equal(o.version, 1);
-    assert_int_equal(set_text(h, 1, "/epoch", "2", 0), COORD_OK); /* a new controller */
+    assert_int_equal(set_text(h, 1, "/epoch", "2", 0), ZK_OK); /* a new controller */
     RUN(h, &o,
-        coord_client_set_checked(client_of(h, 0), "/epoch", 0, "/s", "c", 1, 1, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_BAD_VERSION);
-    RUN(h, &o, coord_client_delete_checked(client_of(h, 0), "/epoch", 0, "/s", -1, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_BAD_VERSION);
-    RUN(h, &o, coord_client_delete_checked(client_of(h, 0), "/epoch", 1, "/s", 1, outcome_cb, &o));
-    assert_int_equal(o.error, COORD_OK);
+        zk_client_set_checked(client_of(h, 0), "/epoch", 0, "/s", "c", 1, 1, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_BAD_VERSION);
+    RUN(h, &o, zk_client_delete_checked(client_of(h, 0), "/epoch", 0, "/s", -1, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_BAD_VERSION);
+    RUN(h, &o, zk_client_delete_checked(client_of(h, 0), "/epoch", 1, "/s", 1, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
     outcome_reset(&o);
     harness_free(h);
 }
@@ -944,18 +944,18 @@ test_coord_snapshot_and_log_roll(void **state)
     /* Goal: snapshots bound the logs, and a restart from snapshot + logs
      * (after a crash or a power loss) restores every acknowledged change. */
     (void)state;
-    CoordServerConfig cfg;
-    coord_server_config_init(&cfg);
+    ZkServerConfig cfg;
+    zk_server_config_init(&cfg);
     cfg.snapshot_txns = 8;
     Harness *h = harness_new_with(31, &cfg, TIMEOUT_NS);
-    SimNodeId zk = coord_server_node(h->server);
+    SimNodeId zk = zk_server_node(h->server);
     SimDisk *disk = sim_node_disk(h->world, zk);
     wait_established(h);
-    assert_int_equal(create_text(h, 0, "/s", "", 0), COORD_OK);
-    assert_int_equal(create_text(h, 1, "/s/eph", "", COORD_EPHEMERAL), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/s", "", 0), ZK_OK);
+    assert_int_equal(create_text(h, 1, "/s/eph", "", ZK_EPHEMERAL), ZK_OK);
     for (guint i = 0; i < 60; i++) {
         g_autofree char *value = g_strdup_printf("%u", i);
-        assert_int_equal(set_text(h, i % MEMBERS, "/s", value, -1), COORD_OK);
+        assert_int_equal(set_text(h, i % MEMBERS, "/s", value, -1), ZK_OK);
     }
     assert_true(sim_disk_exists(disk, "coord/snapshot"));
     g_autoptr(GPtrArray) logs = sim_disk_list(disk, "coord/log.");
@@ -967,11 +967,11 @@ test_coord_snapshot_and_log_roll(void **state)
             sim_node_power_loss(h->world, zk);
         sim_node_restart(h->world, zk);
         run_for(h, 5 * SIM_NS_PER_S);
-        CoordStat stat;
+        ZkStat stat;
         g_autofree char *value = server_text(h, "/s", &stat);
         assert_string_equal(value, "59");
         assert_int_equal(stat.version, 60);
-        g_autoptr(GBytes) eph = coord_server_znode_get(h->server, "/s/eph", NULL);
+        g_autoptr(GBytes) eph = zk_server_znode_get(h->server, "/s/eph", NULL);
         assert_non_null(eph);
     }
     harness_free(h);
@@ -984,48 +984,48 @@ test_coord_close_session_deletes_ephemerals(void **state)
     (void)state;
     Harness *h = harness_new(32);
     wait_established(h);
-    assert_int_equal(create_text(h, 0, "/e", "", COORD_EPHEMERAL), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/e", "", ZK_EPHEMERAL), ZK_OK);
     Outcome o = {0};
-    RUN(h, &o, coord_client_exists(client_of(h, 1), "/e", TRUE, outcome_cb, &o));
-    RUN(h, &o, coord_client_close_session(client_of(h, 0), outcome_cb, &o));
-    assert_int_equal(o.error, COORD_OK);
-    assert_int_equal(coord_client_state(client_of(h, 0)), COORD_CLIENT_CLOSED);
+    RUN(h, &o, zk_client_exists(client_of(h, 1), "/e", TRUE, outcome_cb, &o));
+    RUN(h, &o, zk_client_close_session(client_of(h, 0), outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
+    assert_int_equal(zk_client_state(client_of(h, 0)), ZK_CLIENT_CLOSED);
     run_for(h, SIM_NS_PER_S);
-    assert_null(coord_server_znode_get(h->server, "/e", NULL));
+    assert_null(zk_server_znode_get(h->server, "/e", NULL));
     assert_true(has_event(&h->members[1], "watch NodeDeleted /e"));
-    assert_int_equal(coord_server_session_count(h->server), 2);
-    coord_client_new_session(client_of(h, 0));
-    assert_int_equal(create_text(h, 0, "/e", "", COORD_EPHEMERAL), COORD_OK);
+    assert_int_equal(zk_server_session_count(h->server), 2);
+    zk_client_new_session(client_of(h, 0));
+    assert_int_equal(create_text(h, 0, "/e", "", ZK_EPHEMERAL), ZK_OK);
     outcome_reset(&o);
     harness_free(h);
 }
 
 static void
-free_in_callback_cb(void *owner, const CoordResult *result, void *arg)
+free_in_callback_cb(void *owner, const ZkResult *result, void *arg)
 {
     Member *m = owner;
     guint *calls = arg;
     (void)result;
     (*calls)++;
-    coord_client_free(m->client);
+    zk_client_free(m->client);
     m->client = NULL;
 }
 
 static void
 test_coord_client_free_delivers_nothing(void **state)
 {
-    /* Goal: after coord_client_free (outside or inside a callback) nothing
+    /* Goal: after zk_client_free (outside or inside a callback) nothing
      * reaches the owner and no timer touches the freed client. */
     (void)state;
     Harness *h = harness_new(33);
     wait_established(h);
     Outcome o = {0};
-    coord_client_get(client_of(h, 0), "/", TRUE, outcome_cb, &o);
-    coord_client_free(h->members[0].client);
+    zk_client_get(client_of(h, 0), "/", TRUE, outcome_cb, &o);
+    zk_client_free(h->members[0].client);
     h->members[0].client = NULL;
     guint calls = 0;
     for (guint i = 0; i < 3; i++)
-        coord_client_get(client_of(h, 1), "/", FALSE, free_in_callback_cb, &calls);
+        zk_client_get(client_of(h, 1), "/", FALSE, free_in_callback_cb, &calls);
     run_for(h, 30 * SIM_NS_PER_S);
     assert_false(o.done);
     assert_int_equal(calls, 1);
@@ -1041,13 +1041,13 @@ test_coord_duplicated_messages_are_harmless(void **state)
     Harness *h = harness_new(34);
     wait_established(h);
     SimNet *net = sim_world_net(h->world);
-    SimNodeId zk = coord_server_node(h->server);
-    assert_int_equal(create_text(h, 0, "/d", "", 0), COORD_OK);
+    SimNodeId zk = zk_server_node(h->server);
+    assert_int_equal(create_text(h, 0, "/d", "", 0), ZK_OK);
     sim_net_duplicate_next(net, h->members[0].id, zk, 4);
     sim_net_duplicate_next(net, zk, h->members[0].id, 4);
     for (guint i = 0; i < 3; i++)
-        assert_int_equal(set_text(h, 0, "/d", "v", -1), COORD_OK);
-    CoordStat stat;
+        assert_int_equal(set_text(h, 0, "/d", "v", -1), ZK_OK);
+    ZkStat stat;
     g_autofree char *d = server_text(h, "/d", &stat);
     assert_int_equal(stat.version, 3);
     harness_free(h);
@@ -1080,7 +1080,7 @@ model_has_children(const ModelNode *model, guint i)
 }
 
 /* What the server must answer, and the model's next state. */
-static CoordError
+static ZkError
 model_apply(ModelNode *model, guint op, guint i, gint32 version, guint32 value)
 {
     ModelNode *node = &model[i];
@@ -1088,32 +1088,32 @@ model_apply(ModelNode *model, guint op, guint i, gint32 version, guint32 value)
     gboolean version_ok = version == -1 || version == node->version;
     if (op == 0) { /* create */
         if (parent >= 0 && !model[parent].exists)
-            return COORD_NO_NODE;
+            return ZK_NO_NODE;
         if (node->exists)
-            return COORD_NODE_EXISTS;
+            return ZK_NODE_EXISTS;
         *node = (ModelNode){TRUE, 0, value};
-        return COORD_OK;
+        return ZK_OK;
     }
     if (!node->exists)
-        return COORD_NO_NODE;
+        return ZK_NO_NODE;
     if (!version_ok)
-        return COORD_BAD_VERSION;
+        return ZK_BAD_VERSION;
     if (op == 1) { /* set */
         node->version++;
         node->value = value;
-        return COORD_OK;
+        return ZK_OK;
     }
     if (model_has_children(model, i))
-        return COORD_NOT_EMPTY;
+        return ZK_NOT_EMPTY;
     node->exists = FALSE;
-    return COORD_OK;
+    return ZK_OK;
 }
 
 static void
 model_compare(Harness *h, const ModelNode *model)
 {
     for (guint i = 0; i < G_N_ELEMENTS(model_paths); i++) {
-        CoordStat stat;
+        ZkStat stat;
         g_autofree char *value = server_text(h, model_paths[i], &stat);
         assert_int_equal(value != NULL, model[i].exists);
         if (value == NULL)
@@ -1137,22 +1137,22 @@ property_round(guint64 seed)
         gint32 version = (gint32)sim_rng_range(rng, -1, 3);
         guint32 value = sim_rng_u32(rng) % 1000;
         g_autofree char *data = g_strdup_printf("%u", value);
-        CoordClient *c = client_of(h, (guint)sim_rng_range(rng, 0, MEMBERS));
+        ZkClient *c = client_of(h, (guint)sim_rng_range(rng, 0, MEMBERS));
         if (op == 0)
             RUN(h, &o,
-                coord_client_create(c, model_paths[i], text(data), strlen(data), 0, outcome_cb,
+                zk_client_create(c, model_paths[i], text(data), strlen(data), 0, outcome_cb,
                                     &o));
         else if (op == 1)
             RUN(h, &o,
-                coord_client_set(c, model_paths[i], text(data), strlen(data), version, outcome_cb,
+                zk_client_set(c, model_paths[i], text(data), strlen(data), version, outcome_cb,
                                  &o));
         else
-            RUN(h, &o, coord_client_delete(c, model_paths[i], version, outcome_cb, &o));
+            RUN(h, &o, zk_client_delete(c, model_paths[i], version, outcome_cb, &o));
         assert_int_equal(o.error, model_apply(model, op, i, version, value));
     }
     model_compare(h, model);
-    sim_node_power_loss(h->world, coord_server_node(h->server));
-    sim_node_restart(h->world, coord_server_node(h->server));
+    sim_node_power_loss(h->world, zk_server_node(h->server));
+    sim_node_restart(h->world, zk_server_node(h->server));
     run_for(h, 3 * SIM_NS_PER_S);
     model_compare(h, model);
     outcome_reset(&o);
@@ -1184,12 +1184,12 @@ typedef struct {
 } Ticket;
 
 static void
-ticket_cb(void *owner, const CoordResult *result, void *arg)
+ticket_cb(void *owner, const ZkResult *result, void *arg)
 {
     Ticket *ticket = arg;
     Member *m = owner;
     assert_ptr_equal(ticket->m, m);
-    if (ticket->create_index > 0 && result->error == COORD_OK)
+    if (ticket->create_index > 0 && result->error == ZK_OK)
         g_array_index(ticket->chaos->acked, gboolean, ticket->create_index - 1) = TRUE;
     /* Exactly once, and never for a request that a crash dropped. */
     assert_true(g_ptr_array_remove_fast(m->tickets, ticket));
@@ -1215,33 +1215,33 @@ chaos_op(Chaos *chaos, Member *m)
 {
     static const char *const paths[] = {"/x/0", "/x/1", "/x/2", "/x/0/a", "/x/1/a"};
     SimRng *rng = chaos->rng;
-    CoordClient *c = m->client;
+    ZkClient *c = m->client;
     const char *path = paths[sim_rng_range(rng, 0, G_N_ELEMENTS(paths))];
     gint32 version = (gint32)sim_rng_range(rng, -1, 3);
-    guint32 flags = sim_rng_chance(rng, 1, 3) ? COORD_EPHEMERAL : 0;
+    guint32 flags = sim_rng_chance(rng, 1, 3) ? ZK_EPHEMERAL : 0;
     switch (sim_rng_range(rng, 0, 7)) {
     case 0: {
         g_autofree char *unique = g_strdup_printf("/u/%u", chaos->acked->len);
-        coord_client_create(c, unique, "u", 1, 0, ticket_cb, ticket_new(chaos, m, TRUE));
+        zk_client_create(c, unique, "u", 1, 0, ticket_cb, ticket_new(chaos, m, TRUE));
         break;
     }
     case 1:
-        coord_client_create(c, path, "c", 1, flags, ticket_cb, ticket_new(chaos, m, FALSE));
+        zk_client_create(c, path, "c", 1, flags, ticket_cb, ticket_new(chaos, m, FALSE));
         break;
     case 2:
-        coord_client_set(c, path, "s", 1, version, ticket_cb, ticket_new(chaos, m, FALSE));
+        zk_client_set(c, path, "s", 1, version, ticket_cb, ticket_new(chaos, m, FALSE));
         break;
     case 3:
-        coord_client_delete(c, path, version, ticket_cb, ticket_new(chaos, m, FALSE));
+        zk_client_delete(c, path, version, ticket_cb, ticket_new(chaos, m, FALSE));
         break;
     case 4:
-        coord_client_get(c, path, TRUE, ticket_cb, ticket_new(chaos, m, FALSE));
+        zk_client_get(c, path, TRUE, ticket_cb, ticket_new(chaos, m, FALSE));
         break;
     case 5:
-        coord_client_children(c, "/x", TRUE, ticket_cb, ticket_new(chaos, m, FALSE));
+        zk_client_children(c, "/x", TRUE, ticket_cb, ticket_new(chaos, m, FALSE));
         break;
     default:
-        coord_client_set_checked(c, "/x/0", version, path, "m", 1, -1, ticket_cb,
+        zk_client_set_checked(c, "/x/0", version, path, "m", 1, -1, ticket_cb,
                                  ticket_new(chaos, m, FALSE));
         break;
     }
@@ -1253,7 +1253,7 @@ chaos_fault(Chaos *chaos)
 {
     Harness *h = chaos->h;
     SimNet *net = sim_world_net(h->world);
-    SimNodeId zk = coord_server_node(h->server);
+    SimNodeId zk = zk_server_node(h->server);
     Member *m = &h->members[sim_rng_range(chaos->rng, 0, MEMBERS)];
     SimNodeId node = sim_rng_chance(chaos->rng, 1, 4) ? zk : m->id;
     SimDisk *disk = sim_node_disk(h->world, zk);
@@ -1303,7 +1303,7 @@ static void
 chaos_settle(Chaos *chaos)
 {
     Harness *h = chaos->h;
-    SimDisk *disk = sim_node_disk(h->world, coord_server_node(h->server));
+    SimDisk *disk = sim_node_disk(h->world, zk_server_node(h->server));
     sim_disk_set_slow(disk, 1.0);
     sim_disk_set_full(disk, FALSE);
     sim_net_heal(sim_world_net(h->world));
@@ -1317,8 +1317,8 @@ chaos_settle(Chaos *chaos)
 static void
 chaos_round(guint64 seed)
 {
-    CoordServerConfig cfg;
-    coord_server_config_init(&cfg);
+    ZkServerConfig cfg;
+    zk_server_config_init(&cfg);
     cfg.snapshot_txns = 6;
     Harness *h = harness_new_with(seed, &cfg, TIMEOUT_NS);
     Chaos chaos = {h, sim_world_rng(h->world, "test/chaos"),
@@ -1326,8 +1326,8 @@ chaos_round(guint64 seed)
     for (guint i = 0; i < MEMBERS; i++)
         h->members[i].renew = TRUE;
     wait_established(h);
-    assert_int_equal(create_text(h, 0, "/x", "", 0), COORD_OK);
-    assert_int_equal(create_text(h, 0, "/u", "", 0), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/x", "", 0), ZK_OK);
+    assert_int_equal(create_text(h, 0, "/u", "", 0), ZK_OK);
     for (guint step = 0; step < 300; step++) {
         if (sim_rng_chance(chaos.rng, 1, 12))
             chaos_fault(&chaos);
@@ -1339,13 +1339,13 @@ chaos_round(guint64 seed)
     chaos_settle(&chaos);
     for (guint i = 0; i < MEMBERS; i++) {
         assert_int_equal(h->members[i].tickets->len, 0);
-        assert_int_equal(coord_client_state(client_of(h, i)), COORD_CLIENT_CONNECTED);
+        assert_int_equal(zk_client_state(client_of(h, i)), ZK_CLIENT_CONNECTED);
         g_autofree char *path = g_strdup_printf("/final-%u", i);
-        assert_int_equal(create_text(h, i, path, "", COORD_EPHEMERAL), COORD_OK);
+        assert_int_equal(create_text(h, i, path, "", ZK_EPHEMERAL), ZK_OK);
     }
     for (guint i = 0; i < chaos.acked->len; i++) {
         g_autofree char *path = g_strdup_printf("/u/%u", i);
-        g_autoptr(GBytes) data = coord_server_znode_get(h->server, path, NULL);
+        g_autoptr(GBytes) data = zk_server_znode_get(h->server, path, NULL);
         if (g_array_index(chaos.acked, gboolean, i))
             assert_non_null(data);
     }
@@ -1370,13 +1370,13 @@ fingerprint_run(guint64 seed)
 {
     Harness *h = harness_new_with(seed, NULL, TIMEOUT_NS);
     wait_established(h);
-    assert_int_equal(create_text(h, 0, "/f", "", COORD_EPHEMERAL), COORD_OK);
+    assert_int_equal(create_text(h, 0, "/f", "", ZK_EPHEMERAL), ZK_OK);
     sim_net_isolate(sim_world_net(h->world), h->members[0].id);
     run_for(h, 20 * SIM_NS_PER_S);
     sim_net_heal(sim_world_net(h->world));
-    sim_node_crash(h->world, coord_server_node(h->server));
+    sim_node_crash(h->world, zk_server_node(h->server));
     run_for(h, SIM_NS_PER_S);
-    sim_node_restart(h->world, coord_server_node(h->server));
+    sim_node_restart(h->world, zk_server_node(h->server));
     run_for(h, 20 * SIM_NS_PER_S);
     guint64 fingerprint = sim_trace_fingerprint(sim_world_trace(h->world));
     harness_free(h);

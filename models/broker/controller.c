@@ -402,7 +402,7 @@ send_leader_and_isr_all(Controller *c, const GArray *changed, const GArray *ever
 /* For coordination requests whose answer does not matter (a parent that may
  * exist already, a notification to delete). */
 static void
-notification_deleted(void *owner, const CoordResult *result, void *arg)
+notification_deleted(void *owner, const ZkResult *result, void *arg)
 {
     (void)owner;
     (void)result;
@@ -524,7 +524,7 @@ announce_written(Controller *c)
 }
 
 static void
-state_written(void *owner, const CoordResult *result, void *arg)
+state_written(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     Ctx *ctx = arg;
@@ -532,12 +532,12 @@ state_written(void *owner, const CoordResult *result, void *arg)
     if (c != NULL) {
         KSIM_ASSERT(c->writes_pending > 0);
         c->writes_pending--;
-        if (result->error == COORD_OK) {
+        if (result->error == ZK_OK) {
             KPartitionState *ps = g_memdup2(&ctx->proposed, sizeof ctx->proposed);
             ps->zk_version = result->version;
             g_tree_replace(c->states, &ps->tp, ps);
             g_array_append_val(c->written, *ps);
-        } else if (result->error == COORD_BAD_VERSION) {
+        } else if (result->error == ZK_BAD_VERSION) {
             /* Either the leader changed the ISR meanwhile (read it again) or
              * another controller took over (its epoch check failed). */
             refresh(c);
@@ -561,14 +561,14 @@ write_state(Controller *c, const KPartitionState *next, gboolean create)
         /* Kafka's controller creates the parents of a new state znode. */
         g_autofree char *partitions = g_strdup_printf("/brokers/topics/%s/partitions", next->tp.topic);
         g_autofree char *partition = g_strdup_printf("%s/%d", partitions, next->tp.partition);
-        coord_client_create(c->state->zk, partitions, "", 0, 0, notification_deleted, NULL);
-        coord_client_create(c->state->zk, partition, "", 0, 0, notification_deleted, NULL);
+        zk_client_create(c->state->zk, partitions, "", 0, 0, notification_deleted, NULL);
+        zk_client_create(c->state->zk, partition, "", 0, 0, notification_deleted, NULL);
     }
     if (create)
-        coord_client_create_checked(c->state->zk, "/controller_epoch", c->epoch_zk_version, path,
+        zk_client_create_checked(c->state->zk, "/controller_epoch", c->epoch_zk_version, path,
                                     data->str, data->len, 0, state_written, ctx);
     else
-        coord_client_set_checked(c->state->zk, "/controller_epoch", c->epoch_zk_version, path,
+        zk_client_set_checked(c->state->zk, "/controller_epoch", c->epoch_zk_version, path,
                                  data->str, data->len, next->zk_version, state_written, ctx);
     g_string_free(data, TRUE);
 }
@@ -690,13 +690,13 @@ endpoint_compare(gconstpointer a, gconstpointer b)
 }
 
 static void
-broker_data_read(void *owner, const CoordResult *result, void *arg)
+broker_data_read(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     Ctx *ctx = arg;
     Controller *c = current(state, ctx);
     if (c != NULL) {
-        if (result->error == COORD_OK) {
+        if (result->error == ZK_OK) {
             g_autofree char *text = g_strndup((const char *)result->data, result->len);
             KBrokerEndpoint e = {ctx->extra, (SimNodeId)g_ascii_strtoull(text, NULL, 10),
                                  (gint64)result->stat.czxid};
@@ -708,18 +708,18 @@ broker_data_read(void *owner, const CoordResult *result, void *arg)
 }
 
 static void
-brokers_listed(void *owner, const CoordResult *result, void *arg)
+brokers_listed(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     Ctx *ctx = arg;
     Controller *c = current(state, ctx);
     if (c != NULL) {
-        for (guint i = 0; result->error == COORD_OK && result->children[i] != NULL; i++) {
+        for (guint i = 0; result->error == ZK_OK && result->children[i] != NULL; i++) {
             g_autofree char *path = g_strdup_printf("/brokers/ids/%s", result->children[i]);
             Ctx *child = ctx_new(c, path);
             child->extra = (gint32)g_ascii_strtoll(result->children[i], NULL, 10);
             read_started(c);
-            coord_client_get(state->zk, path, FALSE, broker_data_read, child);
+            zk_client_get(state->zk, path, FALSE, broker_data_read, child);
         }
         read_done(c);
     }
@@ -727,14 +727,14 @@ brokers_listed(void *owner, const CoordResult *result, void *arg)
 }
 
 static void
-partition_state_read(void *owner, const CoordResult *result, void *arg)
+partition_state_read(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     Ctx *ctx = arg;
     Controller *c = current(state, ctx);
     if (c != NULL) {
         KPartitionState ps = ctx->proposed;
-        if (result->error == COORD_OK &&
+        if (result->error == ZK_OK &&
             kpartition_state_parse((const char *)result->data, result->len, &ps)) {
             ps.zk_version = result->version;
             KPartitionState *copy = g_memdup2(&ps, sizeof ps);
@@ -766,13 +766,13 @@ parse_assignment(const char *data, gsize len)
 }
 
 static void
-topic_read(void *owner, const CoordResult *result, void *arg)
+topic_read(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     Ctx *ctx = arg;
     Controller *c = current(state, ctx);
     if (c != NULL) {
-        if (result->error == COORD_OK) {
+        if (result->error == ZK_OK) {
             Topic *topic = g_new0(Topic, 1);
             topic->name = g_strdup(ctx->path + strlen("/brokers/topics/"));
             topic->assignment = parse_assignment((const char *)result->data, result->len);
@@ -784,7 +784,7 @@ topic_read(void *owner, const CoordResult *result, void *arg)
                 state_set_replicas(&child->proposed,
                                    g_array_index(topic->assignment, GArray *, p));
                 read_started(c);
-                coord_client_get(state->zk, path, FALSE, partition_state_read, child);
+                zk_client_get(state->zk, path, FALSE, partition_state_read, child);
             }
         }
         read_done(c);
@@ -793,17 +793,17 @@ topic_read(void *owner, const CoordResult *result, void *arg)
 }
 
 static void
-topics_listed(void *owner, const CoordResult *result, void *arg)
+topics_listed(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     Ctx *ctx = arg;
     Controller *c = current(state, ctx);
     if (c != NULL) {
-        for (guint i = 0; result->error == COORD_OK && result->children[i] != NULL; i++) {
+        for (guint i = 0; result->error == ZK_OK && result->children[i] != NULL; i++) {
             g_autofree char *path = g_strdup_printf("/brokers/topics/%s", result->children[i]);
             read_started(c);
             /* A data watch on the topic catches added partitions. */
-            coord_client_get(state->zk, path, TRUE, topic_read, ctx_new(c, path));
+            zk_client_get(state->zk, path, TRUE, topic_read, ctx_new(c, path));
         }
         read_done(c);
     }
@@ -811,13 +811,13 @@ topics_listed(void *owner, const CoordResult *result, void *arg)
 }
 
 static void
-notifications_listed(void *owner, const CoordResult *result, void *arg)
+notifications_listed(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     Ctx *ctx = arg;
     Controller *c = current(state, ctx);
     if (c != NULL) {
-        for (guint i = 0; result->error == COORD_OK && result->children[i] != NULL; i++)
+        for (guint i = 0; result->error == ZK_OK && result->children[i] != NULL; i++)
             g_ptr_array_add(c->notifications,
                             g_strdup_printf("/isr_change_notification/%s", result->children[i]));
         read_done(c);
@@ -859,7 +859,7 @@ read_done(Controller *c)
     reconcile(c, previous_live);
     g_array_unref(previous_live);
     for (guint i = 0; i < c->notifications->len; i++)
-        coord_client_delete(c->state->zk, g_ptr_array_index(c->notifications, i), -1,
+        zk_client_delete(c->state->zk, g_ptr_array_index(c->notifications, i), -1,
                             notification_deleted, NULL);
     g_ptr_array_set_size(c->notifications, 0);
     c->refreshing = FALSE;
@@ -883,11 +883,11 @@ refresh(Controller *c)
     c->next_states = states_new();
     BrokerState *state = c->state;
     c->reads_pending = 3;
-    coord_client_children(state->zk, "/brokers/ids", TRUE, brokers_listed,
+    zk_client_children(state->zk, "/brokers/ids", TRUE, brokers_listed,
                           ctx_new(c, "/brokers/ids"));
-    coord_client_children(state->zk, "/brokers/topics", TRUE, topics_listed,
+    zk_client_children(state->zk, "/brokers/topics", TRUE, topics_listed,
                           ctx_new(c, "/brokers/topics"));
-    coord_client_children(state->zk, "/isr_change_notification", TRUE, notifications_listed,
+    zk_client_children(state->zk, "/isr_change_notification", TRUE, notifications_listed,
                           ctx_new(c, "/isr_change_notification"));
 }
 
@@ -987,13 +987,13 @@ rebalance_schedule(Controller *c)
 /* ---- claiming the epoch ---- */
 
 static void
-epoch_claimed(void *owner, const CoordResult *result, void *arg)
+epoch_claimed(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     Ctx *ctx = arg;
     Controller *c = current(state, ctx);
     if (c != NULL) {
-        if (result->error == COORD_OK) {
+        if (result->error == ZK_OK) {
             c->epoch = ctx->extra;
             c->epoch_zk_version = result->version;
             state->controller_epoch = MAX(state->controller_epoch, c->epoch);
@@ -1013,21 +1013,21 @@ epoch_claimed(void *owner, const CoordResult *result, void *arg)
 }
 
 static void
-epoch_read(void *owner, const CoordResult *result, void *arg)
+epoch_read(void *owner, const ZkResult *result, void *arg)
 {
     BrokerState *state = owner;
     Ctx *ctx = arg;
     Controller *c = current(state, ctx);
     if (c != NULL) {
         Ctx *claim = ctx_new(c, "/controller_epoch");
-        if (result->error == COORD_NO_NODE) {
+        if (result->error == ZK_NO_NODE) {
             claim->extra = 1;
-            coord_client_create(state->zk, "/controller_epoch", "1", 1, 0, epoch_claimed, claim);
+            zk_client_create(state->zk, "/controller_epoch", "1", 1, 0, epoch_claimed, claim);
         } else {
             g_autofree char *text = g_strndup((const char *)result->data, result->len);
             claim->extra = (gint32)g_ascii_strtoll(text, NULL, 10) + 1;
             g_autofree char *data = g_strdup_printf("%d", claim->extra);
-            coord_client_set(state->zk, "/controller_epoch", data, strlen(data), result->version,
+            zk_client_set(state->zk, "/controller_epoch", data, strlen(data), result->version,
                              epoch_claimed, claim);
         }
     }
@@ -1055,7 +1055,7 @@ controller_new(BrokerState *state)
 void
 controller_start(Controller *c)
 {
-    coord_client_get(c->state->zk, "/controller_epoch", FALSE, epoch_read,
+    zk_client_get(c->state->zk, "/controller_epoch", FALSE, epoch_read,
                      ctx_new(c, "/controller_epoch"));
 }
 

@@ -219,7 +219,7 @@ resolve(Run *run, const ScenarioTarget *target, GArray *nodes, GString *describe
         broker = random_live_broker(run);
         break;
     case SCENARIO_TARGET_ZK: {
-        SimNodeId zk = cluster_coord_node(run->cluster);
+        SimNodeId zk = cluster_zk_node(run->cluster);
         g_array_append_val(nodes, zk);
         g_string_append(describe, "zk");
         return;
@@ -289,7 +289,7 @@ resolve_rest(Run *run, const GPtrArray *groups, GArray *nodes, GString *describe
         SimNodeId node = broker_node(cluster_broker(run->cluster, (gint32)id));
         g_array_append_val(candidates, node);
     }
-    SimNodeId zk = cluster_coord_node(run->cluster);
+    SimNodeId zk = cluster_zk_node(run->cluster);
     g_array_append_val(candidates, zk);
     g_string_append(describe, "the rest (");
     for (guint i = 0; i < candidates->len; i++) {
@@ -345,7 +345,7 @@ expire_session(Run *run, Undo *undo, SimNodeId node)
 {
     /* Cut the broker off the coordination node for longer than its session
      * timeout: the server expires the session, the broker keeps running. */
-    SimNodeId zk = cluster_coord_node(run->cluster);
+    SimNodeId zk = cluster_zk_node(run->cluster);
     cut_both(run, undo, node, zk);
 }
 
