@@ -420,9 +420,10 @@ start_fault(Run *run, const ScenarioFault *fault, gint64 duration_ns, gboolean r
     else
         apply_action(run, fault->action, fault, undo);
     if (fault->action == SCENARIO_ACTION_EXPIRE_SESSION && duration_ns == 0) {
-        const KConfig *cfg = scenario_variant_broker_config(run->variant);
-        duration_ns = kconfig_get_duration_ns(cfg, "zookeeper.session.timeout.ms") +
-                      2 * SIM_NS_PER_S;
+        /* Longer than the session timeout the brokers were configured with
+         * (every broker has the same one). */
+        const BrokerConfig *config = broker_config(cluster_broker(run->cluster, 1));
+        duration_ns = config->zookeeper_session_timeout_ms * SIM_NS_PER_MS + 2 * SIM_NS_PER_S;
     }
     gint32 broker = undo->nodes->len == 1
                         ? broker_of_node(run, g_array_index(undo->nodes, SimNodeId, 0))
