@@ -107,26 +107,29 @@ typedef enum {
     CONSUMER_PROCESS_THEN_COMMIT,       /* process, then commitSync: at least once */
 } ConsumerProcessingMode;
 
-/* Kafka's consumer configuration keys the consumer honours. */
+/* Kafka's consumer configuration keys the consumer honours: each field is
+ * the key in its comment (sizes in bytes). The defaults are the key
+ * registry's (src/harness/kconfig.c); consumer_config_init repeats them for
+ * model tests, and test_kconfig_bind checks each against the registry. */
 typedef struct {
-    gint64 fetch_min_bytes;           /* fetch.min.bytes = 1 */
-    gint64 fetch_max_wait_ms;         /* fetch.max.wait.ms = 500 */
-    gint64 max_partition_fetch_bytes; /* max.partition.fetch.bytes = 1048576 */
-    gint64 fetch_max_bytes;           /* fetch.max.bytes = 52428800 */
-    gint32 max_poll_records;          /* max.poll.records = 500 */
-    ConsumerOffsetReset auto_offset_reset; /* auto.offset.reset = latest */
-    gint64 request_timeout_ms;        /* request.timeout.ms = 30000 */
-    gint64 retry_backoff_ms;          /* retry.backoff.ms = 100 */
-    gint64 metadata_max_age_ms;       /* metadata.max.age.ms = 300000 */
-    gint8 isolation_level;            /* isolation.level = read_uncommitted (0); 1 committed */
-    gint64 session_timeout_ms;        /* session.timeout.ms = 45000 */
-    gint64 heartbeat_interval_ms;     /* heartbeat.interval.ms = 3000 */
-    gint64 max_poll_interval_ms;      /* max.poll.interval.ms = 300000 */
-    gboolean enable_auto_commit;      /* enable.auto.commit = true */
-    gint64 auto_commit_interval_ms;   /* auto.commit.interval.ms = 5000 */
-    AssignorStrategy partition_assignment_strategy; /* partition.assignment.strategy = range */
-    gint64 default_api_timeout_ms;    /* default.api.timeout.ms = 60000 (bounds commitSync) */
-    ConsumerProcessingMode processing_mode; /* ksim: the loop's commits = auto */
+    gint64 fetch_min_bytes;                /* fetch.min.bytes */
+    gint64 fetch_max_wait_ms;              /* fetch.max.wait.ms */
+    gint64 max_partition_fetch_bytes;      /* max.partition.fetch.bytes */
+    gint64 fetch_max_bytes;                /* fetch.max.bytes */
+    gint32 max_poll_records;               /* max.poll.records */
+    ConsumerOffsetReset auto_offset_reset; /* auto.offset.reset */
+    gint64 request_timeout_ms;             /* request.timeout.ms */
+    gint64 retry_backoff_ms;               /* retry.backoff.ms */
+    gint64 metadata_max_age_ms;            /* metadata.max.age.ms */
+    gint8 isolation_level;                 /* isolation.level: read_uncommitted 0, committed 1 */
+    gint64 session_timeout_ms;             /* session.timeout.ms */
+    gint64 heartbeat_interval_ms;          /* heartbeat.interval.ms */
+    gint64 max_poll_interval_ms;           /* max.poll.interval.ms */
+    gboolean enable_auto_commit;           /* enable.auto.commit */
+    gint64 auto_commit_interval_ms;        /* auto.commit.interval.ms */
+    AssignorStrategy partition_assignment_strategy; /* partition.assignment.strategy's first */
+    gint64 default_api_timeout_ms;          /* default.api.timeout.ms (bounds commitSync) */
+    ConsumerProcessingMode processing_mode; /* ksim: the loop's commits (processing.mode) */
 } ConsumerConfig;
 
 /* One record as a poll returns it. */
@@ -166,7 +169,7 @@ typedef struct {
 typedef void (*ConsumerCommitCb)(Consumer *consumer, HistoryType outcome, KafkaError error,
                                  void *user_data);
 
-/* Kafka's defaults. */
+/* Kafka's defaults (the registry's; test_kconfig_bind compares them). */
 void consumer_config_init(ConsumerConfig *config);
 
 /* A consumer on a new node named `name`, bootstrapping from `bootstrap`

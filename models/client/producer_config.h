@@ -35,31 +35,34 @@ typedef enum {
     PRODUCER_PARTITIONER_ROUND_ROBIN, /* RoundRobinPartitioner, as the study notes describe */
 } ProducerPartitioner;
 
-/* Field names follow Kafka's keys; the default is in each comment. */
+/* Each field is the Kafka key in its comment (sizes in bytes). The defaults
+ * are the key registry's (src/harness/kconfig.c); producer_config_init
+ * repeats them for model tests and benchmarks, and test_kconfig_bind
+ * checks each against the registry. */
 typedef struct {
-    gint16 acks;                                  /* acks = all (-1); 0, 1 or -1 */
-    gboolean enable_idempotence;                  /* enable.idempotence = true */
+    gint16 acks;                                  /* acks: all is -1; 0, 1 or -1 */
+    gboolean enable_idempotence;                  /* enable.idempotence */
     gboolean enable_idempotence_explicit;         /* the user wrote enable.idempotence */
-    gint32 retries;                               /* retries = 2147483647 */
-    gint32 batch_size;                            /* batch.size = 16384 (bytes) */
-    gint64 linger_ms;                             /* linger.ms = 0 */
-    gint64 buffer_memory;                         /* buffer.memory = 33554432 (bytes) */
-    gint64 max_block_ms;                          /* max.block.ms = 60000 */
-    gint32 max_in_flight_requests_per_connection; /* = 5 */
-    gint64 request_timeout_ms;                    /* request.timeout.ms = 30000 */
-    gint64 retry_backoff_ms;                      /* retry.backoff.ms = 100 */
-    gint64 delivery_timeout_ms;                   /* delivery.timeout.ms = 120000 */
+    gint32 retries;                               /* retries */
+    gint32 batch_size;                            /* batch.size */
+    gint64 linger_ms;                             /* linger.ms */
+    gint64 buffer_memory;                         /* buffer.memory */
+    gint64 max_block_ms;                          /* max.block.ms */
+    gint32 max_in_flight_requests_per_connection; /* max.in.flight.requests.per.connection */
+    gint64 request_timeout_ms;                    /* request.timeout.ms */
+    gint64 retry_backoff_ms;                      /* retry.backoff.ms */
+    gint64 delivery_timeout_ms;                   /* delivery.timeout.ms */
     gboolean delivery_timeout_ms_explicit;        /* the user wrote delivery.timeout.ms */
-    gint64 metadata_max_age_ms;                   /* metadata.max.age.ms = 300000 */
-    gint32 max_request_size;                      /* max.request.size = 1048576 (bytes) */
-    gint64 reconnect_backoff_ms;                  /* reconnect.backoff.ms = 50 */
-    gint64 reconnect_backoff_max_ms;              /* reconnect.backoff.max.ms = 1000 */
-    ProducerPartitioner partitioner;              /* partitioner.class = sticky */
-    char client_id[PRODUCER_CLIENT_ID_MAX + 1];   /* client.id = "" */
-    /* transactional.id = null (""): transactions (producer.h) need
+    gint64 metadata_max_age_ms;                   /* metadata.max.age.ms */
+    gint32 max_request_size;                      /* max.request.size */
+    gint64 reconnect_backoff_ms;                  /* reconnect.backoff.ms */
+    gint64 reconnect_backoff_max_ms;              /* reconnect.backoff.max.ms */
+    ProducerPartitioner partitioner;              /* partitioner.class (null: sticky) */
+    char client_id[PRODUCER_CLIENT_ID_MAX + 1];   /* client.id */
+    /* transactional.id, "" for null: transactions (producer.h) need
      * idempotence, which then cannot be turned off by a conflicting key. */
     char transactional_id[PRODUCER_TRANSACTIONAL_ID_MAX + 1];
-    gint64 transaction_timeout_ms;                /* transaction.timeout.ms = 60000 */
+    gint64 transaction_timeout_ms; /* transaction.timeout.ms */
 } ProducerConfig;
 
 #define KSIM_PRODUCER_ERROR (ksim_producer_error_quark())

@@ -35,7 +35,7 @@
  *
  * Lookups scan the registry linearly: they happen when scenarios are read and
  * models are configured, never per event. Models should read their settings
- * once into plain fields.
+ * once into plain fields: kconfig_bind.h fills the models' config structs.
  */
 #ifndef KSIM_KCONFIG_H
 #define KSIM_KCONFIG_H

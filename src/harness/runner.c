@@ -14,6 +14,7 @@
 
 #include "cluster.h"
 #include "kconfig.h"
+#include "kconfig_bind.h"
 #include "runner_clients.h"
 #include "sim_assert.h"
 #include "sim_disk.h"
@@ -46,92 +47,22 @@ typedef struct {
 
 /* ---- configuration ---- */
 
-static gint64
-ms_of(const KConfig *cfg, const char *key)
-{
-    return kconfig_get_duration_ms(cfg, key);
-}
-
-/* A *.ms key whose value may be null or Kafka's "never" (Long.MAX). */
-static gint64
-optional_ms(const KConfig *cfg, const char *key, gint64 never)
-{
-    if (kconfig_is_null(cfg, key))
-        return never;
-    gint64 ms = ms_of(cfg, key);
-    return ms == G_MAXINT64 ? never : ms;
-}
-
-static void
-log_config_from_broker(PlogConfig *log, const KConfig *cfg)
-{
-    plog_config_init(log);
-    log->segment_bytes = kconfig_get_bytes(cfg, "log.segment.bytes");
-    log->roll_ms = ms_of(cfg, "log.roll.ms");
-    log->index_interval_bytes = kconfig_get_bytes(cfg, "log.index.interval.bytes");
-    log->retention_ms = ms_of(cfg, "log.retention.ms");
-    log->retention_bytes = kconfig_get_bytes(cfg, "log.retention.bytes");
-    log->flush_interval_messages = kconfig_get_int64(cfg, "log.flush.interval.messages");
-    log->flush_interval_ms = optional_ms(cfg, "log.flush.interval.ms", -1);
-}
-
+/* The registry's bindings fill the model structs (kconfig_bind.h); fields
+ * no key binds keep the models' initial values (broker_id is set per broker
+ * by the cluster). */
 static void
 broker_config_from(BrokerConfig *config, const KConfig *cfg)
 {
     broker_config_init(config);
-    config->min_insync_replicas = (gint32)kconfig_get_int64(cfg, "min.insync.replicas");
-    config->unclean_leader_election = kconfig_get_bool(cfg, "unclean.leader.election.enable");
-    config->replica_lag_time_max_ms = ms_of(cfg, "replica.lag.time.max.ms");
-    config->replica_fetch_wait_max_ms = ms_of(cfg, "replica.fetch.wait.max.ms");
-    config->replica_fetch_min_bytes = kconfig_get_bytes(cfg, "replica.fetch.min.bytes");
-    config->replica_fetch_max_bytes = kconfig_get_bytes(cfg, "replica.fetch.max.bytes");
-    config->replica_fetch_backoff_ms = ms_of(cfg, "replica.fetch.backoff.ms");
-    config->replica_socket_timeout_ms = ms_of(cfg, "replica.socket.timeout.ms");
-    config->replica_high_watermark_checkpoint_interval_ms =
-        ms_of(cfg, "replica.high.watermark.checkpoint.interval.ms");
-    config->zookeeper_session_timeout_ms = ms_of(cfg, "zookeeper.session.timeout.ms");
-    config->controller_socket_timeout_ms = ms_of(cfg, "controller.socket.timeout.ms");
-    config->log_retention_check_interval_ms = ms_of(cfg, "log.retention.check.interval.ms");
-    const char *mode = kconfig_get_string(cfg, "ksim.truncation.mode");
-    config->truncation_mode = strcmp(mode, "leader-epoch") == 0 ? BROKER_TRUNCATE_LEADER_EPOCH
-                                                                 : BROKER_TRUNCATE_HW;
-    config->auto_leader_rebalance_enable = kconfig_get_bool(cfg, "auto.leader.rebalance.enable");
-    config->leader_imbalance_check_interval_ms = ms_of(cfg, "leader.imbalance.check.interval.seconds");
-    config->leader_imbalance_per_broker_percentage =
-        (gint32)kconfig_get_int64(cfg, "leader.imbalance.per.broker.percentage");
-    config->offsets_topic_num_partitions =
-        (gint32)kconfig_get_int64(cfg, "offsets.topic.num.partitions");
-    config->offsets_topic_replication_factor =
-        (gint16)kconfig_get_int64(cfg, "offsets.topic.replication.factor");
-    config->offsets_commit_timeout_ms = ms_of(cfg, "offsets.commit.timeout.ms");
-    config->group_initial_rebalance_delay_ms = ms_of(cfg, "group.initial.rebalance.delay.ms");
-    config->group_min_session_timeout_ms = ms_of(cfg, "group.min.session.timeout.ms");
-    config->group_max_session_timeout_ms = ms_of(cfg, "group.max.session.timeout.ms");
-    config->transaction_state_log_num_partitions =
-        (gint32)kconfig_get_int64(cfg, "transaction.state.log.num.partitions");
-    config->transaction_state_log_replication_factor =
-        (gint16)kconfig_get_int64(cfg, "transaction.state.log.replication.factor");
-    config->transaction_state_log_min_isr =
-        (gint32)kconfig_get_int64(cfg, "transaction.state.log.min.isr");
-    config->transaction_max_timeout_ms = ms_of(cfg, "transaction.max.timeout.ms");
-    config->transaction_abort_timed_out_transaction_cleanup_interval_ms =
-        ms_of(cfg, "transaction.abort.timed.out.transaction.cleanup.interval.ms");
-    log_config_from_broker(&config->log, cfg);
+    kconfig_bind_fill(kconfig_bind_broker(), cfg, config);
 }
 
 static void
 topic_config_from(TopicConfig *config, const KConfig *cfg)
 {
-    config->min_insync_replicas = (gint32)kconfig_get_int64(cfg, "min.insync.replicas");
-    config->unclean_leader_election = kconfig_get_bool(cfg, "unclean.leader.election.enable");
+    memset(config, 0, sizeof *config);
     plog_config_init(&config->log);
-    config->log.segment_bytes = kconfig_get_bytes(cfg, "segment.bytes");
-    config->log.roll_ms = ms_of(cfg, "segment.ms");
-    config->log.index_interval_bytes = kconfig_get_bytes(cfg, "index.interval.bytes");
-    config->log.retention_ms = ms_of(cfg, "retention.ms");
-    config->log.retention_bytes = kconfig_get_bytes(cfg, "retention.bytes");
-    config->log.flush_interval_messages = kconfig_get_int64(cfg, "flush.messages");
-    config->log.flush_interval_ms = optional_ms(cfg, "flush.ms", -1);
+    kconfig_bind_fill(kconfig_bind_topic(), cfg, config);
 }
 
 /* ---- fault windows and history notes ---- */
@@ -489,9 +420,10 @@ start_fault(Run *run, const ScenarioFault *fault, gint64 duration_ns, gboolean r
     else
         apply_action(run, fault->action, fault, undo);
     if (fault->action == SCENARIO_ACTION_EXPIRE_SESSION && duration_ns == 0) {
-        const KConfig *cfg = scenario_variant_broker_config(run->variant);
-        duration_ns = kconfig_get_duration_ns(cfg, "zookeeper.session.timeout.ms") +
-                      2 * SIM_NS_PER_S;
+        /* Longer than the session timeout the brokers were configured with
+         * (every broker has the same one). */
+        const BrokerConfig *config = broker_config(cluster_broker(run->cluster, 1));
+        duration_ns = config->zookeeper_session_timeout_ms * SIM_NS_PER_MS + 2 * SIM_NS_PER_S;
     }
     gint32 broker = undo->nodes->len == 1
                         ? broker_of_node(run, g_array_index(undo->nodes, SimNodeId, 0))

@@ -42,6 +42,7 @@
 
 #include "consumer.h"
 #include "kconfig.h"
+#include "kconfig_bind.h"
 #include "producer.h"
 #include "sim_assert.h"
 #include "workload.h"
@@ -99,35 +100,7 @@ static void
 producer_config_from(ProducerConfig *config, const KConfig *cfg)
 {
     producer_config_init(config);
-    const char *acks = kconfig_get_string(cfg, "acks");
-    config->acks = strcmp(acks, "all") == 0 ? -1 : (gint16)g_ascii_strtoll(acks, NULL, 10);
-    config->enable_idempotence = kconfig_get_bool(cfg, "enable.idempotence");
-    config->enable_idempotence_explicit = kconfig_is_set(cfg, "enable.idempotence");
-    config->retries = (gint32)kconfig_get_int64(cfg, "retries");
-    config->batch_size = (gint32)kconfig_get_bytes(cfg, "batch.size");
-    config->linger_ms = kconfig_get_duration_ms(cfg, "linger.ms");
-    config->buffer_memory = kconfig_get_bytes(cfg, "buffer.memory");
-    config->max_block_ms = kconfig_get_duration_ms(cfg, "max.block.ms");
-    config->max_in_flight_requests_per_connection =
-        (gint32)kconfig_get_int64(cfg, "max.in.flight.requests.per.connection");
-    config->request_timeout_ms = kconfig_get_duration_ms(cfg, "request.timeout.ms");
-    config->retry_backoff_ms = kconfig_get_duration_ms(cfg, "retry.backoff.ms");
-    config->delivery_timeout_ms = kconfig_get_duration_ms(cfg, "delivery.timeout.ms");
-    config->delivery_timeout_ms_explicit = kconfig_is_set(cfg, "delivery.timeout.ms");
-    config->metadata_max_age_ms = kconfig_get_duration_ms(cfg, "metadata.max.age.ms");
-    config->max_request_size = (gint32)kconfig_get_bytes(cfg, "max.request.size");
-    config->reconnect_backoff_ms = kconfig_get_duration_ms(cfg, "reconnect.backoff.ms");
-    config->reconnect_backoff_max_ms = kconfig_get_duration_ms(cfg, "reconnect.backoff.max.ms");
-    const char *partitioner =
-        kconfig_is_null(cfg, "partitioner.class") ? NULL : kconfig_get_string(cfg, "partitioner.class");
-    config->partitioner = partitioner != NULL && strcmp(partitioner, "round-robin") == 0
-                              ? PRODUCER_PARTITIONER_ROUND_ROBIN
-                              : PRODUCER_PARTITIONER_STICKY;
-    if (!kconfig_is_null(cfg, "client.id"))
-        producer_config_set_client_id(config, kconfig_get_string(cfg, "client.id"));
-    if (!kconfig_is_null(cfg, "transactional.id"))
-        producer_config_set_transactional_id(config, kconfig_get_string(cfg, "transactional.id"));
-    config->transaction_timeout_ms = kconfig_get_duration_ms(cfg, "transaction.timeout.ms");
+    kconfig_bind_fill(kconfig_bind_producer(), cfg, config);
 }
 
 static void
@@ -157,48 +130,16 @@ workload_config_from(WorkloadConfig *config, const ScenarioProducer *spec, gint6
     config->txn_abort_per_million = (guint32)(w->txn_abort_ratio * 1e6 + 0.5);
 }
 
-/* The first assignor of partition.assignment.strategy (the parser refuses
- * cooperative-sticky, which needs the incremental protocol). */
-static AssignorStrategy
-assignor_of(const KConfig *cfg)
-{
-    g_auto(GStrv) strategies = kconfig_get_list(cfg, "partition.assignment.strategy");
-    const char *first = strategies[0] != NULL ? strategies[0] : "range";
-    if (strcmp(first, "roundrobin") == 0)
-        return ASSIGNOR_ROUNDROBIN;
-    if (strcmp(first, "sticky") == 0)
-        return ASSIGNOR_STICKY;
-    KSIM_ASSERT(strcmp(first, "range") == 0);
-    return ASSIGNOR_RANGE;
-}
-
 /* The ConsumerConfig a [consumer-group] section's keys describe. */
 static void
 consumer_config_from(ConsumerConfig *config, const ScenarioConsumerGroup *spec)
 {
     const KConfig *cfg = spec->config;
     consumer_config_init(config);
-    config->fetch_min_bytes = kconfig_get_bytes(cfg, "fetch.min.bytes");
-    config->fetch_max_wait_ms = kconfig_get_duration_ms(cfg, "fetch.max.wait.ms");
-    config->max_partition_fetch_bytes = kconfig_get_bytes(cfg, "max.partition.fetch.bytes");
-    config->fetch_max_bytes = kconfig_get_bytes(cfg, "fetch.max.bytes");
-    config->max_poll_records = (gint32)kconfig_get_int64(cfg, "max.poll.records");
-    const char *reset = kconfig_get_string(cfg, "auto.offset.reset");
-    config->auto_offset_reset = strcmp(reset, "earliest") == 0 ? CONSUMER_RESET_EARLIEST
-                                : strcmp(reset, "none") == 0   ? CONSUMER_RESET_NONE
-                                                               : CONSUMER_RESET_LATEST;
-    config->request_timeout_ms = kconfig_get_duration_ms(cfg, "request.timeout.ms");
-    config->retry_backoff_ms = kconfig_get_duration_ms(cfg, "retry.backoff.ms");
-    config->metadata_max_age_ms = kconfig_get_duration_ms(cfg, "metadata.max.age.ms");
-    config->isolation_level =
-        strcmp(kconfig_get_string(cfg, "isolation.level"), "read_committed") == 0 ? 1 : 0;
-    config->session_timeout_ms = kconfig_get_duration_ms(cfg, "session.timeout.ms");
-    config->heartbeat_interval_ms = kconfig_get_duration_ms(cfg, "heartbeat.interval.ms");
-    config->max_poll_interval_ms = kconfig_get_duration_ms(cfg, "max.poll.interval.ms");
-    config->enable_auto_commit = kconfig_get_bool(cfg, "enable.auto.commit");
-    config->auto_commit_interval_ms = kconfig_get_duration_ms(cfg, "auto.commit.interval.ms");
-    config->partition_assignment_strategy = assignor_of(cfg);
-    config->default_api_timeout_ms = kconfig_get_duration_ms(cfg, "default.api.timeout.ms");
+    /* The first assignor of partition.assignment.strategy is the one used
+     * (the parser refuses cooperative-sticky, which needs the incremental
+     * protocol). */
+    kconfig_bind_fill(kconfig_bind_consumer(), cfg, config);
     if (spec->pipeline_output != NULL && spec->exactly_once) {
         /* An exactly-once pipeline reads committed data only and moves its
          * offsets only through its transactions. */

@@ -1,0 +1,79 @@
+/*
+ * broker_config: a broker's configuration and a topic's overrides of it, with
+ * Kafka's key names and defaults (KafkaConfig, LogConfig). It has a file of
+ * its own so that the configuration and the broker process can change apart;
+ * broker.h includes it.
+ *
+ * The keys' defaults, ranges and docs are the harness's key registry
+ * (src/harness/kconfig.c), whose bindings fill these structs from a
+ * scenario. broker_config_init repeats the defaults in C so that model tests
+ * and benchmarks, which do not see the harness, can build a config;
+ * test_kconfig_bind checks each against the registry.
+ */
+#ifndef BROKER_CONFIG_H
+#define BROKER_CONFIG_H
+
+#include <glib.h>
+
+#include "plog.h"
+
+typedef enum {
+    /* The seeds' design: a replica that becomes follower, or restarts,
+     * truncates its log to its high watermark. */
+    BROKER_TRUNCATE_HW = 0,
+    /* KIP-101/KIP-279: truncate to the end offset of the follower's latest
+     * epoch as the leader knows it (OffsetsForLeaderEpoch). */
+    BROKER_TRUNCATE_LEADER_EPOCH,
+} BrokerTruncationMode;
+
+/* Broker configuration; each field is the Kafka key in its comment, in the
+ * unit its name ends with (a *.seconds key is kept in ms). */
+typedef struct {
+    gint32 broker_id;                                     /* broker.id: set per broker */
+    gint32 min_insync_replicas;                           /* min.insync.replicas */
+    gboolean unclean_leader_election;                     /* unclean.leader.election.enable */
+    gint64 replica_lag_time_max_ms;                       /* replica.lag.time.max.ms */
+    gint64 replica_fetch_wait_max_ms;                     /* replica.fetch.wait.max.ms */
+    gint64 replica_fetch_min_bytes;                       /* replica.fetch.min.bytes */
+    gint64 replica_fetch_max_bytes;                       /* replica.fetch.max.bytes */
+    gint64 replica_fetch_backoff_ms;                      /* replica.fetch.backoff.ms */
+    gint64 replica_socket_timeout_ms;                     /* replica.socket.timeout.ms */
+    gint64 replica_high_watermark_checkpoint_interval_ms; /* replica.high.watermark.checkpoint... */
+    gint64 zookeeper_session_timeout_ms;                  /* zookeeper.session.timeout.ms */
+    gint64 controller_socket_timeout_ms;                  /* controller.socket.timeout.ms */
+    gint64 log_retention_check_interval_ms;               /* log.retention.check.interval.ms */
+    gboolean auto_leader_rebalance_enable;                /* auto.leader.rebalance.enable */
+    gint64 leader_imbalance_check_interval_ms;     /* leader.imbalance.check.interval.seconds */
+    gint32 leader_imbalance_per_broker_percentage; /* leader.imbalance.per.broker.percentage */
+    BrokerTruncationMode truncation_mode;          /* ksim.truncation.mode */
+    /* The group coordinator (group_coord.h). */
+    gint32 offsets_topic_num_partitions;     /* offsets.topic.num.partitions */
+    gint16 offsets_topic_replication_factor; /* offsets.topic.replication.factor */
+    gint64 offsets_commit_timeout_ms;        /* offsets.commit.timeout.ms */
+    gint64 group_initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms */
+    gint64 group_min_session_timeout_ms;     /* group.min.session.timeout.ms */
+    gint64 group_max_session_timeout_ms;     /* group.max.session.timeout.ms */
+    /* The transaction coordinator (txn_coord.h), transaction.state.log.*
+     * and transaction.max.timeout.ms. */
+    gint32 transaction_state_log_num_partitions;
+    gint16 transaction_state_log_replication_factor;
+    gint32 transaction_state_log_min_isr;
+    gint64 transaction_max_timeout_ms;
+    /* transaction.abort.timed.out.transaction.cleanup.interval.ms */
+    gint64 transaction_abort_timed_out_transaction_cleanup_interval_ms;
+    PlogConfig log; /* the log.* keys */
+} BrokerConfig;
+
+/* Per-topic settings that override the broker's. */
+typedef struct {
+    gint32 min_insync_replicas;
+    gboolean unclean_leader_election;
+    PlogConfig log;
+} TopicConfig;
+
+/* Kafka's defaults (the registry's; test_kconfig_bind compares them). */
+void broker_config_init(BrokerConfig *config);
+/* The topic config a topic gets when it sets nothing: the broker's values. */
+void topic_config_from_broker(TopicConfig *topic, const BrokerConfig *broker);
+
+#endif

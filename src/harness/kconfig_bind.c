@@ -1,0 +1,367 @@
+/*
+ * kconfig_bind: the binding tables and the generic fill (see kconfig_bind.h).
+ *
+ * The module has no state: its tables are static and immutable, and the fill
+ * reads a KConfig and writes the caller's struct. The tables list their keys
+ * in the registry's order, which is also the order of the fill; every value
+ * is read without side effects, so the order cannot change a run.
+ */
+#include "kconfig_bind.h"
+
+#include "broker_config.h"
+#include "consumer.h"
+#include "producer_config.h"
+#include "sim_assert.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define FIELD_WIDTH(type_, field_) (sizeof(((type_ *)0)->field_))
+
+#define BIND(type_, field_, key_, kind_)                                                           \
+    {                                                                                              \
+        .key = (key_), .kind = KCONFIG_BIND_##kind_, .offset = offsetof(type_, field_),            \
+        .width = FIELD_WIDTH(type_, field_)                                                        \
+    }
+/* The same with more fields: VALUES(...) or EXPLICIT(...). */
+#define BIND_WITH(type_, field_, key_, kind_, ...)                                                 \
+    {                                                                                              \
+        .key = (key_), .kind = KCONFIG_BIND_##kind_, .offset = offsetof(type_, field_),            \
+        .width = FIELD_WIDTH(type_, field_), __VA_ARGS__                                           \
+    }
+#define VALUES(table_) .values = (table_), .n_values = G_N_ELEMENTS(table_)
+#define EXPLICIT(type_, field_) .has_explicit = TRUE, .explicit_offset = offsetof(type_, field_)
+
+#define TABLE(name_, scope_, type_, bindings_)                                                     \
+    {                                                                                              \
+        .name = (name_), .scope = KCONFIG_SCOPE_##scope_, .struct_size = sizeof(type_),            \
+        .bindings = (bindings_), .n_bindings = G_N_ELEMENTS(bindings_)                             \
+    }
+
+/* ---- What ENUM and LIST choices mean to the models ---- */
+
+/* Kafka's acks as the wire carries it: all is -1. */
+static const KConfigBindValue ACKS_VALUES[] = {{"all", -1}, {"0", 0}, {"1", 1}};
+static const KConfigBindValue TRUNCATION_VALUES[] = {
+    {"hw", BROKER_TRUNCATE_HW},
+    {"leader-epoch", BROKER_TRUNCATE_LEADER_EPOCH},
+};
+/* A null partitioner.class is Kafka's built-in partitioner: sticky for
+ * keyless records (Kafka 2.4+). */
+static const KConfigBindValue PARTITIONER_VALUES[] = {
+    {"sticky", PRODUCER_PARTITIONER_STICKY},
+    {"round-robin", PRODUCER_PARTITIONER_ROUND_ROBIN},
+    {NULL, PRODUCER_PARTITIONER_STICKY},
+};
+static const KConfigBindValue OFFSET_RESET_VALUES[] = {
+    {"latest", CONSUMER_RESET_LATEST},
+    {"earliest", CONSUMER_RESET_EARLIEST},
+    {"none", CONSUMER_RESET_NONE},
+};
+/* ConsumerConfig.isolation_level is the wire's IsolationLevel byte. */
+static const KConfigBindValue ISOLATION_VALUES[] = {{"read_uncommitted", 0}, {"read_committed", 1}};
+/* cooperative-sticky has no value: it needs the incremental rebalance
+ * protocol, and the scenario parser refuses it. */
+static const KConfigBindValue ASSIGNOR_VALUES[] = {
+    {"range", ASSIGNOR_RANGE},
+    {"roundrobin", ASSIGNOR_ROUNDROBIN},
+    {"sticky", ASSIGNOR_STICKY},
+};
+
+/* ---- The tables ---- */
+
+static const KConfigBinding BROKER_BINDINGS[] = {
+    BIND(BrokerConfig, min_insync_replicas, "min.insync.replicas", INT),
+    BIND(BrokerConfig, unclean_leader_election, "unclean.leader.election.enable", BOOL),
+    BIND(BrokerConfig, replica_lag_time_max_ms, "replica.lag.time.max.ms", MS),
+    BIND(BrokerConfig, replica_fetch_wait_max_ms, "replica.fetch.wait.max.ms", MS),
+    BIND(BrokerConfig, replica_fetch_min_bytes, "replica.fetch.min.bytes", BYTES),
+    BIND(BrokerConfig, replica_fetch_max_bytes, "replica.fetch.max.bytes", BYTES),
+    BIND(BrokerConfig, replica_fetch_backoff_ms, "replica.fetch.backoff.ms", MS),
+    BIND(BrokerConfig, replica_socket_timeout_ms, "replica.socket.timeout.ms", MS),
+    BIND(BrokerConfig, replica_high_watermark_checkpoint_interval_ms,
+         "replica.high.watermark.checkpoint.interval.ms", MS),
+    BIND(BrokerConfig, zookeeper_session_timeout_ms, "zookeeper.session.timeout.ms", MS),
+    BIND(BrokerConfig, controller_socket_timeout_ms, "controller.socket.timeout.ms", MS),
+    BIND(BrokerConfig, log.segment_bytes, "log.segment.bytes", BYTES),
+    BIND(BrokerConfig, log.roll_ms, "log.roll.ms", MS),
+    BIND(BrokerConfig, log.index_interval_bytes, "log.index.interval.bytes", BYTES),
+    BIND(BrokerConfig, log.retention_ms, "log.retention.ms", MS),
+    BIND(BrokerConfig, log.retention_bytes, "log.retention.bytes", BYTES),
+    BIND(BrokerConfig, log_retention_check_interval_ms, "log.retention.check.interval.ms", MS),
+    BIND(BrokerConfig, log.flush_interval_messages, "log.flush.interval.messages", INT),
+    BIND(BrokerConfig, log.flush_interval_ms, "log.flush.interval.ms", MS_OR_NEVER),
+    BIND(BrokerConfig, offsets_topic_num_partitions, "offsets.topic.num.partitions", INT),
+    BIND(BrokerConfig, offsets_topic_replication_factor, "offsets.topic.replication.factor", INT),
+    BIND(BrokerConfig, offsets_commit_timeout_ms, "offsets.commit.timeout.ms", MS),
+    BIND(BrokerConfig, transaction_state_log_num_partitions, "transaction.state.log.num.partitions",
+         INT),
+    BIND(BrokerConfig, transaction_state_log_replication_factor,
+         "transaction.state.log.replication.factor", INT),
+    BIND(BrokerConfig, transaction_state_log_min_isr, "transaction.state.log.min.isr", INT),
+    BIND(BrokerConfig, transaction_max_timeout_ms, "transaction.max.timeout.ms", MS),
+    BIND(BrokerConfig, transaction_abort_timed_out_transaction_cleanup_interval_ms,
+         "transaction.abort.timed.out.transaction.cleanup.interval.ms", MS),
+    BIND(BrokerConfig, group_initial_rebalance_delay_ms, "group.initial.rebalance.delay.ms", MS),
+    BIND(BrokerConfig, group_min_session_timeout_ms, "group.min.session.timeout.ms", MS),
+    BIND(BrokerConfig, group_max_session_timeout_ms, "group.max.session.timeout.ms", MS),
+    BIND(BrokerConfig, auto_leader_rebalance_enable, "auto.leader.rebalance.enable", BOOL),
+    BIND(BrokerConfig, leader_imbalance_check_interval_ms,
+         "leader.imbalance.check.interval.seconds", MS),
+    BIND(BrokerConfig, leader_imbalance_per_broker_percentage,
+         "leader.imbalance.per.broker.percentage", INT),
+    BIND_WITH(BrokerConfig, truncation_mode, "ksim.truncation.mode", ENUM,
+              VALUES(TRUNCATION_VALUES)),
+};
+
+static const KConfigBinding TOPIC_BINDINGS[] = {
+    BIND(TopicConfig, min_insync_replicas, "min.insync.replicas", INT),
+    BIND(TopicConfig, unclean_leader_election, "unclean.leader.election.enable", BOOL),
+    BIND(TopicConfig, log.retention_ms, "retention.ms", MS),
+    BIND(TopicConfig, log.retention_bytes, "retention.bytes", BYTES),
+    BIND(TopicConfig, log.segment_bytes, "segment.bytes", BYTES),
+    BIND(TopicConfig, log.roll_ms, "segment.ms", MS),
+    BIND(TopicConfig, log.flush_interval_messages, "flush.messages", INT),
+    BIND(TopicConfig, log.flush_interval_ms, "flush.ms", MS_OR_NEVER),
+    BIND(TopicConfig, log.index_interval_bytes, "index.interval.bytes", BYTES),
+};
+
+static const KConfigBinding PRODUCER_BINDINGS[] = {
+    BIND_WITH(ProducerConfig, acks, "acks", ENUM, VALUES(ACKS_VALUES)),
+    BIND_WITH(ProducerConfig, enable_idempotence, "enable.idempotence", BOOL,
+              EXPLICIT(ProducerConfig, enable_idempotence_explicit)),
+    BIND(ProducerConfig, retries, "retries", INT),
+    BIND(ProducerConfig, batch_size, "batch.size", BYTES),
+    BIND(ProducerConfig, linger_ms, "linger.ms", MS),
+    BIND(ProducerConfig, buffer_memory, "buffer.memory", BYTES),
+    BIND(ProducerConfig, max_block_ms, "max.block.ms", MS),
+    BIND(ProducerConfig, max_in_flight_requests_per_connection,
+         "max.in.flight.requests.per.connection", INT),
+    BIND(ProducerConfig, request_timeout_ms, "request.timeout.ms", MS),
+    BIND(ProducerConfig, retry_backoff_ms, "retry.backoff.ms", MS),
+    BIND_WITH(ProducerConfig, delivery_timeout_ms, "delivery.timeout.ms", MS,
+              EXPLICIT(ProducerConfig, delivery_timeout_ms_explicit)),
+    BIND(ProducerConfig, metadata_max_age_ms, "metadata.max.age.ms", MS),
+    BIND(ProducerConfig, max_request_size, "max.request.size", BYTES),
+    BIND(ProducerConfig, reconnect_backoff_ms, "reconnect.backoff.ms", MS),
+    BIND(ProducerConfig, reconnect_backoff_max_ms, "reconnect.backoff.max.ms", MS),
+    BIND_WITH(ProducerConfig, partitioner, "partitioner.class", ENUM, VALUES(PARTITIONER_VALUES)),
+    BIND(ProducerConfig, client_id, "client.id", TEXT),
+    BIND(ProducerConfig, transactional_id, "transactional.id", TEXT),
+    BIND(ProducerConfig, transaction_timeout_ms, "transaction.timeout.ms", MS),
+};
+
+static const KConfigBinding CONSUMER_BINDINGS[] = {
+    BIND_WITH(ConsumerConfig, auto_offset_reset, "auto.offset.reset", ENUM,
+              VALUES(OFFSET_RESET_VALUES)),
+    BIND(ConsumerConfig, enable_auto_commit, "enable.auto.commit", BOOL),
+    BIND(ConsumerConfig, auto_commit_interval_ms, "auto.commit.interval.ms", MS),
+    BIND(ConsumerConfig, fetch_min_bytes, "fetch.min.bytes", BYTES),
+    BIND(ConsumerConfig, fetch_max_wait_ms, "fetch.max.wait.ms", MS),
+    BIND(ConsumerConfig, fetch_max_bytes, "fetch.max.bytes", BYTES),
+    BIND(ConsumerConfig, max_partition_fetch_bytes, "max.partition.fetch.bytes", BYTES),
+    BIND(ConsumerConfig, max_poll_records, "max.poll.records", INT),
+    BIND(ConsumerConfig, max_poll_interval_ms, "max.poll.interval.ms", MS),
+    BIND(ConsumerConfig, session_timeout_ms, "session.timeout.ms", MS),
+    BIND(ConsumerConfig, heartbeat_interval_ms, "heartbeat.interval.ms", MS),
+    BIND_WITH(ConsumerConfig, partition_assignment_strategy, "partition.assignment.strategy",
+              LIST_FIRST, VALUES(ASSIGNOR_VALUES)),
+    BIND_WITH(ConsumerConfig, isolation_level, "isolation.level", ENUM, VALUES(ISOLATION_VALUES)),
+    BIND(ConsumerConfig, default_api_timeout_ms, "default.api.timeout.ms", MS),
+    BIND(ConsumerConfig, request_timeout_ms, "request.timeout.ms", MS),
+    BIND(ConsumerConfig, retry_backoff_ms, "retry.backoff.ms", MS),
+    BIND(ConsumerConfig, metadata_max_age_ms, "metadata.max.age.ms", MS),
+};
+
+static const KConfigBindTable BROKER_TABLE = TABLE("broker", BROKER, BrokerConfig, BROKER_BINDINGS);
+static const KConfigBindTable TOPIC_TABLE = TABLE("topic", TOPIC, TopicConfig, TOPIC_BINDINGS);
+static const KConfigBindTable PRODUCER_TABLE =
+    TABLE("producer", PRODUCER, ProducerConfig, PRODUCER_BINDINGS);
+static const KConfigBindTable CONSUMER_TABLE =
+    TABLE("consumer", CONSUMER, ConsumerConfig, CONSUMER_BINDINGS);
+
+static const KConfigBindTable *const TABLES[] = {&BROKER_TABLE, &TOPIC_TABLE, &PRODUCER_TABLE,
+                                                 &CONSUMER_TABLE};
+
+const KConfigBindTable *
+kconfig_bind_broker(void)
+{
+    return &BROKER_TABLE;
+}
+
+const KConfigBindTable *
+kconfig_bind_topic(void)
+{
+    return &TOPIC_TABLE;
+}
+
+const KConfigBindTable *
+kconfig_bind_producer(void)
+{
+    return &PRODUCER_TABLE;
+}
+
+const KConfigBindTable *
+kconfig_bind_consumer(void)
+{
+    return &CONSUMER_TABLE;
+}
+
+const KConfigBindTable *const *
+kconfig_bind_tables(guint *n_tables)
+{
+    KSIM_ASSERT(n_tables != NULL);
+    *n_tables = G_N_ELEMENTS(TABLES);
+    return TABLES;
+}
+
+const KConfigBinding *
+kconfig_bind_lookup(const KConfigBindTable *table, const char *key)
+{
+    KSIM_ASSERT(table != NULL);
+    KSIM_ASSERT(key != NULL);
+    for (guint i = 0; i < table->n_bindings; i++) {
+        if (strcmp(table->bindings[i].key, key) == 0)
+            return &table->bindings[i];
+    }
+    return NULL;
+}
+
+/* ---- The fill ---- */
+
+/* Stores `value` in a signed integer field of `width` bytes, asserting that
+ * it fits: a registry range wider than the field is a programming error. */
+static void
+store_int(guint8 *field, gsize width, gint64 value)
+{
+    switch (width) {
+    case 1: {
+        KSIM_ASSERT(value >= G_MININT8 && value <= G_MAXINT8);
+        gint8 narrow = (gint8)value;
+        memcpy(field, &narrow, sizeof narrow);
+        return;
+    }
+    case 2: {
+        KSIM_ASSERT(value >= G_MININT16 && value <= G_MAXINT16);
+        gint16 narrow = (gint16)value;
+        memcpy(field, &narrow, sizeof narrow);
+        return;
+    }
+    case 4: {
+        KSIM_ASSERT(value >= G_MININT32 && value <= G_MAXINT32);
+        gint32 narrow = (gint32)value;
+        memcpy(field, &narrow, sizeof narrow);
+        return;
+    }
+    case 8:
+        memcpy(field, &value, sizeof value);
+        return;
+    }
+    KSIM_ASSERT(!"a bound number field of an unsupported width");
+}
+
+/* The model's value for canonical choice `choice` (NULL: the key's null). */
+static gint64
+mapped_value(const KConfigBinding *binding, const char *choice)
+{
+    for (guint i = 0; i < binding->n_values; i++) {
+        const char *bound = binding->values[i].choice;
+        if (bound == NULL ? choice == NULL : choice != NULL && strcmp(bound, choice) == 0)
+            return binding->values[i].value;
+    }
+    KSIM_ASSERT(!"a choice its binding does not map");
+    return 0;
+}
+
+/* A *.ms key whose value may be null or Kafka's "never" (Long.MAX_VALUE),
+ * both of which the models write as -1. */
+static gint64
+ms_or_never(const KConfig *cfg, const char *key)
+{
+    if (kconfig_is_null(cfg, key))
+        return -1;
+    gint64 ms = kconfig_get_duration_ms(cfg, key);
+    return ms == G_MAXINT64 ? -1 : ms;
+}
+
+/* The first canonical value of a LIST key; an empty list means the key's
+ * registry default, whose first value is read the same way. */
+static const char *
+first_of_list(const KConfig *cfg, const char *key, GStrv *items)
+{
+    *items = kconfig_get_list(cfg, key);
+    if ((*items)[0] != NULL)
+        return (*items)[0];
+    const KConfigKey *entry = kconfig_lookup(key, kconfig_scope_mask(cfg));
+    KSIM_ASSERT(entry != NULL && entry->default_value != NULL);
+    g_strfreev(*items);
+    *items = g_strsplit(entry->default_value, ",", 2);
+    KSIM_ASSERT((*items)[0] != NULL);
+    const char *canonical = kconfig_choice_canonical(entry, g_strstrip((*items)[0]));
+    KSIM_ASSERT(canonical != NULL);
+    return canonical;
+}
+
+static void
+store_text(guint8 *field, gsize width, const char *text)
+{
+    if (text == NULL)
+        return;
+    KSIM_ASSERT(strlen(text) < width);
+    g_strlcpy((char *)field, text, width);
+}
+
+static void
+fill_one(const KConfigBinding *binding, const KConfig *cfg, guint8 *base)
+{
+    guint8 *field = base + binding->offset;
+    const char *key = binding->key;
+    switch (binding->kind) {
+    case KCONFIG_BIND_INT:
+        store_int(field, binding->width, kconfig_get_int64(cfg, key));
+        break;
+    case KCONFIG_BIND_BOOL:
+        KSIM_ASSERT(binding->width == sizeof(gboolean));
+        store_int(field, binding->width, kconfig_get_bool(cfg, key) ? TRUE : FALSE);
+        break;
+    case KCONFIG_BIND_MS:
+        store_int(field, binding->width, kconfig_get_duration_ms(cfg, key));
+        break;
+    case KCONFIG_BIND_MS_OR_NEVER:
+        store_int(field, binding->width, ms_or_never(cfg, key));
+        break;
+    case KCONFIG_BIND_BYTES:
+        store_int(field, binding->width, kconfig_get_bytes(cfg, key));
+        break;
+    case KCONFIG_BIND_ENUM:
+        store_int(field, binding->width, mapped_value(binding, kconfig_get_string(cfg, key)));
+        break;
+    case KCONFIG_BIND_LIST_FIRST: {
+        GStrv items = NULL;
+        const char *first = first_of_list(cfg, key, &items);
+        store_int(field, binding->width, mapped_value(binding, first));
+        g_strfreev(items);
+        break;
+    }
+    case KCONFIG_BIND_TEXT:
+        store_text(field, binding->width, kconfig_get_string(cfg, key));
+        break;
+    }
+    if (binding->has_explicit)
+        store_int(base + binding->explicit_offset, sizeof(gboolean),
+                  kconfig_is_set(cfg, key) ? TRUE : FALSE);
+}
+
+void
+kconfig_bind_fill(const KConfigBindTable *table, const KConfig *cfg, void *target)
+{
+    KSIM_ASSERT(table != NULL);
+    KSIM_ASSERT(cfg != NULL);
+    KSIM_ASSERT(target != NULL);
+    KSIM_ASSERT((kconfig_scope_mask(cfg) & table->scope) != 0);
+    for (guint i = 0; i < table->n_bindings; i++) {
+        const KConfigBinding *binding = &table->bindings[i];
+        KSIM_ASSERT(binding->offset + binding->width <= table->struct_size);
+        fill_one(binding, cfg, target);
+    }
+}
