@@ -1,10 +1,11 @@
 /*
  * scenario: scenario files, read and validated into fully resolved runs.
  *
- * A scenario file is an INI file read with GLib's GKeyFile. Full-line comments
- * start with '#' or ';'; a ';' or '#' preceded by white space starts a comment
- * at the end of a line. Values are taken as written, trimmed. A commented
- * example of every group is tests/data/scenarios/example.ini.
+ * A scenario file is an INI file in GKeyFile's dialect, read by ksim's own
+ * parser (scenario_ini.c gives the grammar). Full-line comments start with '#'
+ * or ';'; a ';' or '#' preceded by white space starts a comment at the end of
+ * a line. Values are taken as written, trimmed; there are no continuation
+ * lines. A commented example of every group is tests/data/scenarios/example.ini.
  *
  * Groups (each at most once; NAME is [A-Za-z0-9._-]+, a topic name as Kafka
  * allows it):

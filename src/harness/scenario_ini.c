@@ -2,16 +2,38 @@
  * scenario_ini: a scenario file's text into groups, entries and lines (see
  * scenario_internal.h), and the located messages every stage of reading uses.
  *
- * Reading happens in passes, each of which may stop with one error:
+ * One parser, written here; GKeyFile is not used. The dialect is GKeyFile's,
+ * but GKeyFile cannot serve alone: its API gives no line numbers, and every
+ * message here names the line; it silently merges a group written twice and
+ * keeps the last value of a key written twice, both mistakes a user wants to
+ * be told of; and its only comments are '#' lines. What else it knows ksim
+ * never used: values are taken as written (no escapes), and a bracket in a
+ * key (GKeyFile's key[locale]) is refused. ksim once scanned the text here for
+ * lines, duplicates and comments and then had GKeyFile read the cleaned text
+ * again, which was the same work twice.
  *
- *   text --scan_text--> clean text + (group, key) -> line      (syntax, duplicates)
- *        --GKeyFile--> RawGroup list, file order               (group kinds, known keys)
+ * The grammar (each rule is pinned by tests/test_scenario.c):
+ *  - Lines end at '\n'. White space around a line is ignored, a '\r' before
+ *    the '\n' included. There are no continuation lines: a '\' at the end
+ *    of a line is part of the value, and the next line stands alone.
+ *  - A comment starts with ';' or '#' at the start of a line or after white
+ *    space and runs to the end of the line; "a#b" holds none. Blank and
+ *    comment lines are skipped, and still counted for line numbers.
+ *  - "[NAME]" opens a group. Runs of spaces and tabs inside are one space
+ *    ("[topic \t orders]" is [topic orders]); NAME is not empty and has no
+ *    bracket and no control character. A group appears once.
+ *  - "KEY = VALUE" sets a key of the group above it. The first '=' separates
+ *    them, so a value may hold '='; both are trimmed, and VALUE may be empty.
+ *    KEY is not empty and has no bracket. A key appears once in a group.
+ *  - Any other line is an error, and so is a key before the first group.
  *
- * GKeyFile does not report line numbers, so scan_text reads the text once
- * itself to map each group and key to its line, to catch what GKeyFile would
- * silently merge (a group or key written twice), and to strip ';' and inline
- * comments, which GKeyFile does not know. GKeyFile then reads the cleaned text,
- * which keeps every line in place.
+ * Reading happens in two passes, each of which may stop with one error:
+ *
+ *   text --scan_text--> TextGroup list, (group, key) -> line   (syntax, duplicates)
+ *        --read_groups--> RawGroup list, file order            (group kinds, known keys)
+ *
+ * The whole text is scanned before any group is classified, so a syntax
+ * error anywhere is reported before an unknown group or key.
  */
 #include "scenario_internal.h"
 
@@ -298,14 +320,30 @@ scenario_normalize_space(const char *text)
     return g_string_free(out, FALSE);
 }
 
-/* ---- Pass 1: scanning the text for lines, duplicates and comments ---- */
+/* ---- Pass 1: the text, line by line, into groups of entries ---- */
+
+/* A group as the text writes it, before its kind is known. */
+typedef struct {
+    char *name; /* white space normalized */
+    guint line;
+    GPtrArray *entries; /* RawEntry*, file order */
+} TextGroup;
 
 typedef struct {
     const Scenario *scenario;
-    GString *clean;    /* the text GKeyFile reads: one line per input line */
+    GPtrArray *groups; /* TextGroup*, file order */
     GHashTable *lines; /* "group" and "group\037key" -> line; looked up, never iterated */
-    char *group;       /* the current group's normalized name */
 } Scan;
+
+static void
+text_group_free(gpointer data)
+{
+    TextGroup *group = data;
+    g_free(group->name);
+    if (group->entries != NULL)
+        g_ptr_array_unref(group->entries);
+    g_free(group);
+}
 
 static char *
 line_key(const char *group, const char *key)
@@ -326,6 +364,20 @@ strip_comment(char *line)
     return g_strstrip(line);
 }
 
+/* Not empty, and neither a bracket nor a control character: a '\v' or '\r'
+ * inside a group line would make a name no message could show. */
+static gboolean
+group_name_is_valid(const char *name)
+{
+    if (*name == '\0')
+        return FALSE;
+    for (const char *p = name; *p != '\0'; p++) {
+        if (*p == '[' || *p == ']' || g_ascii_iscntrl(*p))
+            return FALSE;
+    }
+    return TRUE;
+}
+
 static gboolean
 scan_group(Scan *scan, const char *text, guint line, GError **error)
 {
@@ -340,7 +392,7 @@ scan_group(Scan *scan, const char *text, guint line, GError **error)
     }
     g_autofree char *inner = g_strndup(text + 1, length - 2);
     g_autofree char *name = scenario_normalize_space(inner);
-    if (*name == '\0' || strpbrk(name, "[]") != NULL) {
+    if (!group_name_is_valid(name)) {
         scenario_loc_error(error, KSIM_SCENARIO_ERROR_SYNTAX, &loc,
                            "'%s' is not a valid group name", text);
         return FALSE;
@@ -353,9 +405,11 @@ scan_group(Scan *scan, const char *text, guint line, GError **error)
         return FALSE;
     }
     g_hash_table_insert(scan->lines, g_strdup(name), GUINT_TO_POINTER(line));
-    g_string_append_printf(scan->clean, "[%s]\n", name);
-    g_free(scan->group);
-    scan->group = g_steal_pointer(&name);
+    TextGroup *group = g_new0(TextGroup, 1);
+    group->name = g_steal_pointer(&name);
+    group->line = line;
+    group->entries = g_ptr_array_new_with_free_func(raw_entry_free);
+    g_ptr_array_add(scan->groups, group);
     return TRUE;
 }
 
@@ -363,12 +417,13 @@ static gboolean
 scan_key(Scan *scan, const char *text, guint line, GError **error)
 {
     Loc loc = scenario_loc_line(scan->scenario, line);
-    if (scan->group == NULL) {
+    if (scan->groups->len == 0) {
         scenario_loc_error(error, KSIM_SCENARIO_ERROR_SYNTAX, &loc,
                            "'%s' comes before any [group] line", text);
         return FALSE;
     }
-    loc.group = scan->group;
+    TextGroup *group = g_ptr_array_index(scan->groups, scan->groups->len - 1);
+    loc.group = group->name;
     const char *equals = strchr(text, '=');
     if (equals == NULL) {
         scenario_loc_error(error, KSIM_SCENARIO_ERROR_SYNTAX, &loc,
@@ -383,7 +438,7 @@ scan_key(Scan *scan, const char *text, guint line, GError **error)
         return FALSE;
     }
     loc.key = key;
-    char *where = line_key(scan->group, key);
+    char *where = line_key(group->name, key);
     gpointer first = g_hash_table_lookup(scan->lines, where);
     if (first != NULL) {
         g_free(where);
@@ -392,7 +447,7 @@ scan_key(Scan *scan, const char *text, guint line, GError **error)
         return FALSE;
     }
     g_hash_table_insert(scan->lines, where, GUINT_TO_POINTER(line));
-    g_string_append_printf(scan->clean, "%s=%s\n", key, value);
+    g_ptr_array_add(group->entries, raw_entry_new(key, value, line, NULL));
     return TRUE;
 }
 
@@ -404,11 +459,9 @@ scan_text(Scan *scan, const char *text, GError **error)
         char *content = strip_comment(lines[i]);
         guint line = i + 1;
         gboolean ok = TRUE;
-        if (*content == '\0')
-            g_string_append_c(scan->clean, '\n');
-        else if (*content == '[')
+        if (*content == '[')
             ok = scan_group(scan, content, line, error);
-        else
+        else if (*content != '\0')
             ok = scan_key(scan, content, line, error);
         if (!ok)
             return FALSE;
@@ -416,7 +469,7 @@ scan_text(Scan *scan, const char *text, GError **error)
     return TRUE;
 }
 
-/* ---- Pass 2: groups and keys ---- */
+/* ---- Pass 2: each group's kind and keys ---- */
 
 static gboolean
 classify_group(const Scenario *s, const char *name, guint line, GroupKind *kind, char **object,
@@ -458,45 +511,38 @@ classify_group(const Scenario *s, const char *name, guint line, GroupKind *kind,
     return TRUE;
 }
 
+/* Every key of a group that takes configuration keys must be one of its
+ * scopes'; [vary] and [expect] take any key. */
 static gboolean
-read_group_keys(Scenario *s, GKeyFile *key_file, GHashTable *lines, RawGroup *group, GError **error)
+check_group_keys(const Scenario *s, const RawGroup *group, GError **error)
 {
-    gsize n_keys = 0;
-    g_auto(GStrv) keys = g_key_file_get_keys(key_file, group->name, &n_keys, NULL);
-    KSIM_ASSERT(keys != NULL);
     guint scopes = SCENARIO_GROUP_KINDS[group->kind].scopes;
-    for (gsize i = 0; i < n_keys; i++) {
-        g_autofree char *where = line_key(group->name, keys[i]);
-        guint line = GPOINTER_TO_UINT(g_hash_table_lookup(lines, where));
-        KSIM_ASSERT(line != 0);
-        if (scopes != 0 && kconfig_lookup(keys[i], scopes) == NULL) {
-            Loc loc = {s->display_name, line, NULL, group->name, keys[i]};
-            g_autofree char *why = scenario_unknown_key_message(keys[i], scopes);
-            scenario_loc_error(error, KSIM_SCENARIO_ERROR_UNKNOWN, &loc, "%s", why);
-            return FALSE;
-        }
-        g_autofree char *value = g_key_file_get_value(key_file, group->name, keys[i], NULL);
-        KSIM_ASSERT(value != NULL);
-        g_ptr_array_add(group->entries, raw_entry_new(keys[i], g_strstrip(value), line, NULL));
+    for (guint i = 0; scopes != 0 && i < group->entries->len; i++) {
+        const RawEntry *entry = group->entries->pdata[i];
+        if (kconfig_lookup(entry->key, scopes) != NULL)
+            continue;
+        Loc loc = scenario_loc_entry(s, group, entry);
+        g_autofree char *why = scenario_unknown_key_message(entry->key, scopes);
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_UNKNOWN, &loc, "%s", why);
+        return FALSE;
     }
     return TRUE;
 }
 
 static gboolean
-read_groups(Scenario *s, GKeyFile *key_file, GHashTable *lines, GError **error)
+read_groups(Scenario *s, GPtrArray *text_groups, GError **error)
 {
-    gsize n_groups = 0;
-    g_auto(GStrv) names = g_key_file_get_groups(key_file, &n_groups);
-    for (gsize i = 0; i < n_groups; i++) {
-        guint line = GPOINTER_TO_UINT(g_hash_table_lookup(lines, names[i]));
-        KSIM_ASSERT(line != 0);
+    for (guint i = 0; i < text_groups->len; i++) {
+        TextGroup *text_group = text_groups->pdata[i];
         GroupKind kind;
         g_autofree char *object = NULL;
-        if (!classify_group(s, names[i], line, &kind, &object, error))
+        if (!classify_group(s, text_group->name, text_group->line, &kind, &object, error))
             return FALSE;
-        RawGroup *group = raw_group_new(names[i], kind, object, line);
+        RawGroup *group = raw_group_new(text_group->name, kind, object, text_group->line);
+        g_ptr_array_unref(group->entries);
+        group->entries = g_steal_pointer(&text_group->entries);
         g_ptr_array_add(s->groups, group);
-        if (!read_group_keys(s, key_file, lines, group, error))
+        if (!check_group_keys(s, group, error))
             return FALSE;
     }
     /* [scenario] and [cluster] always exist, so --set and [vary] can reach
@@ -512,20 +558,9 @@ gboolean
 scenario_ini_parse(Scenario *s, const char *text, GError **error)
 {
     g_autoptr(GHashTable) lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    Scan scan = {s, g_string_new(NULL), lines, NULL};
-    gboolean ok = scan_text(&scan, text, error);
-    g_free(scan.group);
-    g_autoptr(GString) clean = scan.clean;
-    if (!ok)
-        return FALSE;
-    g_autoptr(GKeyFile) key_file = g_key_file_new();
-    g_autoptr(GError) local = NULL;
-    if (!g_key_file_load_from_data(key_file, clean->str, clean->len, G_KEY_FILE_NONE, &local)) {
-        Loc loc = scenario_loc_line(s, 0);
-        scenario_loc_error(error, KSIM_SCENARIO_ERROR_SYNTAX, &loc, "%s", local->message);
-        return FALSE;
-    }
-    return read_groups(s, key_file, lines, error);
+    g_autoptr(GPtrArray) text_groups = g_ptr_array_new_with_free_func(text_group_free);
+    Scan scan = {s, text_groups, lines};
+    return scan_text(&scan, text, error) && read_groups(s, text_groups, error);
 }
 
 /* ---- Checks on the bytes ---- */
