@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "metrics.h"
 #include "scenario.h"
 
 #ifndef KSIM_SOURCE_DIR
@@ -989,10 +990,52 @@ test_scenario_expect_conditions(void **state)
     assert_true(scenario_expect_holds(expects->pdata[1], 1));
     assert_false(scenario_expect_holds(expects->pdata[1], 0));
     assert_string_equal(scenario_op_symbol(SCENARIO_OP_GE), ">=");
-    guint n_metrics = 0;
-    const char *const *metrics = scenario_metric_names(&n_metrics);
-    assert_true(n_metrics >= 5);
-    assert_string_equal(metrics[0], "lost_write");
+}
+
+/* TRUE when [expect] takes `metric`; else the message, in `why`. */
+static gboolean
+expect_accepts(const char *metric, char **why)
+{
+    g_autofree char *text =
+        g_strdup_printf("[scenario]\nduration = 1s\n[expect]\nx = %s >= 0\n", metric);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(Scenario) scenario = scenario_load_data(text, "t.ini", &error);
+    if (scenario == NULL) {
+        *why = g_strdup(error->message);
+        return FALSE;
+    }
+    const ScenarioExpect *expect = scenario_expects(scenario)->pdata[0];
+    assert_string_equal(expect->metric, metric);
+    return TRUE;
+}
+
+/* [expect] accepts every metric of the table and every anomaly the three
+ * checkers count (failed_but_present was once refused here though ksim run
+ * could evaluate it), and refuses a name the table lacks. */
+static void
+test_scenario_expect_accepts_every_metric(void **state)
+{
+    (void)state;
+    metrics_check_invariants();
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (guint i = 0; i < metrics_count(); i++)
+        g_ptr_array_add(names, (gpointer)metrics_name(metrics_at(i)));
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
+        g_ptr_array_add(names, (gpointer)checker_anomaly_name(a));
+    for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
+        g_ptr_array_add(names, (gpointer)checker_consumer_anomaly_name(a));
+    for (guint a = 0; a < TXN_ANOMALY_COUNT; a++)
+        g_ptr_array_add(names, (gpointer)checker_txn_anomaly_name(a));
+    for (guint i = 0; i < names->len; i++) {
+        g_autofree char *why = NULL;
+        if (!expect_accepts(names->pdata[i], &why))
+            fail_msg("metric %s refused: %s", (const char *)names->pdata[i], why);
+    }
+    g_autofree char *why = NULL;
+    assert_false(expect_accepts("failed_but_presnt", &why));
+    assert_located_message(why, "t.ini", 4, "expect", "x",
+                           "unknown metric 'failed_but_presnt'; did you mean "
+                           "'failed_but_present'?");
 }
 
 /* The SHA-256 is over the file's bytes; text in memory has no path. */
@@ -1241,6 +1284,7 @@ main(void)
         cmocka_unit_test(test_scenario_set_partial_overlap_refused),
         cmocka_unit_test(test_scenario_vary_cross_product),
         cmocka_unit_test(test_scenario_expect_conditions),
+        cmocka_unit_test(test_scenario_expect_accepts_every_metric),
         cmocka_unit_test(test_scenario_sha256_and_names),
         cmocka_unit_test(test_scenario_consumer_workload_and_targets),
         cmocka_unit_test(test_scenario_nasty_values_never_crash),

@@ -6,62 +6,17 @@
  *   [vary] entries --scenario_parse_vary--> VaryDim list   (targets, values)
  *   [expect] entries --scenario_parse_expects--> ScenarioExpect list
  *                                                (metrics, `when` conditions)
+ *
+ * An expectation's metric is one of reports/metrics.h, the table `ksim run`
+ * also evaluates them from, so a name the parser accepts always has a value.
  */
 #include "scenario_internal.h"
 
+#include "metrics.h"
 #include "sim_assert.h"
 
 #include <math.h>
 #include <string.h>
-
-/* ---- Metrics ---- */
-
-/* The counters of a run summary an expectation may test (summary.json). */
-static const char *const METRICS[] = {
-    "lost_write",
-    "duplicate",
-    "nonmonotonic_send",
-    "inconsistent_offsets",
-    "invariant_violations",
-    "produce.attempted",
-    "produce.acked",
-    "produce.failed",
-    "produce.unknown",
-    "latency_ms.produce.p50",
-    "latency_ms.produce.p90",
-    "latency_ms.produce.p99",
-    "latency_ms.produce.p999",
-    "latency_ms.produce.max",
-    "lost_consumption",
-    "duplicate_consumption",
-    "poll_skip",
-    "nonmonotonic_poll",
-    "consumer.groups",
-    "consumed.processed",
-    "consumed.unique",
-    "consumed.fanout",
-    "consumer.commits_ok",
-    "consumer.commits_failed",
-    "consumer.commits_unknown",
-    "latency_ms.e2e.p50",
-    "latency_ms.e2e.p99",
-    "G1a",
-    "uncommitted_read",
-    "partial_commit",
-    "zombie_write",
-    "int_send_skip",
-    "int_nonmonotonic_send",
-    "pipeline_duplicate",
-    "pipeline_lost",
-    "aborted_read_uncommitted",
-    "txn.committed",
-    "txn.aborted",
-    "txn.unknown",
-    "txn.fenced_instances",
-    "txn.resumed",
-    "pipeline.inputs",
-    "pipeline.outputs",
-};
 
 /* ---- [vary] dimensions ---- */
 
@@ -385,14 +340,15 @@ find_op(const char *text, ScenarioOp *op, const char **at, gsize *length)
     return FALSE;
 }
 
-static gboolean
-metric_is_known(const char *metric)
+/* "; did you mean 'lost_write'?" for a misspelt metric, or "". (transfer full) */
+static char *
+metric_hint(const char *metric)
 {
-    for (guint i = 0; i < G_N_ELEMENTS(METRICS); i++) {
-        if (strcmp(METRICS[i], metric) == 0)
-            return TRUE;
-    }
-    return FALSE;
+    guint n_metrics = metrics_count();
+    g_autofree const char **names = g_new0(const char *, n_metrics);
+    for (guint i = 0; i < n_metrics; i++)
+        names[i] = metrics_name(metrics_at(i));
+    return scenario_did_you_mean(kconfig_suggest_among(metric, names, n_metrics));
 }
 
 static gboolean
@@ -406,9 +362,8 @@ parse_comparison(const char *text, ScenarioExpect *expect, const Loc *loc, GErro
         return FALSE;
     }
     expect->metric = g_strstrip(g_strndup(text, (gsize)(at - text)));
-    if (!metric_is_known(expect->metric)) {
-        g_autofree char *hint = scenario_did_you_mean(
-            kconfig_suggest_among(expect->metric, METRICS, G_N_ELEMENTS(METRICS)));
+    if (metrics_find(expect->metric) == NULL) {
+        g_autofree char *hint = metric_hint(expect->metric);
         scenario_loc_error(error, KSIM_SCENARIO_ERROR_UNKNOWN, loc, "unknown metric '%s'%s",
                            expect->metric, hint);
         return FALSE;
@@ -591,12 +546,4 @@ scenario_op_symbol(ScenarioOp op)
 {
     KSIM_ASSERT((guint)op < G_N_ELEMENTS(OP_SYMBOLS));
     return OP_SYMBOLS[op];
-}
-
-const char *const *
-scenario_metric_names(guint *n_names)
-{
-    KSIM_ASSERT(n_names != NULL);
-    *n_names = G_N_ELEMENTS(METRICS);
-    return METRICS;
 }
