@@ -1,7 +1,8 @@
 /*
  * run_core: what `ksim run` and `ksim sweep` share — loading a scenario with
  * its --set overrides, running every variant for a seed, checking the history,
- * judging the expectations, and the command that replays a run.
+ * judging the expectations (each metric as reports/metrics.h takes it), and
+ * the command that replays a run.
  */
 #ifndef KSIM_RUN_CORE_H
 #define KSIM_RUN_CORE_H
@@ -35,22 +36,6 @@ Scenario *run_core_load(const char *path, char **sets, GError **error);
 RunOutcome *run_core_variant(const Scenario *scenario, ScenarioVariant *variant, guint64 seed,
                              FILE *trace_out);
 void run_outcome_free(RunOutcome *outcome);
-
-/* The value of an expectation metric (the names of summary.json). The
- * consumer metrics are sums over every group of the run (lost_consumption,
- * duplicate_consumption, poll_skip, nonmonotonic_poll, consumed.processed,
- * consumed.unique, consumer.commits_*), the number of groups
- * (consumer.groups), consumed.fanout (distinct acknowledged committed values
- * processed, summed over the groups, per acknowledged committed record: 1 when one group reads
- * everything once, N when N groups each do; 0 without records), and the
- * end-to-end latency over every group (latency_ms.e2e.p50, .p99). The
- * transaction metrics: each checker_txn anomaly by name (G1a,
- * uncommitted_read, partial_commit, zombie_write, int_nonmonotonic_send,
- * int_send_skip, pipeline_duplicate, pipeline_lost), aborted_read_uncommitted,
- * txn.committed, txn.aborted, txn.unknown (unknown + unended),
- * txn.fenced_instances, and pipeline.inputs / pipeline.outputs (visible
- * outputs) summed over the pipelines. */
-double run_core_metric(const RunOutcome *outcome, const char *metric);
 
 /* The shell command that replays a run exactly; with `variant`, only that
  * variant (its varied settings become --set options). (transfer full) */

@@ -23,6 +23,13 @@ expect 2 "not a non-negative integer" -- run "$data/example.ini" --seed -3
 expect 2 "did you mean" -- run "$data/bad-unknown-key.ini"
 expect 2 "bad-rf-above-brokers.ini:" -- run "$data/bad-rf-above-brokers.ini"
 expect 2 "bad-unit.ini:" -- run "$data/bad-unit.ini"
+# The parser's own checks, which GKeyFile alone would not make: each names its line.
+expect 2 "bad-duplicate-key.ini:16: \[producer writer\] acks: set twice (first at line 15)" -- \
+  run "$data/bad-duplicate-key.ini"
+expect 2 "bad-duplicate-group.ini:23: \[topic orders\] appears twice (first at line 9)" -- \
+  run "$data/bad-duplicate-group.ini"
+expect 2 "bad-key-before-group.ini:2: .* comes before any \[group\] line" -- \
+  run "$data/bad-key-before-group.ini"
 expect 2 "acks" -- run "$data/example.ini" --set acks=2
 expect 2 "A..B" -- sweep "$data/example.ini" --seeds 5..1
 expect 2 "K/N" -- sweep "$data/example.ini" --seeds 1..2 --shard 3/2

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "metrics.h"
 #include "scenario.h"
 
 #ifndef KSIM_SOURCE_DIR
@@ -568,8 +569,10 @@ static const InlineBadCase inline_bad_cases[] = {
      "[fault f] partitions: is required by action 'add-partitions'"},
     {CG "[fault f]\nat = 1s\naction = crash\ntarget = broker:1\ntopic = a\n",
      "topic: does not apply to action 'crash'"},
-    {CG "processing.mode = later\n", "[consumer-group g] processing.mode: 'later' is not allowed; expected one of: auto, commit-before-processing"},
-    {CG "members.start = 5s\nmembers.stop = 5s\n", "members.start: 5s is not before members.stop (5s)"},
+    {CG "processing.mode = later\n", "[consumer-group g] processing.mode: 'later' is not allowed; "
+                                     "expected one of: auto, commit-before-processing"},
+    {CG "members.start = 5s\nmembers.stop = 5s\n",
+     "members.start: 5s is not before members.stop (5s)"},
     {CG "members.stop = 11s\n", "members.stop: 11s is past the end of the scenario"},
     {CG "partition.assignment.strategy = cooperative-sticky\n",
      "cooperative-sticky needs the incremental rebalance protocol"},
@@ -661,6 +664,136 @@ test_scenario_inline_bad_text(void **state)
             fail_msg("case %u loaded, but it is bad:\n%s", i, c->text);
         assert_true(g_str_has_prefix(error->message, "t.ini"));
         assert_string_contains(error->message, c->fragment);
+    }
+}
+
+/* ---- The INI grammar (scenario_ini.c) ---- */
+
+typedef struct {
+    const char *text;
+    const char *description; /* [scenario] description as read */
+    const char *topic;       /* NULL, or a [topic NAME] the file must have */
+} IniGoodCase;
+
+/* Each case is a whole file; "description" shows the value as read. */
+static const IniGoodCase ini_good_cases[] = {
+    /* The first '=' separates key and value; the value may hold more. */
+    {"[scenario]\nduration = 1s\ndescription = a=b = c\n", "a=b = c", NULL},
+    /* An empty value is a value. */
+    {"[scenario]\nduration = 1s\ndescription =\n", "", NULL},
+    /* ';' and '#' start a comment only at the start or after white space. */
+    {"[scenario]\nduration = 1s\ndescription = one;two#three\n", "one;two#three", NULL},
+    {"[scenario]\nduration = 1s\ndescription = one ;two\n", "one", NULL},
+    {"[scenario]\nduration = 1s\ndescription = one\t# two\n", "one", NULL},
+    {"; before any group\n# also\n   ; indented\n\n[scenario] ; after a group line\n"
+     "duration = 1s\ndescription = x\n",
+     "x", NULL},
+    /* White space around keys, values and lines is trimmed, '\r' included. */
+    {"[scenario]\r\n  duration\t=\t1s  \r\n\tdescription   =  spaced  out \t\r\n", "spaced  out",
+     NULL},
+    /* Runs of white space inside a group line are one space. */
+    {"[ scenario ]\nduration = 1s\ndescription = spaced group\n[  topic \t a ]\n", "spaced group",
+     "a"},
+    /* No continuation lines: a trailing '\' is text and the next line stands alone. */
+    {"[scenario]\ndescription = ends with \\\nduration = 1s\n", "ends with \\", NULL},
+    /* No escapes: values are taken as written. */
+    {"[scenario]\nduration = 1s\ndescription = a\\nb [c]\n", "a\\nb [c]", NULL},
+    /* The same key in two groups is not a duplicate. */
+    {"[scenario]\nduration = 1s\ndescription = d\n[topic a]\npartitions = 1\n"
+     "[topic b]\npartitions = 1\n",
+     "d", NULL},
+    /* A file without a final newline. */
+    {"[scenario]\nduration = 1s\ndescription = last", "last", NULL},
+};
+
+/* Good text reads as the grammar in scenario_ini.c says. */
+static void
+test_scenario_ini_grammar_reads(void **state)
+{
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(ini_good_cases); i++) {
+        const IniGoodCase *c = &ini_good_cases[i];
+        g_autoptr(GError) error = NULL;
+        g_autoptr(Scenario) scenario = scenario_load_data(c->text, "t.ini", &error);
+        if (scenario == NULL)
+            fail_msg("case %u: %s", i, error->message);
+        assert_string_equal(scenario_description(scenario), c->description);
+        g_autoptr(GPtrArray) runs = scenario_variants(scenario);
+        if (c->topic != NULL)
+            assert_non_null(scenario_variant_find_topic(runs->pdata[0], c->topic));
+    }
+}
+
+typedef struct {
+    const char *text;
+    KsimScenarioErrorCode code;
+    guint line;
+    const char *group;
+    const char *key;
+    const char *fragment;
+} IniBadCase;
+
+static const IniBadCase ini_bad_cases[] = {
+    /* A key or group written twice: GKeyFile would merge them silently. */
+    {"[scenario]\nduration = 1s\nduration = 2s\n", KSIM_SCENARIO_ERROR_SYNTAX, 3, "scenario",
+     "duration", "set twice (first at line 2)"},
+    {"[scenario]\n  duration=1s\n; c\nduration   =   1s\n", KSIM_SCENARIO_ERROR_SYNTAX, 4,
+     "scenario", "duration", "set twice (first at line 2)"},
+    {"[scenario]\nduration = 1s\n[cluster]\n[scenario]\n", KSIM_SCENARIO_ERROR_SYNTAX, 4,
+     "scenario", NULL, "appears twice (first at line 1)"},
+    {"[scenario]\nduration = 1s\n[topic  orders]\n[ topic\torders ]\n", KSIM_SCENARIO_ERROR_SYNTAX,
+     4, "topic orders", NULL, "appears twice (first at line 3)"},
+    /* A key before any group, after comments and blank lines. */
+    {"duration = 1s\n[scenario]\n", KSIM_SCENARIO_ERROR_SYNTAX, 1, NULL, NULL,
+     "'duration = 1s' comes before any [group] line"},
+    {"; c\n\n# d\nx = 1\n", KSIM_SCENARIO_ERROR_SYNTAX, 4, NULL, NULL,
+     "'x = 1' comes before any [group] line"},
+    /* Line numbers count every line, CRLF ones too. */
+    {"[scenario]\r\n\r\nduration = 1s\r\nduration = 2s\r\n", KSIM_SCENARIO_ERROR_SYNTAX, 4,
+     "scenario", "duration", "set twice (first at line 3)"},
+    /* No continuation lines: the line after a trailing '\' is a line of its own. */
+    {"[scenario]\ndescription = a \\\n  b\nduration = 1s\n", KSIM_SCENARIO_ERROR_SYNTAX, 3,
+     "scenario", NULL, "expected 'key = value', found 'b'"},
+    /* Malformed group lines. */
+    {"[scenario\nduration = 1s\n", KSIM_SCENARIO_ERROR_SYNTAX, 1, NULL, NULL,
+     "'[scenario' is not a group line (expected '[group]')"},
+    {"[scenario]\nduration = 1s\n[]\n", KSIM_SCENARIO_ERROR_SYNTAX, 3, NULL, NULL,
+     "'[]' is not a valid group name"},
+    {"[scenario]\nduration = 1s\n[a[b]\n", KSIM_SCENARIO_ERROR_SYNTAX, 3, NULL, NULL,
+     "'[a[b]' is not a valid group name"},
+    {"[scenario]\nduration = 1s\n[topic a\vb]\n", KSIM_SCENARIO_ERROR_SYNTAX, 3, NULL, NULL,
+     "is not a valid group name"},
+    /* Malformed key lines. */
+    {"[scenario]\n= 1s\n", KSIM_SCENARIO_ERROR_SYNTAX, 2, "scenario", NULL,
+     "'= 1s' has no valid key before '='"},
+    {"[scenario]\nduration[de] = 1s\n", KSIM_SCENARIO_ERROR_SYNTAX, 2, "scenario", NULL,
+     "has no valid key before '='"},
+    /* '#' inside a word is text, so this key is misspelt rather than cut. */
+    {"[scenario]\ndura#tion = 1s\n", KSIM_SCENARIO_ERROR_UNKNOWN, 2, "scenario", "dura#tion",
+     "unknown key"},
+    /* The whole text is read before groups are classified: the syntax error
+     * on line 4 is reported, not the unknown group on line 1. */
+    {"[topik a]\nx = 1\n[scenario]\nduration 1s\n", KSIM_SCENARIO_ERROR_SYNTAX, 4, "scenario", NULL,
+     "expected 'key = value', found 'duration 1s'"},
+    {"[topik a]\nx = 1\n[scenario]\nduration = 1s\n", KSIM_SCENARIO_ERROR_UNKNOWN, 1, "topik a",
+     NULL, "unknown group 'topik'; did you mean 'topic'?"},
+};
+
+/* Bad text fails with the message, line, group and key the grammar gives. */
+static void
+test_scenario_ini_grammar_errors(void **state)
+{
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(ini_bad_cases); i++) {
+        const IniBadCase *c = &ini_bad_cases[i];
+        g_autoptr(GError) error = NULL;
+        g_autoptr(Scenario) scenario = scenario_load_data(c->text, "t.ini", &error);
+        if (scenario != NULL)
+            fail_msg("case %u loaded, but it is bad:\n%s", i, c->text);
+        if (!g_error_matches(error, KSIM_SCENARIO_ERROR, (gint)c->code))
+            fail_msg("case %u: error code %d, expected %d: %s", i, error->code, c->code,
+                     error->message);
+        assert_located_message(error->message, "t.ini", c->line, c->group, c->key, c->fragment);
     }
 }
 
@@ -857,10 +990,52 @@ test_scenario_expect_conditions(void **state)
     assert_true(scenario_expect_holds(expects->pdata[1], 1));
     assert_false(scenario_expect_holds(expects->pdata[1], 0));
     assert_string_equal(scenario_op_symbol(SCENARIO_OP_GE), ">=");
-    guint n_metrics = 0;
-    const char *const *metrics = scenario_metric_names(&n_metrics);
-    assert_true(n_metrics >= 5);
-    assert_string_equal(metrics[0], "lost_write");
+}
+
+/* TRUE when [expect] takes `metric`; else the message, in `why`. */
+static gboolean
+expect_accepts(const char *metric, char **why)
+{
+    g_autofree char *text =
+        g_strdup_printf("[scenario]\nduration = 1s\n[expect]\nx = %s >= 0\n", metric);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(Scenario) scenario = scenario_load_data(text, "t.ini", &error);
+    if (scenario == NULL) {
+        *why = g_strdup(error->message);
+        return FALSE;
+    }
+    const ScenarioExpect *expect = scenario_expects(scenario)->pdata[0];
+    assert_string_equal(expect->metric, metric);
+    return TRUE;
+}
+
+/* [expect] accepts every metric of the table and every anomaly the three
+ * checkers count (failed_but_present was once refused here though ksim run
+ * could evaluate it), and refuses a name the table lacks. */
+static void
+test_scenario_expect_accepts_every_metric(void **state)
+{
+    (void)state;
+    metrics_check_invariants();
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (guint i = 0; i < metrics_count(); i++)
+        g_ptr_array_add(names, (gpointer)metrics_name(metrics_at(i)));
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
+        g_ptr_array_add(names, (gpointer)checker_anomaly_name(a));
+    for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
+        g_ptr_array_add(names, (gpointer)checker_consumer_anomaly_name(a));
+    for (guint a = 0; a < TXN_ANOMALY_COUNT; a++)
+        g_ptr_array_add(names, (gpointer)checker_txn_anomaly_name(a));
+    for (guint i = 0; i < names->len; i++) {
+        g_autofree char *why = NULL;
+        if (!expect_accepts(names->pdata[i], &why))
+            fail_msg("metric %s refused: %s", (const char *)names->pdata[i], why);
+    }
+    g_autofree char *why = NULL;
+    assert_false(expect_accepts("failed_but_presnt", &why));
+    assert_located_message(why, "t.ini", 4, "expect", "x",
+                           "unknown metric 'failed_but_presnt'; did you mean "
+                           "'failed_but_present'?");
 }
 
 /* The SHA-256 is over the file's bytes; text in memory has no path. */
@@ -1101,12 +1276,15 @@ main(void)
         cmocka_unit_test(test_scenario_bad_fixtures),
         cmocka_unit_test(test_scenario_bad_fixtures_all_listed),
         cmocka_unit_test(test_scenario_inline_bad_text),
+        cmocka_unit_test(test_scenario_ini_grammar_reads),
+        cmocka_unit_test(test_scenario_ini_grammar_errors),
         cmocka_unit_test(test_scenario_internal_topic_targets),
         cmocka_unit_test(test_scenario_set_overrides),
         cmocka_unit_test(test_scenario_set_values_reach_runs),
         cmocka_unit_test(test_scenario_set_partial_overlap_refused),
         cmocka_unit_test(test_scenario_vary_cross_product),
         cmocka_unit_test(test_scenario_expect_conditions),
+        cmocka_unit_test(test_scenario_expect_accepts_every_metric),
         cmocka_unit_test(test_scenario_sha256_and_names),
         cmocka_unit_test(test_scenario_consumer_workload_and_targets),
         cmocka_unit_test(test_scenario_nasty_values_never_crash),

@@ -1,10 +1,11 @@
 /*
  * scenario: scenario files, read and validated into fully resolved runs.
  *
- * A scenario file is an INI file read with GLib's GKeyFile. Full-line comments
- * start with '#' or ';'; a ';' or '#' preceded by white space starts a comment
- * at the end of a line. Values are taken as written, trimmed. A commented
- * example of every group is tests/data/scenarios/example.ini.
+ * A scenario file is an INI file in GKeyFile's dialect, read by ksim's own
+ * parser (scenario_ini.c gives the grammar). Full-line comments start with '#'
+ * or ';'; a ';' or '#' preceded by white space starts a comment at the end of
+ * a line. Values are taken as written, trimmed; there are no continuation
+ * lines. A commented example of every group is tests/data/scenarios/example.ini.
  *
  * Groups (each at most once; NAME is [A-Za-z0-9._-]+, a topic name as Kafka
  * allows it):
@@ -61,12 +62,12 @@
  * each run is labelled "acks=all" or "acks=1,min.insync.replicas=2" (a file
  * without [vary] has one run, labelled "default"). Every run uses the same seed.
  *
- * [expect]: METRIC is one of scenario_metric_names() (the counters of the run
- * summary: lost_write, duplicate, ..., latency_ms.produce.p99); OP is one of
- * == != < <= > >=. `when` conditions (joined by "and" or ",") use '=' or '!='
- * on a varied key, written as in [vary] or bare when unambiguous, and a value
- * among its varied values. An expectation applies to the runs whose settings
- * match every condition.
+ * [expect]: METRIC is one of the metrics of reports/metrics.h (the counters
+ * of the run summary: lost_write, duplicate, failed_but_present, ...,
+ * latency_ms.produce.p99); OP is one of == != < <= > >=. `when` conditions
+ * (joined by "and" or ",") use '=' or '!=' on a varied key, written as in
+ * [vary] or bare when unambiguous, and a value among its varied values. An
+ * expectation applies to the runs whose settings match every condition.
  *
  * Errors: every message has the form "FILE:LINE: [GROUP] KEY: message"
  * (without LINE, GROUP or KEY where they do not apply; a --set error shows the
@@ -293,16 +294,13 @@ typedef struct {
 
 typedef struct {
     char *name;
-    char *metric;
+    char *metric; /* a name metrics_find (reports/metrics.h) knows */
     ScenarioOp op;
     double value;
     GPtrArray *when; /* ScenarioCondition*, all must hold */
     guint line;
     char *text; /* the expression as written */
 } ScenarioExpect;
-
-/* The metric names an expectation may use. (transfer none) */
-const char *const *scenario_metric_names(guint *n_names);
 
 /* ---- Scenario ---- */
 

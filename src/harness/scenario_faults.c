@@ -1,0 +1,558 @@
+/*
+ * scenario_faults: a run's faults from their groups (see scenario.h):
+ * [fault NAME] with its action's keys and targets, and [random-faults].
+ */
+#include "scenario_internal.h"
+
+#include "sim_assert.h"
+
+#include <string.h>
+
+#define SCENARIO_BROKER_FAULT_GROUPS_MAX 64u
+
+/* ---- Faults ---- */
+
+enum {
+    FAULT_KEY_TARGET = 1u << 0,
+    FAULT_KEY_DURATION = 1u << 1,
+    FAULT_KEY_GROUPS = 1u << 2,
+    FAULT_KEY_TO = 1u << 3,
+    FAULT_KEY_COUNT = 1u << 4,
+    FAULT_KEY_DELAY = 1u << 5,
+    FAULT_KEY_FACTOR = 1u << 6,
+    FAULT_KEY_TOPIC = 1u << 7,
+    FAULT_KEY_PARTITIONS = 1u << 8,
+};
+
+static const struct {
+    const char *key;
+    guint flag;
+} FAULT_KEYS[] = {
+    {"target", FAULT_KEY_TARGET},         {"duration", FAULT_KEY_DURATION},
+    {"groups", FAULT_KEY_GROUPS},         {"to", FAULT_KEY_TO},
+    {"count", FAULT_KEY_COUNT},           {"delay", FAULT_KEY_DELAY},
+    {"factor", FAULT_KEY_FACTOR},         {"topic", FAULT_KEY_TOPIC},
+    {"partitions", FAULT_KEY_PARTITIONS},
+};
+
+#define TARGET_BIT(kind) (1u << (kind))
+#define TARGETS_BROKERS                                                                            \
+    (TARGET_BIT(SCENARIO_TARGET_BROKER) | TARGET_BIT(SCENARIO_TARGET_LEADER) |                     \
+     TARGET_BIT(SCENARIO_TARGET_FOLLOWER) | TARGET_BIT(SCENARIO_TARGET_CONTROLLER) |               \
+     TARGET_BIT(SCENARIO_TARGET_RANDOM))
+#define TARGETS_DISKS (TARGETS_BROKERS | TARGET_BIT(SCENARIO_TARGET_ZK))
+#define TARGETS_CLIENTS                                                                            \
+    (TARGET_BIT(SCENARIO_TARGET_PRODUCER) | TARGET_BIT(SCENARIO_TARGET_CONSUMER))
+#define TARGETS_NODES (TARGETS_DISKS | TARGETS_CLIENTS)
+/* A node that is down or paused is named by id: "the leader" has changed. */
+#define TARGETS_FIXED                                                                              \
+    (TARGET_BIT(SCENARIO_TARGET_BROKER) | TARGET_BIT(SCENARIO_TARGET_ZK) | TARGETS_CLIENTS)
+
+typedef struct {
+    const char *name;
+    guint targets;  /* the target kinds allowed; 0: no target */
+    guint required; /* FAULT_KEY_* */
+    guint optional; /* FAULT_KEY_* */
+} ActionInfo;
+
+static const ActionInfo ACTIONS[] = {
+    [SCENARIO_ACTION_CRASH] = {"crash", TARGETS_NODES, FAULT_KEY_TARGET, FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_POWER_LOSS] = {"power-loss", TARGETS_DISKS, FAULT_KEY_TARGET,
+                                    FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_RESTART] = {"restart", TARGETS_FIXED, FAULT_KEY_TARGET, 0},
+    [SCENARIO_ACTION_PAUSE] = {"pause", TARGETS_NODES, FAULT_KEY_TARGET, FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_RESUME] = {"resume", TARGETS_FIXED, FAULT_KEY_TARGET, 0},
+    [SCENARIO_ACTION_PARTITION] = {"partition", 0, FAULT_KEY_GROUPS, FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_ONE_WAY] = {"one-way", TARGETS_NODES, FAULT_KEY_TARGET | FAULT_KEY_TO,
+                                 FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_ISOLATE] = {"isolate", TARGETS_NODES, FAULT_KEY_TARGET, FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_HEAL] = {"heal", 0, 0, 0},
+    [SCENARIO_ACTION_DISK_SLOW] = {"disk-slow", TARGETS_DISKS, FAULT_KEY_TARGET | FAULT_KEY_FACTOR,
+                                   FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_DISK_FULL] = {"disk-full", TARGETS_DISKS, FAULT_KEY_TARGET,
+                                   FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_LOSE] = {"lose", TARGETS_NODES, FAULT_KEY_TARGET | FAULT_KEY_TO,
+                              FAULT_KEY_COUNT},
+    [SCENARIO_ACTION_DELAY] = {"delay", TARGETS_NODES,
+                               FAULT_KEY_TARGET | FAULT_KEY_TO | FAULT_KEY_DELAY, FAULT_KEY_COUNT},
+    [SCENARIO_ACTION_DUPLICATE] = {"duplicate", TARGETS_NODES, FAULT_KEY_TARGET | FAULT_KEY_TO,
+                                   FAULT_KEY_COUNT},
+    [SCENARIO_ACTION_EXPIRE_SESSION] = {"expire-session", TARGETS_BROKERS, FAULT_KEY_TARGET, 0},
+    [SCENARIO_ACTION_CRASH_ZK] = {"crash-zk", 0, 0, FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_RESTART_ZK] = {"restart-zk", 0, 0, 0},
+    [SCENARIO_ACTION_ADD_PARTITIONS] = {"add-partitions", 0, FAULT_KEY_TOPIC | FAULT_KEY_PARTITIONS,
+                                        0},
+};
+
+static const char *const TARGET_FORMS[] = {
+    [SCENARIO_TARGET_NONE] = "none",
+    [SCENARIO_TARGET_BROKER] = "broker:N",
+    [SCENARIO_TARGET_LEADER] = "leader(TOPIC-P)",
+    [SCENARIO_TARGET_FOLLOWER] = "follower(TOPIC-P)",
+    [SCENARIO_TARGET_CONTROLLER] = "controller",
+    [SCENARIO_TARGET_RANDOM] = "random",
+    [SCENARIO_TARGET_ZK] = "zk",
+    [SCENARIO_TARGET_PRODUCER] = "producer:NAME",
+    [SCENARIO_TARGET_REST] = "*",
+    [SCENARIO_TARGET_CONSUMER] = "consumer:NAME[-K]",
+};
+
+const char *
+scenario_action_name(ScenarioAction action)
+{
+    KSIM_ASSERT((guint)action < G_N_ELEMENTS(ACTIONS));
+    KSIM_ASSERT(ACTIONS[action].name != NULL);
+    return ACTIONS[action].name;
+}
+
+static ScenarioAction
+action_of(const char *name)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(ACTIONS); i++) {
+        if (strcmp(ACTIONS[i].name, name) == 0)
+            return (ScenarioAction)i;
+    }
+    KSIM_ASSERT(!"an action the registry accepts but scenario does not know");
+    return SCENARIO_ACTION_HEAL;
+}
+
+char *
+scenario_target_format(const ScenarioTarget *target)
+{
+    KSIM_ASSERT(target != NULL);
+    switch (target->kind) {
+    case SCENARIO_TARGET_BROKER:
+        return g_strdup_printf("broker:%u", target->broker);
+    case SCENARIO_TARGET_LEADER:
+        return g_strdup_printf("leader(%s-%u)", target->topic, target->partition);
+    case SCENARIO_TARGET_FOLLOWER:
+        return g_strdup_printf("follower(%s-%u)", target->topic, target->partition);
+    case SCENARIO_TARGET_PRODUCER:
+        return g_strdup_printf("producer:%s", target->producer);
+    case SCENARIO_TARGET_CONSUMER:
+        if (target->instance > 0)
+            return g_strdup_printf("consumer:%s-%u", target->consumer, target->instance);
+        return g_strdup_printf("consumer:%s", target->consumer);
+    case SCENARIO_TARGET_NONE:
+    case SCENARIO_TARGET_CONTROLLER:
+    case SCENARIO_TARGET_RANDOM:
+    case SCENARIO_TARGET_ZK:
+    case SCENARIO_TARGET_REST:
+        return g_strdup(TARGET_FORMS[target->kind]);
+    }
+    KSIM_ASSERT(!"unknown target kind");
+    return NULL;
+}
+
+static void
+target_clear(ScenarioTarget *target)
+{
+    g_clear_pointer(&target->topic, g_free);
+    g_clear_pointer(&target->producer, g_free);
+    g_clear_pointer(&target->consumer, g_free);
+    *target = (ScenarioTarget){0};
+}
+
+static void
+target_clear_cb(gpointer data)
+{
+    target_clear(data);
+}
+
+static char *
+allowed_forms(guint targets)
+{
+    GString *out = g_string_new(NULL);
+    for (guint kind = 0; kind < G_N_ELEMENTS(TARGET_FORMS); kind++) {
+        if ((targets & TARGET_BIT(kind)) != 0)
+            g_string_append_printf(out, "%s%s", out->len ? ", " : "", TARGET_FORMS[kind]);
+    }
+    return g_string_free(out, FALSE);
+}
+
+static char *
+parse_broker_target(const Build *b, const char *text, const char *number, ScenarioTarget *out)
+{
+    guint brokers = b->variant->cluster.brokers;
+    guint64 id = 0;
+    if (!g_ascii_string_to_unsigned(number, 10, 0, G_MAXUINT32, &id, NULL))
+        return g_strdup_printf("'%s' is not broker:N with N a broker id (1..%u)", text, brokers);
+    if (id < 1 || id > brokers)
+        return g_strdup_printf("'%s' does not exist: the cluster has %u brokers "
+                               "(broker:1 .. broker:%u)",
+                               text, brokers, brokers);
+    out->kind = SCENARIO_TARGET_BROKER;
+    out->broker = (guint)id;
+    return NULL;
+}
+
+/* leader(TOPIC-P) and follower(TOPIC-P); topic names may contain '-'. */
+static char *
+parse_partition_target(const Build *b, const char *text, const char *inner, ScenarioTarget *out)
+{
+    const char *dash = strrchr(inner, '-');
+    guint64 partition = 0;
+    if (dash == NULL || dash == inner ||
+        !g_ascii_string_to_unsigned(dash + 1, 10, 0, G_MAXUINT32, &partition, NULL))
+        return g_strdup_printf("'%s' is not leader(TOPIC-P) or follower(TOPIC-P), "
+                               "e.g. leader(orders-0)",
+                               text);
+    g_autofree char *name = g_strndup(inner, (gsize)(dash - inner));
+    /* The coordinators' internal topics, created when first needed. */
+    static const struct {
+        const char *topic, *partitions_key;
+    } internal[] = {{"__consumer_offsets", "offsets.topic.num.partitions"},
+                    {"__transaction_state", "transaction.state.log.num.partitions"}};
+    for (guint i = 0; i < G_N_ELEMENTS(internal); i++) {
+        if (strcmp(name, internal[i].topic) != 0)
+            continue;
+        gint64 count = kconfig_get_int64(b->variant->cluster.config, internal[i].partitions_key);
+        if ((gint64)partition >= count)
+            return g_strdup_printf("'%s' does not exist: %s has %" G_GINT64_FORMAT
+                                   " partitions (%s)",
+                                   text, name, count, internal[i].partitions_key);
+        out->topic = g_steal_pointer(&name);
+        out->partition = (guint)partition;
+        return NULL;
+    }
+    const ScenarioTopic *topic = scenario_find_object(b->variant->topics, name);
+    if (topic == NULL) {
+        g_autofree char *why = scenario_no_such_message("topic", name, b->variant->topics);
+        return g_strdup_printf("'%s': %s", text, why);
+    }
+    if (partition >= topic->partitions)
+        return g_strdup_printf("'%s' does not exist: topic %s has %u partitions (0..%u)", text,
+                               topic->name, topic->partitions, topic->partitions - 1);
+    out->topic = g_steal_pointer(&name);
+    out->partition = (guint)partition;
+    return NULL;
+}
+
+/* consumer:NAME (every member) or consumer:NAME-K (the K-th); a section
+ * called NAME-K itself wins. */
+static char *
+parse_consumer_target(const Build *b, const char *name, ScenarioTarget *out)
+{
+    const GPtrArray *groups = b->variant->consumer_groups;
+    out->kind = SCENARIO_TARGET_CONSUMER;
+    if (scenario_find_object(groups, name) != NULL) {
+        out->consumer = g_strdup(name);
+        return NULL;
+    }
+    const char *dash = strrchr(name, '-');
+    guint64 instance = 0;
+    if (dash != NULL && dash != name &&
+        g_ascii_string_to_unsigned(dash + 1, 10, 1, G_MAXUINT32, &instance, NULL)) {
+        g_autofree char *section = g_strndup(name, (gsize)(dash - name));
+        const ScenarioConsumerGroup *group = scenario_find_object(groups, section);
+        if (group != NULL && instance <= group->members) {
+            out->consumer = g_steal_pointer(&section);
+            out->instance = (guint)instance;
+            return NULL;
+        }
+        if (group != NULL)
+            return g_strdup_printf("'consumer:%s' does not exist: [consumer-group %s] has %u "
+                                   "member%s (consumer:%s-1 .. consumer:%s-%u)",
+                                   name, group->name, group->members,
+                                   group->members == 1 ? "" : "s", group->name, group->name,
+                                   group->members);
+    }
+    return scenario_no_such_message("consumer group", name, groups);
+}
+
+static char *
+parse_target_kind(const Build *b, const char *text, ScenarioTarget *out)
+{
+    static const ScenarioTargetKind words[] = {SCENARIO_TARGET_CONTROLLER, SCENARIO_TARGET_RANDOM,
+                                               SCENARIO_TARGET_ZK, SCENARIO_TARGET_REST};
+    for (guint i = 0; i < G_N_ELEMENTS(words); i++) {
+        if (strcmp(text, TARGET_FORMS[words[i]]) == 0) {
+            out->kind = words[i];
+            return NULL;
+        }
+    }
+    if (g_str_has_prefix(text, "broker:"))
+        return parse_broker_target(b, text, text + strlen("broker:"), out);
+    if (g_str_has_prefix(text, "producer:")) {
+        const char *name = text + strlen("producer:");
+        if (scenario_find_object(b->variant->producers, name) == NULL)
+            return scenario_no_such_message("producer", name, b->variant->producers);
+        out->kind = SCENARIO_TARGET_PRODUCER;
+        out->producer = g_strdup(name);
+        return NULL;
+    }
+    if (g_str_has_prefix(text, "consumer:"))
+        return parse_consumer_target(b, text + strlen("consumer:"), out);
+    gboolean leader = g_str_has_prefix(text, "leader(");
+    if ((leader || g_str_has_prefix(text, "follower(")) && g_str_has_suffix(text, ")")) {
+        gsize open = leader ? strlen("leader(") : strlen("follower(");
+        g_autofree char *inner = g_strndup(text + open, strlen(text) - open - 1);
+        out->kind = leader ? SCENARIO_TARGET_LEADER : SCENARIO_TARGET_FOLLOWER;
+        return parse_partition_target(b, text, inner, out);
+    }
+    g_autofree char *forms = allowed_forms(TARGETS_NODES);
+    return g_strdup_printf("'%s' is not a target; expected %s", text, forms);
+}
+
+static gboolean
+is_number(const char *text)
+{
+    if (*text == '\0')
+        return FALSE;
+    for (const char *p = text; *p != '\0'; p++) {
+        if (!g_ascii_isdigit(*p))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* NULL and `out` filled, or why `text` is not a target of `allowed` kinds;
+ * `used_by` names the user in messages. (transfer full) */
+static char *
+parse_target(const Build *b, const char *text, guint allowed, const char *used_by,
+             gboolean bare_broker, ScenarioTarget *out)
+{
+    g_autofree char *trimmed = g_strstrip(g_strdup(text));
+    g_autofree char *spelled = bare_broker && is_number(trimmed)
+                                   ? g_strdup_printf("broker:%s", trimmed)
+                                   : g_strdup(trimmed);
+    *out = (ScenarioTarget){0};
+    char *why = parse_target_kind(b, spelled, out);
+    if (why == NULL && (allowed & TARGET_BIT(out->kind)) == 0) {
+        g_autofree char *forms = allowed_forms(allowed);
+        why = g_strdup_printf("'%s' cannot be used with %s (it takes %s)", trimmed, used_by, forms);
+    }
+    if (why != NULL)
+        target_clear(out);
+    return why;
+}
+
+static char *
+parse_group_members(const Build *b, const char *part, GArray *members, GHashTable *seen)
+{
+    g_auto(GStrv) items = g_strsplit(part, ",", -1);
+    for (guint i = 0; items[i] != NULL; i++) {
+        const char *item = g_strstrip(items[i]);
+        if (*item == '\0')
+            return g_strdup_printf("group '%s' has an empty member", g_strstrip((char *)part));
+        ScenarioTarget target;
+        char *why = parse_target(b, item, TARGETS_NODES | TARGET_BIT(SCENARIO_TARGET_REST),
+                                 "partition groups", TRUE, &target);
+        if (why != NULL)
+            return why;
+        g_array_append_val(members, target);
+        char *spelled = scenario_target_format(&target);
+        if (!g_hash_table_add(seen, spelled))
+            return g_strdup_printf("'%s' is in more than one group", item);
+    }
+    if (members->len == 0)
+        return g_strdup("a group is empty");
+    return NULL;
+}
+
+/* "1,2 | 3" into groups of targets. (transfer full) */
+static char *
+parse_groups(const Build *b, const char *text, GPtrArray *groups)
+{
+    g_auto(GStrv) parts = g_strsplit(text, "|", -1);
+    guint n_parts = g_strv_length(parts);
+    if (n_parts < 2 || n_parts > SCENARIO_BROKER_FAULT_GROUPS_MAX)
+        return g_strdup_printf("'%s' is not a partition: two to %u groups separated by '|', "
+                               "e.g. 1,2 | 3",
+                               text, SCENARIO_BROKER_FAULT_GROUPS_MAX);
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < n_parts; i++) {
+        GArray *members = g_array_new(FALSE, TRUE, sizeof(ScenarioTarget));
+        g_array_set_clear_func(members, target_clear_cb);
+        g_ptr_array_add(groups, members);
+        char *why = parse_group_members(b, parts[i], members, seen);
+        if (why != NULL)
+            return why;
+    }
+    return NULL;
+}
+
+void
+scenario_fault_free(gpointer data)
+{
+    ScenarioFault *fault = data;
+    g_free(fault->name);
+    target_clear(&fault->target);
+    target_clear(&fault->to);
+    g_ptr_array_unref(fault->groups);
+    g_free(fault->topic);
+    g_free(fault);
+}
+
+static gboolean
+check_fault_keys(const Build *b, const RawGroup *group, const ActionInfo *info, GError **error)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(FAULT_KEYS); i++) {
+        guint flag = FAULT_KEYS[i].flag;
+        gboolean present = scenario_group_find_entry(group, FAULT_KEYS[i].key) != NULL;
+        Loc loc = scenario_loc_key(b->scenario, group, FAULT_KEYS[i].key);
+        if (present && ((info->required | info->optional) & flag) == 0) {
+            scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                               "does not apply to action '%s'", info->name);
+            return FALSE;
+        }
+        if (!present && (info->required & flag) != 0) {
+            scenario_loc_error(error, KSIM_SCENARIO_ERROR_MISSING, &loc,
+                               "is required by action '%s'", info->name);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+fault_targets(const Build *b, const RawGroup *group, const KConfig *cfg, const ActionInfo *info,
+              ScenarioFault *fault, GError **error)
+{
+    g_autofree char *used_by = g_strdup_printf("action '%s'", info->name);
+    char *why = NULL;
+    const char *key = NULL;
+    if (!kconfig_is_null(cfg, "target")) {
+        key = "target";
+        why = parse_target(b, kconfig_get_string(cfg, key), info->targets, used_by, FALSE,
+                           &fault->target);
+    }
+    if (why == NULL && !kconfig_is_null(cfg, "to")) {
+        key = "to";
+        why = parse_target(b, kconfig_get_string(cfg, key), TARGETS_NODES, used_by, FALSE,
+                           &fault->to);
+    }
+    if (why == NULL && !kconfig_is_null(cfg, "groups")) {
+        key = "groups";
+        why = parse_groups(b, kconfig_get_string(cfg, key), fault->groups);
+    }
+    if (why == NULL)
+        return TRUE;
+    Loc loc = scenario_loc_key(b->scenario, group, key);
+    scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc, "%s", why);
+    g_free(why);
+    return FALSE;
+}
+
+/* add-partitions: an existing topic and more partitions than it has. */
+static gboolean
+fault_add_partitions(const Build *b, const RawGroup *group, const KConfig *cfg,
+                     ScenarioFault *fault, GError **error)
+{
+    const char *name = kconfig_get_string(cfg, "topic");
+    const ScenarioTopic *topic = scenario_find_object(b->variant->topics, name);
+    if (topic == NULL) {
+        g_autofree char *why = scenario_no_such_message("topic", name, b->variant->topics);
+        Loc loc = scenario_loc_key(b->scenario, group, "topic");
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_UNKNOWN, &loc, "%s", why);
+        return FALSE;
+    }
+    fault->topic = g_strdup(topic->name);
+    fault->partitions = (guint)kconfig_get_int64(cfg, "partitions");
+    if (fault->partitions > topic->partitions)
+        return TRUE;
+    Loc loc = scenario_loc_key(b->scenario, group, "partitions");
+    scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                       "%u is not more than topic %s's %u partitions: Kafka only adds partitions",
+                       fault->partitions, topic->name, topic->partitions);
+    return FALSE;
+}
+
+gboolean
+scenario_build_fault(Build *b, const RawGroup *group, GError **error)
+{
+    ScenarioFault *fault = g_new0(ScenarioFault, 1);
+    fault->name = g_strdup(group->object);
+    fault->index = b->variant->faults->len;
+    fault->groups = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    g_ptr_array_add(b->variant->faults, fault);
+    g_autoptr(KConfig) cfg = kconfig_new(KCONFIG_SCOPE_FAULT);
+    if (!scenario_fill_configs(b, group, &cfg, 1, error))
+        return FALSE;
+    fault->action = action_of(kconfig_get_string(cfg, "action"));
+    const ActionInfo *info = &ACTIONS[fault->action];
+    if (!check_fault_keys(b, group, info, error))
+        return FALSE;
+    fault->time_ns = kconfig_get_duration_ns(cfg, "at");
+    if (!scenario_check_not_past_end(b, group, "at", fault->time_ns, error))
+        return FALSE;
+    if (!kconfig_is_null(cfg, "duration"))
+        fault->duration_ns = kconfig_get_duration_ns(cfg, "duration");
+    if (((info->required | info->optional) & FAULT_KEY_COUNT) != 0)
+        fault->count = (guint)kconfig_get_int64(cfg, "count");
+    if (!kconfig_is_null(cfg, "delay"))
+        fault->delay_ns = kconfig_get_duration_ns(cfg, "delay");
+    if (!kconfig_is_null(cfg, "factor"))
+        fault->factor = kconfig_get_double(cfg, "factor");
+    if (fault->action == SCENARIO_ACTION_ADD_PARTITIONS &&
+        !fault_add_partitions(b, group, cfg, fault, error))
+        return FALSE;
+    return fault_targets(b, group, cfg, info, fault, error);
+}
+
+gint
+scenario_compare_faults(gconstpointer a, gconstpointer b)
+{
+    const ScenarioFault *fa = *(ScenarioFault *const *)a;
+    const ScenarioFault *fb = *(ScenarioFault *const *)b;
+    if (fa->time_ns != fb->time_ns)
+        return fa->time_ns < fb->time_ns ? -1 : 1;
+    return fa->index < fb->index ? -1 : (fa->index > fb->index ? 1 : 0);
+}
+
+void
+scenario_random_faults_free(ScenarioRandomFaults *random)
+{
+    if (random == NULL)
+        return;
+    g_array_unref(random->kinds);
+    g_free(random);
+}
+
+static gboolean
+random_faults_bounds(const Build *b, const RawGroup *group, const ScenarioRandomFaults *random,
+                     GError **error)
+{
+    const char *dists[] = {"interval", "duration"};
+    const SimDist *values[] = {&random->interval, &random->duration};
+    for (guint i = 0; i < G_N_ELEMENTS(dists); i++) {
+        if (sim_dist_mean(values[i]) > 0.0)
+            continue;
+        Loc loc = scenario_loc_key(b->scenario, group, dists[i]);
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc, "must have a positive mean");
+        return FALSE;
+    }
+    if (!scenario_check_not_past_end(b, group, "stop", random->stop_ns, error))
+        return FALSE;
+    if (random->start_ns < random->stop_ns)
+        return TRUE;
+    g_autofree char *start = scenario_format_duration(random->start_ns);
+    g_autofree char *stop = scenario_format_duration(random->stop_ns);
+    Loc loc = scenario_loc_key(b->scenario, group, "start");
+    scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc, "%s is not before stop (%s)",
+                       start, stop);
+    return FALSE;
+}
+
+gboolean
+scenario_build_random_faults(Build *b, const RawGroup *group, GError **error)
+{
+    ScenarioRandomFaults *random = g_new0(ScenarioRandomFaults, 1);
+    random->kinds = g_array_new(FALSE, FALSE, sizeof(ScenarioAction));
+    b->variant->random_faults = random;
+    g_autoptr(KConfig) cfg = kconfig_new(KCONFIG_SCOPE_RANDOM_FAULTS);
+    if (!scenario_fill_configs(b, group, &cfg, 1, error))
+        return FALSE;
+    g_auto(GStrv) kinds = kconfig_get_list(cfg, "kinds");
+    for (guint i = 0; kinds[i] != NULL; i++) {
+        ScenarioAction action = action_of(kinds[i]);
+        g_array_append_val(random->kinds, action);
+    }
+    random->interval = kconfig_get_dist(cfg, "interval");
+    random->duration = kconfig_get_dist(cfg, "duration");
+    random->concurrent_max = (guint)kconfig_get_int64(cfg, "max.concurrent");
+    random->start_ns = kconfig_get_duration_ns(cfg, "start");
+    random->stop_ns = kconfig_is_null(cfg, "stop") ? b->variant->duration_ns
+                                                   : kconfig_get_duration_ns(cfg, "stop");
+    return random_faults_bounds(b, group, random, error);
+}
