@@ -1,0 +1,142 @@
+/*
+ * consumer_poll: the application's poll loop — each poll takes buffered
+ * records, hands them to the callback, and processes them one by one
+ * (committing before or after, by processing mode) before the next poll.
+ */
+#include "consumer_internal.h"
+
+#include "sim_assert.h"
+
+#include <string.h>
+
+/* ---- the application's poll loop ---- */
+
+static void
+record_op(Consumer *consumer, HistoryFn fn, const ConsumerRecord *record, guint16 topic)
+{
+    history_record(consumer->history, sim_now_ns(consumer->world), fn, consumer->process, topic,
+                   record->tp.partition, record->offset, record->key, record->value);
+}
+
+/* The loop's commits need a group to commit to. */
+ConsumerProcessingMode
+consumer_processing_mode(const ConsumerState *state)
+{
+    return consumer_subscribed(state) ? state->consumer->config.processing_mode
+                                      : CONSUMER_PROCESSING_AUTO;
+}
+
+static void processing_next(ConsumerState *state);
+
+/* One record's processing ended; the next one starts, or the poll's
+ * processing is over. */
+static void
+processing_done(SimWorld *world, void *ctx, void *arg)
+{
+    Consumer *consumer = ctx;
+    ConsumerState *state = consumer->state;
+    (void)world;
+    (void)arg;
+    state->processing_timer = SIM_EVENT_ID_NONE;
+    KSIM_ASSERT(state->processed < state->processing->len);
+    const ConsumerRecord *record =
+        &g_array_index(state->processing, ConsumerRecord, state->processed);
+    record_op(consumer, HISTORY_FN_PROCESS, record,
+              history_topic(consumer->history, record->tp.topic));
+    consumer->stats.records_processed++;
+    state->processed++;
+    if (state->processed < state->processing->len) {
+        processing_next(state);
+        return;
+    }
+    g_array_set_size(state->processing, 0);
+    state->processed = 0;
+    if (consumer_processing_mode(state) == CONSUMER_PROCESS_THEN_COMMIT) {
+        /* commitSync after processing; the next poll follows its outcome. */
+        state->app_commit = consumer_commit_new(state, COMMIT_FOR_AFTER_PROCESSING, TRUE);
+        consumer_run(state);
+        return;
+    }
+    consumer_poll_schedule(state, sim_dist_sample(&consumer->poll_interval, consumer->rng));
+}
+
+/* The application processes a poll's records one after another, each for
+ * a draw of the processing time, as a `for (record : poll())` loop does; a
+ * crash stops it between two records. */
+static void
+processing_next(ConsumerState *state)
+{
+    Consumer *consumer = state->consumer;
+    gint64 delay_ns = sim_dist_sample(&consumer->processing, consumer->rng);
+    state->processing_timer =
+        sim_timer_set(consumer->world, consumer->node, delay_ns, processing_done, NULL);
+}
+
+void
+consumer_processing_start(ConsumerState *state)
+{
+    KSIM_ASSERT(state->processed == 0 && state->processing->len > 0);
+    processing_next(state);
+}
+
+/* Kafka's poll(): takes up to max.poll.records from the buffer and moves
+ * the positions past them. */
+static void
+poll_take(ConsumerState *state)
+{
+    Consumer *consumer = state->consumer;
+    guint n = MIN(state->buffer->len, (guint)consumer->config.max_poll_records);
+    for (guint i = 0; i < n; i++) {
+        const ConsumerRecord *record = &g_array_index(state->buffer, ConsumerRecord, i);
+        CPartition *p = consumer_partition_find(state, &record->tp);
+        /* Records may follow skipped control or aborted batches: the
+         * position jumps over them, as Kafka's nextFetchOffset does. */
+        KSIM_ASSERT(p != NULL && p->position <= record->offset && p->buffered > 0);
+        p->position = record->offset + 1;
+        p->buffered--;
+        record_op(consumer, HISTORY_FN_POLL, record, p->history_topic);
+    }
+    g_array_append_vals(state->processing, state->buffer->data, n);
+    g_array_remove_range(state->buffer, 0, n);
+    consumer->stats.polls++;
+    consumer->stats.records_polled += n;
+}
+
+static void
+poll_fire(SimWorld *world, void *ctx, void *arg)
+{
+    Consumer *consumer = ctx;
+    ConsumerState *state = consumer->state;
+    (void)arg;
+    state->poll_timer = SIM_EVENT_ID_NONE;
+    /* In poll() again: max.poll.interval.ms starts over when it returns. */
+    sim_timer_cancel(world, state->poll_timeout_timer);
+    if (!consumer_group_poll(state, consumer_now(state)) || state->buffer->len == 0) {
+        /* Nothing to return: the poll waits for the group or the fetches. */
+        state->poll_waiting = TRUE;
+        consumer_run(state);
+        return;
+    }
+    poll_take(state);
+    if (consumer_subscribed(state))
+        state->poll_timeout_timer = sim_timer_set(
+            world, consumer->node, consumer_ms_to_ns(consumer->config.max_poll_interval_ms),
+            consumer_poll_timeout_fire, NULL);
+    if (consumer->poll_cb != NULL)
+        consumer->poll_cb(consumer, (const ConsumerRecord *)state->processing->data,
+                          state->processing->len, consumer->poll_user_data);
+    if (consumer_processing_mode(state) == CONSUMER_COMMIT_BEFORE_PROCESSING)
+        state->app_commit = consumer_commit_new(state, COMMIT_FOR_BEFORE_PROCESSING, TRUE);
+    else
+        consumer_processing_start(state);
+    /* Drained partitions may be fetched again while the records are processed. */
+    consumer_run(state);
+}
+
+void
+consumer_poll_schedule(ConsumerState *state, gint64 delay_ns)
+{
+    Consumer *consumer = state->consumer;
+    KSIM_ASSERT(!sim_timer_pending(consumer->world, state->poll_timer));
+    state->poll_timer = sim_timer_set(consumer->world, consumer->node, delay_ns, poll_fire, NULL);
+}

@@ -1,0 +1,518 @@
+/*
+ * report_csv: the CSV files of a report — outcomes and anomalies of every
+ * run, and per run its latencies, latency CDF, throughput, events and each
+ * partition's replica lines (LEO and HW per replica) — and the plot jobs
+ * their series feed (report_csv_write_all).
+ */
+#include "report_internal.h"
+
+#include <string.h>
+
+#include "outfile.h"
+#include "plot.h"
+
+#define BROKERS_MAX 32
+/* ACK rows of a replicas CSV: at most about this many per partition. */
+#define REPLICA_ACK_ROWS_TARGET 2000
+
+/* ---- CSV files ---- */
+
+typedef struct {
+    OutFile *file;
+    OutFileCsv *csv;
+} CsvOut;
+
+static gboolean
+csv_open(CsvOut *out, const char *dir, const char *name, const char *const *header, GError **error)
+{
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    out->file = outfile_open(path, error);
+    if (out->file == NULL)
+        return FALSE;
+    out->csv = outfile_csv_new(outfile_stream(out->file), header);
+    return TRUE;
+}
+
+static gboolean
+csv_commit(CsvOut *out, GError **error)
+{
+    outfile_csv_free(out->csv);
+    out->csv = NULL;
+    return outfile_commit(g_steal_pointer(&out->file), error);
+}
+
+/* gnuplot does not read RFC 4180's doubled quotes, so labels shown by a plot
+ * have their double quotes turned into single ones. */
+static char *
+plot_label(const char *label)
+{
+    char *copy = g_strdup(label != NULL ? label : "");
+    g_strdelimit(copy, "\"", '\'');
+    return copy;
+}
+
+static gboolean
+csv_outcomes(Report *report, GError **error)
+{
+    static const char *const header[] = {"run",
+                                         "attempted",
+                                         "acked",
+                                         "lost_write",
+                                         "duplicate",
+                                         "nonmonotonic_send",
+                                         "inconsistent_offsets",
+                                         "failed_but_present",
+                                         "failed",
+                                         "unknown",
+                                         "invariant_violations",
+                                         NULL};
+    CsvOut out;
+    if (!csv_open(&out, report->dir, "outcomes.csv", header, error))
+        return FALSE;
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        const CheckerCounts *c = checker_result_counts(data->result);
+        g_autofree char *label = plot_label(data->run->label);
+        outfile_csv_string(out.csv, label);
+        outfile_csv_int(out.csv, (gint64)c->attempted);
+        outfile_csv_int(out.csv, (gint64)c->acked);
+        for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
+            outfile_csv_int(out.csv, (gint64)c->anomalies[a]);
+        outfile_csv_int(out.csv, (gint64)c->failed);
+        outfile_csv_int(out.csv, (gint64)c->unknown);
+        outfile_csv_int(out.csv, (gint64)c->invariant_violations);
+        outfile_csv_end_row(out.csv);
+    }
+    return csv_commit(&out, error);
+}
+
+static char *
+chain_join(const GPtrArray *chain)
+{
+    GString *text = g_string_new(NULL);
+    for (guint i = 0; chain != NULL && i < chain->len; i++)
+        g_string_append_printf(text, "%s%s", i ? " " : "", (char *)g_ptr_array_index(chain, i));
+    return g_string_free(text, FALSE);
+}
+
+static void
+csv_anomaly_rows(OutFileCsv *csv, const RunData *data)
+{
+    const History *history = checker_result_history(data->result);
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++) {
+        const GArray *examples = checker_result_examples(data->result, a);
+        for (guint e = 0; e < examples->len; e++) {
+            const CheckerExample *example = &g_array_index(examples, CheckerExample, e);
+            g_autofree char *where =
+                checker_partition_label(history, example->topic, example->partition);
+            g_autofree char *chain = chain_join(g_ptr_array_index(data->chains[a], e));
+            outfile_csv_string(csv, data->run->label ? data->run->label : "");
+            outfile_csv_string(csv, checker_anomaly_name(a));
+            outfile_csv_string(csv, where);
+            outfile_csv_int(csv, (gint64)example->value);
+            outfile_csv_int(csv, example->offset);
+            outfile_csv_string(csv, example->summary);
+            outfile_csv_string(csv, chain);
+            outfile_csv_end_row(csv);
+        }
+    }
+}
+
+static gboolean
+csv_anomalies(Report *report, GError **error)
+{
+    static const char *const header[] = {"run",    "anomaly", "partition",   "value",
+                                         "offset", "summary", "explanation", NULL};
+    CsvOut out;
+    if (!csv_open(&out, report->dir, "anomalies.csv", header, error))
+        return FALSE;
+    for (guint i = 0; i < report->runs->len; i++)
+        csv_anomaly_rows(out.csv, g_ptr_array_index(report->runs, i));
+    return csv_commit(&out, error);
+}
+
+/* Acked sends' latency by invoke time; beyond the target, every k-th send and
+ * every send slower than the p99. Returns the rows with a positive latency
+ * (the only ones a log scale can show). */
+static gboolean
+csv_latency(const Report *report, const RunData *data, guint64 *positive, GError **error)
+{
+    static const char *const header[] = {"time_s", "latency_ms", NULL};
+    g_autofree char *name = g_strdup_printf("%s-latency.csv", data->slug);
+    CsvOut out;
+    if (!csv_open(&out, report->dir, name, header, error))
+        return FALSE;
+    const StatsHistogram *h = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
+    gint64 count = stats_histogram_count(h);
+    gint64 stride =
+        MAX(1, (count + REPORT_LATENCY_POINTS_TARGET - 1) / REPORT_LATENCY_POINTS_TARGET);
+    gint64 p99 = stats_histogram_quantile(h, 0.99);
+    guint ops = history_ops(checker_result_history(data->result))->len;
+    gint64 k = 0;
+    *positive = 0;
+    for (guint64 op = 1; op <= ops; op++) {
+        CheckerSend view;
+        const CheckerSend *send = &view;
+        if (!checker_result_send(data->result, op, &view) ||
+            (send->outcome != CHECKER_SEND_OK && send->outcome != CHECKER_SEND_SENT))
+            continue;
+        gint64 latency = send->complete_ns - send->invoke_ns;
+        if (k++ % stride != 0 && latency <= p99)
+            continue;
+        outfile_csv_double(out.csv, (double)send->invoke_ns / 1e9);
+        outfile_csv_double(out.csv, (double)latency / 1e6);
+        outfile_csv_end_row(out.csv);
+        *positive += latency > 0;
+    }
+    return csv_commit(&out, error);
+}
+
+static gboolean
+csv_cdf(const Report *report, const RunData *data, guint64 *rows, GError **error)
+{
+    static const char *const header[] = {"latency_ms", "fraction", NULL};
+    g_autofree char *name = g_strdup_printf("%s-latency-cdf.csv", data->slug);
+    CsvOut out;
+    if (!csv_open(&out, report->dir, name, header, error))
+        return FALSE;
+    g_autoptr(GArray) points = g_array_new(FALSE, FALSE, sizeof(StatsCdfPoint));
+    stats_histogram_cdf(checker_result_latency(data->result, CHECKER_LATENCY_ACKED), points);
+    for (guint i = 0; i < points->len; i++) {
+        const StatsCdfPoint *point = &g_array_index(points, StatsCdfPoint, i);
+        if (point->value_ns <= 0)
+            continue; /* a log axis cannot show it */
+        outfile_csv_double(out.csv, (double)point->value_ns / 1e6);
+        outfile_csv_double(out.csv, point->fraction);
+        outfile_csv_end_row(out.csv);
+    }
+    *rows = outfile_csv_rows(out.csv);
+    return csv_commit(&out, error);
+}
+
+static gboolean
+csv_throughput(const Report *report, const RunData *data, guint64 *rows, GError **error)
+{
+    static const char *const header[] = {"time_s", "acked_per_s", NULL};
+    g_autofree char *name = g_strdup_printf("%s-throughput.csv", data->slug);
+    CsvOut out;
+    if (!csv_open(&out, report->dir, name, header, error))
+        return FALSE;
+    const StatsSeries *series = checker_result_throughput(data->result);
+    for (guint w = 0; w < stats_series_window_count(series); w++) {
+        outfile_csv_double(out.csv, (double)stats_series_window_start_ns(series, w) / 1e9);
+        outfile_csv_double(out.csv, stats_series_rate_per_s(series, w));
+        outfile_csv_end_row(out.csv);
+    }
+    *rows = outfile_csv_rows(out.csv);
+    return csv_commit(&out, error);
+}
+
+static gboolean
+csv_events(const Report *report, const RunData *data, GError **error)
+{
+    static const char *const header[] = {"time_s", "kind", "broker", "partition", "text", NULL};
+    g_autofree char *name = g_strdup_printf("%s-events.csv", data->slug);
+    CsvOut out;
+    if (!csv_open(&out, report->dir, name, header, error))
+        return FALSE;
+    const History *history = checker_result_history(data->result);
+    const GArray *events = history_events(history);
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *event = &g_array_index(events, HistoryEvent, i);
+        if (event->kind == HISTORY_EVENT_ACK)
+            continue;
+        g_autofree char *where =
+            event->partition >= 0 ? checker_partition_label(history, event->topic, event->partition)
+                                  : g_strdup("");
+        g_autofree char *text = explain_event_sentence(data->explainer, i);
+        outfile_csv_double(out.csv, (double)event->time_ns / 1e9);
+        outfile_csv_string(out.csv, explain_event_kind_name(event->kind));
+        outfile_csv_int(out.csv, event->broker);
+        outfile_csv_string(out.csv, where);
+        outfile_csv_string(out.csv, text);
+        outfile_csv_end_row(out.csv);
+    }
+    return csv_commit(&out, error);
+}
+
+/* ---- replica lines ---- */
+
+typedef struct {
+    gint32 brokers[BROKERS_MAX];
+    guint n;
+    gint64 leo[BROKERS_MAX];
+    gint64 hw[BROKERS_MAX];
+    guint isr;
+} ReplicaLines;
+
+static guint
+bits_set(guint32 mask)
+{
+    guint n = 0;
+    for (; mask != 0; mask &= mask - 1)
+        n++;
+    return n;
+}
+
+static void
+lines_add_broker(ReplicaLines *lines, gint32 broker)
+{
+    if (broker < 0 || broker >= BROKERS_MAX)
+        return;
+    for (guint i = 0; i < lines->n; i++) {
+        if (lines->brokers[i] == broker)
+            return;
+    }
+    guint at = lines->n++;
+    while (at > 0 && lines->brokers[at - 1] > broker) {
+        lines->brokers[at] = lines->brokers[at - 1];
+        at--;
+    }
+    lines->brokers[at] = broker;
+}
+
+static gint
+lines_index(const ReplicaLines *lines, gint32 broker)
+{
+    for (guint i = 0; i < lines->n; i++) {
+        if (lines->brokers[i] == broker)
+            return (gint)i;
+    }
+    return -1;
+}
+
+/* The brokers of a partition: its final replicas and every broker its
+ * events name. */
+static void
+lines_init(ReplicaLines *lines, const History *history, const GArray *list,
+           const CheckerPartition *partition)
+{
+    memset(lines, 0, sizeof *lines);
+    const GArray *replicas = history_replicas(history);
+    for (guint i = 0; i < replicas->len; i++) {
+        const HistoryReplica *r = &g_array_index(replicas, HistoryReplica, i);
+        if (r->topic == partition->topic && r->partition == partition->partition)
+            lines_add_broker(lines, r->broker);
+    }
+    const GArray *events = history_events(history);
+    for (guint k = 0; list != NULL && k < list->len; k++) {
+        const HistoryEvent *e = &g_array_index(events, HistoryEvent, g_array_index(list, guint, k));
+        if (e->kind == HISTORY_EVENT_ACK || e->kind == HISTORY_EVENT_ELECTED ||
+            e->kind == HISTORY_EVENT_TRUNCATED || e->kind == HISTORY_EVENT_ISR_CHANGED)
+            lines_add_broker(lines, e->broker);
+        for (gint32 id = 0; id < BROKERS_MAX; id++) {
+            if (e->isr_mask & (1u << id))
+                lines_add_broker(lines, id);
+        }
+    }
+}
+
+static void
+lines_ack(ReplicaLines *lines, const HistoryEvent *e, gint b)
+{
+    lines->leo[b] = MAX(lines->leo[b], e->offset_end);
+    lines->hw[b] = MAX(lines->hw[b], e->hw);
+    lines->isr = bits_set(e->isr_mask);
+    for (guint i = 0; i < lines->n; i++) {
+        if ((gint)i == b || (e->isr_mask & (1u << lines->brokers[i])) == 0)
+            continue;
+        lines->leo[i] = MAX(lines->leo[i], e->hw);
+        lines->hw[i] = MAX(lines->hw[i], MIN(e->hw, lines->leo[i]));
+    }
+}
+
+/* Applies one event (see report.h); FALSE when it changes no line. */
+static gboolean
+lines_apply(ReplicaLines *lines, const HistoryEvent *e)
+{
+    gint b = lines_index(lines, e->broker);
+    if (b < 0)
+        return FALSE;
+    switch (e->kind) {
+    case HISTORY_EVENT_ACK:
+        lines_ack(lines, e, b);
+        return TRUE;
+    case HISTORY_EVENT_ELECTED:
+        lines->leo[b] = e->offset;
+        lines->hw[b] = e->hw;
+        lines->isr = bits_set(e->isr_mask);
+        return TRUE;
+    case HISTORY_EVENT_TRUNCATED:
+        lines->leo[b] = e->offset;
+        lines->hw[b] = e->hw >= 0 ? e->hw : MIN(lines->hw[b], e->offset);
+        return TRUE;
+    case HISTORY_EVENT_ISR_CHANGED:
+        lines->isr = bits_set(e->isr_mask);
+        if (e->hw >= 0)
+            lines->hw[b] = e->hw;
+        return TRUE;
+    default:
+        return FALSE;
+    }
+}
+
+static void
+lines_row(OutFileCsv *csv, const ReplicaLines *lines, gint64 time_ns)
+{
+    outfile_csv_double(csv, (double)time_ns / 1e9);
+    for (guint i = 0; i < lines->n; i++) {
+        outfile_csv_int(csv, lines->leo[i]);
+        outfile_csv_int(csv, lines->hw[i]);
+    }
+    outfile_csv_int(csv, lines->isr);
+    outfile_csv_end_row(csv);
+}
+
+static GPtrArray *
+lines_header(const ReplicaLines *lines)
+{
+    GPtrArray *header = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(header, g_strdup("time_s"));
+    for (guint i = 0; i < lines->n; i++) {
+        g_ptr_array_add(header, g_strdup_printf("leo_broker%d", lines->brokers[i]));
+        g_ptr_array_add(header, g_strdup_printf("hw_broker%d", lines->brokers[i]));
+    }
+    g_ptr_array_add(header, g_strdup("isr_size"));
+    g_ptr_array_add(header, NULL);
+    return header;
+}
+
+/* Writes the rows: one per event that changes the lines, ACK rows thinned
+ * to about REPLICA_ACK_ROWS_TARGET, and a last row at the run's end. */
+static void
+lines_rows(OutFileCsv *csv, ReplicaLines *lines, const History *history, const GArray *list,
+           gint64 end_ns)
+{
+    const GArray *events = history_events(history);
+    gint64 gap_ns = end_ns / REPLICA_ACK_ROWS_TARGET;
+    gint64 last_ack_row_ns = G_MININT64 / 2;
+    lines_row(csv, lines, 0);
+    for (guint k = 0; list != NULL && k < list->len; k++) {
+        const HistoryEvent *e = &g_array_index(events, HistoryEvent, g_array_index(list, guint, k));
+        if (!lines_apply(lines, e))
+            continue;
+        if (e->kind == HISTORY_EVENT_ACK && e->time_ns - last_ack_row_ns < gap_ns)
+            continue;
+        if (e->kind == HISTORY_EVENT_ACK)
+            last_ack_row_ns = e->time_ns;
+        lines_row(csv, lines, e->time_ns);
+    }
+    lines_row(csv, lines, end_ns);
+}
+
+/* The run's end: its virtual time, or its last event or operation. */
+static gint64
+run_end_ns(const RunData *data)
+{
+    const History *history = checker_result_history(data->result);
+    const GArray *events = history_events(history);
+    gint64 end_ns = MAX((gint64)(data->run->virtual_s * 1e9), history_ops_end_ns(history));
+    if (events->len > 0)
+        end_ns = MAX(end_ns, g_array_index(events, HistoryEvent, events->len - 1).time_ns);
+    return end_ns;
+}
+
+static gboolean
+csv_replicas(Report *report, const RunData *data, const CheckerPartition *partition, GError **error)
+{
+    const History *history = checker_result_history(data->result);
+    const GArray *list =
+        explain_partition_events(data->explainer, partition->topic, partition->partition);
+    ReplicaLines lines;
+    lines_init(&lines, history, list, partition);
+    if (lines.n == 0)
+        return TRUE;
+    g_autofree char *where =
+        checker_partition_label(history, partition->topic, partition->partition);
+    GString *base = g_string_new(data->slug);
+    g_string_append(base, "-replicas");
+    report_slug_append(base, where);
+    char *basename = g_string_free(base, FALSE);
+    g_autofree char *name = g_strdup_printf("%s.csv", basename);
+    g_autoptr(GPtrArray) header = lines_header(&lines);
+    CsvOut out;
+    if (!csv_open(&out, report->dir, name, (const char *const *)header->pdata, error)) {
+        g_free(basename);
+        return FALSE;
+    }
+    lines_rows(out.csv, &lines, history, list, run_end_ns(data));
+    PlotJob *job = report_plots_job_add(
+        report, JOB_REPLICAS, basename,
+        g_strdup_printf("%s: %s, LEO and HW per replica", data->run->label, where));
+    for (guint i = 0; i < lines.n; i++) {
+        report_plots_job_series(job, g_strdup(name),
+                                g_strdup_printf("LEO broker %d", lines.brokers[i]), 1, 2 + 2 * i,
+                                PLOT_AXIS_Y1);
+        report_plots_job_series(job, g_strdup(name),
+                                g_strdup_printf("HW broker %d", lines.brokers[i]), 1, 3 + 2 * i,
+                                PLOT_AXIS_Y1);
+    }
+    report_plots_job_series(job, g_strdup(name), g_strdup("ISR size"), 1, 2 + 2 * lines.n,
+                            PLOT_AXIS_Y2);
+    report_plots_job_windows(job, data->run->windows, data->run->windows_len);
+    return csv_commit(&out, error);
+}
+
+/* The per-run CSV files, adding each run's series to the shared plots. */
+static gboolean
+csv_run(Report *report, const RunData *data, PlotJob *cdf, PlotJob *timeline, PlotJob *throughput,
+        GError **error)
+{
+    guint64 rows = 0;
+    const char *label = data->run->label ? data->run->label : data->slug;
+    if (!csv_latency(report, data, &rows, error))
+        return FALSE;
+    if (rows > 0)
+        report_plots_job_series(timeline, g_strdup_printf("%s-latency.csv", data->slug),
+                                plot_label(label), 1, 2, PLOT_AXIS_Y1);
+    if (!csv_cdf(report, data, &rows, error))
+        return FALSE;
+    if (rows > 0)
+        report_plots_job_series(cdf, g_strdup_printf("%s-latency-cdf.csv", data->slug),
+                                plot_label(label), 1, 2, PLOT_AXIS_Y1);
+    if (!csv_throughput(report, data, &rows, error))
+        return FALSE;
+    if (rows > 0)
+        report_plots_job_series(throughput, g_strdup_printf("%s-throughput.csv", data->slug),
+                                plot_label(label), 1, 2, PLOT_AXIS_Y1);
+    if (!csv_events(report, data, error))
+        return FALSE;
+    const GArray *partitions = checker_result_partitions(data->result);
+    for (guint p = 0; p < partitions->len && p < REPORT_PARTITION_PLOTS_MAX; p++) {
+        if (!csv_replicas(report, data, &g_array_index(partitions, CheckerPartition, p), error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+report_csv_write_all(Report *report, GError **error)
+{
+    if (!csv_outcomes(report, error) || !csv_anomalies(report, error))
+        return FALSE;
+    if (report->runs->len > 0) {
+        PlotJob *bars =
+            report_plots_job_add(report, JOB_BARS, g_strdup("outcomes"),
+                                 g_strdup("Acknowledged, lost and duplicated records per run"));
+        report_plots_job_series(bars, g_strdup("outcomes.csv"), g_strdup("acknowledged"), 1, 3,
+                                PLOT_AXIS_Y1);
+        report_plots_job_series(bars, g_strdup("outcomes.csv"), g_strdup("lost"), 1, 4,
+                                PLOT_AXIS_Y1);
+        report_plots_job_series(bars, g_strdup("outcomes.csv"), g_strdup("duplicated"), 1, 5,
+                                PLOT_AXIS_Y1);
+    }
+    PlotJob *cdf = report_plots_job_add(report, JOB_CDF, g_strdup("latency-cdf"),
+                                        g_strdup("Produce latency CDF (acknowledged sends)"));
+    PlotJob *timeline =
+        report_plots_job_add(report, JOB_TIMELINE, g_strdup("latency-timeline"),
+                             g_strdup("Produce latency over time (acknowledged sends)"));
+    PlotJob *throughput = report_plots_job_add(report, JOB_THROUGHPUT, g_strdup("throughput"),
+                                               g_strdup("Acknowledged records per second"));
+    report_plots_job_shared_windows(timeline, report);
+    report_plots_job_shared_windows(throughput, report);
+    for (guint i = 0; i < report->runs->len; i++) {
+        if (!csv_run(report, g_ptr_array_index(report->runs, i), cdf, timeline, throughput, error))
+            return FALSE;
+    }
+    return TRUE;
+}

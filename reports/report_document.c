@@ -1,0 +1,626 @@
+/*
+ * report_document: the Document both report.md and report.html render —
+ * its blocks (headings, paragraphs, warnings, tables, lists, images) and
+ * its sections: durability, explanations, consumers, transactions,
+ * latency, replicas, timeline and runs (report_document_build).
+ */
+#include "report_internal.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+/* ---- document ---- */
+
+static void
+block_free(gpointer pointer)
+{
+    Block *block = pointer;
+    g_free(block->text);
+    g_free(block->name);
+    if (block->rows != NULL)
+        g_ptr_array_free(block->rows, TRUE);
+    g_free(block);
+}
+
+static Block *
+doc_add(Document *doc, BlockKind kind, char *text)
+{
+    Block *block = g_new0(Block, 1);
+    block->kind = kind;
+    block->text = text;
+    g_ptr_array_add(doc, block);
+    return block;
+}
+
+static void doc_heading(Document *doc, int level, const char *format, ...) G_GNUC_PRINTF(3, 4);
+static void doc_paragraph(Document *doc, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static void
+doc_heading(Document *doc, int level, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    Block *block = doc_add(doc, BLOCK_HEADING, g_strdup_vprintf(format, args));
+    va_end(args);
+    block->level = level;
+}
+
+static void
+doc_paragraph(Document *doc, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    doc_add(doc, BLOCK_PARAGRAPH, g_strdup_vprintf(format, args));
+    va_end(args);
+}
+
+static Block *
+doc_list(Document *doc, gboolean ordered)
+{
+    Block *block = doc_add(doc, ordered ? BLOCK_ORDERED : BLOCK_LIST, NULL);
+    block->rows = g_ptr_array_new_with_free_func(g_free);
+    return block;
+}
+
+static void
+row_free(gpointer pointer)
+{
+    g_ptr_array_free(pointer, TRUE);
+}
+
+/* A table whose header is the NULL-terminated list of column names. */
+static Block *
+doc_table(Document *doc, const char *const *header)
+{
+    Block *block = doc_add(doc, BLOCK_TABLE, NULL);
+    block->rows = g_ptr_array_new_with_free_func(row_free);
+    GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; header[i] != NULL; i++)
+        g_ptr_array_add(row, g_strdup(header[i]));
+    g_ptr_array_add(block->rows, row);
+    return block;
+}
+
+/* A new row of `table`, to fill with row_cell (cells are taken). */
+static GPtrArray *
+table_row(Block *table)
+{
+    GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(table->rows, row);
+    return row;
+}
+
+static void
+row_cell(GPtrArray *row, char *text)
+{
+    g_ptr_array_add(row, text);
+}
+
+static void
+doc_image(Document *doc, const PlotJob *job)
+{
+    if (job == NULL || !job->drawn)
+        return;
+    Block *block = doc_add(doc, BLOCK_IMAGE, g_strdup(job->title));
+    block->name = g_strdup(job->basename);
+}
+
+static const PlotJob *
+job_find(const Report *report, const char *basename)
+{
+    for (guint i = 0; i < report->jobs->len; i++) {
+        const PlotJob *job = g_ptr_array_index(report->jobs, i);
+        if (strcmp(job->basename, basename) == 0)
+            return job;
+    }
+    return NULL;
+}
+
+/* ---- document: sections ---- */
+
+static void
+doc_header(Document *doc, const Report *report)
+{
+    const ReportInput *input = report->input;
+    doc_heading(doc, 1, "ksim report: %s", input->scenario ? input->scenario : "(scenario)");
+    doc_paragraph(doc,
+                  "Scenario %s (SHA-256 %s), seed %" G_GUINT64_FORMAT ", %u run%s; ksim %s, "
+                  "commit %s.",
+                  input->scenario ? input->scenario : "-",
+                  input->scenario_sha256 ? input->scenario_sha256 : "-", input->seed,
+                  input->runs_len, input->runs_len == 1 ? "" : "s",
+                  input->ksim_version ? input->ksim_version : "-",
+                  input->git_commit ? input->git_commit : "-");
+    for (guint i = 0; i < report->warnings->len; i++)
+        doc_add(doc, BLOCK_WARNING, g_strdup(g_ptr_array_index(report->warnings, i)));
+}
+
+static void
+durability_row(Block *table, const RunData *data)
+{
+    const CheckerCounts *c = checker_result_counts(data->result);
+    GPtrArray *row = table_row(table);
+    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, report_u64_text(c->attempted));
+    row_cell(row, report_u64_text(c->acked));
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
+        row_cell(row, report_u64_text(c->anomalies[a]));
+    row_cell(row, report_u64_text(c->unknown_committed));
+    row_cell(row, report_u64_text(c->invariant_violations));
+    row_cell(row, g_strdup(report_expectations_passed(data->run) ? "passed" : "FAILED"));
+}
+
+static void
+doc_durability(Document *doc, const Report *report)
+{
+    static const char *const header[] = {"Run",
+                                         "Sent",
+                                         "Acked",
+                                         "Lost",
+                                         "Duplicated",
+                                         "Reordered",
+                                         "Inconsistent",
+                                         "Failed but present",
+                                         "Unknown, committed",
+                                         "Invariant violations",
+                                         "Expectations",
+                                         NULL};
+    doc_heading(doc, 2, "Durability");
+    doc_paragraph(doc, "Every acknowledged record is looked for in the final committed log of "
+                       "its partition (the leader's log below its high watermark). Sends with "
+                       "acks=0 count as acknowledged: the client was told nothing, yet believes "
+                       "them written. Lost: acknowledged but not committed. Duplicated: one value "
+                       "at several offsets. Reordered: a producer's record committed after one "
+                       "it sent later. Inconsistent: replicas disagreeing below their high "
+                       "watermarks, or a record committed at another offset than the client was "
+                       "told. Failed but present: the client was told the send failed, yet it "
+                       "is committed.");
+    Block *table = doc_table(doc, header);
+    for (guint i = 0; i < report->runs->len; i++)
+        durability_row(table, g_ptr_array_index(report->runs, i));
+    doc_image(doc, job_find(report, "outcomes"));
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        if (report_expectations_passed(data->run))
+            continue;
+        doc_paragraph(doc, "Expectations of %s that failed:", data->run->label);
+        Block *list = doc_list(doc, FALSE);
+        for (guint k = 0; data->run->expectations_failed[k] != NULL; k++)
+            g_ptr_array_add(list->rows, g_strdup(data->run->expectations_failed[k]));
+    }
+}
+
+static void
+doc_examples(Document *doc, const RunData *data, CheckerAnomaly anomaly)
+{
+    const GArray *examples = checker_result_examples(data->result, anomaly);
+    guint64 count = checker_result_counts(data->result)->anomalies[anomaly];
+    if (count == 0)
+        return;
+    doc_paragraph(doc, "%s: %" G_GUINT64_FORMAT " (%u example%s below).",
+                  checker_anomaly_name(anomaly), count, examples->len,
+                  examples->len == 1 ? "" : "s");
+    for (guint e = 0; e < examples->len; e++) {
+        const CheckerExample *example = &g_array_index(examples, CheckerExample, e);
+        doc_paragraph(doc, "Example %u: %s.", e + 1, example->summary);
+        const GPtrArray *chain = g_ptr_array_index(data->chains[anomaly], e);
+        Block *list = doc_list(doc, TRUE);
+        for (guint k = 0; k < chain->len; k++)
+            g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(chain, k)));
+    }
+}
+
+static void
+doc_run_explanations(Document *doc, const RunData *data)
+{
+    const CheckerCounts *c = checker_result_counts(data->result);
+    doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+    guint64 total = c->invariant_violations;
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
+        total += c->anomalies[a];
+    if (total == 0) {
+        doc_paragraph(doc, "No anomalies: every acknowledged record is in the committed log, "
+                           "once and in order, and the online replicas agree.");
+        return;
+    }
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
+        doc_examples(doc, data, a);
+    if (c->invariant_violations == 0)
+        return;
+    doc_paragraph(doc, "Invariant violations detected by the cluster: %" G_GUINT64_FORMAT ".",
+                  c->invariant_violations);
+    const GPtrArray *texts = checker_result_violations(data->result);
+    Block *list = doc_list(doc, FALSE);
+    for (guint i = 0; i < texts->len; i++)
+        g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(texts, i)));
+}
+
+static gboolean
+report_has_consumers(const Report *report)
+{
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        if (checker_consumer_group_count(data->consumers) > 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static void
+consumer_row(Block *table, const RunData *data, const ConsumerGroupResult *group)
+{
+    const ConsumerCounts *c = &group->counts;
+    GPtrArray *row = table_row(table);
+    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, g_strdup(group->group));
+    row_cell(row, report_u64_text(c->members));
+    row_cell(row, report_u64_text(c->processed));
+    row_cell(row, report_u64_text(c->unique));
+    for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
+        row_cell(row, report_u64_text(c->anomalies[a]));
+    row_cell(row, g_strdup_printf("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT,
+                                  c->commits_ok, c->commits_failed, c->commits_unknown));
+    row_cell(row, report_quantile_ms_text(group->e2e, 0.5));
+    row_cell(row, report_quantile_ms_text(group->e2e, 0.99));
+}
+
+static void
+doc_consumer_examples(Document *doc, const RunData *data, guint index)
+{
+    const ConsumerGroupResult *group = checker_consumer_group(data->consumers, index);
+    for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++) {
+        const GArray *examples = group->examples[a];
+        if (group->counts.anomalies[a] == 0)
+            continue;
+        doc_paragraph(doc, "Group %s, %s: %" G_GUINT64_FORMAT " (%u example%s below).",
+                      group->group, checker_consumer_anomaly_name(a), group->counts.anomalies[a],
+                      examples->len, examples->len == 1 ? "" : "s");
+        const GPtrArray *chains =
+            g_ptr_array_index(data->consumer_chains, index * CONSUMER_ANOMALY_COUNT + a);
+        for (guint e = 0; e < examples->len; e++) {
+            doc_paragraph(doc, "Example %u: %s.", e + 1,
+                          g_array_index(examples, ConsumerExample, e).summary);
+            const GPtrArray *chain = g_ptr_array_index(chains, e);
+            Block *list = doc_list(doc, TRUE);
+            for (guint k = 0; k < chain->len; k++)
+                g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(chain, k)));
+        }
+    }
+}
+
+static void
+doc_consumers(Document *doc, const Report *report)
+{
+    static const char *const header[] = {"Run",         "Group",
+                                         "Members",     "Processed",
+                                         "Distinct",    "Lost consumption",
+                                         "Duplicate consumption", "Poll skips",
+                                         "Non-monotonic polls", "Commits ok / failed / unknown",
+                                         "e2e p50 ms",  "e2e p99 ms",
+                                         NULL};
+    if (!report_has_consumers(report))
+        return;
+    doc_heading(doc, 2, "Consumer groups");
+    doc_paragraph(doc, "Per consumer group (members sharing a group.id). Lost consumption: an "
+                       "acknowledged committed record below the group's final committed offset "
+                       "that no member processed. Duplicate consumption: a record processed more "
+                       "than once by the group. Poll skip: within one member's continuous "
+                       "assignment of a partition, a poll that jumped over committed offsets. "
+                       "Non-monotonic poll: within one, a poll at or below an offset polled "
+                       "before. End-to-end latency runs from a record's send to the end of its "
+                       "first processing.");
+    Block *table = doc_table(doc, header);
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        for (guint g = 0; g < checker_consumer_group_count(data->consumers); g++)
+            consumer_row(table, data, checker_consumer_group(data->consumers, g));
+    }
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        ConsumerCounts totals;
+        checker_consumer_totals(data->consumers, &totals);
+        guint64 anomalies = 0;
+        for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
+            anomalies += totals.anomalies[a];
+        if (anomalies == 0)
+            continue;
+        doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+        for (guint g = 0; g < checker_consumer_group_count(data->consumers); g++)
+            doc_consumer_examples(doc, data, g);
+    }
+}
+
+static gboolean
+report_has_transactions(const Report *report)
+{
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        if (checker_txn_counts(data->txn)->transactions > 0 ||
+            checker_txn_pipelines(data->txn)->len > 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static void
+txn_row(Block *table, const RunData *data)
+{
+    const TxnCounts *c = checker_txn_counts(data->txn);
+    GPtrArray *row = table_row(table);
+    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, report_u64_text(c->transactions));
+    for (guint f = 0; f < TXN_FATE_COUNT; f++)
+        row_cell(row, report_u64_text(c->fates[f]));
+    row_cell(row, report_u64_text(c->fenced_instances));
+    row_cell(row, report_u64_text(c->aborted_read_uncommitted));
+    for (guint a = 0; a < TXN_PIPELINE_DUPLICATE; a++)
+        row_cell(row, report_u64_text(c->anomalies[a]));
+}
+
+static void
+pipeline_rows(Block *table, const RunData *data)
+{
+    const GArray *pipelines = checker_txn_pipelines(data->txn);
+    for (guint i = 0; i < pipelines->len; i++) {
+        const TxnPipelineCounts *p = &g_array_index(pipelines, TxnPipelineCounts, i);
+        GPtrArray *row = table_row(table);
+        row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+        row_cell(row, g_strdup(p->pipeline));
+        row_cell(row, g_strdup(p->transactional ? "yes" : "no"));
+        row_cell(row, report_u64_text(p->inputs));
+        row_cell(row, report_u64_text(p->outputs_visible));
+        row_cell(row, report_u64_text(p->duplicates));
+        row_cell(row, report_u64_text(p->lost));
+        row_cell(row, report_u64_text(p->unconsumed));
+    }
+}
+
+static void
+doc_txn_examples(Document *doc, const RunData *data)
+{
+    const TxnCounts *c = checker_txn_counts(data->txn);
+    for (guint a = 0; a < TXN_ANOMALY_COUNT; a++) {
+        const GArray *examples = checker_txn_examples(data->txn, a);
+        if (c->anomalies[a] == 0)
+            continue;
+        doc_paragraph(doc, "%s: %" G_GUINT64_FORMAT " (%u example%s below).",
+                      checker_txn_anomaly_name(a), c->anomalies[a], examples->len,
+                      examples->len == 1 ? "" : "s");
+        for (guint e = 0; e < examples->len; e++) {
+            doc_paragraph(doc, "Example %u: %s.", e + 1,
+                          g_array_index(examples, TxnExample, e).summary);
+            const GPtrArray *chain = g_ptr_array_index(data->txn_chains[a], e);
+            Block *list = doc_list(doc, TRUE);
+            for (guint k = 0; k < chain->len; k++)
+                g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(chain, k)));
+        }
+    }
+}
+
+static void
+doc_transactions(Document *doc, const Report *report)
+{
+    static const char *const header[] = {
+        "Run", "Transactions", "Committed", "Aborted", "Unknown", "Unended", "Fenced instances",
+        "Aborted reads (read_uncommitted)", "G1a", "Uncommitted reads", "Partial commits",
+        "Zombie writes", "int_nonmonotonic_send", "int_send_skip", NULL};
+    static const char *const pipeline_header[] = {"Run", "Pipeline", "Exactly once", "Inputs",
+                                                  "Visible outputs", "Duplicates", "Lost",
+                                                  "Unconsumed", NULL};
+    if (!report_has_transactions(report))
+        return;
+    doc_heading(doc, 2, "Transactions");
+    doc_paragraph(doc, "Each transaction's fate as its producer knows it: committed "
+                       "(commitTransaction OK), aborted (abortTransaction, or a commit refused), "
+                       "unknown (the commit's outcome is unknown), unended (never committed nor "
+                       "aborted: the producer crashed or was fenced first). G1a: a "
+                       "read_committed consumer read a write of an aborted transaction. "
+                       "Uncommitted read: it read a write of an unended transaction, or before "
+                       "the commit began. Partial commit: a committed transaction partly in the "
+                       "committed logs, or partly seen by a reader that read past the rest. "
+                       "Zombie write: a write of a fenced producer instance that became visible. "
+                       "int_*: one transaction's sends to a partition out of order, or with "
+                       "another write of the producer between them. Aborted reads by "
+                       "read_uncommitted consumers are allowed and shown for comparison.");
+    Block *table = doc_table(doc, header);
+    for (guint i = 0; i < report->runs->len; i++)
+        txn_row(table, g_ptr_array_index(report->runs, i));
+    gboolean pipelines = FALSE;
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        pipelines = pipelines || checker_txn_pipelines(data->txn)->len > 0;
+    }
+    if (pipelines) {
+        doc_heading(doc, 3, "Pipelines");
+        doc_paragraph(doc, "Consume-transform-produce jobs: every input record polled should "
+                           "give exactly one visible output (in the committed log, not in an "
+                           "aborted transaction). Lost: an input below the group's committed "
+                           "position without any output; unconsumed: one above it.");
+        Block *ptable = doc_table(doc, pipeline_header);
+        for (guint i = 0; i < report->runs->len; i++)
+            pipeline_rows(ptable, g_ptr_array_index(report->runs, i));
+    }
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        const TxnCounts *c = checker_txn_counts(data->txn);
+        guint64 anomalies = 0;
+        for (guint a = 0; a < TXN_ANOMALY_COUNT; a++)
+            anomalies += c->anomalies[a];
+        if (anomalies == 0)
+            continue;
+        doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+        doc_txn_examples(doc, data);
+    }
+}
+
+static char *
+availability_text(const CheckerStats *stats)
+{
+    if (stats->availability < 0)
+        return g_strdup("-");
+    return g_strdup_printf("%.1f%%", stats->availability * 100.0);
+}
+
+static char *
+recovery_text(const CheckerStats *stats)
+{
+    if (stats->last_heal_ns < 0)
+        return g_strdup("no heal");
+    if (stats->recovery_ns < 0)
+        return g_strdup("never");
+    return g_strdup_printf("%.3f s", (double)stats->recovery_ns / 1e9);
+}
+
+static void
+latency_row(Block *table, const RunData *data)
+{
+    static const double qs[] = {0.5, 0.9, 0.99, 0.999, 1.0};
+    const StatsHistogram *acked = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
+    const StatsHistogram *failed = checker_result_latency(data->result, CHECKER_LATENCY_FAILED);
+    const CheckerStats *stats = checker_result_stats(data->result);
+    GPtrArray *row = table_row(table);
+    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, report_u64_text((guint64)stats_histogram_count(acked)));
+    for (guint i = 0; i < G_N_ELEMENTS(qs); i++)
+        row_cell(row, report_quantile_ms_text(acked, qs[i]));
+    row_cell(row, report_quantile_ms_text(failed, 0.99));
+    row_cell(row, stats->throughput_per_s >= 0 ? g_strdup_printf("%.1f", stats->throughput_per_s)
+                                               : g_strdup("-"));
+    row_cell(row, availability_text(stats));
+    row_cell(row, recovery_text(stats));
+}
+
+static void
+doc_latency(Document *doc, const Report *report)
+{
+    static const char *const header[] = {"Run",
+                                         "Acked",
+                                         "p50 ms",
+                                         "p90 ms",
+                                         "p99 ms",
+                                         "p99.9 ms",
+                                         "max ms",
+                                         "failed p99 ms",
+                                         "records/s",
+                                         "Availability",
+                                         "Recovery after the last heal",
+                                         NULL};
+    doc_heading(doc, 2, "Latency");
+    doc_paragraph(doc, "Produce latency runs from a send to its acknowledgement, in virtual "
+                       "time. Availability is the share of one-second windows, among those in "
+                       "which a send was waiting for its answer, that saw a send acknowledged. "
+                       "Recovery runs from the last heal to the first acknowledgement of a send "
+                       "made after it.");
+    Block *table = doc_table(doc, header);
+    for (guint i = 0; i < report->runs->len; i++)
+        latency_row(table, g_ptr_array_index(report->runs, i));
+    doc_image(doc, job_find(report, "latency-cdf"));
+    doc_image(doc, job_find(report, "latency-timeline"));
+    doc_image(doc, job_find(report, "throughput"));
+}
+
+static void
+doc_replicas(Document *doc, const Report *report)
+{
+    doc_heading(doc, 2, "Replicas");
+    doc_paragraph(doc, "LEO and HW of each replica and the ISR size over time, per partition, "
+                       "derived from the leaders' acknowledgements, elections, truncations and "
+                       "ISR changes; a follower's lines are lower bounds that move when its "
+                       "leader acknowledges. Shaded: fault windows.");
+    for (guint i = 0; i < report->jobs->len; i++) {
+        const PlotJob *job = g_ptr_array_index(report->jobs, i);
+        if (job->kind == JOB_REPLICAS)
+            doc_image(doc, job);
+    }
+}
+
+static void
+timeline_rows(Block *table, const RunData *data, guint *shown, guint *left)
+{
+    const History *history = checker_result_history(data->result);
+    const GArray *events = history_events(history);
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *event = &g_array_index(events, HistoryEvent, i);
+        if (event->kind == HISTORY_EVENT_ACK)
+            continue;
+        if (*shown >= REPORT_TIMELINE_ROWS_MAX) {
+            (*left)++;
+            continue;
+        }
+        (*shown)++;
+        GPtrArray *row = table_row(table);
+        row_cell(row, g_strdup_printf("%.3f", (double)event->time_ns / 1e9));
+        row_cell(row, g_strdup(explain_event_kind_name(event->kind)));
+        row_cell(row, explain_event_sentence(data->explainer, i));
+    }
+}
+
+static void
+doc_run_timeline(Document *doc, const RunData *data)
+{
+    static const char *const header[] = {"Time (s)", "Event", "What happened", NULL};
+    doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+    if (data->run->windows_len > 0) {
+        doc_paragraph(doc, "Fault windows:");
+        Block *list = doc_list(doc, FALSE);
+        for (guint i = 0; i < data->run->windows_len; i++) {
+            const ReportWindow *w = &data->run->windows[i];
+            g_ptr_array_add(list->rows,
+                            g_strdup_printf("%.3f s to %.3f s: %s", (double)w->start_ns / 1e9,
+                                            (double)w->end_ns / 1e9,
+                                            w->label ? w->label : "fault"));
+        }
+    }
+    Block *table = doc_table(doc, header);
+    guint shown = 0, left = 0;
+    timeline_rows(table, data, &shown, &left);
+    if (left > 0)
+        doc_paragraph(doc, "%u more events are in %s-events.csv.", left, data->slug);
+}
+
+static void
+doc_runs(Document *doc, const Report *report)
+{
+    static const char *const header[] = {"Setting", "Value", NULL};
+    doc_heading(doc, 2, "Runs and settings");
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        const ReportRun *run = data->run;
+        doc_heading(doc, 3, "%s", run->label ? run->label : data->slug);
+        doc_paragraph(doc,
+                      "Fingerprint %s; %.3f s of virtual time in %.3f s of wall time; "
+                      "%" G_GUINT64_FORMAT " events. Files: %s-*.csv.",
+                      run->fingerprint ? run->fingerprint : "-", run->virtual_s, run->wall_s,
+                      run->events, data->slug);
+        if (run->settings_len == 0)
+            continue;
+        Block *table = doc_table(doc, header);
+        for (guint k = 0; k < run->settings_len; k++) {
+            GPtrArray *row = table_row(table);
+            row_cell(row, g_strdup(run->settings[k].key));
+            row_cell(row, g_strdup(run->settings[k].value));
+        }
+    }
+}
+
+Document *
+report_document_build(const Report *report)
+{
+    Document *doc = g_ptr_array_new_with_free_func(block_free);
+    doc_header(doc, report);
+    doc_durability(doc, report);
+    doc_heading(doc, 2, "Explanations");
+    for (guint i = 0; i < report->runs->len; i++)
+        doc_run_explanations(doc, g_ptr_array_index(report->runs, i));
+    doc_consumers(doc, report);
+    doc_transactions(doc, report);
+    doc_latency(doc, report);
+    doc_replicas(doc, report);
+    doc_heading(doc, 2, "Timeline");
+    doc_paragraph(doc, "Cluster events in time order (acknowledgements left out; they are in "
+                       "the trace).");
+    for (guint i = 0; i < report->runs->len; i++)
+        doc_run_timeline(doc, g_ptr_array_index(report->runs, i));
+    doc_runs(doc, report);
+    return doc;
+}

@@ -1,0 +1,129 @@
+/*
+ * report_html: report.html, the Document rendered as one self-contained
+ * HTML page with its images inline (report_html_render).
+ */
+#include "report_internal.h"
+
+#include "plot.h"
+
+#define HTML_STYLE                                                                                 \
+    "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;"       \
+    "line-height:1.45}table{border-collapse:collapse;margin:1em 0;font-size:0.9em}"                \
+    "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"              \
+    "th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums}"               \
+    "img{max-width:100%;display:block;margin:1em 0}ol{margin-top:0}"                               \
+    ".warning{background:#fff3cd;border-left:4px solid #e0a800;padding:0.5em 1em}"
+
+static gboolean
+looks_numeric(const char *text)
+{
+    if (*text == '-' && text[1] != '\0')
+        text++;
+    return g_ascii_isdigit(*text);
+}
+
+static void
+html_table(GString *out, const Block *block)
+{
+    g_string_append(out, "<table>\n");
+    for (guint r = 0; r < block->rows->len; r++) {
+        const GPtrArray *row = g_ptr_array_index(block->rows, r);
+        g_string_append(out, "<tr>");
+        for (guint c = 0; c < row->len; c++) {
+            const char *text = g_ptr_array_index(row, c);
+            const char *tag = r == 0 ? "th" : "td";
+            gboolean number = r > 0 && looks_numeric(text);
+            g_string_append_printf(out, "<%s%s>", tag, number ? " class=\"n\"" : "");
+            plot_html_escape(out, text);
+            g_string_append_printf(out, "</%s>", tag);
+        }
+        g_string_append(out, "</tr>\n");
+    }
+    g_string_append(out, "</table>\n");
+}
+
+static void
+html_list(GString *out, const Block *block)
+{
+    const char *tag = block->kind == BLOCK_LIST ? "ul" : "ol";
+    g_string_append_printf(out, "<%s>\n", tag);
+    for (guint i = 0; i < block->rows->len; i++) {
+        g_string_append(out, "<li>");
+        plot_html_escape(out, g_ptr_array_index(block->rows, i));
+        g_string_append(out, "</li>\n");
+    }
+    g_string_append_printf(out, "</%s>\n", tag);
+}
+
+/* The PNG inline; without one (gnuplot lacking a PNG terminal), the SVG. */
+static void
+html_image(GString *out, const Block *block, const char *dir)
+{
+    g_autofree char *png_name = g_strconcat(block->name, ".png", NULL);
+    g_autofree char *png = g_build_filename(dir, png_name, NULL);
+    if (plot_html_embed_png(out, png, block->text, NULL)) {
+        g_string_append_c(out, '\n');
+        return;
+    }
+    g_autofree char *svg_name = g_strconcat(block->name, ".svg", NULL);
+    g_autofree char *svg = g_build_filename(dir, svg_name, NULL);
+    g_autofree char *contents = NULL;
+    gsize len = 0;
+    if (!g_file_get_contents(svg, &contents, &len, NULL))
+        return;
+    g_autofree char *encoded = g_base64_encode((const guchar *)contents, len);
+    g_string_append_printf(out, "<img src=\"data:image/svg+xml;base64,%s\" alt=\"", encoded);
+    plot_html_escape(out, block->text);
+    g_string_append(out, "\">\n");
+}
+
+static void
+html_text_block(GString *out, const char *open, const char *close, const char *text)
+{
+    g_string_append(out, open);
+    plot_html_escape(out, text);
+    g_string_append(out, close);
+}
+
+static void
+html_block(GString *out, const Block *block, const char *dir)
+{
+    switch (block->kind) {
+    case BLOCK_HEADING:
+        g_string_append_printf(out, "<h%d>", block->level);
+        plot_html_escape(out, block->text);
+        g_string_append_printf(out, "</h%d>\n", block->level);
+        break;
+    case BLOCK_PARAGRAPH:
+        html_text_block(out, "<p>", "</p>\n", block->text);
+        break;
+    case BLOCK_WARNING:
+        html_text_block(out, "<p class=\"warning\"><strong>Warning:</strong> ", "</p>\n",
+                        block->text);
+        break;
+    case BLOCK_TABLE:
+        html_table(out, block);
+        break;
+    case BLOCK_LIST:
+    case BLOCK_ORDERED:
+        html_list(out, block);
+        break;
+    case BLOCK_IMAGE:
+        html_image(out, block, dir);
+        break;
+    }
+}
+
+GString *
+report_html_render(const Document *doc, const Report *report)
+{
+    GString *out = g_string_new("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
+                                "<meta charset=\"utf-8\">\n<title>ksim report: ");
+    const char *scenario = report->input->scenario ? report->input->scenario : "";
+    plot_html_escape(out, scenario);
+    g_string_append(out, "</title>\n<style>" HTML_STYLE "</style>\n</head>\n<body>\n");
+    for (guint i = 0; i < doc->len; i++)
+        html_block(out, g_ptr_array_index(doc, i), report->dir);
+    g_string_append(out, "</body>\n</html>\n");
+    return out;
+}

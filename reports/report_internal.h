@@ -1,0 +1,155 @@
+/*
+ * report_internal: the types and helpers the report writers share —
+ * report.c (entry points, per-run data, number formatting, warnings),
+ * report_json.c, report_table.c, report_csv.c, report_plots.c,
+ * report_document.c, report_markdown.c and report_html.c. Nothing outside
+ * reports/ includes it.
+ */
+#ifndef REPORT_INTERNAL_H
+#define REPORT_INTERNAL_H
+
+#include <glib.h>
+
+#include "explain.h"
+#include "plot.h"
+#include "report.h"
+#include "stats.h"
+
+/* ---- per-run data ---- */
+
+typedef struct {
+    const ReportRun *run;
+    guint number; /* from 1 */
+    char *slug;   /* "run1-acks-all": the run's file name prefix */
+    CheckerResult *owned;
+    const CheckerResult *result;
+    Explainer *explainer;
+    GPtrArray *chains[CHECKER_ANOMALY_COUNT]; /* per example: GPtrArray of sentences */
+    ConsumerCheck *consumers_owned;
+    const ConsumerCheck *consumers;
+    /* Per group g and anomaly a, at g * CONSUMER_ANOMALY_COUNT + a: per
+     * example, a GPtrArray of sentences. */
+    GPtrArray *consumer_chains;
+    TxnCheck *txn_owned;
+    const TxnCheck *txn;
+    GPtrArray *txn_chains[TXN_ANOMALY_COUNT]; /* per example: GPtrArray of sentences */
+} RunData;
+
+/* One plot to draw: a builder, the series and the shaded windows. */
+typedef enum {
+    JOB_BARS = 0,
+    JOB_CDF,
+    JOB_TIMELINE,
+    JOB_THROUGHPUT,
+    JOB_REPLICAS,
+} JobKind;
+
+typedef struct {
+    JobKind kind;
+    char *basename;
+    char *title;
+    GArray *series;     /* PlotSeries; strings borrowed from `strings` */
+    GPtrArray *strings; /* owned */
+    GArray *windows;    /* PlotWindow; labels borrowed from the input */
+    gboolean drawn;
+} PlotJob;
+
+typedef struct {
+    const ReportInput *input;
+    const char *dir;
+    GPtrArray *runs;     /* RunData */
+    GPtrArray *jobs;     /* PlotJob */
+    GPtrArray *warnings; /* strings */
+} Report;
+
+/* ---- document model ---- */
+
+typedef enum {
+    BLOCK_HEADING = 0,
+    BLOCK_PARAGRAPH,
+    BLOCK_WARNING,
+    BLOCK_TABLE,
+    BLOCK_LIST,
+    BLOCK_ORDERED,
+    BLOCK_IMAGE,
+} BlockKind;
+
+typedef struct {
+    BlockKind kind;
+    int level;       /* headings */
+    char *text;      /* heading, paragraph, warning, image alt text */
+    char *name;      /* image basename */
+    GPtrArray *rows; /* table: GPtrArray of cells (header first); lists: items */
+} Block;
+
+typedef GPtrArray Document; /* Block */
+
+/* ---- report.c ---- */
+
+/* Each run's data, in input order (GPtrArray of RunData, owned by the
+ * caller); with `explain`, every example's explanation too. */
+GPtrArray *report_runs_prepare(const ReportInput *input, gboolean explain);
+
+/* Appends `text` as a file name part (see report.c). */
+void report_slug_append(GString *slug, const char *text);
+
+/* TRUE when no expectation of `run` failed. */
+gboolean report_expectations_passed(const ReportRun *run);
+
+/* A quantile of `h` in milliseconds ("12.345"), or "-" when it is empty;
+ * the caller frees it. */
+char *report_quantile_ms_text(const StatsHistogram *h, double q);
+
+/* `value` in decimal; the caller frees it. */
+char *report_u64_text(guint64 value);
+
+/* Adds a warning to the report (shown in the documents, returned to the
+ * caller of report_write). */
+void report_warn(Report *report, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+/* ---- report_json.c ---- */
+
+/* summary.json's text; the caller frees it. */
+char *report_json_summary(const ReportInput *input, const GPtrArray *runs,
+                          const GPtrArray *warnings);
+
+/* ---- report_csv.c ---- */
+
+/* Writes every CSV file and adds the plot jobs their series feed. */
+gboolean report_csv_write_all(Report *report, GError **error);
+
+/* ---- report_plots.c ---- */
+
+/* A new plot job owned by report->jobs; takes `basename` and `title`. */
+PlotJob *report_plots_job_add(Report *report, JobKind kind, char *basename, char *title);
+
+/* Adds a series to `job`; takes `csv` and `label`. */
+void report_plots_job_series(PlotJob *job, char *csv, char *label, guint x, guint y, PlotAxis axis);
+
+/* Adds `windows` to the windows `job` shades. */
+void report_plots_job_windows(PlotJob *job, const ReportWindow *windows, guint len);
+
+/* Adds the windows every run shares, if they all share them. */
+void report_plots_job_shared_windows(PlotJob *job, const Report *report);
+
+/* Frees a PlotJob (a GDestroyNotify for report->jobs). */
+void report_plots_job_free(gpointer pointer);
+
+/* Draws every job with series; a plot that cannot be drawn is a warning. */
+void report_plots_render(Report *report);
+
+/* ---- report_document.c ---- */
+
+/* The document report.md and report.html render; free it with
+ * g_ptr_array_free(doc, TRUE). */
+Document *report_document_build(const Report *report);
+
+/* ---- report_markdown.c, report_html.c ---- */
+
+/* report.md's text. */
+GString *report_markdown_render(const Document *doc);
+
+/* report.html's text, with the images inline. */
+GString *report_html_render(const Document *doc, const Report *report);
+
+#endif /* REPORT_INTERNAL_H */

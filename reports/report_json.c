@@ -1,0 +1,512 @@
+/*
+ * report_json: summary.json, the machine-readable summary of every run
+ * (report_summary_json, report_json_summary).
+ *
+ * json-glib's JsonBuilder builds the tree; the writer below walks that tree
+ * itself so that doubles come out in their shortest exact form.
+ */
+#include "report_internal.h"
+
+#include <math.h>
+
+#include <json-glib/json-glib.h>
+
+static void
+json_write_string(GString *out, const char *text)
+{
+    g_string_append_c(out, '"');
+    for (const char *c = text; *c != '\0'; c++) {
+        guchar byte = (guchar)*c;
+        if (byte == '"' || byte == '\\')
+            g_string_append_printf(out, "\\%c", byte);
+        else if (byte == '\n')
+            g_string_append(out, "\\n");
+        else if (byte < 0x20)
+            g_string_append_printf(out, "\\u%04x", byte);
+        else
+            g_string_append_c(out, (char)byte);
+    }
+    g_string_append_c(out, '"');
+}
+
+/* The shortest decimal form that reads back exactly; null when not finite. */
+static void
+json_write_double(GString *out, double value)
+{
+    if (!isfinite(value)) {
+        g_string_append(out, "null");
+        return;
+    }
+    char text[G_ASCII_DTOSTR_BUF_SIZE];
+    for (int precision = 1; precision <= 17; precision++) {
+        char format[8];
+        g_snprintf(format, sizeof format, "%%.%dg", precision);
+        g_ascii_formatd(text, sizeof text, format, value);
+        if (g_ascii_strtod(text, NULL) == value)
+            break;
+    }
+    g_string_append(out, text);
+}
+
+static void json_write(GString *out, JsonNode *node, guint depth);
+
+static void
+json_indent(GString *out, guint depth)
+{
+    g_string_append_c(out, '\n');
+    for (guint i = 0; i < depth; i++)
+        g_string_append(out, "  ");
+}
+
+static void
+json_write_object(GString *out, JsonObject *object, guint depth)
+{
+    GList *members = json_object_get_members(object);
+    if (members == NULL) {
+        g_string_append(out, "{}");
+        return;
+    }
+    g_string_append_c(out, '{');
+    for (GList *m = members; m != NULL; m = m->next) {
+        json_indent(out, depth + 1);
+        json_write_string(out, m->data);
+        g_string_append(out, ": ");
+        json_write(out, json_object_get_member(object, m->data), depth + 1);
+        if (m->next != NULL)
+            g_string_append_c(out, ',');
+    }
+    g_list_free(members);
+    json_indent(out, depth);
+    g_string_append_c(out, '}');
+}
+
+static void
+json_write_array(GString *out, JsonArray *array, guint depth)
+{
+    guint len = json_array_get_length(array);
+    if (len == 0) {
+        g_string_append(out, "[]");
+        return;
+    }
+    g_string_append_c(out, '[');
+    for (guint i = 0; i < len; i++) {
+        json_indent(out, depth + 1);
+        json_write(out, json_array_get_element(array, i), depth + 1);
+        if (i + 1 < len)
+            g_string_append_c(out, ',');
+    }
+    json_indent(out, depth);
+    g_string_append_c(out, ']');
+}
+
+static void
+json_write_value(GString *out, JsonNode *node)
+{
+    GType type = json_node_get_value_type(node);
+    if (type == G_TYPE_INT64)
+        g_string_append_printf(out, "%" G_GINT64_FORMAT, json_node_get_int(node));
+    else if (type == G_TYPE_DOUBLE)
+        json_write_double(out, json_node_get_double(node));
+    else if (type == G_TYPE_BOOLEAN)
+        g_string_append(out, json_node_get_boolean(node) ? "true" : "false");
+    else
+        json_write_string(out, json_node_get_string(node));
+}
+
+/* json-glib's generator prints doubles with 17 digits (0.4 as
+ * 0.40000000000000002); this writer keeps its tree but prints them short. */
+static void
+json_write(GString *out, JsonNode *node, guint depth)
+{
+    switch (JSON_NODE_TYPE(node)) {
+    case JSON_NODE_OBJECT:
+        json_write_object(out, json_node_get_object(node), depth);
+        break;
+    case JSON_NODE_ARRAY:
+        json_write_array(out, json_node_get_array(node), depth);
+        break;
+    case JSON_NODE_VALUE:
+        json_write_value(out, node);
+        break;
+    default:
+        g_string_append(out, "null");
+        break;
+    }
+}
+
+static void
+json_int(JsonBuilder *b, const char *name, gint64 value)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, value);
+}
+
+static void
+json_double(JsonBuilder *b, const char *name, double value)
+{
+    json_builder_set_member_name(b, name);
+    if (isfinite(value))
+        json_builder_add_double_value(b, value);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void
+json_string(JsonBuilder *b, const char *name, const char *value)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_string_value(b, value != NULL ? value : "");
+}
+
+/* Seconds from ns, or null for a negative "none". */
+static void
+json_seconds_or_null(JsonBuilder *b, const char *name, gint64 ns)
+{
+    json_double(b, name, ns >= 0 ? (double)ns / 1e9 : NAN);
+}
+
+static void
+json_latency(JsonBuilder *b, const char *name, const StatsHistogram *h)
+{
+    static const struct {
+        const char *name;
+        double q;
+    } points[] = {{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}, {"p999", 0.999}, {"max", 1.0}};
+    json_builder_set_member_name(b, name);
+    json_builder_begin_object(b);
+    for (guint i = 0; i < G_N_ELEMENTS(points); i++)
+        json_double(b, points[i].name, (double)stats_histogram_quantile(h, points[i].q) / 1e6);
+    json_int(b, "count", stats_histogram_count(h));
+    json_double(b, "mean", stats_histogram_mean(h) / 1e6);
+    json_builder_end_object(b);
+}
+
+static void
+json_produce(JsonBuilder *b, const CheckerCounts *c)
+{
+    json_builder_set_member_name(b, "produce");
+    json_builder_begin_object(b);
+    json_int(b, "attempted", (gint64)c->attempted);
+    json_int(b, "acked", (gint64)c->acked);
+    json_int(b, "failed", (gint64)c->failed);
+    json_int(b, "unknown", (gint64)c->unknown);
+    json_int(b, "acked_without_offset", (gint64)c->acked_without_offset);
+    json_int(b, "acked_committed", (gint64)c->acked_committed);
+    json_int(b, "failed_absent", (gint64)c->failed_absent);
+    json_int(b, "unknown_committed", (gint64)c->unknown_committed);
+    json_int(b, "unknown_absent", (gint64)c->unknown_absent);
+    json_int(b, "pending", (gint64)c->pending);
+    json_int(b, "committed", (gint64)c->committed);
+    json_int(b, "committed_unknown_origin", (gint64)c->committed_unknown_origin);
+    json_builder_end_object(b);
+}
+
+static void
+json_strings(JsonBuilder *b, const char *name, const GPtrArray *texts)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_begin_array(b);
+    for (guint i = 0; texts != NULL && i < texts->len; i++)
+        json_builder_add_string_value(b, g_ptr_array_index(texts, i));
+    json_builder_end_array(b);
+}
+
+static void
+json_example(JsonBuilder *b, const RunData *data, const CheckerExample *example,
+             const GPtrArray *chain)
+{
+    const History *history = checker_result_history(data->result);
+    g_autofree char *where = checker_partition_label(history, example->topic, example->partition);
+    json_builder_begin_object(b);
+    json_string(b, "partition", where);
+    json_int(b, "value", (gint64)example->value);
+    json_int(b, "offset", example->offset);
+    if (example->offset_other >= 0)
+        json_int(b, "offset_other", example->offset_other);
+    if (example->broker >= 0)
+        json_int(b, "broker", example->broker);
+    json_string(b, "summary", example->summary);
+    json_strings(b, "explanation", chain);
+    json_builder_end_object(b);
+}
+
+static void
+json_examples(JsonBuilder *b, const RunData *data)
+{
+    json_builder_set_member_name(b, "examples");
+    json_builder_begin_object(b);
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++) {
+        const GArray *examples = checker_result_examples(data->result, a);
+        json_builder_set_member_name(b, checker_anomaly_name(a));
+        json_builder_begin_array(b);
+        for (guint e = 0; e < examples->len; e++)
+            json_example(b, data, &g_array_index(examples, CheckerExample, e),
+                         data->chains[a] ? g_ptr_array_index(data->chains[a], e) : NULL);
+        json_builder_end_array(b);
+    }
+    json_builder_end_object(b);
+}
+
+static void
+json_settings_and_expectations(JsonBuilder *b, const ReportRun *run)
+{
+    json_builder_set_member_name(b, "settings");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < run->settings_len; i++)
+        json_string(b, run->settings[i].key, run->settings[i].value);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "expectations");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "passed");
+    json_builder_add_boolean_value(b, report_expectations_passed(run));
+    json_builder_set_member_name(b, "failed");
+    json_builder_begin_array(b);
+    for (guint i = 0; run->expectations_failed != NULL && run->expectations_failed[i]; i++)
+        json_builder_add_string_value(b, run->expectations_failed[i]);
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+}
+
+static void
+json_stats(JsonBuilder *b, const CheckerResult *result)
+{
+    const CheckerStats *stats = checker_result_stats(result);
+    json_builder_set_member_name(b, "latency_ms");
+    json_builder_begin_object(b);
+    json_latency(b, "produce", checker_result_latency(result, CHECKER_LATENCY_ACKED));
+    json_latency(b, "failed", checker_result_latency(result, CHECKER_LATENCY_FAILED));
+    json_latency(b, "unknown", checker_result_latency(result, CHECKER_LATENCY_UNKNOWN));
+    json_builder_end_object(b);
+    json_double(b, "throughput_per_s",
+                stats->throughput_per_s >= 0 ? stats->throughput_per_s : NAN);
+    json_double(b, "availability", stats->availability >= 0 ? stats->availability : NAN);
+    json_double(b, "window_s", (double)stats->window_ns / 1e9);
+    json_seconds_or_null(b, "last_heal_s", stats->last_heal_ns);
+    json_seconds_or_null(b, "recovery_s", stats->recovery_ns);
+}
+
+static void
+json_consumer_example(JsonBuilder *b, const RunData *data, const ConsumerExample *example,
+                      const GPtrArray *chain)
+{
+    const History *history = checker_consumer_history(data->consumers);
+    g_autofree char *where = checker_partition_label(history, example->topic, example->partition);
+    g_autofree char *member = checker_process_label(history, example->process);
+    json_builder_begin_object(b);
+    json_string(b, "partition", where);
+    json_int(b, "value", (gint64)example->value);
+    json_int(b, "offset", example->offset);
+    if (example->offset_other >= 0)
+        json_int(b, "offset_other", example->offset_other);
+    json_string(b, "member", member);
+    json_string(b, "summary", example->summary);
+    json_strings(b, "explanation", chain);
+    json_builder_end_object(b);
+}
+
+static double
+e2e_quantile_ms(const StatsHistogram *h, double q)
+{
+    return stats_histogram_count(h) > 0 ? (double)stats_histogram_quantile(h, q) / 1e6 : NAN;
+}
+
+static void
+json_consumer_group(JsonBuilder *b, const RunData *data, guint index)
+{
+    const ConsumerGroupResult *group = checker_consumer_group(data->consumers, index);
+    const ConsumerCounts *c = &group->counts;
+    json_builder_set_member_name(b, group->group);
+    json_builder_begin_object(b);
+    json_int(b, "members", c->members);
+    json_int(b, "polled", (gint64)c->polled);
+    json_int(b, "processed", (gint64)c->processed);
+    json_int(b, "unique", (gint64)c->unique);
+    json_int(b, "delivered", (gint64)c->delivered);
+    for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
+        json_int(b, checker_consumer_anomaly_name(a), (gint64)c->anomalies[a]);
+    json_int(b, "commits_ok", (gint64)c->commits_ok);
+    json_int(b, "commits_failed", (gint64)c->commits_failed);
+    json_int(b, "commits_unknown", (gint64)c->commits_unknown);
+    json_double(b, "e2e_p50_ms", e2e_quantile_ms(group->e2e, 0.5));
+    json_double(b, "e2e_p99_ms", e2e_quantile_ms(group->e2e, 0.99));
+    json_builder_set_member_name(b, "examples");
+    json_builder_begin_object(b);
+    for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++) {
+        json_builder_set_member_name(b, checker_consumer_anomaly_name(a));
+        json_builder_begin_array(b);
+        const GPtrArray *chains =
+            data->consumer_chains != NULL
+                ? g_ptr_array_index(data->consumer_chains, index * CONSUMER_ANOMALY_COUNT + a)
+                : NULL;
+        for (guint e = 0; e < group->examples[a]->len; e++)
+            json_consumer_example(b, data, &g_array_index(group->examples[a], ConsumerExample, e),
+                                  chains != NULL ? g_ptr_array_index(chains, e) : NULL);
+        json_builder_end_array(b);
+    }
+    json_builder_end_object(b);
+    json_builder_end_object(b);
+}
+
+static void
+json_consumers(JsonBuilder *b, const RunData *data)
+{
+    json_builder_set_member_name(b, "consumers");
+    json_builder_begin_object(b);
+    for (guint g = 0; g < checker_consumer_group_count(data->consumers); g++)
+        json_consumer_group(b, data, g);
+    json_builder_end_object(b);
+}
+
+static void
+json_txn_example(JsonBuilder *b, const RunData *data, const TxnExample *example,
+                 const GPtrArray *chain)
+{
+    const History *history = checker_txn_history(data->txn);
+    json_builder_begin_object(b);
+    if (example->partition >= 0) {
+        g_autofree char *where =
+            checker_partition_label(history, example->topic, example->partition);
+        json_string(b, "partition", where);
+    }
+    json_int(b, "value", (gint64)example->value);
+    if (example->offset >= 0)
+        json_int(b, "offset", example->offset);
+    if (example->txn >= 0) {
+        const TxnInfo *txn = checker_txn_transaction(data->txn, (guint)example->txn);
+        g_autofree char *writer = checker_process_label(history, txn->process);
+        json_string(b, "producer", writer);
+        json_int(b, "transaction", (gint64)txn->number);
+        json_string(b, "fate", checker_txn_fate_name(txn->fate));
+    }
+    json_string(b, "summary", example->summary);
+    json_strings(b, "explanation", chain);
+    json_builder_end_object(b);
+}
+
+static void
+json_txn_examples(JsonBuilder *b, const RunData *data, guint first, guint end)
+{
+    json_builder_set_member_name(b, "examples");
+    json_builder_begin_object(b);
+    for (guint a = first; a < end; a++) {
+        const GArray *examples = checker_txn_examples(data->txn, a);
+        json_builder_set_member_name(b, checker_txn_anomaly_name(a));
+        json_builder_begin_array(b);
+        for (guint e = 0; e < examples->len; e++)
+            json_txn_example(b, data, &g_array_index(examples, TxnExample, e),
+                             data->txn_chains[a] != NULL ? g_ptr_array_index(data->txn_chains[a], e)
+                                                         : NULL);
+        json_builder_end_array(b);
+    }
+    json_builder_end_object(b);
+}
+
+static void
+json_transactions(JsonBuilder *b, const RunData *data)
+{
+    const TxnCounts *c = checker_txn_counts(data->txn);
+    json_builder_set_member_name(b, "transactions");
+    json_builder_begin_object(b);
+    json_int(b, "transactions", (gint64)c->transactions);
+    for (guint f = 0; f < TXN_FATE_COUNT; f++)
+        json_int(b, checker_txn_fate_name(f), (gint64)c->fates[f]);
+    json_int(b, "sends", (gint64)c->sends);
+    json_int(b, "fenced_instances", (gint64)c->fenced_instances);
+    json_int(b, "resumed", (gint64)c->resumed);
+    json_int(b, "reads_committed", (gint64)c->reads_committed);
+    json_int(b, "aborted_read_uncommitted", (gint64)c->aborted_read_uncommitted);
+    json_builder_set_member_name(b, "anomalies");
+    json_builder_begin_object(b);
+    for (guint a = 0; a < TXN_PIPELINE_DUPLICATE; a++)
+        json_int(b, checker_txn_anomaly_name(a), (gint64)c->anomalies[a]);
+    json_builder_end_object(b);
+    json_txn_examples(b, data, 0, TXN_PIPELINE_DUPLICATE);
+    json_builder_end_object(b);
+}
+
+static void
+json_pipelines(JsonBuilder *b, const RunData *data)
+{
+    const GArray *pipelines = checker_txn_pipelines(data->txn);
+    json_builder_set_member_name(b, "pipelines");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < pipelines->len; i++) {
+        const TxnPipelineCounts *p = &g_array_index(pipelines, TxnPipelineCounts, i);
+        json_builder_set_member_name(b, p->pipeline);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "exactly_once");
+        json_builder_add_boolean_value(b, p->transactional);
+        json_int(b, "inputs", (gint64)p->inputs);
+        json_int(b, "outputs_visible", (gint64)p->outputs_visible);
+        json_int(b, "outputs_maybe", (gint64)p->outputs_maybe);
+        json_int(b, "unconsumed", (gint64)p->unconsumed);
+        json_int(b, "pipeline_duplicate", (gint64)p->duplicates);
+        json_int(b, "pipeline_lost", (gint64)p->lost);
+        json_builder_end_object(b);
+    }
+    if (pipelines->len > 0)
+        json_txn_examples(b, data, TXN_PIPELINE_DUPLICATE, TXN_ANOMALY_COUNT);
+    json_builder_end_object(b);
+}
+
+static void
+json_run(JsonBuilder *b, const RunData *data)
+{
+    const ReportRun *run = data->run;
+    const CheckerCounts *c = checker_result_counts(data->result);
+    json_builder_begin_object(b);
+    json_string(b, "label", run->label);
+    json_string(b, "files", data->slug);
+    json_settings_and_expectations(b, run);
+    json_string(b, "fingerprint", run->fingerprint);
+    json_double(b, "virtual_s", run->virtual_s);
+    json_double(b, "wall_s", run->wall_s);
+    json_int(b, "events", (gint64)run->events);
+    json_produce(b, c);
+    json_builder_set_member_name(b, "anomalies");
+    json_builder_begin_object(b);
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
+        json_int(b, checker_anomaly_name(a), (gint64)c->anomalies[a]);
+    json_builder_end_object(b);
+    json_int(b, "invariant_violations", (gint64)c->invariant_violations);
+    json_strings(b, "violations", checker_result_violations(data->result));
+    json_stats(b, data->result);
+    json_examples(b, data);
+    json_consumers(b, data);
+    json_transactions(b, data);
+    json_pipelines(b, data);
+    json_builder_end_object(b);
+}
+
+char *
+report_json_summary(const ReportInput *input, const GPtrArray *runs, const GPtrArray *warnings)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_string(b, "ksim_version", input->ksim_version);
+    json_string(b, "git_commit", input->git_commit);
+    json_string(b, "scenario", input->scenario);
+    json_string(b, "scenario_sha256", input->scenario_sha256);
+    /* A seed past 2^63 - 1 does not fit JSON's safe integers; it is written
+     * as its two's-complement value, which `ksim run --seed` reads back. */
+    json_int(b, "seed", (gint64)input->seed);
+    json_builder_set_member_name(b, "runs");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < runs->len; i++)
+        json_run(b, g_ptr_array_index(runs, i));
+    json_builder_end_array(b);
+    json_strings(b, "warnings", warnings);
+    json_builder_end_object(b);
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    GString *out = g_string_new(NULL);
+    json_write(out, root, 0);
+    g_string_append_c(out, '\n');
+    return g_string_free(out, FALSE);
+}
+
+char *
+report_summary_json(const ReportInput *input, const GPtrArray *warnings)
+{
+    g_autoptr(GPtrArray) runs = report_runs_prepare(input, TRUE);
+    return report_json_summary(input, runs, warnings);
+}

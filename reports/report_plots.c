@@ -1,0 +1,186 @@
+/*
+ * report_plots: plot jobs (what to draw: series and shaded windows) and
+ * their rendering with gnuplot — each job's .gp script, then its images
+ * drawn under temporary names and renamed into place (report_plots_render).
+ */
+#include "report_internal.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "outfile.h"
+#include "plot.h"
+
+/* ---- plot jobs ---- */
+
+void
+report_plots_job_free(gpointer pointer)
+{
+    PlotJob *job = pointer;
+    g_free(job->basename);
+    g_free(job->title);
+    g_array_free(job->series, TRUE);
+    g_ptr_array_free(job->strings, TRUE);
+    g_array_free(job->windows, TRUE);
+    g_free(job);
+}
+
+PlotJob *
+report_plots_job_add(Report *report, JobKind kind, char *basename, char *title)
+{
+    PlotJob *job = g_new0(PlotJob, 1);
+    job->kind = kind;
+    job->basename = basename;
+    job->title = title;
+    job->series = g_array_new(FALSE, TRUE, sizeof(PlotSeries));
+    job->strings = g_ptr_array_new_with_free_func(g_free);
+    job->windows = g_array_new(FALSE, TRUE, sizeof(PlotWindow));
+    g_ptr_array_add(report->jobs, job);
+    return job;
+}
+
+/* Adds a series; takes `csv` and `label`. */
+void
+report_plots_job_series(PlotJob *job, char *csv, char *label, guint x, guint y, PlotAxis axis)
+{
+    g_ptr_array_add(job->strings, csv);
+    g_ptr_array_add(job->strings, label);
+    PlotSeries series = {csv, label, x, y, axis};
+    g_array_append_val(job->series, series);
+}
+
+void
+report_plots_job_windows(PlotJob *job, const ReportWindow *windows, guint len)
+{
+    for (guint i = 0; i < len; i++) {
+        PlotWindow window = {(double)windows[i].start_ns / 1e9, (double)windows[i].end_ns / 1e9,
+                             windows[i].label};
+        g_array_append_val(job->windows, window);
+    }
+}
+
+/* The windows to shade on plots of every run: the runs' windows when all
+ * runs share them, else none (shading one run's faults over another run's
+ * curve would mislead). */
+void
+report_plots_job_shared_windows(PlotJob *job, const Report *report)
+{
+    const ReportInput *input = report->input;
+    if (input->runs_len == 0)
+        return;
+    const ReportRun *first = &input->runs[0];
+    for (guint r = 1; r < input->runs_len; r++) {
+        const ReportRun *run = &input->runs[r];
+        if (run->windows_len != first->windows_len)
+            return;
+        for (guint i = 0; i < run->windows_len; i++) {
+            if (run->windows[i].start_ns != first->windows[i].start_ns ||
+                run->windows[i].end_ns != first->windows[i].end_ns)
+                return;
+        }
+    }
+    report_plots_job_windows(job, first->windows, first->windows_len);
+}
+
+/* ---- rendering plots ---- */
+
+static GString *
+job_script(const PlotJob *job, const PlotSpec *spec)
+{
+    switch (job->kind) {
+    case JOB_BARS:
+        return plot_script_outcome_bars(spec);
+    case JOB_CDF:
+        return plot_script_latency_cdf(spec);
+    case JOB_TIMELINE:
+        return plot_script_latency_timeline(spec);
+    case JOB_THROUGHPUT:
+        return plot_script_throughput(spec);
+    default:
+        return plot_script_replicas(spec);
+    }
+}
+
+static void
+job_spec(const PlotJob *job, PlotPng png, const char *basename, PlotSpec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->output_basename = basename;
+    spec->title = job->title;
+    spec->series = (const PlotSeries *)(gconstpointer)job->series->data;
+    spec->series_len = job->series->len;
+    spec->windows = (const PlotWindow *)(gconstpointer)job->windows->data;
+    spec->windows_len = job->windows->len;
+    spec->label_column = 1;
+    spec->png = png;
+}
+
+/* Renames DIR/FROM.EXT to DIR/TO.EXT, or with `keep` FALSE removes
+ * DIR/FROM.EXT; FALSE when the rename failed. */
+static gboolean
+image_settle(const char *dir, const char *from, const char *to, const char *extension,
+             gboolean keep)
+{
+    g_autofree char *from_name = g_strconcat(from, ".", extension, NULL);
+    g_autofree char *to_name = g_strconcat(to, ".", extension, NULL);
+    g_autofree char *from_path = g_build_filename(dir, from_name, NULL);
+    g_autofree char *to_path = g_build_filename(dir, to_name, NULL);
+    if (keep && g_rename(from_path, to_path) == 0)
+        return TRUE;
+    g_unlink(from_path);
+    return FALSE;
+}
+
+/* Writes NAME.gp, then draws the images under a temporary name and renames
+ * them, so a reader never sees half an image. */
+static void
+job_render(Report *report, PlotJob *job, PlotPng png)
+{
+    PlotSpec spec;
+    job_spec(job, png, job->basename, &spec);
+    g_autoptr(GString) script = job_script(job, &spec);
+    g_autofree char *script_name = g_strdup_printf("%s.gp", job->basename);
+    g_autofree char *script_path = g_build_filename(report->dir, script_name, NULL);
+    g_autoptr(GError) error = NULL;
+    if (!outfile_write(script_path, script->str, script->len, &error)) {
+        report_warn(report, "plot %s left out: %s", job->basename, error->message);
+        return;
+    }
+    g_autofree char *temporary = g_strdup_printf(".%s.tmp.%d", job->basename, (int)getpid());
+    job_spec(job, png, temporary, &spec);
+    g_autoptr(GString) drawing = job_script(job, &spec);
+    gboolean drawn = plot_render(drawing, &spec, report->dir, &error);
+    gboolean png_ok =
+        png == PLOT_PNG_NONE || image_settle(report->dir, temporary, job->basename, "png", drawn);
+    gboolean svg_ok = image_settle(report->dir, temporary, job->basename, "svg", drawn);
+    job->drawn = drawn && png_ok && svg_ok;
+    if (!drawn)
+        report_warn(report, "plot %s left out: %s", job->basename, error->message);
+    else if (!job->drawn)
+        report_warn(report, "plot %s left out: cannot rename its images in \"%s\"", job->basename,
+                    report->dir);
+}
+
+void
+report_plots_render(Report *report)
+{
+    if (!plot_gnuplot_available()) {
+        report_warn(report, "gnuplot is not on the PATH: the report was written without its "
+                            "plots (install gnuplot and run again to get them)");
+        return;
+    }
+    PlotTerminals terminals = {0};
+    g_autoptr(GError) error = NULL;
+    if (!plot_terminals_probe(&terminals, &error) || !terminals.svg) {
+        report_warn(report, "gnuplot cannot draw SVG, so the report has no plots%s%s",
+                    error ? ": " : "", error ? error->message : "");
+        return;
+    }
+    for (guint i = 0; i < report->jobs->len; i++) {
+        PlotJob *job = g_ptr_array_index(report->jobs, i);
+        if (job->series->len > 0)
+            job_render(report, job, terminals.png);
+    }
+}
