@@ -3,9 +3,10 @@
  * znode operations and versions, sequential names, sorted children, one-shot
  * watches, session expiry under partitions and pauses, server crash, power
  * loss, snapshots, the fenced multi, and a random-op property test against a
- * reference model. Every test runs the shared harness of zk_fixture.h: a
- * real SimWorld with one server node and three client nodes, every
- * invariant checked after every event.
+ * reference model. The client library's own behaviour (connecting, queueing,
+ * connection loss, reconnects, freeing) is in test_zk_client.c. Every test
+ * runs the shared harness of zk_fixture.h: a real SimWorld with one server
+ * node and three client nodes, every invariant checked after every event.
  */
 #include "sim_disk.h"
 
@@ -673,39 +674,6 @@ test_zk_server_close_session_deletes_ephemerals(void **state)
 }
 
 static void
-free_in_callback_cb(void *owner, const ZkResult *result, void *arg)
-{
-    Member *m = owner;
-    guint *calls = arg;
-    (void)result;
-    (*calls)++;
-    zk_client_free(m->client);
-    m->client = NULL;
-}
-
-static void
-test_zk_server_client_free_delivers_nothing(void **state)
-{
-    /* Goal: after zk_client_free (outside or inside a callback) nothing
-     * reaches the owner and no timer touches the freed client. */
-    (void)state;
-    Harness *h = harness_new(33);
-    wait_established(h);
-    Outcome o = {0};
-    zk_client_get(client_of(h, 0), "/", TRUE, outcome_cb, &o);
-    zk_client_free(h->members[0].client);
-    h->members[0].client = NULL;
-    guint calls = 0;
-    for (guint i = 0; i < 3; i++)
-        zk_client_get(client_of(h, 1), "/", FALSE, free_in_callback_cb, &calls);
-    run_for(h, 30 * SIM_NS_PER_S);
-    assert_false(o.done);
-    assert_int_equal(calls, 1);
-    assert_null(h->members[1].client);
-    harness_free(h);
-}
-
-static void
 test_zk_server_duplicated_messages_are_harmless(void **state)
 {
     /* Goal: duplicated requests and replies (a network fault) change nothing. */
@@ -1081,7 +1049,6 @@ main(void)
         cmocka_unit_test(test_zk_server_multi_rolls_back_applied_ops),
         cmocka_unit_test(test_zk_server_snapshot_and_log_roll),
         cmocka_unit_test(test_zk_server_close_session_deletes_ephemerals),
-        cmocka_unit_test(test_zk_server_client_free_delivers_nothing),
         cmocka_unit_test(test_zk_server_duplicated_messages_are_harmless),
         cmocka_unit_test(test_zk_server_random_ops_match_model),
         cmocka_unit_test(test_zk_server_chaos_converges),
