@@ -1017,6 +1017,8 @@ producer_sender_check_invariants(const ProducerState *state)
     else
         KSIM_ASSERT(state->pid_state != PRODUCER_ID_NONE);
     KSIM_ASSERT((state->pid_state == PRODUCER_ID_READY) == (state->producer_id >= 0));
-    if (state->pid_state == PRODUCER_ID_REQUESTING)
-        KSIM_ASSERT(state->pid_correlation != 0);
+    /* Invariant 6: each of the two requests has one correlation field, so at
+     * most one is in flight; the InitProducerId one is set exactly while
+     * REQUESTING. */
+    KSIM_ASSERT((state->pid_correlation != 0) == (state->pid_state == PRODUCER_ID_REQUESTING));
 }
