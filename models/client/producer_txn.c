@@ -1009,6 +1009,25 @@ producer_txn_handle_message(ProducerState *state, SimNodeId from, const SimMsg *
 
 /* ---- invariants ---- */
 
+/* Invariant 3, its second half as state: a partition with a batch in flight
+ * was added to the open transaction. A fatal error ends the transaction
+ * without waiting for its flights, which may then still be out. */
+static void
+check_flights_added(const ProducerState *state, gboolean open)
+{
+    const ProducerTxn *txn = state->txn;
+    if (txn->state == TXN_FATAL_ERROR)
+        return;
+    const GPtrArray *partitions = producer_accum_partitions(state->accum);
+    for (guint i = 0; i < partitions->len; i++) {
+        const ProducerPartition *partition = g_ptr_array_index(partitions, i);
+        if (partition == NULL || partition->in_flight == 0)
+            continue;
+        KSIM_ASSERT(open);
+        KSIM_ASSERT(tp_in(txn->added, &partition->tp));
+    }
+}
+
 void
 producer_txn_check_invariants(const ProducerState *state)
 {
@@ -1039,4 +1058,5 @@ producer_txn_check_invariants(const ProducerState *state)
         KSIM_ASSERT(txn->state == TXN_IN_TRANSACTION);
     if (txn->op == OP_ABORT)
         KSIM_ASSERT(txn->state == TXN_ABORTING || txn->state == TXN_INITIALIZING);
+    check_flights_added(state, open);
 }
