@@ -11,6 +11,14 @@
  *        or INITIALIZING (epoch bump after a sequence gap) ──▶ READY
  *   any ──fenced (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, ...)──▶ FATAL_ERROR
  *
+ * The functions that make them: producer_init_transactions (INITIALIZING),
+ * handle_init (READY), producer_begin_transaction, producer_commit_transaction
+ * and producer_abort_transaction (IN_TRANSACTION, COMMITTING, ABORTING),
+ * handle_end_txn (READY, or INITIALIZING for the bump), maybe_end_locally
+ * (READY when a transaction ends with nothing to tell the coordinator),
+ * producer_txn_batch_failed, handle_add_offsets and handle_txn_offset_commit
+ * (ABORTABLE_ERROR), and fatal (FATAL_ERROR).
+ *
  * One transactional request is in flight at a time, in this priority:
  * FindCoordinator (transaction, or group for TxnOffsetCommit), InitProducerId,
  * AddPartitionsToTxn (the partitions used since the last one),
