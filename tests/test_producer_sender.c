@@ -2,7 +2,8 @@
  * Unit tests for producer_sender, Kafka's Sender, through the producer's
  * public API against a real simulated cluster (producer_fixture.h): the
  * in-flight bound max.in.flight.requests.per.connection, retries after
- * retry.backoff.ms, no retry with retries=0, order across a retry with one
+ * retry.backoff.ms, no retry with retries=0, retries ended by
+ * delivery.timeout.ms, order across a retry with one
  * request in flight or with idempotence and reordering without either, and
  * sequence numbers kept across retries under one producer id.
  *
@@ -204,6 +205,44 @@ test_producer_sender_sequences_survive_retries(void **state)
     fixture_free(f);
 }
 
+static void
+test_producer_sender_delivery_timeout_ends_retries(void **state)
+{
+    /* Goal: a batch put back for a retry after its request timed out ends
+     * at delivery.timeout.ms from its creation although retries are left,
+     * and completes as unknown (it was sent, so it may have been written). */
+    (void)state;
+    ProducerConfig config;
+    config_one_record_batches(&config, FALSE, 1);
+    config.request_timeout_ms = 500;
+    config.retry_backoff_ms = 100;
+    config.delivery_timeout_ms = 1700;
+    config.delivery_timeout_ms_explicit = TRUE;
+    Fixture *f = fixture_new(71, 1, &config);
+    warm_up(f);
+    guint64 before = requests_sent(f);
+    /* Requests reach nobody; the connection itself is not refused. */
+    sim_net_cut_one_way(sim_world_net(f->world), producer_node(f->producer), leader_node(f, 0));
+    gint64 start = sim_now_ns(f->world);
+    guint64 value = send_one(f, TOPIC, 0, 0);
+    run_for(f, 5 * SIM_NS_PER_S);
+    g_autoptr(GArray) views = op_views(f);
+    const OpView *op = op_by_value(views, value);
+    assert_true(op->completed);
+    assert_int_equal(op->type, HISTORY_INFO);
+    assert_int_equal(op->error, KAFKA_ERROR_CLIENT_DELIVERY_TIMEOUT);
+    assert_int_equal(op->complete_ns - start, 1700 * SIM_NS_PER_MS);
+    /* The retry waits for a ready connection, which a new one to a host that
+     * cannot be reached never becomes (Kafka's NetworkClient.ready), so it
+     * is queued again but never sent. */
+    assert_int_equal(requests_since(f, before), 1);
+    ProducerStats stats;
+    producer_stats(f->producer, &stats);
+    assert_true(stats.retries >= 1);
+    assert_int_equal(producer_pending(f->producer), 0);
+    fixture_free(f);
+}
+
 int
 main(void)
 {
@@ -213,6 +252,7 @@ main(void)
         cmocka_unit_test(test_producer_sender_no_retries_reports_unknown),
         cmocka_unit_test(test_producer_sender_order_across_a_retry),
         cmocka_unit_test(test_producer_sender_sequences_survive_retries),
+        cmocka_unit_test(test_producer_sender_delivery_timeout_ends_retries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
