@@ -4,6 +4,9 @@
  * (coordination node, controller, three brokers) fed by a real producer:
  * coordinator choice, assignment, rebalances after a crash, a poll timeout
  * and added partitions, and committed offsets across a coordinator failover.
+ * A raw client node (the probe) sends single Heartbeat and OffsetCommit
+ * requests to check the coordinator's fencing: unknown members, other
+ * generations, and a heartbeat during a rebalance.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +19,7 @@
 #include "group_coord.h"
 #include "history.h"
 #include "producer.h"
+#include "sim_net.h"
 #include "sim_world.h"
 
 #include <string.h>
@@ -210,6 +214,108 @@ assigned_count(const Consumer *consumer)
 {
     g_autoptr(GArray) tps = consumer_assignment(consumer);
     return tps->len;
+}
+
+/* ---- a raw client of the group protocol ---- */
+
+/* A node of its own that sends single group requests to the coordinator, as
+ * a misbehaving or stale client would, and keeps the last answer. */
+typedef struct {
+    SimWorld *world;
+    SimNodeId node;
+    guint responses;
+    KafkaError error;           /* the response's error */
+    KafkaError partition_error; /* OffsetCommit: the first partition's error */
+} Probe;
+
+static void
+probe_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
+{
+    Probe *probe = ctx;
+    (void)world;
+    (void)from;
+    probe->responses++;
+    if (msg->type == KMSG_HEARTBEAT_RESPONSE) {
+        probe->error = ((const KGroupResponse *)msg)->error;
+    } else if (msg->type == KMSG_OFFSET_COMMIT_RESPONSE) {
+        const KOffsetMessage *response = (const KOffsetMessage *)msg;
+        probe->error = response->error;
+        assert_int_equal(response->partitions->len, 1);
+        probe->partition_error = g_array_index(response->partitions, KOffsetPartition, 0).error;
+    } else {
+        fail_msg("unexpected message type %u", msg->type);
+    }
+    sim_msg_free(msg);
+}
+
+static void
+probe_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReason reason)
+{
+    (void)world;
+    (void)ctx;
+    (void)peer;
+    (void)reason;
+}
+
+static void
+probe_node_event(SimWorld *world, void *ctx)
+{
+    (void)world;
+    (void)ctx;
+}
+
+static const SimNodeOps probe_ops = {probe_message, probe_disconnect, probe_node_event,
+                                     probe_node_event};
+
+static void
+probe_init(Probe *probe, Fixture *f)
+{
+    memset(probe, 0, sizeof *probe);
+    probe->world = f->world;
+    probe->node = sim_node_add(f->world, "probe", &probe_ops, probe);
+}
+
+/* Sends `request` to the group's coordinator and waits for the answer. */
+static void
+probe_ask(Probe *probe, Fixture *f, SimMsg *request)
+{
+    Broker *broker = coordinator(f);
+    assert_non_null(broker);
+    guint before = probe->responses;
+    sim_net_send(sim_world_net(f->world), probe->node, broker_node(broker), request);
+    gint64 end = sim_now_ns(f->world) + 2 * SIM_NS_PER_S;
+    while (probe->responses == before && sim_now_ns(f->world) < end)
+        run_for(f, SIM_NS_PER_MS);
+    assert_int_equal(probe->responses, before + 1);
+}
+
+static KafkaError
+probe_heartbeat(Probe *probe, Fixture *f, const char *member_id, gint32 generation)
+{
+    KGroupRequest *request = kproto_new(KMSG_HEARTBEAT_REQUEST);
+    request->correlation_id = (gint32)probe->responses + 1;
+    g_strlcpy(request->group_id, GROUP, sizeof request->group_id);
+    g_strlcpy(request->member_id, member_id, sizeof request->member_id);
+    request->generation_id = generation;
+    probe_ask(probe, f, &request->base);
+    return probe->error;
+}
+
+/* Commits `offset` for partition 0 of TOPIC as `member_id` of `generation`;
+ * returns the partition's error. */
+static KafkaError
+probe_commit(Probe *probe, Fixture *f, const char *member_id, gint32 generation, gint64 offset)
+{
+    KOffsetMessage *request = kproto_new(KMSG_OFFSET_COMMIT_REQUEST);
+    request->correlation_id = (gint32)probe->responses + 1;
+    g_strlcpy(request->group_id, GROUP, sizeof request->group_id);
+    g_strlcpy(request->member_id, member_id, sizeof request->member_id);
+    request->generation_id = generation;
+    KOffsetPartition entry = {.offset = offset, .error = KAFKA_ERROR_NONE};
+    ktp_set(&entry.tp, TOPIC, 0);
+    g_array_append_val(request->partitions, entry);
+    probe_ask(probe, f, &request->base);
+    return probe->error != KAFKA_ERROR_NONE ? probe->error : probe->partition_error;
 }
 
 /* ---- tests ---- */
@@ -512,8 +618,8 @@ test_group_new_coordinator_loads_for_modelled_time(void **unused)
     }
     assert_non_null(fresh);
     gint64 elected_ns = sim_now_ns(f->world);
-    gint64 bytes = plog_size_bytes(broker_partition_log(fresh, GROUP_OFFSETS_TOPIC,
-                                                        offsets_partition));
+    gint64 bytes =
+        plog_size_bytes(broker_partition_log(fresh, GROUP_OFFSETS_TOPIC, offsets_partition));
     assert_true(bytes > 0); /* the commits */
     gint64 loaded_ns = elected_ns + SIM_NS_PER_MS + 10 * bytes;
     GroupCoordInfo info;
@@ -558,6 +664,93 @@ test_group_session_timeout_bounds(void **unused)
     fixture_free(f);
 }
 
+typedef struct {
+    const char *name;
+    gboolean known_member;
+    gint32 generation_delta; /* from the group's generation */
+    KafkaError error;
+} FenceCase;
+
+/* Kafka's GroupCoordinator checks the member, then the generation, of a
+ * heartbeat and of an OffsetCommit: an unknown member gets
+ * UNKNOWN_MEMBER_ID, a known one of another generation ILLEGAL_GENERATION,
+ * and a fenced commit stores nothing. */
+static const FenceCase FENCE_CASES[] = {
+    {"current member and generation", TRUE, 0, KAFKA_ERROR_NONE},
+    {"unknown member", FALSE, 0, KAFKA_ERROR_UNKNOWN_MEMBER_ID},
+    {"older generation", TRUE, -1, KAFKA_ERROR_ILLEGAL_GENERATION},
+    {"newer generation", TRUE, 1, KAFKA_ERROR_ILLEGAL_GENERATION},
+};
+
+static void
+test_group_heartbeat_and_commit_fenced_by_member_and_generation(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(28, 2, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    config.enable_auto_commit = FALSE;
+    Consumer *member = add_member(f, &config, SIM_NS_PER_MS);
+    assert_true(run_until_covered(f, 2, 30 * SIM_NS_PER_S) >= 0);
+    Probe probe;
+    probe_init(&probe, f);
+    gint32 generation = consumer_generation(member);
+    g_autofree char *member_id = g_strdup(consumer_member_id(member));
+    for (guint i = 0; i < G_N_ELEMENTS(FENCE_CASES); i++) {
+        const FenceCase *c = &FENCE_CASES[i];
+        const char *id = c->known_member ? member_id : "consumer-unknown";
+        gint32 gen = generation + c->generation_delta;
+        assert_int_equal(probe_heartbeat(&probe, f, id, gen), c->error);
+        gint64 offset = 100 + i;
+        assert_int_equal(probe_commit(&probe, f, id, gen, offset), c->error);
+        gint64 committed = group_coord_committed_offset(coordinator(f), GROUP, TOPIC, 0);
+        if (c->error == KAFKA_ERROR_NONE)
+            assert_int_equal(committed, offset);
+        else
+            assert_int_not_equal(committed, offset);
+    }
+    /* The probe's requests changed nothing in the group. */
+    GroupCoordInfo info;
+    group_coord_describe(coordinator(f), GROUP, &info);
+    assert_int_equal(info.state, GROUP_STATE_STABLE);
+    assert_int_equal(info.generation, generation);
+    assert_int_equal(info.members, 1);
+    fixture_free(f);
+}
+
+/* A member's heartbeat while the group prepares a rebalance (a second
+ * member joined) is answered REBALANCE_IN_PROGRESS, which tells it to
+ * rejoin (Kafka's GroupCoordinator.handleHeartbeat). */
+static void
+test_group_heartbeat_during_rebalance(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(29, 2, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    Consumer *first = add_member(f, &config, SIM_NS_PER_MS);
+    assert_true(run_until_covered(f, 2, 30 * SIM_NS_PER_S) >= 0);
+    gint32 generation = consumer_generation(first);
+    g_autofree char *member_id = g_strdup(consumer_member_id(first));
+    Probe probe;
+    probe_init(&probe, f);
+    add_member(f, &config, SIM_NS_PER_MS);
+    GroupCoordInfo info = {0};
+    gint64 end = sim_now_ns(f->world) + 5 * SIM_NS_PER_S;
+    while (info.state != GROUP_STATE_PREPARING_REBALANCE && sim_now_ns(f->world) < end) {
+        run_for(f, SIM_NS_PER_MS);
+        group_coord_describe(coordinator(f), GROUP, &info);
+    }
+    assert_int_equal(info.state, GROUP_STATE_PREPARING_REBALANCE);
+    assert_int_equal(probe_heartbeat(&probe, f, member_id, generation),
+                     KAFKA_ERROR_REBALANCE_IN_PROGRESS);
+    assert_true(run_until_covered(f, 2, 30 * SIM_NS_PER_S) >= 0);
+    assert_true(consumer_generation(first) > generation);
+    assert_int_equal(probe_heartbeat(&probe, f, member_id, generation),
+                     KAFKA_ERROR_ILLEGAL_GENERATION);
+    fixture_free(f);
+}
+
 int
 main(void)
 {
@@ -571,6 +764,8 @@ main(void)
         cmocka_unit_test(test_group_offsets_survive_coordinator_failover),
         cmocka_unit_test(test_group_new_coordinator_loads_for_modelled_time),
         cmocka_unit_test(test_group_session_timeout_bounds),
+        cmocka_unit_test(test_group_heartbeat_and_commit_fenced_by_member_and_generation),
+        cmocka_unit_test(test_group_heartbeat_during_rebalance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,10 @@
  * leader change, a coordinator failover between PrepareCommit and
  * CompleteCommit, the LSO held by an open transaction, the transaction
  * timeout, offsets committed with a transaction, and the log's transaction
- * state across a restart.
+ * state across a restart. A raw client node (the probe) sends single
+ * InitProducerId, AddPartitionsToTxn and EndTxn requests: an old epoch is
+ * fenced after an InitProducerId bump, and a transaction being completed
+ * answers CONCURRENT_TRANSACTIONS.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +25,7 @@
 #include "plog.h"
 #include "producer.h"
 #include "sim_disk.h"
+#include "sim_net.h"
 #include "sim_world.h"
 #include "txn_coord.h"
 
@@ -151,8 +155,7 @@ add_consumer(Fixture *f, gint8 isolation, guint partitions)
     config.metadata_max_age_ms = 1000;
     guint index = f->n_consumers++;
     g_autofree char *name = g_strdup_printf("consumer-%u", index);
-    f->consumers[index] =
-        consumer_new(f->world, name, 10 + index, bootstrap, &config, f->history);
+    f->consumers[index] = consumer_new(f->world, name, 10 + index, bootstrap, &config, f->history);
     f->seen[index] = g_array_new(FALSE, FALSE, sizeof(guint64));
     gint32 list[8];
     assert_true(partitions <= G_N_ELEMENTS(list));
@@ -161,8 +164,7 @@ add_consumer(Fixture *f, gint8 isolation, guint partitions)
     consumer_assign(f->consumers[index], TOPIC, list, partitions);
     SimDist interval = SIM_DIST_CONST(10 * SIM_NS_PER_MS);
     SimDist processing = SIM_DIST_CONST(0);
-    consumer_start_polling(f->consumers[index], &interval, &processing, polled_cb,
-                           f->seen[index]);
+    consumer_start_polling(f->consumers[index], &interval, &processing, polled_cb, f->seen[index]);
     return index;
 }
 
@@ -211,8 +213,8 @@ send_many(Fixture *f, Producer *producer, guint n, guint partitions)
     for (guint i = 0; i < n; i++) {
         f->counter++;
         producer_send(producer, TOPIC, (gint32)(f->counter % partitions), 0,
-                      HISTORY_VALUE(producer_process(producer), f->counter), RECORD_BYTES,
-                      sent_cb, f);
+                      HISTORY_VALUE(producer_process(producer), f->counter), RECORD_BYTES, sent_cb,
+                      f);
     }
 }
 
@@ -332,6 +334,106 @@ txn_seen(const Fixture *f, const Producer *producer, guint txn, guint c)
     }
     assert_true(seen == 0 || seen == info->ops->len);
     return seen > 0;
+}
+
+/* ---- a raw client of the transaction protocol ---- */
+
+/* A node of its own that sends single transactional requests to the
+ * coordinator, as a stale instance would, and keeps the last answer. */
+typedef struct {
+    SimNodeId node;
+    guint responses;
+    KafkaError error;
+} Probe;
+
+static void
+probe_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
+{
+    Probe *probe = ctx;
+    (void)world;
+    (void)from;
+    probe->responses++;
+    if (msg->type == KMSG_INIT_PRODUCER_ID_RESPONSE)
+        probe->error = ((const KInitProducerIdMessage *)msg)->error;
+    else if (msg->type == KMSG_ADD_PARTITIONS_TO_TXN_RESPONSE || msg->type == KMSG_END_TXN_RESPONSE)
+        probe->error = ((const KTxnMessage *)msg)->error;
+    else
+        fail_msg("unexpected message type %u", msg->type);
+    sim_msg_free(msg);
+}
+
+static void
+probe_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReason reason)
+{
+    (void)world;
+    (void)ctx;
+    (void)peer;
+    (void)reason;
+}
+
+static void
+probe_node_event(SimWorld *world, void *ctx)
+{
+    (void)world;
+    (void)ctx;
+}
+
+static const SimNodeOps probe_ops = {probe_message, probe_disconnect, probe_node_event,
+                                     probe_node_event};
+
+static void
+probe_init(Probe *probe, Fixture *f)
+{
+    memset(probe, 0, sizeof *probe);
+    probe->node = sim_node_add(f->world, "probe", &probe_ops, probe);
+}
+
+/* Sends `request` to `coordinator` and waits (in 50 us steps) for the answer. */
+static KafkaError
+probe_ask(Probe *probe, Fixture *f, Broker *coordinator, SimMsg *request)
+{
+    guint before = probe->responses;
+    sim_net_send(sim_world_net(f->world), probe->node, broker_node(coordinator), request);
+    gint64 end = sim_now_ns(f->world) + 2 * SIM_NS_PER_S;
+    while (probe->responses == before && sim_now_ns(f->world) < end)
+        sim_world_run_until(f->world, sim_now_ns(f->world) + 50 * SIM_NS_PER_US);
+    assert_int_equal(probe->responses, before + 1);
+    return probe->error;
+}
+
+/* InitProducerId for TXN_ID; with `bump`, as the instance of (id, epoch). */
+static KafkaError
+probe_init_producer_id(Probe *probe, Fixture *f, Broker *coordinator, gboolean bump,
+                       gint64 producer_id, gint16 epoch)
+{
+    KInitProducerIdMessage *request = kproto_new(KMSG_INIT_PRODUCER_ID_REQUEST);
+    request->correlation_id = (gint32)probe->responses + 1;
+    g_strlcpy(request->transactional_id, TXN_ID, sizeof request->transactional_id);
+    request->transaction_timeout_ms = 60000;
+    request->bump = bump;
+    request->producer_id = bump ? producer_id : -1;
+    request->producer_epoch = bump ? epoch : -1;
+    return probe_ask(probe, f, coordinator, &request->base);
+}
+
+/* AddPartitionsToTxn (partition 0 of TOPIC) or EndTxn(commit) for TXN_ID as
+ * (producer_id, epoch). */
+static KafkaError
+probe_txn_request(Probe *probe, Fixture *f, Broker *coordinator, KafkaMsgType type,
+                  gint64 producer_id, gint16 epoch)
+{
+    KTxnMessage *request = kproto_new(type);
+    request->correlation_id = (gint32)probe->responses + 1;
+    g_strlcpy(request->transactional_id, TXN_ID, sizeof request->transactional_id);
+    request->producer_id = producer_id;
+    request->producer_epoch = epoch;
+    request->committed = TRUE;
+    if (type == KMSG_ADD_PARTITIONS_TO_TXN_REQUEST) {
+        KTopicPartition tp;
+        ktp_set(&tp, TOPIC, 0);
+        g_array_append_val(request->partitions, tp);
+    }
+    return probe_ask(probe, f, coordinator, &request->base);
 }
 
 /* ---- pure ---- */
@@ -872,7 +974,93 @@ test_txn_offsets_fenced_by_generation(void **unused)
     gint32 group_leader = cluster_leader(f->cluster, GROUP_OFFSETS_TOPIC, offsets_partition);
     assert_true(group_leader > 0);
     assert_int_equal(
-        group_coord_committed_offset(cluster_broker(f->cluster, group_leader), GROUP, TOPIC, 1), -1);
+        group_coord_committed_offset(cluster_broker(f->cluster, group_leader), GROUP, TOPIC, 1),
+        -1);
+    fixture_free(f);
+}
+
+/* After a second instance's InitProducerId bumped the epoch, requests of
+ * the old epoch are fenced: AddPartitionsToTxn, EndTxn and a KIP-360 bump
+ * all get PRODUCER_FENCED (Kafka's TransactionCoordinator), and the
+ * transaction state keeps the new epoch. */
+static void
+test_txn_old_epoch_fenced_after_init_bump(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(48, 1);
+    Producer *zombie = add_producer(f, TXN_ID, 0);
+    init_ok(f, zombie);
+    gint64 zombie_id = producer_id(zombie);
+    gint16 old_epoch = producer_epoch(zombie);
+    Producer *fresh = add_producer(f, TXN_ID, 0);
+    init_ok(f, fresh);
+    gint16 epoch = producer_epoch(fresh);
+    assert_true(epoch > old_epoch);
+    Broker *coordinator = txn_coordinator(f, TXN_ID);
+    assert_non_null(coordinator);
+    Probe probe;
+    probe_init(&probe, f);
+    assert_int_equal(probe_txn_request(&probe, f, coordinator, KMSG_ADD_PARTITIONS_TO_TXN_REQUEST,
+                                       zombie_id, old_epoch),
+                     KAFKA_ERROR_PRODUCER_FENCED);
+    assert_int_equal(
+        probe_txn_request(&probe, f, coordinator, KMSG_END_TXN_REQUEST, zombie_id, old_epoch),
+        KAFKA_ERROR_PRODUCER_FENCED);
+    assert_int_equal(probe_init_producer_id(&probe, f, coordinator, TRUE, zombie_id, old_epoch),
+                     KAFKA_ERROR_PRODUCER_FENCED);
+    TxnCoordInfo info;
+    txn_coord_describe(coordinator, TXN_ID, &info);
+    assert_int_equal(info.producer_epoch, epoch);
+    assert_int_equal(info.partitions, 0);
+    /* The current epoch is served. */
+    assert_int_equal(producer_begin_transaction(fresh), KAFKA_ERROR_NONE);
+    send_many(f, fresh, 2, 1);
+    end_txn(f, fresh, TRUE, KAFKA_ERROR_NONE);
+    fixture_free(f);
+}
+
+/* While a commit is being completed (PrepareCommit, markers pending),
+ * InitProducerId and AddPartitionsToTxn for the id get
+ * CONCURRENT_TRANSACTIONS, and the commit still completes (Kafka's
+ * TransactionCoordinator). */
+static void
+test_txn_concurrent_transactions_while_completing(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(49, 1);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    init_ok(f, producer);
+    Broker *coordinator = txn_coordinator(f, TXN_ID);
+    assert_non_null(coordinator);
+    Probe probe;
+    probe_init(&probe, f);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 3, 1);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(f->acked, 3);
+    /* Hold the markers back: the partition's leader hears nothing for a while. */
+    Broker *leader = cluster_broker(f->cluster, cluster_leader(f->cluster, TOPIC, 0));
+    if (leader != coordinator)
+        sim_net_delay_next(sim_world_net(f->world), broker_node(coordinator), broker_node(leader),
+                           4, 200 * SIM_NS_PER_MS);
+    Outcome outcome = {0};
+    producer_commit_transaction(producer, outcome_cb, &outcome);
+    run_until_prepared(f, coordinator);
+    assert_int_equal(probe_init_producer_id(&probe, f, coordinator, FALSE, -1, -1),
+                     KAFKA_ERROR_CONCURRENT_TRANSACTIONS);
+    assert_int_equal(probe_txn_request(&probe, f, coordinator, KMSG_ADD_PARTITIONS_TO_TXN_REQUEST,
+                                       producer_id(producer), producer_epoch(producer)),
+                     KAFKA_ERROR_CONCURRENT_TRANSACTIONS);
+    run_until_done(f, &outcome, 30 * SIM_NS_PER_S);
+    assert_true(outcome.done);
+    assert_int_equal(outcome.error, KAFKA_ERROR_NONE);
+    /* EndTxn is answered once PrepareCommit is written; the markers and
+     * CompleteCommit follow. */
+    run_for(f, 2 * SIM_NS_PER_S);
+    TxnCoordInfo info;
+    txn_coord_describe(coordinator, TXN_ID, &info);
+    assert_int_equal(info.state, TXN_STATE_COMPLETE_COMMIT);
+    assert_int_equal(markers_in(f, 0, TRUE), 1);
     fixture_free(f);
 }
 
@@ -891,6 +1079,8 @@ main(void)
         cmocka_unit_test(test_txn_coordinator_failover_completes_commit),
         cmocka_unit_test(test_txn_timeout_aborts_stalled_transaction),
         cmocka_unit_test(test_txn_offsets_commit_with_transaction),
+        cmocka_unit_test(test_txn_old_epoch_fenced_after_init_bump),
+        cmocka_unit_test(test_txn_concurrent_transactions_while_completing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

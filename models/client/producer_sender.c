@@ -46,6 +46,14 @@
  * network lost messages there (a fault TCP would turn into a reset): the
  * producer closes the connection, failing the requests on it as above.
  *
+ * The idempotent producer's id (pid_state; NONE throughout without
+ * idempotence, and a transactional producer's id is producer_txn.c's):
+ *   NEEDED ──maybe_request_producer_id──▶ REQUESTING
+ *   REQUESTING ──handle_pid_response, no error──▶ READY
+ *   REQUESTING ──an error, a timeout or a broken connection
+ *                (pid_request_failed)──▶ NEEDED, after retry.backoff.ms
+ *   READY ──a sequence gap (producer_sender_reset_producer_id)──▶ NEEDED
+ *
  * Invariants (producer_sender_check_invariants):
  *  1. A connection has at most max.in.flight.requests.per.connection flights.
  *  2. A partition's in_flight counts the flights that carry one of its batches.
@@ -1017,6 +1025,8 @@ producer_sender_check_invariants(const ProducerState *state)
     else
         KSIM_ASSERT(state->pid_state != PRODUCER_ID_NONE);
     KSIM_ASSERT((state->pid_state == PRODUCER_ID_READY) == (state->producer_id >= 0));
-    if (state->pid_state == PRODUCER_ID_REQUESTING)
-        KSIM_ASSERT(state->pid_correlation != 0);
+    /* Invariant 6: each of the two requests has one correlation field, so at
+     * most one is in flight; the InitProducerId one is set exactly while
+     * REQUESTING. */
+    KSIM_ASSERT((state->pid_correlation != 0) == (state->pid_state == PRODUCER_ID_REQUESTING));
 }

@@ -11,6 +11,14 @@
  *        or INITIALIZING (epoch bump after a sequence gap) ──▶ READY
  *   any ──fenced (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, ...)──▶ FATAL_ERROR
  *
+ * The functions that make them: producer_init_transactions (INITIALIZING),
+ * handle_init (READY), producer_begin_transaction, producer_commit_transaction
+ * and producer_abort_transaction (IN_TRANSACTION, COMMITTING, ABORTING),
+ * handle_end_txn (READY, or INITIALIZING for the bump), maybe_end_locally
+ * (READY when a transaction ends with nothing to tell the coordinator),
+ * producer_txn_batch_failed, handle_add_offsets and handle_txn_offset_commit
+ * (ABORTABLE_ERROR), and fatal (FATAL_ERROR).
+ *
  * One transactional request is in flight at a time, in this priority:
  * FindCoordinator (transaction, or group for TxnOffsetCommit), InitProducerId,
  * AddPartitionsToTxn (the partitions used since the last one),
@@ -1009,6 +1017,25 @@ producer_txn_handle_message(ProducerState *state, SimNodeId from, const SimMsg *
 
 /* ---- invariants ---- */
 
+/* Invariant 3, its second half as state: a partition with a batch in flight
+ * was added to the open transaction. A fatal error ends the transaction
+ * without waiting for its flights, which may then still be out. */
+static void
+check_flights_added(const ProducerState *state, gboolean open)
+{
+    const ProducerTxn *txn = state->txn;
+    if (txn->state == TXN_FATAL_ERROR)
+        return;
+    const GPtrArray *partitions = producer_accum_partitions(state->accum);
+    for (guint i = 0; i < partitions->len; i++) {
+        const ProducerPartition *partition = g_ptr_array_index(partitions, i);
+        if (partition == NULL || partition->in_flight == 0)
+            continue;
+        KSIM_ASSERT(open);
+        KSIM_ASSERT(tp_in(txn->added, &partition->tp));
+    }
+}
+
 void
 producer_txn_check_invariants(const ProducerState *state)
 {
@@ -1039,4 +1066,5 @@ producer_txn_check_invariants(const ProducerState *state)
         KSIM_ASSERT(txn->state == TXN_IN_TRANSACTION);
     if (txn->op == OP_ABORT)
         KSIM_ASSERT(txn->state == TXN_ABORTING || txn->state == TXN_INITIALIZING);
+    check_flights_added(state, open);
 }

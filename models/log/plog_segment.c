@@ -12,7 +12,12 @@
  *     max_timestamp_ms, and non-decreasing relative offsets.
  *  4. 0 <= bytes_since_index <= size_bytes.
  *  5. The `.log` file is file_bytes long; unless index_files_stale, the index
- *     files hold exactly the in-memory entries (checked with files).
+ *     files hold exactly the in-memory entries. This, the contiguity of 1 and
+ *     the batch starts of 2 are checked with files: they read the disk.
+ *  6. The remembered starts of the last batches (`recent`, at most
+ *     RECENT_BATCHES and at most batch_count) each name the start of a batch
+ *     with that base offset, and the index lookup finds the same position, so
+ *     the shortcut never changes an answer.
  *
  * Transitions:
  *   (none) --plog_segment_create--> EMPTY
@@ -592,15 +597,11 @@ index_lookup(const PlogSegment *segment, guint32 relative)
     return lo == 0 ? 0 : g_array_index(segment->index, PlogIndexEntry, lo - 1).position;
 }
 
-gint64
-plog_segment_find_position(const PlogSegment *segment, gint64 offset)
+/* The position of the batch holding `offset` through the index and a scan
+ * of at most one interval, without the recent batches. */
+static gint64
+find_position_by_index(const PlogSegment *segment, gint64 offset)
 {
-    KSIM_ASSERT(offset >= segment->base_offset);
-    KSIM_ASSERT(offset < segment->next_offset);
-    for (guint i = 0; i < segment->recent_count; i++) {
-        if (segment->recent[i].base_offset == offset)
-            return segment->recent[i].position;
-    }
     gint64 position = index_lookup(segment, relative_offset(segment, offset));
     /* Between index entries lie at most index_interval_bytes of batches, each
      * at least PLOG_BATCH_OVERHEAD_BYTES, plus the one that crossed it. */
@@ -615,6 +616,18 @@ plog_segment_find_position(const PlogSegment *segment, gint64 offset)
     }
     KSIM_ASSERT(!"index lookup scanned more than one interval");
     return -1;
+}
+
+gint64
+plog_segment_find_position(const PlogSegment *segment, gint64 offset)
+{
+    KSIM_ASSERT(offset >= segment->base_offset);
+    KSIM_ASSERT(offset < segment->next_offset);
+    for (guint i = 0; i < segment->recent_count; i++) {
+        if (segment->recent[i].base_offset == offset)
+            return segment->recent[i].position;
+    }
+    return find_position_by_index(segment, offset);
 }
 
 gint64
@@ -799,9 +812,32 @@ check_file_equals(const SimDisk *disk, const char *name, const GByteArray *expec
     KSIM_ASSERT(bytes->len == 0 || memcmp(bytes->data, expected->data, bytes->len) == 0);
 }
 
+/* Invariant 1, from the file: the batches follow each other without a gap in
+ * offsets or bytes, and end where the segment says. */
+static void
+check_batches_contiguous(const PlogSegment *segment)
+{
+    gint64 position = 0;
+    gint64 offset = segment->base_offset;
+    guint64 batches = 0;
+    while (position < segment->file_bytes) {
+        KSIM_ASSERT(batches < segment->batch_count);
+        PlogBatchHeader h;
+        KSIM_ASSERT(read_header(segment, position, &h));
+        KSIM_ASSERT(h.base_offset == offset);
+        offset = plog_batch_header_last_offset(&h) + 1;
+        position += plog_batch_header_encoded_bytes(&h);
+        batches++;
+    }
+    KSIM_ASSERT(position == segment->file_bytes);
+    KSIM_ASSERT(offset == segment->next_offset);
+    KSIM_ASSERT(batches == segment->batch_count);
+}
+
 static void
 check_files(const PlogSegment *segment)
 {
+    check_batches_contiguous(segment);
     if (segment->index_files_stale)
         return;
     g_autoptr(GByteArray) index = index_encode(segment);
@@ -813,6 +849,23 @@ check_files(const PlogSegment *segment)
         PlogBatchHeader h;
         KSIM_ASSERT(read_header(segment, entry->position, &h));
         KSIM_ASSERT(h.base_offset == segment->base_offset + entry->relative_offset);
+    }
+}
+
+/* Invariant 6: every remembered batch start is one (a header there with that
+ * base), and the index lookup agrees with it. */
+static void
+check_recent(const PlogSegment *segment)
+{
+    KSIM_ASSERT(segment->recent_count <= RECENT_BATCHES);
+    KSIM_ASSERT(segment->recent_count <= segment->batch_count);
+    for (guint i = 0; i < segment->recent_count; i++) {
+        const RecentBatch *recent = &segment->recent[i];
+        KSIM_ASSERT(recent->position >= 0 && recent->position < segment->file_bytes);
+        PlogBatchHeader h;
+        KSIM_ASSERT(read_header(segment, recent->position, &h));
+        KSIM_ASSERT(h.base_offset == recent->base_offset);
+        KSIM_ASSERT(find_position_by_index(segment, recent->base_offset) == recent->position);
     }
 }
 
@@ -835,15 +888,7 @@ plog_segment_check_invariants(const PlogSegment *segment, gboolean with_files)
     KSIM_ASSERT(segment->bytes_since_index <= segment->size_bytes);
     check_indexes(segment);
     KSIM_ASSERT(sim_disk_size(segment->disk, segment->log_name) == segment->file_bytes);
-    /* Every remembered batch start is one: a header there with that base. */
-    KSIM_ASSERT(segment->recent_count <= RECENT_BATCHES && segment->recent_count <= segment->batch_count);
-    for (guint i = 0; i < segment->recent_count; i++) {
-        const RecentBatch *recent = &segment->recent[i];
-        KSIM_ASSERT(recent->position >= 0 && recent->position < segment->file_bytes);
-        PlogBatchHeader h;
-        KSIM_ASSERT(read_header(segment, recent->position, &h));
-        KSIM_ASSERT(h.base_offset == recent->base_offset);
-    }
+    check_recent(segment);
     if (with_files)
         check_files(segment);
 }

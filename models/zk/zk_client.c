@@ -1,5 +1,5 @@
 /*
- * coord_client: the coordination client library (see zk_client.h).
+ * zk_client: the coordination client library (see zk_client.h).
  *
  * States and the functions that move between them:
  *
@@ -904,6 +904,6 @@ zk_client_check_invariants(const ZkClient *c)
     }
     if (c->session_id == 0)
         KSIM_ASSERT(client_watch_count(c) == 0);
-    if (!c->completions.length == 0)
+    if (c->completions.length > 0)
         KSIM_ASSERT(sim_timer_pending(c->world, c->completion_timer));
 }

@@ -1,5 +1,5 @@
 /*
- * coord_client: the client library a broker embeds to use the coordination
+ * zk_client: the client library a broker embeds to use the coordination
  * node (zk_server.h), behaving as ZooKeeper's Java client does.
  *
  *  - Creating the client connects and asks for a new session with the given

@@ -1,337 +1,23 @@
 /*
- * Unit tests for the coordination node (coord) and its client library
- * (coord_client): znode operations and versions, sequential names, sorted
- * children, one-shot watches, session expiry under partitions and pauses,
- * server crash, power loss, snapshots, the fenced multi, and a random-op
- * property test against a reference model. Every test runs a real SimWorld
- * with one server node and three client nodes whose SimNodeOps forward to
- * their ZkClient, and checks every invariant after every event.
+ * Unit tests for the coordination node (zk_server) as its clients see it:
+ * znode operations and versions, sequential names, sorted children, one-shot
+ * watches, session expiry under partitions and pauses, server crash, power
+ * loss, snapshots, the fenced multi, and a random-op property test against a
+ * reference model. The client library's own behaviour (connecting, queueing,
+ * connection loss, reconnects, freeing) is in test_zk_client.c. Every test
+ * runs the shared harness of zk_fixture.h: a real SimWorld with one server
+ * node and three client nodes, every invariant checked after every event.
  */
-#include "zk_server.h"
-#include "zk_client.h"
-
 #include "sim_disk.h"
-#include "sim_net.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 
 #include <cmocka.h>
 
-#define MEMBERS 3
-#define TIMEOUT_NS (6 * SIM_NS_PER_S)
-#define KAFKA_TIMEOUT_NS (18 * SIM_NS_PER_S)
-#define WAIT_NS (60 * SIM_NS_PER_S)
-
-/* ---- fixture: one server, three client nodes ---- */
-
-typedef struct Harness Harness;
-
-typedef struct {
-    Harness *h;
-    guint index;
-    SimNodeId id;
-    ZkClient *client;
-    gint64 timeout_ns;
-    GPtrArray *events; /* "established new", "watch NodeDeleted /a", ... */
-    gint64 last_event_ns;
-    gboolean renew;     /* start a new session on expiry, as Kafka's broker */
-    GPtrArray *tickets; /* requests awaiting their result (chaos test) */
-} Member;
-
-struct Harness {
-    SimWorld *world;
-    ZkServer *server;
-    Member members[MEMBERS];
-};
-
-static void member_event(Member *m, const char *format, ...) G_GNUC_PRINTF(2, 3);
-
-static void
-member_event(Member *m, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    g_ptr_array_add(m->events, g_strdup_vprintf(format, args));
-    va_end(args);
-    m->last_event_ns = sim_now_ns(m->h->world);
-}
-
-static void
-on_established(void *owner, gboolean is_new)
-{
-    member_event(owner, "established %s", is_new ? "new" : "resumed");
-}
-
-static void
-on_expired(void *owner)
-{
-    Member *m = owner;
-    member_event(m, "expired");
-    if (m->renew)
-        zk_client_new_session(m->client);
-}
-
-static void
-on_disconnected(void *owner)
-{
-    member_event(owner, "disconnected");
-}
-
-static void
-on_watch(void *owner, const char *path, ZkEventType type)
-{
-    member_event(owner, "watch %s %s", zk_event_name(type), path);
-}
-
-static const ZkClientCallbacks member_callbacks = {on_established, on_expired, on_disconnected,
-                                                      on_watch};
-
-static void
-member_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
-{
-    Member *m = ctx;
-    (void)world;
-    if (m->client == NULL || !zk_client_handle_message(m->client, from, msg))
-        sim_msg_free(msg);
-}
-
-static void
-member_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReason reason)
-{
-    Member *m = ctx;
-    (void)world;
-    (void)reason;
-    if (m->client != NULL)
-        zk_client_handle_disconnect(m->client, peer);
-}
-
-static void
-member_crash(SimWorld *world, void *ctx)
-{
-    Member *m = ctx;
-    (void)world;
-    zk_client_free(m->client);
-    m->client = NULL;
-    g_ptr_array_set_size(m->tickets, 0); /* their results will never come */
-}
-
-static void
-member_restart(SimWorld *world, void *ctx)
-{
-    Member *m = ctx;
-    m->client = zk_client_new(world, m->id, zk_server_node(m->h->server), m->timeout_ns,
-                                 &member_callbacks, m);
-}
-
-static const SimNodeOps member_ops = {member_message, member_disconnect, member_crash,
-                                      member_restart};
-
-static void
-check_after_event(SimWorld *world, void *user_data)
-{
-    Harness *h = user_data;
-    zk_server_check_invariants(h->server);
-    for (guint i = 0; i < MEMBERS; i++) {
-        if (h->members[i].client != NULL)
-            zk_client_check_invariants(h->members[i].client);
-    }
-    sim_net_check_invariants(sim_world_net(world));
-}
-
-static Harness *
-harness_new_with(guint64 seed, const ZkServerConfig *cfg, gint64 timeout_ns)
-{
-    Harness *h = g_new0(Harness, 1);
-    h->world = sim_world_new(seed);
-    sim_net_set_default_link(sim_world_net(h->world), SIM_DIST_CONST(500 * SIM_NS_PER_US), 0);
-    h->server = zk_server_new(h->world, "zk", cfg);
-    for (guint i = 0; i < MEMBERS; i++) {
-        Member *m = &h->members[i];
-        m->h = h;
-        m->index = i;
-        m->timeout_ns = timeout_ns;
-        m->events = g_ptr_array_new_with_free_func(g_free);
-        m->tickets = g_ptr_array_new_with_free_func(g_free);
-        g_autofree char *name = g_strdup_printf("broker-%u", i);
-        m->id = sim_node_add(h->world, name, &member_ops, m);
-        member_restart(h->world, m);
-    }
-    sim_world_set_after_event(h->world, check_after_event, h);
-    return h;
-}
-
-static Harness *
-harness_new(guint64 seed)
-{
-    return harness_new_with(seed, NULL, TIMEOUT_NS);
-}
-
-static void
-harness_free(Harness *h)
-{
-    for (guint i = 0; i < MEMBERS; i++) {
-        zk_client_free(h->members[i].client);
-        g_ptr_array_free(h->members[i].events, TRUE);
-        g_ptr_array_free(h->members[i].tickets, TRUE);
-    }
-    sim_world_free(h->world);
-    zk_server_free(h->server);
-    g_free(h);
-}
-
-static ZkClient *
-client_of(Harness *h, guint i)
-{
-    assert_non_null(h->members[i].client);
-    return h->members[i].client;
-}
-
-static void
-run_for(Harness *h, gint64 duration_ns)
-{
-    sim_world_run_until(h->world, sim_now_ns(h->world) + duration_ns);
-}
-
-static gboolean
-has_event(const Member *m, const char *event)
-{
-    for (guint i = 0; i < m->events->len; i++) {
-        if (strcmp(g_ptr_array_index(m->events, i), event) == 0)
-            return TRUE;
-    }
-    return FALSE;
-}
-
-static guint
-count_events(const Member *m, const char *event)
-{
-    guint n = 0;
-    for (guint i = 0; i < m->events->len; i++)
-        n += strcmp(g_ptr_array_index(m->events, i), event) == 0;
-    return n;
-}
-
-static void
-wait_established(Harness *h)
-{
-    run_for(h, SIM_NS_PER_S);
-    for (guint i = 0; i < MEMBERS; i++)
-        assert_int_equal(zk_client_state(client_of(h, i)), ZK_CLIENT_CONNECTED);
-}
-
-/* ---- request outcomes ---- */
-
-typedef struct {
-    gboolean done;
-    ZkError error;
-    char *path;
-    GByteArray *data;
-    ZkStat stat;
-    gint32 version;
-    char **children;
-    guint n_ops;
-    ZkError op_errors[8];
-    gint32 op_versions[8];
-} Outcome;
-
-static void
-outcome_reset(Outcome *o)
-{
-    g_free(o->path);
-    if (o->data != NULL)
-        g_byte_array_free(o->data, TRUE);
-    g_strfreev(o->children);
-    memset(o, 0, sizeof *o);
-}
-
-static void
-outcome_cb(void *owner, const ZkResult *result, void *arg)
-{
-    Outcome *o = arg;
-    (void)owner;
-    assert_false(o->done);
-    o->done = TRUE;
-    o->error = result->error;
-    o->path = g_strdup(result->path);
-    if (result->data != NULL) {
-        o->data = g_byte_array_new();
-        g_byte_array_append(o->data, result->data, (guint)result->len);
-    }
-    o->stat = result->stat;
-    o->version = result->version;
-    o->children = g_strdupv((char **)result->children);
-    o->n_ops = result->n_ops;
-    for (guint i = 0; i < result->n_ops && i < 8; i++) {
-        o->op_errors[i] = result->ops[i].error;
-        o->op_versions[i] = result->ops[i].stat.version;
-    }
-}
-
-static void
-wait_done(Harness *h, Outcome *o)
-{
-    gint64 limit_ns = sim_now_ns(h->world) + WAIT_NS;
-    while (!o->done && sim_now_ns(h->world) < limit_ns) {
-        if (!sim_world_step(h->world))
-            break;
-    }
-    assert_true(o->done);
-}
-
-/* Submits `call` and runs the world until its result arrives in `o`. */
-#define RUN(h, o, call)                                                                            \
-    do {                                                                                           \
-        outcome_reset(o);                                                                          \
-        call;                                                                                      \
-        wait_done(h, o);                                                                           \
-    } while (0)
-
-static const guint8 *
-text(const char *s)
-{
-    return (const guint8 *)s;
-}
-
-static ZkError
-create_text(Harness *h, guint member, const char *path, const char *data, guint32 flags)
-{
-    Outcome o = {0};
-    RUN(h, &o,
-        zk_client_create(client_of(h, member), path, text(data), strlen(data), flags, outcome_cb,
-                            &o));
-    ZkError error = o.error;
-    outcome_reset(&o);
-    return error;
-}
-
-static ZkError
-set_text(Harness *h, guint member, const char *path, const char *data, gint32 version)
-{
-    Outcome o = {0};
-    RUN(h, &o,
-        zk_client_set(client_of(h, member), path, text(data), strlen(data), version, outcome_cb,
-                         &o));
-    ZkError error = o.error;
-    outcome_reset(&o);
-    return error;
-}
-
-/* The server's copy of a znode's data as a string, or NULL. (transfer full) */
-static char *
-server_text(Harness *h, const char *path, ZkStat *stat)
-{
-    g_autoptr(GBytes) data = zk_server_znode_get(h->server, path, stat);
-    if (data == NULL)
-        return NULL;
-    gsize len = 0;
-    const char *bytes = g_bytes_get_data(data, &len);
-    return g_strndup(bytes, len);
-}
+#include "zk_fixture.h"
 
 /* ---- tests ---- */
 
@@ -373,7 +59,7 @@ crud_step_run(Harness *h, const CrudStep *step, Outcome *o)
 }
 
 static void
-test_coord_crud_versions(void **state)
+test_zk_server_crud_versions(void **state)
 {
     /* Goal: create/get/set/delete obey paths, parents, versions and emptiness. */
     (void)state;
@@ -429,7 +115,7 @@ test_coord_crud_versions(void **state)
 }
 
 static void
-test_coord_sequential_names(void **state)
+test_zk_server_sequential_names(void **state)
 {
     /* Goal: sequential names end in the parent's child version as 10 digits. */
     (void)state;
@@ -450,7 +136,7 @@ test_coord_sequential_names(void **state)
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         RUN(h, &o,
             zk_client_create(client_of(h, 0), cases[i].path, NULL, 0, cases[i].flags, outcome_cb,
-                                &o));
+                             &o));
         assert_int_equal(o.error, ZK_OK);
         assert_string_equal(o.path, cases[i].created);
     }
@@ -458,15 +144,14 @@ test_coord_sequential_names(void **state)
     RUN(h, &o, zk_client_delete(client_of(h, 0), "/q/item-0000000001", -1, outcome_cb, &o));
     assert_int_equal(o.error, ZK_OK);
     RUN(h, &o,
-        zk_client_create(client_of(h, 0), "/q/item-", NULL, 0, ZK_SEQUENTIAL, outcome_cb,
-                            &o));
+        zk_client_create(client_of(h, 0), "/q/item-", NULL, 0, ZK_SEQUENTIAL, outcome_cb, &o));
     assert_string_equal(o.path, "/q/item-0000000005");
     outcome_reset(&o);
     harness_free(h);
 }
 
 static void
-test_coord_children_sorted(void **state)
+test_zk_server_children_sorted(void **state)
 {
     /* Goal: get-children lists names sorted, with the count in the stat. */
     (void)state;
@@ -493,7 +178,7 @@ test_coord_children_sorted(void **state)
 }
 
 static void
-test_coord_data_watch_one_shot(void **state)
+test_zk_server_data_watch_one_shot(void **state)
 {
     /* Goal: data and exist watches fire once, at the watcher only, then are gone. */
     (void)state;
@@ -528,7 +213,7 @@ test_coord_data_watch_one_shot(void **state)
 }
 
 static void
-test_coord_child_watch_one_shot(void **state)
+test_zk_server_child_watch_one_shot(void **state)
 {
     /* Goal: a child watch fires once on a child change, not on a data change. */
     (void)state;
@@ -556,7 +241,7 @@ test_coord_child_watch_one_shot(void **state)
 }
 
 static void
-test_coord_ephemeral_deleted_on_expiry(void **state)
+test_zk_server_ephemeral_deleted_on_expiry(void **state)
 {
     /* Goal: a partitioned client's session expires after its timeout, its
      * ephemeral goes and watchers hear it; the client learns after the heal. */
@@ -599,7 +284,7 @@ test_coord_ephemeral_deleted_on_expiry(void **state)
 }
 
 static void
-test_coord_short_partition_keeps_session(void **state)
+test_zk_server_short_partition_keeps_session(void **state)
 {
     /* Goal: a partition shorter than the timeout keeps the session and its
      * ephemerals; a watch whose change was missed fires after the resume. */
@@ -638,7 +323,7 @@ test_coord_short_partition_keeps_session(void **state)
 }
 
 static void
-test_coord_paused_client_expires(void **state)
+test_zk_server_paused_client_expires(void **state)
 {
     /* Goal: a client paused (a GC pause) past its timeout resumes believing
      * in its session, then learns it expired: Kafka's zombie broker. */
@@ -658,7 +343,7 @@ test_coord_paused_client_expires(void **state)
 }
 
 static void
-test_coord_server_crash_keeps_state(void **state)
+test_zk_server_server_crash_keeps_state(void **state)
 {
     /* Goal: after a server crash and restart, persistent znodes, sessions,
      * ephemerals and (re-registered) watches are all still there; while it
@@ -758,7 +443,7 @@ power_loss_round(guint64 seed)
 }
 
 static void
-test_coord_power_loss_keeps_acknowledged(void **state)
+test_zk_server_power_loss_keeps_acknowledged(void **state)
 {
     /* Goal: every write acknowledged before a power loss survives it (the
      * server fsyncs before answering), over many seeds and torn tails. */
@@ -817,20 +502,14 @@ multi_case_run(const MultiCase *mc, guint64 seed)
 }
 
 static void
-test_coord_multi_check_fences(void **state)
+test_zk_server_multi_check_fences(void **state)
 {
     /* Goal: a multi fenced by a version check applies all of its ops or none. */
     (void)state;
     const guint8 *x1 = text("x1");
     static const ZkError ok2[2] = {ZK_OK, ZK_OK};
     const MultiCase cases[] = {
-        {"check+set",
-         {ZK_OP_SET, "/x", x1, 2, 0, 0},
-         1,
-         ZK_OK,
-         {ok2[0], ok2[1]},
-         "x1",
-         FALSE},
+        {"check+set", {ZK_OP_SET, "/x", x1, 2, 0, 0}, 1, ZK_OK, {ok2[0], ok2[1]}, "x1", FALSE},
         {"stale check+set",
          {ZK_OP_SET, "/x", x1, 2, 0, 0},
          0,
@@ -838,13 +517,7 @@ test_coord_multi_check_fences(void **state)
          {ZK_BAD_VERSION, ZK_RUNTIME_INCONSISTENCY},
          "x0",
          FALSE},
-        {"check+create",
-         {ZK_OP_CREATE, "/y", x1, 2, 0, 0},
-         1,
-         ZK_OK,
-         {ZK_OK, ZK_OK},
-         "x0",
-         TRUE},
+        {"check+create", {ZK_OP_CREATE, "/y", x1, 2, 0, 0}, 1, ZK_OK, {ZK_OK, ZK_OK}, "x0", TRUE},
         {"stale check+create",
          {ZK_OP_CREATE, "/y", x1, 2, 0, 0},
          0,
@@ -886,7 +559,7 @@ test_coord_multi_check_fences(void **state)
 }
 
 static void
-test_coord_multi_rolls_back_applied_ops(void **state)
+test_zk_server_multi_rolls_back_applied_ops(void **state)
 {
     /* Goal: when a later op of a multi fails, earlier applied ops are undone. */
     (void)state;
@@ -939,7 +612,7 @@ test_coord_multi_rolls_back_applied_ops(void **state)
 }
 
 static void
-test_coord_snapshot_and_log_roll(void **state)
+test_zk_server_snapshot_and_log_roll(void **state)
 {
     /* Goal: snapshots bound the logs, and a restart from snapshot + logs
      * (after a crash or a power loss) restores every acknowledged change. */
@@ -978,7 +651,7 @@ test_coord_snapshot_and_log_roll(void **state)
 }
 
 static void
-test_coord_close_session_deletes_ephemerals(void **state)
+test_zk_server_close_session_deletes_ephemerals(void **state)
 {
     /* Goal: closing a session deletes its ephemerals at once and fires watches. */
     (void)state;
@@ -1001,40 +674,7 @@ test_coord_close_session_deletes_ephemerals(void **state)
 }
 
 static void
-free_in_callback_cb(void *owner, const ZkResult *result, void *arg)
-{
-    Member *m = owner;
-    guint *calls = arg;
-    (void)result;
-    (*calls)++;
-    zk_client_free(m->client);
-    m->client = NULL;
-}
-
-static void
-test_coord_client_free_delivers_nothing(void **state)
-{
-    /* Goal: after zk_client_free (outside or inside a callback) nothing
-     * reaches the owner and no timer touches the freed client. */
-    (void)state;
-    Harness *h = harness_new(33);
-    wait_established(h);
-    Outcome o = {0};
-    zk_client_get(client_of(h, 0), "/", TRUE, outcome_cb, &o);
-    zk_client_free(h->members[0].client);
-    h->members[0].client = NULL;
-    guint calls = 0;
-    for (guint i = 0; i < 3; i++)
-        zk_client_get(client_of(h, 1), "/", FALSE, free_in_callback_cb, &calls);
-    run_for(h, 30 * SIM_NS_PER_S);
-    assert_false(o.done);
-    assert_int_equal(calls, 1);
-    assert_null(h->members[1].client);
-    harness_free(h);
-}
-
-static void
-test_coord_duplicated_messages_are_harmless(void **state)
+test_zk_server_duplicated_messages_are_harmless(void **state)
 {
     /* Goal: duplicated requests and replies (a network fault) change nothing. */
     (void)state;
@@ -1140,12 +780,11 @@ property_round(guint64 seed)
         ZkClient *c = client_of(h, (guint)sim_rng_range(rng, 0, MEMBERS));
         if (op == 0)
             RUN(h, &o,
-                zk_client_create(c, model_paths[i], text(data), strlen(data), 0, outcome_cb,
-                                    &o));
+                zk_client_create(c, model_paths[i], text(data), strlen(data), 0, outcome_cb, &o));
         else if (op == 1)
             RUN(h, &o,
                 zk_client_set(c, model_paths[i], text(data), strlen(data), version, outcome_cb,
-                                 &o));
+                              &o));
         else
             RUN(h, &o, zk_client_delete(c, model_paths[i], version, outcome_cb, &o));
         assert_int_equal(o.error, model_apply(model, op, i, version, value));
@@ -1160,7 +799,7 @@ property_round(guint64 seed)
 }
 
 static void
-test_coord_random_ops_match_model(void **state)
+test_zk_server_random_ops_match_model(void **state)
 {
     /* Goal: random creates, sets and deletes from three clients answer as a
      * reference model predicts, and the tree survives a power loss intact. */
@@ -1242,7 +881,7 @@ chaos_op(Chaos *chaos, Member *m)
         break;
     default:
         zk_client_set_checked(c, "/x/0", version, path, "m", 1, -1, ticket_cb,
-                                 ticket_new(chaos, m, FALSE));
+                              ticket_new(chaos, m, FALSE));
         break;
     }
 }
@@ -1354,7 +993,7 @@ chaos_round(guint64 seed)
 }
 
 static void
-test_coord_chaos_converges(void **state)
+test_zk_server_chaos_converges(void **state)
 {
     /* Goal: under random partitions, crashes, power losses, pauses, lost and
      * duplicated messages, slow and full disks, every request completes exactly
@@ -1384,7 +1023,7 @@ fingerprint_run(guint64 seed)
 }
 
 static void
-test_coord_deterministic(void **state)
+test_zk_server_deterministic(void **state)
 {
     /* Goal: the same seed gives the same trace, expiry, crash and all. */
     (void)state;
@@ -1396,25 +1035,24 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_coord_crud_versions),
-        cmocka_unit_test(test_coord_sequential_names),
-        cmocka_unit_test(test_coord_children_sorted),
-        cmocka_unit_test(test_coord_data_watch_one_shot),
-        cmocka_unit_test(test_coord_child_watch_one_shot),
-        cmocka_unit_test(test_coord_ephemeral_deleted_on_expiry),
-        cmocka_unit_test(test_coord_short_partition_keeps_session),
-        cmocka_unit_test(test_coord_paused_client_expires),
-        cmocka_unit_test(test_coord_server_crash_keeps_state),
-        cmocka_unit_test(test_coord_power_loss_keeps_acknowledged),
-        cmocka_unit_test(test_coord_multi_check_fences),
-        cmocka_unit_test(test_coord_multi_rolls_back_applied_ops),
-        cmocka_unit_test(test_coord_snapshot_and_log_roll),
-        cmocka_unit_test(test_coord_close_session_deletes_ephemerals),
-        cmocka_unit_test(test_coord_client_free_delivers_nothing),
-        cmocka_unit_test(test_coord_duplicated_messages_are_harmless),
-        cmocka_unit_test(test_coord_random_ops_match_model),
-        cmocka_unit_test(test_coord_chaos_converges),
-        cmocka_unit_test(test_coord_deterministic),
+        cmocka_unit_test(test_zk_server_crud_versions),
+        cmocka_unit_test(test_zk_server_sequential_names),
+        cmocka_unit_test(test_zk_server_children_sorted),
+        cmocka_unit_test(test_zk_server_data_watch_one_shot),
+        cmocka_unit_test(test_zk_server_child_watch_one_shot),
+        cmocka_unit_test(test_zk_server_ephemeral_deleted_on_expiry),
+        cmocka_unit_test(test_zk_server_short_partition_keeps_session),
+        cmocka_unit_test(test_zk_server_paused_client_expires),
+        cmocka_unit_test(test_zk_server_server_crash_keeps_state),
+        cmocka_unit_test(test_zk_server_power_loss_keeps_acknowledged),
+        cmocka_unit_test(test_zk_server_multi_check_fences),
+        cmocka_unit_test(test_zk_server_multi_rolls_back_applied_ops),
+        cmocka_unit_test(test_zk_server_snapshot_and_log_roll),
+        cmocka_unit_test(test_zk_server_close_session_deletes_ephemerals),
+        cmocka_unit_test(test_zk_server_duplicated_messages_are_harmless),
+        cmocka_unit_test(test_zk_server_random_ops_match_model),
+        cmocka_unit_test(test_zk_server_chaos_converges),
+        cmocka_unit_test(test_zk_server_deterministic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
