@@ -30,7 +30,9 @@ set(KSIM_FLOOR_PROBES
   "ksim_cluster broker.h yes"
   "ksim_harness cluster.h yes"
   "ksim_harness producer.h yes"
-  "ksim_reports history.h yes")
+  "ksim_reports history.h yes"
+  "ksim_reports scenario.h no"       # the checker knows no scenario format
+  "ksim_harness metrics.h yes")      # [expect] validates against the checker's metric table
 
 foreach(probe ${KSIM_FLOOR_PROBES})
   separate_arguments(fields UNIX_COMMAND "${probe}")

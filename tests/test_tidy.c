@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -224,12 +225,12 @@ compare_names(gconstpointer a, gconstpointer b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-typedef void (*ScanFn)(const char *path, const char *text, GPtrArray *findings);
+typedef void (*ScanFn)(const char *path, const char *text, gpointer user_data);
 
 /* Runs `scan` on every .c and .h file under `dir` and its subfolders (the
  * floors of models/), in name order; returns the count. */
 static guint
-tidy_walk(const char *dir, ScanFn scan, GPtrArray *findings)
+tidy_walk(const char *dir, ScanFn scan, gpointer user_data)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(GDir) handle = g_dir_open(dir, 0, &error);
@@ -245,7 +246,7 @@ tidy_walk(const char *dir, ScanFn scan, GPtrArray *findings)
         const char *entry = g_ptr_array_index(names, i);
         g_autofree char *path = g_build_filename(dir, entry, NULL);
         if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-            scanned += tidy_walk(path, scan, findings);
+            scanned += tidy_walk(path, scan, user_data);
             continue;
         }
         if (!g_str_has_suffix(entry, ".c") && !g_str_has_suffix(entry, ".h"))
@@ -253,16 +254,22 @@ tidy_walk(const char *dir, ScanFn scan, GPtrArray *findings)
         g_autofree char *text = NULL;
         if (!g_file_get_contents(path, &text, NULL, &error))
             fail_msg("cannot read %s: %s", path, error->message);
-        scan(path, text, findings);
+        scan(path, text, user_data);
         scanned++;
     }
     return scanned;
 }
 
+static void
+banned_scan_cb(const char *path, const char *text, gpointer user_data)
+{
+    tidy_scan_text(path, text, user_data);
+}
+
 static guint
 tidy_scan_dir(const char *dir, GPtrArray *findings)
 {
-    return tidy_walk(dir, tidy_scan_text, findings);
+    return tidy_walk(dir, banned_scan_cb, findings);
 }
 
 /* A module's private header (NAME_internal.h) is included only by the files
@@ -270,8 +277,9 @@ tidy_scan_dir(const char *dir, GPtrArray *findings)
  * state, nothing outside does. Flags every include of an _internal.h header
  * that is not a file of the includer's own folder. */
 static void
-internal_scan_text(const char *path, const char *text, GPtrArray *findings)
+internal_scan_text(const char *path, const char *text, gpointer user_data)
 {
+    GPtrArray *findings = user_data;
     g_autofree char *dir = g_path_get_dirname(path);
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (guint i = 0; lines[i] != NULL; i++) {
@@ -284,6 +292,52 @@ internal_scan_text(const char *path, const char *text, GPtrArray *findings)
             g_ptr_array_add(findings, g_strdup_printf("%s:%u: includes %s from another folder",
                                                       path, i + 1, header));
     }
+}
+
+/* The header include graph: for every header of the tree, by file name (file
+ * names are unique across the floors), the quoted headers it includes. */
+static void
+graph_scan_text(const char *path, const char *text, gpointer user_data)
+{
+    GHashTable *include_graph = user_data; /* name -> GPtrArray of names */
+    if (!g_str_has_suffix(path, ".h"))
+        return;
+    GPtrArray *edges = g_ptr_array_new_with_free_func(g_free);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (guint i = 0; lines[i] != NULL; i++) {
+        const char *line = g_strstrip(lines[i]);
+        if (g_str_has_prefix(line, "#include \"") && g_str_has_suffix(line, "\""))
+            g_ptr_array_add(edges, g_strndup(line + 10, strlen(line) - 11));
+    }
+    g_hash_table_insert(include_graph, g_path_get_basename(path), edges);
+}
+
+/* Depth-first search from `name`; `stack` holds the path. Adds one finding
+ * per cycle found (a header reached again while still on the path). */
+static void
+graph_visit(GHashTable *include_graph, const char *name, GHashTable *done, GPtrArray *stack,
+            GPtrArray *findings)
+{
+    for (guint i = 0; i < stack->len; i++) {
+        if (strcmp(g_ptr_array_index(stack, i), name) != 0)
+            continue;
+        g_autoptr(GString) cycle = g_string_new(NULL);
+        for (guint j = i; j < stack->len; j++)
+            g_string_append_printf(cycle, "%s -> ", (char *)g_ptr_array_index(stack, j));
+        g_string_append(cycle, name);
+        g_ptr_array_add(findings, g_strdup_printf("include cycle: %s", cycle->str));
+        return;
+    }
+    if (g_hash_table_contains(done, name))
+        return;
+    GPtrArray *edges = g_hash_table_lookup(include_graph, name);
+    if (edges != NULL) {
+        g_ptr_array_add(stack, (gpointer)name);
+        for (guint i = 0; i < edges->len; i++)
+            graph_visit(include_graph, g_ptr_array_index(edges, i), done, stack, findings);
+        g_ptr_array_remove_index(stack, stack->len - 1);
+    }
+    g_hash_table_add(done, g_strdup(name));
 }
 
 /* ---- tests ---- */
@@ -417,6 +471,43 @@ test_tidy_internal_headers_stay_in_their_folder(void **state)
     assert_int_equal(findings->len, 0);
 }
 
+static void
+test_tidy_no_include_cycle(void **state)
+{
+    /* Goal: no header includes itself through others, anywhere in the tree. */
+    (void)state;
+    g_autoptr(GHashTable) include_graph = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                          (GDestroyNotify)g_ptr_array_unref);
+    static const char *const dirs[] = {"/sim", "/models", "/reports", "/src", "/tests"};
+    for (guint i = 0; i < G_N_ELEMENTS(dirs); i++) {
+        g_autofree char *dir = g_strconcat(KSIM_SOURCE_DIR, dirs[i], NULL);
+        tidy_walk(dir, graph_scan_text, include_graph);
+    }
+    assert_true(g_hash_table_size(include_graph) >= 60);
+    /* Visit in name order so that a finding reads the same on every run. */
+    g_autofree gpointer *names = g_hash_table_get_keys_as_array(include_graph, NULL);
+    guint n_names = g_hash_table_size(include_graph);
+    qsort(names, n_names, sizeof *names, compare_names);
+    g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GPtrArray) stack = g_ptr_array_new();
+    g_autoptr(GPtrArray) findings = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < n_names; i++)
+        graph_visit(include_graph, names[i], done, stack, findings);
+    /* The search itself: a two-header cycle is found. */
+    GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(a, g_strdup("tidy_cycle_b.h"));
+    GPtrArray *b = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(b, g_strdup("tidy_cycle_a.h"));
+    g_hash_table_insert(include_graph, g_strdup("tidy_cycle_a.h"), a);
+    g_hash_table_insert(include_graph, g_strdup("tidy_cycle_b.h"), b);
+    g_autoptr(GPtrArray) probe = g_ptr_array_new_with_free_func(g_free);
+    graph_visit(include_graph, "tidy_cycle_a.h", done, stack, probe);
+    assert_int_equal(probe->len, 1);
+    for (guint i = 0; i < findings->len; i++)
+        print_error("%s\n", (char *)g_ptr_array_index(findings, i));
+    assert_int_equal(findings->len, 0);
+}
+
 int
 main(void)
 {
@@ -425,6 +516,7 @@ main(void)
         cmocka_unit_test(test_tidy_reports_file_and_line),
         cmocka_unit_test(test_tidy_sim_and_models_are_clean),
         cmocka_unit_test(test_tidy_internal_headers_stay_in_their_folder),
+        cmocka_unit_test(test_tidy_no_include_cycle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
