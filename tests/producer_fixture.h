@@ -1,7 +1,7 @@
 /*
  * producer_fixture: the harness of the producer's unit tests
- * (test_producer.c, test_producer_sender.c, test_producer_txn.c): a real simulated cluster (coordination node, controller,
- * three brokers) with one topic, a producer on its own node, every
+ * (test_producer.c, test_producer_sender.c, test_producer_txn.c): a real
+ * simulated cluster (coordination node, controller, three brokers) with one topic, a producer on its own node, every
  * invariant checked after every event, and views of the history (what the
  * client recorded) and of the replicas' final logs.
  *
