@@ -29,7 +29,7 @@
  *
  * Ownership: a message belongs to the network in flight and to the receiver
  * after delivery, which frees it with sim_msg_free. The constructors and the
- * free and clone functions are implemented in zk_server.c; messages with owned
+ * free and clone functions are implemented in zk_proto.c; messages with owned
  * pointers carry free_fn and clone_fn so the duplication fault can copy them.
  */
 #ifndef ZK_PROTO_H
