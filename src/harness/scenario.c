@@ -192,6 +192,7 @@ struct ScenarioVariant {
     gint64 duration_ns;
     gint64 quiet_ns;
     guint64 seed;
+    gboolean paranoid;
     ScenarioCluster cluster;
     GPtrArray *topics;          /* ScenarioTopic* */
     GPtrArray *producers;       /* ScenarioProducer* */
@@ -1305,6 +1306,7 @@ build_scenario(Build *b, GError **error)
     v->duration_ns = kconfig_get_duration_ns(cfg, "duration");
     v->quiet_ns = kconfig_get_duration_ns(cfg, "quiet");
     v->seed = (guint64)kconfig_get_int64(cfg, "seed");
+    v->paranoid = kconfig_get_bool(cfg, "paranoid");
     KSIM_ASSERT(v->duration_ns > 0);
     return TRUE;
 }
@@ -3008,6 +3010,13 @@ scenario_variant_seed(const ScenarioVariant *variant)
 {
     KSIM_ASSERT(variant != NULL);
     return variant->seed;
+}
+
+gboolean
+scenario_variant_paranoid(const ScenarioVariant *variant)
+{
+    KSIM_ASSERT(variant != NULL);
+    return variant->paranoid;
 }
 
 const ScenarioCluster *
