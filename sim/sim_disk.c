@@ -120,6 +120,7 @@ struct SimDisk {
     gint64 full_bytes; /* the limit while `full` */
     SimDist fsync_latency;
     double slow_multiplier;
+    guint64 changes; /* calls that may have changed the state (sim_disk_changes) */
 };
 
 /* ---- byte images ---- */
@@ -419,6 +420,7 @@ sim_disk_exists(const SimDisk *disk, const char *name)
 SimDiskStatus
 sim_disk_create(SimDisk *disk, const char *name)
 {
+    disk->changes++;
     if (disk_lookup(disk, name) != NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_EEXIST);
     disk_insert(disk, file_new(name));
@@ -428,6 +430,7 @@ sim_disk_create(SimDisk *disk, const char *name)
 SimDiskStatus
 sim_disk_delete(SimDisk *disk, const char *name)
 {
+    disk->changes++;
     DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
@@ -438,6 +441,7 @@ sim_disk_delete(SimDisk *disk, const char *name)
 SimDiskStatus
 sim_disk_rename(SimDisk *disk, const char *from, const char *to)
 {
+    disk->changes++;
     KSIM_ASSERT(to != NULL);
     DiskFile *file = disk_lookup(disk, from);
     if (file == NULL)
@@ -540,6 +544,7 @@ file_write(SimDisk *disk, DiskFile *file, gint64 offset, const void *data, gsize
 SimDiskStatus
 sim_disk_append(SimDisk *disk, const char *name, const void *data, gsize len)
 {
+    disk->changes++;
     DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
@@ -549,6 +554,7 @@ sim_disk_append(SimDisk *disk, const char *name, const void *data, gsize len)
 SimDiskStatus
 sim_disk_write(SimDisk *disk, const char *name, gint64 offset, const void *data, gsize len)
 {
+    disk->changes++;
     DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
@@ -558,6 +564,7 @@ sim_disk_write(SimDisk *disk, const char *name, gint64 offset, const void *data,
 SimDiskStatus
 sim_disk_truncate(SimDisk *disk, const char *name, gint64 size)
 {
+    disk->changes++;
     KSIM_ASSERT(size >= 0);
     KSIM_ASSERT(size <= FILE_BYTES_MAX);
     DiskFile *file = disk_lookup(disk, name);
@@ -645,6 +652,7 @@ sync_complete(void *ctx, void *arg, guint64 seq_max)
     SimDisk *disk = request->disk;
     KSIM_ASSERT(world == disk->world);
     KSIM_ASSERT(seq_max < disk->seq_next);
+    disk->changes++;
     DiskFile *file = request->file;
     SimDiskStatus status = SIM_DISK_OK;
     if (file == NULL || file->deleted) {
@@ -684,6 +692,7 @@ disk_fsync_latency_ns(SimDisk *disk)
 void
 sim_disk_fsync(SimDisk *disk, const char *name, SimDiskSyncFn cb, void *arg)
 {
+    disk->changes++;
     DiskFile *file = disk_lookup(disk, name);
     SyncRequest *request = g_new0(SyncRequest, 1);
     request->disk = disk;
@@ -710,6 +719,7 @@ sim_disk_used_bytes(const SimDisk *disk)
 void
 sim_disk_set_capacity(SimDisk *disk, gint64 capacity_bytes)
 {
+    disk->changes++;
     KSIM_ASSERT(capacity_bytes >= 0);
     disk->capacity_bytes = capacity_bytes;
 }
@@ -720,6 +730,7 @@ sim_disk_set_capacity(SimDisk *disk, gint64 capacity_bytes)
 void
 sim_disk_set_full(SimDisk *disk, gboolean full)
 {
+    disk->changes++;
     disk->full = full;
     disk->full_bytes = full ? disk->used_bytes : 0;
 }
@@ -727,12 +738,14 @@ sim_disk_set_full(SimDisk *disk, gboolean full)
 void
 sim_disk_set_fsync_latency(SimDisk *disk, SimDist latency)
 {
+    disk->changes++;
     disk->fsync_latency = latency;
 }
 
 void
 sim_disk_set_slow(SimDisk *disk, double multiplier)
 {
+    disk->changes++;
     KSIM_ASSERT(multiplier > 0.0);
     KSIM_ASSERT(multiplier <= 1e9);
     disk->slow_multiplier = multiplier;
@@ -833,6 +846,7 @@ file_power_loss(SimDisk *disk, DiskFile *file)
 void
 sim_disk_power_loss(SimDisk *disk)
 {
+    disk->changes++;
     /* Files are visited in name order so the draws do not depend on hashing. */
     GTreeNode *node = g_tree_node_first(disk->index);
     for (; node != NULL; node = g_tree_node_next(node))
@@ -882,6 +896,12 @@ file_check_invariants(const SimDisk *disk, const DiskFile *file)
 #ifdef KSIM_PARANOID
     file_check_bytes(file);
 #endif
+}
+
+guint64
+sim_disk_changes(const SimDisk *disk)
+{
+    return disk->changes;
 }
 
 void

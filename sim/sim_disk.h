@@ -97,6 +97,11 @@ void sim_disk_process_crash(SimDisk *disk);
 void sim_disk_power_loss(SimDisk *disk);
 
 void sim_disk_check_invariants(const SimDisk *disk);
+/* Counts the calls that may have changed the disk (every function above that
+ * takes a non-const disk, and fsync completions). The invariants depend on
+ * the disk's own state alone, so an unchanged count means a check would find
+ * what the last one found: sim_world_check_invariants skips such disks. */
+guint64 sim_disk_changes(const SimDisk *disk);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimDisk, sim_disk_free)
 

@@ -24,6 +24,8 @@ struct SimTrace {
     guint64 count;
     FILE *jsonl;
     const GPtrArray *node_names;
+    guint64 mark;            /* the index of the record to remember, or G_MAXUINT64 */
+    SimTraceRecord marked;   /* that record, once added */
 };
 
 SimTrace *
@@ -33,6 +35,7 @@ sim_trace_new(void)
     trace->state = XXH3_createState();
     KSIM_ASSERT(trace->state != NULL);
     XXH3_64bits_reset(trace->state);
+    trace->mark = G_MAXUINT64;
     return trace;
 }
 
@@ -122,6 +125,8 @@ sim_trace_add(SimTrace *trace, gint64 time_ns, SimTraceKind kind, guint32 node, 
     G_STATIC_ASSERT(sizeof(SimTraceRecord) == 40);
     SimTraceRecord *record = &trace->block[trace->block_len++];
     *record = (SimTraceRecord){time_ns, kind, node, peer, 0, a, b};
+    if (trace->count == trace->mark)
+        trace->marked = *record;
     trace->count++;
     if (trace->jsonl != NULL)
         write_jsonl(trace, record, note);
@@ -144,4 +149,20 @@ guint64
 sim_trace_count(const SimTrace *trace)
 {
     return trace->count;
+}
+
+void
+sim_trace_mark(SimTrace *trace)
+{
+    trace->mark = trace->count;
+}
+
+gboolean
+sim_trace_marked(const SimTrace *trace, SimTraceRecord *out, guint64 *index)
+{
+    if (trace->mark == G_MAXUINT64 || trace->count <= trace->mark)
+        return FALSE;
+    *out = trace->marked;
+    *index = trace->mark;
+    return TRUE;
 }

@@ -63,6 +63,15 @@ void sim_trace_add(SimTrace *trace, gint64 time_ns, SimTraceKind kind, guint32 n
 guint64 sim_trace_fingerprint(SimTrace *trace);
 guint64 sim_trace_count(const SimTrace *trace);
 
+/* Remembers the next record added. sim_world marks the trace before each
+ * event, so a failure report can name the event by its first record, as the
+ * JSON Lines trace shows it. Neither call touches the fingerprint. */
+void sim_trace_mark(SimTrace *trace);
+/* The first record added since the last mark, and its index (0 for the
+ * trace's first record: line index + 1 of the JSON Lines); FALSE when none
+ * was added since. */
+gboolean sim_trace_marked(const SimTrace *trace, SimTraceRecord *out, guint64 *index);
+
 const char *sim_trace_kind_name(SimTraceKind kind);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimTrace, sim_trace_free)

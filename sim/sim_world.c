@@ -1,14 +1,18 @@
 /*
  * sim_world: the run, its nodes and the dispatch loop (see sim_world.h).
  *
- * Invariants:
+ * Invariants (sim_world_check_invariants checks 3 to 6; 1 is asserted at
+ * every schedule and dispatch, where it could break; 2 holds by construction):
  *  1. `now_ns` never decreases; every queued event is at or after `now_ns`.
  *  2. An event owned by a node carries the incarnation it was scheduled in; it
  *     runs only if the node's incarnation is unchanged, so a crash (which bumps
  *     the incarnation) drops the node's timers in O(1), without a scan.
  *  3. A PAUSED node's due events are HELD in the queue, listed in `held` in
  *     the order they came due; a DOWN or UP node holds none.
- *  4. Node ids are dense: nodes[i] is node i, for i < nodes->len.
+ *  4. Node ids are dense: nodes[i] is node i, for i < nodes->len, and
+ *     node_names[i] is its name.
+ *  5. A node whose host is off (a power loss) is DOWN.
+ *  6. Outside dispatch no node is current.
  */
 #include "sim_world.h"
 
@@ -25,6 +29,8 @@ typedef struct {
     guint32 incarnation;
     SimDisk *disk;
     GArray *held; /* SimEventId, in the order the events came due */
+    /* sim_disk_changes(disk) + 1 when the disk was last checked; 0: never. */
+    guint64 disk_checked;
 } Node;
 
 struct SimWorld {
@@ -39,8 +45,12 @@ struct SimWorld {
     guint64 events;
     gboolean stop;
     SimNodeId current_node;
-    void (*after_event)(SimWorld *world, void *user_data);
+    SimAfterEventFn after_event;
     void *after_event_data;
+    /* The event being dispatched, for failure reports (sim_world_current_event). */
+    gboolean dispatching;
+    gboolean dispatch_after;
+    SimNodeId dispatch_owner;
 };
 
 SimWorld *
@@ -394,10 +404,17 @@ step_until(SimWorld *world, gint64 limit_ns)
     world->now_ns = event.time_ns;
     world->events++;
     world->current_node = event.owner;
+    world->dispatching = TRUE;
+    world->dispatch_after = FALSE;
+    world->dispatch_owner = event.owner;
+    sim_trace_mark(world->trace);
     event.fn(event.ctx, event.arg, event.arg_u64);
     world->current_node = SIM_NODE_NONE;
-    if (world->after_event != NULL)
+    if (world->after_event != NULL) {
+        world->dispatch_after = TRUE;
         world->after_event(world, world->after_event_data);
+    }
+    world->dispatching = FALSE;
     return TRUE;
 }
 
@@ -437,9 +454,99 @@ sim_world_pending(const SimWorld *world)
 }
 
 void
-sim_world_set_after_event(SimWorld *world, void (*fn)(SimWorld *world, void *user_data),
-                          void *user_data)
+sim_world_set_after_event(SimWorld *world, SimAfterEventFn fn, void *user_data)
 {
     world->after_event = fn;
     world->after_event_data = user_data;
+}
+
+/* ---- invariants and failure reports ---- */
+
+static void
+node_check_invariants(SimWorld *world, SimNodeId id, gboolean disks)
+{
+    Node *node = node_get(world, id);
+    KSIM_ASSERT(g_ptr_array_index(world->node_names, id) == node->name);
+    KSIM_ASSERT(node->ops != NULL);
+    if (node->host_off)
+        KSIM_ASSERT(node->state == SIM_NODE_DOWN);
+    if (node->state != SIM_NODE_PAUSED)
+        KSIM_ASSERT(node->held->len == 0);
+    for (guint i = 0; i < node->held->len; i++)
+        KSIM_ASSERT(sim_sched_pending(world->sched, g_array_index(node->held, SimEventId, i)));
+    /* A disk's invariants depend on its own state alone: one unchanged since
+     * its last check passes again, and checking the long write lists of
+     * every disk after every event would cost more than the run. */
+    guint64 changes = sim_disk_changes(node->disk);
+    if (!disks || node->disk_checked == changes + 1)
+        return;
+    sim_disk_check_invariants(node->disk);
+    node->disk_checked = changes + 1;
+}
+
+/* Invariant 1 is asserted where it could break (every schedule and dispatch),
+ * and 2 holds by construction; this checks 3 and 4 and the parts. */
+void
+sim_world_check_invariants(SimWorld *world, gboolean disks)
+{
+    KSIM_ASSERT(world->node_names->len == world->nodes->len);
+    for (SimNodeId id = 0; id < world->nodes->len; id++)
+        node_check_invariants(world, id, disks);
+    if (!world->dispatching || world->dispatch_after)
+        KSIM_ASSERT(world->current_node == SIM_NODE_NONE);
+    sim_sched_check_invariants(world->sched);
+    sim_net_check_invariants(world->net);
+}
+
+gboolean
+sim_world_current_event(const SimWorld *world, SimWorldEvent *out)
+{
+    if (!world->dispatching)
+        return FALSE;
+    *out = (SimWorldEvent){0};
+    out->number = world->events;
+    out->time_ns = world->now_ns;
+    out->owner = world->dispatch_owner;
+    out->after = world->dispatch_after;
+    out->traced = sim_trace_marked(world->trace, &out->record, &out->record_index);
+    return TRUE;
+}
+
+static const char *
+name_or_dash(const SimWorld *world, guint32 node)
+{
+    return node < world->nodes->len ? node_get(world, node)->name : "-";
+}
+
+char *
+sim_world_describe_event(const SimWorld *world)
+{
+    SimWorldEvent event;
+    gint64 now = world->now_ns;
+    if (!sim_world_current_event(world, &event))
+        return g_strdup_printf("no event (between events, at %" G_GINT64_FORMAT
+                               ".%09" G_GINT64_FORMAT " s)",
+                               now / SIM_NS_PER_S, now % SIM_NS_PER_S);
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text,
+                           "event %" G_GUINT64_FORMAT " at %" G_GINT64_FORMAT
+                           ".%09" G_GINT64_FORMAT " s",
+                           event.number, now / SIM_NS_PER_S, now % SIM_NS_PER_S);
+    if (event.owner != SIM_NODE_NONE)
+        g_string_append_printf(text, " on %s", name_or_dash(world, event.owner));
+    if (!event.traced) {
+        g_string_append(text, ": (it added no trace record)");
+        return g_string_free(text, FALSE);
+    }
+    const SimTraceRecord *r = &event.record;
+    /* The fields of the record's JSON Lines form (sim_trace.c). */
+    g_string_append_printf(text, ": %s node=%s", sim_trace_kind_name(r->kind),
+                           name_or_dash(world, r->node));
+    if (r->peer != SIM_NODE_NONE)
+        g_string_append_printf(text, " peer=%s", name_or_dash(world, r->peer));
+    g_string_append_printf(text,
+                           " a=%" G_GUINT64_FORMAT " b=%" G_GUINT64_FORMAT
+                           " (trace record %" G_GUINT64_FORMAT ")",
+                           r->a, r->b, event.record_index);
+    return g_string_free(text, FALSE);
 }

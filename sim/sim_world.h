@@ -138,9 +138,40 @@ void sim_world_stop(SimWorld *world);
 guint64 sim_world_events(const SimWorld *world);
 guint sim_world_pending(const SimWorld *world);
 
-/* A hook run after every event (tests use it to check invariants). */
-void sim_world_set_after_event(SimWorld *world, void (*fn)(SimWorld *world, void *user_data),
-                               void *user_data);
+/* A hook run after every dispatched event, when set: tests and `ksim run
+ * --paranoid` check invariants with it. It must change nothing the models can
+ * see (no scheduling, no RNG draws, no trace records), so a run with a hook
+ * has the fingerprint of the same run without. Unset (fn NULL), it costs one
+ * branch per event. */
+typedef void (*SimAfterEventFn)(SimWorld *world, void *user_data);
+void sim_world_set_after_event(SimWorld *world, SimAfterEventFn fn, void *user_data);
+
+/* Checks the world's invariants (see sim_world.c) and those of its queue and
+ * network and, with `disks`, of every node's disk changed since it was last
+ * checked (sim_disk_changes; a disk's check costs O(its unsynced writes), the
+ * most of all). It changes nothing a model can see; it only remembers which
+ * disks it checked. */
+void sim_world_check_invariants(SimWorld *world, gboolean disks);
+
+/* The event the world is dispatching, for failure reports. */
+typedef struct {
+    guint64 number;        /* 1 for the run's first event (sim_world_events then) */
+    gint64 time_ns;
+    SimNodeId owner;       /* the node the event belongs to, or SIM_NODE_NONE */
+    gboolean after;        /* its function returned; the after-event hook runs */
+    gboolean traced;       /* it added a trace record; then: */
+    guint64 record_index;  /* the first one's index (0-based, as in the JSON Lines) */
+    SimTraceRecord record; /* and the record itself */
+} SimWorldEvent;
+
+/* Fills `out` and returns TRUE while an event is being dispatched (its
+ * function or the after-event hook runs); FALSE between events. */
+gboolean sim_world_current_event(const SimWorld *world, SimWorldEvent *out);
+/* The current event in words, as the trace names it, e.g. "event 812 at
+ * 1.234567890 s: deliver broker-2 <- broker-1, a=7 b=412 (trace record 9021)";
+ * "no event (between events, at 12.000000000 s)" outside dispatch.
+ * (transfer full) */
+char *sim_world_describe_event(const SimWorld *world);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimWorld, sim_world_free)
 

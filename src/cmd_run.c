@@ -1,8 +1,11 @@
 /*
- * `ksim run SCENARIO [--seed N] [--out DIR] [--set KEY=VALUE ...] [--trace]`:
- * runs every variant of a scenario with one seed, prints the settings first,
- * then a compact result table and where the report is. Exit status: 0 when
- * every expectation holds, 1 when one fails, 2 on bad input.
+ * `ksim run SCENARIO [--seed N] [--out DIR] [--set KEY=VALUE ...] [--trace]
+ *  [--paranoid]`: runs every variant of a scenario with one seed, prints the
+ * settings first, then a compact result table and where the report is. With
+ * --paranoid (or the scenario's `paranoid = true`) every module's invariants
+ * are checked after every event (runner_paranoid.h). Exit status: 0 when
+ * every expectation holds, 1 when one fails, 2 on bad input, 3
+ * (RUNNER_EXIT_INVARIANT) when a check found an invariant violated.
  */
 #include "commands.h"
 
@@ -23,6 +26,7 @@ typedef struct {
     char *out_dir;
     char **sets;
     gboolean trace;
+    gboolean paranoid;
     char **rest;
 } RunOptions;
 
@@ -55,6 +59,9 @@ parse_run_options(int *argc, char ***argv, RunOptions *options)
          "KEY=VALUE"},
         {"trace", 0, 0, G_OPTION_ARG_NONE, &options->trace,
          "also write the full trace of each run as JSON Lines", NULL},
+        {"paranoid", 0, 0, G_OPTION_ARG_NONE, &options->paranoid,
+         "check every invariant after every event; a violation stops the run (exit status 3)",
+         NULL},
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->rest, NULL,
          "SCENARIO"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -86,6 +93,8 @@ print_banner(const Scenario *scenario, guint64 seed, const RunOptions *options, 
     printf("seed      %" G_GUINT64_FORMAT "\n", seed);
     for (guint i = 0; options->sets != NULL && options->sets[i] != NULL; i++)
         printf("set       %s\n", options->sets[i]);
+    if (options->paranoid)
+        printf("checks    every invariant after every event (--paranoid)\n");
     printf("runs      %u\n", n_runs);
     fflush(stdout);
 }
@@ -245,12 +254,13 @@ run_scenario(RunOptions *options_in)
         }
         printf("run %u/%u  %-28s ", i + 1, n_runs, scenario_variant_label(variant));
         fflush(stdout);
-        RunOutcome *outcome = run_core_variant(scenario, variant, seed, trace);
+        RunCoreChecks checks = {options.paranoid, options.sets};
+        RunOutcome *outcome = run_core_variant_checked(scenario, variant, seed, trace, &checks);
         if (trace != NULL)
             fclose(trace);
-        printf("%.2f s wall, %.1f s virtual, %" G_GUINT64_FORMAT " events, fingerprint %s\n",
+        printf("%.2f s wall, %.1f s virtual, %" G_GUINT64_FORMAT " events, fingerprint %s%s\n",
                outcome->wall_s, (double)outcome->result->virtual_ns / 1e9, outcome->result->events,
-               outcome->fingerprint);
+               outcome->fingerprint, outcome->paranoid ? ", checked" : "");
         g_ptr_array_add(outcomes, outcome);
     }
     int status = write_report(scenario, seed, outcomes, out_dir);

@@ -1,8 +1,16 @@
 /*
  * `ksim sweep SCENARIO --seeds A..B [--jobs N] [--shard K/N] [--out DIR]
- *  [--set KEY=VALUE ...]`: runs a scenario over many seeds in worker processes
- * and lists the failing seeds, each with the command that replays it.
+ *  [--set KEY=VALUE ...] [--paranoid-sample PERCENT | --paranoid]`: runs a
+ * scenario over many seeds in worker processes and lists the failing seeds,
+ * each with the command that replays it.
  * `ksim sweep --merge DIR... --out DIR` merges shard results into one sweep.
+ *
+ * A sample of the seeds (5% by default) runs with every invariant checked
+ * after every event (runner_paranoid.h); which ones is a pure function of the
+ * seed (runner_paranoid_sampled), so shards and jobs check the same seeds.
+ * A check that fails stops its worker with RUNNER_EXIT_INVARIANT after
+ * printing the violation and its replay command, and the sweep exits with
+ * that status too.
  *
  * Each seed's result is one JSON line (seed, verdict, per run: label,
  * fingerprint, anomaly counts, failed expectations); the results are written
@@ -15,6 +23,7 @@
 #include "ksim_version.h"
 #include "outfile.h"
 #include "run_core.h"
+#include "runner_paranoid.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -26,6 +35,7 @@
 #include <unistd.h>
 
 #define JOBS_MAX 256
+#define PARANOID_SAMPLE_DEFAULT 5
 
 typedef struct {
     char *seeds_text;
@@ -34,6 +44,8 @@ typedef struct {
     char *out_dir;
     char **sets;
     gboolean merge;
+    gint paranoid_sample; /* percent of the seeds checked after every event */
+    gboolean paranoid;    /* all of them */
     char **rest;
     guint64 first, last;
     guint shard_index, shard_count;
@@ -42,7 +54,8 @@ typedef struct {
 typedef struct {
     guint64 seed;
     gboolean passed;
-    char *line; /* the JSON line */
+    gboolean paranoid; /* some run of the seed was checked after every event */
+    char *line;        /* the JSON line */
 } SeedResult;
 
 static gboolean
@@ -100,6 +113,13 @@ check_options(SweepOptions *o)
                 o->shard_text);
         return FALSE;
     }
+    if (o->paranoid)
+        o->paranoid_sample = 100;
+    if (o->paranoid_sample < 0 || o->paranoid_sample > 100) {
+        fprintf(stderr, "ksim sweep: --paranoid-sample takes a percentage 0..100 (got %d)\n",
+                o->paranoid_sample);
+        return FALSE;
+    }
     if (o->jobs < 1 || o->jobs > JOBS_MAX) {
         fprintf(stderr, "ksim sweep: --jobs must be between 1 and %d (got %d)\n", JOBS_MAX,
                 o->jobs);
@@ -112,6 +132,7 @@ static gboolean
 parse_sweep_options(int *argc, char ***argv, SweepOptions *o)
 {
     o->jobs = (gint)MAX(1, MIN(g_get_num_processors(), JOBS_MAX));
+    o->paranoid_sample = PARANOID_SAMPLE_DEFAULT;
     GOptionEntry entries[] = {
         {"seeds", 0, 0, G_OPTION_ARG_STRING, &o->seeds_text, "the seeds to run, e.g. 1..1000",
          "A..B"},
@@ -125,6 +146,12 @@ parse_sweep_options(int *argc, char ***argv, SweepOptions *o)
          "KEY=VALUE"},
         {"merge", 0, 0, G_OPTION_ARG_NONE, &o->merge,
          "merge the sweep.jsonl of shard directories into --out", NULL},
+        {"paranoid-sample", 0, 0, G_OPTION_ARG_INT, &o->paranoid_sample,
+         "check every invariant after every event for this percentage of the seeds, chosen by "
+         "a hash of the seed (default: 5)",
+         "PERCENT"},
+        {"paranoid", 0, 0, G_OPTION_ARG_NONE, &o->paranoid,
+         "check every seed (--paranoid-sample 100)", NULL},
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->rest, NULL,
          "SCENARIO | DIR..."},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -151,9 +178,11 @@ json_count(JsonBuilder *builder, const char *name, guint64 value)
 }
 
 static char *
-run_seed(const Scenario *scenario, guint64 seed, gboolean *passed)
+run_seed(const Scenario *scenario, const SweepOptions *o, guint64 seed, gboolean *passed)
 {
     g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    RunCoreChecks checks = {runner_paranoid_sampled(seed, (guint)o->paranoid_sample), o->sets};
+    gboolean paranoid = FALSE;
     JsonBuilder *builder = json_builder_new();
     json_builder_begin_object(builder);
     json_count(builder, "seed", seed);
@@ -162,7 +191,9 @@ run_seed(const Scenario *scenario, guint64 seed, gboolean *passed)
     *passed = TRUE;
     while (variants->len > 0) {
         ScenarioVariant *variant = g_ptr_array_steal_index(variants, 0);
-        g_autoptr(RunOutcome) outcome = run_core_variant(scenario, variant, seed, NULL);
+        g_autoptr(RunOutcome) outcome =
+            run_core_variant_checked(scenario, variant, seed, NULL, &checks);
+        paranoid = paranoid || outcome->paranoid;
         const CheckerCounts *counts = checker_result_counts(outcome->check);
         json_builder_begin_object(builder);
         json_builder_set_member_name(builder, "label");
@@ -187,6 +218,8 @@ run_seed(const Scenario *scenario, guint64 seed, gboolean *passed)
         *passed = *passed && outcome->failed->len == 0;
     }
     json_builder_end_array(builder);
+    json_builder_set_member_name(builder, "paranoid");
+    json_builder_add_boolean_value(builder, paranoid);
     json_builder_set_member_name(builder, "passed");
     json_builder_add_boolean_value(builder, *passed);
     json_builder_end_object(builder);
@@ -210,7 +243,7 @@ write_all(int fd, const char *data, gsize len)
         if (written < 0 && errno == EINTR)
             continue;
         if (written <= 0)
-            _exit(3);
+            _exit(2); /* the parent is gone; 3 would claim a violation */
         data += written;
         len -= (gsize)written;
     }
@@ -227,7 +260,7 @@ worker(const Scenario *scenario, const SweepOptions *o, guint job, int fd)
         if (index % (guint64)o->jobs != job)
             continue;
         gboolean passed;
-        g_autofree char *line = run_seed(scenario, seed, &passed);
+        g_autofree char *line = run_seed(scenario, o, seed, &passed);
         write_all(fd, line, strlen(line));
         write_all(fd, "\n", 1);
         if (seed > G_MAXUINT64 - step)
@@ -286,6 +319,7 @@ parse_line(const char *line, SeedResult *out)
         return FALSE;
     out->seed = (guint64)json_object_get_int_member(object, "seed");
     out->passed = json_object_get_boolean_member(object, "passed");
+    out->paranoid = json_object_get_boolean_member_with_default(object, "paranoid", FALSE);
     out->line = g_strdup(line);
     return TRUE;
 }
@@ -349,7 +383,9 @@ collect(guint jobs, int *fds, GArray *results, guint64 total, gboolean show)
     return TRUE;
 }
 
-static gboolean
+/* 0 when every worker finished, RUNNER_EXIT_INVARIANT when a check stopped
+ * one, 2 when one failed otherwise. */
+static int
 run_workers(const Scenario *scenario, const SweepOptions *o, GArray *results)
 {
     guint jobs = (guint)o->jobs;
@@ -361,7 +397,7 @@ run_workers(const Scenario *scenario, const SweepOptions *o, GArray *results)
         int pipe_fds[2];
         if (pipe(pipe_fds) != 0) {
             fprintf(stderr, "ksim sweep: pipe: %s\n", g_strerror(errno));
-            return FALSE;
+            return 2;
         }
         pids[j] = fork();
         if (pids[j] == 0) {
@@ -376,18 +412,22 @@ run_workers(const Scenario *scenario, const SweepOptions *o, GArray *results)
         fds[j] = pipe_fds[0];
     }
     collect(jobs, fds, results, seed_count(o), isatty(STDERR_FILENO));
-    gboolean ok = TRUE;
+    int failure = 0;
     for (guint j = 0; j < jobs; j++) {
         int status = 0;
         waitpid(pids[j], &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        if (WIFEXITED(status) && WEXITSTATUS(status) == RUNNER_EXIT_INVARIANT) {
+            fprintf(stderr, "ksim sweep: worker %u stopped: an invariant was violated (above)\n",
+                    j);
+            failure = RUNNER_EXIT_INVARIANT;
+        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             fprintf(stderr, "ksim sweep: worker %u failed (status %d)\n", j, status);
-            ok = FALSE;
+            failure = failure != 0 ? failure : 2;
         }
     }
     g_free(fds);
     g_free(pids);
-    return ok;
+    return failure;
 }
 
 /* ---- output ---- */
@@ -397,11 +437,12 @@ write_results(const char *out_dir, GArray *results, const char *scenario_line, G
 {
     g_array_sort(results, seed_result_compare);
     GString *lines = g_string_new(NULL);
-    guint failed = 0;
+    guint failed = 0, paranoid = 0;
     for (guint i = 0; i < results->len; i++) {
         const SeedResult *r = &g_array_index(results, SeedResult, i);
         g_string_append_printf(lines, "%s\n", r->line);
         failed += !r->passed;
+        paranoid += r->paranoid;
     }
     g_autofree char *jsonl = g_build_filename(out_dir, "sweep.jsonl", NULL);
     gboolean ok = outfile_write(jsonl, lines->str, lines->len, error);
@@ -409,8 +450,9 @@ write_results(const char *out_dir, GArray *results, const char *scenario_line, G
     if (!ok)
         return FALSE;
     g_autofree char *summary = g_strdup_printf(
-        "{\"ksim_version\":\"%s\",\"git_commit\":\"%s\",%s\"seeds\":%u,\"failed\":%u}\n",
-        KSIM_VERSION, KSIM_GIT_COMMIT, scenario_line, results->len, failed);
+        "{\"ksim_version\":\"%s\",\"git_commit\":\"%s\",%s\"seeds\":%u,\"failed\":%u,"
+        "\"paranoid_seeds\":%u}\n",
+        KSIM_VERSION, KSIM_GIT_COMMIT, scenario_line, results->len, failed, paranoid);
     g_autofree char *path = g_build_filename(out_dir, "sweep.json", NULL);
     return outfile_write(path, summary, strlen(summary), error);
 }
@@ -433,6 +475,15 @@ print_failures(GArray *results, const Scenario *scenario, char **sets)
         }
     }
     return failed;
+}
+
+static guint
+paranoid_count(const GArray *results)
+{
+    guint count = 0;
+    for (guint i = 0; i < results->len; i++)
+        count += g_array_index(results, SeedResult, i).paranoid;
+    return count;
 }
 
 static int
@@ -465,7 +516,8 @@ merge(const SweepOptions *o)
         return 2;
     }
     guint failed = print_failures(results, NULL, NULL);
-    printf("merged %u seeds, %u failed: %s/sweep.jsonl\n", results->len, failed, o->out_dir);
+    printf("merged %u seeds, %u failed, %u checked after every event: %s/sweep.jsonl\n",
+           results->len, failed, paranoid_count(results), o->out_dir);
     return failed > 0 ? 1 : 0;
 }
 
@@ -502,10 +554,13 @@ sweep(SweepOptions *o)
     printf("seeds     %s%s%s, %" G_GUINT64_FORMAT " to run with %d jobs\n", o->seeds_text,
            o->shard_text != NULL ? ", shard " : "", o->shard_text != NULL ? o->shard_text : "",
            seed_count(o), o->jobs);
+    printf("checks    every invariant after every event for %d%% of the seeds "
+           "(--paranoid-sample)\n",
+           o->paranoid_sample);
     g_autoptr(GArray) results = g_array_new(FALSE, FALSE, sizeof(SeedResult));
     g_array_set_clear_func(results, seed_result_clear);
     gint64 start = g_get_monotonic_time();
-    gboolean ok = run_workers(scenario, o, results);
+    int workers = run_workers(scenario, o, results);
     double wall_s = (double)(g_get_monotonic_time() - start) / 1e6;
     g_autofree char *scenario_line = g_strdup_printf(
         "\"scenario\":\"%s\",\"scenario_sha256\":\"%s\",\"first\":%" G_GUINT64_FORMAT
@@ -518,9 +573,13 @@ sweep(SweepOptions *o)
         return 2;
     }
     guint failed = print_failures(results, scenario, o->sets);
-    printf("%u seeds in %.1f s (%.2f seeds/s), %u failed; results in %s/sweep.jsonl\n",
-           results->len, wall_s, results->len / MAX(wall_s, 1e-9), failed, out_dir);
-    if (!ok || results->len != seed_count(o))
+    printf("%u seeds in %.1f s (%.2f seeds/s), %u failed, %u checked after every event; "
+           "results in %s/sweep.jsonl\n",
+           results->len, wall_s, results->len / MAX(wall_s, 1e-9), failed,
+           paranoid_count(results), out_dir);
+    if (workers != 0)
+        return workers;
+    if (results->len != seed_count(o))
         return 2;
     return failed > 0 ? 1 : 0;
 }

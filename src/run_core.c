@@ -49,11 +49,26 @@ judge(const Scenario *scenario, RunOutcome *outcome)
 RunOutcome *
 run_core_variant(const Scenario *scenario, ScenarioVariant *variant, guint64 seed, FILE *trace_out)
 {
+    return run_core_variant_checked(scenario, variant, seed, trace_out, NULL);
+}
+
+RunOutcome *
+run_core_variant_checked(const Scenario *scenario, ScenarioVariant *variant, guint64 seed,
+                         FILE *trace_out, const RunCoreChecks *checks)
+{
     RunOutcome *outcome = g_new0(RunOutcome, 1);
     outcome->variant = variant;
     outcome->failed = g_ptr_array_new_with_free_func(g_free);
     gint64 start = g_get_monotonic_time();
-    outcome->result = runner_run(variant, seed, trace_out);
+    RunnerChecks runner_checks = {0};
+    runner_checks.paranoid = checks != NULL && checks->paranoid;
+    outcome->paranoid = runner_paranoid_wanted(variant, &runner_checks);
+    /* The replay of a checked run checks too, so it stops where this one did. */
+    g_autofree char *replay =
+        run_core_replay_command(scenario, seed, checks != NULL ? checks->sets : NULL, variant);
+    g_autofree char *replay_checked = g_strconcat(replay, " --paranoid", NULL);
+    runner_checks.replay = outcome->paranoid ? replay_checked : replay;
+    outcome->result = runner_run_checked(variant, seed, trace_out, &runner_checks);
     CheckerOptions options;
     checker_options_init(&options);
     options.last_heal_ns = outcome->result->last_heal_ns;

@@ -23,6 +23,7 @@ typedef struct {
     ConsumerCheck *consumers;      /* owned; borrows result->history and check */
     TxnCheck *txn;                 /* owned; borrows result->history and check */
     double wall_s;
+    gboolean paranoid;             /* checked after every event */
     char fingerprint[17];
     GPtrArray *failed;             /* descriptions of failed expectations (owned) */
 } RunOutcome;
@@ -35,6 +36,18 @@ Scenario *run_core_load(const char *path, char **sets, GError **error);
  * Takes ownership of `variant`. (transfer full) */
 RunOutcome *run_core_variant(const Scenario *scenario, ScenarioVariant *variant, guint64 seed,
                              FILE *trace_out);
+
+/* How run_core_variant_checked checks a run. */
+typedef struct {
+    gboolean paranoid; /* every invariant after every event (ksim run --paranoid) */
+    char **sets;       /* the --set options, for the replay command a failure prints */
+} RunCoreChecks;
+
+/* run_core_variant, checked as `checks` (NULL: unchecked, unless the
+ * scenario says paranoid = true) and with the run's failure context
+ * registered (runner_paranoid.h). (transfer full) */
+RunOutcome *run_core_variant_checked(const Scenario *scenario, ScenarioVariant *variant,
+                                     guint64 seed, FILE *trace_out, const RunCoreChecks *checks);
 void run_outcome_free(RunOutcome *outcome);
 
 /* The shell command that replays a run exactly; with `variant`, only that

@@ -2,8 +2,9 @@
  * Unit tests for sim_world: timers at the right virtual time, cancel, the node
  * lifecycle (crash, power loss, restart, pause, resume), run_until and stop,
  * and the rule that an event scheduled for "now" runs after those already
- * due. Every test runs a real world; the network's invariants are checked
- * after every event.
+ * due, and what the world says of the event it dispatches. Every test runs a
+ * real world; the world's invariants (its nodes', queue's, network's and
+ * disks') are checked after every event.
  */
 #include "sim_world.h"
 
@@ -109,7 +110,7 @@ static void
 check_after_event(SimWorld *world, void *user_data)
 {
     (void)user_data;
-    sim_net_check_invariants(sim_world_net(world));
+    sim_world_check_invariants(world, TRUE);
 }
 
 static int
@@ -587,6 +588,51 @@ test_sim_world_engine_events_ignore_node_state(void **state)
     assert_int_equal(sim_world_events(fx->world), 1);
 }
 
+typedef struct {
+    SimWorldEvent during;
+    gboolean seen;
+    char *described;
+} EventProbe;
+
+static void
+probe_timer(SimWorld *world, void *ctx, void *arg)
+{
+    EventProbe *probe = arg;
+    (void)ctx;
+    sim_trace_add(sim_world_trace(world), sim_now_ns(world), SIM_TRACE_MODEL, 1, 2, 5, 6, NULL);
+    probe->seen = sim_world_current_event(world, &probe->during);
+    probe->described = sim_world_describe_event(world);
+}
+
+static void
+test_sim_world_names_the_event_it_dispatches(void **state)
+{
+    /* Goal: during dispatch the world reports the event's number, time, node and first record. */
+    Fixture *fx = *state;
+    EventProbe probe = {0};
+    sim_timer_set(fx->world, 0, 1 * SIM_NS_PER_MS, on_timer, GUINT_TO_POINTER(1));
+    sim_timer_set(fx->world, 1, 3 * SIM_NS_PER_MS + 7, probe_timer, &probe);
+    SimWorldEvent outside;
+    assert_false(sim_world_current_event(fx->world, &outside));
+    sim_world_run_until(fx->world, 10 * SIM_NS_PER_MS);
+    assert_true(probe.seen);
+    assert_int_equal(probe.during.number, 2);
+    assert_int_equal(probe.during.time_ns, 3 * SIM_NS_PER_MS + 7);
+    assert_int_equal(probe.during.owner, 1);
+    assert_false(probe.during.after);
+    assert_true(probe.during.traced);
+    /* The timer's own record comes first, then the model's note. */
+    assert_int_equal(probe.during.record.kind, SIM_TRACE_TIMER);
+    assert_int_equal(probe.during.record.node, 1);
+    assert_int_equal(probe.during.record_index, 1);
+    assert_string_equal(probe.described, "event 2 at 0.003000007 s on n1: timer node=n1 a=0 b=0 "
+                                         "(trace record 1)");
+    assert_false(sim_world_current_event(fx->world, &outside));
+    g_autofree char *between = sim_world_describe_event(fx->world);
+    assert_string_equal(between, "no event (between events, at 0.010000000 s)");
+    g_free(probe.described);
+}
+
 static void
 test_sim_world_free_accepts_null(void **state)
 {
@@ -617,6 +663,7 @@ main(void)
         WORLD_TEST(test_sim_world_stop_ends_run_after_current_event),
         WORLD_TEST(test_sim_world_now_event_runs_after_due),
         WORLD_TEST(test_sim_world_engine_events_ignore_node_state),
+        WORLD_TEST(test_sim_world_names_the_event_it_dispatches),
         cmocka_unit_test(test_sim_world_free_accepts_null),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -835,4 +835,16 @@ broker_check_invariants(const Broker *broker)
     replica_check_invariants(broker->state);
     group_coord_check_invariants(broker->state);
     txn_coord_check_invariants(broker->state);
+    zk_client_check_invariants(broker->state->zk);
+}
+
+void
+broker_check_logs(const Broker *broker)
+{
+    if (broker->state == NULL)
+        return;
+    for (guint i = 0; i < broker->state->partitions_sorted->len; i++) {
+        const Partition *p = g_ptr_array_index(broker->state->partitions_sorted, i);
+        plog_check_invariants(p->log);
+    }
 }

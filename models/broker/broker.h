@@ -87,6 +87,10 @@ GArray *broker_partitions(const Broker *broker); /* KTopicPartition */
 guint broker_metadata_partitions(const Broker *broker, const char *topic);
 
 void broker_check_invariants(const Broker *broker);
+/* Checks the invariants of every partition log the broker holds
+ * (plog_check_invariants): apart from broker_check_invariants because they
+ * cost O(each log's index), too much to run after every event. */
+void broker_check_logs(const Broker *broker);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Broker, broker_free)
 

@@ -1014,6 +1014,8 @@ producer_sender_check_invariants(const ProducerState *state)
     gboolean idempotent = producer_idempotent(state->producer);
     producer_accum_check_invariants(state->accum, idempotent);
     producer_metadata_check_invariants(state->metadata);
+    partitioner_sticky_check_invariants(state->sticky);
+    partitioner_round_robin_check_invariants(state->round_robin);
     gint64 buffer_bytes = 0;
     guint64 records = 0;
     check_flights(state, &buffer_bytes, &records);

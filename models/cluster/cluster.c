@@ -829,3 +829,10 @@ cluster_check_invariants(const Cluster *cluster)
         broker_check_invariants(g_ptr_array_index(cluster->brokers, i));
     zk_server_check_invariants(cluster->zk);
 }
+
+void
+cluster_check_logs(const Cluster *cluster)
+{
+    for (guint i = 0; i < cluster->brokers->len; i++)
+        broker_check_logs(g_ptr_array_index(cluster->brokers, i));
+}

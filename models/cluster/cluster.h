@@ -91,6 +91,8 @@ char *cluster_unconverged(const Cluster *cluster);
 gboolean cluster_wait_settled(Cluster *cluster, gint64 timeout_ns);
 
 void cluster_check_invariants(const Cluster *cluster);
+/* Checks every broker's partition logs (broker_check_logs). */
+void cluster_check_logs(const Cluster *cluster);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Cluster, cluster_free)
 

@@ -332,6 +332,8 @@ static const KConfigKey REGISTRY[] = {
         .doc = "Liveness phase after every fault is healed."),
     KEY("seed", SCENARIO, LONG, "1", RANGE(0, I64), KSIM_KEY,
         .doc = "Default seed (--seed overrides)."),
+    KEY("paranoid", SCENARIO, BOOL, "false", KSIM_KEY,
+        .doc = "Check every invariant after every event, as ksim run --paranoid does."),
 
     /* ksim: [cluster] hardware. */
     KEY("brokers", CLUSTER, INT, "3", RANGE(1, 1000), KSIM_KEY,

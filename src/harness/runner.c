@@ -605,6 +605,13 @@ build_cluster(Run *run)
 RunnerResult *
 runner_run(const ScenarioVariant *variant, guint64 seed, FILE *trace_out)
 {
+    return runner_run_checked(variant, seed, trace_out, NULL);
+}
+
+RunnerResult *
+runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out,
+                   const RunnerChecks *checks)
+{
     Run run = {0};
     run.world = sim_world_new(seed);
     run.history = history_new();
@@ -616,6 +623,8 @@ runner_run(const ScenarioVariant *variant, guint64 seed, FILE *trace_out)
                             sim_world_node_names(run.world));
     run.cluster = build_cluster(&run);
     run.clients = runner_clients_new(run.world, run.cluster, run.history, variant);
+    RunnerParanoid *paranoid =
+        runner_paranoid_new(run.world, run.cluster, run.clients, variant, seed, checks);
     const GPtrArray *faults = scenario_variant_faults(variant);
     for (guint i = 0; i < faults->len; i++) {
         const ScenarioFault *fault = g_ptr_array_index(faults, i);
@@ -642,6 +651,7 @@ runner_run(const ScenarioVariant *variant, guint64 seed, FILE *trace_out)
     result->fingerprint = sim_trace_fingerprint(sim_world_trace(run.world));
     result->history = run.history;
     result->fault_windows = run.windows;
+    runner_paranoid_free(paranoid);
     runner_clients_free(run.clients);
     cluster_free(run.cluster);
     sim_world_free(run.world);

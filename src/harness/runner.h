@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "history.h"
+#include "runner_paranoid.h"
 #include "scenario.h"
 
 typedef struct {
@@ -44,6 +45,10 @@ typedef struct {
 /* Runs `variant` with `seed`; writes the full trace as JSON Lines to
  * `trace_out` when it is not NULL. (transfer full) */
 RunnerResult *runner_run(const ScenarioVariant *variant, guint64 seed, FILE *trace_out);
+/* runner_run with its run-time checks (runner_paranoid.h); `checks` may be
+ * NULL. (transfer full) */
+RunnerResult *runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out,
+                                 const RunnerChecks *checks);
 void runner_result_free(RunnerResult *result);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RunnerResult, runner_result_free)

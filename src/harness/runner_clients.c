@@ -591,6 +591,12 @@ runner_clients_consumer_nodes(const RunnerClients *clients, const char *name, gu
 void
 runner_clients_check_invariants(const RunnerClients *clients)
 {
+    KSIM_ASSERT(clients->workloads->len == clients->producers->len);
+    KSIM_ASSERT(clients->names->len == clients->producers->len);
+    for (guint i = 0; i < clients->producers->len; i++) {
+        producer_check_invariants(g_ptr_array_index(clients->producers, i));
+        workload_check_invariants(g_ptr_array_index(clients->workloads, i));
+    }
     for (guint i = 0; i < clients->members->len; i++) {
         const Member *member = g_ptr_array_index(clients->members, i);
         KSIM_ASSERT(member->instance >= 1 && member->instance <= member->spec->members);

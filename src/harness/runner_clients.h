@@ -32,8 +32,9 @@ void runner_clients_nodes(const RunnerClients *clients, const char *name, GArray
  * `instance` is 0, else member `instance` (1..members). */
 void runner_clients_consumer_nodes(const RunnerClients *clients, const char *name, guint instance,
                                    GArray *nodes);
-/* Checks the numbered invariants of runner_clients.c and each member's
- * consumer. */
+/* Checks the numbered invariants of runner_clients.c and those of every
+ * producer with its workload, every member's consumer and every pipe's
+ * producer. */
 void runner_clients_check_invariants(const RunnerClients *clients);
 
 #endif

@@ -184,6 +184,7 @@ build_scenario(Build *b, GError **error)
     v->duration_ns = kconfig_get_duration_ns(cfg, "duration");
     v->quiet_ns = kconfig_get_duration_ns(cfg, "quiet");
     v->seed = (guint64)kconfig_get_int64(cfg, "seed");
+    v->paranoid = kconfig_get_bool(cfg, "paranoid");
     KSIM_ASSERT(v->duration_ns > 0);
     return TRUE;
 }
@@ -797,6 +798,13 @@ scenario_variant_seed(const ScenarioVariant *variant)
 {
     KSIM_ASSERT(variant != NULL);
     return variant->seed;
+}
+
+gboolean
+scenario_variant_paranoid(const ScenarioVariant *variant)
+{
+    KSIM_ASSERT(variant != NULL);
+    return variant->paranoid;
 }
 
 const ScenarioCluster *

@@ -11,7 +11,7 @@
  * allows it):
  *
  *   [scenario]            name, description, duration (required), quiet (10s),
- *                         seed (1)
+ *                         seed (1), paranoid (false)
  *   [cluster]             brokers (3; ids 1..N), network.latency,
  *                         network.bandwidth, disk.fsync.latency, and any Kafka
  *                         broker key (min.insync.replicas, ksim.truncation.mode...)
@@ -360,6 +360,8 @@ const GPtrArray *scenario_variant_settings(const ScenarioVariant *variant);
 gint64 scenario_variant_duration_ns(const ScenarioVariant *variant);
 gint64 scenario_variant_quiet_ns(const ScenarioVariant *variant);
 guint64 scenario_variant_seed(const ScenarioVariant *variant);
+/* [scenario] paranoid: check every invariant after every event. */
+gboolean scenario_variant_paranoid(const ScenarioVariant *variant);
 
 /* (transfer none; all valid while the variant lives) */
 const ScenarioCluster *scenario_variant_cluster(const ScenarioVariant *variant);

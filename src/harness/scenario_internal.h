@@ -120,6 +120,7 @@ struct ScenarioVariant {
     gint64 duration_ns;
     gint64 quiet_ns;
     guint64 seed;
+    gboolean paranoid;
     ScenarioCluster cluster;
     GPtrArray *topics;          /* ScenarioTopic* */
     GPtrArray *producers;       /* ScenarioProducer* */

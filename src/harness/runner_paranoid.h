@@ -1,0 +1,81 @@
+/*
+ * runner_paranoid: the run-time invariant checks of `ksim run --paranoid`,
+ * of the scenario key `paranoid = true`, and of the seeds `ksim sweep`
+ * samples.
+ *
+ * A checked run checks, after every event, every module's invariants: the
+ * engine's (event queue, network, every node's disk:
+ * sim_world_check_invariants), the cluster's (every broker's replicas and
+ * their logs, group and transaction coordinators and coordination client,
+ * and the coordination server: cluster_check_invariants), and the clients'
+ * (every producer with its workload, accumulator, metadata and partitioners,
+ * every consumer and pipeline: runner_clients_check_invariants). The checks
+ * only read, so a checked run has the trace fingerprint of the same run
+ * unchecked.
+ *
+ * Every run, checked or not, registers its failure context with KSIM_ASSERT:
+ * an assertion that fails names the run, its seed, the event being
+ * dispatched with its virtual time, and the command that replays the run.
+ * A check that fails ends the process with RUNNER_EXIT_INVARIANT; an
+ * assertion inside an event still aborts, as it always did.
+ */
+#ifndef RUNNER_PARANOID_H
+#define RUNNER_PARANOID_H
+
+#include <glib.h>
+
+#include "cluster.h"
+#include "runner_clients.h"
+#include "scenario.h"
+
+/* The exit status of a process whose run-time check found an invariant
+ * violated (0, 1 and 2 are the command line's own). */
+#define RUNNER_EXIT_INVARIANT 3
+
+/* The storage checks (every disk changed since its last check, and every
+ * partition log) run once every this many events, and at the first and last
+ * check: they walk every unsynced write of a disk and every index entry of a
+ * log, and after every event they made a chaos run about a hundred times
+ * slower than unchecked (README.md has the numbers). Every other check runs
+ * after every event. */
+#define RUNNER_PARANOID_STORAGE_EVENTS 1000
+
+/* A check of the whole world, run after the models' checks. */
+typedef void (*RunnerParanoidCheckFn)(const SimWorld *world, void *user_data);
+
+/* How a run is checked; all fields may be zero. */
+typedef struct {
+    gboolean paranoid;  /* check after every event, whatever the scenario says */
+    const char *replay; /* the command that replays the run, for failure reports */
+    /* Tests only: one more check after the models' (a scenario cannot name
+     * one), to show what a violation reports. */
+    RunnerParanoidCheckFn extra_check;
+    void *extra_check_data;
+} RunnerChecks;
+
+typedef struct RunnerParanoid RunnerParanoid;
+
+/* TRUE when the run of `variant` is checked: its scenario says
+ * `paranoid = true`, or `checks` asks for it (`checks` may be NULL). */
+gboolean runner_paranoid_wanted(const ScenarioVariant *variant, const RunnerChecks *checks);
+
+/* Registers the run's failure context and, when runner_paranoid_wanted,
+ * checks every invariant once now and installs the after-event check on
+ * `world`. The world, cluster, clients, variant and `checks` (with its
+ * replay) must outlive the result. (transfer full) */
+RunnerParanoid *runner_paranoid_new(SimWorld *world, const Cluster *cluster,
+                                    const RunnerClients *clients, const ScenarioVariant *variant,
+                                    guint64 seed, const RunnerChecks *checks);
+/* Removes the after-event check and the failure context (accepts NULL). */
+void runner_paranoid_free(RunnerParanoid *paranoid);
+/* The number of checks made so far (one per event, plus the first). */
+guint64 runner_paranoid_checks(const RunnerParanoid *paranoid);
+
+/* TRUE when `ksim sweep` checks `seed` at `percent` (0..100): a pure
+ * function of the seed (XXH3 of its eight little-endian bytes, modulo 100,
+ * below `percent`), so shards and jobs agree on which seeds are checked. */
+gboolean runner_paranoid_sampled(guint64 seed, guint percent);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RunnerParanoid, runner_paranoid_free)
+
+#endif
