@@ -1182,9 +1182,10 @@ load_offsets(BrokerState *state, CoordPartition *partition, Plog *log)
     coord_partition_read_log(log, load_batch, op);
 }
 
-void
-group_coord_partition_elected(BrokerState *state, const Partition *p)
+static void
+partition_elected(void *user_data, const Partition *p)
 {
+    BrokerState *state = ((GroupCoord *)user_data)->state;
     if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
     coord_partition_elected(state->groups->partitions, sizeof(OffsetsPartition), state,
@@ -1204,10 +1205,11 @@ offsets_partition_free(GroupCoord *coord, OffsetsPartition *op)
 
 /* Kafka's onResignation: the partition's groups leave this broker; members
  * waiting on a join or sync are told NOT_COORDINATOR. */
-void
-group_coord_partition_resigned(BrokerState *state, const Partition *p)
+static void
+partition_resigned(void *user_data, const Partition *p)
 {
-    GroupCoord *coord = state->groups;
+    GroupCoord *coord = user_data;
+    BrokerState *state = coord->state;
     if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
     OffsetsPartition *op = offsets_partition_find(coord, p->tp.partition);
@@ -1242,13 +1244,17 @@ group_coord_partition_resigned(BrokerState *state, const Partition *p)
     offsets_partition_free(coord, op);
 }
 
-void
-group_coord_txn_completed(BrokerState *state, const KTopicPartition *tp, gint64 producer_id,
-                          gboolean committed)
+/* A transaction marker was written to `tp`: when it is a __consumer_offsets
+ * partition this broker coordinates, the producer's transactional offsets
+ * become visible (commit) or are dropped (abort). */
+static void
+marker_written(void *user_data, const KTopicPartition *tp, gint64 producer_id,
+               gboolean committed)
 {
+    GroupCoord *coord = user_data;
     if (strcmp(tp->topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
-    OffsetsPartition *op = offsets_partition_find(state->groups, tp->partition);
+    OffsetsPartition *op = offsets_partition_find(coord, tp->partition);
     /* Still loading: the load reads the marker from the log. */
     if (op == NULL || op->offsets == NULL)
         return;
@@ -1265,6 +1271,10 @@ group_coord_new(BrokerState *state)
     coord->partitions = g_ptr_array_new();
     coord->groups = g_ptr_array_new();
     coord->pending = g_ptr_array_new();
+    const ReplicaLeadershipListener leadership = {partition_elected, partition_resigned, coord};
+    replica_add_leadership_listener(state, &leadership);
+    const ReplicaMarkerListener markers = {marker_written, coord};
+    replica_add_marker_listener(state, &markers);
     return coord;
 }
 

@@ -1098,9 +1098,10 @@ load_partition(BrokerState *state, CoordPartition *partition, Plog *log)
     }
 }
 
-void
-txn_coord_partition_elected(BrokerState *state, const Partition *p)
+static void
+partition_elected(void *user_data, const Partition *p)
 {
+    BrokerState *state = ((TxnCoord *)user_data)->state;
     if (strcmp(p->tp.topic, TXN_STATE_TOPIC) != 0)
         return;
     coord_partition_elected(state->txns->partitions, sizeof(TxnPartition), state, TXN_STATE_TOPIC,
@@ -1116,10 +1117,11 @@ txn_partition_free(TxnCoord *coord, TxnPartition *tpart)
 
 /* Kafka's removeTransactionsForTxnTopicPartition: the partition's ids leave
  * this broker; clients waiting on a transition are told NOT_COORDINATOR. */
-void
-txn_coord_partition_resigned(BrokerState *state, const Partition *p)
+static void
+partition_resigned(void *user_data, const Partition *p)
 {
-    TxnCoord *coord = state->txns;
+    TxnCoord *coord = user_data;
+    BrokerState *state = coord->state;
     if (strcmp(p->tp.topic, TXN_STATE_TOPIC) != 0)
         return;
     TxnPartition *tpart = txn_partition_find(coord, p->tp.partition);
@@ -1150,6 +1152,8 @@ txn_coord_new(BrokerState *state)
     coord->markers = g_ptr_array_new();
     coord->pid_requests = g_ptr_array_new_with_free_func(g_free);
     abort_timer_arm(coord);
+    const ReplicaLeadershipListener leadership = {partition_elected, partition_resigned, coord};
+    replica_add_leadership_listener(state, &leadership);
     return coord;
 }
 
