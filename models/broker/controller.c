@@ -37,6 +37,7 @@
  */
 #include "broker_internal.h"
 
+#include "controller_election.h"
 #include "sim_assert.h"
 #include "sim_net.h"
 
@@ -334,6 +335,19 @@ is_live(const GArray *live, gint32 broker_id)
 }
 
 
+/* The live brokers as ControllerElectionInput.live_mask. */
+static guint32
+live_mask(const GArray *live)
+{
+    guint32 mask = 0;
+    for (guint i = 0; i < live->len; i++) {
+        gint32 id = g_array_index(live, KBrokerEndpoint, i).broker_id;
+        KSIM_ASSERT(id >= 0 && id < 32);
+        mask |= 1u << id;
+    }
+    return mask;
+}
+
 static void
 send_leader_and_isr(Controller *c, gint32 broker_id, const GArray *states)
 {
@@ -417,77 +431,22 @@ state_set_replicas(KPartitionState *ps, const GArray *replicas)
         ps->replicas[i] = g_array_index(replicas, gint32, i);
 }
 
-/* Decides a partition's next state; FALSE when it stays as it is. */
+/* Decides a partition's next state (controller_election.c); FALSE when it
+ * stays as it is. */
 static gboolean
 decide(Controller *c, const GArray *replicas, const KPartitionState *old, KPartitionState *next,
        gboolean *unclean)
 {
     const TopicConfig *config = broker_topic_config(c->state->broker, next->tp.topic);
-    *unclean = FALSE;
-    *next = *old;
-    next->controller_epoch = c->epoch;
-    gboolean leader_live = old->leader != KAFKA_NO_LEADER && is_live(c->live, old->leader);
-    if (leader_live) {
-        /* Dead brokers leave the ISR. */
-        guint8 n = 0;
-        for (guint i = 0; i < old->n_isr; i++) {
-            if (is_live(c->live, old->isr[i]))
-                next->isr[n++] = old->isr[i];
-        }
-        next->n_isr = n;
-        if (n == old->n_isr)
-            return FALSE;
-        next->leader_epoch = old->leader_epoch + 1;
-        return TRUE;
-    }
-    gint32 leader = KAFKA_NO_LEADER;
-    for (guint i = 0; i < replicas->len && leader == KAFKA_NO_LEADER; i++) {
-        gint32 r = g_array_index(replicas, gint32, i);
-        if (is_live(c->live, r) && kpartition_state_in_isr(old, r))
-            leader = r;
-    }
-    if (leader == KAFKA_NO_LEADER && config->unclean_leader_election) {
-        for (guint i = 0; i < replicas->len && leader == KAFKA_NO_LEADER; i++) {
-            gint32 r = g_array_index(replicas, gint32, i);
-            if (is_live(c->live, r))
-                leader = r;
-        }
-        *unclean = leader != KAFKA_NO_LEADER;
-    }
-    if (leader == KAFKA_NO_LEADER) {
-        /* Offline. Kafka keeps the last ISR member so it can come back as
-         * leader without losing what it had acknowledged. */
-        if (old->leader == KAFKA_NO_LEADER)
-            return FALSE;
-        next->leader = KAFKA_NO_LEADER;
-        guint8 n = 0;
-        for (guint i = 0; i < old->n_isr; i++) {
-            if (is_live(c->live, old->isr[i]))
-                next->isr[n++] = old->isr[i];
-        }
-        if (n == 0 && old->n_isr > 0) {
-            /* Kafka removes dead replicas from the ISR one at a time and
-             * never the last one: when they all died, the last of them stays. */
-            next->isr[n++] = old->isr[old->n_isr - 1];
-        }
-        next->n_isr = n;
-        next->leader_epoch = old->leader_epoch + 1;
-        return TRUE;
-    }
-    next->leader = leader;
-    next->leader_epoch = old->leader_epoch + 1;
-    if (*unclean) {
-        next->n_isr = 1;
-        next->isr[0] = leader;
-    } else {
-        guint8 n = 0;
-        for (guint i = 0; i < old->n_isr; i++) {
-            if (is_live(c->live, old->isr[i]))
-                next->isr[n++] = old->isr[i];
-        }
-        next->n_isr = n;
-    }
-    return TRUE;
+    ControllerElectionInput input = {0};
+    input.assignment = (const gint32 *)(const void *)replicas->data;
+    input.n_assignment = replicas->len;
+    input.live_mask = live_mask(c->live);
+    input.unclean_leader_election = config->unclean_leader_election;
+    input.controller_epoch = c->epoch;
+    ControllerElectionOutcome outcome = controller_election_decide(&input, old, next);
+    *unclean = outcome == CONTROLLER_ELECTION_UNCLEAN;
+    return outcome != CONTROLLER_ELECTION_UNCHANGED;
 }
 
 static void
@@ -926,15 +885,9 @@ rebalance_broker(Controller *c, gint32 preferred, GArray *moves)
             if (ps->leader == preferred)
                 continue;
             not_led++;
-            /* Kafka also leaves a partition alone while its leader is
-             * unknown: an offline partition is the election's business. */
-            if (ps->leader != KAFKA_NO_LEADER && kpartition_state_in_isr(ps, preferred)) {
-                KPartitionState next = *ps;
-                next.leader = preferred;
-                next.leader_epoch = ps->leader_epoch + 1;
-                next.controller_epoch = c->epoch;
+            KPartitionState next;
+            if (controller_election_preferred(ps, preferred, c->epoch, &next))
                 g_array_append_val(eligible, next);
-            }
         }
     }
     gint32 percentage = c->state->broker->config.leader_imbalance_per_broker_percentage;
