@@ -265,6 +265,7 @@ state_free(BrokerState *state)
     g_tree_destroy(state->metadata);
     g_array_free(state->live_brokers, TRUE);
     g_ptr_array_free(state->zk_pending, TRUE);
+    broker_services_free(state->services);
     g_free(state);
 }
 
@@ -527,7 +528,7 @@ controller_created_cb(void *owner, const ZkResult *result, void *arg)
     (void)arg;
     if (result->error == ZK_OK) {
         if (state->controller == NULL) {
-            state->controller = controller_new(state);
+            state->controller = controller_new(state->services);
             controller_start(state->controller);
         }
         return;
@@ -601,6 +602,7 @@ broker_start(Broker *broker)
 {
     BrokerState *state = g_new0(BrokerState, 1);
     state->broker = broker;
+    state->services = broker_services_new(state);
     state->controller_id = -1;
     state->controller_epoch = -1;
     state->metadata = g_tree_new_full(ktp_tree_compare, NULL, NULL, g_free);
@@ -785,6 +787,7 @@ broker_check_invariants(const Broker *broker)
 {
     if (broker->state == NULL)
         return;
+    broker_services_check_invariants(broker->state);
     replica_check_invariants(broker->state);
     group_coord_check_invariants(broker->state);
     txn_coord_check_invariants(broker->state);

@@ -1,24 +1,28 @@
 /*
  * broker_internal: the broker's private state, shared by broker.c (process,
- * registration, request dispatch), the replica manager (replica*.c, whose
- * interface is replica.h), controller.c, producer_ids.c and the coordinators
- * (group_coord.c, txn_coord.c, coord_partition.c). Nothing outside the
- * broker's folder includes it.
+ * registration, request dispatch), broker_services.c (the narrow interface
+ * the broker's children see instead: broker_services.h), the replica manager
+ * (replica*.c, whose interface is replica.h), producer_ids.c and the
+ * coordinators (group_coord.c, txn_coord.c, coord_partition.c). The
+ * controller sees only broker_services.h. Nothing outside the broker's folder
+ * includes it.
  */
 #ifndef BROKER_INTERNAL_H
 #define BROKER_INTERNAL_H
 
 #include "broker.h"
+#include "broker_services.h"
+#include "controller.h"
 #include "replica.h"
 #include "zk_client.h"
 
-typedef struct Controller Controller;
 typedef struct GroupCoord GroupCoord;
 typedef struct TxnCoord TxnCoord;
 
 /* Everything that exists only while the broker's process runs. */
 typedef struct BrokerState {
     Broker *broker;
+    BrokerServices *services;         /* what the children see of this (broker_services.h) */
     ZkClient *zk;
     gboolean registered;
     gint32 controller_id;             /* as last learnt; -1 unknown */
@@ -76,8 +80,6 @@ void broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPart
                          const HistoryEvent *fields, const char *format, ...) G_GNUC_PRINTF(5, 6);
 const TopicConfig *broker_topic_config(Broker *broker, const char *topic);
 void *broker_zk_context(BrokerState *state, gsize size);
-/* An ISR as HistoryEvent.isr_mask: bit i set for broker id i. */
-guint32 broker_isr_mask(const gint32 *isr, guint n_isr);
 /* FindCoordinator for `request->key_type`: the coordinator is the leader of
  * partition `partition` of `topic` (partitions and replication factor as
  * configured; the topic is created as Kafka auto-creates it when missing).
@@ -89,6 +91,11 @@ void broker_find_coordinator(BrokerState *state, SimNodeId from,
 void broker_zk_context_done(BrokerState *state, void *context);
 void broker_handle_update_metadata(BrokerState *state, SimNodeId from,
                                    KUpdateMetadataRequest *req);
+
+/* broker_services.c: the interface over this state for the children. */
+BrokerServices *broker_services_new(BrokerState *state);
+void broker_services_free(BrokerServices *services);
+void broker_services_check_invariants(const BrokerState *state);
 
 /* producer_ids.c */
 void producer_ids_handle_request(BrokerState *state, SimNodeId from,
@@ -121,13 +128,5 @@ void txn_coord_free(TxnCoord *coord);
 gboolean txn_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg);
 void txn_coord_peer_disconnected(BrokerState *state, SimNodeId peer);
 void txn_coord_check_invariants(const BrokerState *state);
-
-/* controller.c */
-Controller *controller_new(BrokerState *state);
-void controller_free(Controller *controller);
-void controller_start(Controller *controller);
-void controller_watch_fired(Controller *controller, const char *path);
-gboolean controller_handle_message(Controller *controller, SimNodeId from, SimMsg *msg);
-void controller_peer_disconnected(Controller *controller, SimNodeId peer);
 
 #endif

@@ -35,7 +35,7 @@
  *  3. Everything the controller owns is freed by controller_free; its pending
  *     coordination callbacks find a different generation and do nothing.
  */
-#include "broker_internal.h"
+#include "controller.h"
 
 #include "controller_election.h"
 #include "sim_assert.h"
@@ -61,7 +61,7 @@ typedef struct {
 } Topic;
 
 struct Controller {
-    BrokerState *state;
+    BrokerServices *services;   /* the broker it runs in */
     guint64 generation;
     gint32 epoch;
     gint32 epoch_zk_version;
@@ -94,9 +94,9 @@ typedef struct {
 static void refresh(Controller *c);
 
 static Controller *
-current(BrokerState *state, Ctx *ctx)
+current(BrokerServices *services, Ctx *ctx)
 {
-    Controller *c = state->controller;
+    Controller *c = broker_services_controller(services);
     if (c == NULL || c->generation != ctx->generation)
         return NULL;
     return c;
@@ -105,17 +105,17 @@ current(BrokerState *state, Ctx *ctx)
 static Ctx *
 ctx_new(Controller *c, const char *path)
 {
-    Ctx *ctx = broker_zk_context(c->state, sizeof(Ctx));
+    Ctx *ctx = broker_services_zk_context(c->services, sizeof(Ctx));
     ctx->generation = c->generation;
     ctx->path = g_strdup(path);
     return ctx;
 }
 
 static void
-ctx_done(BrokerState *state, Ctx *ctx)
+ctx_done(BrokerServices *services, Ctx *ctx)
 {
     g_free(ctx->path);
-    broker_zk_context_done(state, ctx);
+    broker_services_zk_context_done(services, ctx);
 }
 
 static gint
@@ -219,9 +219,8 @@ channel_by_id(Controller *c, gint32 broker_id)
 static void
 channel_retry(SimWorld *world, void *ctx, void *arg)
 {
-    Broker *broker = ctx;
     (void)world;
-    Controller *c = broker->state->controller;
+    Controller *c = broker_services_controller(broker_services_from_node_ctx(ctx));
     KSIM_ASSERT(c != NULL);
     Channel *channel = channel_by_id(c, GPOINTER_TO_INT(arg));
     KSIM_ASSERT(channel != NULL);
@@ -233,20 +232,20 @@ channel_retry(SimWorld *world, void *ctx, void *arg)
 static void
 channel_failed(Controller *c, Channel *channel, gboolean close)
 {
-    Broker *broker = c->state->broker;
-    sim_timer_cancel(broker->world, channel->timer);
+    SimWorld *world = broker_services_world(c->services);
+    SimNodeId node = broker_services_node(c->services);
+    sim_timer_cancel(world, channel->timer);
     if (close)
-        sim_net_close(sim_world_net(broker->world), broker->node, channel->node);
-    channel->timer = sim_timer_set(broker->world, broker->node, CHANNEL_BACKOFF_MS * SIM_NS_PER_MS,
-                                   channel_retry, GINT_TO_POINTER(channel->broker_id));
+        sim_net_close(sim_world_net(world), node, channel->node);
+    channel->timer = sim_timer_set(world, node, CHANNEL_BACKOFF_MS * SIM_NS_PER_MS, channel_retry,
+                                   GINT_TO_POINTER(channel->broker_id));
 }
 
 static void
 channel_timeout(SimWorld *world, void *ctx, void *arg)
 {
-    Broker *broker = ctx;
     (void)world;
-    Controller *c = broker->state->controller;
+    Controller *c = broker_services_controller(broker_services_from_node_ctx(ctx));
     KSIM_ASSERT(c != NULL);
     Channel *channel = channel_by_id(c, GPOINTER_TO_INT(arg));
     KSIM_ASSERT(channel != NULL);
@@ -257,16 +256,17 @@ channel_timeout(SimWorld *world, void *ctx, void *arg)
 static void
 channel_send_next(Controller *c, Channel *channel)
 {
-    Broker *broker = c->state->broker;
+    const BrokerConfig *config = broker_services_config(c->services);
     if (channel->in_flight || g_queue_is_empty(&channel->queue))
         return;
     SimMsg *head = g_queue_peek_head(&channel->queue);
     channel->in_flight = TRUE;
     channel->in_flight_correlation = msg_correlation(head);
-    broker_send(c->state, channel->node, msg_copy(head));
-    channel->timer = sim_timer_set(broker->world, broker->node,
-                                   broker->config.controller_socket_timeout_ms * SIM_NS_PER_MS,
-                                   channel_timeout, GINT_TO_POINTER(channel->broker_id));
+    broker_services_send(c->services, channel->node, msg_copy(head));
+    channel->timer =
+        sim_timer_set(broker_services_world(c->services), broker_services_node(c->services),
+                      config->controller_socket_timeout_ms * SIM_NS_PER_MS, channel_timeout,
+                      GINT_TO_POINTER(channel->broker_id));
 }
 
 static void
@@ -288,7 +288,7 @@ controller_handle_message(Controller *c, SimNodeId from, SimMsg *msg)
         if (channel->node != from || !channel->in_flight ||
             channel->in_flight_correlation != response->correlation_id)
             continue;
-        sim_timer_cancel(c->state->broker->world, channel->timer);
+        sim_timer_cancel(broker_services_world(c->services), channel->timer);
         channel->in_flight = FALSE;
         sim_msg_free(g_queue_pop_head(&channel->queue));
         channel_send_next(c, channel);
@@ -316,7 +316,7 @@ channel_remove(Controller *c, gint32 broker_id)
         Channel *channel = g_ptr_array_index(c->channels, i);
         if (channel->broker_id != broker_id)
             continue;
-        sim_timer_cancel(c->state->broker->world, channel->timer);
+        sim_timer_cancel(broker_services_world(c->services), channel->timer);
         g_ptr_array_remove_index(c->channels, i);
         return;
     }
@@ -355,8 +355,8 @@ send_leader_and_isr(Controller *c, gint32 broker_id, const GArray *states)
     if (node == SIM_NODE_NONE || states->len == 0)
         return;
     KLeaderAndIsrRequest *request = kproto_new(KMSG_LEADER_AND_ISR_REQUEST);
-    request->correlation_id = c->state->correlation_next++;
-    request->controller_id = c->state->broker->config.broker_id;
+    request->correlation_id = broker_services_next_correlation(c->services);
+    request->controller_id = broker_services_broker_id(c->services);
     request->controller_epoch = c->epoch;
     g_array_append_vals(request->partitions, states->data, states->len);
     g_array_append_vals(request->live_leaders, c->live->data, c->live->len);
@@ -380,8 +380,8 @@ send_update_metadata(Controller *c)
     for (guint i = 0; i < c->live->len; i++) {
         const KBrokerEndpoint *e = &g_array_index(c->live, KBrokerEndpoint, i);
         KUpdateMetadataRequest *request = kproto_new(KMSG_UPDATE_METADATA_REQUEST);
-        request->correlation_id = c->state->correlation_next++;
-        request->controller_id = c->state->broker->config.broker_id;
+        request->correlation_id = broker_services_next_correlation(c->services);
+        request->controller_id = broker_services_broker_id(c->services);
         request->controller_epoch = c->epoch;
         g_array_append_vals(request->partitions, all->data, all->len);
         g_array_append_vals(request->live_brokers, c->live->data, c->live->len);
@@ -437,7 +437,7 @@ static gboolean
 decide(Controller *c, const GArray *replicas, const KPartitionState *old, KPartitionState *next,
        gboolean *unclean)
 {
-    const TopicConfig *config = broker_topic_config(c->state->broker, next->tp.topic);
+    const TopicConfig *config = broker_services_topic_config(c->services, next->tp.topic);
     ControllerElectionInput input = {0};
     input.assignment = (const gint32 *)(const void *)replicas->data;
     input.n_assignment = replicas->len;
@@ -485,9 +485,9 @@ announce_written(Controller *c)
 static void
 state_written(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         KSIM_ASSERT(c->writes_pending > 0);
         c->writes_pending--;
@@ -503,7 +503,7 @@ state_written(void *owner, const ZkResult *result, void *arg)
         }
         announce_written(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
@@ -520,15 +520,19 @@ write_state(Controller *c, const KPartitionState *next, gboolean create)
         /* Kafka's controller creates the parents of a new state znode. */
         g_autofree char *partitions = g_strdup_printf("/brokers/topics/%s/partitions", next->tp.topic);
         g_autofree char *partition = g_strdup_printf("%s/%d", partitions, next->tp.partition);
-        zk_client_create(c->state->zk, partitions, "", 0, 0, notification_deleted, NULL);
-        zk_client_create(c->state->zk, partition, "", 0, 0, notification_deleted, NULL);
+        zk_client_create(broker_services_zk(c->services), partitions, "", 0, 0,
+                         notification_deleted, NULL);
+        zk_client_create(broker_services_zk(c->services), partition, "", 0, 0, notification_deleted,
+                         NULL);
     }
     if (create)
-        zk_client_create_checked(c->state->zk, "/controller_epoch", c->epoch_zk_version, path,
-                                    data->str, data->len, 0, state_written, ctx);
+        zk_client_create_checked(broker_services_zk(c->services), "/controller_epoch",
+                                 c->epoch_zk_version, path, data->str, data->len, 0, state_written,
+                                 ctx);
     else
-        zk_client_set_checked(c->state->zk, "/controller_epoch", c->epoch_zk_version, path,
-                                 data->str, data->len, next->zk_version, state_written, ctx);
+        zk_client_set_checked(broker_services_zk(c->services), "/controller_epoch",
+                              c->epoch_zk_version, path, data->str, data->len, next->zk_version,
+                              state_written, ctx);
     g_string_free(data, TRUE);
 }
 
@@ -536,23 +540,23 @@ static void
 record_election(Controller *c, const KPartitionState *old, const KPartitionState *next,
                 gboolean unclean)
 {
-    Broker *broker = c->state->broker;
     HistoryEvent fields = {0};
     fields.leader_epoch = next->leader_epoch;
     fields.isr_mask = broker_isr_mask(next->isr, next->n_isr);
     if (next->leader == KAFKA_NO_LEADER) {
-        broker_record_event(broker, HISTORY_EVENT_OFFLINE, &next->tp, &fields,
-                            "controller %d: %s-%d has no eligible leader and went offline",
-                            broker->config.broker_id, next->tp.topic, next->tp.partition);
+        broker_services_record_event(c->services, HISTORY_EVENT_OFFLINE, &next->tp, &fields,
+                                     "controller %d: %s-%d has no eligible leader and went offline",
+                                     broker_services_broker_id(c->services), next->tp.topic,
+                                     next->tp.partition);
         return;
     }
     if (old != NULL && old->leader == next->leader)
         return;
-    broker_record_event(broker, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
-                        "controller %d elected broker %d leader of %s-%d in epoch %d%s",
-                        broker->config.broker_id, next->leader, next->tp.topic,
-                        next->tp.partition, next->leader_epoch,
-                        unclean ? " (unclean: it was not in the ISR)" : "");
+    broker_services_record_event(c->services, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
+                                 "controller %d elected broker %d leader of %s-%d in epoch %d%s",
+                                 broker_services_broker_id(c->services), next->leader,
+                                 next->tp.topic, next->tp.partition, next->leader_epoch,
+                                 unclean ? " (unclean: it was not in the ISR)" : "");
 }
 
 static void
@@ -651,9 +655,9 @@ endpoint_compare(gconstpointer a, gconstpointer b)
 static void
 broker_data_read(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         if (result->error == ZK_OK) {
             g_autofree char *text = g_strndup((const char *)result->data, result->len);
@@ -663,34 +667,34 @@ broker_data_read(void *owner, const ZkResult *result, void *arg)
         }
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
 brokers_listed(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         for (guint i = 0; result->error == ZK_OK && result->children[i] != NULL; i++) {
             g_autofree char *path = g_strdup_printf("/brokers/ids/%s", result->children[i]);
             Ctx *child = ctx_new(c, path);
             child->extra = (gint32)g_ascii_strtoll(result->children[i], NULL, 10);
             read_started(c);
-            zk_client_get(state->zk, path, FALSE, broker_data_read, child);
+            zk_client_get(broker_services_zk(services), path, FALSE, broker_data_read, child);
         }
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
 partition_state_read(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         KPartitionState ps = ctx->proposed;
         if (result->error == ZK_OK &&
@@ -701,7 +705,7 @@ partition_state_read(void *owner, const ZkResult *result, void *arg)
         }
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 /* Parses a topic's assignment "0:1,2,3|1:2,3,1" into per-partition arrays. */
@@ -727,9 +731,9 @@ parse_assignment(const char *data, gsize len)
 static void
 topic_read(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         if (result->error == ZK_OK) {
             Topic *topic = g_new0(Topic, 1);
@@ -743,45 +747,46 @@ topic_read(void *owner, const ZkResult *result, void *arg)
                 state_set_replicas(&child->proposed,
                                    g_array_index(topic->assignment, GArray *, p));
                 read_started(c);
-                zk_client_get(state->zk, path, FALSE, partition_state_read, child);
+                zk_client_get(broker_services_zk(services), path, FALSE, partition_state_read,
+                              child);
             }
         }
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
 topics_listed(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         for (guint i = 0; result->error == ZK_OK && result->children[i] != NULL; i++) {
             g_autofree char *path = g_strdup_printf("/brokers/topics/%s", result->children[i]);
             read_started(c);
             /* A data watch on the topic catches added partitions. */
-            zk_client_get(state->zk, path, TRUE, topic_read, ctx_new(c, path));
+            zk_client_get(broker_services_zk(services), path, TRUE, topic_read, ctx_new(c, path));
         }
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
 notifications_listed(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         for (guint i = 0; result->error == ZK_OK && result->children[i] != NULL; i++)
             g_ptr_array_add(c->notifications,
                             g_strdup_printf("/isr_change_notification/%s", result->children[i]));
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static gint
@@ -818,8 +823,8 @@ read_done(Controller *c)
     reconcile(c, previous_live);
     g_array_unref(previous_live);
     for (guint i = 0; i < c->notifications->len; i++)
-        zk_client_delete(c->state->zk, g_ptr_array_index(c->notifications, i), -1,
-                            notification_deleted, NULL);
+        zk_client_delete(broker_services_zk(c->services), g_ptr_array_index(c->notifications, i),
+                         -1, notification_deleted, NULL);
     g_ptr_array_set_size(c->notifications, 0);
     c->refreshing = FALSE;
     if (c->refresh_again) {
@@ -840,14 +845,12 @@ refresh(Controller *c)
     c->next_live = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
     c->next_topics = g_ptr_array_new_with_free_func(topic_free);
     c->next_states = states_new();
-    BrokerState *state = c->state;
+    ZkClient *zk = broker_services_zk(c->services);
     c->reads_pending = 3;
-    zk_client_children(state->zk, "/brokers/ids", TRUE, brokers_listed,
-                          ctx_new(c, "/brokers/ids"));
-    zk_client_children(state->zk, "/brokers/topics", TRUE, topics_listed,
-                          ctx_new(c, "/brokers/topics"));
-    zk_client_children(state->zk, "/isr_change_notification", TRUE, notifications_listed,
-                          ctx_new(c, "/isr_change_notification"));
+    zk_client_children(zk, "/brokers/ids", TRUE, brokers_listed, ctx_new(c, "/brokers/ids"));
+    zk_client_children(zk, "/brokers/topics", TRUE, topics_listed, ctx_new(c, "/brokers/topics"));
+    zk_client_children(zk, "/isr_change_notification", TRUE, notifications_listed,
+                       ctx_new(c, "/isr_change_notification"));
 }
 
 void
@@ -890,7 +893,7 @@ rebalance_broker(Controller *c, gint32 preferred, GArray *moves)
                 g_array_append_val(eligible, next);
         }
     }
-    gint32 percentage = c->state->broker->config.leader_imbalance_per_broker_percentage;
+    gint32 percentage = broker_services_config(c->services)->leader_imbalance_per_broker_percentage;
     if (preferred_for == 0 || (guint64)not_led * 100 <= (guint64)preferred_for * (guint64)percentage)
         return;
     g_array_append_vals(moves, eligible->data, eligible->len);
@@ -913,15 +916,15 @@ rebalance_fire(SimWorld *world, void *ctx, void *arg)
     for (guint i = 0; i < moves->len; i++) {
         const KPartitionState *next = &g_array_index(moves, KPartitionState, i);
         const KPartitionState *old = g_tree_lookup(c->states, &next->tp);
-        Broker *broker = c->state->broker;
         HistoryEvent fields = {0};
         fields.leader_epoch = next->leader_epoch;
         fields.isr_mask = broker_isr_mask(next->isr, next->n_isr);
-        broker_record_event(broker, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
-                            "controller %d moved the leadership of %s-%d back to its preferred "
-                            "replica %d (from %d) in epoch %d",
-                            broker->config.broker_id, next->tp.topic, next->tp.partition,
-                            next->leader, old->leader, next->leader_epoch);
+        broker_services_record_event(
+            c->services, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
+            "controller %d moved the leadership of %s-%d back to its preferred "
+            "replica %d (from %d) in epoch %d",
+            broker_services_broker_id(c->services), next->tp.topic, next->tp.partition,
+            next->leader, old->leader, next->leader_epoch);
         write_state(c, next, FALSE);
     }
 }
@@ -929,12 +932,12 @@ rebalance_fire(SimWorld *world, void *ctx, void *arg)
 static void
 rebalance_schedule(Controller *c)
 {
-    const BrokerConfig *config = &c->state->broker->config;
+    const BrokerConfig *config = broker_services_config(c->services);
     if (!config->auto_leader_rebalance_enable)
         return;
-    c->rebalance_timer =
-        sim_timer_set(c->state->broker->world, c->state->broker->node,
-                      config->leader_imbalance_check_interval_ms * SIM_NS_PER_MS, rebalance_fire, c);
+    c->rebalance_timer = sim_timer_set(
+        broker_services_world(c->services), broker_services_node(c->services),
+        config->leader_imbalance_check_interval_ms * SIM_NS_PER_MS, rebalance_fire, c);
 }
 
 /* ---- claiming the epoch ---- */
@@ -942,57 +945,57 @@ rebalance_schedule(Controller *c)
 static void
 epoch_claimed(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         if (result->error == ZK_OK) {
             c->epoch = ctx->extra;
             c->epoch_zk_version = result->version;
-            state->controller_epoch = MAX(state->controller_epoch, c->epoch);
-            state->controller_id = state->broker->config.broker_id;
-            broker_record_event(state->broker, HISTORY_EVENT_CONTROLLER, NULL, NULL,
-                                "broker %d became controller with epoch %d",
-                                state->broker->config.broker_id, c->epoch);
+            broker_services_controller_claimed(services, c->epoch);
+            broker_services_record_event(services, HISTORY_EVENT_CONTROLLER, NULL, NULL,
+                                         "broker %d became controller with epoch %d",
+                                         broker_services_broker_id(services), c->epoch);
             refresh(c);
             rebalance_schedule(c);
         } else {
             /* Another controller won the race for the epoch. */
-            state->controller = NULL;
+            broker_services_controller_lost(services);
             controller_free(c);
         }
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
 epoch_read(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         Ctx *claim = ctx_new(c, "/controller_epoch");
         if (result->error == ZK_NO_NODE) {
             claim->extra = 1;
-            zk_client_create(state->zk, "/controller_epoch", "1", 1, 0, epoch_claimed, claim);
+            zk_client_create(broker_services_zk(services), "/controller_epoch", "1", 1, 0,
+                             epoch_claimed, claim);
         } else {
             g_autofree char *text = g_strndup((const char *)result->data, result->len);
             claim->extra = (gint32)g_ascii_strtoll(text, NULL, 10) + 1;
             g_autofree char *data = g_strdup_printf("%d", claim->extra);
-            zk_client_set(state->zk, "/controller_epoch", data, strlen(data), result->version,
-                             epoch_claimed, claim);
+            zk_client_set(broker_services_zk(services), "/controller_epoch", data, strlen(data),
+                          result->version, epoch_claimed, claim);
         }
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 Controller *
-controller_new(BrokerState *state)
+controller_new(BrokerServices *services)
 {
     Controller *c = g_new0(Controller, 1);
-    c->state = state;
-    c->generation = ++state->controller_generation;
+    c->services = services;
+    c->generation = broker_services_controller_generation_next(services);
     c->epoch = -1;
     c->epoch_zk_version = -1;
     c->live = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
@@ -1008,8 +1011,8 @@ controller_new(BrokerState *state)
 void
 controller_start(Controller *c)
 {
-    zk_client_get(c->state->zk, "/controller_epoch", FALSE, epoch_read,
-                     ctx_new(c, "/controller_epoch"));
+    zk_client_get(broker_services_zk(c->services), "/controller_epoch", FALSE, epoch_read,
+                  ctx_new(c, "/controller_epoch"));
 }
 
 void
@@ -1017,7 +1020,7 @@ controller_free(Controller *c)
 {
     if (c == NULL)
         return;
-    SimWorld *world = c->state->broker->world;
+    SimWorld *world = broker_services_world(c->services);
     sim_timer_cancel(world, c->rebalance_timer);
     for (guint i = 0; i < c->channels->len; i++)
         sim_timer_cancel(world, ((Channel *)g_ptr_array_index(c->channels, i))->timer);
