@@ -260,7 +260,7 @@ state_free(BrokerState *state)
     txn_coord_free(state->txns);
     replica_markers_state_free(state);
     replica_state_free(state);
-    producer_ids_state_free(state);
+    producer_ids_free(state->producer_ids);
     zk_client_free(state->zk);
     g_tree_destroy(state->metadata);
     g_array_free(state->live_brokers, TRUE);
@@ -428,7 +428,7 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         handle_metadata(state, from, (KMetadataRequest *)msg);
         break;
     case KMSG_INIT_PRODUCER_ID_REQUEST:
-        producer_ids_handle_request(state, from, (KInitProducerIdMessage *)msg);
+        producer_ids_handle_request(state->producer_ids, from, (KInitProducerIdMessage *)msg);
         break;
     default:
         /* Late responses to a controller this broker no longer is. */
@@ -610,7 +610,7 @@ broker_start(Broker *broker)
     replica_state_init(state);
     state->zk_pending = g_ptr_array_new_with_free_func(g_free);
     state->correlation_next = 1;
-    g_queue_init(&state->pid_waiters);
+    state->producer_ids = producer_ids_new(state->services);
     broker->state = state;
     state->groups = group_coord_new(state);
     state->txns = txn_coord_new(state);
@@ -787,7 +787,14 @@ broker_check_invariants(const Broker *broker)
 {
     if (broker->state == NULL)
         return;
+    BrokerState *state = broker->state;
+    SimNodeState node_state = sim_node_state(broker->world, broker->node);
+    KSIM_ASSERT(node_state == SIM_NODE_UP || node_state == SIM_NODE_PAUSED);
+    KSIM_ASSERT(state->broker == broker);
+    if (state->controller != NULL)
+        controller_check_invariants(state->controller);
     broker_services_check_invariants(broker->state);
+    producer_ids_check_invariants(broker->state->producer_ids);
     replica_check_invariants(broker->state);
     group_coord_check_invariants(broker->state);
     txn_coord_check_invariants(broker->state);

@@ -2,10 +2,10 @@
  * broker_internal: the broker's private state, shared by broker.c (process,
  * registration, request dispatch), broker_services.c (the narrow interface
  * the broker's children see instead: broker_services.h), the replica manager
- * (replica*.c, whose interface is replica.h), producer_ids.c and the
- * coordinators (group_coord.c, txn_coord.c, coord_partition.c). The
- * controller sees only broker_services.h. Nothing outside the broker's folder
- * includes it.
+ * (replica*.c, whose interface is replica.h) and the group and transaction
+ * coordinators (group_coord.c, txn_coord.c). The controller, producer ids and
+ * the coordinators' partitions (coord_partition.c) see only
+ * broker_services.h. Nothing outside the broker's folder includes it.
  */
 #ifndef BROKER_INTERNAL_H
 #define BROKER_INTERNAL_H
@@ -13,6 +13,7 @@
 #include "broker.h"
 #include "broker_services.h"
 #include "controller.h"
+#include "producer_ids.h"
 #include "replica.h"
 #include "zk_client.h"
 
@@ -53,12 +54,8 @@ typedef struct BrokerState {
     guint n_leadership_listeners;
     ReplicaMarkerListener marker_listeners[REPLICA_LISTENERS_MAX];
     guint n_marker_listeners;
-    /* Producer ids (Kafka's ZK ProducerIdManager): a block claimed from
-     * /latest_producer_id_block, handed out one by one. */
-    gint64 pid_next;
-    gint64 pid_block_end;             /* exclusive; pid_next == end: none left */
-    gboolean pid_block_in_flight;
-    GQueue pid_waiters;               /* PidWaiter* */
+    /* Producer ids (Kafka's ZK ProducerIdManager, producer_ids.h). */
+    ProducerIds *producer_ids;
 } BrokerState;
 
 struct Broker {
@@ -96,17 +93,6 @@ void broker_handle_update_metadata(BrokerState *state, SimNodeId from,
 BrokerServices *broker_services_new(BrokerState *state);
 void broker_services_free(BrokerServices *services);
 void broker_services_check_invariants(const BrokerState *state);
-
-/* producer_ids.c */
-void producer_ids_handle_request(BrokerState *state, SimNodeId from,
-                                 KInitProducerIdMessage *request);
-/* A fresh producer id for this broker's own use (the transaction
- * coordinator's): `done_cb` gets it (epoch 0), or an error; it may run before
- * this returns, and never after a crash. */
-typedef void (*ProducerIdsCb)(BrokerState *state, KafkaError error, gint64 producer_id,
-                              guint64 done_id);
-void producer_ids_allocate(BrokerState *state, ProducerIdsCb done_cb, guint64 done_id);
-void producer_ids_state_free(BrokerState *state);
 
 /* group_coord.c: the group coordinator, told of requests; it registers
  * with the replica manager to hear of the __consumer_offsets partitions this

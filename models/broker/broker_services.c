@@ -12,6 +12,7 @@
 #include "sim_net.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 struct BrokerServices {
     BrokerState *state;
@@ -127,6 +128,25 @@ void
 broker_services_zk_context_done(BrokerServices *services, void *context)
 {
     broker_zk_context_done(services->state, context);
+}
+
+Plog *
+broker_services_led_log(const BrokerServices *services, const KTopicPartition *tp)
+{
+    const Partition *p = replica_get(services->state, tp);
+    return p != NULL && p->is_leader ? p->log : NULL;
+}
+
+guint
+broker_services_led_count(const BrokerServices *services, const char *topic)
+{
+    const GPtrArray *partitions = services->state->partitions_sorted;
+    guint n = 0;
+    for (guint i = 0; i < partitions->len; i++) {
+        const Partition *p = g_ptr_array_index(partitions, i);
+        n += p->is_leader && strcmp(p->tp.topic, topic) == 0;
+    }
+    return n;
 }
 
 Controller *

@@ -53,6 +53,11 @@ ZkClient *broker_services_zk(BrokerServices *services);
 void *broker_services_zk_context(BrokerServices *services, gsize size);
 void broker_services_zk_context_done(BrokerServices *services, void *context);
 
+/* The log of `tp` when this broker leads it, or NULL. (transfer none) */
+Plog *broker_services_led_log(const BrokerServices *services, const KTopicPartition *tp);
+/* How many partitions of `topic` this broker leads. */
+guint broker_services_led_count(const BrokerServices *services, const char *topic);
+
 /* The controller this broker runs, or NULL. (transfer none) */
 Controller *broker_services_controller(const BrokerServices *services);
 /* Counts the controllers this process started: the new one's generation. */

@@ -27,13 +27,23 @@
  * not is above leader.imbalance.per.broker.percentage gets those partitions
  * back where it is live and in the ISR: a new leader epoch, the same ISR.
  *
- * Invariants:
+ * Invariants (controller_check_invariants):
  *  1. While `epoch_zk_version` is -1 the controller has not claimed its epoch
- *     and sends nothing.
+ *     and sends nothing: it has no channel and no state write pending.
  *  2. Requests to one broker go out one at a time, in order, and are resent
- *     after a failure until answered (Kafka's ControllerChannelManager).
- *  3. Everything the controller owns is freed by controller_free; its pending
- *     coordination callbacks find a different generation and do nothing.
+ *     after a failure until answered (Kafka's ControllerChannelManager): a
+ *     channel with a request in flight has it at the head of its queue and a
+ *     timeout or retry timer pending; one without has an empty queue. There
+ *     is one channel per broker.
+ *
+ * Everything the controller owns is freed by controller_free; its pending
+ * coordination callbacks then find a different generation (or no
+ * controller) and do nothing (current).
+ *
+ * Transitions: CLAIMING (controller_start reads /controller_epoch) --epoch
+ * written--> ACTIVE (epoch_claimed: a refresh pass, the rebalance timer);
+ * CLAIMING --another won the epoch--> freed (epoch_claimed). ACTIVE: each
+ * watch starts a refresh pass (refresh), or marks one to follow the current.
  */
 #include "controller.h"
 
@@ -1032,4 +1042,26 @@ controller_free(Controller *c)
     g_ptr_array_free(c->notifications, TRUE);
     g_array_free(c->written, TRUE);
     g_free(c);
+}
+
+void
+controller_check_invariants(const Controller *c)
+{
+    SimWorld *world = broker_services_world(c->services);
+    if (c->epoch_zk_version < 0) {
+        KSIM_ASSERT(c->channels->len == 0);
+        KSIM_ASSERT(c->writes_pending == 0);
+    }
+    for (guint i = 0; i < c->channels->len; i++) {
+        const Channel *channel = g_ptr_array_index(c->channels, i);
+        for (guint k = 0; k < i; k++)
+            KSIM_ASSERT(((const Channel *)g_ptr_array_index(c->channels, k))->broker_id !=
+                        channel->broker_id);
+        if (channel->in_flight) {
+            KSIM_ASSERT(!g_queue_is_empty((GQueue *)&channel->queue));
+            KSIM_ASSERT(sim_timer_pending(world, channel->timer));
+        } else {
+            KSIM_ASSERT(g_queue_is_empty((GQueue *)&channel->queue));
+        }
+    }
 }

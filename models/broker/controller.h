@@ -19,5 +19,6 @@ void controller_watch_fired(Controller *controller, const char *path);
 /* TRUE when `msg` was a response to this controller; it is then freed. */
 gboolean controller_handle_message(Controller *controller, SimNodeId from, SimMsg *msg);
 void controller_peer_disconnected(Controller *controller, SimNodeId peer);
+void controller_check_invariants(const Controller *controller);
 
 #endif

@@ -1173,10 +1173,10 @@ load_batch(const PlogBatch *batch, gint64 asked, void *user_data)
 
 /* Reads the partition's log into its cache, latest record per key winning. */
 static void
-load_offsets(BrokerState *state, CoordPartition *partition, Plog *log)
+load_offsets(void *user_data, CoordPartition *partition, Plog *log)
 {
     OffsetsPartition *op = (OffsetsPartition *)partition;
-    (void)state;
+    (void)user_data;
     op->offsets = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     op->txn_pending = g_array_new(FALSE, FALSE, sizeof(TxnPendingOffset));
     coord_partition_read_log(log, load_batch, op);
@@ -1188,14 +1188,14 @@ partition_elected(void *user_data, const Partition *p)
     BrokerState *state = ((GroupCoord *)user_data)->state;
     if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
-    coord_partition_elected(state->groups->partitions, sizeof(OffsetsPartition), state,
-                            GROUP_OFFSETS_TOPIC, p, load_offsets);
+    coord_partition_elected(state->groups->partitions, sizeof(OffsetsPartition), state->services,
+                            GROUP_OFFSETS_TOPIC, p, load_offsets, state->groups);
 }
 
 static void
 offsets_partition_free(GroupCoord *coord, OffsetsPartition *op)
 {
-    coord_partition_stop(coord->state, &op->base);
+    coord_partition_stop(coord->state->services, &op->base);
     if (op->offsets != NULL)
         g_hash_table_destroy(op->offsets);
     if (op->txn_pending != NULL)
@@ -1370,7 +1370,7 @@ void
 group_coord_check_invariants(const BrokerState *state)
 {
     const GroupCoord *coord = state->groups;
-    coord_partitions_check(state, coord->partitions, GROUP_OFFSETS_TOPIC);
+    coord_partitions_check(state->services, coord->partitions, GROUP_OFFSETS_TOPIC);
     for (guint i = 0; i < coord->partitions->len; i++) {
         const OffsetsPartition *op = g_ptr_array_index(coord->partitions, i);
         KSIM_ASSERT((op->offsets != NULL) == op->base.loaded);
