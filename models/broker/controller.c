@@ -92,11 +92,16 @@ struct Controller {
     SimTimerId rebalance_timer; /* the next preferred-leader check */
 };
 
+/* The longest znode path a context names: a partition's state znode,
+ * /brokers/topics/<topic>/partitions/<partition>/state. */
+#define CTX_PATH_MAX (KAFKA_TOPIC_NAME_MAX + 64)
+
 /* Coordination callbacks carry this context so a callback that arrives after
- * the controller resigned (another generation) does nothing. */
+ * the controller resigned (another generation) does nothing. The path is held
+ * inline: a crash frees the broker's pending contexts with g_free alone. */
 typedef struct {
     guint64 generation;
-    char *path;
+    char path[CTX_PATH_MAX + 1];
     gint32 extra;
     KPartitionState proposed;
 } Ctx;
@@ -117,14 +122,14 @@ ctx_new(Controller *c, const char *path)
 {
     Ctx *ctx = broker_services_zk_context(c->services, sizeof(Ctx));
     ctx->generation = c->generation;
-    ctx->path = g_strdup(path);
+    gsize length = g_strlcpy(ctx->path, path, sizeof ctx->path);
+    KSIM_ASSERT(length <= CTX_PATH_MAX);
     return ctx;
 }
 
 static void
 ctx_done(BrokerServices *services, Ctx *ctx)
 {
-    g_free(ctx->path);
     broker_services_zk_context_done(services, ctx);
 }
 
