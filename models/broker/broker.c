@@ -1,8 +1,9 @@
 /*
  * broker: the broker process — start and crash, registration with the
  * coordination node, controller election, request dispatch, controller
- * requests (LeaderAndIsr, UpdateMetadata), metadata answers and the HW
- * checkpoint. Replication lives in replica.c, the controller in controller.c.
+ * requests (LeaderAndIsr, UpdateMetadata) and metadata answers. Replication
+ * lives in the replica manager (replica.h, replica*.c; the HW checkpoint
+ * beside the HW in replica_hw.c), the controller in controller.c.
  *
  * Invariants:
  *  1. `state` is non-NULL exactly while the broker's node is UP or PAUSED.
@@ -35,7 +36,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define HW_CHECKPOINT_TMP "replication-offset-checkpoint.tmp"
 #define REGISTRATION_RETRY_MS 1000
 
 static void broker_start(Broker *broker);
@@ -217,11 +217,12 @@ state_free(BrokerState *state)
     txn_coord_free(state->txns);
     replica_markers_state_free(state);
     replica_state_free(state);
-    producer_ids_state_free(state);
+    producer_ids_free(state->producer_ids);
     zk_client_free(state->zk);
     g_tree_destroy(state->metadata);
     g_array_free(state->live_brokers, TRUE);
     g_ptr_array_free(state->zk_pending, TRUE);
+    broker_services_free(state->services);
     g_free(state);
 }
 
@@ -384,7 +385,7 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         handle_metadata(state, from, (KMetadataRequest *)msg);
         break;
     case KMSG_INIT_PRODUCER_ID_REQUEST:
-        producer_ids_handle_request(state, from, (KInitProducerIdMessage *)msg);
+        producer_ids_handle_request(state->producer_ids, from, (KInitProducerIdMessage *)msg);
         break;
     default:
         /* Late responses to a controller this broker no longer is. */
@@ -414,84 +415,6 @@ static const SimNodeOps BROKER_OPS = {
     .crash = broker_crash,
     .restart = broker_restart,
 };
-
-/* ---- HW checkpoint ---- */
-
-static void
-checkpoint_renamed(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
-{
-    Broker *broker = ctx;
-    (void)world;
-    (void)arg;
-    KSIM_ASSERT(broker->state != NULL);
-    broker->state->checkpoint_in_flight = FALSE;
-    if (status == SIM_DISK_OK)
-        sim_disk_rename(sim_node_disk(broker->world, broker->node), HW_CHECKPOINT_TMP,
-                        HW_CHECKPOINT_FILE);
-}
-
-/* Kafka writes the checkpoint to a temporary file, fsyncs it and renames it
- * over the old one, so a crash leaves the old or the new file, never half. */
-static void
-checkpoint_write(BrokerState *state)
-{
-    Broker *broker = state->broker;
-    if (state->checkpoint_in_flight)
-        return;
-    GString *text = g_string_new("0\n");
-    g_string_append_printf(text, "%u\n", state->partitions_sorted->len);
-    for (guint i = 0; i < state->partitions_sorted->len; i++) {
-        const Partition *p = g_ptr_array_index(state->partitions_sorted, i);
-        g_string_append_printf(text, "%s %d %" G_GINT64_FORMAT "\n", p->tp.topic,
-                               p->tp.partition, p->hw);
-    }
-    SimDisk *disk = sim_node_disk(broker->world, broker->node);
-    sim_disk_delete(disk, HW_CHECKPOINT_TMP);
-    sim_disk_create(disk, HW_CHECKPOINT_TMP);
-    if (sim_disk_append(disk, HW_CHECKPOINT_TMP, text->str, text->len) == SIM_DISK_OK) {
-        state->checkpoint_in_flight = TRUE;
-        sim_disk_fsync(disk, HW_CHECKPOINT_TMP, checkpoint_renamed, NULL);
-    }
-    g_string_free(text, TRUE);
-}
-
-static void
-checkpoint_timer(SimWorld *world, void *ctx, void *arg)
-{
-    Broker *broker = ctx;
-    (void)arg;
-    BrokerState *state = broker->state;
-    checkpoint_write(state);
-    state->hw_checkpoint_timer =
-        sim_timer_set(world, broker->node,
-                      broker->config.replica_high_watermark_checkpoint_interval_ms * SIM_NS_PER_MS,
-                      checkpoint_timer, NULL);
-}
-
-static void
-isr_expiration_timer(SimWorld *world, void *ctx, void *arg)
-{
-    Broker *broker = ctx;
-    (void)arg;
-    replica_isr_expiration(broker->state);
-    /* Kafka checks every replica.lag.time.max.ms / 2. */
-    broker->state->isr_expiration_timer =
-        sim_timer_set(world, broker->node,
-                      broker->config.replica_lag_time_max_ms * SIM_NS_PER_MS / 2,
-                      isr_expiration_timer, NULL);
-}
-
-static void
-retention_timer(SimWorld *world, void *ctx, void *arg)
-{
-    Broker *broker = ctx;
-    (void)arg;
-    replica_apply_retention(broker->state);
-    broker->state->retention_timer =
-        sim_timer_set(world, broker->node,
-                      broker->config.log_retention_check_interval_ms * SIM_NS_PER_MS,
-                      retention_timer, NULL);
-}
 
 /* ---- registration and controller election ---- */
 
@@ -562,7 +485,7 @@ controller_created_cb(void *owner, const ZkResult *result, void *arg)
     (void)arg;
     if (result->error == ZK_OK) {
         if (state->controller == NULL) {
-            state->controller = controller_new(state);
+            state->controller = controller_new(state->services);
             controller_start(state->controller);
         }
         return;
@@ -636,17 +559,15 @@ broker_start(Broker *broker)
 {
     BrokerState *state = g_new0(BrokerState, 1);
     state->broker = broker;
+    state->services = broker_services_new(state);
     state->controller_id = -1;
     state->controller_epoch = -1;
     state->metadata = g_tree_new_full(ktp_tree_compare, NULL, NULL, g_free);
     state->live_brokers = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
-    state->partitions = g_hash_table_new(ktp_hash, ktp_hash_equal);
-    state->partitions_sorted = g_ptr_array_new();
-    state->fetchers = g_ptr_array_new_with_free_func(replica_fetcher_free);
-    state->delayed_fetches = g_ptr_array_new();
+    replica_state_init(state);
     state->zk_pending = g_ptr_array_new_with_free_func(g_free);
     state->correlation_next = 1;
-    g_queue_init(&state->pid_waiters);
+    state->producer_ids = producer_ids_new(state->services);
     broker->state = state;
     state->groups = group_coord_new(state);
     state->txns = txn_coord_new(state);
@@ -657,18 +578,11 @@ broker_start(Broker *broker)
     state->zk = zk_client_new(broker->world, broker->node, broker->zk_node,
                                  broker->config.zookeeper_session_timeout_ms * SIM_NS_PER_MS,
                                  &ZK_CALLBACKS, state);
-    state->hw_checkpoint_timer = sim_timer_set(
-        broker->world, broker->node,
-        broker->config.replica_high_watermark_checkpoint_interval_ms * SIM_NS_PER_MS,
-        checkpoint_timer, NULL);
-    state->isr_expiration_timer =
-        sim_timer_set(broker->world, broker->node,
-                      broker->config.replica_lag_time_max_ms * SIM_NS_PER_MS / 2,
-                      isr_expiration_timer, NULL);
-    state->retention_timer =
-        sim_timer_set(broker->world, broker->node,
-                      broker->config.log_retention_check_interval_ms * SIM_NS_PER_MS,
-                      retention_timer, NULL);
+    /* The replica manager's timers; the order they are set in reaches the
+     * event queue, so it stays: the HW checkpoint, ISR expiration, retention. */
+    replica_hw_checkpoint_start(state);
+    replica_isr_start(state);
+    replica_retention_start(state);
 }
 
 Broker *
@@ -830,8 +744,14 @@ broker_check_invariants(const Broker *broker)
 {
     if (broker->state == NULL)
         return;
-    KSIM_ASSERT(g_hash_table_size(broker->state->partitions) ==
-                broker->state->partitions_sorted->len);
+    BrokerState *state = broker->state;
+    SimNodeState node_state = sim_node_state(broker->world, broker->node);
+    KSIM_ASSERT(node_state == SIM_NODE_UP || node_state == SIM_NODE_PAUSED);
+    KSIM_ASSERT(state->broker == broker);
+    if (state->controller != NULL)
+        controller_check_invariants(state->controller);
+    broker_services_check_invariants(broker->state);
+    producer_ids_check_invariants(broker->state->producer_ids);
     replica_check_invariants(broker->state);
     group_coord_check_invariants(broker->state);
     txn_coord_check_invariants(broker->state);

@@ -27,16 +27,27 @@
  * not is above leader.imbalance.per.broker.percentage gets those partitions
  * back where it is live and in the ISR: a new leader epoch, the same ISR.
  *
- * Invariants:
+ * Invariants (controller_check_invariants):
  *  1. While `epoch_zk_version` is -1 the controller has not claimed its epoch
- *     and sends nothing.
+ *     and sends nothing: it has no channel and no state write pending.
  *  2. Requests to one broker go out one at a time, in order, and are resent
- *     after a failure until answered (Kafka's ControllerChannelManager).
- *  3. Everything the controller owns is freed by controller_free; its pending
- *     coordination callbacks find a different generation and do nothing.
+ *     after a failure until answered (Kafka's ControllerChannelManager): a
+ *     channel with a request in flight has it at the head of its queue and a
+ *     timeout or retry timer pending; one without has an empty queue. There
+ *     is one channel per broker.
+ *
+ * Everything the controller owns is freed by controller_free; its pending
+ * coordination callbacks then find a different generation (or no
+ * controller) and do nothing (current).
+ *
+ * Transitions: CLAIMING (controller_start reads /controller_epoch) --epoch
+ * written--> ACTIVE (epoch_claimed: a refresh pass, the rebalance timer);
+ * CLAIMING --another won the epoch--> freed (epoch_claimed). ACTIVE: each
+ * watch starts a refresh pass (refresh), or marks one to follow the current.
  */
-#include "broker_internal.h"
+#include "controller.h"
 
+#include "controller_election.h"
 #include "sim_assert.h"
 #include "sim_net.h"
 
@@ -60,7 +71,7 @@ typedef struct {
 } Topic;
 
 struct Controller {
-    BrokerState *state;
+    BrokerServices *services;   /* the broker it runs in */
     guint64 generation;
     gint32 epoch;
     gint32 epoch_zk_version;
@@ -81,11 +92,16 @@ struct Controller {
     SimTimerId rebalance_timer; /* the next preferred-leader check */
 };
 
+/* The longest znode path a context names: a partition's state znode,
+ * /brokers/topics/<topic>/partitions/<partition>/state. */
+#define CTX_PATH_MAX (KAFKA_TOPIC_NAME_MAX + 64)
+
 /* Coordination callbacks carry this context so a callback that arrives after
- * the controller resigned (another generation) does nothing. */
+ * the controller resigned (another generation) does nothing. The path is held
+ * inline: a crash frees the broker's pending contexts with g_free alone. */
 typedef struct {
     guint64 generation;
-    char *path;
+    char path[CTX_PATH_MAX + 1];
     gint32 extra;
     KPartitionState proposed;
 } Ctx;
@@ -93,9 +109,9 @@ typedef struct {
 static void refresh(Controller *c);
 
 static Controller *
-current(BrokerState *state, Ctx *ctx)
+current(BrokerServices *services, Ctx *ctx)
 {
-    Controller *c = state->controller;
+    Controller *c = broker_services_controller(services);
     if (c == NULL || c->generation != ctx->generation)
         return NULL;
     return c;
@@ -104,17 +120,17 @@ current(BrokerState *state, Ctx *ctx)
 static Ctx *
 ctx_new(Controller *c, const char *path)
 {
-    Ctx *ctx = broker_zk_context(c->state, sizeof(Ctx));
+    Ctx *ctx = broker_services_zk_context(c->services, sizeof(Ctx));
     ctx->generation = c->generation;
-    ctx->path = g_strdup(path);
+    gsize length = g_strlcpy(ctx->path, path, sizeof ctx->path);
+    KSIM_ASSERT(length <= CTX_PATH_MAX);
     return ctx;
 }
 
 static void
-ctx_done(BrokerState *state, Ctx *ctx)
+ctx_done(BrokerServices *services, Ctx *ctx)
 {
-    g_free(ctx->path);
-    broker_zk_context_done(state, ctx);
+    broker_services_zk_context_done(services, ctx);
 }
 
 static gint
@@ -218,9 +234,8 @@ channel_by_id(Controller *c, gint32 broker_id)
 static void
 channel_retry(SimWorld *world, void *ctx, void *arg)
 {
-    Broker *broker = ctx;
     (void)world;
-    Controller *c = broker->state->controller;
+    Controller *c = broker_services_controller(broker_services_from_node_ctx(ctx));
     KSIM_ASSERT(c != NULL);
     Channel *channel = channel_by_id(c, GPOINTER_TO_INT(arg));
     KSIM_ASSERT(channel != NULL);
@@ -232,20 +247,20 @@ channel_retry(SimWorld *world, void *ctx, void *arg)
 static void
 channel_failed(Controller *c, Channel *channel, gboolean close)
 {
-    Broker *broker = c->state->broker;
-    sim_timer_cancel(broker->world, channel->timer);
+    SimWorld *world = broker_services_world(c->services);
+    SimNodeId node = broker_services_node(c->services);
+    sim_timer_cancel(world, channel->timer);
     if (close)
-        sim_net_close(sim_world_net(broker->world), broker->node, channel->node);
-    channel->timer = sim_timer_set(broker->world, broker->node, CHANNEL_BACKOFF_MS * SIM_NS_PER_MS,
-                                   channel_retry, GINT_TO_POINTER(channel->broker_id));
+        sim_net_close(sim_world_net(world), node, channel->node);
+    channel->timer = sim_timer_set(world, node, CHANNEL_BACKOFF_MS * SIM_NS_PER_MS, channel_retry,
+                                   GINT_TO_POINTER(channel->broker_id));
 }
 
 static void
 channel_timeout(SimWorld *world, void *ctx, void *arg)
 {
-    Broker *broker = ctx;
     (void)world;
-    Controller *c = broker->state->controller;
+    Controller *c = broker_services_controller(broker_services_from_node_ctx(ctx));
     KSIM_ASSERT(c != NULL);
     Channel *channel = channel_by_id(c, GPOINTER_TO_INT(arg));
     KSIM_ASSERT(channel != NULL);
@@ -256,16 +271,17 @@ channel_timeout(SimWorld *world, void *ctx, void *arg)
 static void
 channel_send_next(Controller *c, Channel *channel)
 {
-    Broker *broker = c->state->broker;
+    const BrokerConfig *config = broker_services_config(c->services);
     if (channel->in_flight || g_queue_is_empty(&channel->queue))
         return;
     SimMsg *head = g_queue_peek_head(&channel->queue);
     channel->in_flight = TRUE;
     channel->in_flight_correlation = msg_correlation(head);
-    broker_send(c->state, channel->node, msg_copy(head));
-    channel->timer = sim_timer_set(broker->world, broker->node,
-                                   broker->config.controller_socket_timeout_ms * SIM_NS_PER_MS,
-                                   channel_timeout, GINT_TO_POINTER(channel->broker_id));
+    broker_services_send(c->services, channel->node, msg_copy(head));
+    channel->timer =
+        sim_timer_set(broker_services_world(c->services), broker_services_node(c->services),
+                      config->controller_socket_timeout_ms * SIM_NS_PER_MS, channel_timeout,
+                      GINT_TO_POINTER(channel->broker_id));
 }
 
 static void
@@ -287,7 +303,7 @@ controller_handle_message(Controller *c, SimNodeId from, SimMsg *msg)
         if (channel->node != from || !channel->in_flight ||
             channel->in_flight_correlation != response->correlation_id)
             continue;
-        sim_timer_cancel(c->state->broker->world, channel->timer);
+        sim_timer_cancel(broker_services_world(c->services), channel->timer);
         channel->in_flight = FALSE;
         sim_msg_free(g_queue_pop_head(&channel->queue));
         channel_send_next(c, channel);
@@ -315,7 +331,7 @@ channel_remove(Controller *c, gint32 broker_id)
         Channel *channel = g_ptr_array_index(c->channels, i);
         if (channel->broker_id != broker_id)
             continue;
-        sim_timer_cancel(c->state->broker->world, channel->timer);
+        sim_timer_cancel(broker_services_world(c->services), channel->timer);
         g_ptr_array_remove_index(c->channels, i);
         return;
     }
@@ -334,6 +350,19 @@ is_live(const GArray *live, gint32 broker_id)
 }
 
 
+/* The live brokers as ControllerElectionInput.live_mask. */
+static guint32
+live_mask(const GArray *live)
+{
+    guint32 mask = 0;
+    for (guint i = 0; i < live->len; i++) {
+        gint32 id = g_array_index(live, KBrokerEndpoint, i).broker_id;
+        KSIM_ASSERT(id >= 0 && id < 32);
+        mask |= 1u << id;
+    }
+    return mask;
+}
+
 static void
 send_leader_and_isr(Controller *c, gint32 broker_id, const GArray *states)
 {
@@ -341,8 +370,8 @@ send_leader_and_isr(Controller *c, gint32 broker_id, const GArray *states)
     if (node == SIM_NODE_NONE || states->len == 0)
         return;
     KLeaderAndIsrRequest *request = kproto_new(KMSG_LEADER_AND_ISR_REQUEST);
-    request->correlation_id = c->state->correlation_next++;
-    request->controller_id = c->state->broker->config.broker_id;
+    request->correlation_id = broker_services_next_correlation(c->services);
+    request->controller_id = broker_services_broker_id(c->services);
     request->controller_epoch = c->epoch;
     g_array_append_vals(request->partitions, states->data, states->len);
     g_array_append_vals(request->live_leaders, c->live->data, c->live->len);
@@ -366,8 +395,8 @@ send_update_metadata(Controller *c)
     for (guint i = 0; i < c->live->len; i++) {
         const KBrokerEndpoint *e = &g_array_index(c->live, KBrokerEndpoint, i);
         KUpdateMetadataRequest *request = kproto_new(KMSG_UPDATE_METADATA_REQUEST);
-        request->correlation_id = c->state->correlation_next++;
-        request->controller_id = c->state->broker->config.broker_id;
+        request->correlation_id = broker_services_next_correlation(c->services);
+        request->controller_id = broker_services_broker_id(c->services);
         request->controller_epoch = c->epoch;
         g_array_append_vals(request->partitions, all->data, all->len);
         g_array_append_vals(request->live_brokers, c->live->data, c->live->len);
@@ -417,77 +446,22 @@ state_set_replicas(KPartitionState *ps, const GArray *replicas)
         ps->replicas[i] = g_array_index(replicas, gint32, i);
 }
 
-/* Decides a partition's next state; FALSE when it stays as it is. */
+/* Decides a partition's next state (controller_election.c); FALSE when it
+ * stays as it is. */
 static gboolean
 decide(Controller *c, const GArray *replicas, const KPartitionState *old, KPartitionState *next,
        gboolean *unclean)
 {
-    const TopicConfig *config = broker_topic_config(c->state->broker, next->tp.topic);
-    *unclean = FALSE;
-    *next = *old;
-    next->controller_epoch = c->epoch;
-    gboolean leader_live = old->leader != KAFKA_NO_LEADER && is_live(c->live, old->leader);
-    if (leader_live) {
-        /* Dead brokers leave the ISR. */
-        guint8 n = 0;
-        for (guint i = 0; i < old->n_isr; i++) {
-            if (is_live(c->live, old->isr[i]))
-                next->isr[n++] = old->isr[i];
-        }
-        next->n_isr = n;
-        if (n == old->n_isr)
-            return FALSE;
-        next->leader_epoch = old->leader_epoch + 1;
-        return TRUE;
-    }
-    gint32 leader = KAFKA_NO_LEADER;
-    for (guint i = 0; i < replicas->len && leader == KAFKA_NO_LEADER; i++) {
-        gint32 r = g_array_index(replicas, gint32, i);
-        if (is_live(c->live, r) && kpartition_state_in_isr(old, r))
-            leader = r;
-    }
-    if (leader == KAFKA_NO_LEADER && config->unclean_leader_election) {
-        for (guint i = 0; i < replicas->len && leader == KAFKA_NO_LEADER; i++) {
-            gint32 r = g_array_index(replicas, gint32, i);
-            if (is_live(c->live, r))
-                leader = r;
-        }
-        *unclean = leader != KAFKA_NO_LEADER;
-    }
-    if (leader == KAFKA_NO_LEADER) {
-        /* Offline. Kafka keeps the last ISR member so it can come back as
-         * leader without losing what it had acknowledged. */
-        if (old->leader == KAFKA_NO_LEADER)
-            return FALSE;
-        next->leader = KAFKA_NO_LEADER;
-        guint8 n = 0;
-        for (guint i = 0; i < old->n_isr; i++) {
-            if (is_live(c->live, old->isr[i]))
-                next->isr[n++] = old->isr[i];
-        }
-        if (n == 0 && old->n_isr > 0) {
-            /* Kafka removes dead replicas from the ISR one at a time and
-             * never the last one: when they all died, the last of them stays. */
-            next->isr[n++] = old->isr[old->n_isr - 1];
-        }
-        next->n_isr = n;
-        next->leader_epoch = old->leader_epoch + 1;
-        return TRUE;
-    }
-    next->leader = leader;
-    next->leader_epoch = old->leader_epoch + 1;
-    if (*unclean) {
-        next->n_isr = 1;
-        next->isr[0] = leader;
-    } else {
-        guint8 n = 0;
-        for (guint i = 0; i < old->n_isr; i++) {
-            if (is_live(c->live, old->isr[i]))
-                next->isr[n++] = old->isr[i];
-        }
-        next->n_isr = n;
-    }
-    return TRUE;
+    const TopicConfig *config = broker_services_topic_config(c->services, next->tp.topic);
+    ControllerElectionInput input = {0};
+    input.assignment = (const gint32 *)(const void *)replicas->data;
+    input.n_assignment = replicas->len;
+    input.live_mask = live_mask(c->live);
+    input.unclean_leader_election = config->unclean_leader_election;
+    input.controller_epoch = c->epoch;
+    ControllerElectionOutcome outcome = controller_election_decide(&input, old, next);
+    *unclean = outcome == CONTROLLER_ELECTION_UNCLEAN;
+    return outcome != CONTROLLER_ELECTION_UNCHANGED;
 }
 
 static void
@@ -526,9 +500,9 @@ announce_written(Controller *c)
 static void
 state_written(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         KSIM_ASSERT(c->writes_pending > 0);
         c->writes_pending--;
@@ -544,7 +518,7 @@ state_written(void *owner, const ZkResult *result, void *arg)
         }
         announce_written(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
@@ -561,15 +535,19 @@ write_state(Controller *c, const KPartitionState *next, gboolean create)
         /* Kafka's controller creates the parents of a new state znode. */
         g_autofree char *partitions = g_strdup_printf("/brokers/topics/%s/partitions", next->tp.topic);
         g_autofree char *partition = g_strdup_printf("%s/%d", partitions, next->tp.partition);
-        zk_client_create(c->state->zk, partitions, "", 0, 0, notification_deleted, NULL);
-        zk_client_create(c->state->zk, partition, "", 0, 0, notification_deleted, NULL);
+        zk_client_create(broker_services_zk(c->services), partitions, "", 0, 0,
+                         notification_deleted, NULL);
+        zk_client_create(broker_services_zk(c->services), partition, "", 0, 0, notification_deleted,
+                         NULL);
     }
     if (create)
-        zk_client_create_checked(c->state->zk, "/controller_epoch", c->epoch_zk_version, path,
-                                    data->str, data->len, 0, state_written, ctx);
+        zk_client_create_checked(broker_services_zk(c->services), "/controller_epoch",
+                                 c->epoch_zk_version, path, data->str, data->len, 0, state_written,
+                                 ctx);
     else
-        zk_client_set_checked(c->state->zk, "/controller_epoch", c->epoch_zk_version, path,
-                                 data->str, data->len, next->zk_version, state_written, ctx);
+        zk_client_set_checked(broker_services_zk(c->services), "/controller_epoch",
+                              c->epoch_zk_version, path, data->str, data->len, next->zk_version,
+                              state_written, ctx);
     g_string_free(data, TRUE);
 }
 
@@ -577,23 +555,23 @@ static void
 record_election(Controller *c, const KPartitionState *old, const KPartitionState *next,
                 gboolean unclean)
 {
-    Broker *broker = c->state->broker;
     HistoryEvent fields = {0};
     fields.leader_epoch = next->leader_epoch;
     fields.isr_mask = broker_isr_mask(next->isr, next->n_isr);
     if (next->leader == KAFKA_NO_LEADER) {
-        broker_record_event(broker, HISTORY_EVENT_OFFLINE, &next->tp, &fields,
-                            "controller %d: %s-%d has no eligible leader and went offline",
-                            broker->config.broker_id, next->tp.topic, next->tp.partition);
+        broker_services_record_event(c->services, HISTORY_EVENT_OFFLINE, &next->tp, &fields,
+                                     "controller %d: %s-%d has no eligible leader and went offline",
+                                     broker_services_broker_id(c->services), next->tp.topic,
+                                     next->tp.partition);
         return;
     }
     if (old != NULL && old->leader == next->leader)
         return;
-    broker_record_event(broker, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
-                        "controller %d elected broker %d leader of %s-%d in epoch %d%s",
-                        broker->config.broker_id, next->leader, next->tp.topic,
-                        next->tp.partition, next->leader_epoch,
-                        unclean ? " (unclean: it was not in the ISR)" : "");
+    broker_services_record_event(c->services, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
+                                 "controller %d elected broker %d leader of %s-%d in epoch %d%s",
+                                 broker_services_broker_id(c->services), next->leader,
+                                 next->tp.topic, next->tp.partition, next->leader_epoch,
+                                 unclean ? " (unclean: it was not in the ISR)" : "");
 }
 
 static void
@@ -692,9 +670,9 @@ endpoint_compare(gconstpointer a, gconstpointer b)
 static void
 broker_data_read(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         if (result->error == ZK_OK) {
             g_autofree char *text = g_strndup((const char *)result->data, result->len);
@@ -704,34 +682,34 @@ broker_data_read(void *owner, const ZkResult *result, void *arg)
         }
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
 brokers_listed(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         for (guint i = 0; result->error == ZK_OK && result->children[i] != NULL; i++) {
             g_autofree char *path = g_strdup_printf("/brokers/ids/%s", result->children[i]);
             Ctx *child = ctx_new(c, path);
             child->extra = (gint32)g_ascii_strtoll(result->children[i], NULL, 10);
             read_started(c);
-            zk_client_get(state->zk, path, FALSE, broker_data_read, child);
+            zk_client_get(broker_services_zk(services), path, FALSE, broker_data_read, child);
         }
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
 partition_state_read(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         KPartitionState ps = ctx->proposed;
         if (result->error == ZK_OK &&
@@ -742,7 +720,7 @@ partition_state_read(void *owner, const ZkResult *result, void *arg)
         }
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 /* Parses a topic's assignment "0:1,2,3|1:2,3,1" into per-partition arrays. */
@@ -768,9 +746,9 @@ parse_assignment(const char *data, gsize len)
 static void
 topic_read(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         if (result->error == ZK_OK) {
             Topic *topic = g_new0(Topic, 1);
@@ -784,45 +762,46 @@ topic_read(void *owner, const ZkResult *result, void *arg)
                 state_set_replicas(&child->proposed,
                                    g_array_index(topic->assignment, GArray *, p));
                 read_started(c);
-                zk_client_get(state->zk, path, FALSE, partition_state_read, child);
+                zk_client_get(broker_services_zk(services), path, FALSE, partition_state_read,
+                              child);
             }
         }
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
 topics_listed(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         for (guint i = 0; result->error == ZK_OK && result->children[i] != NULL; i++) {
             g_autofree char *path = g_strdup_printf("/brokers/topics/%s", result->children[i]);
             read_started(c);
             /* A data watch on the topic catches added partitions. */
-            zk_client_get(state->zk, path, TRUE, topic_read, ctx_new(c, path));
+            zk_client_get(broker_services_zk(services), path, TRUE, topic_read, ctx_new(c, path));
         }
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
 notifications_listed(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         for (guint i = 0; result->error == ZK_OK && result->children[i] != NULL; i++)
             g_ptr_array_add(c->notifications,
                             g_strdup_printf("/isr_change_notification/%s", result->children[i]));
         read_done(c);
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static gint
@@ -859,8 +838,8 @@ read_done(Controller *c)
     reconcile(c, previous_live);
     g_array_unref(previous_live);
     for (guint i = 0; i < c->notifications->len; i++)
-        zk_client_delete(c->state->zk, g_ptr_array_index(c->notifications, i), -1,
-                            notification_deleted, NULL);
+        zk_client_delete(broker_services_zk(c->services), g_ptr_array_index(c->notifications, i),
+                         -1, notification_deleted, NULL);
     g_ptr_array_set_size(c->notifications, 0);
     c->refreshing = FALSE;
     if (c->refresh_again) {
@@ -881,14 +860,12 @@ refresh(Controller *c)
     c->next_live = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
     c->next_topics = g_ptr_array_new_with_free_func(topic_free);
     c->next_states = states_new();
-    BrokerState *state = c->state;
+    ZkClient *zk = broker_services_zk(c->services);
     c->reads_pending = 3;
-    zk_client_children(state->zk, "/brokers/ids", TRUE, brokers_listed,
-                          ctx_new(c, "/brokers/ids"));
-    zk_client_children(state->zk, "/brokers/topics", TRUE, topics_listed,
-                          ctx_new(c, "/brokers/topics"));
-    zk_client_children(state->zk, "/isr_change_notification", TRUE, notifications_listed,
-                          ctx_new(c, "/isr_change_notification"));
+    zk_client_children(zk, "/brokers/ids", TRUE, brokers_listed, ctx_new(c, "/brokers/ids"));
+    zk_client_children(zk, "/brokers/topics", TRUE, topics_listed, ctx_new(c, "/brokers/topics"));
+    zk_client_children(zk, "/isr_change_notification", TRUE, notifications_listed,
+                       ctx_new(c, "/isr_change_notification"));
 }
 
 void
@@ -926,18 +903,12 @@ rebalance_broker(Controller *c, gint32 preferred, GArray *moves)
             if (ps->leader == preferred)
                 continue;
             not_led++;
-            /* Kafka also leaves a partition alone while its leader is
-             * unknown: an offline partition is the election's business. */
-            if (ps->leader != KAFKA_NO_LEADER && kpartition_state_in_isr(ps, preferred)) {
-                KPartitionState next = *ps;
-                next.leader = preferred;
-                next.leader_epoch = ps->leader_epoch + 1;
-                next.controller_epoch = c->epoch;
+            KPartitionState next;
+            if (controller_election_preferred(ps, preferred, c->epoch, &next))
                 g_array_append_val(eligible, next);
-            }
         }
     }
-    gint32 percentage = c->state->broker->config.leader_imbalance_per_broker_percentage;
+    gint32 percentage = broker_services_config(c->services)->leader_imbalance_per_broker_percentage;
     if (preferred_for == 0 || (guint64)not_led * 100 <= (guint64)preferred_for * (guint64)percentage)
         return;
     g_array_append_vals(moves, eligible->data, eligible->len);
@@ -960,15 +931,15 @@ rebalance_fire(SimWorld *world, void *ctx, void *arg)
     for (guint i = 0; i < moves->len; i++) {
         const KPartitionState *next = &g_array_index(moves, KPartitionState, i);
         const KPartitionState *old = g_tree_lookup(c->states, &next->tp);
-        Broker *broker = c->state->broker;
         HistoryEvent fields = {0};
         fields.leader_epoch = next->leader_epoch;
         fields.isr_mask = broker_isr_mask(next->isr, next->n_isr);
-        broker_record_event(broker, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
-                            "controller %d moved the leadership of %s-%d back to its preferred "
-                            "replica %d (from %d) in epoch %d",
-                            broker->config.broker_id, next->tp.topic, next->tp.partition,
-                            next->leader, old->leader, next->leader_epoch);
+        broker_services_record_event(
+            c->services, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
+            "controller %d moved the leadership of %s-%d back to its preferred "
+            "replica %d (from %d) in epoch %d",
+            broker_services_broker_id(c->services), next->tp.topic, next->tp.partition,
+            next->leader, old->leader, next->leader_epoch);
         write_state(c, next, FALSE);
     }
 }
@@ -976,12 +947,12 @@ rebalance_fire(SimWorld *world, void *ctx, void *arg)
 static void
 rebalance_schedule(Controller *c)
 {
-    const BrokerConfig *config = &c->state->broker->config;
+    const BrokerConfig *config = broker_services_config(c->services);
     if (!config->auto_leader_rebalance_enable)
         return;
-    c->rebalance_timer =
-        sim_timer_set(c->state->broker->world, c->state->broker->node,
-                      config->leader_imbalance_check_interval_ms * SIM_NS_PER_MS, rebalance_fire, c);
+    c->rebalance_timer = sim_timer_set(
+        broker_services_world(c->services), broker_services_node(c->services),
+        config->leader_imbalance_check_interval_ms * SIM_NS_PER_MS, rebalance_fire, c);
 }
 
 /* ---- claiming the epoch ---- */
@@ -989,57 +960,57 @@ rebalance_schedule(Controller *c)
 static void
 epoch_claimed(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         if (result->error == ZK_OK) {
             c->epoch = ctx->extra;
             c->epoch_zk_version = result->version;
-            state->controller_epoch = MAX(state->controller_epoch, c->epoch);
-            state->controller_id = state->broker->config.broker_id;
-            broker_record_event(state->broker, HISTORY_EVENT_CONTROLLER, NULL, NULL,
-                                "broker %d became controller with epoch %d",
-                                state->broker->config.broker_id, c->epoch);
+            broker_services_controller_claimed(services, c->epoch);
+            broker_services_record_event(services, HISTORY_EVENT_CONTROLLER, NULL, NULL,
+                                         "broker %d became controller with epoch %d",
+                                         broker_services_broker_id(services), c->epoch);
             refresh(c);
             rebalance_schedule(c);
         } else {
             /* Another controller won the race for the epoch. */
-            state->controller = NULL;
+            broker_services_controller_lost(services);
             controller_free(c);
         }
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 static void
 epoch_read(void *owner, const ZkResult *result, void *arg)
 {
-    BrokerState *state = owner;
+    BrokerServices *services = broker_services_from_zk_owner(owner);
     Ctx *ctx = arg;
-    Controller *c = current(state, ctx);
+    Controller *c = current(services, ctx);
     if (c != NULL) {
         Ctx *claim = ctx_new(c, "/controller_epoch");
         if (result->error == ZK_NO_NODE) {
             claim->extra = 1;
-            zk_client_create(state->zk, "/controller_epoch", "1", 1, 0, epoch_claimed, claim);
+            zk_client_create(broker_services_zk(services), "/controller_epoch", "1", 1, 0,
+                             epoch_claimed, claim);
         } else {
             g_autofree char *text = g_strndup((const char *)result->data, result->len);
             claim->extra = (gint32)g_ascii_strtoll(text, NULL, 10) + 1;
             g_autofree char *data = g_strdup_printf("%d", claim->extra);
-            zk_client_set(state->zk, "/controller_epoch", data, strlen(data), result->version,
-                             epoch_claimed, claim);
+            zk_client_set(broker_services_zk(services), "/controller_epoch", data, strlen(data),
+                          result->version, epoch_claimed, claim);
         }
     }
-    ctx_done(state, ctx);
+    ctx_done(services, ctx);
 }
 
 Controller *
-controller_new(BrokerState *state)
+controller_new(BrokerServices *services)
 {
     Controller *c = g_new0(Controller, 1);
-    c->state = state;
-    c->generation = ++state->controller_generation;
+    c->services = services;
+    c->generation = broker_services_controller_generation_next(services);
     c->epoch = -1;
     c->epoch_zk_version = -1;
     c->live = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
@@ -1055,8 +1026,8 @@ controller_new(BrokerState *state)
 void
 controller_start(Controller *c)
 {
-    zk_client_get(c->state->zk, "/controller_epoch", FALSE, epoch_read,
-                     ctx_new(c, "/controller_epoch"));
+    zk_client_get(broker_services_zk(c->services), "/controller_epoch", FALSE, epoch_read,
+                  ctx_new(c, "/controller_epoch"));
 }
 
 void
@@ -1064,7 +1035,7 @@ controller_free(Controller *c)
 {
     if (c == NULL)
         return;
-    SimWorld *world = c->state->broker->world;
+    SimWorld *world = broker_services_world(c->services);
     sim_timer_cancel(world, c->rebalance_timer);
     for (guint i = 0; i < c->channels->len; i++)
         sim_timer_cancel(world, ((Channel *)g_ptr_array_index(c->channels, i))->timer);
@@ -1076,4 +1047,26 @@ controller_free(Controller *c)
     g_ptr_array_free(c->notifications, TRUE);
     g_array_free(c->written, TRUE);
     g_free(c);
+}
+
+void
+controller_check_invariants(const Controller *c)
+{
+    SimWorld *world = broker_services_world(c->services);
+    if (c->epoch_zk_version < 0) {
+        KSIM_ASSERT(c->channels->len == 0);
+        KSIM_ASSERT(c->writes_pending == 0);
+    }
+    for (guint i = 0; i < c->channels->len; i++) {
+        const Channel *channel = g_ptr_array_index(c->channels, i);
+        for (guint k = 0; k < i; k++)
+            KSIM_ASSERT(((const Channel *)g_ptr_array_index(c->channels, k))->broker_id !=
+                        channel->broker_id);
+        if (channel->in_flight) {
+            KSIM_ASSERT(!g_queue_is_empty((GQueue *)&channel->queue));
+            KSIM_ASSERT(sim_timer_pending(world, channel->timer));
+        } else {
+            KSIM_ASSERT(g_queue_is_empty((GQueue *)&channel->queue));
+        }
+    }
 }

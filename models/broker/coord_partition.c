@@ -35,21 +35,20 @@ entry_compare(gconstpointer a, gconstpointer b)
 static void
 load_fired(SimWorld *world, void *ctx, void *arg)
 {
-    Broker *broker = ctx;
     CoordPartition *entry = arg;
     (void)world;
     entry->load_timer = SIM_EVENT_ID_NONE;
     KTopicPartition tp;
     ktp_set(&tp, entry->topic, entry->partition);
-    Partition *p = replica_get(broker->state, &tp);
-    KSIM_ASSERT(p != NULL && p->is_leader);
+    Plog *log = broker_services_led_log(broker_services_from_node_ctx(ctx), &tp);
+    KSIM_ASSERT(log != NULL);
     entry->loaded = TRUE;
-    entry->load(broker->state, entry, p->log);
+    entry->load(entry->user_data, entry, log);
 }
 
 gpointer
-coord_partition_elected(GPtrArray *partitions, gsize size, BrokerState *state, const char *topic,
-                        const Partition *p, CoordLoadFn load)
+coord_partition_elected(GPtrArray *partitions, gsize size, BrokerServices *services,
+                        const char *topic, const Partition *p, CoordLoadFn load, void *user_data)
 {
     KSIM_ASSERT(size >= sizeof(CoordPartition));
     KSIM_ASSERT(strcmp(p->tp.topic, topic) == 0);
@@ -59,23 +58,24 @@ coord_partition_elected(GPtrArray *partitions, gsize size, BrokerState *state, c
         entry->leader_epoch = p->leader_epoch;
         return NULL;
     }
-    Broker *broker = state->broker;
     entry = g_malloc0(size);
     entry->topic = topic;
     entry->partition = p->tp.partition;
     entry->leader_epoch = p->leader_epoch;
     entry->load = load;
+    entry->user_data = user_data;
     gint64 delay_ns = LOAD_BASE_NS + plog_size_bytes(p->log) * LOAD_NS_PER_BYTE;
-    entry->load_timer = sim_timer_set(broker->world, broker->node, delay_ns, load_fired, entry);
+    entry->load_timer = sim_timer_set(broker_services_world(services),
+                                      broker_services_node(services), delay_ns, load_fired, entry);
     g_ptr_array_add(partitions, entry);
     g_ptr_array_sort(partitions, entry_compare);
     return entry;
 }
 
 void
-coord_partition_stop(BrokerState *state, CoordPartition *partition)
+coord_partition_stop(BrokerServices *services, CoordPartition *partition)
 {
-    sim_timer_cancel(state->broker->world, partition->load_timer);
+    sim_timer_cancel(broker_services_world(services), partition->load_timer);
     partition->load_timer = SIM_EVENT_ID_NONE;
 }
 
@@ -103,9 +103,10 @@ coord_partition_read_log(Plog *log, CoordBatchFn batch_fn, void *user_data)
 }
 
 void
-coord_partitions_check(const BrokerState *state, const GPtrArray *partitions, const char *topic)
+coord_partitions_check(const BrokerServices *services, const GPtrArray *partitions,
+                       const char *topic)
 {
-    SimWorld *world = state->broker->world;
+    SimWorld *world = broker_services_world(services);
     for (guint i = 0; i < partitions->len; i++) {
         const CoordPartition *entry = g_ptr_array_index(partitions, i);
         if (i > 0)
@@ -115,12 +116,8 @@ coord_partitions_check(const BrokerState *state, const GPtrArray *partitions, co
         KSIM_ASSERT(entry->loaded == !sim_timer_pending(world, entry->load_timer));
         KTopicPartition tp;
         ktp_set(&tp, topic, entry->partition);
-        const Partition *p = g_hash_table_lookup(state->partitions, &tp);
-        KSIM_ASSERT(p != NULL && p->is_leader);
+        KSIM_ASSERT(broker_services_led_log(services, &tp) != NULL);
     }
-    for (guint i = 0; i < state->partitions_sorted->len; i++) {
-        const Partition *p = g_ptr_array_index(state->partitions_sorted, i);
-        if (p->is_leader && strcmp(p->tp.topic, topic) == 0)
-            KSIM_ASSERT(coord_partition_find(partitions, p->tp.partition) != NULL);
-    }
+    /* Sorted, unique and all led: the same set when as many are led. */
+    KSIM_ASSERT(broker_services_led_count(services, topic) == partitions->len);
 }

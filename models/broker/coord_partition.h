@@ -12,17 +12,20 @@
  * leader epoch of a leadership already held keeps what is loaded.
  *
  * A coordinator keeps its partitions in a GPtrArray sorted by partition, of
- * its own structs whose first member is a CoordPartition.
+ * its own structs whose first member is a CoordPartition. It sees its broker
+ * through broker_services.h only.
  */
 #ifndef COORD_PARTITION_H
 #define COORD_PARTITION_H
 
-#include "broker_internal.h"
+#include "broker_services.h"
+#include "replica.h"
 
 typedef struct CoordPartition CoordPartition;
 
-/* The load of `partition` from the leader's `log`, once its time has passed. */
-typedef void (*CoordLoadFn)(BrokerState *state, CoordPartition *partition, Plog *log);
+/* The load of `partition` from the leader's `log`, once its time has passed;
+ * `user_data` is the coordinator's, given to coord_partition_elected. */
+typedef void (*CoordLoadFn)(void *user_data, CoordPartition *partition, Plog *log);
 
 struct CoordPartition {
     const char *topic; /* a static string */
@@ -31,6 +34,7 @@ struct CoordPartition {
     SimTimerId load_timer; /* pending exactly while loading */
     gboolean loaded;
     CoordLoadFn load;
+    void *user_data; /* load's */
 };
 
 /* The entry of `partition`, or NULL. */
@@ -38,11 +42,13 @@ gpointer coord_partition_find(const GPtrArray *partitions, gint32 partition);
 /* The broker became leader of `p`, a partition of `topic`: a new leader epoch
  * of a partition already held updates the entry and returns NULL; otherwise
  * a new entry of `size` bytes (zeroed but for the CoordPartition) is added
- * and returned, and `load` runs once the partition's load time has passed. */
-gpointer coord_partition_elected(GPtrArray *partitions, gsize size, BrokerState *state,
-                                 const char *topic, const Partition *p, CoordLoadFn load);
+ * and returned, and `load` runs with `user_data` once the partition's load
+ * time has passed. */
+gpointer coord_partition_elected(GPtrArray *partitions, gsize size, BrokerServices *services,
+                                 const char *topic, const Partition *p, CoordLoadFn load,
+                                 void *user_data);
 /* Stops the entry's load (before the caller frees it). */
-void coord_partition_stop(BrokerState *state, CoordPartition *partition);
+void coord_partition_stop(BrokerServices *services, CoordPartition *partition);
 
 /* Reads `log` from its start to its end for a load, calling `batch_fn` with
  * every batch and `asked`, the first offset not read before (a batch may
@@ -54,7 +60,7 @@ void coord_partition_read_log(Plog *log, CoordBatchFn batch_fn, void *user_data)
 /* Asserts that `partitions` is sorted by partition without duplicates, holds
  * exactly the partitions of its topic the broker leads, and that each is
  * loading exactly while its load timer is pending. */
-void coord_partitions_check(const BrokerState *state, const GPtrArray *partitions,
+void coord_partitions_check(const BrokerServices *services, const GPtrArray *partitions,
                             const char *topic);
 
 #endif

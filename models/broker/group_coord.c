@@ -1173,28 +1173,29 @@ load_batch(const PlogBatch *batch, gint64 asked, void *user_data)
 
 /* Reads the partition's log into its cache, latest record per key winning. */
 static void
-load_offsets(BrokerState *state, CoordPartition *partition, Plog *log)
+load_offsets(void *user_data, CoordPartition *partition, Plog *log)
 {
     OffsetsPartition *op = (OffsetsPartition *)partition;
-    (void)state;
+    (void)user_data;
     op->offsets = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     op->txn_pending = g_array_new(FALSE, FALSE, sizeof(TxnPendingOffset));
     coord_partition_read_log(log, load_batch, op);
 }
 
-void
-group_coord_partition_elected(BrokerState *state, const Partition *p)
+static void
+partition_elected(void *user_data, const Partition *p)
 {
+    BrokerState *state = ((GroupCoord *)user_data)->state;
     if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
-    coord_partition_elected(state->groups->partitions, sizeof(OffsetsPartition), state,
-                            GROUP_OFFSETS_TOPIC, p, load_offsets);
+    coord_partition_elected(state->groups->partitions, sizeof(OffsetsPartition), state->services,
+                            GROUP_OFFSETS_TOPIC, p, load_offsets, state->groups);
 }
 
 static void
 offsets_partition_free(GroupCoord *coord, OffsetsPartition *op)
 {
-    coord_partition_stop(coord->state, &op->base);
+    coord_partition_stop(coord->state->services, &op->base);
     if (op->offsets != NULL)
         g_hash_table_destroy(op->offsets);
     if (op->txn_pending != NULL)
@@ -1204,10 +1205,11 @@ offsets_partition_free(GroupCoord *coord, OffsetsPartition *op)
 
 /* Kafka's onResignation: the partition's groups leave this broker; members
  * waiting on a join or sync are told NOT_COORDINATOR. */
-void
-group_coord_partition_resigned(BrokerState *state, const Partition *p)
+static void
+partition_resigned(void *user_data, const Partition *p)
 {
-    GroupCoord *coord = state->groups;
+    GroupCoord *coord = user_data;
+    BrokerState *state = coord->state;
     if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
     OffsetsPartition *op = offsets_partition_find(coord, p->tp.partition);
@@ -1242,13 +1244,17 @@ group_coord_partition_resigned(BrokerState *state, const Partition *p)
     offsets_partition_free(coord, op);
 }
 
-void
-group_coord_txn_completed(BrokerState *state, const KTopicPartition *tp, gint64 producer_id,
-                          gboolean committed)
+/* A transaction marker was written to `tp`: when it is a __consumer_offsets
+ * partition this broker coordinates, the producer's transactional offsets
+ * become visible (commit) or are dropped (abort). */
+static void
+marker_written(void *user_data, const KTopicPartition *tp, gint64 producer_id,
+               gboolean committed)
 {
+    GroupCoord *coord = user_data;
     if (strcmp(tp->topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
-    OffsetsPartition *op = offsets_partition_find(state->groups, tp->partition);
+    OffsetsPartition *op = offsets_partition_find(coord, tp->partition);
     /* Still loading: the load reads the marker from the log. */
     if (op == NULL || op->offsets == NULL)
         return;
@@ -1265,6 +1271,10 @@ group_coord_new(BrokerState *state)
     coord->partitions = g_ptr_array_new();
     coord->groups = g_ptr_array_new();
     coord->pending = g_ptr_array_new();
+    const ReplicaLeadershipListener leadership = {partition_elected, partition_resigned, coord};
+    replica_add_leadership_listener(state, &leadership);
+    const ReplicaMarkerListener markers = {marker_written, coord};
+    replica_add_marker_listener(state, &markers);
     return coord;
 }
 
@@ -1360,7 +1370,7 @@ void
 group_coord_check_invariants(const BrokerState *state)
 {
     const GroupCoord *coord = state->groups;
-    coord_partitions_check(state, coord->partitions, GROUP_OFFSETS_TOPIC);
+    coord_partitions_check(state->services, coord->partitions, GROUP_OFFSETS_TOPIC);
     for (guint i = 0; i < coord->partitions->len; i++) {
         const OffsetsPartition *op = g_ptr_array_index(coord->partitions, i);
         KSIM_ASSERT((op->offsets != NULL) == op->base.loaded);

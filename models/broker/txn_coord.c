@@ -770,9 +770,10 @@ txn_coord_peer_disconnected(BrokerState *state, SimNodeId peer)
 /* ---- requests ---- */
 
 static void
-pid_allocated(BrokerState *state, KafkaError error, gint64 producer_id, guint64 done_id)
+pid_allocated(void *user_data, KafkaError error, gint64 producer_id, guint64 done_id)
 {
-    TxnCoord *coord = state->txns;
+    TxnCoord *coord = user_data;
+    BrokerState *state = coord->state;
     PidRequest *request = NULL;
     for (guint i = 0; i < coord->pid_requests->len; i++) {
         PidRequest *candidate = g_ptr_array_index(coord->pid_requests, i);
@@ -858,7 +859,7 @@ handle_init_producer_id(BrokerState *state, SimNodeId from, const KInitProducerI
         pending->client = from;
         pending->correlation_id = request->correlation_id;
         g_ptr_array_add(coord->pid_requests, pending);
-        producer_ids_allocate(state, pid_allocated, pending->id);
+        producer_ids_allocate(state->producer_ids, pid_allocated, coord, pending->id);
         return;
     }
     if (error != KAFKA_ERROR_NONE)
@@ -1072,9 +1073,10 @@ load_batch(const PlogBatch *batch, gint64 asked, void *user_data)
  * loadTransactionsForTxnTopicPartition, transactions left in Prepare* get
  * their markers (again). */
 static void
-load_partition(BrokerState *state, CoordPartition *partition, Plog *log)
+load_partition(void *user_data, CoordPartition *partition, Plog *log)
 {
-    TxnCoord *coord = state->txns;
+    TxnCoord *coord = user_data;
+    BrokerState *state = coord->state;
     Broker *broker = state->broker;
     LoadContext load = {coord, partition->partition};
     coord_partition_read_log(log, load_batch, &load);
@@ -1098,28 +1100,30 @@ load_partition(BrokerState *state, CoordPartition *partition, Plog *log)
     }
 }
 
-void
-txn_coord_partition_elected(BrokerState *state, const Partition *p)
+static void
+partition_elected(void *user_data, const Partition *p)
 {
+    BrokerState *state = ((TxnCoord *)user_data)->state;
     if (strcmp(p->tp.topic, TXN_STATE_TOPIC) != 0)
         return;
-    coord_partition_elected(state->txns->partitions, sizeof(TxnPartition), state, TXN_STATE_TOPIC,
-                            p, load_partition);
+    coord_partition_elected(state->txns->partitions, sizeof(TxnPartition), state->services,
+                            TXN_STATE_TOPIC, p, load_partition, state->txns);
 }
 
 static void
 txn_partition_free(TxnCoord *coord, TxnPartition *tpart)
 {
-    coord_partition_stop(coord->state, &tpart->base);
+    coord_partition_stop(coord->state->services, &tpart->base);
     g_free(tpart);
 }
 
 /* Kafka's removeTransactionsForTxnTopicPartition: the partition's ids leave
  * this broker; clients waiting on a transition are told NOT_COORDINATOR. */
-void
-txn_coord_partition_resigned(BrokerState *state, const Partition *p)
+static void
+partition_resigned(void *user_data, const Partition *p)
 {
-    TxnCoord *coord = state->txns;
+    TxnCoord *coord = user_data;
+    BrokerState *state = coord->state;
     if (strcmp(p->tp.topic, TXN_STATE_TOPIC) != 0)
         return;
     TxnPartition *tpart = txn_partition_find(coord, p->tp.partition);
@@ -1150,6 +1154,8 @@ txn_coord_new(BrokerState *state)
     coord->markers = g_ptr_array_new();
     coord->pid_requests = g_ptr_array_new_with_free_func(g_free);
     abort_timer_arm(coord);
+    const ReplicaLeadershipListener leadership = {partition_elected, partition_resigned, coord};
+    replica_add_leadership_listener(state, &leadership);
     return coord;
 }
 
@@ -1224,7 +1230,7 @@ void
 txn_coord_check_invariants(const BrokerState *state)
 {
     const TxnCoord *coord = state->txns;
-    coord_partitions_check(state, coord->partitions, TXN_STATE_TOPIC);
+    coord_partitions_check(state->services, coord->partitions, TXN_STATE_TOPIC);
     for (guint i = 0; i < coord->metas->len; i++) {
         const TxnMeta *meta = g_ptr_array_index(coord->metas, i);
         if (i > 0)

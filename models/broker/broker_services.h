@@ -1,0 +1,72 @@
+/*
+ * broker_services: what the broker's children (the controller, and in time
+ * the coordinators and producer ids) may ask of the broker they run in — as
+ * SQLite's pager sees a sqlite3_vfs and not the connection. A child holds a
+ * BrokerServices and never the broker's state: it sends messages, reads the
+ * clock, the broker's and its topics' configs, talks to the coordination
+ * service through the broker's client, records history events, and tells
+ * the broker what only the broker keeps (which controller is current, the
+ * controller epoch it has seen).
+ *
+ * A BrokerServices lives exactly as long as the broker's process state: a
+ * crash frees it with everything else.
+ */
+#ifndef BROKER_SERVICES_H
+#define BROKER_SERVICES_H
+
+#include "broker.h"
+#include "zk_client.h"
+
+typedef struct BrokerServices BrokerServices;
+typedef struct Controller Controller;
+
+/* The services of the running broker whose coordination client called back
+ * with `owner` (ZkResultFn's first argument). (transfer none) */
+BrokerServices *broker_services_from_zk_owner(void *owner);
+/* The services of the running broker whose node ran a timer with `ctx`
+ * (SimTimerFn's second argument). (transfer none) */
+BrokerServices *broker_services_from_node_ctx(void *ctx);
+
+SimWorld *broker_services_world(const BrokerServices *services);
+SimNodeId broker_services_node(const BrokerServices *services);
+gint32 broker_services_broker_id(const BrokerServices *services);
+const BrokerConfig *broker_services_config(const BrokerServices *services);
+/* The topic's config (the broker's values when it set none). */
+const TopicConfig *broker_services_topic_config(BrokerServices *services, const char *topic);
+
+/* Sends `msg` (owned by the network from now) from the broker's node. */
+void broker_services_send(BrokerServices *services, SimNodeId to, SimMsg *msg);
+/* A correlation id for a request of this broker, unique in its process. */
+gint32 broker_services_next_correlation(BrokerServices *services);
+/* Records a history event of this broker (nothing without a history). */
+void broker_services_record_event(BrokerServices *services, HistoryEventKind kind,
+                                  const KTopicPartition *tp, const HistoryEvent *fields,
+                                  const char *format, ...) G_GNUC_PRINTF(5, 6);
+/* An ISR as HistoryEvent.isr_mask: bit i set for broker id i. */
+guint32 broker_isr_mask(const gint32 *isr, guint n_isr);
+
+/* The broker's coordination client. (transfer none) */
+ZkClient *broker_services_zk(BrokerServices *services);
+/* A zeroed context of `size` bytes for a coordination request's callback,
+ * owned by the broker until broker_services_zk_context_done (a crash frees
+ * the ones still pending). */
+void *broker_services_zk_context(BrokerServices *services, gsize size);
+void broker_services_zk_context_done(BrokerServices *services, void *context);
+
+/* The log of `tp` when this broker leads it, or NULL. (transfer none) */
+Plog *broker_services_led_log(const BrokerServices *services, const KTopicPartition *tp);
+/* How many partitions of `topic` this broker leads. */
+guint broker_services_led_count(const BrokerServices *services, const char *topic);
+
+/* The controller this broker runs, or NULL. (transfer none) */
+Controller *broker_services_controller(const BrokerServices *services);
+/* Counts the controllers this process started: the new one's generation. */
+guint64 broker_services_controller_generation_next(BrokerServices *services);
+/* The running controller claimed `epoch`: the broker is the controller it
+ * knows of, in at least that epoch. */
+void broker_services_controller_claimed(BrokerServices *services, gint32 epoch);
+/* The running controller lost the race for its epoch: the broker forgets it
+ * (the caller frees it). */
+void broker_services_controller_lost(BrokerServices *services);
+
+#endif

@@ -1,0 +1,326 @@
+/*
+ * replica_fetch: the leader side of Fetch (Kafka's ReplicaManager.fetchMessages)
+ * and of OffsetsForLeaderEpoch. A follower's fetch reads up to the LEO and
+ * tells the leader how far the follower got (its remote state: the ISR in
+ * replica_isr.c, the HW in replica_hw.c); a consumer's reads below the HW, or
+ * the LSO for read_committed. A fetch with less than min.bytes to return
+ * waits in the fetch purgatory (Kafka's DelayedFetch) until enough arrives,
+ * the HW moves (for a consumer), or max.wait.ms passes.
+ *
+ * Invariants (replica_fetch_check_invariants):
+ *  1. Every delayed fetch owns its request, remembers one log size per
+ *     requested partition, and has its timeout pending.
+ *
+ * Transitions of a delayed fetch (replica_handle_fetch delays it):
+ *   WAITING --enough bytes, or the HW moved for a consumer-->
+ *           answered (replica_fetch_try_complete)
+ *   WAITING --max.wait.ms--> answered with what there is (delayed_fetch_timeout)
+ */
+#include "replica.h"
+
+#include "replica_internal.h"
+#include "sim_assert.h"
+
+/* ---- fetch (leader side) ---- */
+
+void
+replica_delayed_fetch_free(DelayedFetch *delayed)
+{
+    sim_timer_cancel(delayed->state->broker->world, delayed->timeout_timer);
+    sim_msg_free(&delayed->request->base);
+    g_array_free(delayed->sizes_at_delay, TRUE);
+    g_free(delayed);
+}
+
+
+static RemoteReplica *
+remote_of(Partition *p, gint32 broker_id)
+{
+    for (guint i = 0; i < p->n_remotes; i++) {
+        if (p->remotes[i].broker_id == broker_id)
+            return &p->remotes[i];
+    }
+    return NULL;
+}
+
+/* Kafka's Replica.updateFetchState: a follower is caught up if it fetched
+ * from the leader's LEO, or from at least the LEO the leader had at the
+ * follower's previous fetch (then it was caught up at that time). */
+static void
+update_follower_fetch_state(BrokerState *state, Partition *p, gint32 replica_id,
+                            gint64 fetch_offset)
+{
+    RemoteReplica *remote = remote_of(p, replica_id);
+    if (remote == NULL)
+        return;
+    gint64 now = sim_now_ns(state->broker->world);
+    gint64 leo = plog_log_end_offset(p->log);
+    if (fetch_offset >= leo)
+        remote->last_caught_up_ns = MAX(remote->last_caught_up_ns, now);
+    else if (fetch_offset >= remote->last_fetch_leader_leo)
+        remote->last_caught_up_ns = MAX(remote->last_caught_up_ns, remote->last_fetch_ns);
+    remote->leo = fetch_offset;
+    remote->last_fetch_leader_leo = leo;
+    remote->last_fetch_ns = now;
+    replica_isr_maybe_expand(state, p, remote);
+    replica_hw_maybe_increment(state, p);
+}
+
+static KafkaError
+check_fetch_epoch(const Partition *p, gint32 current_leader_epoch)
+{
+    if (current_leader_epoch < 0 || current_leader_epoch == p->leader_epoch)
+        return KAFKA_ERROR_NONE;
+    return current_leader_epoch > p->leader_epoch ? KAFKA_ERROR_UNKNOWN_LEADER_EPOCH
+                                                  : KAFKA_ERROR_FENCED_LEADER_EPOCH;
+}
+
+gint64
+replica_last_stable_offset(const Partition *p)
+{
+    gint64 first_unstable = plog_first_unstable_offset(p->log);
+    return first_unstable >= 0 ? MIN(p->hw, first_unstable) : p->hw;
+}
+
+static void
+collect_aborted(const Partition *p, gint64 start, gint64 upper, GArray *out)
+{
+    g_autoptr(GArray) found = g_array_new(FALSE, FALSE, sizeof(PlogAbortedTxn));
+    plog_txn_state_collect_aborted(plog_txn_state(p->log), start, upper, found);
+    for (guint i = 0; i < found->len; i++) {
+        const PlogAbortedTxn *aborted = &g_array_index(found, PlogAbortedTxn, i);
+        KAbortedTxn entry = {aborted->producer_id, aborted->first_offset};
+        g_array_append_val(out, entry);
+    }
+}
+
+/* Reads one partition for a fetch; returns the bytes read. */
+static gint64
+read_partition(BrokerState *state, const KFetchRequest *request, const KFetchPartition *entry,
+               KFetchPartitionResponse *out, gboolean update_follower)
+{
+    Partition *p = replica_get(state, &entry->tp);
+    out->tp = entry->tp;
+    if (p == NULL) {
+        out->error = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+        return 0;
+    }
+    if (!p->is_leader) {
+        out->error = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+        return 0;
+    }
+    out->error = check_fetch_epoch(p, entry->current_leader_epoch);
+    gint64 leo = plog_log_end_offset(p->log);
+    gint64 log_start = plog_log_start_offset(p->log);
+    if (out->error == KAFKA_ERROR_NONE && (entry->fetch_offset > leo || entry->fetch_offset < log_start))
+        out->error = KAFKA_ERROR_OFFSET_OUT_OF_RANGE;
+    if (out->error == KAFKA_ERROR_NONE && update_follower && request->replica_id >= 0)
+        update_follower_fetch_state(state, p, request->replica_id, entry->fetch_offset);
+    out->high_watermark = p->hw;
+    out->log_start_offset = log_start;
+    out->last_stable_offset = replica_last_stable_offset(p);
+    out->log_end_offset = leo;
+    if (out->error != KAFKA_ERROR_NONE)
+        return 0;
+    if (request->replica_id >= 0) {
+        /* Followers read up to the LEO, as the log holds the batches. */
+        out->encoded = g_byte_array_new();
+        plog_read_encoded(p->log, entry->fetch_offset, entry->max_bytes, leo, out->encoded,
+                          &out->encoded_size_bytes);
+        return out->encoded_size_bytes;
+    }
+    /* Consumers see only what is below the high watermark; read_committed
+     * ones only what is below the LSO, with the aborted transactions that
+     * overlap it. */
+    out->batches = plog_batch_array_new();
+    gint64 limit = p->hw;
+    if (request->isolation == KAFKA_READ_COMMITTED) {
+        limit = out->last_stable_offset;
+        out->aborted_transactions = g_array_new(FALSE, FALSE, sizeof(KAbortedTxn));
+        collect_aborted(p, entry->fetch_offset, limit, out->aborted_transactions);
+    }
+    if (entry->fetch_offset >= limit)
+        return 0;
+    plog_read(p->log, entry->fetch_offset, entry->max_bytes, out->batches);
+    gint64 bytes = 0;
+    for (guint i = 0; i < out->batches->len; i++) {
+        PlogBatch *batch = g_ptr_array_index(out->batches, i);
+        if (batch->base_offset >= limit) {
+            g_ptr_array_set_size(out->batches, i);
+            break;
+        }
+        bytes += plog_batch_size_bytes(batch);
+    }
+    return bytes;
+}
+
+/* Builds the response; returns the bytes of records it carries and whether
+ * any partition had an error. */
+static KFetchResponse *
+fetch_build_response(BrokerState *state, const KFetchRequest *request, gboolean update_follower,
+                     gint64 *bytes, gboolean *errors)
+{
+    KFetchResponse *response = kproto_new(KMSG_FETCH_RESPONSE);
+    response->correlation_id = request->correlation_id;
+    *bytes = 0;
+    *errors = FALSE;
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
+        KFetchPartitionResponse out = {0};
+        *bytes += read_partition(state, request, entry, &out, update_follower);
+        *errors = *errors || out.error != KAFKA_ERROR_NONE;
+        g_array_append_val(response->partitions, out);
+    }
+    kproto_update_size(&response->base);
+    return response;
+}
+
+static void
+delayed_fetch_complete(BrokerState *state, DelayedFetch *delayed)
+{
+    gint64 bytes;
+    gboolean errors;
+    KFetchResponse *response =
+        fetch_build_response(state, delayed->request, TRUE, &bytes, &errors);
+    broker_send(state, delayed->client, &response->base);
+    g_ptr_array_remove(state->delayed_fetches, delayed);
+    replica_delayed_fetch_free(delayed);
+}
+
+static void
+delayed_fetch_timeout(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    DelayedFetch *delayed = arg;
+    (void)world;
+    delayed->timeout_timer = SIM_EVENT_ID_NONE;
+    delayed_fetch_complete(broker->state, delayed);
+}
+
+static gboolean
+fetch_watches(const KFetchRequest *request, const Partition *p)
+{
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
+        if (ktp_equal(&entry->tp, &p->tp))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* The logical size of each requested partition's log now (0 if absent). */
+static void
+log_sizes(BrokerState *state, const KFetchRequest *request, GArray *out)
+{
+    g_array_set_size(out, 0);
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
+        Partition *q = replica_get(state, &entry->tp);
+        gint64 size = q != NULL ? plog_size_bytes(q->log) : 0;
+        g_array_append_val(out, size);
+    }
+}
+
+/* Bytes appended to the watched logs since the fetch was delayed. */
+static gint64
+bytes_since_delay(BrokerState *state, const DelayedFetch *delayed)
+{
+    const KFetchRequest *request = delayed->request;
+    gint64 bytes = 0;
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
+        Partition *q = replica_get(state, &entry->tp);
+        if (q == NULL || !q->is_leader)
+            return G_MAXINT64; /* an error to report: answer now */
+        bytes += MAX(plog_size_bytes(q->log) - g_array_index(delayed->sizes_at_delay, gint64, i),
+                     0);
+    }
+    return bytes;
+}
+
+/* New data in `p`, or a new HW: a long-polling fetch that watches it answers
+ * once replica.fetch.min.bytes (fetch.min.bytes) have accumulated, as Kafka's
+ * DelayedFetch.tryComplete does; a consumer, which reads below the HW only,
+ * answers when the HW moves (records it waited for may already be in the
+ * log). */
+void
+replica_fetch_try_complete(BrokerState *state, const Partition *p, gboolean hw_moved)
+{
+    g_autoptr(GPtrArray) ready = g_ptr_array_new();
+    for (guint i = 0; i < state->delayed_fetches->len; i++) {
+        DelayedFetch *delayed = g_ptr_array_index(state->delayed_fetches, i);
+        if (!fetch_watches(delayed->request, p))
+            continue;
+        gboolean consumer = delayed->request->replica_id < 0;
+        if ((consumer && hw_moved) ||
+            bytes_since_delay(state, delayed) >= delayed->request->min_bytes)
+            g_ptr_array_add(ready, delayed);
+    }
+    /* Completing one may complete others (a follower's fetch moves the HW),
+     * so each is looked up again before it is answered. */
+    for (guint i = 0; i < ready->len; i++) {
+        if (g_ptr_array_find(state->delayed_fetches, g_ptr_array_index(ready, i), NULL))
+            delayed_fetch_complete(state, g_ptr_array_index(ready, i));
+    }
+}
+
+void
+replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
+{
+    Broker *broker = state->broker;
+    gint64 bytes;
+    gboolean errors;
+    KFetchResponse *response = fetch_build_response(state, request, TRUE, &bytes, &errors);
+    if (errors || bytes >= request->min_bytes || request->max_wait_ms <= 0) {
+        broker_send(state, from, &response->base);
+        sim_msg_free(&request->base);
+        return;
+    }
+    sim_msg_free(&response->base);
+    DelayedFetch *delayed = g_new0(DelayedFetch, 1);
+    delayed->request = request;
+    delayed->sizes_at_delay = g_array_new(FALSE, FALSE, sizeof(gint64));
+    log_sizes(state, request, delayed->sizes_at_delay);
+    delayed->client = from;
+    delayed->state = state;
+    delayed->timeout_timer = sim_timer_set(broker->world, broker->node,
+                                           request->max_wait_ms * SIM_NS_PER_MS,
+                                           delayed_fetch_timeout, delayed);
+    g_ptr_array_add(state->delayed_fetches, delayed);
+}
+
+/* ---- OffsetsForLeaderEpoch ---- */
+
+void
+replica_handle_epoch_request(BrokerState *state, SimNodeId from, KEpochMessage *request)
+{
+    KEpochMessage *response = kproto_new(KMSG_EPOCH_RESPONSE);
+    response->correlation_id = request->correlation_id;
+    response->replica_id = request->replica_id;
+    for (guint i = 0; i < request->partitions->len; i++) {
+        KEpochPartition entry = g_array_index(request->partitions, KEpochPartition, i);
+        Partition *p = replica_get(state, &entry.tp);
+        entry.end_epoch = -1;
+        entry.end_offset = -1;
+        if (p == NULL || !p->is_leader)
+            entry.error = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+        else
+            entry.error = check_fetch_epoch(p, entry.current_leader_epoch);
+        if (entry.error == KAFKA_ERROR_NONE)
+            plog_epoch_end_offset(p->log, entry.leader_epoch, &entry.end_epoch, &entry.end_offset);
+        g_array_append_val(response->partitions, entry);
+    }
+    kproto_update_size(&response->base);
+    broker_send(state, from, &response->base);
+}
+
+void
+replica_fetch_check_invariants(const BrokerState *state)
+{
+    for (guint i = 0; i < state->delayed_fetches->len; i++) {
+        const DelayedFetch *delayed = g_ptr_array_index(state->delayed_fetches, i);
+        KSIM_ASSERT(delayed->request != NULL);
+        KSIM_ASSERT(delayed->sizes_at_delay->len == delayed->request->partitions->len);
+        KSIM_ASSERT(sim_timer_pending(state->broker->world, delayed->timeout_timer));
+    }
+}

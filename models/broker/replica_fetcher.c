@@ -1,0 +1,412 @@
+/*
+ * replica_fetcher: the follower side of replication (Kafka's
+ * ReplicaFetcherThread and AbstractFetcherThread) — one fetcher per leader
+ * fetches for every partition that follows it, appends what the leader
+ * sends, and takes the leader's HW. This is where a follower is truncated:
+ *   - on becoming follower in hw mode, to its HW (replica.c asks);
+ *   - in leader-epoch mode, to the end offset of its epoch as the leader
+ *     knows it, asked with OffsetsForLeaderEpoch before the first fetch
+ *     (KIP-101/KIP-279, truncate_by_epoch);
+ *   - when the leader's batch straddles its LEO (first_needed_batch), and
+ *     when it is ahead of its leader's LEO (follower_out_of_range).
+ *
+ * Invariants (replica_fetcher_check_invariants):
+ *  1. A partition is in exactly one fetcher, its leader's, while `fetching`,
+ *     and in none otherwise; a leader partition is in none.
+ *  2. Only a follower waits to truncate (truncation_pending).
+ *  3. A fetcher with an OffsetsForLeaderEpoch request in flight has its
+ *     correlation id set.
+ *
+ * Transitions of a fetcher:
+ *   IDLE --a partition to fetch--> IN FLIGHT (fetcher_maybe_send: an
+ *        OffsetsForLeaderEpoch request first if a partition must truncate)
+ *   IN FLIGHT --answer--> IDLE, send again (replica_handle_fetch_response,
+ *        replica_handle_epoch_response)
+ *   IN FLIGHT --error, timeout, disconnect--> BACKOFF (fetcher_backoff)
+ *   BACKOFF --replica.fetch.backoff.ms--> IDLE (fetcher_backoff_done)
+ */
+#include "replica.h"
+
+#include "replica_internal.h"
+#include "sim_assert.h"
+#include "sim_net.h"
+
+static void fetcher_maybe_send(BrokerState *state, Fetcher *fetcher);
+
+/* ---- fetchers (follower side) ---- */
+
+void
+replica_fetcher_free(gpointer data)
+{
+    Fetcher *fetcher = data;
+    g_ptr_array_free(fetcher->partitions, TRUE);
+    g_free(fetcher);
+}
+
+
+static Fetcher *
+fetcher_find(BrokerState *state, gint32 leader_id)
+{
+    for (guint i = 0; i < state->fetchers->len; i++) {
+        Fetcher *fetcher = g_ptr_array_index(state->fetchers, i);
+        if (fetcher->leader_id == leader_id)
+            return fetcher;
+    }
+    return NULL;
+}
+
+void
+replica_fetcher_remove_partition(BrokerState *state, Partition *p)
+{
+    for (guint i = 0; i < state->fetchers->len; i++) {
+        Fetcher *fetcher = g_ptr_array_index(state->fetchers, i);
+        g_ptr_array_remove(fetcher->partitions, p);
+    }
+    p->fetching = FALSE;
+}
+
+void
+replica_fetcher_add_partition(BrokerState *state, Partition *p, gint32 leader_id, SimNodeId leader_node)
+{
+    Fetcher *fetcher = fetcher_find(state, leader_id);
+    if (fetcher == NULL) {
+        fetcher = g_new0(Fetcher, 1);
+        fetcher->leader_id = leader_id;
+        fetcher->partitions = g_ptr_array_new();
+        g_ptr_array_add(state->fetchers, fetcher);
+    }
+    fetcher->node = leader_node;
+    g_ptr_array_add(fetcher->partitions, p);
+    g_ptr_array_sort(fetcher->partitions, replica_partition_compare);
+    p->fetching = TRUE;
+    fetcher_maybe_send(state, fetcher);
+}
+
+static void
+fetcher_backoff_done(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)world;
+    Fetcher *fetcher = fetcher_find(broker->state, GPOINTER_TO_INT(arg));
+    if (fetcher == NULL)
+        return;
+    fetcher->backoff_timer = SIM_EVENT_ID_NONE;
+    fetcher_maybe_send(broker->state, fetcher);
+}
+
+static void
+fetcher_backoff(BrokerState *state, Fetcher *fetcher)
+{
+    Broker *broker = state->broker;
+    fetcher->in_flight_correlation = 0;
+    fetcher->epoch_request_in_flight = FALSE;
+    sim_timer_cancel(broker->world, fetcher->timeout_timer);
+    if (sim_timer_pending(broker->world, fetcher->backoff_timer))
+        return;
+    fetcher->backoff_timer =
+        sim_timer_set(broker->world, broker->node,
+                      broker->config.replica_fetch_backoff_ms * SIM_NS_PER_MS,
+                      fetcher_backoff_done, GINT_TO_POINTER(fetcher->leader_id));
+}
+
+static void
+fetcher_timeout(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    Fetcher *fetcher = fetcher_find(broker->state, GPOINTER_TO_INT(arg));
+    if (fetcher == NULL)
+        return;
+    /* replica.socket.timeout.ms passed without an answer: close the
+     * connection, as Kafka's network client does, and try again. */
+    sim_net_close(sim_world_net(world), broker->node, fetcher->node);
+    fetcher_backoff(broker->state, fetcher);
+}
+
+static void
+fetcher_arm_timeout(BrokerState *state, Fetcher *fetcher)
+{
+    Broker *broker = state->broker;
+    fetcher->timeout_timer = sim_timer_set(
+        broker->world, broker->node, broker->config.replica_socket_timeout_ms * SIM_NS_PER_MS,
+        fetcher_timeout, GINT_TO_POINTER(fetcher->leader_id));
+}
+
+static gboolean
+fetcher_send_epoch_request(BrokerState *state, Fetcher *fetcher)
+{
+    KEpochMessage *request = NULL;
+    for (guint i = 0; i < fetcher->partitions->len; i++) {
+        Partition *p = g_ptr_array_index(fetcher->partitions, i);
+        if (!p->truncation_pending)
+            continue;
+        if (request == NULL)
+            request = kproto_new(KMSG_EPOCH_REQUEST);
+        KEpochPartition entry = {0};
+        entry.tp = p->tp;
+        entry.current_leader_epoch = p->leader_epoch;
+        entry.leader_epoch = plog_epoch_latest(p->log);
+        g_array_append_val(request->partitions, entry);
+    }
+    if (request == NULL)
+        return FALSE;
+    request->correlation_id = state->correlation_next++;
+    request->replica_id = state->broker->config.broker_id;
+    fetcher->in_flight_correlation = request->correlation_id;
+    fetcher->epoch_request_in_flight = TRUE;
+    kproto_update_size(&request->base);
+    broker_send(state, fetcher->node, &request->base);
+    fetcher_arm_timeout(state, fetcher);
+    return TRUE;
+}
+
+static void
+fetcher_maybe_send(BrokerState *state, Fetcher *fetcher)
+{
+    Broker *broker = state->broker;
+    if (fetcher->in_flight_correlation != 0 ||
+        sim_timer_pending(broker->world, fetcher->backoff_timer) ||
+        fetcher->partitions->len == 0 || fetcher->node == SIM_NODE_NONE)
+        return;
+    if (fetcher_send_epoch_request(state, fetcher))
+        return;
+    KFetchRequest *request = kproto_new(KMSG_FETCH_REQUEST);
+    request->correlation_id = state->correlation_next++;
+    request->replica_id = broker->config.broker_id;
+    request->max_wait_ms = broker->config.replica_fetch_wait_max_ms;
+    request->min_bytes = broker->config.replica_fetch_min_bytes;
+    request->max_bytes = broker->config.replica_fetch_max_bytes;
+    for (guint i = 0; i < fetcher->partitions->len; i++) {
+        Partition *p = g_ptr_array_index(fetcher->partitions, i);
+        KFetchPartition entry = {p->tp, plog_log_end_offset(p->log), p->leader_epoch,
+                                 broker->config.replica_fetch_max_bytes};
+        g_array_append_val(request->partitions, entry);
+    }
+    fetcher->in_flight_correlation = request->correlation_id;
+    kproto_update_size(&request->base);
+    broker_send(state, fetcher->node, &request->base);
+    fetcher_arm_timeout(state, fetcher);
+}
+
+static Fetcher *
+fetcher_for_response(BrokerState *state, SimNodeId from, gint32 correlation_id)
+{
+    for (guint i = 0; i < state->fetchers->len; i++) {
+        Fetcher *fetcher = g_ptr_array_index(state->fetchers, i);
+        if (fetcher->node == from && fetcher->in_flight_correlation == correlation_id)
+            return fetcher;
+    }
+    return NULL;
+}
+
+void
+replica_peer_disconnected(BrokerState *state, SimNodeId peer)
+{
+    for (guint i = 0; i < state->fetchers->len; i++) {
+        Fetcher *fetcher = g_ptr_array_index(state->fetchers, i);
+        if (fetcher->node == peer && fetcher->in_flight_correlation != 0)
+            fetcher_backoff(state, fetcher);
+    }
+}
+
+/* ---- truncation ---- */
+
+void
+replica_truncate_to(BrokerState *state, Partition *p, gint64 offset, const char *why)
+{
+    gint64 leo = plog_log_end_offset(p->log);
+    if (offset >= leo)
+        return;
+    plog_truncate_to(p->log, offset);
+    gint64 new_leo = plog_log_end_offset(p->log);
+    p->hw = MIN(p->hw, new_leo);
+    HistoryEvent fields = {0};
+    fields.leader_epoch = p->leader_epoch;
+    fields.offset = new_leo;
+    fields.offset_end = leo;
+    fields.hw = p->hw;
+    broker_record_event(state->broker, HISTORY_EVENT_TRUNCATED, &p->tp, &fields,
+                        "broker %d truncated %s from LEO %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
+                        " (%s)",
+                        state->broker->config.broker_id, p->name, leo, new_leo, why);
+}
+
+/* ---- fetch responses (follower side) ---- */
+
+static gboolean
+follows(const Partition *p, const Fetcher *fetcher)
+{
+    return p != NULL && !p->is_leader && p->fetching && p->leader_id == fetcher->leader_id &&
+           !p->truncation_pending;
+}
+
+/* The position in `data` of the first batch that ends at or past `leo`;
+ * a batch that starts below it straddles the follower's LEO (their logs
+ * diverged at batch boundaries that differ), and the follower truncates to
+ * its base offset first, as Kafka's follower does on an unexpected append
+ * offset. */
+static gsize
+first_needed_batch(BrokerState *state, Partition *p, const GByteArray *data)
+{
+    gsize position = 0;
+    while (position < data->len) {
+        PlogBatchHeader header;
+        if (!plog_batch_header_decode(data->data + position, data->len - position, &header))
+            return data->len;
+        gint64 leo = plog_log_end_offset(p->log);
+        if (plog_batch_header_last_offset(&header) >= leo) {
+            if (header.base_offset < leo)
+                replica_truncate_to(state, p, header.base_offset,
+                            "follower truncates to the start of a leader batch that straddles "
+                            "its LEO");
+            return position;
+        }
+        position += (gsize)plog_batch_header_encoded_bytes(&header);
+    }
+    return position;
+}
+
+static void
+follower_append(BrokerState *state, Partition *p, const KFetchPartitionResponse *data)
+{
+    Broker *broker = state->broker;
+    if (data->encoded != NULL && data->encoded->len > 0) {
+        gsize start = first_needed_batch(state, p, data->encoded);
+        SimDiskStatus status = SIM_DISK_OK;
+        if (start < data->encoded->len)
+            plog_append_encoded_as_follower(p->log, data->encoded->data + start,
+                                            data->encoded->len - start, broker_now_ms(broker),
+                                            &status);
+    }
+    gint64 leo = plog_log_end_offset(p->log);
+    replica_hw_set(state, p, MAX(MIN(leo, data->high_watermark), plog_log_start_offset(p->log)));
+}
+
+/* OFFSET_OUT_OF_RANGE: a follower ahead of its leader truncates to the
+ * leader's LEO (how the HW design makes replicas lose committed records); one
+ * behind the leader's log start starts over from there. */
+static void
+follower_out_of_range(BrokerState *state, Partition *p, const KFetchPartitionResponse *data)
+{
+    gint64 leo = plog_log_end_offset(p->log);
+    if (data->log_end_offset < leo) {
+        replica_truncate_to(state, p, data->log_end_offset,
+                    "follower ahead of its leader truncates to the leader's LEO");
+        return;
+    }
+    plog_truncate_fully_and_start_at(p->log, data->log_start_offset);
+    p->hw = data->log_start_offset;
+}
+
+void
+replica_handle_fetch_response(BrokerState *state, SimNodeId from, KFetchResponse *response)
+{
+    Fetcher *fetcher = fetcher_for_response(state, from, response->correlation_id);
+    if (fetcher == NULL || fetcher->epoch_request_in_flight)
+        return;
+    sim_timer_cancel(state->broker->world, fetcher->timeout_timer);
+    fetcher->in_flight_correlation = 0;
+    gboolean backoff = FALSE;
+    for (guint i = 0; i < response->partitions->len; i++) {
+        const KFetchPartitionResponse *data =
+            &g_array_index(response->partitions, KFetchPartitionResponse, i);
+        Partition *p = replica_get(state, &data->tp);
+        if (!follows(p, fetcher))
+            continue;
+        if (data->error == KAFKA_ERROR_NONE) {
+            gint64 leo = plog_log_end_offset(p->log);
+            follower_append(state, p, data);
+            /* Data that could not be appended (a disk error, a corrupt
+             * batch) must not turn the fetcher into a busy loop. */
+            if (data->encoded != NULL && data->encoded->len > 0 &&
+                plog_log_end_offset(p->log) == leo)
+                backoff = TRUE;
+        }
+        else if (data->error == KAFKA_ERROR_OFFSET_OUT_OF_RANGE)
+            follower_out_of_range(state, p, data);
+        else
+            backoff = TRUE;
+    }
+    if (backoff)
+        fetcher_backoff(state, fetcher);
+    else
+        fetcher_maybe_send(state, fetcher);
+}
+
+/* Kafka's AbstractFetcherThread.getOffsetTruncationState (KIP-279). */
+static void
+truncate_by_epoch(BrokerState *state, Partition *p, const KEpochPartition *answer)
+{
+    gint64 leo = plog_log_end_offset(p->log);
+    if (answer->end_offset < 0) {
+        /* The leader knows no epoch for us: fall back to the HW. */
+        replica_truncate_to(state, p, p->hw, "no epoch known to the leader: truncate to the HW");
+        p->truncation_pending = FALSE;
+        return;
+    }
+    gint32 follower_epoch;
+    gint64 follower_end;
+    plog_epoch_end_offset(p->log, answer->end_epoch, &follower_epoch, &follower_end);
+    if (follower_epoch != answer->end_epoch) {
+        /* We do not have the leader's epoch: cut back to the end of our
+         * largest epoch below it and ask again. */
+        replica_truncate_to(state, p, MIN(follower_end < 0 ? leo : follower_end, leo),
+                    "follower truncates to the end of its epoch below the leader's");
+        return;
+    }
+    gint64 target = MIN(answer->end_offset, follower_end < 0 ? leo : follower_end);
+    replica_truncate_to(state, p, target, "follower truncates to its epoch's end offset at the leader");
+    p->truncation_pending = FALSE;
+}
+
+void
+replica_handle_epoch_response(BrokerState *state, SimNodeId from, KEpochMessage *response)
+{
+    Fetcher *fetcher = fetcher_for_response(state, from, response->correlation_id);
+    if (fetcher == NULL || !fetcher->epoch_request_in_flight)
+        return;
+    sim_timer_cancel(state->broker->world, fetcher->timeout_timer);
+    fetcher->in_flight_correlation = 0;
+    fetcher->epoch_request_in_flight = FALSE;
+    gboolean backoff = FALSE;
+    for (guint i = 0; i < response->partitions->len; i++) {
+        const KEpochPartition *answer = &g_array_index(response->partitions, KEpochPartition, i);
+        Partition *p = replica_get(state, &answer->tp);
+        if (p == NULL || p->is_leader || !p->fetching || !p->truncation_pending ||
+            p->leader_id != fetcher->leader_id)
+            continue;
+        if (answer->error != KAFKA_ERROR_NONE)
+            backoff = TRUE;
+        else
+            truncate_by_epoch(state, p, answer);
+    }
+    if (backoff)
+        fetcher_backoff(state, fetcher);
+    else
+        fetcher_maybe_send(state, fetcher);
+}
+
+void
+replica_fetcher_check_invariants(const BrokerState *state)
+{
+    for (guint i = 0; i < state->partitions_sorted->len; i++) {
+        const Partition *p = g_ptr_array_index(state->partitions_sorted, i);
+        guint fetchers = 0;
+        for (guint f = 0; f < state->fetchers->len; f++) {
+            const Fetcher *fetcher = g_ptr_array_index(state->fetchers, f);
+            if (g_ptr_array_find(fetcher->partitions, p, NULL)) {
+                fetchers++;
+                KSIM_ASSERT(fetcher->leader_id == p->leader_id);
+            }
+        }
+        KSIM_ASSERT(fetchers == (p->fetching ? 1u : 0u));
+        if (p->is_leader)
+            KSIM_ASSERT(!p->fetching);
+        if (p->truncation_pending)
+            KSIM_ASSERT(!p->is_leader);
+    }
+    for (guint f = 0; f < state->fetchers->len; f++) {
+        const Fetcher *fetcher = g_ptr_array_index(state->fetchers, f);
+        if (fetcher->epoch_request_in_flight)
+            KSIM_ASSERT(fetcher->in_flight_correlation != 0);
+    }
+}

@@ -1,0 +1,112 @@
+/*
+ * replica_internal: what the replica manager's files (replica*.c) share with
+ * one another and nothing else includes — the fetcher and purgatory entries
+ * and the steps one concern asks of another (the HW advancing after an ISR
+ * change, a follower's truncation on a role change, ...).
+ */
+#ifndef REPLICA_INTERNAL_H
+#define REPLICA_INTERNAL_H
+
+#include "broker_internal.h"
+#include "replica.h"
+
+/* One follower fetcher per leader (Kafka's ReplicaFetcherThread). */
+typedef struct {
+    gint32 leader_id;
+    SimNodeId node;
+    GPtrArray *partitions;            /* Partition*, not owned */
+    gint32 in_flight_correlation;     /* 0: none */
+    gboolean epoch_request_in_flight;
+    SimTimerId timeout_timer;
+    SimTimerId backoff_timer;
+} Fetcher;
+
+/* A produce (or internal append) waiting for the HW (Kafka's DelayedProduce). */
+typedef struct {
+    gint32 correlation_id;
+    SimNodeId client;
+    guint32 client_incarnation;
+    KTopicPartition tp;
+    gint64 base_offset;
+    gint64 required_offset;           /* last offset + 1: HW must reach it */
+    gint16 acks;
+    SimTimerId timeout_timer;
+    BrokerState *state;
+    /* An internal append (an offset commit) answers its caller, not a
+     * client: NULL for a client's produce. */
+    ReplicaAppendCb done_cb;
+    guint64 done_id;
+} DelayedProduce;
+
+/* A long-polling fetch (Kafka's DelayedFetch). */
+typedef struct {
+    KFetchRequest *request;           /* owned */
+    GArray *sizes_at_delay;           /* gint64 per request partition: its log size then */
+    SimNodeId client;
+    SimTimerId timeout_timer;
+    BrokerState *state;
+} DelayedFetch;
+
+/* replica.c */
+gint replica_partition_compare(gconstpointer a, gconstpointer b);
+gboolean replica_in_isr(const Partition *p, gint32 broker_id);
+
+/* replica_hw.c */
+/* HW = the smallest LEO in the ISR, only ever forward, on a leader; the
+ * produce and fetch purgatories are told when it moved. */
+void replica_hw_maybe_increment(BrokerState *state, Partition *p);
+/* Sets the HW (a follower takes its leader's) and tells the observer. */
+void replica_hw_set(BrokerState *state, Partition *p, gint64 hw);
+/* Answers the delayed produces the HW has passed. */
+void replica_hw_try_complete_produces(BrokerState *state, Partition *p);
+/* Answers every delayed produce of `p` with `error` (leadership lost). */
+void replica_hw_fail_produces(BrokerState *state, Partition *p, KafkaError error);
+/* Puts `delayed` (owned by the purgatory from now) at the tail of `p`'s
+ * queue, to time out after `timeout_ms`. */
+void replica_hw_delay_produce(BrokerState *state, Partition *p, DelayedProduce *delayed,
+                              gint64 timeout_ms);
+/* Records (history, observer) that [base, end) of `p` were acknowledged. */
+void replica_hw_record_ack(BrokerState *state, Partition *p, gint64 base, gint64 end,
+                           gint16 acks);
+void replica_delayed_produce_free(gpointer delayed);
+/* Reads the checkpoint's "topic partition hw" lines into `out`
+ * ("topic-partition" -> gint64*). */
+void replica_hw_checkpoint_read(BrokerState *state, GHashTable *out);
+/* Asserts the HW invariants (replica_hw.c's header). */
+void replica_hw_check_invariants(const BrokerState *state);
+
+/* replica_produce.c */
+void replica_produce_respond(BrokerState *state, SimNodeId client, gint32 correlation_id,
+                             const KTopicPartition *tp, KafkaError error, gint64 base_offset,
+                             gint64 log_start);
+
+/* replica_isr.c */
+/* A follower that caught up with the HW (and this term's start) joins. */
+void replica_isr_maybe_expand(BrokerState *state, Partition *p, const RemoteReplica *remote);
+/* Asserts the ISR invariants (replica_isr.c's header). */
+void replica_isr_check_invariants(const BrokerState *state);
+
+/* replica_fetch.c */
+/* New data in `p`, or a new HW: the delayed fetches that watch it and have
+ * enough answer. */
+void replica_fetch_try_complete(BrokerState *state, const Partition *p, gboolean hw_moved);
+void replica_delayed_fetch_free(DelayedFetch *delayed);
+/* Asserts the fetch purgatory's invariants (replica_fetch.c's header). */
+void replica_fetch_check_invariants(const BrokerState *state);
+
+/* replica_markers.c */
+/* Asserts the markers' invariants (replica_markers.c's header). */
+void replica_markers_check_invariants(const BrokerState *state);
+
+/* replica_fetcher.c */
+void replica_fetcher_free(gpointer fetcher);
+/* `p` follows `leader_id` at `leader_node`: it joins that leader's fetcher. */
+void replica_fetcher_add_partition(BrokerState *state, Partition *p, gint32 leader_id,
+                                   SimNodeId leader_node);
+void replica_fetcher_remove_partition(BrokerState *state, Partition *p);
+/* Truncates `p`'s log to `offset` (when below its LEO), recording why. */
+void replica_truncate_to(BrokerState *state, Partition *p, gint64 offset, const char *why);
+/* Asserts the fetcher invariants (replica_fetcher.c's header). */
+void replica_fetcher_check_invariants(const BrokerState *state);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * replica_isr: a leader's changes to its ISR (Kafka's Partition.maybeShrinkIsr
+ * and maybeExpandIsr, written to the partition's state znode as Kafka's ZK
+ * mode does). A follower that has not caught up for replica.lag.time.max.ms
+ * leaves (checked every half of it); one whose LEO reached the HW and this
+ * term's start offset joins. A leader proposes one change at a time, as a
+ * conditional write on the znode version it last knew; an accepted change is
+ * adopted, recorded, announced in /isr_change_notification, and may move the
+ * HW (replica_hw.c).
+ *
+ * Invariants (replica_isr_check_invariants):
+ *  1. The ISR is a subset of the replicas. (That a new leader is in its ISR is
+ *     a cluster invariant the cluster's monitor records when broken; a run
+ *     never aborts on it.)
+ *  2. Only a leader has an ISR update in flight.
+ *
+ * Transitions of a leader's ISR update:
+ *   IDLE --shrink or expand proposed--> IN FLIGHT (propose_isr)
+ *   IN FLIGHT --written--> IDLE, ISR adopted (isr_updated, adopt_isr)
+ *   IN FLIGHT --BAD_VERSION--> CHECKING (isr_updated reads the znode)
+ *   CHECKING --our own write found--> IDLE, ISR adopted (isr_checked)
+ *   CHECKING --the controller moved on--> IDLE, wait for LeaderAndIsr
+ *   any --new leader epoch or follower role--> IDLE (replica.c)
+ */
+#include "replica.h"
+
+#include "replica_internal.h"
+#include "sim_assert.h"
+
+#include <string.h>
+
+typedef struct {
+    KTopicPartition tp;
+    gint32 leader_epoch;
+    KPartitionState proposed;
+} IsrUpdate;
+
+static void
+isr_notification_created(void *owner, const ZkResult *result, void *arg)
+{
+    (void)owner;
+    (void)result;
+    (void)arg;
+}
+
+/* The ISR a leader wrote (or found written) at znode version `version`
+ * becomes its own; an actual change is recorded and announced. */
+static void
+adopt_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr, gint32 version)
+{
+    p->zk_version = version;
+    if (n_isr == p->n_isr && memcmp(isr, p->isr, sizeof(gint32) * n_isr) == 0)
+        return;
+    GString *before = g_string_new(NULL), *after = g_string_new(NULL);
+    for (guint i = 0; i < p->n_isr; i++)
+        g_string_append_printf(before, "%s%d", i ? "," : "", p->isr[i]);
+    p->n_isr = (guint8)n_isr;
+    memcpy(p->isr, isr, sizeof(gint32) * n_isr);
+    for (guint i = 0; i < p->n_isr; i++)
+        g_string_append_printf(after, "%s%d", i ? "," : "", p->isr[i]);
+    HistoryEvent fields = {0};
+    fields.leader_epoch = p->leader_epoch;
+    fields.hw = p->hw;
+    fields.isr_mask = broker_isr_mask(p->isr, p->n_isr);
+    broker_record_event(state->broker, HISTORY_EVENT_ISR_CHANGED, &p->tp, &fields,
+                        "leader %d changed the ISR of %s from [%s] to [%s]",
+                        state->broker->config.broker_id, p->name, before->str, after->str);
+    g_string_free(before, TRUE);
+    g_string_free(after, TRUE);
+    zk_client_create(state->zk, "/isr_change_notification/isr_change_", p->name,
+                        strlen(p->name), ZK_SEQUENTIAL, isr_notification_created, NULL);
+    replica_hw_maybe_increment(state, p);
+    replica_hw_try_complete_produces(state, p);
+}
+
+static Partition *
+update_target(BrokerState *state, const IsrUpdate *update)
+{
+    Partition *p = replica_get(state, &update->tp);
+    if (p == NULL || !p->is_leader || p->leader_epoch != update->leader_epoch)
+        return NULL;
+    return p;
+}
+
+/* After a BAD_VERSION: the znode as it is. If it still names this leader in
+ * this epoch, the mismatch came from our own earlier write whose answer was
+ * lost (a connection loss after the server applied it): adopt what is there
+ * and its version, as Kafka's leader does since KAFKA-2729 (comparing the
+ * znode's data with its own). Otherwise the controller moved on: wait for
+ * its LeaderAndIsr. */
+static void
+isr_checked(void *owner, const ZkResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    IsrUpdate *update = arg;
+    Partition *p = update_target(state, update);
+    if (p != NULL) {
+        p->isr_update_in_flight = FALSE;
+        KPartitionState found = update->proposed;
+        if (result->error == ZK_OK &&
+            kpartition_state_parse((const char *)result->data, result->len, &found) &&
+            found.leader == state->broker->config.broker_id &&
+            found.leader_epoch == p->leader_epoch)
+            adopt_isr(state, p, found.isr, found.n_isr, result->version);
+    }
+    broker_zk_context_done(state, update);
+}
+
+static void
+isr_updated(void *owner, const ZkResult *result, void *arg)
+{
+    BrokerState *state = owner;
+    IsrUpdate *update = arg;
+    Partition *p = update_target(state, update);
+    if (p != NULL && result->error == ZK_BAD_VERSION) {
+        g_autofree char *path = g_strdup_printf("/brokers/topics/%s/partitions/%d/state",
+                                                p->tp.topic, p->tp.partition);
+        zk_client_get(state->zk, path, FALSE, isr_checked, update);
+        return; /* the check's callback owns `update` now */
+    }
+    if (p != NULL) {
+        p->isr_update_in_flight = FALSE;
+        if (result->error == ZK_OK)
+            adopt_isr(state, p, update->proposed.isr, update->proposed.n_isr, result->version);
+    }
+    broker_zk_context_done(state, update);
+}
+
+static void
+propose_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr)
+{
+    IsrUpdate *update = broker_zk_context(state, sizeof(IsrUpdate));
+    update->tp = p->tp;
+    update->leader_epoch = p->leader_epoch;
+    KPartitionState *ps = &update->proposed;
+    ps->tp = p->tp;
+    ps->leader = p->leader_id;
+    ps->leader_epoch = p->leader_epoch;
+    ps->controller_epoch = p->controller_epoch;
+    ps->n_isr = (guint8)n_isr;
+    memcpy(ps->isr, isr, sizeof(gint32) * n_isr);
+    GString *data = g_string_new(NULL);
+    kpartition_state_serialize(ps, data);
+    g_autofree char *path =
+        g_strdup_printf("/brokers/topics/%s/partitions/%d/state", p->tp.topic, p->tp.partition);
+    p->isr_update_in_flight = TRUE;
+    zk_client_set(state->zk, path, data->str, data->len, p->zk_version, isr_updated, update);
+    g_string_free(data, TRUE);
+}
+
+void
+replica_isr_maybe_expand(BrokerState *state, Partition *p, const RemoteReplica *remote)
+{
+    if (p->isr_update_in_flight || replica_in_isr(p, remote->broker_id))
+        return;
+    if (remote->leo < p->hw || remote->leo < p->leader_epoch_start_offset)
+        return;
+    gint32 isr[KAFKA_REPLICAS_MAX];
+    guint n = 0;
+    for (guint i = 0; i < p->n_isr; i++)
+        isr[n++] = p->isr[i];
+    isr[n++] = remote->broker_id;
+    propose_isr(state, p, isr, n);
+}
+
+void
+replica_isr_expiration(BrokerState *state)
+{
+    Broker *broker = state->broker;
+    gint64 now = sim_now_ns(broker->world);
+    gint64 lag_max_ns = broker->config.replica_lag_time_max_ms * SIM_NS_PER_MS;
+    for (guint i = 0; i < state->partitions_sorted->len; i++) {
+        Partition *p = g_ptr_array_index(state->partitions_sorted, i);
+        if (!p->is_leader || p->isr_update_in_flight)
+            continue;
+        gint32 isr[KAFKA_REPLICAS_MAX];
+        guint n = 0;
+        for (guint r = 0; r < p->n_isr; r++) {
+            gint32 id = p->isr[r];
+            gboolean lagging = FALSE;
+            for (guint k = 0; k < p->n_remotes; k++) {
+                if (p->remotes[k].broker_id == id)
+                    lagging = now - p->remotes[k].last_caught_up_ns > lag_max_ns;
+            }
+            if (!lagging)
+                isr[n++] = id;
+        }
+        if (n < p->n_isr)
+            propose_isr(state, p, isr, n);
+    }
+}
+
+static void
+isr_expiration_timer(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)arg;
+    replica_isr_expiration(broker->state);
+    /* Kafka checks every replica.lag.time.max.ms / 2. */
+    broker->state->isr_expiration_timer =
+        sim_timer_set(world, broker->node,
+                      broker->config.replica_lag_time_max_ms * SIM_NS_PER_MS / 2,
+                      isr_expiration_timer, NULL);
+}
+
+void
+replica_isr_start(BrokerState *state)
+{
+    Broker *broker = state->broker;
+    state->isr_expiration_timer =
+        sim_timer_set(broker->world, broker->node,
+                      broker->config.replica_lag_time_max_ms * SIM_NS_PER_MS / 2,
+                      isr_expiration_timer, NULL);
+}
+
+void
+replica_isr_check_invariants(const BrokerState *state)
+{
+    for (guint i = 0; i < state->partitions_sorted->len; i++) {
+        const Partition *p = g_ptr_array_index(state->partitions_sorted, i);
+        KSIM_ASSERT(p->n_isr <= p->n_replicas);
+        for (guint k = 0; k < p->n_isr; k++) {
+            gboolean assigned = FALSE;
+            for (guint r = 0; r < p->n_replicas; r++)
+                assigned = assigned || p->replicas[r] == p->isr[k];
+            KSIM_ASSERT(assigned);
+        }
+        if (!p->is_leader)
+            KSIM_ASSERT(!p->isr_update_in_flight);
+    }
+}

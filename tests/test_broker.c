@@ -1,0 +1,193 @@
+/*
+ * Broker tests (broker.h) on a real simulated cluster: a broker registers
+ * its ephemeral /brokers/ids/<id>, registers again with a new session after
+ * its old one expired, one broker wins /controller and another takes over
+ * when it dies, and a restarted broker rebuilds its replicas from its disk
+ * before it hears from the controller.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cluster.h"
+#include "history.h"
+#include "sim_world.h"
+#include "zk_server.h"
+
+#define TOPIC "t"
+
+typedef struct {
+    SimWorld *world;
+    History *history;
+    Cluster *cluster;
+} Fixture;
+
+static void
+check_after_event(SimWorld *world, void *user_data)
+{
+    (void)world;
+    cluster_check_invariants(user_data);
+}
+
+static Fixture *
+fixture_new(guint64 seed)
+{
+    Fixture *f = g_new0(Fixture, 1);
+    ClusterConfig config;
+    cluster_config_init(&config);
+    config.broker.replica_lag_time_max_ms = 1000;
+    config.broker.zookeeper_session_timeout_ms = 6000;
+    f->world = sim_world_new(seed);
+    f->history = history_new();
+    f->cluster = cluster_new(f->world, &config, f->history);
+    sim_world_set_after_event(f->world, check_after_event, f->cluster);
+    GError *error = NULL;
+    assert_true(cluster_create_topic(f->cluster, TOPIC, 2, 3, NULL, &error));
+    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
+    return f;
+}
+
+static void
+fixture_free(Fixture *f)
+{
+    cluster_free(f->cluster);
+    sim_world_free(f->world);
+    history_free(f->history);
+    g_free(f);
+}
+
+static void
+run_for(Fixture *f, gint64 ns)
+{
+    sim_world_run_until(f->world, sim_now_ns(f->world) + ns);
+}
+
+static SimNodeId
+node_of(Fixture *f, gint32 broker)
+{
+    return broker_node(cluster_broker(f->cluster, broker));
+}
+
+static gboolean
+registered(Fixture *f, gint32 broker)
+{
+    g_autofree char *path = g_strdup_printf("/brokers/ids/%d", broker);
+    GBytes *data = zk_server_znode_get(cluster_zk_server(f->cluster), path, NULL);
+    if (data == NULL)
+        return FALSE;
+    g_bytes_unref(data);
+    return TRUE;
+}
+
+/* How many times `broker` recorded that it registered. */
+static guint
+registrations(Fixture *f, gint32 broker)
+{
+    const GArray *events = history_events(f->history);
+    guint n = 0;
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *event = &g_array_index(events, HistoryEvent, i);
+        if (event->kind == HISTORY_EVENT_SESSION && event->broker == broker &&
+            event->text != NULL && strstr(event->text, "registered") != NULL)
+            n++;
+    }
+    return n;
+}
+
+static void
+test_broker_registers_and_registers_again(void **state)
+{
+    /* Goal: every broker holds its registration; one paused past its session
+     * timeout loses it, and registers again with a new session on resume. */
+    (void)state;
+    Fixture *f = fixture_new(21);
+    for (gint32 b = 1; b <= 3; b++) {
+        assert_true(broker_running(cluster_broker(f->cluster, b)));
+        assert_true(registered(f, b));
+        assert_int_equal(registrations(f, b), 1);
+    }
+    gint32 broker = cluster_follower(f->cluster, TOPIC, 0);
+    sim_node_pause(f->world, node_of(f, broker));
+    run_for(f, 10 * SIM_NS_PER_S);
+    assert_false(registered(f, broker));
+    sim_node_resume(f->world, node_of(f, broker));
+    run_for(f, 10 * SIM_NS_PER_S);
+    assert_true(registered(f, broker));
+    assert_int_equal(registrations(f, broker), 2);
+    /* The others kept their first registration. */
+    for (gint32 b = 1; b <= 3; b++) {
+        if (b != broker)
+            assert_int_equal(registrations(f, b), 1);
+    }
+    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
+    fixture_free(f);
+}
+
+static void
+test_broker_controller_fails_over(void **state)
+{
+    /* Goal: exactly one broker is controller; when it dies another one
+     * takes over in a higher controller epoch. */
+    (void)state;
+    Fixture *f = fixture_new(22);
+    gint32 controller = cluster_controller(f->cluster);
+    assert_true(controller >= 1 && controller <= 3);
+    guint controllers = 0;
+    for (gint32 b = 1; b <= 3; b++)
+        controllers += broker_is_controller(cluster_broker(f->cluster, b));
+    assert_int_equal(controllers, 1);
+    gint32 epoch = broker_controller_epoch(cluster_broker(f->cluster, controller));
+    sim_node_crash(f->world, node_of(f, controller));
+    assert_false(broker_running(cluster_broker(f->cluster, controller)));
+    run_for(f, 15 * SIM_NS_PER_S);
+    gint32 next = cluster_controller(f->cluster);
+    assert_true(next >= 1 && next <= 3);
+    assert_int_not_equal(next, controller);
+    assert_true(broker_controller_epoch(cluster_broker(f->cluster, next)) > epoch);
+    fixture_free(f);
+}
+
+static void
+test_broker_restart_recovers_replicas_from_disk(void **state)
+{
+    /* Goal: a restarted broker holds its replicas again as soon as it starts,
+     * from its disk alone, and takes its role back from the controller. */
+    (void)state;
+    Fixture *f = fixture_new(23);
+    gint32 broker = cluster_follower(f->cluster, TOPIC, 0);
+    Broker *b = cluster_broker(f->cluster, broker);
+    g_autoptr(GArray) before = broker_partitions(b);
+    assert_int_equal(before->len, 2);
+    sim_node_crash(f->world, node_of(f, broker));
+    g_autoptr(GArray) down = broker_partitions(b);
+    assert_int_equal(down->len, 0);
+    sim_node_restart(f->world, node_of(f, broker));
+    g_autoptr(GArray) after = broker_partitions(b);
+    assert_int_equal(after->len, before->len);
+    for (guint i = 0; i < after->len; i++)
+        assert_true(ktp_equal(&g_array_index(after, KTopicPartition, i),
+                              &g_array_index(before, KTopicPartition, i)));
+    BrokerPartitionInfo info;
+    broker_partition_info(b, TOPIC, 0, &info);
+    assert_true(info.present);
+    assert_int_equal(info.leader_epoch, -1); /* no LeaderAndIsr yet */
+    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
+    broker_partition_info(b, TOPIC, 0, &info);
+    assert_true(info.leader_epoch >= 0);
+    assert_false(info.is_leader && cluster_leader(f->cluster, TOPIC, 0) != broker);
+    fixture_free(f);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_broker_registers_and_registers_again),
+        cmocka_unit_test(test_broker_controller_fails_over),
+        cmocka_unit_test(test_broker_restart_recovers_replicas_from_disk),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,189 @@
+/*
+ * Controller tests: the leader-election rules (controller_election.h) as a
+ * table of partitions, live brokers and settings against the next state
+ * Kafka's PartitionLeaderElectionAlgorithms gives: clean and unclean
+ * elections, all replicas offline, dead brokers in the ISR, ISR order against
+ * assignment order, and the preferred replica election.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "controller_election.h"
+
+#include <string.h>
+
+#define NONE KAFKA_NO_LEADER
+#define LIST_MAX 4
+#define END (-99) /* ends a list in a table row */
+
+/* Which brokers are live, as ControllerElectionInput.live_mask. */
+#define LIVE(a, b, c) ((1u << (a)) | (1u << (b)) | (1u << (c)))
+#define LIVE1(a) (1u << (a))
+
+typedef struct {
+    const char *name;
+    gint32 assignment[LIST_MAX]; /* END-terminated */
+    gint32 leader;
+    gint32 isr[LIST_MAX];        /* END-terminated */
+    guint32 live_mask;
+    gboolean unclean_enabled;
+    /* Expected. */
+    ControllerElectionOutcome outcome;
+    gint32 next_leader;
+    gint32 next_isr[LIST_MAX];   /* END-terminated */
+} ElectionCase;
+
+static guint
+list_len(const gint32 *list)
+{
+    guint n = 0;
+    while (n < LIST_MAX && list[n] != END)
+        n++;
+    return n;
+}
+
+static void
+state_from_case(const ElectionCase *c, KPartitionState *old)
+{
+    memset(old, 0, sizeof *old);
+    ktp_set(&old->tp, "orders", 0);
+    old->leader = c->leader;
+    old->leader_epoch = 7;
+    old->controller_epoch = 2;
+    old->zk_version = 11;
+    old->n_replicas = (guint8)list_len(c->assignment);
+    memcpy(old->replicas, c->assignment, sizeof(gint32) * old->n_replicas);
+    old->n_isr = (guint8)list_len(c->isr);
+    memcpy(old->isr, c->isr, sizeof(gint32) * old->n_isr);
+}
+
+static const ElectionCase ELECTION_CASES[] = {
+    {"live leader, full ISR: unchanged", {0, 1, 2, END}, 0, {0, 1, 2, END}, LIVE(0, 1, 2),
+     FALSE, CONTROLLER_ELECTION_UNCHANGED, 0, {0, 1, 2, END}},
+    {"live leader, a dead follower leaves the ISR", {0, 1, 2, END}, 0, {0, 1, 2, END},
+     LIVE(0, 2, 2), FALSE, CONTROLLER_ELECTION_ISR_SHRUNK, 0, {0, 2, END}},
+    {"clean: the first live ISR member in assignment order", {0, 1, 2, END}, 0,
+     {0, 1, 2, END}, LIVE(1, 2, 2), FALSE, CONTROLLER_ELECTION_CLEAN, 1, {1, 2, END}},
+    {"clean: assignment order wins over ISR order", {0, 2, 1, END}, 0, {0, 1, 2, END},
+     LIVE(1, 2, 2), FALSE, CONTROLLER_ELECTION_CLEAN, 2, {1, 2, END}},
+    {"clean: a live replica outside the ISR is passed over", {0, 1, 2, END}, 0, {0, 2, END},
+     LIVE(1, 2, 2), FALSE, CONTROLLER_ELECTION_CLEAN, 2, {2, END}},
+    {"clean: dead brokers in the ISR are dropped", {0, 1, 2, END}, 0, {2, 0, 1, END},
+     LIVE1(1), FALSE, CONTROLLER_ELECTION_CLEAN, 1, {1, END}},
+    {"unclean disabled: no ISR member lives, offline", {0, 1, 2, END}, 0, {0, 1, END},
+     LIVE1(2), FALSE, CONTROLLER_ELECTION_OFFLINE, NONE, {1, END}},
+    {"unclean enabled: the first live replica leads alone", {0, 1, 2, END}, 0, {0, 1, END},
+     LIVE1(2), TRUE, CONTROLLER_ELECTION_UNCLEAN, 2, {2, END}},
+    {"unclean enabled but an ISR member lives: clean", {0, 1, 2, END}, 0, {0, 1, END},
+     LIVE(1, 2, 2), TRUE, CONTROLLER_ELECTION_CLEAN, 1, {1, END}},
+    {"all replicas offline: the last ISR member stays", {0, 1, 2, END}, 0, {0, 1, 2, END},
+     0, TRUE, CONTROLLER_ELECTION_OFFLINE, NONE, {2, END}},
+    {"already offline, nobody back: unchanged", {0, 1, 2, END}, NONE, {2, END}, 0, TRUE,
+     CONTROLLER_ELECTION_UNCHANGED, NONE, {2, END}},
+    {"offline, the last ISR member is back: it leads", {0, 1, 2, END}, NONE, {2, END},
+     LIVE1(2), FALSE, CONTROLLER_ELECTION_CLEAN, 2, {2, END}},
+    {"offline, a non-ISR replica is back, unclean disabled: unchanged", {0, 1, 2, END}, NONE,
+     {2, END}, LIVE1(0), FALSE, CONTROLLER_ELECTION_UNCHANGED, NONE, {2, END}},
+};
+
+static void
+test_controller_election_table(void **state)
+{
+    /* Goal: each row's partition gets the leader, ISR and epoch Kafka's
+     * offline partition election gives it. */
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(ELECTION_CASES); i++) {
+        const ElectionCase *c = &ELECTION_CASES[i];
+        KPartitionState old, next;
+        state_from_case(c, &old);
+        ControllerElectionInput input = {c->assignment, list_len(c->assignment), c->live_mask,
+                                         c->unclean_enabled, 5};
+        ControllerElectionOutcome outcome = controller_election_decide(&input, &old, &next);
+        print_message("case: %s\n", c->name);
+        assert_int_equal(outcome, c->outcome);
+        if (outcome == CONTROLLER_ELECTION_UNCHANGED)
+            continue;
+        assert_int_equal(next.leader, c->next_leader);
+        assert_int_equal(next.n_isr, list_len(c->next_isr));
+        for (guint k = 0; k < next.n_isr; k++)
+            assert_int_equal(next.isr[k], c->next_isr[k]);
+        assert_int_equal(next.leader_epoch, old.leader_epoch + 1);
+        assert_int_equal(next.controller_epoch, 5);
+        /* The replicas and the znode version are the caller's business. */
+        assert_int_equal(next.n_replicas, old.n_replicas);
+        assert_int_equal(next.zk_version, old.zk_version);
+    }
+}
+
+static void
+test_controller_election_first_live(void **state)
+{
+    /* Goal: the first live replica is taken in assignment order, with or
+     * without the ISR requirement. */
+    (void)state;
+    const gint32 assignment[] = {3, 1, 2};
+    KPartitionState ps = {0};
+    ps.n_isr = 2;
+    ps.isr[0] = 2;
+    ps.isr[1] = 1;
+    ControllerElectionInput input = {assignment, 3, LIVE(1, 2, 3), FALSE, 0};
+    assert_int_equal(controller_election_first_live(&input, &ps, FALSE), 3);
+    assert_int_equal(controller_election_first_live(&input, &ps, TRUE), 1);
+    input.live_mask = LIVE1(2);
+    assert_int_equal(controller_election_first_live(&input, &ps, TRUE), 2);
+    input.live_mask = 0;
+    assert_int_equal(controller_election_first_live(&input, &ps, FALSE), NONE);
+}
+
+typedef struct {
+    const char *name;
+    gint32 leader;
+    gint32 isr[LIST_MAX]; /* END-terminated */
+    gboolean moves;
+} PreferredCase;
+
+static const PreferredCase PREFERRED_CASES[] = {
+    {"preferred replica in the ISR takes over", 1, {1, 0, END}, TRUE},
+    {"preferred replica outside the ISR waits", 1, {1, 2, END}, FALSE},
+    {"an offline partition is left to the offline election", NONE, {0, END}, FALSE},
+};
+
+static void
+test_controller_election_preferred(void **state)
+{
+    /* Goal: the preferred replica (broker 0) leads again only where the
+     * partition is online and it is in the ISR, with the same ISR. */
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(PREFERRED_CASES); i++) {
+        const PreferredCase *c = &PREFERRED_CASES[i];
+        KPartitionState old = {0}, next = {0};
+        old.leader = c->leader;
+        old.leader_epoch = 3;
+        old.n_isr = (guint8)list_len(c->isr);
+        memcpy(old.isr, c->isr, sizeof(gint32) * old.n_isr);
+        print_message("case: %s\n", c->name);
+        gboolean moves = controller_election_preferred(&old, 0, 9, &next);
+        assert_int_equal(moves, c->moves);
+        if (!moves)
+            continue;
+        assert_int_equal(next.leader, 0);
+        assert_int_equal(next.leader_epoch, 4);
+        assert_int_equal(next.controller_epoch, 9);
+        assert_int_equal(next.n_isr, old.n_isr);
+        assert_memory_equal(next.isr, old.isr, sizeof(gint32) * old.n_isr);
+    }
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_controller_election_table),
+        cmocka_unit_test(test_controller_election_first_live),
+        cmocka_unit_test(test_controller_election_preferred),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,304 @@
+/*
+ * Replica manager tests (replica.h, replica*.c) through the broker's public
+ * views on a real simulated cluster (coordination node, controller, three
+ * brokers, a producing driver): the HW advances to the smallest LEO of the
+ * ISR, the ISR shrinks after replica.lag.time.max.ms, a leader that becomes
+ * follower truncates in both truncation modes, and the HW checkpoint is
+ * written and read back after a restart.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cluster.h"
+#include "driver.h"
+#include "history.h"
+#include "sim_disk.h"
+#include "sim_world.h"
+
+#define TOPIC "t"
+#define HW_CHECKPOINT_FILE "replication-offset-checkpoint"
+
+typedef struct {
+    SimWorld *world;
+    History *history;
+    Cluster *cluster;
+    Driver *driver;
+} Fixture;
+
+static void
+check_after_event(SimWorld *world, void *user_data)
+{
+    (void)world;
+    cluster_check_invariants(user_data);
+}
+
+static void
+config_fast(ClusterConfig *config)
+{
+    cluster_config_init(config);
+    config->broker.replica_lag_time_max_ms = 1000;
+    config->broker.zookeeper_session_timeout_ms = 6000;
+    config->broker.replica_high_watermark_checkpoint_interval_ms = 1000;
+}
+
+/* A settled cluster with TOPIC (one partition, three replicas) and a driver
+ * producing with `acks`. */
+static Fixture *
+fixture_new(guint64 seed, const ClusterConfig *config, gint16 acks)
+{
+    Fixture *f = g_new0(Fixture, 1);
+    f->world = sim_world_new(seed);
+    f->history = history_new();
+    f->cluster = cluster_new(f->world, config, f->history);
+    sim_world_set_after_event(f->world, check_after_event, f->cluster);
+    GError *error = NULL;
+    assert_true(cluster_create_topic(f->cluster, TOPIC, 1, 3, NULL, &error));
+    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+    DriverConfig driver_config;
+    driver_config_init(&driver_config);
+    driver_config.acks = acks;
+    driver_config.max_in_flight = 1;
+    driver_config.request_timeout_ms = 5000;
+    f->driver = driver_new(f->world, "driver", 100, bootstrap, &driver_config, f->history);
+    return f;
+}
+
+static void
+fixture_free(Fixture *f)
+{
+    driver_free(f->driver);
+    cluster_free(f->cluster);
+    sim_world_free(f->world);
+    history_free(f->history);
+    g_free(f);
+}
+
+static void
+run_for(Fixture *f, gint64 ns)
+{
+    sim_world_run_until(f->world, sim_now_ns(f->world) + ns);
+}
+
+static SimNodeId
+node_of(Fixture *f, gint32 broker)
+{
+    return broker_node(cluster_broker(f->cluster, broker));
+}
+
+static BrokerPartitionInfo
+info_of(Fixture *f, gint32 broker)
+{
+    BrokerPartitionInfo info;
+    broker_partition_info(cluster_broker(f->cluster, broker), TOPIC, 0, &info);
+    return info;
+}
+
+static gboolean
+isr_has(const BrokerPartitionInfo *info, gint32 broker)
+{
+    for (guint i = 0; i < info->n_isr; i++) {
+        if (info->isr[i] == broker)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* The two replicas that do not lead. */
+static void
+followers_of(Fixture *f, gint32 leader, gint32 *followers)
+{
+    guint n = 0;
+    for (gint32 b = 1; b <= 3; b++) {
+        if (b != leader)
+            followers[n++] = b;
+    }
+    assert_int_equal(n, 2);
+    (void)f;
+}
+
+static void
+test_replica_hw_is_min_isr_leo(void **state)
+{
+    /* Goal: the leader's HW stops at the LEO of an ISR member that stopped
+     * fetching, and reaches the leader's LEO once it fetches again. */
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    config.broker.replica_lag_time_max_ms = 30000; /* the paused one stays in the ISR */
+    Fixture *f = fixture_new(11, &config, 1);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    gint32 followers[2];
+    followers_of(f, leader, followers);
+    driver_produce(f->driver, TOPIC, 0, 40, 10);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(info_of(f, leader).hw, 40);
+    sim_node_pause(f->world, node_of(f, followers[0]));
+    driver_produce(f->driver, TOPIC, 0, 60, 10);
+    run_for(f, 2 * SIM_NS_PER_S);
+    BrokerPartitionInfo info = info_of(f, leader);
+    assert_int_equal(info.leo, 100);
+    assert_true(isr_has(&info, followers[0]));
+    assert_int_equal(info.hw, info_of(f, followers[0]).leo);
+    assert_int_equal(info.hw, 40);
+    assert_int_equal(info_of(f, followers[1]).leo, 100);
+    sim_node_resume(f->world, node_of(f, followers[0]));
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(info_of(f, leader).hw, 100);
+    fixture_free(f);
+}
+
+static void
+test_replica_isr_shrinks_after_lag_time(void **state)
+{
+    /* Goal: a follower that stops fetching stays in the ISR for less than
+     * replica.lag.time.max.ms, leaves it after, and the HW then moves on
+     * without it. */
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    config.broker.replica_lag_time_max_ms = 2000;
+    Fixture *f = fixture_new(12, &config, -1);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    gint32 followers[2];
+    followers_of(f, leader, followers);
+    sim_node_pause(f->world, node_of(f, followers[0]));
+    run_for(f, 1 * SIM_NS_PER_S);
+    BrokerPartitionInfo info = info_of(f, leader);
+    assert_true(isr_has(&info, followers[0]));
+    run_for(f, 3 * SIM_NS_PER_S);
+    info = info_of(f, leader);
+    assert_false(isr_has(&info, followers[0]));
+    assert_int_equal(info.n_isr, 2);
+    driver_produce(f->driver, TOPIC, 0, 50, 10);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(driver_acked(f->driver), 50);
+    assert_int_equal(info_of(f, leader).hw, 50);
+    fixture_free(f);
+}
+
+typedef struct {
+    const char *name;
+    BrokerTruncationMode mode;
+    const char *reason; /* in the text of the old leader's truncation event */
+} TruncationCase;
+
+static const TruncationCase TRUNCATION_CASES[] = {
+    {"hw", BROKER_TRUNCATE_HW, "follower truncates to its high watermark"},
+    {"leader-epoch", BROKER_TRUNCATE_LEADER_EPOCH,
+     "follower truncates to its epoch's end offset at the leader"},
+};
+
+/* The truncation events of `broker`, as "old LEO->new LEO: text" lines. */
+static guint
+truncations_of(Fixture *f, gint32 broker, const char *reason, gint64 *to)
+{
+    const GArray *events = history_events(f->history);
+    guint found = 0;
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *event = &g_array_index(events, HistoryEvent, i);
+        if (event->kind != HISTORY_EVENT_TRUNCATED || event->broker != broker)
+            continue;
+        if (event->text == NULL || strstr(event->text, reason) == NULL)
+            continue;
+        found++;
+        *to = event->offset;
+    }
+    return found;
+}
+
+static void
+test_replica_follower_truncates_on_becoming_follower(void **state)
+{
+    /* Goal: a leader with records past the HW that no follower has comes
+     * back as a follower and truncates them — to its HW in hw mode, to its
+     * epoch's end at the new leader in leader-epoch mode. */
+    (void)state;
+    for (guint c = 0; c < G_N_ELEMENTS(TRUNCATION_CASES); c++) {
+        const TruncationCase *tc = &TRUNCATION_CASES[c];
+        print_message("case: %s\n", tc->name);
+        ClusterConfig config;
+        config_fast(&config);
+        config.broker.truncation_mode = tc->mode;
+        config.broker.replica_lag_time_max_ms = 30000;
+        Fixture *f = fixture_new(13, &config, 1);
+        gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+        gint32 followers[2];
+        followers_of(f, leader, followers);
+        driver_produce(f->driver, TOPIC, 0, 50, 10);
+        run_for(f, 2 * SIM_NS_PER_S);
+        for (guint i = 0; i < 2; i++)
+            sim_node_pause(f->world, node_of(f, followers[i]));
+        driver_produce(f->driver, TOPIC, 0, 30, 10);
+        run_for(f, 2 * SIM_NS_PER_S);
+        assert_int_equal(info_of(f, leader).leo, 80);
+        assert_int_equal(info_of(f, leader).hw, 50);
+        sim_node_crash(f->world, node_of(f, leader));
+        for (guint i = 0; i < 2; i++)
+            sim_node_resume(f->world, node_of(f, followers[i]));
+        run_for(f, 10 * SIM_NS_PER_S);
+        gint32 next = cluster_leader(f->cluster, TOPIC, 0);
+        assert_true(next == followers[0] || next == followers[1]);
+        sim_node_restart(f->world, node_of(f, leader));
+        run_for(f, 10 * SIM_NS_PER_S);
+        gint64 to = -1;
+        assert_int_equal(truncations_of(f, leader, tc->reason, &to), 1);
+        assert_int_equal(to, 50);
+        assert_int_equal(info_of(f, leader).leo, info_of(f, next).leo);
+        cluster_check_agreement(f->cluster);
+        assert_int_equal(cluster_violations(f->cluster), 0);
+        fixture_free(f);
+    }
+}
+
+static void
+test_replica_hw_checkpoint_read_back_after_restart(void **state)
+{
+    /* Goal: the HW checkpoint on disk holds the partition's HW, and a
+     * restarted broker starts from it; without the file it starts at 0. */
+    (void)state;
+    for (int keep_file = 1; keep_file >= 0; keep_file--) {
+        ClusterConfig config;
+        config_fast(&config);
+        Fixture *f = fixture_new(14, &config, -1);
+        gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+        gint32 followers[2];
+        followers_of(f, leader, followers);
+        driver_produce(f->driver, TOPIC, 0, 70, 10);
+        run_for(f, 3 * SIM_NS_PER_S);
+        gint32 broker = followers[0];
+        assert_int_equal(info_of(f, broker).hw, 70);
+        SimDisk *disk = sim_node_disk(f->world, node_of(f, broker));
+        gint64 size = sim_disk_size(disk, HW_CHECKPOINT_FILE);
+        assert_true(size > 0);
+        g_autofree char *text = g_malloc0((gsize)size + 1);
+        assert_int_equal(sim_disk_read(disk, HW_CHECKPOINT_FILE, 0, text, (gsize)size), size);
+        assert_non_null(strstr(text, "\n" TOPIC " 0 70\n"));
+        sim_node_crash(f->world, node_of(f, broker));
+        if (!keep_file)
+            sim_disk_delete(disk, HW_CHECKPOINT_FILE);
+        sim_node_restart(f->world, node_of(f, broker));
+        /* Before any controller request: what recovery read from disk. */
+        BrokerPartitionInfo info = info_of(f, broker);
+        assert_true(info.present);
+        assert_int_equal(info.leo, 70);
+        assert_int_equal(info.hw, keep_file ? 70 : 0);
+        fixture_free(f);
+    }
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replica_hw_is_min_isr_leo),
+        cmocka_unit_test(test_replica_isr_shrinks_after_lag_time),
+        cmocka_unit_test(test_replica_follower_truncates_on_becoming_follower),
+        cmocka_unit_test(test_replica_hw_checkpoint_read_back_after_restart),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
