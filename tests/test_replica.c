@@ -16,7 +16,9 @@
 #include "cluster.h"
 #include "driver.h"
 #include "history.h"
+#include "producer.h"
 #include "sim_disk.h"
+#include "sim_net.h"
 #include "sim_world.h"
 
 #define TOPIC "t"
@@ -291,6 +293,86 @@ test_replica_hw_checkpoint_read_back_after_restart(void **state)
     }
 }
 
+static void
+duplicate_result_cb(Producer *producer, const ProducerResult *result, void *user_data)
+{
+    (void)producer;
+    *(ProducerResult *)user_data = *result;
+}
+
+/* The leader's acknowledgements of offsets [base, base + 1), in order. */
+static GArray *
+acks_of_offset(Fixture *f, gint32 leader, gint64 base)
+{
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(HistoryEvent));
+    const GArray *events = history_events(f->history);
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *e = &g_array_index(events, HistoryEvent, i);
+        if (e->kind == HISTORY_EVENT_ACK && e->broker == leader && e->offset == base)
+            g_array_append_val(out, *e);
+    }
+    return out;
+}
+
+static void
+test_replica_duplicate_answered_when_hw_reaches_it(void **state)
+{
+    /* Goal: a retried batch the leader already holds is answered as soon as
+     * the HW reaches its own offsets, though a later batch of another
+     * producer waits before it in the purgatory (Kafka completes every
+     * waiting produce the HW passes, not only the oldest). */
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    config.broker.replica_lag_time_max_ms = 30000; /* the cut-off followers stay in the ISR */
+    config.broker.replica_fetch_max_bytes = 1;     /* one batch per follower fetch */
+    config.broker.replica_socket_timeout_ms = 1000; /* a lost fetch is sent again soon */
+    Fixture *f = fixture_new(5, &config, -1);
+    gint32 leader = info_of(f, 1).leader;
+    gint32 followers[2];
+    followers_of(f, leader, followers);
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+    ProducerConfig producer_config;
+    producer_config_init(&producer_config); /* idempotent, acks=all */
+    producer_config.request_timeout_ms = 1000;
+    producer_config.retry_backoff_ms = 100;
+    Producer *producer = producer_new(f->world, "producer", 1, bootstrap, &producer_config,
+                                      f->history);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_true(producer_id(producer) >= 0);
+
+    /* The followers' fetches no longer reach the leader (their metadata
+     * answers still reach the producer), so the HW stops at 0: A (offset 0)
+     * waits, then B (offset 1). A's request times out, at the broker and at
+     * the client, and its retry, a duplicate, waits for offset 1 behind B. */
+    SimNet *net = sim_world_net(f->world);
+    for (guint i = 0; i < 2; i++)
+        sim_net_cut_one_way(net, node_of(f, followers[i]), node_of(f, leader));
+    ProducerResult result = {.outcome = HISTORY_INVOKE};
+    producer_send(producer, TOPIC, 0, 0, 1, 100, duplicate_result_cb, &result);
+    run_for(f, 100 * SIM_NS_PER_MS);
+    driver_produce(f->driver, TOPIC, 0, 1, 1);
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_int_equal(info_of(f, leader).leo, 2);
+    assert_int_equal(info_of(f, leader).hw, 0);
+
+    /* The followers fetch one batch at a time: the HW reaches 1, then 2. */
+    for (guint i = 0; i < 2; i++)
+        sim_net_mend_one_way(net, node_of(f, followers[i]), node_of(f, leader));
+    run_for(f, 5 * SIM_NS_PER_S);
+    assert_int_equal(info_of(f, leader).hw, 2);
+    assert_int_equal(result.outcome, HISTORY_OK);
+    assert_int_equal(result.offset, 0);
+    /* Offset 0 was acknowledged once, to the duplicate (the first request
+     * timed out in the purgatory: its timeout is the client's), and when the
+     * HW was 1, not once it had passed B as well. */
+    g_autoptr(GArray) acks = acks_of_offset(f, leader, 0);
+    assert_int_equal(acks->len, 1);
+    assert_int_equal(g_array_index(acks, HistoryEvent, 0).hw, 1);
+    producer_free(producer);
+    fixture_free(f);
+}
+
 int
 main(void)
 {
@@ -299,6 +381,7 @@ main(void)
         cmocka_unit_test(test_replica_isr_shrinks_after_lag_time),
         cmocka_unit_test(test_replica_follower_truncates_on_becoming_follower),
         cmocka_unit_test(test_replica_hw_checkpoint_read_back_after_restart),
+        cmocka_unit_test(test_replica_duplicate_answered_when_hw_reaches_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,9 +8,11 @@
  *
  * Invariants (replica_hw_check_invariants):
  *  1. hw <= LEO for every replica, and hw >= the log start offset.
- *  2. A partition's delayed produces are ordered by required offset, all have
- *     required offset > hw (completed ones leave the queue at once), and only
- *     a leader has any.
+ *  2. A partition's delayed produces all have required offset > hw (each
+ *     leaves the queue as soon as the HW reaches it), and only a leader has
+ *     any. They wait in the order they arrived, which is not the order of
+ *     their offsets: a retried batch the log already holds waits for its
+ *     original offsets, behind later batches (replica_produce.c).
  *
  * Transitions of a delayed produce (replica_hw_delay_produce adds it):
  *   QUEUED --HW passes it--> answered (replica_hw_try_complete_produces)
@@ -86,16 +88,33 @@ complete_delayed_produce(BrokerState *state, Partition *p, DelayedProduce *delay
         done_cb(state, error, error == KAFKA_ERROR_NONE ? base_offset : -1, done_id);
 }
 
-/* Kafka's DelayedProduce.tryComplete: once the HW passes the batch, answer;
- * with an ISR smaller than min.insync.replicas, the answer is an error. */
+/* The first delayed produce, in arrival order, that the HW has reached. */
+static GList *
+first_completable(const Partition *p)
+{
+    for (GList *l = p->delayed_produce.head; l != NULL; l = l->next) {
+        const DelayedProduce *delayed = l->data;
+        if (delayed->required_offset <= p->hw)
+            return l;
+    }
+    return NULL;
+}
+
+/* Kafka's DelayedOperationPurgatory.checkAndComplete for the partition's key
+ * (Watchers.tryCompleteWatched, Kafka 3.x): every produce waiting on the
+ * partition is tried in the order it began waiting, and each one the HW has
+ * reached is answered (DelayedProduce.tryComplete); with an ISR smaller than
+ * min.insync.replicas the answer is an error. Not only the head: a retried
+ * duplicate waits behind later batches for its smaller original offsets.
+ * The search starts over after each answer because an answer's callback may
+ * append to this partition (and, with an ISR of one, move the HW again). */
 void
 replica_hw_try_complete_produces(BrokerState *state, Partition *p)
 {
-    while (!g_queue_is_empty(&p->delayed_produce)) {
-        DelayedProduce *delayed = g_queue_peek_head(&p->delayed_produce);
-        if (delayed->required_offset > p->hw)
-            break;
-        g_queue_pop_head(&p->delayed_produce);
+    GList *link;
+    while ((link = first_completable(p)) != NULL) {
+        DelayedProduce *delayed = link->data;
+        g_queue_delete_link(&p->delayed_produce, link);
         KafkaError error = (gint32)p->n_isr < p->config.min_insync_replicas
                                ? KAFKA_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND
                                : KAFKA_ERROR_NONE;
@@ -262,12 +281,9 @@ replica_hw_check_invariants(const BrokerState *state)
         KSIM_ASSERT(p->hw >= plog_log_start_offset(p->log));
         if (!p->is_leader)
             KSIM_ASSERT(p->delayed_produce.length == 0);
-        gint64 previous = -1;
         for (GList *l = p->delayed_produce.head; l != NULL; l = l->next) {
             const DelayedProduce *delayed = l->data;
-            KSIM_ASSERT(delayed->required_offset >= previous);
             KSIM_ASSERT(delayed->required_offset > p->hw);
-            previous = delayed->required_offset;
         }
     }
 }
