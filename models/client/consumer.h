@@ -19,7 +19,7 @@
  * processing ends; a crash stops the loop between two records. The position moves past the records a poll returns.
  * When a partition's position is set at the start of an assignment — from
  * the committed offset (OffsetFetch), by auto.offset.reset after the probe
- * of a partition without a position, or by consumer_seek — a one-step
+ * of a partition without a position — a one-step
  * HISTORY_FN_ASSIGN op records it (offset = the position); a reset of a
  * position the member already had (OFFSET_OUT_OF_RANGE) records none. So
  * every incarnation's polls of a partition follow an ASSIGN of it.
@@ -212,9 +212,6 @@ gboolean consumer_group_stable(const Consumer *consumer);
 /* The assigned partitions, sorted. (transfer full) */
 GArray *consumer_assignment(const Consumer *consumer); /* KTopicPartition */
 
-/* Kafka's seek(): the next fetch of an assigned partition starts at
- * `offset`; buffered records of the partition are dropped. */
-void consumer_seek(Consumer *consumer, const char *topic, gint32 partition, gint64 offset);
 /* The offset of the next record a poll would return for the partition, or -1
  * when it is unknown (awaiting a reset, stopped, not assigned, or crashed). */
 gint64 consumer_position(const Consumer *consumer, const char *topic, gint32 partition);

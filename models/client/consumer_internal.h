@@ -260,8 +260,6 @@ void consumer_handle_offset_fetch_response(ConsumerState *state, const KOffsetMe
 
 /* ---- consumer_poll.c: the poll loop ---- */
 
-/* The processing mode in effect (the loop's commits need a group). */
-ConsumerProcessingMode consumer_processing_mode(const ConsumerState *state);
 /* Starts processing the records of the last poll. */
 void consumer_processing_start(ConsumerState *state);
 /* Sets the poll timer to fire `delay_ns` from now. */

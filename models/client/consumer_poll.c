@@ -18,8 +18,9 @@ record_op(Consumer *consumer, HistoryFn fn, const ConsumerRecord *record, guint1
                    record->tp.partition, record->offset, record->key, record->value);
 }
 
-/* The loop's commits need a group to commit to. */
-ConsumerProcessingMode
+/* The processing mode in effect: the loop's commits need a group to commit
+ * to. */
+static ConsumerProcessingMode
 consumer_processing_mode(const ConsumerState *state)
 {
     return consumer_subscribed(state) ? state->consumer->config.processing_mode
