@@ -68,8 +68,13 @@
  * according to `processing_mode`: auto (enable.auto.commit: an async commit
  * at a poll once auto.commit.interval.ms has passed, and a sync one before a
  * rebalance), commit-before-processing (commitSync after the poll, then the
- * processing; records of a failed commit are not processed: at most once), or
- * process-then-commit (processing, then commitSync: at least once).
+ * processing; records of a failed commit are not processed: at most once),
+ * process-then-commit (processing, then consumer_commit_sync; the next poll
+ * waits for its outcome: at least once), or process-then-commit-async
+ * (processing, then consumer_commit_async; the next poll does not wait for
+ * it, a failed one is not retried and the next commit covers its offsets: at
+ * least once, and a crash repeats every record since the last commit that was
+ * answered, not only since the last one sent).
  *
  * Crash and restart. A crash frees everything the process held (buffer,
  * positions, in-flight requests, metadata, group membership) and records
@@ -105,6 +110,7 @@ typedef enum {
     CONSUMER_PROCESSING_AUTO = 0,       /* no commit by the loop (enable.auto.commit may) */
     CONSUMER_COMMIT_BEFORE_PROCESSING,  /* commitSync, then process: at most once */
     CONSUMER_PROCESS_THEN_COMMIT,       /* process, then commitSync: at least once */
+    CONSUMER_PROCESS_THEN_COMMIT_ASYNC, /* process, then commitAsync: at least once */
 } ConsumerProcessingMode;
 
 /* Kafka's consumer configuration keys the consumer honours: each field is

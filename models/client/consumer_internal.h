@@ -73,7 +73,6 @@ typedef enum {
     COMMIT_FOR_AUTO,
     COMMIT_FOR_JOIN,
     COMMIT_FOR_BEFORE_PROCESSING,
-    COMMIT_FOR_AFTER_PROCESSING,
 } CommitPurpose;
 
 /* One commitSync / commitAsync, from its invocation to its outcome. */
