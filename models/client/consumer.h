@@ -16,12 +16,12 @@
  * each), then the poll interval, then the next poll. Every record a poll
  * returns is recorded as a HISTORY_FN_POLL op (OK, with its partition, offset
  * and value) at the poll's time, and as a HISTORY_FN_PROCESS op when its own
- * processing ends; a crash stops the loop between two records. The position moves past the records a poll returns.
- * When a partition's position is set at the start of an assignment — from
- * the committed offset (OffsetFetch), by auto.offset.reset after the probe
- * of a partition without a position — a one-step
- * HISTORY_FN_ASSIGN op records it (offset = the position); a reset of a
- * position the member already had (OFFSET_OUT_OF_RANGE) records none. So
+ * processing ends; a crash stops the loop between two records. The position
+ * moves past the records a poll returns. When a partition's position is set
+ * at the start of an assignment — from the committed offset (OffsetFetch), or
+ * by auto.offset.reset after the probe of a partition without a position — a
+ * one-step HISTORY_FN_ASSIGN op records it (offset = the position); a reset
+ * of a position the member already had (OFFSET_OUT_OF_RANGE) records none. So
  * every incarnation's polls of a partition follow an ASSIGN of it.
  *
  * Errors. NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, the leader epoch
