@@ -1054,12 +1054,6 @@ checker_txn_examples(const TxnCheck *check, TxnAnomaly anomaly)
     return check->examples[anomaly];
 }
 
-guint
-checker_txn_transaction_count(const TxnCheck *check)
-{
-    return check->txns->len;
-}
-
 const TxnInfo *
 checker_txn_transaction(const TxnCheck *check, guint index)
 {

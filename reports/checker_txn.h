@@ -168,7 +168,6 @@ void checker_txn_free(TxnCheck *check);
 const TxnCounts *checker_txn_counts(const TxnCheck *check);
 /* Up to examples_max examples of `anomaly` (TxnExample; transfer none). */
 const GArray *checker_txn_examples(const TxnCheck *check, TxnAnomaly anomaly);
-guint checker_txn_transaction_count(const TxnCheck *check);
 const TxnInfo *checker_txn_transaction(const TxnCheck *check, guint index);
 /* Pipelines sorted by group id (TxnPipelineCounts; transfer none). */
 const GArray *checker_txn_pipelines(const TxnCheck *check);

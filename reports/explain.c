@@ -194,7 +194,8 @@ explain_event_kind_name(guint32 kind)
     return "event";
 }
 
-char *
+/* "[1,2,3]" for an ISR mask (transfer full). */
+static char *
 explain_isr_text(guint32 isr_mask)
 {
     GString *text = g_string_new("[");

@@ -61,9 +61,6 @@ char *explain_event_sentence(const Explainer *explainer, guint index);
 /* A short name of an event kind: "ack", "elected", "truncated", ... */
 const char *explain_event_kind_name(guint32 kind);
 
-/* "[1,2,3]" for an ISR mask (transfer full). */
-char *explain_isr_text(guint32 isr_mask);
-
 /* The chain of sentences explaining a consumer group example of `group`
  * (explain_consumer.c): the send (lost and duplicate consumption), the group
  * members' polls and processings of the record, the commit or assignment

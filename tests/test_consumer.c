@@ -515,7 +515,90 @@ test_consumer_process_then_commit_repeats_on_crash(void **unused)
     assert_int_equal(during.twice, 5);
 }
 
-/* Without a crash both modes process every record exactly once, and every
+/* process-then-commit-async is at least once too: the crash as the third
+ * poll's processing ends loses the commitAsync just sent, unanswered, so the
+ * group resumes from the last commit that was answered and the third poll's
+ * records are processed again (duplicate consumption), none skipped. */
+static void
+test_consumer_process_then_commit_async_repeats_on_crash(void **unused)
+{
+    (void)unused;
+    Delivery after = crash_member(CONSUMER_PROCESS_THEN_COMMIT_ASYNC, CRASH_AFTER_PROCESSING);
+    assert_int_equal(after.never, 0);
+    assert_int_equal(after.twice, 10);
+    assert_true(after.commits_not_ok > 0);
+    Delivery during = crash_member(CONSUMER_PROCESS_THEN_COMMIT_ASYNC, CRASH_DURING_PROCESSING);
+    assert_int_equal(during.never, 0);
+    assert_int_equal(during.twice, 5);
+}
+
+/* Polls that began while one of the consumer's commits was outstanding
+ * (invoked, not yet answered). */
+static guint
+polls_during_commits(const Fixture *f)
+{
+    const HistoryOpArray *ops = history_ops(f->history);
+    guint out = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        const HistoryOp *poll = &g_array_index(ops, HistoryOp, i);
+        if (poll->process != CONSUMER_PROCESS || poll->fn != HISTORY_FN_POLL)
+            continue;
+        for (guint j = 0; j < ops->len; j++) {
+            const HistoryOp *commit = &g_array_index(ops, HistoryOp, j);
+            if (commit->process == CONSUMER_PROCESS && commit->fn == HISTORY_FN_COMMIT &&
+                commit->invoke_ns < poll->invoke_ns && poll->invoke_ns < commit->complete_ns) {
+                out++;
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+/* commitSync blocks the poll loop until its answer; commitAsync does not:
+ * with it, polls happen while the last commit is still on its way. */
+static void
+test_consumer_commit_async_does_not_block_poll(void **unused)
+{
+    (void)unused;
+    static const struct {
+        ConsumerProcessingMode mode;
+        gboolean overlaps;
+    } cases[] = {
+        {CONSUMER_PROCESS_THEN_COMMIT, FALSE},
+        {CONSUMER_PROCESS_THEN_COMMIT_ASYNC, TRUE},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        Fixture *f = fixture_new(33, 1, -1);
+        ConsumerConfig config;
+        consumer_config_init(&config);
+        config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
+        config.max_poll_records = 5;
+        config.enable_auto_commit = FALSE;
+        config.processing_mode = cases[c].mode;
+        g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+        f->consumer = consumer_new(f->world, "consumer", CONSUMER_PROCESS, bootstrap, &config,
+                                   f->history);
+        const char *topics[] = {TOPIC};
+        consumer_subscribe(f->consumer, "g", topics, 1);
+        /* Polls follow the processing at once; a commit's round trip is
+         * longer than that. */
+        SimDist interval = SIM_DIST_CONST(1);
+        SimDist processing = SIM_DIST_CONST(1 * SIM_NS_PER_MS);
+        consumer_start_polling(f->consumer, &interval, &processing, poll_cb, f);
+        send_many(f, 60, 1);
+        run_for(f, 10 * SIM_NS_PER_S);
+        Delivery out = delivery(f);
+        assert_int_equal(out.never, 0);
+        assert_int_equal(out.twice, 0);
+        assert_int_equal(out.commits_not_ok, 0);
+        assert_int_equal(polls_during_commits(f) > 0, cases[c].overlaps);
+        assert_int_equal(consumer_position(f->consumer, TOPIC, 0), 60);
+        fixture_free(f);
+    }
+}
+
+/* Without a crash every mode processes every record exactly once, and every
  * commit completes OK. */
 static void
 test_consumer_commit_modes_exactly_once_without_faults(void **unused)
@@ -523,6 +606,7 @@ test_consumer_commit_modes_exactly_once_without_faults(void **unused)
     (void)unused;
     static const ConsumerProcessingMode modes[] = {CONSUMER_COMMIT_BEFORE_PROCESSING,
                                                    CONSUMER_PROCESS_THEN_COMMIT,
+                                                   CONSUMER_PROCESS_THEN_COMMIT_ASYNC,
                                                    CONSUMER_PROCESSING_AUTO};
     for (guint m = 0; m < G_N_ELEMENTS(modes); m++) {
         Fixture *f = fixture_new(32, 2, -1);
@@ -567,6 +651,8 @@ main(void)
         cmocka_unit_test(test_consumer_continues_after_leader_crash),
         cmocka_unit_test(test_consumer_commit_before_processing_skips_on_crash),
         cmocka_unit_test(test_consumer_process_then_commit_repeats_on_crash),
+        cmocka_unit_test(test_consumer_process_then_commit_async_repeats_on_crash),
+        cmocka_unit_test(test_consumer_commit_async_does_not_block_poll),
         cmocka_unit_test(test_consumer_commit_modes_exactly_once_without_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -101,6 +101,7 @@ test_producer_config_validation(void **state)
         if (tc->error != NULL) {
             if (ok)
                 fail_msg("%s: accepted", tc->name);
+            assert_true(g_error_matches(error, KSIM_PRODUCER_ERROR, KSIM_PRODUCER_ERROR_CONFIG));
             assert_non_null(strstr(error->message, tc->error));
             if (tc->error_also != NULL)
                 assert_non_null(strstr(error->message, tc->error_also));

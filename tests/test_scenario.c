@@ -107,6 +107,12 @@ test_scenario_example_parses(void **state)
     assert_false(writer->workload.send_sync);
     assert_int_equal(writer->workload.stop_ns, 60 * S_NS);
     assert_true(writer->workload.record_size.a == 100.0);
+
+    const ScenarioConsumerGroup *readers = scenario_variant_consumer_groups(v)->pdata[0];
+    assert_string_equal(readers->group_id, "readers");
+    assert_int_equal(readers->members, 2);
+    assert_int_equal(readers->processing_mode, SCENARIO_PROCESSING_PROCESS_THEN_COMMIT_ASYNC);
+    assert_int_equal(readers->stop_ns, -1);
 }
 
 /* The example's faults: sorted by time, with their targets resolved. */
@@ -176,7 +182,7 @@ typedef struct {
 } GoodCase;
 
 static const GoodCase good_cases[] = {
-    {"example.ini", 6, "acks-durability", 3, 1, 1, 0, 5, TRUE},
+    {"example.ini", 6, "acks-durability", 3, 1, 1, 1, 5, TRUE},
     {"good-minimal.ini", 1, "good-minimal", 3, 0, 0, 0, 0, FALSE},
     {"good-defaults.ini", 1, "good-defaults", 5, 1, 1, 0, 2, FALSE},
     {"good-comments-crlf.ini", 1, "good-comments-crlf", 3, 1, 1, 0, 0, FALSE},

@@ -522,6 +522,7 @@ test_workload_config_validation(void **state)
         BAD_CONFIGS[i].mutate(&config);
         g_autoptr(GError) error = NULL;
         assert_false(workload_config_validate(&config, &error));
+        assert_true(g_error_matches(error, KSIM_WORKLOAD_ERROR, KSIM_WORKLOAD_ERROR_CONFIG));
         assert_non_null(strstr(error->message, BAD_CONFIGS[i].field));
     }
 }

@@ -73,7 +73,7 @@ replica_get_or_create(BrokerState *state, const KTopicPartition *tp)
     return partition_add(state, tp, log);
 }
 
-void
+static void
 replica_free(Partition *partition)
 {
     g_queue_clear_full(&partition->delayed_produce, replica_delayed_produce_free);
@@ -242,7 +242,7 @@ replica_handle_leader_and_isr(BrokerState *state, KLeaderAndIsrRequest *request)
 
 /* Kafka's LogManager deletes old segments every
  * log.retention.check.interval.ms. */
-void
+static void
 replica_apply_retention(BrokerState *state)
 {
     gint64 now_ms = broker_now_ms(state->broker);

@@ -106,13 +106,11 @@ void replica_add_marker_listener(BrokerState *state, const ReplicaMarkerListener
 Partition *replica_get(BrokerState *state, const KTopicPartition *tp);
 /* The replica of `tp`, its log opened (or created) when it is new. */
 Partition *replica_get_or_create(BrokerState *state, const KTopicPartition *tp);
-void replica_free(Partition *partition);
 /* Applies a controller's LeaderAndIsr: each partition of a newer leader
  * epoch that names this broker becomes leader or follower. */
 void replica_handle_leader_and_isr(BrokerState *state, KLeaderAndIsrRequest *req);
 /* Starts the log.retention.check.interval.ms timer. */
 void replica_retention_start(BrokerState *state);
-void replica_apply_retention(BrokerState *state);
 void replica_check_invariants(const BrokerState *state);
 
 /* ---- recovery at start (replica_recovery.c) ---- */
@@ -140,7 +138,6 @@ void replica_append_internal(BrokerState *state, const KTopicPartition *tp, Plog
 
 /* Starts the ISR expiration timer (every replica.lag.time.max.ms / 2). */
 void replica_isr_start(BrokerState *state);
-void replica_isr_expiration(BrokerState *state);
 
 /* ---- fetch on the leader (replica_fetch.c) ---- */
 

@@ -163,7 +163,7 @@ replica_isr_maybe_expand(BrokerState *state, Partition *p, const RemoteReplica *
     propose_isr(state, p, isr, n);
 }
 
-void
+static void
 replica_isr_expiration(BrokerState *state)
 {
     Broker *broker = state->broker;

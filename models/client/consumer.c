@@ -229,17 +229,6 @@ consumer_broker_node_of(const ConsumerState *state, gint32 broker_id)
     return SIM_NODE_NONE;
 }
 
-/* Drops the buffered records of `p` (after a seek). */
-static void
-buffer_drop_partition(ConsumerState *state, CPartition *p)
-{
-    for (guint i = state->buffer->len; i > 0; i--) {
-        if (ktp_equal(&g_array_index(state->buffer, ConsumerRecord, i - 1).tp, &p->tp))
-            g_array_remove_index(state->buffer, i - 1);
-    }
-    p->buffered = 0;
-}
-
 /* ---- waking up ---- */
 
 static void
@@ -482,24 +471,6 @@ GArray *
 consumer_assignment(const Consumer *consumer)
 {
     return g_array_copy(consumer->assigned);
-}
-
-void
-consumer_seek(Consumer *consumer, const char *topic, gint32 partition, gint64 offset)
-{
-    ConsumerState *state = consumer->state;
-    KSIM_ASSERT(state != NULL);
-    KSIM_ASSERT(offset >= 0);
-    KTopicPartition tp;
-    memset(&tp, 0, sizeof tp);
-    ktp_set(&tp, topic, partition);
-    CPartition *p = consumer_partition_find(state, &tp);
-    KSIM_ASSERT(p != NULL);
-    buffer_drop_partition(state, p);
-    p->position = offset;
-    p->stopped = FALSE;
-    consumer_record_assign(state, p);
-    consumer_run(state);
 }
 
 gint64

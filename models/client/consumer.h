@@ -16,12 +16,12 @@
  * each), then the poll interval, then the next poll. Every record a poll
  * returns is recorded as a HISTORY_FN_POLL op (OK, with its partition, offset
  * and value) at the poll's time, and as a HISTORY_FN_PROCESS op when its own
- * processing ends; a crash stops the loop between two records. The position moves past the records a poll returns.
- * When a partition's position is set at the start of an assignment — from
- * the committed offset (OffsetFetch), by auto.offset.reset after the probe
- * of a partition without a position, or by consumer_seek — a one-step
- * HISTORY_FN_ASSIGN op records it (offset = the position); a reset of a
- * position the member already had (OFFSET_OUT_OF_RANGE) records none. So
+ * processing ends; a crash stops the loop between two records. The position
+ * moves past the records a poll returns. When a partition's position is set
+ * at the start of an assignment — from the committed offset (OffsetFetch), or
+ * by auto.offset.reset after the probe of a partition without a position — a
+ * one-step HISTORY_FN_ASSIGN op records it (offset = the position); a reset
+ * of a position the member already had (OFFSET_OUT_OF_RANGE) records none. So
  * every incarnation's polls of a partition follow an ASSIGN of it.
  *
  * Errors. NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, the leader epoch
@@ -68,8 +68,13 @@
  * according to `processing_mode`: auto (enable.auto.commit: an async commit
  * at a poll once auto.commit.interval.ms has passed, and a sync one before a
  * rebalance), commit-before-processing (commitSync after the poll, then the
- * processing; records of a failed commit are not processed: at most once), or
- * process-then-commit (processing, then commitSync: at least once).
+ * processing; records of a failed commit are not processed: at most once),
+ * process-then-commit (processing, then consumer_commit_sync; the next poll
+ * waits for its outcome: at least once), or process-then-commit-async
+ * (processing, then consumer_commit_async; the next poll does not wait for
+ * it, a failed one is not retried and the next commit covers its offsets: at
+ * least once, and a crash repeats every record since the last commit that was
+ * answered, not only since the last one sent).
  *
  * Crash and restart. A crash frees everything the process held (buffer,
  * positions, in-flight requests, metadata, group membership) and records
@@ -105,6 +110,7 @@ typedef enum {
     CONSUMER_PROCESSING_AUTO = 0,       /* no commit by the loop (enable.auto.commit may) */
     CONSUMER_COMMIT_BEFORE_PROCESSING,  /* commitSync, then process: at most once */
     CONSUMER_PROCESS_THEN_COMMIT,       /* process, then commitSync: at least once */
+    CONSUMER_PROCESS_THEN_COMMIT_ASYNC, /* process, then commitAsync: at least once */
 } ConsumerProcessingMode;
 
 /* Kafka's consumer configuration keys the consumer honours: each field is
@@ -212,9 +218,6 @@ gboolean consumer_group_stable(const Consumer *consumer);
 /* The assigned partitions, sorted. (transfer full) */
 GArray *consumer_assignment(const Consumer *consumer); /* KTopicPartition */
 
-/* Kafka's seek(): the next fetch of an assigned partition starts at
- * `offset`; buffered records of the partition are dropped. */
-void consumer_seek(Consumer *consumer, const char *topic, gint32 partition, gint64 offset);
 /* The offset of the next record a poll would return for the partition, or -1
  * when it is unknown (awaiting a reset, stopped, not assigned, or crashed). */
 gint64 consumer_position(const Consumer *consumer, const char *topic, gint32 partition);

@@ -73,7 +73,6 @@ typedef enum {
     COMMIT_FOR_AUTO,
     COMMIT_FOR_JOIN,
     COMMIT_FOR_BEFORE_PROCESSING,
-    COMMIT_FOR_AFTER_PROCESSING,
 } CommitPurpose;
 
 /* One commitSync / commitAsync, from its invocation to its outcome. */
@@ -260,8 +259,6 @@ void consumer_handle_offset_fetch_response(ConsumerState *state, const KOffsetMe
 
 /* ---- consumer_poll.c: the poll loop ---- */
 
-/* The processing mode in effect (the loop's commits need a group). */
-ConsumerProcessingMode consumer_processing_mode(const ConsumerState *state);
 /* Starts processing the records of the last poll. */
 void consumer_processing_start(ConsumerState *state);
 /* Sets the poll timer to fire `delay_ns` from now. */

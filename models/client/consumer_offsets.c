@@ -50,10 +50,6 @@ consumer_commit_finish(ConsumerState *state, CCommit *commit, HistoryType outcom
         state->processed = 0;
         consumer_poll_schedule(state, sim_dist_sample(&consumer->poll_interval, consumer->rng));
         break;
-    case COMMIT_FOR_AFTER_PROCESSING:
-        state->app_commit = NULL;
-        consumer_poll_schedule(state, sim_dist_sample(&consumer->poll_interval, consumer->rng));
-        break;
     case COMMIT_FOR_API:
         if (commit->done_cb != NULL)
             commit->done_cb(consumer, outcome, error, commit->user_data);

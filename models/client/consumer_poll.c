@@ -18,8 +18,9 @@ record_op(Consumer *consumer, HistoryFn fn, const ConsumerRecord *record, guint1
                    record->tp.partition, record->offset, record->key, record->value);
 }
 
-/* The loop's commits need a group to commit to. */
-ConsumerProcessingMode
+/* The processing mode in effect: the loop's commits need a group to commit
+ * to. */
+static ConsumerProcessingMode
 consumer_processing_mode(const ConsumerState *state)
 {
     return consumer_subscribed(state) ? state->consumer->config.processing_mode
@@ -27,6 +28,30 @@ consumer_processing_mode(const ConsumerState *state)
 }
 
 static void processing_next(ConsumerState *state);
+
+/* The commitSync that followed a poll's processing ended: the loop goes on. */
+static void
+commit_sync_done_cb(Consumer *consumer, HistoryType outcome, KafkaError error, void *user_data)
+{
+    ConsumerState *state = consumer->state;
+    (void)outcome;
+    (void)error;
+    (void)user_data;
+    state->app_commit = NULL;
+    consumer_poll_schedule(state, sim_dist_sample(&consumer->poll_interval, consumer->rng));
+}
+
+/* commitSync after processing, through the application's API; the next
+ * poll follows its outcome. The loop waits on it as `app_commit`; it may
+ * end within the call (nothing to commit, not a stable member), so it is
+ * looked up by the id it was given. */
+static void
+commit_sync_after_processing(ConsumerState *state)
+{
+    guint64 id = state->commit_next + 1;
+    consumer_commit_sync(state->consumer, commit_sync_done_cb, NULL);
+    state->app_commit = consumer_commit_find(state, id);
+}
 
 /* One record's processing ended; the next one starts, or the poll's
  * processing is over. */
@@ -51,12 +76,15 @@ processing_done(SimWorld *world, void *ctx, void *arg)
     }
     g_array_set_size(state->processing, 0);
     state->processed = 0;
-    if (consumer_processing_mode(state) == CONSUMER_PROCESS_THEN_COMMIT) {
-        /* commitSync after processing; the next poll follows its outcome. */
-        state->app_commit = consumer_commit_new(state, COMMIT_FOR_AFTER_PROCESSING, TRUE);
-        consumer_run(state);
+    ConsumerProcessingMode mode = consumer_processing_mode(state);
+    if (mode == CONSUMER_PROCESS_THEN_COMMIT) {
+        commit_sync_after_processing(state);
         return;
     }
+    /* Kafka's KafkaConsumer.commitAsync: the loop goes on to its next poll
+     * without waiting for the answer. */
+    if (mode == CONSUMER_PROCESS_THEN_COMMIT_ASYNC)
+        consumer_commit_async(consumer, NULL, NULL);
     consumer_poll_schedule(state, sim_dist_sample(&consumer->poll_interval, consumer->rng));
 }
 

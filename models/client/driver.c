@@ -48,7 +48,7 @@ struct Driver {
     guint64 value_next;
     gboolean metadata_in_flight;
     guint bootstrap_next;
-    guint64 acked, failed, unknown;
+    guint64 acked, failed;
 };
 
 void
@@ -122,8 +122,6 @@ complete(Driver *driver, InFlight *flight, HistoryType type, gint64 base_offset,
         driver->acked += flight->count;
     else if (type == HISTORY_FAIL)
         driver->failed += flight->count;
-    else
-        driver->unknown += flight->count;
     flight->target->in_flight--;
     sim_timer_cancel(driver->world, flight->timeout);
     g_ptr_array_remove(driver->in_flight, flight); /* frees it */
@@ -295,12 +293,6 @@ driver_free(Driver *driver)
     g_free(driver);
 }
 
-SimNodeId
-driver_node(const Driver *driver)
-{
-    return driver->node;
-}
-
 void
 driver_produce(Driver *driver, const char *topic, gint32 partition, guint64 records,
                guint records_per_batch)
@@ -337,12 +329,6 @@ guint64
 driver_failed(const Driver *driver)
 {
     return driver->failed;
-}
-
-guint64
-driver_unknown(const Driver *driver)
-{
-    return driver->unknown;
 }
 
 guint64

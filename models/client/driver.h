@@ -30,7 +30,6 @@ void driver_config_init(DriverConfig *config);
 Driver *driver_new(SimWorld *world, const char *name, guint32 process, const GArray *bootstrap,
                    const DriverConfig *config, History *history);
 void driver_free(Driver *driver);
-SimNodeId driver_node(const Driver *driver);
 
 /* Queues `records` records for topic-partition, sent in batches of
  * `records_per_batch` (the last one may be smaller) as the leader is known and
@@ -38,10 +37,9 @@ SimNodeId driver_node(const Driver *driver);
 void driver_produce(Driver *driver, const char *topic, gint32 partition, guint64 records,
                     guint records_per_batch);
 
-/* Records answered: acknowledged, failed, unknown; and still queued or in flight. */
+/* Records answered: acknowledged, failed; and still queued or in flight. */
 guint64 driver_acked(const Driver *driver);
 guint64 driver_failed(const Driver *driver);
-guint64 driver_unknown(const Driver *driver);
 guint64 driver_pending(const Driver *driver);
 
 #endif

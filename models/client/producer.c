@@ -505,12 +505,6 @@ producer_process(const Producer *producer)
     return producer->process;
 }
 
-const char *
-producer_name(const Producer *producer)
-{
-    return producer->name;
-}
-
 const ProducerConfig *
 producer_config(const Producer *producer)
 {

@@ -125,7 +125,6 @@ void producer_free(Producer *producer);
 
 SimNodeId producer_node(const Producer *producer);
 guint32 producer_process(const Producer *producer);
-const char *producer_name(const Producer *producer);
 /* The resolved configuration the producer runs with. (transfer none) */
 const ProducerConfig *producer_config(const Producer *producer);
 /* TRUE while the process runs (not crashed). */
@@ -185,8 +184,6 @@ typedef enum {
     PRODUCER_TXN_FENCED,    /* the producer was fenced (or otherwise failed fatally) in it:
                              * the coordinator aborts it; none may be visible */
 } ProducerTxnOutcome;
-
-const char *producer_txn_outcome_name(ProducerTxnOutcome outcome);
 
 /* One transaction of the producer, for checkers. */
 typedef struct {

@@ -42,14 +42,6 @@ producer_config_init(ProducerConfig *config)
 }
 
 void
-producer_config_set_client_id(ProducerConfig *config, const char *client_id)
-{
-    KSIM_ASSERT(client_id != NULL);
-    KSIM_ASSERT(strlen(client_id) <= PRODUCER_CLIENT_ID_MAX);
-    g_strlcpy(config->client_id, client_id, sizeof config->client_id);
-}
-
-void
 producer_config_set_transactional_id(ProducerConfig *config, const char *transactional_id)
 {
     if (transactional_id == NULL)

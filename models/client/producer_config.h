@@ -85,8 +85,6 @@ gboolean producer_config_validate(const ProducerConfig *config, GError **error);
  * `config` must be valid. */
 void producer_config_resolve(const ProducerConfig *config, ProducerConfig *effective);
 
-/* Sets client.id, asserting it fits. */
-void producer_config_set_client_id(ProducerConfig *config, const char *client_id);
 /* Sets transactional.id ("" or NULL: none), asserting it fits. */
 void producer_config_set_transactional_id(ProducerConfig *config, const char *transactional_id);
 

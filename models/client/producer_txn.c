@@ -138,22 +138,6 @@ history_fn_of(TxnOp op, gboolean *recorded)
 
 /* ---- the log of transactions ---- */
 
-const char *
-producer_txn_outcome_name(ProducerTxnOutcome outcome)
-{
-    switch (outcome) {
-    case PRODUCER_TXN_OPEN:
-        return "open";
-    case PRODUCER_TXN_COMMITTED:
-        return "committed";
-    case PRODUCER_TXN_ABORTED:
-        return "aborted";
-    case PRODUCER_TXN_FENCED:
-        return "fenced";
-    }
-    return "unknown";
-}
-
 static void
 txn_info_free(gpointer data)
 {

@@ -77,7 +77,6 @@ struct Workload {
     /* Transactions (config.txn_records > 0). */
     WorkloadTxnState txn_state;
     guint32 txn_sent; /* sends in the open transaction */
-    guint64 txn_committed, txn_aborted, txn_failed;
 };
 
 /* ---- Zipf ---- */
@@ -378,11 +377,9 @@ txn_abort_done_cb(Producer *producer, KafkaError error, void *user_data)
     Workload *w = user_data;
     (void)producer;
     if (error != KAFKA_ERROR_NONE) {
-        w->txn_failed++;
         txn_fatal(w);
         return;
     }
-    w->txn_aborted++;
     w->txn_state = TXN_READY;
     if (!w->done)
         txn_resume(w);
@@ -394,13 +391,11 @@ txn_commit_done_cb(Producer *producer, KafkaError error, void *user_data)
     Workload *w = user_data;
     (void)producer;
     if (error == KAFKA_ERROR_NONE) {
-        w->txn_committed++;
         w->txn_state = TXN_READY;
         if (!w->done)
             txn_resume(w);
         return;
     }
-    w->txn_failed++;
     if (error == KAFKA_ERROR_PRODUCER_FENCED || error == KAFKA_ERROR_INVALID_PRODUCER_EPOCH ||
         error == KAFKA_ERROR_INVALID_TXN_STATE) {
         txn_fatal(w);
@@ -593,36 +588,6 @@ guint64
 workload_ok(const Workload *workload)
 {
     return workload->ok;
-}
-
-guint64
-workload_failed(const Workload *workload)
-{
-    return workload->failed;
-}
-
-guint64
-workload_unknown(const Workload *workload)
-{
-    return workload->unknown;
-}
-
-guint64
-workload_txn_committed(const Workload *workload)
-{
-    return workload->txn_committed;
-}
-
-guint64
-workload_txn_aborted(const Workload *workload)
-{
-    return workload->txn_aborted;
-}
-
-guint64
-workload_txn_failed(const Workload *workload)
-{
-    return workload->txn_failed;
 }
 
 void

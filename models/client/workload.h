@@ -106,16 +106,9 @@ Workload *workload_new(SimWorld *world, const char *name, Producer *producer,
  * no longer runs (or after the producer is freed). */
 void workload_free(Workload *workload);
 
-/* Counters: sends, and their completions as the history recorded them. */
+/* Counters: sends, and those the history recorded as completed OK. */
 guint64 workload_sent(const Workload *workload);
 guint64 workload_ok(const Workload *workload);
-guint64 workload_failed(const Workload *workload);
-guint64 workload_unknown(const Workload *workload);
-/* Transactions the workload ended: commit OK; aborted (abort OK); and
- * failed (a commit or abort that failed, or the workload fenced). */
-guint64 workload_txn_committed(const Workload *workload);
-guint64 workload_txn_aborted(const Workload *workload);
-guint64 workload_txn_failed(const Workload *workload);
 
 /* One draw of a Zipf(n, s) rank in 1..n (s >= 0; s == 0 is uniform). */
 guint64 workload_zipf_sample(SimRng *rng, guint64 n, double s);

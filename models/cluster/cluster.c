@@ -442,12 +442,6 @@ cluster_zk_node(const Cluster *cluster)
     return zk_server_node(cluster->zk);
 }
 
-SimWorld *
-cluster_world(const Cluster *cluster)
-{
-    return cluster->world;
-}
-
 GArray *
 cluster_bootstrap_nodes(const Cluster *cluster)
 {

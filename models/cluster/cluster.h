@@ -60,7 +60,6 @@ guint cluster_broker_count(const Cluster *cluster);
 Broker *cluster_broker(const Cluster *cluster, gint32 broker_id);
 ZkServer *cluster_zk_server(const Cluster *cluster);
 SimNodeId cluster_zk_node(const Cluster *cluster);
-SimWorld *cluster_world(const Cluster *cluster);
 /* Nodes a client can bootstrap from: the brokers' nodes, by id. */
 GArray *cluster_bootstrap_nodes(const Cluster *cluster); /* SimNodeId, transfer full */
 

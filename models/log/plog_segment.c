@@ -100,7 +100,8 @@ typedef struct {
 
 /* ---- names ---- */
 
-char *
+/* The `.log` file name for `base_offset` in `dir`. (transfer full) */
+static char *
 plog_segment_log_name(const char *dir, gint64 base_offset)
 {
     KSIM_ASSERT(base_offset >= 0);

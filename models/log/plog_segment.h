@@ -78,8 +78,6 @@ void plog_segment_delete(PlogSegment *segment);
  * segment that recovery drops without opening. */
 void plog_segment_delete_files(SimDisk *disk, const char *dir, gint64 base_offset);
 
-/* The `.log` file name for `base_offset` in `dir`. (transfer full) */
-char *plog_segment_log_name(const char *dir, gint64 base_offset);
 /* Parses a `.log` file name (without its directory) into its base offset;
  * FALSE when it is not one. */
 gboolean plog_segment_parse_log_name(const char *file_name, gint64 *out_base_offset);

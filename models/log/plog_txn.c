@@ -113,13 +113,6 @@ plog_txn_state_first_unstable_offset(const PlogTxnState *state)
     return min;
 }
 
-gint64
-plog_txn_state_ongoing_first_offset(const PlogTxnState *state, gint64 producer_id)
-{
-    const gint64 *first = g_tree_lookup(state->ongoing, &producer_id);
-    return first != NULL ? *first : -1;
-}
-
 guint
 plog_txn_state_ongoing_count(const PlogTxnState *state)
 {

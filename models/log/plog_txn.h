@@ -50,8 +50,6 @@ void plog_txn_state_evict_before(PlogTxnState *state, gint64 log_start_offset);
 
 /* The first offset of the oldest open transaction, or -1 when none is open. */
 gint64 plog_txn_state_first_unstable_offset(const PlogTxnState *state);
-/* The first offset of `producer_id`'s open transaction, or -1. */
-gint64 plog_txn_state_ongoing_first_offset(const PlogTxnState *state, gint64 producer_id);
 guint plog_txn_state_ongoing_count(const PlogTxnState *state);
 /* Appends to `out` (PlogAbortedTxn) the aborted transactions that overlap
  * [start_offset, upper_offset): last_offset >= start and first_offset < upper

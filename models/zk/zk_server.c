@@ -347,12 +347,6 @@ zk_server_session_alive(const ZkServer *server, guint64 session_id)
     return server->state != NULL && zk_server_session_lookup(server->state, session_id) != NULL;
 }
 
-guint
-zk_server_znode_count(const ZkServer *server)
-{
-    return server->state == NULL ? 0 : g_hash_table_size(server->state->znodes);
-}
-
 GBytes *
 zk_server_znode_get(const ZkServer *server, const char *path, ZkStat *stat)
 {

@@ -90,7 +90,6 @@ gboolean zk_server_serving(const ZkServer *server);
 guint64 zk_server_zxid(const ZkServer *server);
 guint zk_server_session_count(const ZkServer *server);
 gboolean zk_server_session_alive(const ZkServer *server, guint64 session_id);
-guint zk_server_znode_count(const ZkServer *server);
 /* Copies the znode's stat into `stat` (may be NULL) and returns its data, or
  * NULL when there is no such znode. (transfer full) */
 GBytes *zk_server_znode_get(const ZkServer *server, const char *path, ZkStat *stat);

@@ -77,6 +77,7 @@ static const KConfigChoice SEND_CHOICES[] = {{"async", NULL}, {"sync", NULL}, {N
 static const KConfigChoice PROCESSING_MODE_CHOICES[] = {{"auto", NULL},
                                                         {"commit-before-processing", NULL},
                                                         {"process-then-commit", NULL},
+                                                        {"process-then-commit-async", NULL},
                                                         {NULL, NULL}};
 static const KConfigChoice ACTION_CHOICES[] = {
     {"crash", NULL},      {"power-loss", NULL}, {"restart", NULL},        {"pause", NULL},
@@ -378,7 +379,10 @@ static const KConfigKey REGISTRY[] = {
     KEY("processing.mode", CONSUMER_GROUP, ENUM, "auto", .choices = PROCESSING_MODE_CHOICES,
         KSIM_KEY,
         .doc = "What the poll loop commits: auto (enable.auto.commit only), "
-               "commit-before-processing (at most once), process-then-commit (at least once)."),
+               "commit-before-processing (commitSync, then process: at most once), "
+               "process-then-commit (process, then commitSync: at least once), "
+               "process-then-commit-async (process, then commitAsync without waiting: at "
+               "least once)."),
     KEY("processing.time", CONSUMER_GROUP, TIME_DIST, "const:100us", KSIM_KEY,
         .doc = "Processing time of one record; a poll's records are processed one after "
                "another."),

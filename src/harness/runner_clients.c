@@ -158,6 +158,9 @@ consumer_config_from(ConsumerConfig *config, const ScenarioConsumerGroup *spec)
     case SCENARIO_PROCESSING_PROCESS_THEN_COMMIT:
         config->processing_mode = CONSUMER_PROCESS_THEN_COMMIT;
         break;
+    case SCENARIO_PROCESSING_PROCESS_THEN_COMMIT_ASYNC:
+        config->processing_mode = CONSUMER_PROCESS_THEN_COMMIT_ASYNC;
+        break;
     }
 }
 

@@ -133,9 +133,3 @@ runner_paranoid_free(RunnerParanoid *paranoid)
     sim_assert_set_context(NULL, NULL);
     g_free(paranoid);
 }
-
-guint64
-runner_paranoid_checks(const RunnerParanoid *paranoid)
-{
-    return paranoid->checks_done;
-}

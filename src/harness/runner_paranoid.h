@@ -68,8 +68,6 @@ RunnerParanoid *runner_paranoid_new(SimWorld *world, const Cluster *cluster,
                                     guint64 seed, const RunnerChecks *checks);
 /* Removes the after-event check and the failure context (accepts NULL). */
 void runner_paranoid_free(RunnerParanoid *paranoid);
-/* The number of checks made so far (one per event, plus the first). */
-guint64 runner_paranoid_checks(const RunnerParanoid *paranoid);
 
 /* TRUE when `ksim sweep` checks `seed` at `percent` (0..100): a pure
  * function of the seed (XXH3 of its eight little-endian bytes, modulo 100,

@@ -22,7 +22,8 @@
  *   [producer NAME]       topic (default: the only topic), instances (1), the
  *                         workload.* keys and any Kafka producer key
  *   [consumer-group NAME] topics (required), members (1), processing.mode
- *                         (auto | commit-before-processing | process-then-commit),
+ *                         (auto | commit-before-processing | process-then-commit
+ *                         | process-then-commit-async),
  *                         processing.time (const:1ms), poll.interval (const:10ms),
  *                         members.start (0s), members.stop (null: never) and any
  *                         Kafka consumer key; group.id defaults to NAME, and
@@ -244,6 +245,7 @@ typedef enum {
     SCENARIO_PROCESSING_AUTO,                     /* auto */
     SCENARIO_PROCESSING_COMMIT_BEFORE_PROCESSING, /* commit-before-processing */
     SCENARIO_PROCESSING_PROCESS_THEN_COMMIT,      /* process-then-commit */
+    SCENARIO_PROCESSING_PROCESS_THEN_COMMIT_ASYNC, /* process-then-commit-async */
 } ScenarioProcessingMode;
 
 /* One [consumer-group NAME]: `members` consumers, each subscribed from

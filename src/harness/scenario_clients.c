@@ -321,6 +321,27 @@ scenario_consumer_group_free(gpointer data)
     g_free(group);
 }
 
+/* processing.mode, one of the registry's choices (kconfig.c). */
+static ScenarioProcessingMode
+processing_mode_parse(const char *text)
+{
+    static const struct {
+        const char *name;
+        ScenarioProcessingMode mode;
+    } MODES[] = {
+        {"auto", SCENARIO_PROCESSING_AUTO},
+        {"commit-before-processing", SCENARIO_PROCESSING_COMMIT_BEFORE_PROCESSING},
+        {"process-then-commit", SCENARIO_PROCESSING_PROCESS_THEN_COMMIT},
+        {"process-then-commit-async", SCENARIO_PROCESSING_PROCESS_THEN_COMMIT_ASYNC},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(MODES); i++) {
+        if (strcmp(text, MODES[i].name) == 0)
+            return MODES[i].mode;
+    }
+    KSIM_ASSERT(!"processing.mode outside the registry's choices");
+    return SCENARIO_PROCESSING_AUTO;
+}
+
 static gboolean
 check_consumer_timeouts(const Build *b, const RawGroup *group, const KConfig *cfg, GError **error)
 {
@@ -447,10 +468,7 @@ scenario_build_consumer_group(Build *b, const RawGroup *group, GError **error)
                               ? g_strdup(consumers->name)
                               : g_strdup(kconfig_get_string(consumers->config, "group.id"));
     const char *mode = kconfig_get_string(members, "processing.mode");
-    consumers->processing_mode =
-        strcmp(mode, "commit-before-processing") == 0 ? SCENARIO_PROCESSING_COMMIT_BEFORE_PROCESSING
-        : strcmp(mode, "process-then-commit") == 0    ? SCENARIO_PROCESSING_PROCESS_THEN_COMMIT
-                                                      : SCENARIO_PROCESSING_AUTO;
+    consumers->processing_mode = processing_mode_parse(mode);
     consumers->processing_time = kconfig_get_dist(members, "processing.time");
     consumers->poll_interval = kconfig_get_dist(members, "poll.interval");
     consumers->start_ns = kconfig_get_duration_ns(members, "members.start");

@@ -205,13 +205,13 @@ scenario_loc_error(GError **error, KsimScenarioErrorCode code, const Loc *loc, c
     g_string_free(out, TRUE);
 }
 
-Loc
+static Loc
 scenario_loc_line(const Scenario *s, guint line)
 {
     return (Loc){s->display_name, line, NULL, NULL, NULL};
 }
 
-Loc
+static Loc
 scenario_loc_group(const Scenario *s, const RawGroup *group)
 {
     return (Loc){s->display_name, group->line, NULL, group->name, NULL};
