@@ -15,7 +15,9 @@
  * Group requests (FindCoordinator ... OffsetFetch, TxnOffsetCommit) go to the
  * group coordinator, group_coord.c; transaction requests (FindCoordinator for
  * a transactional id, InitProducerId with one, AddPartitionsToTxn,
- * AddOffsetsToTxn, EndTxn, WriteTxnMarkers) to txn_coord.c.
+ * AddOffsetsToTxn, EndTxn, WriteTxnMarkers) to txn_coord.c. The group
+ * coordinator is created with the broker's services (broker_services.h)
+ * and sees nothing else of it.
  *
  * Process lifecycle:
  *   (new) --broker_new/restart--> STARTING: logs recovered, session opening
@@ -27,6 +29,7 @@
 #include "broker.h"
 
 #include "broker_internal.h"
+#include "group_coord.h"
 #include "sim_assert.h"
 #include "sim_disk.h"
 #include "sim_net.h"
@@ -355,7 +358,7 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
     if (state->controller != NULL && controller_handle_message(state->controller, from, msg))
         return;
     if (txn_coord_handle_message(state, from, msg) ||
-        group_coord_handle_message(state, from, msg)) {
+        group_coord_handle_message(state->groups, from, msg)) {
         sim_msg_free(msg);
         return;
     }
@@ -569,7 +572,7 @@ broker_start(Broker *broker)
     state->correlation_next = 1;
     state->producer_ids = producer_ids_new(state->services);
     broker->state = state;
-    state->groups = group_coord_new(state);
+    state->groups = group_coord_new(state->services);
     state->txns = txn_coord_new(state);
     replica_markers_state_init(state);
     /* Logs first: Kafka's LogManager recovers every log before the broker
@@ -753,7 +756,7 @@ broker_check_invariants(const Broker *broker)
     broker_services_check_invariants(broker->state);
     producer_ids_check_invariants(broker->state->producer_ids);
     replica_check_invariants(broker->state);
-    group_coord_check_invariants(broker->state);
+    group_coord_check_invariants(broker->state->groups);
     txn_coord_check_invariants(broker->state);
     zk_client_check_invariants(broker->state->zk);
 }
