@@ -2,13 +2,13 @@
  * broker_internal: the broker's private state. Exactly these include it:
  * broker.c (process, registration, request dispatch), broker_services.c
  * (the narrow interface the broker's children see instead:
- * broker_services.h), txn_coord.c (the transaction coordinator) and
- * replica_internal.h, the replica manager's private header, through which
- * replica.c, replica_recovery.c, replica_hw.c, replica_produce.c,
- * replica_isr.c, replica_fetch.c, replica_fetcher.c and replica_markers.c
- * see it (their interface is replica.h). The controller, producer ids, the
- * group coordinator and the coordinators' partitions see only
- * broker_services.h. Nothing outside the broker's folder includes it.
+ * broker_services.h) and replica_internal.h, the replica manager's private
+ * header, through which replica.c, replica_recovery.c, replica_hw.c,
+ * replica_produce.c, replica_isr.c, replica_fetch.c, replica_fetcher.c and
+ * replica_markers.c see it (their interface is replica.h). The controller,
+ * producer ids, the group and transaction coordinators and the
+ * coordinators' partitions see only broker_services.h. Nothing outside the
+ * broker's folder includes it.
  */
 #ifndef BROKER_INTERNAL_H
 #define BROKER_INTERNAL_H
@@ -93,17 +93,5 @@ void broker_handle_update_metadata(BrokerState *state, SimNodeId from,
 BrokerServices *broker_services_new(BrokerState *state);
 void broker_services_free(BrokerServices *services);
 void broker_services_check_invariants(const BrokerState *state);
-
-/* txn_coord.c: the transaction coordinator (txn_coord.h), told of requests
- * and of broken connections (its marker requests); it registers with the
- * replica manager to hear of the __transaction_state partitions this broker
- * starts or stops leading. */
-TxnCoord *txn_coord_new(BrokerState *state);
-void txn_coord_free(TxnCoord *coord);
-/* TRUE when `msg` is a transaction request or response it handled (the
- * caller frees it). */
-gboolean txn_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg);
-void txn_coord_peer_disconnected(BrokerState *state, SimNodeId peer);
-void txn_coord_check_invariants(const BrokerState *state);
 
 #endif
