@@ -192,8 +192,7 @@ broker_services_add_leadership_listener(BrokerServices *services,
 }
 
 void
-broker_services_add_marker_listener(BrokerServices *services,
-                                    const ReplicaMarkerListener *listener)
+broker_services_add_marker_listener(BrokerServices *services, const ReplicaMarkerListener *listener)
 {
     replica_add_marker_listener(services->state, listener);
 }
@@ -230,8 +229,8 @@ broker_services_find_coordinator(BrokerServices *services, SimNodeId from,
                                  gint32 partitions, gint16 replication_factor, gint32 partition,
                                  KafkaError empty_key_error)
 {
-    broker_find_coordinator(services->state, from, request, topic, partitions,
-                            replication_factor, partition, empty_key_error);
+    broker_find_coordinator(services->state, from, request, topic, partitions, replication_factor,
+                            partition, empty_key_error);
 }
 
 SimNodeId

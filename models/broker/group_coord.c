@@ -184,10 +184,16 @@ group_coord_offset_key(const char *group_id, const char *topic, gint32 partition
 
 /* ---- lookups ---- */
 
+static const BrokerConfig *
+config_of(const GroupCoord *coord)
+{
+    return broker_services_config(coord->services);
+}
+
 static gint32
 partition_of(const GroupCoord *coord, const char *group_id)
 {
-    return group_coord_partition_for(group_id, broker_services_config(coord->services)->offsets_topic_num_partitions);
+    return group_coord_partition_for(group_id, config_of(coord)->offsets_topic_num_partitions);
 }
 
 static OffsetsPartition *
@@ -224,8 +230,7 @@ check_coordinator(const GroupCoord *coord, const char *group_id)
 {
     if (group_id[0] == '\0')
         return KAFKA_ERROR_INVALID_GROUP_ID;
-    const OffsetsPartition *op =
-        offsets_partition_find(coord, partition_of(coord, group_id));
+    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
     if (op == NULL)
         return KAFKA_ERROR_NOT_COORDINATOR;
     if (op->offsets == NULL)
@@ -504,15 +509,14 @@ join_timer_fired(SimWorld *world, void *ctx, void *arg)
     GroupCoord *coord = group->coord;
     (void)ctx;
     group->join_timer = SIM_EVENT_ID_NONE;
-    gint64 initial_ms = broker_services_config(coord->services)->group_initial_rebalance_delay_ms;
+    gint64 initial_ms = config_of(coord)->group_initial_rebalance_delay_ms;
     if (group->initial_delay && group->new_member_added && group->initial_remaining_ms > 0) {
         /* Kafka's InitialDelayedJoin: members keep arriving, wait again. */
         group->new_member_added = FALSE;
         gint64 delay_ms = MIN(initial_ms, group->initial_remaining_ms);
         group->initial_remaining_ms -= delay_ms;
-        group->join_timer =
-            sim_timer_set(world, broker_services_node(coord->services), delay_ms * SIM_NS_PER_MS,
-                          join_timer_fired, group);
+        group->join_timer = sim_timer_set(world, broker_services_node(coord->services),
+                                          delay_ms * SIM_NS_PER_MS, join_timer_fired, group);
         return;
     }
     complete_join(coord, group);
@@ -542,7 +546,7 @@ prepare_rebalance(GroupCoord *coord, Group *group)
     gint64 delay_ms = rebalance_ms;
     group->initial_delay = group->state == GROUP_STATE_EMPTY;
     if (group->initial_delay) {
-        delay_ms = broker_services_config(coord->services)->group_initial_rebalance_delay_ms;
+        delay_ms = config_of(coord)->group_initial_rebalance_delay_ms;
         group->initial_remaining_ms = MAX(rebalance_ms - delay_ms, 0);
     }
     group->state = GROUP_STATE_PREPARING_REBALANCE;
@@ -569,8 +573,8 @@ remove_member(GroupCoord *coord, Group *group, Member *member)
     if (group->leader == member)
         group->leader = group->members->len > 0 ? g_ptr_array_index(group->members, 0) : NULL;
     if (member->awaiting_join)
-        join_respond_error(coord, member->join_node, member->join_correlation,
-                           member->member_id, KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+        join_respond_error(coord, member->join_node, member->join_correlation, member->member_id,
+                           KAFKA_ERROR_UNKNOWN_MEMBER_ID);
     if (member->awaiting_sync)
         sync_respond(coord, member->sync_node, member->sync_correlation,
                      KAFKA_ERROR_UNKNOWN_MEMBER_ID, NULL);
@@ -610,8 +614,7 @@ member_new(GroupCoord *coord, Group *group, const KJoinGroupRequest *request)
     member->member_id = g_strdup_printf(
         "%s-%d-%u-%" G_GUINT64_FORMAT, request->client_id[0] ? request->client_id : "consumer",
         broker_services_broker_id(coord->services),
-        sim_node_incarnation(world, broker_services_node(coord->services)),
-        ++coord->member_next);
+        sim_node_incarnation(world, broker_services_node(coord->services)), ++coord->member_next);
     KSIM_ASSERT(strlen(member->member_id) <= KAFKA_MEMBER_ID_MAX);
     member->client_id = g_strdup(request->client_id);
     member->group = group;
@@ -692,7 +695,7 @@ join_known_member(GroupCoord *coord, Group *group, Member *member, SimNodeId fro
 static void
 handle_join(GroupCoord *coord, SimNodeId from, const KJoinGroupRequest *request)
 {
-    const BrokerConfig *config = broker_services_config(coord->services);
+    const BrokerConfig *config = config_of(coord);
     KafkaError error = check_coordinator(coord, request->group_id);
     if (error == KAFKA_ERROR_NONE &&
         (request->session_timeout_ms < config->group_min_session_timeout_ms ||
@@ -742,8 +745,8 @@ propagate_assignment(GroupCoord *coord, Group *group, const GArray *assignments)
         Member *member = g_ptr_array_index(group->members, i);
         if (member->awaiting_sync) {
             member->awaiting_sync = FALSE;
-            sync_respond(coord, member->sync_node, member->sync_correlation,
-                         KAFKA_ERROR_NONE, member->assignment);
+            sync_respond(coord, member->sync_node, member->sync_correlation, KAFKA_ERROR_NONE,
+                         member->assignment);
         }
         heartbeat_schedule(coord, member);
     }
@@ -963,8 +966,8 @@ commit_appended(void *user_data, KafkaError append_error, gint64 base_offset, gu
                 cache_put(op, key, entry->offset);
         }
     }
-    offsets_respond(coord, pending->client, commit_response_type(pending),
-                    pending->correlation_id, error, pending->offsets);
+    offsets_respond(coord, pending->client, commit_response_type(pending), pending->correlation_id,
+                    error, pending->offsets);
     pending_free(pending);
 }
 
@@ -1007,8 +1010,8 @@ store_offsets(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
     ktp_set(&tp, GROUP_OFFSETS_TOPIC, pending->partition);
     /* The answer may come before this returns (a one-replica ISR). */
     broker_services_append_internal(coord->services, &tp, batch,
-                                    broker_services_config(coord->services)->offsets_commit_timeout_ms,
-                                    commit_appended, coord, pending->id);
+                                    config_of(coord)->offsets_commit_timeout_ms, commit_appended,
+                                    coord, pending->id);
 }
 
 /* Kafka's handleCommitOffsets: the error that refuses the commit, or NONE. */
@@ -1108,12 +1111,11 @@ handle_offset_fetch(GroupCoord *coord, SimNodeId from, const KOffsetMessage *req
 static void
 handle_find_coordinator(GroupCoord *coord, SimNodeId from, const KFindCoordinatorRequest *request)
 {
-    const BrokerConfig *config = broker_services_config(coord->services);
-    broker_services_find_coordinator(coord->services, from, request, GROUP_OFFSETS_TOPIC,
-                                     config->offsets_topic_num_partitions,
-                                     config->offsets_topic_replication_factor,
-                                     partition_of(coord, request->group_id),
-                                     KAFKA_ERROR_INVALID_GROUP_ID);
+    const BrokerConfig *config = config_of(coord);
+    broker_services_find_coordinator(
+        coord->services, from, request, GROUP_OFFSETS_TOPIC, config->offsets_topic_num_partitions,
+        config->offsets_topic_replication_factor, partition_of(coord, request->group_id),
+        KAFKA_ERROR_INVALID_GROUP_ID);
 }
 
 gboolean

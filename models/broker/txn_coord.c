@@ -600,9 +600,9 @@ markers_retry_later(TxnCoord *coord)
 {
     if (sim_timer_pending(world_of(coord), coord->retry_timer))
         return;
-    coord->retry_timer = sim_timer_set(world_of(coord), broker_services_node(coord->services),
-                                       TXN_MARKER_RETRY_MS * SIM_NS_PER_MS, markers_retry_fired,
-                                       coord);
+    coord->retry_timer =
+        sim_timer_set(world_of(coord), broker_services_node(coord->services),
+                      TXN_MARKER_RETRY_MS * SIM_NS_PER_MS, markers_retry_fired, coord);
 }
 
 static void
@@ -935,8 +935,7 @@ handle_end_txn(TxnCoord *coord, SimNodeId from, const KTxnMessage *request)
     KafkaError error = check_producer(coord, request, &meta);
     if (error == KAFKA_ERROR_NONE && meta->current.state == TXN_STATE_ONGOING) {
         TxnReply reply = {from, request->correlation_id, KMSG_END_TXN_RESPONSE};
-        begin_prepare(coord, meta, request->committed, meta->current.producer_epoch,
-                      &reply);
+        begin_prepare(coord, meta, request->committed, meta->current.producer_epoch, &reply);
         return;
     }
     if (error == KAFKA_ERROR_NONE) {
