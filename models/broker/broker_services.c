@@ -5,8 +5,8 @@
  * Invariants (broker_services_check_invariants):
  *  1. A BrokerServices points at the state that owns it, and that state
  *     points back at it.
- *  2. Every internal append waiting for its completion has an id below
- *     `append_next`.
+ *  2. Fewer internal appends wait for their completion than were started
+ *     (ids start at 1 and `append_next` is the next one).
  *
  * An internal append of a child (broker_services_append_internal) is the
  * replica manager's, whose completion names the broker's state: the
