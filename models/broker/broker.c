@@ -15,7 +15,10 @@
  * Group requests (FindCoordinator ... OffsetFetch, TxnOffsetCommit) go to the
  * group coordinator, group_coord.c; transaction requests (FindCoordinator for
  * a transactional id, InitProducerId with one, AddPartitionsToTxn,
- * AddOffsetsToTxn, EndTxn, WriteTxnMarkers) to txn_coord.c.
+ * AddOffsetsToTxn, EndTxn, and the responses to its WriteTxnMarkers) to
+ * txn_coord.c; a WriteTxnMarkers request to the replica manager
+ * (replica_markers.c). Both coordinators are created with the broker's
+ * services (broker_services.h) and see nothing else of it.
  *
  * Process lifecycle:
  *   (new) --broker_new/restart--> STARTING: logs recovered, session opening
@@ -27,6 +30,7 @@
 #include "broker.h"
 
 #include "broker_internal.h"
+#include "group_coord.h"
 #include "sim_assert.h"
 #include "sim_disk.h"
 #include "sim_net.h"
@@ -354,8 +358,8 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         return;
     if (state->controller != NULL && controller_handle_message(state->controller, from, msg))
         return;
-    if (txn_coord_handle_message(state, from, msg) ||
-        group_coord_handle_message(state, from, msg)) {
+    if (txn_coord_handle_message(state->txns, from, msg) ||
+        group_coord_handle_message(state->groups, from, msg)) {
         sim_msg_free(msg);
         return;
     }
@@ -387,6 +391,9 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
     case KMSG_INIT_PRODUCER_ID_REQUEST:
         producer_ids_handle_request(state->producer_ids, from, (KInitProducerIdMessage *)msg);
         break;
+    case KMSG_WRITE_TXN_MARKERS_REQUEST:
+        replica_handle_write_txn_markers(state, from, (const KTxnMarkersMessage *)msg);
+        break;
     default:
         /* Late responses to a controller this broker no longer is. */
         break;
@@ -406,7 +413,7 @@ broker_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReaso
     if (state->controller != NULL)
         controller_peer_disconnected(state->controller, peer);
     replica_peer_disconnected(state, peer);
-    txn_coord_peer_disconnected(state, peer);
+    txn_coord_peer_disconnected(state->txns, peer);
 }
 
 static const SimNodeOps BROKER_OPS = {
@@ -569,8 +576,8 @@ broker_start(Broker *broker)
     state->correlation_next = 1;
     state->producer_ids = producer_ids_new(state->services);
     broker->state = state;
-    state->groups = group_coord_new(state);
-    state->txns = txn_coord_new(state);
+    state->groups = group_coord_new(state->services);
+    state->txns = txn_coord_new(state->services);
     replica_markers_state_init(state);
     /* Logs first: Kafka's LogManager recovers every log before the broker
      * registers, and reads the HW checkpoint. */
@@ -753,8 +760,8 @@ broker_check_invariants(const Broker *broker)
     broker_services_check_invariants(broker->state);
     producer_ids_check_invariants(broker->state->producer_ids);
     replica_check_invariants(broker->state);
-    group_coord_check_invariants(broker->state);
-    txn_coord_check_invariants(broker->state);
+    group_coord_check_invariants(broker->state->groups);
+    txn_coord_check_invariants(broker->state->txns);
     zk_client_check_invariants(broker->state->zk);
 }
 

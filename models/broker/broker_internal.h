@@ -1,11 +1,14 @@
 /*
- * broker_internal: the broker's private state, shared by broker.c (process,
- * registration, request dispatch), broker_services.c (the narrow interface
- * the broker's children see instead: broker_services.h), the replica manager
- * (replica*.c, whose interface is replica.h) and the group and transaction
- * coordinators (group_coord.c, txn_coord.c). The controller, producer ids and
- * the coordinators' partitions (coord_partition.c) see only
- * broker_services.h. Nothing outside the broker's folder includes it.
+ * broker_internal: the broker's private state. Exactly these include it:
+ * broker.c (process, registration, request dispatch), broker_services.c
+ * (the narrow interface the broker's children see instead:
+ * broker_services.h) and replica_internal.h, the replica manager's private
+ * header, through which replica.c, replica_recovery.c, replica_hw.c,
+ * replica_produce.c, replica_isr.c, replica_fetch.c, replica_fetcher.c and
+ * replica_markers.c see it (their interface is replica.h). The controller,
+ * producer ids, the group and transaction coordinators and the
+ * coordinators' partitions see only broker_services.h. Nothing outside the
+ * broker's folder includes it.
  */
 #ifndef BROKER_INTERNAL_H
 #define BROKER_INTERNAL_H
@@ -16,9 +19,6 @@
 #include "producer_ids.h"
 #include "replica.h"
 #include "zk_client.h"
-
-typedef struct GroupCoord GroupCoord;
-typedef struct TxnCoord TxnCoord;
 
 /* Everything that exists only while the broker's process runs. */
 typedef struct BrokerState {
@@ -93,26 +93,5 @@ void broker_handle_update_metadata(BrokerState *state, SimNodeId from,
 BrokerServices *broker_services_new(BrokerState *state);
 void broker_services_free(BrokerServices *services);
 void broker_services_check_invariants(const BrokerState *state);
-
-/* group_coord.c: the group coordinator, told of requests; it registers
- * with the replica manager to hear of the __consumer_offsets partitions this
- * broker starts or stops leading and of transaction markers written. */
-GroupCoord *group_coord_new(BrokerState *state);
-void group_coord_free(GroupCoord *coord);
-/* TRUE when `msg` is a group request it handled (the caller frees it). */
-gboolean group_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg);
-void group_coord_check_invariants(const BrokerState *state);
-
-/* txn_coord.c: the transaction coordinator (txn_coord.h), told of requests
- * and of broken connections (its marker requests); it registers with the
- * replica manager to hear of the __transaction_state partitions this broker
- * starts or stops leading. */
-TxnCoord *txn_coord_new(BrokerState *state);
-void txn_coord_free(TxnCoord *coord);
-/* TRUE when `msg` is a transaction request or response it handled (the
- * caller frees it). */
-gboolean txn_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg);
-void txn_coord_peer_disconnected(BrokerState *state, SimNodeId peer);
-void txn_coord_check_invariants(const BrokerState *state);
 
 #endif

@@ -2,8 +2,18 @@
  * broker_services: the broker's side of the interface its children see
  * (broker_services.h), over the broker's private state.
  *
- * Invariants: a BrokerServices points at the state that owns it, and that
- * state points back at it (broker_services_check_invariants).
+ * Invariants (broker_services_check_invariants):
+ *  1. A BrokerServices points at the state that owns it, and that state
+ *     points back at it.
+ *  2. Fewer internal appends wait for their completion than were started
+ *     (ids start at 1 and `append_next` is the next one).
+ *
+ * An internal append of a child (broker_services_append_internal) is the
+ * replica manager's, whose completion names the broker's state: the
+ * services keep the child's callback and user data under an id of their
+ * own, the append's done_id, until it completes; a crash frees them with
+ * the services, and the replica manager never completes an append after a
+ * crash.
  */
 #include "broker_services.h"
 
@@ -14,8 +24,17 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* A child's internal append awaiting its completion. */
+typedef struct {
+    BrokerAppendFn done_fn;
+    void *user_data;
+    guint64 done_id; /* the child's */
+} PendingAppend;
+
 struct BrokerServices {
     BrokerState *state;
+    GHashTable *appends; /* guint64 id* -> PendingAppend* (owned); lookups only */
+    guint64 append_next;
 };
 
 BrokerServices *
@@ -23,12 +42,15 @@ broker_services_new(BrokerState *state)
 {
     BrokerServices *services = g_new0(BrokerServices, 1);
     services->state = state;
+    services->appends = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    services->append_next = 1;
     return services;
 }
 
 void
 broker_services_free(BrokerServices *services)
 {
+    g_hash_table_destroy(services->appends);
     g_free(services);
 }
 
@@ -37,6 +59,7 @@ broker_services_check_invariants(const BrokerState *state)
 {
     KSIM_ASSERT(state->services != NULL);
     KSIM_ASSERT(state->services->state == state);
+    KSIM_ASSERT(g_hash_table_size(state->services->appends) < state->services->append_next);
 }
 
 BrokerServices *
@@ -53,6 +76,12 @@ broker_services_from_node_ctx(void *ctx)
     Broker *broker = ctx;
     KSIM_ASSERT(broker->state != NULL);
     return broker->state->services;
+}
+
+BrokerServices *
+broker_services_of(const Broker *broker)
+{
+    return broker->state != NULL ? broker->state->services : NULL;
 }
 
 SimWorld *
@@ -83,6 +112,12 @@ const TopicConfig *
 broker_services_topic_config(BrokerServices *services, const char *topic)
 {
     return broker_topic_config(services->state->broker, topic);
+}
+
+gint64
+broker_services_now_ms(const BrokerServices *services)
+{
+    return broker_now_ms(services->state->broker);
 }
 
 void
@@ -147,6 +182,85 @@ broker_services_led_count(const BrokerServices *services, const char *topic)
         n += p->is_leader && strcmp(p->tp.topic, topic) == 0;
     }
     return n;
+}
+
+void
+broker_services_add_leadership_listener(BrokerServices *services,
+                                        const ReplicaLeadershipListener *listener)
+{
+    replica_add_leadership_listener(services->state, listener);
+}
+
+void
+broker_services_add_marker_listener(BrokerServices *services, const ReplicaMarkerListener *listener)
+{
+    replica_add_marker_listener(services->state, listener);
+}
+
+/* The replica manager completed the append the services know as `id`. */
+static void
+append_done(BrokerState *state, KafkaError error, gint64 base_offset, guint64 id)
+{
+    GHashTable *appends = state->services->appends;
+    PendingAppend *pending = g_hash_table_lookup(appends, &id);
+    KSIM_ASSERT(pending != NULL);
+    PendingAppend done = *pending;
+    g_hash_table_remove(appends, &id);
+    done.done_fn(done.user_data, error, base_offset, done.done_id);
+}
+
+void
+broker_services_append_internal(BrokerServices *services, const KTopicPartition *tp,
+                                PlogBatch *batch, gint64 timeout_ms, BrokerAppendFn done_fn,
+                                void *user_data, guint64 done_id)
+{
+    KSIM_ASSERT(done_fn != NULL);
+    PendingAppend *pending = g_new(PendingAppend, 1);
+    *pending = (PendingAppend){done_fn, user_data, done_id};
+    guint64 *key = g_new(guint64, 1);
+    *key = services->append_next++;
+    g_hash_table_insert(services->appends, key, pending);
+    replica_append_internal(services->state, tp, batch, timeout_ms, append_done, *key);
+}
+
+void
+broker_services_find_coordinator(BrokerServices *services, SimNodeId from,
+                                 const KFindCoordinatorRequest *request, const char *topic,
+                                 gint32 partitions, gint16 replication_factor, gint32 partition,
+                                 KafkaError empty_key_error)
+{
+    broker_find_coordinator(services->state, from, request, topic, partitions, replication_factor,
+                            partition, empty_key_error);
+}
+
+SimNodeId
+broker_services_leader_node(const BrokerServices *services, const KTopicPartition *tp,
+                            gboolean *exists)
+{
+    const BrokerState *state = services->state;
+    const KPartitionState *ps = g_tree_lookup(state->metadata, tp);
+    *exists = ps != NULL;
+    if (ps == NULL || ps->leader == KAFKA_NO_LEADER)
+        return SIM_NODE_NONE;
+    return kbroker_endpoint_node(state->live_brokers, ps->leader);
+}
+
+ProducerIds *
+broker_services_producer_ids(const BrokerServices *services)
+{
+    return services->state->producer_ids;
+}
+
+GroupCoord *
+broker_services_group_coord(const BrokerServices *services)
+{
+    return services->state->groups;
+}
+
+TxnCoord *
+broker_services_txn_coord(const BrokerServices *services)
+{
+    return services->state->txns;
 }
 
 Controller *

@@ -23,11 +23,17 @@
  *
  * Ownership: the GroupCoord owns its partitions, groups, members and pending
  * commits; timers point at them and are cancelled before they are freed
- * (a crash drops them with the node).
+ * (a crash drops them with the node). A timer finds the coordinator through
+ * its group (Group.coord), not through the broker.
+ *
+ * It sees its broker only through broker_services.h: the clock's world and
+ * node, the broker's id and config, sending, FindCoordinator, the
+ * replica manager's leadership and marker listeners, internal appends to
+ * __consumer_offsets, and (for the views) the broker's group coordinator.
  */
 #include "group_coord.h"
 
-#include "broker_internal.h"
+#include "broker_services.h"
 #include "coord_partition.h"
 #include "sim_assert.h"
 #include "sim_net.h"
@@ -79,6 +85,7 @@ typedef struct {
 } Member;
 
 struct Group {
+    GroupCoord *coord; /* its coordinator, for its timers */
     char *id;
     gint32 partition; /* of __consumer_offsets */
     GroupState state;
@@ -103,7 +110,7 @@ typedef struct {
 } PendingCommit;
 
 struct GroupCoord {
-    BrokerState *state;
+    BrokerServices *services;
     GPtrArray *partitions; /* OffsetsPartition* (owned), by partition */
     GPtrArray *groups;     /* Group* (owned), by id */
     GPtrArray *pending;    /* PendingCommit* (owned), by id */
@@ -177,10 +184,16 @@ group_coord_offset_key(const char *group_id, const char *topic, gint32 partition
 
 /* ---- lookups ---- */
 
-static gint32
-partition_of(const BrokerState *state, const char *group_id)
+static const BrokerConfig *
+config_of(const GroupCoord *coord)
 {
-    return group_coord_partition_for(group_id, state->broker->config.offsets_topic_num_partitions);
+    return broker_services_config(coord->services);
+}
+
+static gint32
+partition_of(const GroupCoord *coord, const char *group_id)
+{
+    return group_coord_partition_for(group_id, config_of(coord)->offsets_topic_num_partitions);
 }
 
 static OffsetsPartition *
@@ -213,12 +226,11 @@ member_find(const Group *group, const char *member_id)
 
 /* NONE when this broker may serve the group now. */
 static KafkaError
-check_coordinator(const BrokerState *state, const char *group_id)
+check_coordinator(const GroupCoord *coord, const char *group_id)
 {
     if (group_id[0] == '\0')
         return KAFKA_ERROR_INVALID_GROUP_ID;
-    const OffsetsPartition *op =
-        offsets_partition_find(state->groups, partition_of(state, group_id));
+    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
     if (op == NULL)
         return KAFKA_ERROR_NOT_COORDINATOR;
     if (op->offsets == NULL)
@@ -231,7 +243,7 @@ check_coordinator(const BrokerState *state, const char *group_id)
 static SimWorld *
 world_of(const GroupCoord *coord)
 {
-    return coord->state->broker->world;
+    return broker_services_world(coord->services);
 }
 
 static void
@@ -273,8 +285,9 @@ static Group *
 group_new(GroupCoord *coord, const char *group_id)
 {
     Group *group = g_new0(Group, 1);
+    group->coord = coord;
     group->id = g_strdup(group_id);
-    group->partition = partition_of(coord->state, group_id);
+    group->partition = partition_of(coord, group_id);
     group->state = GROUP_STATE_EMPTY;
     group->protocol = -1;
     group->members = g_ptr_array_new();
@@ -301,7 +314,7 @@ static void
 heartbeat_schedule(GroupCoord *coord, Member *member)
 {
     sim_timer_cancel(world_of(coord), member->heartbeat_timer);
-    member->heartbeat_timer = sim_timer_set(world_of(coord), coord->state->broker->node,
+    member->heartbeat_timer = sim_timer_set(world_of(coord), broker_services_node(coord->services),
                                             (gint64)member->session_timeout_ms * SIM_NS_PER_MS,
                                             heartbeat_expired, member);
 }
@@ -358,7 +371,7 @@ protocol_supported(const Group *group, const Member *self, gint32 protocol)
 /* ---- responses ---- */
 
 static void
-join_respond_error(BrokerState *state, SimNodeId to, gint32 correlation_id, const char *member_id,
+join_respond_error(GroupCoord *coord, SimNodeId to, gint32 correlation_id, const char *member_id,
                    KafkaError error)
 {
     KJoinGroupResponse *response = kproto_new(KMSG_JOIN_GROUP_RESPONSE);
@@ -367,7 +380,7 @@ join_respond_error(BrokerState *state, SimNodeId to, gint32 correlation_id, cons
     response->generation_id = KAFKA_GENERATION_NONE;
     response->protocol = -1;
     KPROTO_SET_ID(response->member_id, member_id);
-    broker_send(state, to, &response->base);
+    broker_services_send(coord->services, to, &response->base);
 }
 
 /* The JoinGroup answer of the group's current generation; the leader's
@@ -401,11 +414,11 @@ join_respond(GroupCoord *coord, const Group *group, const Member *member, SimNod
         }
     }
     kproto_update_size(&response->base);
-    broker_send(coord->state, to, &response->base);
+    broker_services_send(coord->services, to, &response->base);
 }
 
 static void
-sync_respond(BrokerState *state, SimNodeId to, gint32 correlation_id, KafkaError error,
+sync_respond(GroupCoord *coord, SimNodeId to, gint32 correlation_id, KafkaError error,
              const GArray *assignment)
 {
     KSyncGroupResponse *response = kproto_new(KMSG_SYNC_GROUP_RESPONSE);
@@ -414,17 +427,17 @@ sync_respond(BrokerState *state, SimNodeId to, gint32 correlation_id, KafkaError
     if (error == KAFKA_ERROR_NONE)
         g_array_append_vals(response->assignment, assignment->data, assignment->len);
     kproto_update_size(&response->base);
-    broker_send(state, to, &response->base);
+    broker_services_send(coord->services, to, &response->base);
 }
 
 static void
-group_respond(BrokerState *state, SimNodeId to, KafkaMsgType type, gint32 correlation_id,
+group_respond(GroupCoord *coord, SimNodeId to, KafkaMsgType type, gint32 correlation_id,
               KafkaError error)
 {
     KGroupResponse *response = kproto_new(type);
     response->correlation_id = correlation_id;
     response->error = error;
-    broker_send(state, to, &response->base);
+    broker_services_send(coord->services, to, &response->base);
 }
 
 /* ---- rebalancing ---- */
@@ -492,18 +505,18 @@ try_complete_join(GroupCoord *coord, Group *group)
 static void
 join_timer_fired(SimWorld *world, void *ctx, void *arg)
 {
-    Broker *broker = ctx;
     Group *group = arg;
-    GroupCoord *coord = broker->state->groups;
+    GroupCoord *coord = group->coord;
+    (void)ctx;
     group->join_timer = SIM_EVENT_ID_NONE;
-    gint64 initial_ms = broker->config.group_initial_rebalance_delay_ms;
+    gint64 initial_ms = config_of(coord)->group_initial_rebalance_delay_ms;
     if (group->initial_delay && group->new_member_added && group->initial_remaining_ms > 0) {
         /* Kafka's InitialDelayedJoin: members keep arriving, wait again. */
         group->new_member_added = FALSE;
         gint64 delay_ms = MIN(initial_ms, group->initial_remaining_ms);
         group->initial_remaining_ms -= delay_ms;
-        group->join_timer =
-            sim_timer_set(world, broker->node, delay_ms * SIM_NS_PER_MS, join_timer_fired, group);
+        group->join_timer = sim_timer_set(world, broker_services_node(coord->services),
+                                          delay_ms * SIM_NS_PER_MS, join_timer_fired, group);
         return;
     }
     complete_join(coord, group);
@@ -518,7 +531,7 @@ fail_awaiting_sync(GroupCoord *coord, Group *group, KafkaError error)
         if (!member->awaiting_sync)
             continue;
         member->awaiting_sync = FALSE;
-        sync_respond(coord->state, member->sync_node, member->sync_correlation, error, NULL);
+        sync_respond(coord, member->sync_node, member->sync_correlation, error, NULL);
     }
 }
 
@@ -526,7 +539,6 @@ fail_awaiting_sync(GroupCoord *coord, Group *group, KafkaError error)
 static void
 prepare_rebalance(GroupCoord *coord, Group *group)
 {
-    Broker *broker = coord->state->broker;
     KSIM_ASSERT(group->state != GROUP_STATE_PREPARING_REBALANCE);
     if (group->state == GROUP_STATE_COMPLETING_REBALANCE)
         fail_awaiting_sync(coord, group, KAFKA_ERROR_REBALANCE_IN_PROGRESS);
@@ -534,12 +546,12 @@ prepare_rebalance(GroupCoord *coord, Group *group)
     gint64 delay_ms = rebalance_ms;
     group->initial_delay = group->state == GROUP_STATE_EMPTY;
     if (group->initial_delay) {
-        delay_ms = broker->config.group_initial_rebalance_delay_ms;
+        delay_ms = config_of(coord)->group_initial_rebalance_delay_ms;
         group->initial_remaining_ms = MAX(rebalance_ms - delay_ms, 0);
     }
     group->state = GROUP_STATE_PREPARING_REBALANCE;
-    group->join_timer = sim_timer_set(broker->world, broker->node, delay_ms * SIM_NS_PER_MS,
-                                      join_timer_fired, group);
+    group->join_timer = sim_timer_set(world_of(coord), broker_services_node(coord->services),
+                                      delay_ms * SIM_NS_PER_MS, join_timer_fired, group);
     try_complete_join(coord, group);
 }
 
@@ -561,10 +573,10 @@ remove_member(GroupCoord *coord, Group *group, Member *member)
     if (group->leader == member)
         group->leader = group->members->len > 0 ? g_ptr_array_index(group->members, 0) : NULL;
     if (member->awaiting_join)
-        join_respond_error(coord->state, member->join_node, member->join_correlation,
-                           member->member_id, KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+        join_respond_error(coord, member->join_node, member->join_correlation, member->member_id,
+                           KAFKA_ERROR_UNKNOWN_MEMBER_ID);
     if (member->awaiting_sync)
-        sync_respond(coord->state, member->sync_node, member->sync_correlation,
+        sync_respond(coord, member->sync_node, member->sync_correlation,
                      KAFKA_ERROR_UNKNOWN_MEMBER_ID, NULL);
     member_free(coord, member);
     if (group->state == GROUP_STATE_STABLE || group->state == GROUP_STATE_COMPLETING_REBALANCE)
@@ -576,10 +588,10 @@ remove_member(GroupCoord *coord, Group *group, Member *member)
 static void
 heartbeat_expired(SimWorld *world, void *ctx, void *arg)
 {
-    Broker *broker = ctx;
     Member *member = arg;
     (void)world;
-    GroupCoord *coord = broker->state->groups;
+    (void)ctx;
+    GroupCoord *coord = member->group->coord;
     member->heartbeat_timer = SIM_EVENT_ID_NONE;
     /* Kafka's shouldKeepAlive: a member whose join or sync waits is kept;
      * the rebalance timeout deals with it. */
@@ -595,15 +607,14 @@ heartbeat_expired(SimWorld *world, void *ctx, void *arg)
 static Member *
 member_new(GroupCoord *coord, Group *group, const KJoinGroupRequest *request)
 {
-    BrokerState *state = coord->state;
-    Broker *broker = state->broker;
+    SimWorld *world = world_of(coord);
     KSIM_ASSERT(group->members->len < GROUP_MEMBERS_MAX);
     KSIM_ASSERT(request->topics->len <= GROUP_TOPICS_MAX);
     Member *member = g_new0(Member, 1);
     member->member_id = g_strdup_printf(
         "%s-%d-%u-%" G_GUINT64_FORMAT, request->client_id[0] ? request->client_id : "consumer",
-        broker->config.broker_id, sim_node_incarnation(broker->world, broker->node),
-        ++coord->member_next);
+        broker_services_broker_id(coord->services),
+        sim_node_incarnation(world, broker_services_node(coord->services)), ++coord->member_next);
     KSIM_ASSERT(strlen(member->member_id) <= KAFKA_MEMBER_ID_MAX);
     member->client_id = g_strdup(request->client_id);
     member->group = group;
@@ -631,7 +642,7 @@ static void
 join_new_member(GroupCoord *coord, Group *group, SimNodeId from, const KJoinGroupRequest *request)
 {
     if (!protocol_supported(group, NULL, request->protocol)) {
-        join_respond_error(coord->state, from, request->correlation_id, "",
+        join_respond_error(coord, from, request->correlation_id, "",
                            KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL);
         return;
     }
@@ -647,7 +658,7 @@ join_known_member(GroupCoord *coord, Group *group, Member *member, SimNodeId fro
                   const KJoinGroupRequest *request)
 {
     if (!protocol_supported(group, member, request->protocol)) {
-        join_respond_error(coord->state, from, request->correlation_id, member->member_id,
+        join_respond_error(coord, from, request->correlation_id, member->member_id,
                            KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL);
         return;
     }
@@ -677,16 +688,15 @@ join_known_member(GroupCoord *coord, Group *group, Member *member, SimNodeId fro
     case GROUP_STATE_DEAD:
         break;
     }
-    join_respond_error(coord->state, from, request->correlation_id, request->member_id,
+    join_respond_error(coord, from, request->correlation_id, request->member_id,
                        KAFKA_ERROR_UNKNOWN_MEMBER_ID);
 }
 
 static void
-handle_join(BrokerState *state, SimNodeId from, const KJoinGroupRequest *request)
+handle_join(GroupCoord *coord, SimNodeId from, const KJoinGroupRequest *request)
 {
-    GroupCoord *coord = state->groups;
-    const BrokerConfig *config = &state->broker->config;
-    KafkaError error = check_coordinator(state, request->group_id);
+    const BrokerConfig *config = config_of(coord);
+    KafkaError error = check_coordinator(coord, request->group_id);
     if (error == KAFKA_ERROR_NONE &&
         (request->session_timeout_ms < config->group_min_session_timeout_ms ||
          request->session_timeout_ms > config->group_max_session_timeout_ms))
@@ -699,7 +709,7 @@ handle_join(BrokerState *state, SimNodeId from, const KJoinGroupRequest *request
             group = group_new(coord, request->group_id);
     }
     if (error != KAFKA_ERROR_NONE) {
-        join_respond_error(state, from, request->correlation_id, request->member_id, error);
+        join_respond_error(coord, from, request->correlation_id, request->member_id, error);
         return;
     }
     if (request->member_id[0] == '\0') {
@@ -708,7 +718,7 @@ handle_join(BrokerState *state, SimNodeId from, const KJoinGroupRequest *request
     }
     Member *member = member_find(group, request->member_id);
     if (member == NULL) {
-        join_respond_error(state, from, request->correlation_id, request->member_id,
+        join_respond_error(coord, from, request->correlation_id, request->member_id,
                            KAFKA_ERROR_UNKNOWN_MEMBER_ID);
         return;
     }
@@ -735,8 +745,8 @@ propagate_assignment(GroupCoord *coord, Group *group, const GArray *assignments)
         Member *member = g_ptr_array_index(group->members, i);
         if (member->awaiting_sync) {
             member->awaiting_sync = FALSE;
-            sync_respond(coord->state, member->sync_node, member->sync_correlation,
-                         KAFKA_ERROR_NONE, member->assignment);
+            sync_respond(coord, member->sync_node, member->sync_correlation, KAFKA_ERROR_NONE,
+                         member->assignment);
         }
         heartbeat_schedule(coord, member);
     }
@@ -755,10 +765,9 @@ check_member(const Group *group, const char *member_id, gint32 generation_id, Me
 }
 
 static void
-handle_sync(BrokerState *state, SimNodeId from, const KSyncGroupRequest *request)
+handle_sync(GroupCoord *coord, SimNodeId from, const KSyncGroupRequest *request)
 {
-    GroupCoord *coord = state->groups;
-    KafkaError error = check_coordinator(state, request->group_id);
+    KafkaError error = check_coordinator(coord, request->group_id);
     Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
     Member *member = NULL;
     if (error == KAFKA_ERROR_NONE)
@@ -766,12 +775,12 @@ handle_sync(BrokerState *state, SimNodeId from, const KSyncGroupRequest *request
     if (error == KAFKA_ERROR_NONE && group->state == GROUP_STATE_PREPARING_REBALANCE)
         error = KAFKA_ERROR_REBALANCE_IN_PROGRESS;
     if (error != KAFKA_ERROR_NONE) {
-        sync_respond(state, from, request->correlation_id, error, NULL);
+        sync_respond(coord, from, request->correlation_id, error, NULL);
         return;
     }
     if (group->state == GROUP_STATE_STABLE) {
         heartbeat_schedule(coord, member);
-        sync_respond(state, from, request->correlation_id, KAFKA_ERROR_NONE, member->assignment);
+        sync_respond(coord, from, request->correlation_id, KAFKA_ERROR_NONE, member->assignment);
         return;
     }
     KSIM_ASSERT(group->state == GROUP_STATE_COMPLETING_REBALANCE);
@@ -783,10 +792,9 @@ handle_sync(BrokerState *state, SimNodeId from, const KSyncGroupRequest *request
 }
 
 static void
-handle_heartbeat(BrokerState *state, SimNodeId from, const KGroupRequest *request)
+handle_heartbeat(GroupCoord *coord, SimNodeId from, const KGroupRequest *request)
 {
-    GroupCoord *coord = state->groups;
-    KafkaError error = check_coordinator(state, request->group_id);
+    KafkaError error = check_coordinator(coord, request->group_id);
     Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
     Member *member = NULL;
     if (error == KAFKA_ERROR_NONE)
@@ -796,27 +804,26 @@ handle_heartbeat(BrokerState *state, SimNodeId from, const KGroupRequest *reques
         if (group->state == GROUP_STATE_PREPARING_REBALANCE)
             error = KAFKA_ERROR_REBALANCE_IN_PROGRESS;
     }
-    group_respond(state, from, KMSG_HEARTBEAT_RESPONSE, request->correlation_id, error);
+    group_respond(coord, from, KMSG_HEARTBEAT_RESPONSE, request->correlation_id, error);
 }
 
 static void
-handle_leave(BrokerState *state, SimNodeId from, const KGroupRequest *request)
+handle_leave(GroupCoord *coord, SimNodeId from, const KGroupRequest *request)
 {
-    GroupCoord *coord = state->groups;
-    KafkaError error = check_coordinator(state, request->group_id);
+    KafkaError error = check_coordinator(coord, request->group_id);
     Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
     Member *member = group != NULL ? member_find(group, request->member_id) : NULL;
     if (error == KAFKA_ERROR_NONE && member == NULL)
         error = KAFKA_ERROR_UNKNOWN_MEMBER_ID;
     if (error == KAFKA_ERROR_NONE)
         remove_member(coord, group, member);
-    group_respond(state, from, KMSG_LEAVE_GROUP_RESPONSE, request->correlation_id, error);
+    group_respond(coord, from, KMSG_LEAVE_GROUP_RESPONSE, request->correlation_id, error);
 }
 
 /* ---- offsets ---- */
 
 static void
-offsets_respond(BrokerState *state, SimNodeId to, KafkaMsgType type, gint32 correlation_id,
+offsets_respond(GroupCoord *coord, SimNodeId to, KafkaMsgType type, gint32 correlation_id,
                 KafkaError error, const GArray *partitions)
 {
     KOffsetMessage *response = kproto_new(type);
@@ -826,7 +833,7 @@ offsets_respond(BrokerState *state, SimNodeId to, KafkaMsgType type, gint32 corr
     for (guint i = 0; error != KAFKA_ERROR_NONE && i < response->partitions->len; i++)
         g_array_index(response->partitions, KOffsetPartition, i).error = error;
     kproto_update_size(&response->base);
-    broker_send(state, to, &response->base);
+    broker_services_send(coord->services, to, &response->base);
 }
 
 static PendingCommit *
@@ -936,15 +943,16 @@ commit_error(KafkaError append_error)
 }
 
 static void
-commit_appended(BrokerState *state, KafkaError append_error, gint64 base_offset, guint64 id)
+commit_appended(void *user_data, KafkaError append_error, gint64 base_offset, guint64 id)
 {
+    GroupCoord *coord = user_data;
     (void)base_offset;
-    PendingCommit *pending = pending_take(state->groups, id);
+    PendingCommit *pending = pending_take(coord, id);
     if (pending == NULL)
         return;
     KafkaError error = commit_error(append_error);
     if (error == KAFKA_ERROR_NONE) {
-        OffsetsPartition *op = offsets_partition_find(state->groups, pending->partition);
+        OffsetsPartition *op = offsets_partition_find(coord, pending->partition);
         /* Appended and replicated by this leader: still its partition. */
         KSIM_ASSERT(op != NULL);
         KSIM_ASSERT(op->offsets != NULL);
@@ -958,8 +966,8 @@ commit_appended(BrokerState *state, KafkaError append_error, gint64 base_offset,
                 cache_put(op, key, entry->offset);
         }
     }
-    offsets_respond(state, pending->client, commit_response_type(pending),
-                    pending->correlation_id, error, pending->offsets);
+    offsets_respond(coord, pending->client, commit_response_type(pending), pending->correlation_id,
+                    error, pending->offsets);
     pending_free(pending);
 }
 
@@ -971,12 +979,11 @@ commit_record_bytes(const char *group_id, const char *topic)
 }
 
 static void
-store_offsets(BrokerState *state, SimNodeId from, const KOffsetMessage *request)
+store_offsets(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
 {
-    GroupCoord *coord = state->groups;
     PendingCommit *pending = g_new0(PendingCommit, 1);
     pending->id = ++coord->commit_next;
-    pending->partition = partition_of(state, request->group_id);
+    pending->partition = partition_of(coord, request->group_id);
     KPROTO_SET_ID(pending->group_id, request->group_id);
     pending->client = from;
     pending->correlation_id = request->correlation_id;
@@ -1002,8 +1009,9 @@ store_offsets(BrokerState *state, SimNodeId from, const KOffsetMessage *request)
     KTopicPartition tp;
     ktp_set(&tp, GROUP_OFFSETS_TOPIC, pending->partition);
     /* The answer may come before this returns (a one-replica ISR). */
-    replica_append_internal(state, &tp, batch, state->broker->config.offsets_commit_timeout_ms,
-                            commit_appended, pending->id);
+    broker_services_append_internal(coord->services, &tp, batch,
+                                    config_of(coord)->offsets_commit_timeout_ms, commit_appended,
+                                    coord, pending->id);
 }
 
 /* Kafka's handleCommitOffsets: the error that refuses the commit, or NONE. */
@@ -1030,52 +1038,52 @@ check_commit(GroupCoord *coord, const KOffsetMessage *request)
 }
 
 static void
-handle_offset_commit(BrokerState *state, SimNodeId from, const KOffsetMessage *request)
+handle_offset_commit(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
 {
-    KafkaError error = check_coordinator(state, request->group_id);
+    KafkaError error = check_coordinator(coord, request->group_id);
     if (error == KAFKA_ERROR_NONE)
-        error = check_commit(state->groups, request);
+        error = check_commit(coord, request);
     if (error != KAFKA_ERROR_NONE || request->partitions->len == 0) {
-        offsets_respond(state, from, KMSG_OFFSET_COMMIT_RESPONSE, request->correlation_id, error,
+        offsets_respond(coord, from, KMSG_OFFSET_COMMIT_RESPONSE, request->correlation_id, error,
                         request->partitions);
         return;
     }
-    store_offsets(state, from, request);
+    store_offsets(coord, from, request);
 }
 
 /* Kafka's handleTxnCommitOffsets: the producer's offsets are stored in the
  * log now and become visible when its transaction commits. A group with
  * members checks the member and generation when the request names them. */
 static void
-handle_txn_offset_commit(BrokerState *state, SimNodeId from, const KOffsetMessage *request)
+handle_txn_offset_commit(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
 {
-    KafkaError error = check_coordinator(state, request->group_id);
+    KafkaError error = check_coordinator(coord, request->group_id);
     if (error == KAFKA_ERROR_NONE && request->producer_id < 0)
         error = KAFKA_ERROR_INVALID_REQUEST;
     if (error == KAFKA_ERROR_NONE && request->generation_id >= 0) {
         /* KIP-447: the member's group metadata fences a zombie. */
-        Group *group = group_find(state->groups, request->group_id);
+        Group *group = group_find(coord, request->group_id);
         Member *member = NULL;
         error = group == NULL ? KAFKA_ERROR_ILLEGAL_GENERATION
                               : check_member(group, request->member_id, request->generation_id,
                                              &member);
     }
     if (error != KAFKA_ERROR_NONE || request->partitions->len == 0) {
-        offsets_respond(state, from, KMSG_TXN_OFFSET_COMMIT_RESPONSE, request->correlation_id,
+        offsets_respond(coord, from, KMSG_TXN_OFFSET_COMMIT_RESPONSE, request->correlation_id,
                         error, request->partitions);
         return;
     }
-    store_offsets(state, from, request);
+    store_offsets(coord, from, request);
 }
 
 static void
-handle_offset_fetch(BrokerState *state, SimNodeId from, const KOffsetMessage *request)
+handle_offset_fetch(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
 {
-    KafkaError error = check_coordinator(state, request->group_id);
+    KafkaError error = check_coordinator(coord, request->group_id);
     g_autoptr(GArray) answers = g_array_copy(request->partitions);
     const OffsetsPartition *op =
         error == KAFKA_ERROR_NONE
-            ? offsets_partition_find(state->groups, partition_of(state, request->group_id))
+            ? offsets_partition_find(coord, partition_of(coord, request->group_id))
             : NULL;
     for (guint i = 0; i < answers->len; i++) {
         KOffsetPartition *entry = &g_array_index(answers, KOffsetPartition, i);
@@ -1086,7 +1094,7 @@ handle_offset_fetch(BrokerState *state, SimNodeId from, const KOffsetMessage *re
         guint64 key =
             group_coord_offset_key(request->group_id, entry->tp.topic, entry->tp.partition);
         if (request->require_stable &&
-            (txn_pending_has(op, key) || txn_commit_in_flight(state->groups, key))) {
+            (txn_pending_has(op, key) || txn_commit_in_flight(coord, key))) {
             entry->error = KAFKA_ERROR_UNSTABLE_OFFSET_COMMIT;
             continue;
         }
@@ -1094,51 +1102,51 @@ handle_offset_fetch(BrokerState *state, SimNodeId from, const KOffsetMessage *re
         if (offset != NULL)
             entry->offset = *offset;
     }
-    offsets_respond(state, from, KMSG_OFFSET_FETCH_RESPONSE, request->correlation_id, error,
+    offsets_respond(coord, from, KMSG_OFFSET_FETCH_RESPONSE, request->correlation_id, error,
                     answers);
 }
 
 /* ---- FindCoordinator and the offsets topic ---- */
 
 static void
-handle_find_coordinator(BrokerState *state, SimNodeId from, const KFindCoordinatorRequest *request)
+handle_find_coordinator(GroupCoord *coord, SimNodeId from, const KFindCoordinatorRequest *request)
 {
-    const BrokerConfig *config = &state->broker->config;
-    broker_find_coordinator(state, from, request, GROUP_OFFSETS_TOPIC,
-                            config->offsets_topic_num_partitions,
-                            config->offsets_topic_replication_factor,
-                            partition_of(state, request->group_id), KAFKA_ERROR_INVALID_GROUP_ID);
+    const BrokerConfig *config = config_of(coord);
+    broker_services_find_coordinator(
+        coord->services, from, request, GROUP_OFFSETS_TOPIC, config->offsets_topic_num_partitions,
+        config->offsets_topic_replication_factor, partition_of(coord, request->group_id),
+        KAFKA_ERROR_INVALID_GROUP_ID);
 }
 
 gboolean
-group_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg)
+group_coord_handle_message(GroupCoord *coord, SimNodeId from, SimMsg *msg)
 {
     switch ((KafkaMsgType)msg->type) {
     case KMSG_FIND_COORDINATOR_REQUEST:
         if (((const KFindCoordinatorRequest *)msg)->key_type != KAFKA_COORDINATOR_GROUP)
             return FALSE; /* the transaction coordinator's */
-        handle_find_coordinator(state, from, (const KFindCoordinatorRequest *)msg);
+        handle_find_coordinator(coord, from, (const KFindCoordinatorRequest *)msg);
         return TRUE;
     case KMSG_JOIN_GROUP_REQUEST:
-        handle_join(state, from, (const KJoinGroupRequest *)msg);
+        handle_join(coord, from, (const KJoinGroupRequest *)msg);
         return TRUE;
     case KMSG_SYNC_GROUP_REQUEST:
-        handle_sync(state, from, (const KSyncGroupRequest *)msg);
+        handle_sync(coord, from, (const KSyncGroupRequest *)msg);
         return TRUE;
     case KMSG_HEARTBEAT_REQUEST:
-        handle_heartbeat(state, from, (const KGroupRequest *)msg);
+        handle_heartbeat(coord, from, (const KGroupRequest *)msg);
         return TRUE;
     case KMSG_LEAVE_GROUP_REQUEST:
-        handle_leave(state, from, (const KGroupRequest *)msg);
+        handle_leave(coord, from, (const KGroupRequest *)msg);
         return TRUE;
     case KMSG_OFFSET_COMMIT_REQUEST:
-        handle_offset_commit(state, from, (const KOffsetMessage *)msg);
+        handle_offset_commit(coord, from, (const KOffsetMessage *)msg);
         return TRUE;
     case KMSG_OFFSET_FETCH_REQUEST:
-        handle_offset_fetch(state, from, (const KOffsetMessage *)msg);
+        handle_offset_fetch(coord, from, (const KOffsetMessage *)msg);
         return TRUE;
     case KMSG_TXN_OFFSET_COMMIT_REQUEST:
-        handle_txn_offset_commit(state, from, (const KOffsetMessage *)msg);
+        handle_txn_offset_commit(coord, from, (const KOffsetMessage *)msg);
         return TRUE;
     default:
         return FALSE;
@@ -1185,17 +1193,17 @@ load_offsets(void *user_data, CoordPartition *partition, Plog *log)
 static void
 partition_elected(void *user_data, const Partition *p)
 {
-    BrokerState *state = ((GroupCoord *)user_data)->state;
+    GroupCoord *coord = user_data;
     if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
-    coord_partition_elected(state->groups->partitions, sizeof(OffsetsPartition), state->services,
-                            GROUP_OFFSETS_TOPIC, p, load_offsets, state->groups);
+    coord_partition_elected(coord->partitions, sizeof(OffsetsPartition), coord->services,
+                            GROUP_OFFSETS_TOPIC, p, load_offsets, coord);
 }
 
 static void
 offsets_partition_free(GroupCoord *coord, OffsetsPartition *op)
 {
-    coord_partition_stop(coord->state->services, &op->base);
+    coord_partition_stop(coord->services, &op->base);
     if (op->offsets != NULL)
         g_hash_table_destroy(op->offsets);
     if (op->txn_pending != NULL)
@@ -1209,7 +1217,6 @@ static void
 partition_resigned(void *user_data, const Partition *p)
 {
     GroupCoord *coord = user_data;
-    BrokerState *state = coord->state;
     if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
     OffsetsPartition *op = offsets_partition_find(coord, p->tp.partition);
@@ -1222,10 +1229,10 @@ partition_resigned(void *user_data, const Partition *p)
         for (guint m = 0; m < group->members->len; m++) {
             Member *member = g_ptr_array_index(group->members, m);
             if (member->awaiting_join)
-                join_respond_error(state, member->join_node, member->join_correlation,
+                join_respond_error(coord, member->join_node, member->join_correlation,
                                    member->member_id, KAFKA_ERROR_NOT_COORDINATOR);
             if (member->awaiting_sync)
-                sync_respond(state, member->sync_node, member->sync_correlation,
+                sync_respond(coord, member->sync_node, member->sync_correlation,
                              KAFKA_ERROR_NOT_COORDINATOR, NULL);
         }
         g_ptr_array_remove_index(coord->groups, i - 1);
@@ -1236,7 +1243,7 @@ partition_resigned(void *user_data, const Partition *p)
         if (pending->partition != op->base.partition)
             continue;
         g_ptr_array_remove_index(coord->pending, i - 1);
-        offsets_respond(state, pending->client, commit_response_type(pending),
+        offsets_respond(coord, pending->client, commit_response_type(pending),
                         pending->correlation_id, KAFKA_ERROR_NOT_COORDINATOR, pending->offsets);
         pending_free(pending);
     }
@@ -1264,17 +1271,17 @@ marker_written(void *user_data, const KTopicPartition *tp, gint64 producer_id,
 /* ---- the object ---- */
 
 GroupCoord *
-group_coord_new(BrokerState *state)
+group_coord_new(BrokerServices *services)
 {
     GroupCoord *coord = g_new0(GroupCoord, 1);
-    coord->state = state;
+    coord->services = services;
     coord->partitions = g_ptr_array_new();
     coord->groups = g_ptr_array_new();
     coord->pending = g_ptr_array_new();
     const ReplicaLeadershipListener leadership = {partition_elected, partition_resigned, coord};
-    replica_add_leadership_listener(state, &leadership);
+    broker_services_add_leadership_listener(services, &leadership);
     const ReplicaMarkerListener markers = {marker_written, coord};
-    replica_add_marker_listener(state, &markers);
+    broker_services_add_marker_listener(services, &markers);
     return coord;
 }
 
@@ -1303,14 +1310,14 @@ group_coord_describe(const Broker *broker, const char *group_id, GroupCoordInfo 
     memset(out, 0, sizeof *out);
     out->state = GROUP_STATE_DEAD;
     out->protocol = -1;
-    const BrokerState *state = broker->state;
-    if (state == NULL)
+    const BrokerServices *services = broker_services_of(broker);
+    if (services == NULL)
         return;
-    const OffsetsPartition *op =
-        offsets_partition_find(state->groups, partition_of(state, group_id));
+    const GroupCoord *coord = broker_services_group_coord(services);
+    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
     out->coordinator = op != NULL && op->offsets != NULL;
     out->loading = op != NULL && op->offsets == NULL;
-    const Group *group = group_find(state->groups, group_id);
+    const Group *group = group_find(coord, group_id);
     if (group == NULL)
         return;
     out->exists = TRUE;
@@ -1324,11 +1331,11 @@ gint64
 group_coord_committed_offset(const Broker *broker, const char *group_id, const char *topic,
                              gint32 partition)
 {
-    const BrokerState *state = broker->state;
-    if (state == NULL)
+    const BrokerServices *services = broker_services_of(broker);
+    if (services == NULL)
         return -1;
-    const OffsetsPartition *op =
-        offsets_partition_find(state->groups, partition_of(state, group_id));
+    const GroupCoord *coord = broker_services_group_coord(services);
+    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
     if (op == NULL || op->offsets == NULL)
         return -1;
     guint64 key = group_coord_offset_key(group_id, topic, partition);
@@ -1339,15 +1346,15 @@ group_coord_committed_offset(const Broker *broker, const char *group_id, const c
 /* ---- invariants ---- */
 
 static void
-check_group(const BrokerState *state, const Group *group)
+check_group(const GroupCoord *coord, const Group *group)
 {
-    const OffsetsPartition *op = offsets_partition_find(state->groups, group->partition);
+    const OffsetsPartition *op = offsets_partition_find(coord, group->partition);
     KSIM_ASSERT(op != NULL);
     KSIM_ASSERT(op->offsets != NULL);
     KSIM_ASSERT((group->leader == NULL) == (group->members->len == 0));
     KSIM_ASSERT((group->state == GROUP_STATE_EMPTY) == (group->members->len == 0) ||
                 group->state == GROUP_STATE_PREPARING_REBALANCE);
-    KSIM_ASSERT(sim_timer_pending(state->broker->world, group->join_timer) ==
+    KSIM_ASSERT(sim_timer_pending(world_of(coord), group->join_timer) ==
                 (group->state == GROUP_STATE_PREPARING_REBALANCE));
     gboolean leader_found = group->leader == NULL;
     for (guint m = 0; m < group->members->len; m++) {
@@ -1367,10 +1374,9 @@ check_group(const BrokerState *state, const Group *group)
 }
 
 void
-group_coord_check_invariants(const BrokerState *state)
+group_coord_check_invariants(const GroupCoord *coord)
 {
-    const GroupCoord *coord = state->groups;
-    coord_partitions_check(state->services, coord->partitions, GROUP_OFFSETS_TOPIC);
+    coord_partitions_check(coord->services, coord->partitions, GROUP_OFFSETS_TOPIC);
     for (guint i = 0; i < coord->partitions->len; i++) {
         const OffsetsPartition *op = g_ptr_array_index(coord->partitions, i);
         KSIM_ASSERT((op->offsets != NULL) == op->base.loaded);
@@ -1381,7 +1387,7 @@ group_coord_check_invariants(const BrokerState *state)
         if (i > 0)
             KSIM_ASSERT(strcmp(((const Group *)g_ptr_array_index(coord->groups, i - 1))->id,
                                group->id) < 0);
-        check_group(state, group);
+        check_group(coord, group);
     }
     for (guint i = 0; i < coord->pending->len; i++) {
         const PendingCommit *pending = g_ptr_array_index(coord->pending, i);

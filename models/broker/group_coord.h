@@ -73,6 +73,7 @@
 #include <glib.h>
 
 #include "broker.h"
+#include "broker_services.h"
 
 #define GROUP_OFFSETS_TOPIC "__consumer_offsets"
 
@@ -105,6 +106,17 @@ typedef struct {
     guint members;
     gint32 protocol; /* AssignorStrategy, -1 none */
 } GroupCoordInfo;
+
+/* The group coordinator of one broker process, which creates it at start
+ * with its services and frees it at a crash: it is told of requests, and
+ * registers with the replica manager to hear of the __consumer_offsets
+ * partitions this broker starts or stops leading and of transaction markers
+ * written. */
+GroupCoord *group_coord_new(BrokerServices *services);
+void group_coord_free(GroupCoord *coord);
+/* TRUE when `msg` is a group request it handled (the caller frees it). */
+gboolean group_coord_handle_message(GroupCoord *coord, SimNodeId from, SimMsg *msg);
+void group_coord_check_invariants(const GroupCoord *coord);
 
 void group_coord_describe(const Broker *broker, const char *group_id, GroupCoordInfo *out);
 /* The committed offset the broker's coordinator cache holds for the

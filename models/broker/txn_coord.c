@@ -25,13 +25,23 @@
  *
  * Ownership: the TxnCoord owns its partitions, metas, markers and pid
  * requests; timers point at them and are cancelled before they are freed
- * (a crash drops them with the node).
+ * (a crash drops them with the node). A timer finds the coordinator through
+ * its argument (the TxnCoord, or the TxnMarker's `coord`), not through the
+ * broker.
+ *
+ * It sees its broker only through broker_services.h: the clock, the
+ * broker's id and config, sending and correlation ids, FindCoordinator,
+ * the metadata's partition leaders (where markers go), the replica
+ * manager's leadership listener, internal appends to __transaction_state,
+ * the broker's producer ids, history events, and (for the view) the
+ * broker's transaction coordinator.
  */
 #include "txn_coord.h"
 
-#include "broker_internal.h"
+#include "broker_services.h"
 #include "coord_partition.h"
 #include "group_coord.h"
+#include "producer_ids.h"
 #include "sim_assert.h"
 #include "sim_net.h"
 
@@ -78,6 +88,7 @@ typedef struct {
 } TxnMeta;
 
 typedef struct {
+    TxnCoord *coord; /* for its timeout timer */
     gint32 correlation_id;
     TxnMeta *meta;
     KTopicPartition tp;
@@ -99,7 +110,7 @@ typedef struct {
 } PidRequest;
 
 struct TxnCoord {
-    BrokerState *state;
+    BrokerServices *services;
     GPtrArray *partitions; /* TxnPartition* (owned), by partition */
     GPtrArray *metas;      /* TxnMeta* (owned), by id */
     GPtrArray *markers;    /* TxnMarker* (owned), in send order */
@@ -338,19 +349,19 @@ txn_log_record_clear(TxnLogRecord *record)
 static SimWorld *
 world_of(const TxnCoord *coord)
 {
-    return coord->state->broker->world;
+    return broker_services_world(coord->services);
 }
 
 static const BrokerConfig *
 config_of(const TxnCoord *coord)
 {
-    return &coord->state->broker->config;
+    return broker_services_config(coord->services);
 }
 
 static gint32
-partition_of(const BrokerState *state, const char *id)
+partition_of(const TxnCoord *coord, const char *id)
 {
-    return txn_coord_partition_for(id, state->broker->config.transaction_state_log_num_partitions);
+    return txn_coord_partition_for(id, config_of(coord)->transaction_state_log_num_partitions);
 }
 
 static TxnPartition *
@@ -371,11 +382,11 @@ meta_find(const TxnCoord *coord, const char *id)
 }
 
 static KafkaError
-check_coordinator(const BrokerState *state, const char *id)
+check_coordinator(const TxnCoord *coord, const char *id)
 {
     if (id[0] == '\0')
         return KAFKA_ERROR_INVALID_REQUEST;
-    const TxnPartition *tpart = txn_partition_find(state->txns, partition_of(state, id));
+    const TxnPartition *tpart = txn_partition_find(coord, partition_of(coord, id));
     if (tpart == NULL)
         return KAFKA_ERROR_NOT_COORDINATOR;
     if (!tpart->base.loaded)
@@ -397,7 +408,7 @@ meta_new(TxnCoord *coord, const char *id)
     KSIM_ASSERT(coord->metas->len < TXN_METAS_MAX);
     TxnMeta *meta = g_new0(TxnMeta, 1);
     meta->id = g_strdup(id);
-    meta->partition = partition_of(coord->state, id);
+    meta->partition = partition_of(coord, id);
     snapshot_init(&meta->current);
     meta->reply.client = SIM_NODE_NONE;
     meta->markers_todo = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
@@ -434,17 +445,17 @@ meta_free(TxnCoord *coord, TxnMeta *meta)
 /* ---- answers ---- */
 
 static void
-respond_txn(BrokerState *state, SimNodeId to, KafkaMsgType type, gint32 correlation_id,
+respond_txn(TxnCoord *coord, SimNodeId to, KafkaMsgType type, gint32 correlation_id,
             KafkaError error)
 {
     KTxnMessage *response = kproto_new(type);
     response->correlation_id = correlation_id;
     response->error = error;
-    broker_send(state, to, &response->base);
+    broker_services_send(coord->services, to, &response->base);
 }
 
 static void
-respond_init(BrokerState *state, SimNodeId to, gint32 correlation_id, KafkaError error,
+respond_init(TxnCoord *coord, SimNodeId to, gint32 correlation_id, KafkaError error,
              gint64 producer_id, gint16 producer_epoch)
 {
     KInitProducerIdMessage *response = kproto_new(KMSG_INIT_PRODUCER_ID_RESPONSE);
@@ -452,20 +463,20 @@ respond_init(BrokerState *state, SimNodeId to, gint32 correlation_id, KafkaError
     response->error = error;
     response->producer_id = error == KAFKA_ERROR_NONE ? producer_id : -1;
     response->producer_epoch = error == KAFKA_ERROR_NONE ? producer_epoch : -1;
-    broker_send(state, to, &response->base);
+    broker_services_send(coord->services, to, &response->base);
 }
 
 static void
-reply_send(BrokerState *state, const TxnReply *reply, KafkaError error, const TxnMeta *meta)
+reply_send(TxnCoord *coord, const TxnReply *reply, KafkaError error, const TxnMeta *meta)
 {
     if (reply->client == SIM_NODE_NONE)
         return;
     if (reply->response_type == KMSG_INIT_PRODUCER_ID_RESPONSE)
-        respond_init(state, reply->client, reply->correlation_id, error,
+        respond_init(coord, reply->client, reply->correlation_id, error,
                      meta != NULL ? meta->current.producer_id : -1,
                      meta != NULL ? meta->current.producer_epoch : -1);
     else
-        respond_txn(state, reply->client, reply->response_type, reply->correlation_id, error);
+        respond_txn(coord, reply->client, reply->response_type, reply->correlation_id, error);
 }
 
 /* ---- transitions ---- */
@@ -502,10 +513,10 @@ meta_by_append(const TxnCoord *coord, guint64 append_id)
 }
 
 static void
-transition_appended(BrokerState *state, KafkaError error, gint64 base_offset, guint64 append_id)
+transition_appended(void *user_data, KafkaError error, gint64 base_offset, guint64 append_id)
 {
+    TxnCoord *coord = user_data;
     (void)base_offset;
-    TxnCoord *coord = state->txns;
     TxnMeta *meta = meta_by_append(coord, append_id);
     if (meta == NULL)
         return; /* its partition was unloaded meanwhile */
@@ -516,7 +527,7 @@ transition_appended(BrokerState *state, KafkaError error, gint64 base_offset, gu
     if (mapped != KAFKA_ERROR_NONE) {
         gboolean completing = state_is_complete(meta->pending.state);
         snapshot_clear(&meta->pending);
-        reply_send(state, &reply, mapped, meta);
+        reply_send(coord, &reply, mapped, meta);
         /* Markers are all written: Complete* is tried again later (Kafka
          * retries it while it still coordinates the id). */
         if (completing && mapped == KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE)
@@ -526,7 +537,7 @@ transition_appended(BrokerState *state, KafkaError error, gint64 base_offset, gu
     snapshot_clear(&meta->current);
     meta->current = meta->pending;
     meta->pending.partitions = NULL;
-    reply_send(state, &reply, KAFKA_ERROR_NONE, meta);
+    reply_send(coord, &reply, KAFKA_ERROR_NONE, meta);
     if (state_is_prepare(meta->current.state)) {
         g_array_set_size(meta->markers_todo, 0);
         g_array_append_vals(meta->markers_todo, meta->current.partitions->data,
@@ -550,13 +561,13 @@ transition_begin(TxnCoord *coord, TxnMeta *meta, const TxnSnapshot *target, cons
     if (reply != NULL)
         meta->reply = *reply;
     g_autoptr(PlogBatch) batch = record_encode(meta->id, &meta->pending);
-    batch->first_timestamp_ms = broker_now_ms(coord->state->broker);
+    batch->first_timestamp_ms = broker_services_now_ms(coord->services);
     batch->max_timestamp_ms = batch->first_timestamp_ms;
     KTopicPartition tp;
     ktp_set(&tp, TXN_STATE_TOPIC, meta->partition);
     /* The answer may come before this returns (a one-replica ISR). */
-    replica_append_internal(coord->state, &tp, batch, TXN_REQUEST_TIMEOUT_MS,
-                            transition_appended, meta->append_id);
+    broker_services_append_internal(coord->services, &tp, batch, TXN_REQUEST_TIMEOUT_MS,
+                                    transition_appended, coord, meta->append_id);
 }
 
 /* A target starting from the meta's current state. (caller clears it) */
@@ -589,9 +600,9 @@ markers_retry_later(TxnCoord *coord)
 {
     if (sim_timer_pending(world_of(coord), coord->retry_timer))
         return;
-    coord->retry_timer = sim_timer_set(world_of(coord), coord->state->broker->node,
-                                       TXN_MARKER_RETRY_MS * SIM_NS_PER_MS, markers_retry_fired,
-                                       NULL);
+    coord->retry_timer =
+        sim_timer_set(world_of(coord), broker_services_node(coord->services),
+                      TXN_MARKER_RETRY_MS * SIM_NS_PER_MS, markers_retry_fired, coord);
 }
 
 static void
@@ -608,25 +619,12 @@ complete_transaction(TxnCoord *coord, TxnMeta *meta)
 
 static void marker_timed_out(SimWorld *world, void *ctx, void *arg);
 
-/* The partition's leader as this broker's metadata knows it, or NONE;
- * `exists` is FALSE when the metadata has no such partition. */
-static SimNodeId
-leader_node(const BrokerState *state, const KTopicPartition *tp, gboolean *exists)
-{
-    const KPartitionState *ps = g_tree_lookup(state->metadata, tp);
-    *exists = ps != NULL;
-    if (ps == NULL || ps->leader == KAFKA_NO_LEADER)
-        return SIM_NODE_NONE;
-    return kbroker_endpoint_node(state->live_brokers, ps->leader);
-}
-
 static void
 marker_send(TxnCoord *coord, TxnMeta *meta, const KTopicPartition *tp, SimNodeId node)
 {
-    BrokerState *state = coord->state;
     TxnPartition *tpart = txn_partition_find(coord, meta->partition);
     KTxnMarkersMessage *request = kproto_new(KMSG_WRITE_TXN_MARKERS_REQUEST);
-    request->correlation_id = state->correlation_next++;
+    request->correlation_id = broker_services_next_correlation(coord->services);
     request->producer_id = meta->current.producer_id;
     request->producer_epoch = meta->current.producer_epoch;
     request->committed = meta->current.state == TXN_STATE_PREPARE_COMMIT;
@@ -635,16 +633,17 @@ marker_send(TxnCoord *coord, TxnMeta *meta, const KTopicPartition *tp, SimNodeId
     g_array_append_val(request->partitions, entry);
     kproto_update_size(&request->base);
     TxnMarker *marker = g_new0(TxnMarker, 1);
+    marker->coord = coord;
     marker->correlation_id = request->correlation_id;
     marker->meta = meta;
     marker->tp = *tp;
     marker->node = node;
     marker->timeout_timer =
-        sim_timer_set(world_of(coord), state->broker->node, TXN_REQUEST_TIMEOUT_MS * SIM_NS_PER_MS,
-                      marker_timed_out, marker);
+        sim_timer_set(world_of(coord), broker_services_node(coord->services),
+                      TXN_REQUEST_TIMEOUT_MS * SIM_NS_PER_MS, marker_timed_out, marker);
     g_ptr_array_add(coord->markers, marker);
     meta->markers_in_flight++;
-    broker_send(state, node, &request->base);
+    broker_services_send(coord->services, node, &request->base);
 }
 
 /* Sends the markers still to do that have a known leader; completes the
@@ -658,7 +657,7 @@ markers_send(TxnCoord *coord, TxnMeta *meta)
     for (guint i = 0; i < meta->markers_todo->len; i++) {
         KTopicPartition tp = g_array_index(meta->markers_todo, KTopicPartition, i);
         gboolean exists;
-        SimNodeId node = leader_node(coord->state, &tp, &exists);
+        SimNodeId node = broker_services_leader_node(coord->services, &tp, &exists);
         if (!exists)
             continue; /* the partition is gone: nothing to mark */
         if (node == SIM_NODE_NONE) {
@@ -677,10 +676,9 @@ markers_send(TxnCoord *coord, TxnMeta *meta)
 static void
 markers_retry_fired(SimWorld *world, void *ctx, void *arg)
 {
-    Broker *broker = ctx;
+    TxnCoord *coord = arg;
     (void)world;
-    (void)arg;
-    TxnCoord *coord = broker->state->txns;
+    (void)ctx;
     coord->retry_timer = SIM_EVENT_ID_NONE;
     /* A copy: completing a transaction never frees a meta, but keep the
      * walk independent of the array anyway. */
@@ -716,11 +714,12 @@ marker_finish(TxnCoord *coord, TxnMarker *marker, gboolean written)
 static void
 marker_timed_out(SimWorld *world, void *ctx, void *arg)
 {
-    Broker *broker = ctx;
     TxnMarker *marker = arg;
+    TxnCoord *coord = marker->coord;
+    (void)ctx;
     marker->timeout_timer = SIM_EVENT_ID_NONE;
-    sim_net_close(sim_world_net(world), broker->node, marker->node);
-    marker_finish(broker->state->txns, marker, FALSE);
+    sim_net_close(sim_world_net(world), broker_services_node(coord->services), marker->node);
+    marker_finish(coord, marker, FALSE);
 }
 
 static TxnMarker *
@@ -738,9 +737,9 @@ marker_find(const TxnCoord *coord, SimNodeId from, gint32 correlation_id)
  * partition that moved on (a newer epoch wrote there: the marker is moot),
  * or try again. */
 static void
-handle_markers_response(BrokerState *state, SimNodeId from, const KTxnMarkersMessage *response)
+handle_markers_response(TxnCoord *coord, SimNodeId from, const KTxnMarkersMessage *response)
 {
-    TxnMarker *marker = marker_find(state->txns, from, response->correlation_id);
+    TxnMarker *marker = marker_find(coord, from, response->correlation_id);
     if (marker == NULL)
         return;
     KafkaError error = KAFKA_ERROR_REQUEST_TIMED_OUT;
@@ -750,14 +749,13 @@ handle_markers_response(BrokerState *state, SimNodeId from, const KTxnMarkersMes
         if (ktp_equal(&entry->tp, &marker->tp))
             error = entry->error;
     }
-    marker_finish(state->txns, marker,
+    marker_finish(coord, marker,
                   error == KAFKA_ERROR_NONE || error == KAFKA_ERROR_INVALID_PRODUCER_EPOCH);
 }
 
 void
-txn_coord_peer_disconnected(BrokerState *state, SimNodeId peer)
+txn_coord_peer_disconnected(TxnCoord *coord, SimNodeId peer)
 {
-    TxnCoord *coord = state->txns;
     for (guint i = coord->markers->len; i > 0; i--) {
         if (i > coord->markers->len)
             continue;
@@ -773,7 +771,6 @@ static void
 pid_allocated(void *user_data, KafkaError error, gint64 producer_id, guint64 done_id)
 {
     TxnCoord *coord = user_data;
-    BrokerState *state = coord->state;
     PidRequest *request = NULL;
     for (guint i = 0; i < coord->pid_requests->len; i++) {
         PidRequest *candidate = g_ptr_array_index(coord->pid_requests, i);
@@ -783,7 +780,7 @@ pid_allocated(void *user_data, KafkaError error, gint64 producer_id, guint64 don
     if (request == NULL)
         return;
     if (error == KAFKA_ERROR_NONE)
-        error = check_coordinator(state, request->transactional_id);
+        error = check_coordinator(coord, request->transactional_id);
     TxnMeta *meta = NULL;
     if (error == KAFKA_ERROR_NONE) {
         meta = meta_find(coord, request->transactional_id);
@@ -791,7 +788,7 @@ pid_allocated(void *user_data, KafkaError error, gint64 producer_id, guint64 don
             error = KAFKA_ERROR_CONCURRENT_TRANSACTIONS; /* another init created it */
     }
     if (error != KAFKA_ERROR_NONE) {
-        respond_init(state, request->client, request->correlation_id, error, -1, -1);
+        respond_init(coord, request->client, request->correlation_id, error, -1, -1);
         g_free(request);
         return;
     }
@@ -840,10 +837,9 @@ init_existing(TxnCoord *coord, TxnMeta *meta, SimNodeId from, const KInitProduce
 }
 
 static void
-handle_init_producer_id(BrokerState *state, SimNodeId from, const KInitProducerIdMessage *request)
+handle_init_producer_id(TxnCoord *coord, SimNodeId from, const KInitProducerIdMessage *request)
 {
-    TxnCoord *coord = state->txns;
-    KafkaError error = check_coordinator(state, request->transactional_id);
+    KafkaError error = check_coordinator(coord, request->transactional_id);
     if (error == KAFKA_ERROR_NONE &&
         (request->transaction_timeout_ms <= 0 ||
          request->transaction_timeout_ms > config_of(coord)->transaction_max_timeout_ms))
@@ -859,23 +855,24 @@ handle_init_producer_id(BrokerState *state, SimNodeId from, const KInitProducerI
         pending->client = from;
         pending->correlation_id = request->correlation_id;
         g_ptr_array_add(coord->pid_requests, pending);
-        producer_ids_allocate(state->producer_ids, pid_allocated, coord, pending->id);
+        producer_ids_allocate(broker_services_producer_ids(coord->services), pid_allocated, coord,
+                              pending->id);
         return;
     }
     if (error != KAFKA_ERROR_NONE)
-        respond_init(state, from, request->correlation_id, error, -1, -1);
+        respond_init(coord, from, request->correlation_id, error, -1, -1);
 }
 
 /* The checks every request of an ongoing producer passes (Kafka's
  * handleAddPartitionsToTransaction and handleEndTransaction). */
 static KafkaError
-check_producer(const BrokerState *state, const KTxnMessage *request, TxnMeta **out)
+check_producer(const TxnCoord *coord, const KTxnMessage *request, TxnMeta **out)
 {
     *out = NULL;
-    KafkaError error = check_coordinator(state, request->transactional_id);
+    KafkaError error = check_coordinator(coord, request->transactional_id);
     if (error != KAFKA_ERROR_NONE)
         return error;
-    TxnMeta *meta = meta_find(state->txns, request->transactional_id);
+    TxnMeta *meta = meta_find(coord, request->transactional_id);
     if (meta == NULL || meta->current.producer_id != request->producer_id)
         return KAFKA_ERROR_INVALID_PRODUCER_ID_MAPPING;
     if (meta->current.producer_epoch != request->producer_epoch)
@@ -889,28 +886,27 @@ check_producer(const BrokerState *state, const KTxnMessage *request, TxnMeta **o
 /* AddPartitionsToTxn and AddOffsetsToTxn: the partitions join the
  * transaction (Ongoing from now on, if it was not). */
 static void
-add_partitions(BrokerState *state, SimNodeId from, const KTxnMessage *request,
+add_partitions(TxnCoord *coord, SimNodeId from, const KTxnMessage *request,
                const GArray *partitions, KafkaMsgType response_type)
 {
-    TxnCoord *coord = state->txns;
     TxnMeta *meta;
-    KafkaError error = check_producer(state, request, &meta);
+    KafkaError error = check_producer(coord, request, &meta);
     if (error != KAFKA_ERROR_NONE) {
-        respond_txn(state, from, response_type, request->correlation_id, error);
+        respond_txn(coord, from, response_type, request->correlation_id, error);
         return;
     }
     TxnSnapshot target;
     target_from_current(meta, &target);
     if (meta->current.state != TXN_STATE_ONGOING) {
         g_array_set_size(target.partitions, 0);
-        target.start_ms = broker_now_ms(state->broker);
+        target.start_ms = broker_services_now_ms(coord->services);
     }
     for (guint i = 0; i < partitions->len; i++)
         snapshot_add_partition(&target, &g_array_index(partitions, KTopicPartition, i));
     if (meta->current.state == TXN_STATE_ONGOING &&
         target.partitions->len == meta->current.partitions->len) {
         snapshot_clear(&target);
-        respond_txn(state, from, response_type, request->correlation_id, KAFKA_ERROR_NONE);
+        respond_txn(coord, from, response_type, request->correlation_id, KAFKA_ERROR_NONE);
         return;
     }
     target.state = TXN_STATE_ONGOING;
@@ -920,27 +916,26 @@ add_partitions(BrokerState *state, SimNodeId from, const KTxnMessage *request,
 }
 
 static void
-handle_add_offsets(BrokerState *state, SimNodeId from, const KTxnMessage *request)
+handle_add_offsets(TxnCoord *coord, SimNodeId from, const KTxnMessage *request)
 {
     g_autoptr(GArray) partitions = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
     KTopicPartition tp;
     ktp_set(&tp, GROUP_OFFSETS_TOPIC,
             group_coord_partition_for(request->group_id,
-                                      state->broker->config.offsets_topic_num_partitions));
+                                      config_of(coord)->offsets_topic_num_partitions));
     g_array_append_val(partitions, tp);
-    add_partitions(state, from, request, partitions, KMSG_ADD_OFFSETS_TO_TXN_RESPONSE);
+    add_partitions(coord, from, request, partitions, KMSG_ADD_OFFSETS_TO_TXN_RESPONSE);
 }
 
 /* Kafka's handleEndTransaction. */
 static void
-handle_end_txn(BrokerState *state, SimNodeId from, const KTxnMessage *request)
+handle_end_txn(TxnCoord *coord, SimNodeId from, const KTxnMessage *request)
 {
     TxnMeta *meta;
-    KafkaError error = check_producer(state, request, &meta);
+    KafkaError error = check_producer(coord, request, &meta);
     if (error == KAFKA_ERROR_NONE && meta->current.state == TXN_STATE_ONGOING) {
         TxnReply reply = {from, request->correlation_id, KMSG_END_TXN_RESPONSE};
-        begin_prepare(state->txns, meta, request->committed, meta->current.producer_epoch,
-                      &reply);
+        begin_prepare(coord, meta, request->committed, meta->current.producer_epoch, &reply);
         return;
     }
     if (error == KAFKA_ERROR_NONE) {
@@ -953,52 +948,50 @@ handle_end_txn(BrokerState *state, SimNodeId from, const KTxnMessage *request)
         if (meta->current.state != preparing)
             error = KAFKA_ERROR_INVALID_TXN_STATE;
     }
-    respond_txn(state, from, KMSG_END_TXN_RESPONSE, request->correlation_id, error);
+    respond_txn(coord, from, KMSG_END_TXN_RESPONSE, request->correlation_id, error);
 }
 
 /* ---- FindCoordinator and the topic ---- */
 
 static void
-handle_find_coordinator(BrokerState *state, SimNodeId from, const KFindCoordinatorRequest *request)
+handle_find_coordinator(TxnCoord *coord, SimNodeId from, const KFindCoordinatorRequest *request)
 {
-    const BrokerConfig *config = &state->broker->config;
-    broker_find_coordinator(state, from, request, TXN_STATE_TOPIC,
-                            config->transaction_state_log_num_partitions,
-                            config->transaction_state_log_replication_factor,
-                            partition_of(state, request->group_id), KAFKA_ERROR_INVALID_REQUEST);
+    const BrokerConfig *config = config_of(coord);
+    broker_services_find_coordinator(coord->services, from, request, TXN_STATE_TOPIC,
+                                     config->transaction_state_log_num_partitions,
+                                     config->transaction_state_log_replication_factor,
+                                     partition_of(coord, request->group_id),
+                                     KAFKA_ERROR_INVALID_REQUEST);
 }
 
 gboolean
-txn_coord_handle_message(BrokerState *state, SimNodeId from, SimMsg *msg)
+txn_coord_handle_message(TxnCoord *coord, SimNodeId from, SimMsg *msg)
 {
     switch ((KafkaMsgType)msg->type) {
     case KMSG_FIND_COORDINATOR_REQUEST:
         if (((const KFindCoordinatorRequest *)msg)->key_type != KAFKA_COORDINATOR_TRANSACTION)
             return FALSE;
-        handle_find_coordinator(state, from, (const KFindCoordinatorRequest *)msg);
+        handle_find_coordinator(coord, from, (const KFindCoordinatorRequest *)msg);
         return TRUE;
     case KMSG_INIT_PRODUCER_ID_REQUEST:
         if (((const KInitProducerIdMessage *)msg)->transactional_id[0] == '\0')
             return FALSE; /* an idempotent producer's: producer_ids.c */
-        handle_init_producer_id(state, from, (const KInitProducerIdMessage *)msg);
+        handle_init_producer_id(coord, from, (const KInitProducerIdMessage *)msg);
         return TRUE;
     case KMSG_ADD_PARTITIONS_TO_TXN_REQUEST: {
         const KTxnMessage *request = (const KTxnMessage *)msg;
-        add_partitions(state, from, request, request->partitions,
+        add_partitions(coord, from, request, request->partitions,
                        KMSG_ADD_PARTITIONS_TO_TXN_RESPONSE);
         return TRUE;
     }
     case KMSG_ADD_OFFSETS_TO_TXN_REQUEST:
-        handle_add_offsets(state, from, (const KTxnMessage *)msg);
+        handle_add_offsets(coord, from, (const KTxnMessage *)msg);
         return TRUE;
     case KMSG_END_TXN_REQUEST:
-        handle_end_txn(state, from, (const KTxnMessage *)msg);
-        return TRUE;
-    case KMSG_WRITE_TXN_MARKERS_REQUEST:
-        replica_handle_write_txn_markers(state, from, (const KTxnMarkersMessage *)msg);
+        handle_end_txn(coord, from, (const KTxnMessage *)msg);
         return TRUE;
     case KMSG_WRITE_TXN_MARKERS_RESPONSE:
-        handle_markers_response(state, from, (const KTxnMarkersMessage *)msg);
+        handle_markers_response(coord, from, (const KTxnMarkersMessage *)msg);
         return TRUE;
     default:
         return FALSE;
@@ -1013,10 +1006,10 @@ static void
 abort_timer_arm(TxnCoord *coord)
 {
     coord->abort_timer = sim_timer_set(
-        world_of(coord), coord->state->broker->node,
+        world_of(coord), broker_services_node(coord->services),
         config_of(coord)->transaction_abort_timed_out_transaction_cleanup_interval_ms *
             SIM_NS_PER_MS,
-        abort_timer_fired, NULL);
+        abort_timer_fired, coord);
 }
 
 /* Kafka's abortTimedOutTransactions: an Ongoing transaction past its
@@ -1024,11 +1017,10 @@ abort_timer_arm(TxnCoord *coord)
 static void
 abort_timer_fired(SimWorld *world, void *ctx, void *arg)
 {
-    Broker *broker = ctx;
+    TxnCoord *coord = arg;
     (void)world;
-    (void)arg;
-    TxnCoord *coord = broker->state->txns;
-    gint64 now_ms = broker_now_ms(broker);
+    (void)ctx;
+    gint64 now_ms = broker_services_now_ms(coord->services);
     for (guint i = 0; i < coord->metas->len; i++) {
         TxnMeta *meta = g_ptr_array_index(coord->metas, i);
         if (meta->current.state != TXN_STATE_ONGOING || meta->has_pending ||
@@ -1076,8 +1068,6 @@ static void
 load_partition(void *user_data, CoordPartition *partition, Plog *log)
 {
     TxnCoord *coord = user_data;
-    BrokerState *state = coord->state;
-    Broker *broker = state->broker;
     LoadContext load = {coord, partition->partition};
     coord_partition_read_log(log, load_batch, &load);
     KTopicPartition tp;
@@ -1086,13 +1076,13 @@ load_partition(void *user_data, CoordPartition *partition, Plog *log)
         TxnMeta *meta = g_ptr_array_index(coord->metas, i);
         if (meta->partition != partition->partition || !state_is_prepare(meta->current.state))
             continue;
-        broker_record_event(broker, HISTORY_EVENT_TXN_RESUMED, &tp, NULL,
-                            "broker %d, the new transaction coordinator of %s, found it in %s "
-                            "(producer id %" G_GINT64_FORMAT ", epoch %d) and sends its markers "
-                            "again",
-                            broker->config.broker_id, meta->id,
-                            txn_state_name(meta->current.state), meta->current.producer_id,
-                            meta->current.producer_epoch);
+        broker_services_record_event(
+            coord->services, HISTORY_EVENT_TXN_RESUMED, &tp, NULL,
+            "broker %d, the new transaction coordinator of %s, found it in %s (producer id "
+            "%" G_GINT64_FORMAT ", epoch %d) and sends its markers again",
+            broker_services_broker_id(coord->services), meta->id,
+            txn_state_name(meta->current.state), meta->current.producer_id,
+            meta->current.producer_epoch);
         g_array_set_size(meta->markers_todo, 0);
         g_array_append_vals(meta->markers_todo, meta->current.partitions->data,
                             meta->current.partitions->len);
@@ -1103,17 +1093,17 @@ load_partition(void *user_data, CoordPartition *partition, Plog *log)
 static void
 partition_elected(void *user_data, const Partition *p)
 {
-    BrokerState *state = ((TxnCoord *)user_data)->state;
+    TxnCoord *coord = user_data;
     if (strcmp(p->tp.topic, TXN_STATE_TOPIC) != 0)
         return;
-    coord_partition_elected(state->txns->partitions, sizeof(TxnPartition), state->services,
-                            TXN_STATE_TOPIC, p, load_partition, state->txns);
+    coord_partition_elected(coord->partitions, sizeof(TxnPartition), coord->services,
+                            TXN_STATE_TOPIC, p, load_partition, coord);
 }
 
 static void
 txn_partition_free(TxnCoord *coord, TxnPartition *tpart)
 {
-    coord_partition_stop(coord->state->services, &tpart->base);
+    coord_partition_stop(coord->services, &tpart->base);
     g_free(tpart);
 }
 
@@ -1123,7 +1113,6 @@ static void
 partition_resigned(void *user_data, const Partition *p)
 {
     TxnCoord *coord = user_data;
-    BrokerState *state = coord->state;
     if (strcmp(p->tp.topic, TXN_STATE_TOPIC) != 0)
         return;
     TxnPartition *tpart = txn_partition_find(coord, p->tp.partition);
@@ -1134,7 +1123,7 @@ partition_resigned(void *user_data, const Partition *p)
         if (meta->partition != tpart->base.partition)
             continue;
         if (meta->has_pending)
-            reply_send(state, &meta->reply, KAFKA_ERROR_NOT_COORDINATOR, NULL);
+            reply_send(coord, &meta->reply, KAFKA_ERROR_NOT_COORDINATOR, NULL);
         g_ptr_array_remove_index(coord->metas, i - 1);
         meta_free(coord, meta);
     }
@@ -1145,17 +1134,17 @@ partition_resigned(void *user_data, const Partition *p)
 /* ---- the object ---- */
 
 TxnCoord *
-txn_coord_new(BrokerState *state)
+txn_coord_new(BrokerServices *services)
 {
     TxnCoord *coord = g_new0(TxnCoord, 1);
-    coord->state = state;
+    coord->services = services;
     coord->partitions = g_ptr_array_new();
     coord->metas = g_ptr_array_new();
     coord->markers = g_ptr_array_new();
     coord->pid_requests = g_ptr_array_new_with_free_func(g_free);
     abort_timer_arm(coord);
     const ReplicaLeadershipListener leadership = {partition_elected, partition_resigned, coord};
-    replica_add_leadership_listener(state, &leadership);
+    broker_services_add_leadership_listener(services, &leadership);
     return coord;
 }
 
@@ -1187,14 +1176,14 @@ txn_coord_describe(const Broker *broker, const char *transactional_id, TxnCoordI
     out->state = TXN_STATE_DEAD;
     out->producer_id = -1;
     out->producer_epoch = -1;
-    const BrokerState *state = broker->state;
-    if (state == NULL)
+    const BrokerServices *services = broker_services_of(broker);
+    if (services == NULL)
         return;
-    const TxnPartition *tpart =
-        txn_partition_find(state->txns, partition_of(state, transactional_id));
+    const TxnCoord *coord = broker_services_txn_coord(services);
+    const TxnPartition *tpart = txn_partition_find(coord, partition_of(coord, transactional_id));
     out->coordinator = tpart != NULL && tpart->base.loaded;
     out->loading = tpart != NULL && !tpart->base.loaded;
-    const TxnMeta *meta = meta_find(state->txns, transactional_id);
+    const TxnMeta *meta = meta_find(coord, transactional_id);
     if (meta == NULL)
         return;
     out->exists = TRUE;
@@ -1227,10 +1216,9 @@ check_meta(const TxnCoord *coord, const TxnMeta *meta)
 }
 
 void
-txn_coord_check_invariants(const BrokerState *state)
+txn_coord_check_invariants(const TxnCoord *coord)
 {
-    const TxnCoord *coord = state->txns;
-    coord_partitions_check(state->services, coord->partitions, TXN_STATE_TOPIC);
+    coord_partitions_check(coord->services, coord->partitions, TXN_STATE_TOPIC);
     for (guint i = 0; i < coord->metas->len; i++) {
         const TxnMeta *meta = g_ptr_array_index(coord->metas, i);
         if (i > 0)

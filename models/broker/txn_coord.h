@@ -70,6 +70,7 @@
 #include <glib.h>
 
 #include "broker.h"
+#include "broker_services.h"
 
 #define TXN_STATE_TOPIC "__transaction_state"
 
@@ -121,6 +122,19 @@ typedef struct {
     gboolean transition_pending; /* a state change is being written */
     guint markers_pending;       /* partitions whose marker is not yet written */
 } TxnCoordInfo;
+
+/* The transaction coordinator of one broker process, which creates it at
+ * start with its services and frees it at a crash: it is told of requests
+ * and of broken connections (its marker requests), and registers with the
+ * replica manager to hear of the __transaction_state partitions this broker
+ * starts or stops leading. */
+TxnCoord *txn_coord_new(BrokerServices *services);
+void txn_coord_free(TxnCoord *coord);
+/* TRUE when `msg` is a transaction request or response it handled (the
+ * caller frees it). */
+gboolean txn_coord_handle_message(TxnCoord *coord, SimNodeId from, SimMsg *msg);
+void txn_coord_peer_disconnected(TxnCoord *coord, SimNodeId peer);
+void txn_coord_check_invariants(const TxnCoord *coord);
 
 void txn_coord_describe(const Broker *broker, const char *transactional_id, TxnCoordInfo *out);
 
