@@ -46,17 +46,6 @@ static void broker_start(Broker *broker);
 static void register_broker(BrokerState *state);
 static void elect_controller(BrokerState *state);
 
-guint32
-broker_isr_mask(const gint32 *isr, guint n_isr)
-{
-    guint32 mask = 0;
-    for (guint i = 0; i < n_isr; i++) {
-        KSIM_ASSERT(isr[i] >= 0 && isr[i] < 32);
-        mask |= 1u << isr[i];
-    }
-    return mask;
-}
-
 /* ---- internal topics of the coordinators ---- */
 
 static void
@@ -296,7 +285,7 @@ endpoint_compare(gconstpointer a, gconstpointer b)
     return (x->broker_id > y->broker_id) - (x->broker_id < y->broker_id);
 }
 
-void
+static void
 broker_handle_update_metadata(BrokerState *state, SimNodeId from, KUpdateMetadataRequest *request)
 {
     (void)from;

@@ -86,8 +86,6 @@ void broker_find_coordinator(BrokerState *state, SimNodeId from,
                              gint32 partitions, gint16 replication_factor, gint32 partition,
                              KafkaError empty_key_error);
 void broker_zk_context_done(BrokerState *state, void *context);
-void broker_handle_update_metadata(BrokerState *state, SimNodeId from,
-                                   KUpdateMetadataRequest *req);
 
 /* broker_services.c: the interface over this state for the children. */
 BrokerServices *broker_services_new(BrokerState *state);

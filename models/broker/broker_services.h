@@ -52,8 +52,6 @@ gint32 broker_services_next_correlation(BrokerServices *services);
 void broker_services_record_event(BrokerServices *services, HistoryEventKind kind,
                                   const KTopicPartition *tp, const HistoryEvent *fields,
                                   const char *format, ...) G_GNUC_PRINTF(5, 6);
-/* An ISR as HistoryEvent.isr_mask: bit i set for broker id i. */
-guint32 broker_isr_mask(const gint32 *isr, guint n_isr);
 
 /* The broker's coordination client. (transfer none) */
 ZkClient *broker_services_zk(BrokerServices *services);

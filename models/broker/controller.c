@@ -557,7 +557,7 @@ record_election(Controller *c, const KPartitionState *old, const KPartitionState
 {
     HistoryEvent fields = {0};
     fields.leader_epoch = next->leader_epoch;
-    fields.isr_mask = broker_isr_mask(next->isr, next->n_isr);
+    fields.isr_mask = history_isr_mask(next->isr, next->n_isr);
     if (next->leader == KAFKA_NO_LEADER) {
         broker_services_record_event(c->services, HISTORY_EVENT_OFFLINE, &next->tp, &fields,
                                      "controller %d: %s-%d has no eligible leader and went offline",
@@ -933,7 +933,7 @@ rebalance_fire(SimWorld *world, void *ctx, void *arg)
         const KPartitionState *old = g_tree_lookup(c->states, &next->tp);
         HistoryEvent fields = {0};
         fields.leader_epoch = next->leader_epoch;
-        fields.isr_mask = broker_isr_mask(next->isr, next->n_isr);
+        fields.isr_mask = history_isr_mask(next->isr, next->n_isr);
         broker_services_record_event(
             c->services, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
             "controller %d moved the leadership of %s-%d back to its preferred "

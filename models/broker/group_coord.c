@@ -120,24 +120,6 @@ struct GroupCoord {
 
 /* ---- pure functions ---- */
 
-const char *
-group_state_name(GroupState state)
-{
-    switch (state) {
-    case GROUP_STATE_EMPTY:
-        return "Empty";
-    case GROUP_STATE_PREPARING_REBALANCE:
-        return "PreparingRebalance";
-    case GROUP_STATE_COMPLETING_REBALANCE:
-        return "CompletingRebalance";
-    case GROUP_STATE_STABLE:
-        return "Stable";
-    case GROUP_STATE_DEAD:
-        return "Dead";
-    }
-    return "Unknown";
-}
-
 gint32
 group_coord_java_hash(const char *text)
 {

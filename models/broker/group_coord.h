@@ -85,8 +85,6 @@ typedef enum {
     GROUP_STATE_DEAD,
 } GroupState;
 
-/* Kafka's name of a state ("Empty", "PreparingRebalance", ...). */
-const char *group_state_name(GroupState state);
 
 /* Java's String.hashCode of a UTF-8 string, over its UTF-16 code units. */
 gint32 group_coord_java_hash(const char *text);

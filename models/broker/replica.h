@@ -17,8 +17,8 @@
  *                       where a follower is truncated (both modes)
  *   replica_markers.c   WriteTxnMarkers on a partition leader
  *
- * The replica manager shares BrokerState with broker.c (broker_internal.h);
- * it never names the coordinators: they learn of leadership changes and of
+ * The replica manager shares BrokerState with broker.c and broker_services.c
+ * (broker_internal.h); it never names the coordinators: they learn of leadership changes and of
  * written transaction markers through listeners registered here.
  */
 #ifndef REPLICA_H

@@ -509,3 +509,14 @@ history_has_transactions(const History *history)
 {
     return history->has_transactions;
 }
+
+guint32
+history_isr_mask(const gint32 *isr, guint n_isr)
+{
+    guint32 mask = 0;
+    for (guint i = 0; i < n_isr; i++) {
+        KSIM_ASSERT(isr[i] >= 0 && isr[i] < 32);
+        mask |= 1u << isr[i];
+    }
+    return mask;
+}

@@ -196,6 +196,8 @@ gint64 history_ops_end_ns(const History *history);
 
 /* Adds an event; `text` is copied (may be NULL). */
 void history_event(History *history, const HistoryEvent *event);
+/* An ISR (broker ids, each below 32) as HistoryEvent.isr_mask. */
+guint32 history_isr_mask(const gint32 *isr, guint n_isr);
 const GArray *history_events(const History *history); /* HistoryEvent */
 guint history_violation_count(const History *history);
 
