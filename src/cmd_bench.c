@@ -1,7 +1,7 @@
 /* `ksim bench NAME`: dispatches to the benchmarks in src/bench. */
 #include "commands.h"
 
-#include "bench.h"
+#include "benchmarks.h"
 
 #include <glib.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  * real producer makes the same batches (`ksim bench cluster --producer`, or
  * `cluster-producer`: 6135 batches for 10^6 records). --batch changes it.
  */
-#include "bench.h"
+#include "benchmarks.h"
 
 #include "bench_util.h"
 #include "cluster.h"

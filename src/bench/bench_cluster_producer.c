@@ -10,7 +10,7 @@
  * `ksim bench cluster`. Reports simulated records per wall second without
  * and with the check, and peak memory.
  */
-#include "bench.h"
+#include "benchmarks.h"
 
 #include "bench_util.h"
 #include "cluster.h"
@@ -22,7 +22,7 @@
 
 #define BENCH_PROCESS 100
 
-/* Declared in bench.h. */
+/* Declared in benchmarks.h. */
 
 typedef struct {
     SimWorld *world;

@@ -9,7 +9,7 @@
  * 2. A replication ping over sim_net: a leader sends each message to two
  *    followers and waits for both replies; the trace fingerprint is on.
  */
-#include "bench.h"
+#include "benchmarks.h"
 
 #include "bench_util.h"
 #include "sim_net.h"

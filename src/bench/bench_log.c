@@ -21,7 +21,7 @@
  *
  * Wall-clock time is read here, outside sim/ and models/.
  */
-#include "bench.h"
+#include "benchmarks.h"
 
 #include "bench_util.h"
 #include "plog.h"

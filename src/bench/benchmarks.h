@@ -4,8 +4,8 @@
  * object with --json, and returns an exit status. Benchmarks read the wall
  * clock; they live outside sim/ and models/ for that reason.
  */
-#ifndef KSIM_BENCH_H
-#define KSIM_BENCH_H
+#ifndef KSIM_BENCHMARKS_H
+#define KSIM_BENCHMARKS_H
 
 int bench_engine(int argc, char **argv);
 int bench_log(int argc, char **argv);
