@@ -22,7 +22,8 @@
 typedef struct {
     guint64 key;     /* topic << 32 | partition */
     GArray *events;  /* guint indices into history_events */
-    guint32 brokers; /* ids < 32 its events name, as broker or in an ISR */
+    GHashTable *brokers; /* broker id + 1 (as a pointer) of every broker its events
+                          * name, as broker or in an ISR; looked up only */
 } PartitionEvents;
 
 struct Explainer {
@@ -47,7 +48,8 @@ typedef struct {
     gint32 partition;
     gint64 lo, hi;    /* the offsets of interest [lo, hi); lo < 0: unknown */
     guint after;      /* events after this index; G_MAXUINT: from the start */
-    guint32 replicas; /* broker ids of the partition's replicas, as a mask */
+    GHashTable *replicas; /* broker id + 1 of the partition's final replicas (replica_set) */
+    const GHashTable *named; /* the partition's PartitionEvents.brokers; NULL: none */
 } Scope;
 
 static guint64
@@ -61,6 +63,7 @@ partition_events_free(gpointer data)
 {
     PartitionEvents *p = data;
     g_array_free(p->events, TRUE);
+    g_hash_table_destroy(p->brokers);
     g_free(p);
 }
 
@@ -77,6 +80,20 @@ is_cluster_kind(guint32 kind)
            kind == HISTORY_EVENT_SESSION;
 }
 
+static void
+broker_set_add(GHashTable *set, gint32 broker_id)
+{
+    if (broker_id >= 0)
+        g_hash_table_add(set, GINT_TO_POINTER(broker_id + 1));
+}
+
+static gboolean
+broker_set_has(const GHashTable *set, gint32 broker_id)
+{
+    return broker_id >= 0 &&
+           g_hash_table_contains((GHashTable *)set, GINT_TO_POINTER(broker_id + 1));
+}
+
 static PartitionEvents *
 partition_events_get(Explainer *explainer, guint16 topic, gint32 partition)
 {
@@ -87,6 +104,7 @@ partition_events_get(Explainer *explainer, guint16 topic, gint32 partition)
     p = g_new0(PartitionEvents, 1);
     p->key = key;
     p->events = g_array_new(FALSE, FALSE, sizeof(guint));
+    p->brokers = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_ptr_array_add(explainer->partitions, p);
     g_hash_table_insert(explainer->by_key, &p->key, p);
     return p;
@@ -109,9 +127,11 @@ explain_new(const CheckerResult *result)
         if (event->partition >= 0) {
             PartitionEvents *p = partition_events_get(explainer, event->topic, event->partition);
             g_array_append_val(p->events, i);
-            p->brokers |= event->isr_mask;
-            if (event->broker >= 0 && event->broker < 32)
-                p->brokers |= 1u << event->broker;
+            const gint32 *members;
+            guint n = history_isr_members(explainer->history, event->isr, &members);
+            for (guint m = 0; m < n; m++)
+                broker_set_add(p->brokers, members[m]);
+            broker_set_add(p->brokers, event->broker);
         }
         if (is_cluster_kind(event->kind))
             g_array_append_val(explainer->cluster, i);
@@ -194,16 +214,15 @@ explain_event_kind_name(guint32 kind)
     return "event";
 }
 
-/* "[1,2,3]" for an ISR mask (transfer full). */
+/* "[1,2,3]" for an ISR set (transfer full). */
 static char *
-explain_isr_text(guint32 isr_mask)
+explain_isr_text(const History *history, guint32 isr)
 {
     GString *text = g_string_new("[");
-    for (guint id = 0; id < 32; id++) {
-        if ((isr_mask & (1u << id)) == 0)
-            continue;
-        g_string_append_printf(text, "%s%u", text->len > 1 ? "," : "", id);
-    }
+    const gint32 *members;
+    guint n = history_isr_members(history, isr, &members);
+    for (guint i = 0; i < n; i++)
+        g_string_append_printf(text, "%s%d", i > 0 ? "," : "", members[i]);
     g_string_append_c(text, ']');
     return g_string_free(text, FALSE);
 }
@@ -230,7 +249,7 @@ ack_sentence(const Explainer *explainer, const HistoryEvent *event)
     g_autofree char *where =
         checker_partition_label(explainer->history, event->topic, event->partition);
     g_autofree char *offsets = offsets_text(event->offset, event->offset_end);
-    g_autofree char *isr = explain_isr_text(event->isr_mask);
+    g_autofree char *isr = explain_isr_text(explainer->history, event->isr);
     const char *verb = event->acks == 0 ? "appended" : "acknowledged";
     return g_strdup_printf("broker %d, leader of %s in epoch %d, %s %s (acks=%s) while its HW "
                            "was %" G_GINT64_FORMAT " and its ISR %s",
@@ -391,21 +410,29 @@ chain_ack(Chain *chain, const Explainer *explainer, guint index, gint64 offset, 
         chain_add(chain, g_steal_pointer(&text));
 }
 
-/* The partition's replicas: those recorded at the end, and every broker its
- * events name (a replica that never came back has no final state). */
-static guint32
-replica_mask(const Explainer *explainer, guint16 topic, gint32 partition)
+/* The brokers its events name (a replica that never came back has no final
+ * state); NULL when it has none. */
+static const GHashTable *
+named_set(const Explainer *explainer, guint16 topic, gint32 partition)
 {
     guint64 key = partition_key(topic, partition);
     const PartitionEvents *p = g_hash_table_lookup(explainer->by_key, &key);
-    guint32 mask = p != NULL ? p->brokers : 0;
+    return p != NULL ? p->brokers : NULL;
+}
+
+/* The partition's replicas recorded at the end; with named_set, every
+ * broker that held one. */
+static GHashTable *
+replica_set(const Explainer *explainer, guint16 topic, gint32 partition)
+{
+    GHashTable *set = g_hash_table_new(g_direct_hash, g_direct_equal);
     const GArray *replicas = history_replicas(explainer->history);
     for (guint i = 0; i < replicas->len; i++) {
         const HistoryReplica *r = &g_array_index(replicas, HistoryReplica, i);
-        if (r->topic == topic && r->partition == partition && r->broker >= 0 && r->broker < 32)
-            mask |= 1u << r->broker;
+        if (r->topic == topic && r->partition == partition)
+            broker_set_add(set, r->broker);
     }
-    return mask;
+    return set;
 }
 
 /* TRUE for the partition events a chain tells. */
@@ -430,7 +457,8 @@ cluster_event_selected(const HistoryEvent *event, const Scope *scope)
 {
     if (event->broker < 0)
         return TRUE;
-    return event->broker < 32 && (scope->replicas & (1u << event->broker)) != 0;
+    return broker_set_has(scope->replicas, event->broker) ||
+           (scope->named != NULL && broker_set_has(scope->named, event->broker));
 }
 
 /* The index of the last event a chain should reach: the later of the last
@@ -594,12 +622,14 @@ explain_lost(Chain *chain, const Explainer *explainer, const CheckerExample *exa
     KSIM_ASSERT(is_send);
     const CheckerSend *send = &view;
     chain_add(chain, send_sentence(explainer, example->op));
+    g_autoptr(GHashTable) replicas = replica_set(explainer, example->topic, example->partition);
     Scope scope = {example->topic,
                    example->partition,
                    example->offset,
                    example->offset + 1,
                    event_index_at(explainer, send->invoke_ns - 1),
-                   replica_mask(explainer, example->topic, example->partition)};
+                   replicas,
+                   named_set(explainer, example->topic, example->partition)};
     const GArray *list = explain_partition_events(explainer, example->topic, example->partition);
     guint ack = G_MAXUINT;
     if (list != NULL && example->offset >= 0)
@@ -689,9 +719,10 @@ explain_divergence(Chain *chain, const Explainer *explainer, const CheckerExampl
     chain_add(chain, final_sentence(explainer, example->topic, example->partition, example->offset,
                                     example->value, TRUE));
     chain_record_ack(chain, explainer, example->topic, example->partition, example->offset);
-    Scope scope = {example->topic,  example->partition,
-                   example->offset, example->offset + 1,
-                   G_MAXUINT,       replica_mask(explainer, example->topic, example->partition)};
+    g_autoptr(GHashTable) replicas = replica_set(explainer, example->topic, example->partition);
+    Scope scope = {example->topic,  example->partition, example->offset, example->offset + 1,
+                   G_MAXUINT,       replicas,
+                   named_set(explainer, example->topic, example->partition)};
     chain_events(chain, explainer, &scope);
 }
 

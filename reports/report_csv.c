@@ -11,7 +11,9 @@
 #include "outfile.h"
 #include "plot.h"
 
-#define BROKERS_MAX 32
+/* The lines a partition's plot has room for: its replicas (at most 16) and
+ * any other broker its events name. */
+#define LINES_MAX 32
 /* ACK rows of a replicas CSV: at most about this many per partition. */
 #define REPLICA_ACK_ROWS_TARGET 2000
 
@@ -238,31 +240,32 @@ csv_events(const Report *report, const RunData *data, GError **error)
 /* ---- replica lines ---- */
 
 typedef struct {
-    gint32 brokers[BROKERS_MAX];
+    const History *history; /* where the events' ISR sets are */
+    gint32 brokers[LINES_MAX];
     guint n;
-    gint64 leo[BROKERS_MAX];
-    gint64 hw[BROKERS_MAX];
+    gint64 leo[LINES_MAX];
+    gint64 hw[LINES_MAX];
     guint isr;
 } ReplicaLines;
 
 static guint
-bits_set(guint32 mask)
+isr_size(const ReplicaLines *lines, guint32 isr)
 {
-    guint n = 0;
-    for (; mask != 0; mask &= mask - 1)
-        n++;
-    return n;
+    const gint32 *members;
+    return history_isr_members(lines->history, isr, &members);
 }
 
 static void
 lines_add_broker(ReplicaLines *lines, gint32 broker)
 {
-    if (broker < 0 || broker >= BROKERS_MAX)
+    if (broker < 0)
         return;
     for (guint i = 0; i < lines->n; i++) {
         if (lines->brokers[i] == broker)
             return;
     }
+    if (lines->n == LINES_MAX)
+        return;
     guint at = lines->n++;
     while (at > 0 && lines->brokers[at - 1] > broker) {
         lines->brokers[at] = lines->brokers[at - 1];
@@ -288,6 +291,7 @@ lines_init(ReplicaLines *lines, const History *history, const GArray *list,
            const CheckerPartition *partition)
 {
     memset(lines, 0, sizeof *lines);
+    lines->history = history;
     const GArray *replicas = history_replicas(history);
     for (guint i = 0; i < replicas->len; i++) {
         const HistoryReplica *r = &g_array_index(replicas, HistoryReplica, i);
@@ -300,10 +304,10 @@ lines_init(ReplicaLines *lines, const History *history, const GArray *list,
         if (e->kind == HISTORY_EVENT_ACK || e->kind == HISTORY_EVENT_ELECTED ||
             e->kind == HISTORY_EVENT_TRUNCATED || e->kind == HISTORY_EVENT_ISR_CHANGED)
             lines_add_broker(lines, e->broker);
-        for (gint32 id = 0; id < BROKERS_MAX; id++) {
-            if (e->isr_mask & (1u << id))
-                lines_add_broker(lines, id);
-        }
+        const gint32 *members;
+        guint n = history_isr_members(history, e->isr, &members);
+        for (guint m = 0; m < n; m++)
+            lines_add_broker(lines, members[m]);
     }
 }
 
@@ -312,9 +316,9 @@ lines_ack(ReplicaLines *lines, const HistoryEvent *e, gint b)
 {
     lines->leo[b] = MAX(lines->leo[b], e->offset_end);
     lines->hw[b] = MAX(lines->hw[b], e->hw);
-    lines->isr = bits_set(e->isr_mask);
+    lines->isr = isr_size(lines, e->isr);
     for (guint i = 0; i < lines->n; i++) {
-        if ((gint)i == b || (e->isr_mask & (1u << lines->brokers[i])) == 0)
+        if ((gint)i == b || !history_isr_contains(lines->history, e->isr, lines->brokers[i]))
             continue;
         lines->leo[i] = MAX(lines->leo[i], e->hw);
         lines->hw[i] = MAX(lines->hw[i], MIN(e->hw, lines->leo[i]));
@@ -335,14 +339,14 @@ lines_apply(ReplicaLines *lines, const HistoryEvent *e)
     case HISTORY_EVENT_ELECTED:
         lines->leo[b] = e->offset;
         lines->hw[b] = e->hw;
-        lines->isr = bits_set(e->isr_mask);
+        lines->isr = isr_size(lines, e->isr);
         return TRUE;
     case HISTORY_EVENT_TRUNCATED:
         lines->leo[b] = e->offset;
         lines->hw[b] = e->hw >= 0 ? e->hw : MIN(lines->hw[b], e->offset);
         return TRUE;
     case HISTORY_EVENT_ISR_CHANGED:
-        lines->isr = bits_set(e->isr_mask);
+        lines->isr = isr_size(lines, e->isr);
         if (e->hw >= 0)
             lines->hw[b] = e->hw;
         return TRUE;

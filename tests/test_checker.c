@@ -546,6 +546,20 @@ test_checker_availability_and_recovery(void **state)
 
 /* ---- explanations ---- */
 
+/* The ISR set of history `h` whose members are the bits of `mask`: the tables
+ * here name small ISRs as masks. */
+static guint32
+isr_of_mask(History *h, guint32 mask)
+{
+    gint32 members[HISTORY_ISR_MAX];
+    guint n = 0;
+    for (gint32 id = 0; id < 32; id++) {
+        if (mask & (1u << id))
+            members[n++] = id;
+    }
+    return history_isr_intern(h, members, n);
+}
+
 static void
 ack_add(History *h, gint64 time_ms, gint32 broker, gint32 epoch, gint64 base, gint64 end, gint64 hw,
         guint32 isr_mask, gint32 acks)
@@ -558,7 +572,7 @@ ack_add(History *h, gint64 time_ms, gint32 broker, gint32 epoch, gint64 base, gi
     event.offset = base;
     event.offset_end = end;
     event.hw = hw;
-    event.isr_mask = isr_mask;
+    event.isr = isr_of_mask(h, isr_mask);
     event.acks = acks;
     history_event(h, &event);
 }

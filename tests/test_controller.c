@@ -19,7 +19,8 @@
 #define LIST_MAX 4
 #define END (-99) /* ends a list in a table row */
 
-/* Which brokers are live, as ControllerElectionInput.live_mask. */
+/* Which brokers are live, as a mask the tables read easily (live_input turns
+ * it into ControllerElectionInput.live). */
 #define LIVE(a, b, c) ((1u << (a)) | (1u << (b)) | (1u << (c)))
 #define LIVE1(a) (1u << (a))
 
@@ -35,6 +36,16 @@ typedef struct {
     gint32 next_leader;
     gint32 next_isr[LIST_MAX];   /* END-terminated */
 } ElectionCase;
+
+/* Sets `input->live` from `mask` into `buf` (a byte per id below 32). */
+static void
+live_input(guint32 mask, guint8 buf[32], ControllerElectionInput *input)
+{
+    for (guint id = 0; id < 32; id++)
+        buf[id] = (mask >> id) & 1u;
+    input->live = buf;
+    input->n_live = 32;
+}
 
 static guint
 list_len(const gint32 *list)
@@ -99,8 +110,10 @@ test_controller_election_table(void **state)
         const ElectionCase *c = &ELECTION_CASES[i];
         KPartitionState old, next;
         state_from_case(c, &old);
-        ControllerElectionInput input = {c->assignment, list_len(c->assignment), c->live_mask,
+        guint8 live[32];
+        ControllerElectionInput input = {c->assignment, list_len(c->assignment), NULL, 0,
                                          c->unclean_enabled, 5};
+        live_input(c->live_mask, live, &input);
         ControllerElectionOutcome outcome = controller_election_decide(&input, &old, &next);
         print_message("case: %s\n", c->name);
         assert_int_equal(outcome, c->outcome);
@@ -119,6 +132,35 @@ test_controller_election_table(void **state)
 }
 
 static void
+test_controller_election_wide_broker_ids(void **state)
+{
+    /* Goal: broker ids beyond 32 are elected like any other (a 40-broker
+     * cluster once tripped a 32-bit live mask): the leader 40 died, so the
+     * next ISR member in assignment order, 35, leads, and 40 leaves the ISR. */
+    (void)state;
+    guint8 live[64] = {0};
+    live[35] = live[7] = 1;
+    const gint32 assignment[] = {40, 35, 7};
+    KPartitionState old = {0}, next;
+    old.leader = 40;
+    old.leader_epoch = 3;
+    old.n_replicas = 3;
+    memcpy(old.replicas, assignment, sizeof assignment);
+    old.n_isr = 3;
+    memcpy(old.isr, assignment, sizeof assignment);
+    ControllerElectionInput input = {assignment, 3, live, G_N_ELEMENTS(live), FALSE, 1};
+    assert_int_equal(controller_election_decide(&input, &old, &next), CONTROLLER_ELECTION_CLEAN);
+    assert_int_equal(next.leader, 35);
+    assert_int_equal(next.n_isr, 2);
+    assert_int_equal(next.isr[0], 35);
+    assert_int_equal(next.isr[1], 7);
+    /* An id past the end of `live` is not live. */
+    const gint32 beyond[] = {100, 35, 7};
+    input.assignment = beyond;
+    assert_int_equal(controller_election_first_live(&input, &old, FALSE), 35);
+}
+
+static void
 test_controller_election_first_live(void **state)
 {
     /* Goal: the first live replica is taken in assignment order, with or
@@ -129,12 +171,14 @@ test_controller_election_first_live(void **state)
     ps.n_isr = 2;
     ps.isr[0] = 2;
     ps.isr[1] = 1;
-    ControllerElectionInput input = {assignment, 3, LIVE(1, 2, 3), FALSE, 0};
+    guint8 live[32];
+    ControllerElectionInput input = {assignment, 3, NULL, 0, FALSE, 0};
+    live_input(LIVE(1, 2, 3), live, &input);
     assert_int_equal(controller_election_first_live(&input, &ps, FALSE), 3);
     assert_int_equal(controller_election_first_live(&input, &ps, TRUE), 1);
-    input.live_mask = LIVE1(2);
+    live_input(LIVE1(2), live, &input);
     assert_int_equal(controller_election_first_live(&input, &ps, TRUE), 2);
-    input.live_mask = 0;
+    live_input(0, live, &input);
     assert_int_equal(controller_election_first_live(&input, &ps, FALSE), NONE);
 }
 
@@ -183,6 +227,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_controller_election_table),
         cmocka_unit_test(test_controller_election_first_live),
+        cmocka_unit_test(test_controller_election_wide_broker_ids),
         cmocka_unit_test(test_controller_election_preferred),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,36 @@ test_history_topics_are_interned(void **state)
     history_free(history);
 }
 
+/* An ISR is interned as a set: the order of its members does not matter,
+ * equal sets share an id, the empty set is 0, and broker ids are not
+ * bounded by a mask's width. */
+static void
+test_history_isr_sets_are_interned(void **state)
+{
+    (void)state;
+    History *history = history_new();
+    const gint32 wide[] = {999, 33, 1};
+    const gint32 same[] = {1, 999, 33};
+    const gint32 other[] = {1, 33};
+    guint32 a = history_isr_intern(history, wide, G_N_ELEMENTS(wide));
+    guint32 b = history_isr_intern(history, same, G_N_ELEMENTS(same));
+    guint32 c = history_isr_intern(history, other, G_N_ELEMENTS(other));
+    assert_int_equal(history_isr_intern(history, NULL, 0), 0);
+    assert_int_not_equal(a, 0);
+    assert_int_equal(a, b);
+    assert_int_not_equal(a, c);
+    const gint32 *members;
+    assert_int_equal(history_isr_members(history, a, &members), 3);
+    assert_int_equal(members[0], 1);
+    assert_int_equal(members[1], 33);
+    assert_int_equal(members[2], 999);
+    assert_int_equal(history_isr_members(history, 0, &members), 0);
+    assert_true(history_isr_contains(history, a, 999));
+    assert_false(history_isr_contains(history, c, 999));
+    assert_false(history_isr_contains(history, 0, 1));
+    history_free(history);
+}
+
 /* An invoke gets the next op id; its completion fills in the same row. */
 static void
 test_history_invoke_and_complete(void **state)
@@ -210,6 +240,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_history_topics_are_interned),
+        cmocka_unit_test(test_history_isr_sets_are_interned),
         cmocka_unit_test(test_history_invoke_and_complete),
         cmocka_unit_test(test_history_keys),
         cmocka_unit_test(test_history_records_lower_bound),

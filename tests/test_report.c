@@ -53,6 +53,20 @@ teardown_tmpdir(void **state)
     return 0;
 }
 
+/* The ISR set of history `h` whose members are the bits of `mask`: the tables
+ * here name small ISRs as masks. */
+static guint32
+isr_of_mask(History *h, guint32 mask)
+{
+    gint32 members[HISTORY_ISR_MAX];
+    guint n = 0;
+    for (gint32 id = 0; id < 32; id++) {
+        if (mask & (1u << id))
+            members[n++] = id;
+    }
+    return history_isr_intern(h, members, n);
+}
+
 static void
 event_add(History *h, gint64 time_ms, HistoryEventKind kind, gint32 broker, gint64 offset,
           gint64 offset_end, gint64 hw, guint32 isr_mask, const char *text)
@@ -66,7 +80,7 @@ event_add(History *h, gint64 time_ms, HistoryEventKind kind, gint32 broker, gint
     event.offset = offset;
     event.offset_end = offset_end;
     event.hw = hw;
-    event.isr_mask = isr_mask;
+    event.isr = isr_of_mask(h, isr_mask);
     event.acks = 1;
     event.text = (char *)text;
     history_event(h, &event);

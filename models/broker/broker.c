@@ -144,6 +144,16 @@ broker_send(BrokerState *state, SimNodeId to, SimMsg *msg)
     sim_net_send(sim_world_net(state->broker->world), state->broker->node, to, msg);
 }
 
+G_STATIC_ASSERT(KAFKA_REPLICAS_MAX <= HISTORY_ISR_MAX);
+
+guint32
+broker_history_isr(Broker *broker, const gint32 *isr, guint n_isr)
+{
+    if (broker->history == NULL)
+        return 0;
+    return history_isr_intern(broker->history, isr, n_isr);
+}
+
 void
 broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPartition *tp,
                     const HistoryEvent *fields, const char *format, ...)
@@ -585,7 +595,7 @@ Broker *
 broker_new(SimWorld *world, const char *name, const BrokerConfig *config, SimNodeId zk_node,
            History *history, const BrokerObserver *observer)
 {
-    KSIM_ASSERT(config->broker_id >= 0 && config->broker_id < 32);
+    KSIM_ASSERT(config->broker_id >= 0);
     Broker *broker = g_new0(Broker, 1);
     broker->world = world;
     broker->name = g_strdup(name);

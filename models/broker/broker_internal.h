@@ -73,6 +73,8 @@ struct Broker {
 /* broker.c */
 gint64 broker_now_ms(const Broker *broker);
 void broker_send(BrokerState *state, SimNodeId to, SimMsg *msg);
+/* The history's set id of an ISR for HistoryEvent.isr; 0 without a history. */
+guint32 broker_history_isr(Broker *broker, const gint32 *isr, guint n_isr);
 void broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPartition *tp,
                          const HistoryEvent *fields, const char *format, ...) G_GNUC_PRINTF(5, 6);
 const TopicConfig *broker_topic_config(Broker *broker, const char *topic);

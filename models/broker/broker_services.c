@@ -132,6 +132,12 @@ broker_services_next_correlation(BrokerServices *services)
     return services->state->correlation_next++;
 }
 
+guint32
+broker_services_history_isr(BrokerServices *services, const gint32 *isr, guint n_isr)
+{
+    return broker_history_isr(services->state->broker, isr, n_isr);
+}
+
 void
 broker_services_record_event(BrokerServices *services, HistoryEventKind kind,
                              const KTopicPartition *tp, const HistoryEvent *fields,

@@ -48,6 +48,8 @@ gint64 broker_services_now_ms(const BrokerServices *services);
 void broker_services_send(BrokerServices *services, SimNodeId to, SimMsg *msg);
 /* A correlation id for a request of this broker, unique in its process. */
 gint32 broker_services_next_correlation(BrokerServices *services);
+/* The history's set id of an ISR for HistoryEvent.isr; 0 without a history. */
+guint32 broker_services_history_isr(BrokerServices *services, const gint32 *isr, guint n_isr);
 /* Records a history event of this broker (nothing without a history). */
 void broker_services_record_event(BrokerServices *services, HistoryEventKind kind,
                                   const KTopicPartition *tp, const HistoryEvent *fields,

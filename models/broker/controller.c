@@ -76,6 +76,7 @@ struct Controller {
     gint32 epoch;
     gint32 epoch_zk_version;
     GArray *live;               /* KBrokerEndpoint, by id */
+    GByteArray *live_by_id;     /* scratch of decide: a byte per broker id, 1 if live */
     GPtrArray *topics;          /* Topic*, by name */
     GTree *states;              /* KTopicPartition* -> KPartitionState* */
     GPtrArray *channels;        /* Channel*, by broker id */
@@ -350,17 +351,24 @@ is_live(const GArray *live, gint32 broker_id)
 }
 
 
-/* The live brokers as ControllerElectionInput.live_mask. */
-static guint32
-live_mask(const GArray *live)
+/* The live brokers as ControllerElectionInput.live: `by_id` (reused across
+ * calls) gets a byte per broker id up to the largest live one. */
+static void
+live_by_id(const GArray *live, GByteArray *by_id, ControllerElectionInput *input)
 {
-    guint32 mask = 0;
+    g_byte_array_set_size(by_id, 0);
     for (guint i = 0; i < live->len; i++) {
         gint32 id = g_array_index(live, KBrokerEndpoint, i).broker_id;
-        KSIM_ASSERT(id >= 0 && id < 32);
-        mask |= 1u << id;
+        KSIM_ASSERT(id >= 0);
+        if ((guint)id >= by_id->len) {
+            guint old = by_id->len;
+            g_byte_array_set_size(by_id, (guint)id + 1);
+            memset(by_id->data + old, 0, by_id->len - old);
+        }
+        by_id->data[id] = 1;
     }
-    return mask;
+    input->live = by_id->data;
+    input->n_live = by_id->len;
 }
 
 static void
@@ -456,7 +464,7 @@ decide(Controller *c, const GArray *replicas, const KPartitionState *old, KParti
     ControllerElectionInput input = {0};
     input.assignment = (const gint32 *)(const void *)replicas->data;
     input.n_assignment = replicas->len;
-    input.live_mask = live_mask(c->live);
+    live_by_id(c->live, c->live_by_id, &input);
     input.unclean_leader_election = config->unclean_leader_election;
     input.controller_epoch = c->epoch;
     ControllerElectionOutcome outcome = controller_election_decide(&input, old, next);
@@ -557,7 +565,7 @@ record_election(Controller *c, const KPartitionState *old, const KPartitionState
 {
     HistoryEvent fields = {0};
     fields.leader_epoch = next->leader_epoch;
-    fields.isr_mask = history_isr_mask(next->isr, next->n_isr);
+    fields.isr = broker_services_history_isr(c->services, next->isr, next->n_isr);
     if (next->leader == KAFKA_NO_LEADER) {
         broker_services_record_event(c->services, HISTORY_EVENT_OFFLINE, &next->tp, &fields,
                                      "controller %d: %s-%d has no eligible leader and went offline",
@@ -933,7 +941,7 @@ rebalance_fire(SimWorld *world, void *ctx, void *arg)
         const KPartitionState *old = g_tree_lookup(c->states, &next->tp);
         HistoryEvent fields = {0};
         fields.leader_epoch = next->leader_epoch;
-        fields.isr_mask = history_isr_mask(next->isr, next->n_isr);
+        fields.isr = broker_services_history_isr(c->services, next->isr, next->n_isr);
         broker_services_record_event(
             c->services, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
             "controller %d moved the leadership of %s-%d back to its preferred "
@@ -1014,6 +1022,7 @@ controller_new(BrokerServices *services)
     c->epoch = -1;
     c->epoch_zk_version = -1;
     c->live = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
+    c->live_by_id = g_byte_array_new();
     c->topics = g_ptr_array_new_with_free_func(topic_free);
     c->states = states_new();
     c->channels = g_ptr_array_new_with_free_func(channel_free);
@@ -1042,6 +1051,7 @@ controller_free(Controller *c)
     g_ptr_array_free(c->channels, TRUE);
     pass_clear(c);
     g_array_unref(c->live);
+    g_byte_array_unref(c->live_by_id);
     g_ptr_array_unref(c->topics);
     g_tree_destroy(c->states);
     g_ptr_array_free(c->notifications, TRUE);

@@ -6,15 +6,12 @@
 
 #include "sim_assert.h"
 
-/* Broker ids are below 32 (broker_new asserts it), so a mask holds them. */
-#define ELECTION_BROKER_ID_MAX 32
-
 static gboolean
 is_live(const ControllerElectionInput *input, gint32 broker_id)
 {
-    if (broker_id < 0 || broker_id >= ELECTION_BROKER_ID_MAX)
+    if (broker_id < 0 || (guint)broker_id >= input->n_live)
         return FALSE;
-    return (input->live_mask >> broker_id) & 1u;
+    return input->live[broker_id] != 0;
 }
 
 /* The members of `old`'s ISR that are live, in ISR order, into `next`. */

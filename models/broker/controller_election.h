@@ -27,7 +27,8 @@
 typedef struct {
     const gint32 *assignment; /* the replicas, in assignment order */
     guint n_assignment;
-    guint32 live_mask;                /* bit i set: broker i is live (ids < 32) */
+    const guint8 *live; /* live[id] != 0: broker `id` is live; ids >= n_live are not */
+    guint n_live;
     gboolean unclean_leader_election; /* the topic's unclean.leader.election.enable */
     gint32 controller_epoch;          /* stamped on every next state */
 } ControllerElectionInput;

@@ -179,7 +179,7 @@ make_leader(BrokerState *state, Partition *p, const KPartitionState *ps)
     fields.leader_epoch = p->leader_epoch;
     fields.offset = leo;
     fields.hw = p->hw;
-    fields.isr_mask = history_isr_mask(p->isr, p->n_isr);
+    fields.isr = broker_history_isr(broker, p->isr, p->n_isr);
     broker_record_event(broker, HISTORY_EVENT_ELECTED, &p->tp, &fields,
                         "broker %d became leader of %s in epoch %d with LEO %" G_GINT64_FORMAT
                         " and HW %" G_GINT64_FORMAT,

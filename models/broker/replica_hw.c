@@ -57,7 +57,7 @@ replica_hw_record_ack(BrokerState *state, Partition *p, gint64 base, gint64 end,
         fields.offset_end = end;
         fields.hw = p->hw;
         fields.acks = acks;
-        fields.isr_mask = history_isr_mask(p->isr, p->n_isr);
+        fields.isr = history_isr_intern(broker->history, p->isr, p->n_isr);
         fields.time_ns = sim_now_ns(broker->world);
         fields.kind = HISTORY_EVENT_ACK;
         fields.broker = broker->config.broker_id;

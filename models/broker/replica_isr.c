@@ -61,7 +61,7 @@ adopt_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr, gint
     HistoryEvent fields = {0};
     fields.leader_epoch = p->leader_epoch;
     fields.hw = p->hw;
-    fields.isr_mask = history_isr_mask(p->isr, p->n_isr);
+    fields.isr = broker_history_isr(state->broker, p->isr, p->n_isr);
     broker_record_event(state->broker, HISTORY_EVENT_ISR_CHANGED, &p->tp, &fields,
                         "leader %d changed the ISR of %s from [%s] to [%s]",
                         state->broker->config.broker_id, p->name, before->str, after->str);

@@ -206,7 +206,7 @@ ignore_result(void *owner, const ZkResult *result, void *arg)
 Cluster *
 cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
 {
-    KSIM_ASSERT(config->n_brokers >= 1 && config->n_brokers < 32);
+    KSIM_ASSERT(config->n_brokers >= 1 && config->n_brokers <= CLUSTER_BROKERS_MAX);
     Cluster *cluster = g_new0(Cluster, 1);
     cluster->world = world;
     cluster->config = *config;

@@ -29,6 +29,10 @@
 
 typedef struct Cluster Cluster;
 
+/* The most brokers a cluster has: the registry's `brokers` bound. Nothing in
+ * the models limits it further (ISRs and live sets are sets, not masks). */
+#define CLUSTER_BROKERS_MAX 1000
+
 typedef struct {
     guint n_brokers;
     BrokerConfig broker;       /* broker_id is set per broker (1..n) */

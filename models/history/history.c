@@ -8,12 +8,16 @@
  *  2. Every completion names an op that was invoked and not yet completed,
  *     and completes it no earlier than its invocation.
  *  3. Topic names are unique; `topic_ids` maps each to its index.
+ *  4. ISR sets are unique and sorted: set i's members are
+ *     isr_members[isr_starts[i] .. isr_starts[i + 1]), strictly increasing;
+ *     set 0 is the empty set; `isr_ids` maps each set's bytes to its id + 1.
  */
 #include "history.h"
 
 #include "sim_assert.h"
 #include "sim_mem.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 struct History {
@@ -34,6 +38,9 @@ struct History {
     SimArrayRoom ops_room;
     GArray *keys;       /* guint64 per op, from the first op with a key; NULL: none yet */
     guint violations;
+    GArray *isr_members;   /* gint32, the members of every ISR set in id order */
+    GArray *isr_starts;    /* guint32 per set + 1: where each set's members begin */
+    GHashTable *isr_ids;   /* GBytes of the sorted members -> id + 1; looked up only */
 };
 
 static void
@@ -66,6 +73,13 @@ history_new(void)
     history->topic_ids = g_hash_table_new(g_str_hash, g_str_equal);
     history->process_names = g_ptr_array_new_with_free_func(g_free);
     history->process_groups = g_ptr_array_new_with_free_func(g_free);
+    history->isr_members = g_array_new(FALSE, FALSE, sizeof(gint32));
+    history->isr_starts = g_array_new(FALSE, FALSE, sizeof(guint32));
+    history->isr_ids = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
+                                             (GDestroyNotify)g_bytes_unref, NULL);
+    guint32 zero = 0;
+    g_array_append_val(history->isr_starts, zero); /* set 0, the empty set */
+    g_array_append_val(history->isr_starts, zero);
     return history;
 }
 
@@ -80,6 +94,9 @@ history_free(History *history)
     g_array_free(history->events, TRUE);
     g_array_free(history->replicas, TRUE);
     g_hash_table_destroy(history->topic_ids);
+    g_hash_table_destroy(history->isr_ids);
+    g_array_free(history->isr_members, TRUE);
+    g_array_free(history->isr_starts, TRUE);
     g_ptr_array_free(history->topic_names, TRUE);
     g_ptr_array_free(history->process_names, TRUE);
     g_ptr_array_free(history->process_groups, TRUE);
@@ -510,13 +527,55 @@ history_has_transactions(const History *history)
     return history->has_transactions;
 }
 
-guint32
-history_isr_mask(const gint32 *isr, guint n_isr)
+static gint
+gint32_cmp(gconstpointer a, gconstpointer b)
 {
-    guint32 mask = 0;
-    for (guint i = 0; i < n_isr; i++) {
-        KSIM_ASSERT(isr[i] >= 0 && isr[i] < 32);
-        mask |= 1u << isr[i];
+    gint32 x = *(const gint32 *)a, y = *(const gint32 *)b;
+    return (x > y) - (x < y);
+}
+
+guint32
+history_isr_intern(History *history, const gint32 *isr, guint n_isr)
+{
+    KSIM_ASSERT(n_isr <= HISTORY_ISR_MAX);
+    if (n_isr == 0)
+        return 0;
+    gint32 sorted[HISTORY_ISR_MAX];
+    memcpy(sorted, isr, sizeof(gint32) * n_isr);
+    qsort(sorted, n_isr, sizeof(gint32), gint32_cmp);
+    for (guint i = 0; i < n_isr; i++)
+        KSIM_ASSERT(sorted[i] >= 0 && (i == 0 || sorted[i] > sorted[i - 1]));
+    g_autoptr(GBytes) key = g_bytes_new(sorted, sizeof(gint32) * n_isr);
+    gpointer found = g_hash_table_lookup(history->isr_ids, key);
+    if (found != NULL)
+        return GPOINTER_TO_UINT(found) - 1;
+    guint32 id = history->isr_starts->len - 1;
+    KSIM_ASSERT(id < G_MAXUINT32 - 1);
+    g_array_append_vals(history->isr_members, sorted, n_isr);
+    guint32 end = history->isr_members->len;
+    g_array_append_val(history->isr_starts, end);
+    g_hash_table_insert(history->isr_ids, g_bytes_ref(key), GUINT_TO_POINTER(id + 1));
+    return id;
+}
+
+guint
+history_isr_members(const History *history, guint32 isr, const gint32 **members)
+{
+    KSIM_ASSERT(isr + 1 < history->isr_starts->len);
+    guint32 start = g_array_index(history->isr_starts, guint32, isr);
+    guint32 end = g_array_index(history->isr_starts, guint32, isr + 1);
+    *members = end > start ? &g_array_index(history->isr_members, gint32, start) : NULL;
+    return end - start;
+}
+
+gboolean
+history_isr_contains(const History *history, guint32 isr, gint32 broker_id)
+{
+    const gint32 *members;
+    guint n = history_isr_members(history, isr, &members);
+    for (guint i = 0; i < n; i++) {
+        if (members[i] == broker_id)
+            return TRUE;
     }
-    return mask;
+    return FALSE;
 }

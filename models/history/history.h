@@ -99,6 +99,10 @@ typedef enum {
 
 /* A cluster event. Fields not meaningful for a kind are -1 or 0; `text` is a
  * human sentence for explanations and reports. */
+/* The largest ISR an event can name (Kafka's replication factor is bounded
+ * far below it in practice; ksim's KAFKA_REPLICAS_MAX equals it). */
+#define HISTORY_ISR_MAX 16
+
 typedef struct {
     gint64 time_ns;
     guint32 kind;   /* HistoryEventKind */
@@ -109,7 +113,7 @@ typedef struct {
     gint64 offset;  /* ACK: base offset; TRUNCATED: new leo; ELECTED: leader leo */
     gint64 offset_end; /* ACK: last offset + 1; TRUNCATED: old leo */
     gint64 hw;
-    guint32 isr_mask; /* bit i: broker id i in the ISR (ids < 32) */
+    guint32 isr;      /* the ISR as a set id: history_isr_members; 0: empty or none */
     gint32 acks;      /* ACK: -1 all, 0, 1 */
     char *text;
 } HistoryEvent;
@@ -196,8 +200,16 @@ gint64 history_ops_end_ns(const History *history);
 
 /* Adds an event; `text` is copied (may be NULL). */
 void history_event(History *history, const HistoryEvent *event);
-/* An ISR (broker ids, each below 32) as HistoryEvent.isr_mask. */
-guint32 history_isr_mask(const gint32 *isr, guint n_isr);
+/* The set id of an ISR (at most HISTORY_ISR_MAX non-negative broker ids, in
+ * any order) for HistoryEvent.isr: equal sets get equal ids, the empty set 0.
+ * A run's ACK events name a handful of distinct ISRs, so an event stores 4
+ * bytes whatever the cluster's size. */
+guint32 history_isr_intern(History *history, const gint32 *isr, guint n_isr);
+/* The members of ISR set `isr`, in increasing broker id order, as
+ * `*members` (borrowed: valid until the next intern); returns their count. */
+guint history_isr_members(const History *history, guint32 isr, const gint32 **members);
+/* TRUE when broker `broker_id` is a member of ISR set `isr`. */
+gboolean history_isr_contains(const History *history, guint32 isr, gint32 broker_id);
 const GArray *history_events(const History *history); /* HistoryEvent */
 guint history_violation_count(const History *history);
 
