@@ -77,6 +77,16 @@ produce_latency_ms(const MetricsRun *run, guint permille)
     return (double)stats_histogram_quantile(histogram, permille / 1000.0) / 1e6;
 }
 
+/* The share of one-second windows with a send outstanding that also hold an
+ * acknowledgement (1: always available); 1 when nothing was sent. */
+static double
+availability(const MetricsRun *run, guint unused)
+{
+    (void)unused;
+    double share = checker_result_stats(run->check)->availability;
+    return share < 0 ? 1.0 : share;
+}
+
 static double
 consumer_anomaly(const MetricsRun *run, guint anomaly)
 {
@@ -219,6 +229,9 @@ static const Metric METRICS[] = {
           "99.9th percentile latency of acknowledged sends, ms"),
     VALUE("latency_ms.produce.max", produce_latency_ms, 1000,
           "the longest latency of an acknowledged send, ms"),
+    VALUE("availability", availability, 0,
+          "share of the one-second windows with a send outstanding that also hold an "
+          "acknowledgement (1: always; 1 without sends)"),
     ANOMALY(consumer_anomaly, consumer_name, CONSUMER_LOST_CONSUMPTION,
             "acknowledged committed records below a group's committed offset that no member "
             "processed, summed over the groups"),

@@ -230,7 +230,7 @@ test_cluster_preferred_leader_returns(void **state)
         config_fast(&config);
         config.broker.auto_leader_rebalance_enable = enabled;
         config.broker.leader_imbalance_check_interval_ms = 5000;
-        Fixture *f = fixture_new(5, &config, 3, -1, NULL);
+    Fixture *f = fixture_new(5, &config, 3, -1, NULL);
         gint32 preferred = g_array_index(cluster_replicas(f->cluster, TOPIC, 0), gint32, 0);
         assert_int_equal(cluster_leader(f->cluster, TOPIC, 0), preferred);
         gint32 epoch = info_of(f, preferred, 0).leader_epoch;
@@ -607,6 +607,108 @@ test_cluster_new_topic_metadata_is_whole(void **state)
     history_free(history);
 }
 
+/* Runs until broker `id`'s node is down, at most `limit_ns`; returns the
+ * virtual time it went down, -1 if it did not. */
+static gint64
+run_until_down(Fixture *f, gint32 id, gint64 limit_ns)
+{
+    SimNodeId node = broker_node(cluster_broker(f->cluster, id));
+    gint64 end = sim_now_ns(f->world) + limit_ns;
+    while (sim_now_ns(f->world) < end) {
+        if (sim_node_state(f->world, node) == SIM_NODE_DOWN)
+            return sim_now_ns(f->world);
+        sim_world_run_until(f->world, sim_now_ns(f->world) + SIM_NS_PER_MS);
+    }
+    return -1;
+}
+
+static guint
+events_of_kind(Fixture *f, HistoryEventKind kind)
+{
+    const GArray *events = history_events(f->history);
+    guint n = 0;
+    for (guint i = 0; i < events->len; i++)
+        n += g_array_index(events, HistoryEvent, i).kind == kind;
+    return n;
+}
+
+/* A controlled shutdown moves every leadership of the stopping broker
+ * before its process exits (no partition is ever offline), keeps every
+ * acknowledged record, and leaves logs that the next start need not scan:
+ * every recovery point is at its LEO. */
+static void
+test_cluster_controlled_shutdown_moves_leadership(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    Fixture *f = fixture_new(5, &config, 3, -1, NULL);
+    gint32 stopping = cluster_leader(f->cluster, TOPIC, 0);
+    driver_produce(f->driver, TOPIC, 0, 200, 10);
+    run_for(f, 2 * SIM_NS_PER_S);
+    gint64 begun = sim_now_ns(f->world);
+    broker_shutdown(cluster_broker(f->cluster, stopping));
+    assert_true(broker_shutting_down(cluster_broker(f->cluster, stopping)));
+    gint64 down = run_until_down(f, stopping, 5 * SIM_NS_PER_S);
+    assert_true(down > begun);
+    /* A round trip to the controller, its state writes and LeaderAndIsr,
+     * the flushes and the session close: well under a second. */
+    assert_true(down - begun < SIM_NS_PER_S);
+    for (gint32 p = 0; p < 3; p++) {
+        gint32 leader = cluster_leader(f->cluster, TOPIC, p);
+        assert_true(leader > 0);
+        assert_int_not_equal(leader, stopping);
+    }
+    assert_int_equal(events_of_kind(f, HISTORY_EVENT_OFFLINE), 0);
+    sim_node_restart(f->world, broker_node(cluster_broker(f->cluster, stopping)));
+    run_for(f, 100 * SIM_NS_PER_MS);
+    for (gint32 p = 0; p < 3; p++) {
+        const Plog *log = broker_partition_log(cluster_broker(f->cluster, stopping), TOPIC, p);
+        assert_non_null(log);
+        assert_int_equal(plog_recovery_info(log)->batches_checked, 0);
+    }
+    run_for(f, 5 * SIM_NS_PER_S);
+    assert_int_equal(acked_missing(f, 0), 0);
+    fixture_free(f);
+}
+
+/* A broker that cannot reach the controller tries
+ * controlled.shutdown.max.retries times, each attempt timing out after
+ * controller.socket.timeout.ms and followed by the backoff, then stops
+ * anyway; its leaderships then move as after a crash, but at once, since
+ * its coordination session is closed. */
+static void
+test_cluster_controlled_shutdown_gives_up(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    config.broker.controlled_shutdown_max_retries = 2;
+    config.broker.controlled_shutdown_retry_backoff_ms = 1000;
+    config.broker.controller_socket_timeout_ms = 2000;
+    Fixture *f = fixture_new(6, &config, 3, -1, NULL);
+    gint32 controller = cluster_controller(f->cluster);
+    gint32 stopping = controller % 3 + 1;
+    SimNodeId a = broker_node(cluster_broker(f->cluster, stopping));
+    SimNodeId b = broker_node(cluster_broker(f->cluster, controller));
+    sim_net_cut_one_way(sim_world_net(f->world), a, b);
+    sim_net_cut_one_way(sim_world_net(f->world), b, a);
+    gint64 begun = sim_now_ns(f->world);
+    broker_shutdown(cluster_broker(f->cluster, stopping));
+    gint64 down = run_until_down(f, stopping, 20 * SIM_NS_PER_S);
+    assert_true(down > 0);
+    /* Two attempts of 2 s plus their backoffs of 1 s, then the stop. */
+    assert_true(down - begun >= 6 * SIM_NS_PER_S);
+    assert_true(down - begun < 7 * SIM_NS_PER_S);
+    run_for(f, SIM_NS_PER_S);
+    for (gint32 p = 0; p < 3; p++) {
+        gint32 leader = cluster_leader(f->cluster, TOPIC, p);
+        assert_true(leader > 0);
+        assert_int_not_equal(leader, stopping);
+    }
+    fixture_free(f);
+}
+
 int
 main(void)
 {
@@ -626,6 +728,8 @@ main(void)
         cmocka_unit_test(test_cluster_two_failures_leader_epoch_keeps),
         cmocka_unit_test(test_cluster_add_partitions),
         cmocka_unit_test(test_cluster_new_topic_metadata_is_whole),
+        cmocka_unit_test(test_cluster_controlled_shutdown_moves_leadership),
+        cmocka_unit_test(test_cluster_controlled_shutdown_gives_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,8 +111,10 @@ test_controller_election_table(void **state)
         KPartitionState old, next;
         state_from_case(c, &old);
         guint8 live[32];
-        ControllerElectionInput input = {c->assignment, list_len(c->assignment), NULL, 0,
-                                         c->unclean_enabled, 5};
+        ControllerElectionInput input = {.assignment = c->assignment,
+                                         .n_assignment = list_len(c->assignment),
+                                         .unclean_leader_election = c->unclean_enabled,
+                                         .controller_epoch = 5};
         live_input(c->live_mask, live, &input);
         ControllerElectionOutcome outcome = controller_election_decide(&input, &old, &next);
         print_message("case: %s\n", c->name);
@@ -148,7 +150,8 @@ test_controller_election_wide_broker_ids(void **state)
     memcpy(old.replicas, assignment, sizeof assignment);
     old.n_isr = 3;
     memcpy(old.isr, assignment, sizeof assignment);
-    ControllerElectionInput input = {assignment, 3, live, G_N_ELEMENTS(live), FALSE, 1};
+    ControllerElectionInput input = {.assignment = assignment, .n_assignment = 3, .live = live,
+                                     .n_live = G_N_ELEMENTS(live), .controller_epoch = 1};
     assert_int_equal(controller_election_decide(&input, &old, &next), CONTROLLER_ELECTION_CLEAN);
     assert_int_equal(next.leader, 35);
     assert_int_equal(next.n_isr, 2);
@@ -158,6 +161,76 @@ test_controller_election_wide_broker_ids(void **state)
     const gint32 beyond[] = {100, 35, 7};
     input.assignment = beyond;
     assert_int_equal(controller_election_first_live(&input, &old, FALSE), 35);
+}
+
+/* A row of the controlled-shutdown table: brokers 0..3 live, `shutting`
+ * (a mask) shutting down. */
+typedef struct {
+    const char *name;
+    gint32 assignment[LIST_MAX]; /* END-terminated */
+    gint32 leader;
+    gint32 isr[LIST_MAX];        /* END-terminated */
+    guint32 shutting;
+    /* Expected. */
+    ControllerElectionOutcome outcome;
+    gint32 next_leader;
+    gint32 next_isr[LIST_MAX];   /* END-terminated */
+} ShutdownCase;
+
+static const ShutdownCase SHUTDOWN_CASES[] = {
+    {"nobody shutting down: unchanged", {0, 1, 2, END}, 0, {0, 1, 2, END}, 0,
+     CONTROLLER_ELECTION_UNCHANGED, 0, {0, 1, 2, END}},
+    {"the leader shuts down: the next ISR member in assignment order leads", {0, 1, 2, END}, 0,
+     {0, 2, 1, END}, LIVE1(0), CONTROLLER_ELECTION_CLEAN, 1, {2, 1, END}},
+    {"the leader shuts down, the next replica is out of the ISR: passed over", {0, 1, 2, END}, 0,
+     {0, 2, END}, LIVE1(0), CONTROLLER_ELECTION_CLEAN, 2, {2, END}},
+    {"the leader shuts down, the only other ISR member too: skipped", {0, 1, 2, END}, 0,
+     {0, 1, 2, END}, LIVE(0, 1, 1), CONTROLLER_ELECTION_CLEAN, 2, {2, END}},
+    {"the leader is the only ISR member: it keeps leading (remaining)", {0, 1, 2, END}, 0,
+     {0, END}, LIVE1(0), CONTROLLER_ELECTION_UNCHANGED, 0, {0, END}},
+    {"one replica assigned: nothing to move", {0, END}, 0, {0, END}, LIVE1(0),
+     CONTROLLER_ELECTION_UNCHANGED, 0, {0, END}},
+    {"a follower shuts down: it leaves the ISR, the leader stays", {0, 1, 2, END}, 0,
+     {0, 1, 2, END}, LIVE1(1), CONTROLLER_ELECTION_ISR_SHRUNK, 0, {0, 2, END}},
+    {"a follower out of the ISR shuts down: unchanged", {0, 1, 2, END}, 0, {0, 2, END},
+     LIVE1(1), CONTROLLER_ELECTION_UNCHANGED, 0, {0, 2, END}},
+    {"an offline partition: unchanged", {0, 1, 2, END}, NONE, {1, END}, LIVE1(1),
+     CONTROLLER_ELECTION_UNCHANGED, NONE, {1, END}},
+};
+
+static void
+test_controller_election_shutdown_table(void **state)
+{
+    /* Goal: each row's partition gets what Kafka's controlled shutdown gives
+     * it (controlledShutdownPartitionLeaderElection, OfflineReplica). */
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(SHUTDOWN_CASES); i++) {
+        const ShutdownCase *c = &SHUTDOWN_CASES[i];
+        ElectionCase as_election = {.name = c->name, .leader = c->leader};
+        memcpy(as_election.assignment, c->assignment, sizeof c->assignment);
+        memcpy(as_election.isr, c->isr, sizeof c->isr);
+        KPartitionState old, next;
+        state_from_case(&as_election, &old);
+        guint8 live[32], shutting[32];
+        ControllerElectionInput input = {.assignment = c->assignment,
+                                         .n_assignment = list_len(c->assignment),
+                                         .controller_epoch = 5};
+        live_input(LIVE(0, 1, 2) | LIVE1(3), live, &input);
+        for (guint id = 0; id < 32; id++)
+            shutting[id] = (c->shutting >> id) & 1u;
+        input.shutting = shutting;
+        input.n_shutting = 32;
+        print_message("case: %s\n", c->name);
+        ControllerElectionOutcome outcome = controller_election_shutdown(&input, &old, &next);
+        assert_int_equal(outcome, c->outcome);
+        assert_int_equal(next.leader, c->next_leader);
+        assert_int_equal(next.n_isr, list_len(c->next_isr));
+        for (guint k = 0; k < next.n_isr; k++)
+            assert_int_equal(next.isr[k], c->next_isr[k]);
+        assert_int_equal(next.leader_epoch,
+                         old.leader_epoch + (outcome == CONTROLLER_ELECTION_UNCHANGED ? 0 : 1));
+        assert_int_equal(next.controller_epoch, 5);
+    }
 }
 
 static void
@@ -172,7 +245,7 @@ test_controller_election_first_live(void **state)
     ps.isr[0] = 2;
     ps.isr[1] = 1;
     guint8 live[32];
-    ControllerElectionInput input = {assignment, 3, NULL, 0, FALSE, 0};
+    ControllerElectionInput input = {.assignment = assignment, .n_assignment = 3};
     live_input(LIVE(1, 2, 3), live, &input);
     assert_int_equal(controller_election_first_live(&input, &ps, FALSE), 3);
     assert_int_equal(controller_election_first_live(&input, &ps, TRUE), 1);
@@ -227,6 +300,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_controller_election_table),
         cmocka_unit_test(test_controller_election_first_live),
+        cmocka_unit_test(test_controller_election_shutdown_table),
         cmocka_unit_test(test_controller_election_wide_broker_ids),
         cmocka_unit_test(test_controller_election_preferred),
     };

@@ -25,6 +25,7 @@
  *   STARTING --session established--> REGISTERING: create /brokers/ids/<id>
  *   REGISTERING --created--> RUNNING: elect controller (create /controller)
  *   RUNNING --session expired--> REGISTERING (resign as controller first)
+ *   RUNNING --broker_shutdown--> (stopping, broker_shutdown.c) --exit--> (down)
  *   any --crash--> (down): broker_crash frees `state`
  */
 #include "broker.h"
@@ -288,6 +289,21 @@ handle_leader_and_isr(BrokerState *state, SimNodeId from, KLeaderAndIsrRequest *
                       KAFKA_ERROR_NONE);
 }
 
+/* StopReplica without deletion (a controlled shutdown's follower
+ * replicas): the broker stops fetching those partitions and keeps their logs. */
+static void
+handle_stop_replica(BrokerState *state, SimNodeId from, KLeaderAndIsrRequest *request)
+{
+    if (!from_controller_is_current(state, request->controller_epoch)) {
+        answer_controller(state, from, KMSG_STOP_REPLICA_RESPONSE, request->correlation_id,
+                          KAFKA_ERROR_STALE_CONTROLLER_EPOCH);
+        return;
+    }
+    replica_handle_stop_replica(state, request);
+    answer_controller(state, from, KMSG_STOP_REPLICA_RESPONSE, request->correlation_id,
+                      KAFKA_ERROR_NONE);
+}
+
 static gint
 endpoint_compare(gconstpointer a, gconstpointer b)
 {
@@ -355,6 +371,11 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
     KSIM_ASSERT(state != NULL);
     if (zk_client_handle_message(state->zk, from, msg))
         return;
+    if (!broker_serving(state)) {
+        /* Stopping: the socket server reads no more requests. */
+        sim_msg_free(msg);
+        return;
+    }
     if (state->controller != NULL && controller_handle_message(state->controller, from, msg))
         return;
     if (txn_coord_handle_message(state->txns, from, msg) ||
@@ -383,6 +404,12 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         break;
     case KMSG_UPDATE_METADATA_REQUEST:
         handle_update_metadata(state, from, (KUpdateMetadataRequest *)msg);
+        break;
+    case KMSG_STOP_REPLICA_REQUEST:
+        handle_stop_replica(state, from, (KLeaderAndIsrRequest *)msg);
+        break;
+    case KMSG_CONTROLLED_SHUTDOWN_RESPONSE:
+        broker_shutdown_handle_response(state, (const KControlledShutdownResponse *)msg);
         break;
     case KMSG_METADATA_REQUEST:
         handle_metadata(state, from, (KMetadataRequest *)msg);
@@ -508,8 +535,8 @@ elect_controller(BrokerState *state)
                         controller_created_cb, NULL);
 }
 
-static void
-resign_controller(BrokerState *state)
+void
+broker_resign_controller(BrokerState *state)
 {
     if (state->controller == NULL)
         return;
@@ -535,7 +562,7 @@ zk_session_expired(void *owner)
     broker_record_event(broker, HISTORY_EVENT_SESSION, NULL, NULL,
                         "broker %d learnt its coordination session had expired",
                         broker->config.broker_id);
-    resign_controller(state);
+    broker_resign_controller(state);
     state->registered = FALSE;
     zk_client_new_session(state->zk);
 }
@@ -573,6 +600,8 @@ broker_start(Broker *broker)
     replica_state_init(state);
     state->zk_pending = g_ptr_array_new_with_free_func(g_free);
     state->correlation_next = 1;
+    state->shutdown_correlation = -1;
+    state->shutdown_timer = SIM_EVENT_ID_NONE;
     state->producer_ids = producer_ids_new(state->services);
     broker->state = state;
     state->groups = group_coord_new(state->services);
@@ -762,6 +791,7 @@ broker_check_invariants(const Broker *broker)
     group_coord_check_invariants(broker->state->groups);
     txn_coord_check_invariants(broker->state->txns);
     zk_client_check_invariants(broker->state->zk);
+    broker_shutdown_check_invariants(broker->state);
 }
 
 void

@@ -52,6 +52,14 @@ const BrokerConfig *broker_config(const Broker *broker);
 /* Sets a topic's config, as the topic's config znode would. */
 void broker_set_topic_config(Broker *broker, const char *topic, const TopicConfig *config);
 
+/* Stops the broker cleanly, as SIGTERM does (broker_shutdown.c): a
+ * controlled shutdown when controlled.shutdown.enable, then flushed logs,
+ * the HW checkpoint, the coordination session closed, and the node down.
+ * Does nothing if it is down or already stopping. */
+void broker_shutdown(Broker *broker);
+/* TRUE from broker_shutdown until the node is down. */
+gboolean broker_shutting_down(const Broker *broker);
+
 /* Read-only views for tests, the cluster's invariant checks and final state. */
 gboolean broker_running(const Broker *broker);
 gboolean broker_is_controller(const Broker *broker);

@@ -24,6 +24,9 @@ broker_config_init(BrokerConfig *config)
     config->controller_socket_timeout_ms = 30000;
     config->log_retention_check_interval_ms = 300000;
     config->auto_leader_rebalance_enable = TRUE;
+    config->controlled_shutdown_enable = TRUE;
+    config->controlled_shutdown_max_retries = 3;
+    config->controlled_shutdown_retry_backoff_ms = 5000;
     config->leader_imbalance_check_interval_ms = 300000;
     config->leader_imbalance_per_broker_percentage = 10;
     config->truncation_mode = BROKER_TRUNCATE_HW;

@@ -43,6 +43,9 @@ typedef struct {
     gint64 controller_socket_timeout_ms;                  /* controller.socket.timeout.ms */
     gint64 log_retention_check_interval_ms;               /* log.retention.check.interval.ms */
     gboolean auto_leader_rebalance_enable;                /* auto.leader.rebalance.enable */
+    gboolean controlled_shutdown_enable;                  /* controlled.shutdown.enable */
+    gint32 controlled_shutdown_max_retries;               /* controlled.shutdown.max.retries */
+    gint64 controlled_shutdown_retry_backoff_ms;          /* controlled.shutdown.retry.backoff.ms */
     gint64 leader_imbalance_check_interval_ms;     /* leader.imbalance.check.interval.seconds */
     gint32 leader_imbalance_per_broker_percentage; /* leader.imbalance.per.broker.percentage */
     BrokerTruncationMode truncation_mode;          /* ksim.truncation.mode */

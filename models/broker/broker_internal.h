@@ -1,7 +1,8 @@
 /*
  * broker_internal: the broker's private state. Exactly these include it:
- * broker.c (process, registration, request dispatch), broker_services.c
- * (the narrow interface the broker's children see instead:
+ * broker.c (process, registration, request dispatch), broker_shutdown.c
+ * (its clean stop, through replica_internal.h), broker_services.c (the
+ * narrow interface the broker's children see instead:
  * broker_services.h) and replica_internal.h, the replica manager's private
  * header, through which replica.c, replica_recovery.c, replica_hw.c,
  * replica_produce.c, replica_isr.c, replica_fetch.c, replica_fetcher.c and
@@ -19,6 +20,15 @@
 #include "producer_ids.h"
 #include "replica.h"
 #include "zk_client.h"
+
+/* Where a clean shutdown is (broker_shutdown.c), in the order it goes. */
+typedef enum {
+    BROKER_SHUTDOWN_NONE = 0,
+    BROKER_SHUTDOWN_CONTROLLED, /* asking the controller to move leaderships */
+    BROKER_SHUTDOWN_STOPPING,   /* serving nothing; flushing logs, HW checkpoint */
+    BROKER_SHUTDOWN_CLOSING,    /* closing the coordination session */
+    BROKER_SHUTDOWN_EXITING,    /* the exit is scheduled */
+} BrokerShutdownPhase;
 
 /* Everything that exists only while the broker's process runs. */
 typedef struct BrokerState {
@@ -56,6 +66,12 @@ typedef struct BrokerState {
     guint n_marker_listeners;
     /* Producer ids (Kafka's ZK ProducerIdManager, producer_ids.h). */
     ProducerIds *producer_ids;
+    /* A clean shutdown (broker_shutdown.c). */
+    guint shutdown_phase;             /* BrokerShutdownPhase */
+    gint32 shutdown_attempts_left;    /* ControlledShutdown attempts still allowed */
+    gint32 shutdown_correlation;      /* the attempt in flight; -1: none */
+    SimTimerId shutdown_timer;
+    gboolean shutdown_checkpointed;   /* the last HW checkpoint is written */
 } BrokerState;
 
 struct Broker {
@@ -73,6 +89,15 @@ struct Broker {
 /* broker.c */
 gint64 broker_now_ms(const Broker *broker);
 void broker_send(BrokerState *state, SimNodeId to, SimMsg *msg);
+/* Resigns as controller (frees it) if this broker is the controller. */
+void broker_resign_controller(BrokerState *state);
+/* FALSE once a clean shutdown stopped serving requests (broker_shutdown.c). */
+gboolean broker_serving(const BrokerState *state);
+void broker_shutdown_handle_response(BrokerState *state,
+                                     const KControlledShutdownResponse *response);
+/* Asserts broker_shutdown.c's invariants. */
+void broker_shutdown_check_invariants(const BrokerState *state);
+
 /* The history's set id of an ISR for HistoryEvent.isr; 0 without a history. */
 guint32 broker_history_isr(Broker *broker, const gint32 *isr, guint n_isr);
 void broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPartition *tp,

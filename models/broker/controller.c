@@ -20,6 +20,13 @@
  * Its work is one idempotent pass, `refresh`: read everything, then reconcile.
  * A watch that fires during a pass schedules another pass after it.
  *
+ * Controlled shutdown (Kafka 2.8's KafkaController.doControlledShutdown): a
+ * broker about to stop sends ControlledShutdown; it is marked as shutting
+ * down until it leaves /brokers/ids, and every pass from then on moves its
+ * leaderships to other ISR members and takes it out of the ISRs
+ * (controller_election_shutdown). It is answered once a pass that began
+ * after its request has been written, with the partitions it still leads.
+ *
  * Preferred leaders (auto.leader.rebalance.enable): every
  * leader.imbalance.check.interval.seconds, as Kafka's
  * checkAndTriggerAutoLeaderRebalance does, a broker whose share of
@@ -35,6 +42,9 @@
  *     channel with a request in flight has it at the head of its queue and a
  *     timeout or retry timer pending; one without has an empty queue. There
  *     is one channel per broker.
+ *  3. A broker marked as shutting down is live in the last pass's view; a
+ *     waiting shutdown request names a pass not yet done, or that pass's
+ *     state writes are not all answered yet.
  *
  * Everything the controller owns is freed by controller_free; its pending
  * coordination callbacks then find a different generation (or no
@@ -77,6 +87,9 @@ struct Controller {
     gint32 epoch_zk_version;
     GArray *live;               /* KBrokerEndpoint, by id */
     GByteArray *live_by_id;     /* scratch of decide: a byte per broker id, 1 if live */
+    GByteArray *shutting_by_id; /* a byte per broker id, 1 while it shuts down */
+    GArray *shutdown_waiters;   /* ShutdownWaiter, in arrival order */
+    guint64 passes_started, passes_done;
     GPtrArray *topics;          /* Topic*, by name */
     GTree *states;              /* KTopicPartition* -> KPartitionState* */
     GPtrArray *channels;        /* Channel*, by broker id */
@@ -107,7 +120,18 @@ typedef struct {
     KPartitionState proposed;
 } Ctx;
 
+/* A ControlledShutdown request waiting for the pass that acts on it. */
+typedef struct {
+    gint32 broker_id;
+    SimNodeId node;
+    gint32 correlation_id;
+    guint64 pass; /* answered once passes_done reaches it */
+} ShutdownWaiter;
+
 static void refresh(Controller *c);
+static void answer_shutdowns(Controller *c);
+static void handle_controlled_shutdown(Controller *c, SimNodeId from,
+                                       const KControlledShutdownRequest *request);
 
 static Controller *
 current(BrokerServices *services, Ctx *ctx)
@@ -191,7 +215,7 @@ channel_for(Controller *c, gint32 broker_id, SimNodeId node)
 static gint32
 msg_correlation(SimMsg *msg)
 {
-    if (msg->type == KMSG_LEADER_AND_ISR_REQUEST)
+    if (msg->type == KMSG_LEADER_AND_ISR_REQUEST || msg->type == KMSG_STOP_REPLICA_REQUEST)
         return ((KLeaderAndIsrRequest *)msg)->correlation_id;
     return ((KUpdateMetadataRequest *)msg)->correlation_id;
 }
@@ -199,9 +223,9 @@ msg_correlation(SimMsg *msg)
 static SimMsg *
 msg_copy(SimMsg *msg)
 {
-    if (msg->type == KMSG_LEADER_AND_ISR_REQUEST) {
+    if (msg->type == KMSG_LEADER_AND_ISR_REQUEST || msg->type == KMSG_STOP_REPLICA_REQUEST) {
         KLeaderAndIsrRequest *from = (KLeaderAndIsrRequest *)msg;
-        KLeaderAndIsrRequest *to = kproto_new(KMSG_LEADER_AND_ISR_REQUEST);
+        KLeaderAndIsrRequest *to = kproto_new(msg->type);
         to->correlation_id = from->correlation_id;
         to->controller_id = from->controller_id;
         to->controller_epoch = from->controller_epoch;
@@ -296,7 +320,13 @@ channel_enqueue(Controller *c, gint32 broker_id, SimNodeId node, SimMsg *msg)
 gboolean
 controller_handle_message(Controller *c, SimNodeId from, SimMsg *msg)
 {
-    if (msg->type != KMSG_LEADER_AND_ISR_RESPONSE && msg->type != KMSG_UPDATE_METADATA_RESPONSE)
+    if (msg->type == KMSG_CONTROLLED_SHUTDOWN_REQUEST) {
+        handle_controlled_shutdown(c, from, (const KControlledShutdownRequest *)msg);
+        sim_msg_free(msg);
+        return TRUE;
+    }
+    if (msg->type != KMSG_LEADER_AND_ISR_RESPONSE && msg->type != KMSG_UPDATE_METADATA_RESPONSE &&
+        msg->type != KMSG_STOP_REPLICA_RESPONSE)
         return FALSE;
     KControllerResponse *response = (KControllerResponse *)msg;
     for (guint i = 0; i < c->channels->len; i++) {
@@ -465,11 +495,20 @@ decide(Controller *c, const GArray *replicas, const KPartitionState *old, KParti
     input.assignment = (const gint32 *)(const void *)replicas->data;
     input.n_assignment = replicas->len;
     live_by_id(c->live, c->live_by_id, &input);
+    input.shutting = c->shutting_by_id->data;
+    input.n_shutting = c->shutting_by_id->len;
     input.unclean_leader_election = config->unclean_leader_election;
     input.controller_epoch = c->epoch;
     ControllerElectionOutcome outcome = controller_election_decide(&input, old, next);
     *unclean = outcome == CONTROLLER_ELECTION_UNCLEAN;
-    return outcome != CONTROLLER_ELECTION_UNCHANGED;
+    if (c->shutting_by_id->len == 0)
+        return outcome != CONTROLLER_ELECTION_UNCHANGED;
+    /* Then the brokers shutting down hand over what they still lead. */
+    KPartitionState decided = *next;
+    ControllerElectionOutcome shutdown = controller_election_shutdown(&input, &decided, next);
+    if (shutdown != CONTROLLER_ELECTION_UNCHANGED && outcome != CONTROLLER_ELECTION_UNCHANGED)
+        next->leader_epoch = decided.leader_epoch; /* one change, one new epoch */
+    return outcome != CONTROLLER_ELECTION_UNCHANGED || shutdown != CONTROLLER_ELECTION_UNCHANGED;
 }
 
 static void
@@ -503,6 +542,7 @@ announce_written(Controller *c)
     send_leader_and_isr_all(c, c->written, nobody);
     send_update_metadata(c);
     g_array_set_size(c->written, 0);
+    answer_shutdowns(c);
 }
 
 static void
@@ -656,6 +696,136 @@ reconcile(Controller *c, GArray *previous_live)
     g_autoptr(GArray) none = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
     send_leader_and_isr_all(c, none, fresh);
     send_update_metadata(c);
+}
+
+/* ---- controlled shutdown ---- */
+
+static void
+shutdown_respond(Controller *c, SimNodeId to, gint32 correlation_id, KafkaError error,
+                 guint32 remaining)
+{
+    KControlledShutdownResponse *response = kproto_new(KMSG_CONTROLLED_SHUTDOWN_RESPONSE);
+    response->correlation_id = correlation_id;
+    response->error = error;
+    response->partitions_remaining = remaining;
+    broker_services_send(c->services, to, (SimMsg *)response);
+}
+
+/* The partitions `broker_id` leads that have other replicas assigned: what
+ * a controlled shutdown could not move yet. */
+static guint32
+partitions_remaining(const Controller *c, gint32 broker_id)
+{
+    guint32 remaining = 0;
+    for (guint t = 0; t < c->topics->len; t++) {
+        const Topic *topic = g_ptr_array_index(c->topics, t);
+        for (guint p = 0; p < topic->assignment->len; p++) {
+            KTopicPartition tp;
+            ktp_set(&tp, topic->name, (gint32)p);
+            const KPartitionState *state = g_tree_lookup(c->states, &tp);
+            const GArray *replicas = g_array_index(topic->assignment, GArray *, p);
+            if (state != NULL && state->leader == broker_id && replicas->len > 1)
+                remaining++;
+        }
+    }
+    return remaining;
+}
+
+/* StopReplica (without deletion) to `broker_id` for every partition it
+ * follows, as doControlledShutdown moves its follower replicas to
+ * OfflineReplica: it stops fetching, so it cannot rejoin an ISR it just
+ * left. Queued behind the LeaderAndIsr that made it a follower. */
+static void
+send_stop_replica(Controller *c, gint32 broker_id)
+{
+    SimNodeId node = kbroker_endpoint_node(c->live, broker_id);
+    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(KPartitionState));
+    g_tree_foreach(c->states, append_state, all);
+    KLeaderAndIsrRequest *request = kproto_new(KMSG_STOP_REPLICA_REQUEST);
+    for (guint i = 0; i < all->len; i++) {
+        const KPartitionState *ps = &g_array_index(all, KPartitionState, i);
+        if (ps->leader != broker_id && kpartition_state_has_replica(ps, broker_id))
+            g_array_append_val(request->partitions, *ps);
+    }
+    if (node == SIM_NODE_NONE || request->partitions->len == 0) {
+        sim_msg_free(&request->base);
+        return;
+    }
+    request->correlation_id = broker_services_next_correlation(c->services);
+    request->controller_id = broker_services_broker_id(c->services);
+    request->controller_epoch = c->epoch;
+    kproto_update_size(&request->base);
+    channel_enqueue(c, broker_id, node, &request->base);
+}
+
+/* Answers the shutdown requests whose pass is done and written. */
+static void
+answer_shutdowns(Controller *c)
+{
+    if (c->writes_pending > 0)
+        return;
+    guint kept = 0;
+    for (guint i = 0; i < c->shutdown_waiters->len; i++) {
+        ShutdownWaiter w = g_array_index(c->shutdown_waiters, ShutdownWaiter, i);
+        if (w.pass > c->passes_done) {
+            g_array_index(c->shutdown_waiters, ShutdownWaiter, kept++) = w;
+            continue;
+        }
+        send_stop_replica(c, w.broker_id);
+        guint32 remaining = partitions_remaining(c, w.broker_id);
+        broker_services_record_event(c->services, HISTORY_EVENT_CONTROLLER, NULL, NULL,
+                                     "controller %d: broker %d's controlled shutdown leaves it "
+                                     "leading %u partition(s)",
+                                     broker_services_broker_id(c->services), w.broker_id,
+                                     remaining);
+        shutdown_respond(c, w.node, w.correlation_id, KAFKA_ERROR_NONE, remaining);
+    }
+    g_array_set_size(c->shutdown_waiters, kept);
+}
+
+/* Forgets the shutdown marks of brokers that are no longer live: a broker
+ * that comes back is a new one (Kafka's onBrokerFailure clears them). */
+static void
+shutting_prune(Controller *c)
+{
+    for (guint id = 0; id < c->shutting_by_id->len; id++) {
+        if (!is_live(c->live, (gint32)id))
+            c->shutting_by_id->data[id] = 0;
+    }
+}
+
+static void
+handle_controlled_shutdown(Controller *c, SimNodeId from, const KControlledShutdownRequest *request)
+{
+    if (c->epoch_zk_version < 0) {
+        shutdown_respond(c, from, request->correlation_id, KAFKA_ERROR_NOT_CONTROLLER, 0);
+        return;
+    }
+    gint32 id = request->broker_id;
+    gboolean known = FALSE;
+    for (guint i = 0; i < c->live->len; i++) {
+        const KBrokerEndpoint *e = &g_array_index(c->live, KBrokerEndpoint, i);
+        known = known || (e->broker_id == id && e->node == from);
+    }
+    if (!known) {
+        /* Kafka: "Broker id X does not exist" (BrokerNotAvailableException). */
+        shutdown_respond(c, from, request->correlation_id, KAFKA_ERROR_BROKER_NOT_AVAILABLE, 0);
+        return;
+    }
+    if ((guint)id >= c->shutting_by_id->len) {
+        guint old = c->shutting_by_id->len;
+        g_byte_array_set_size(c->shutting_by_id, (guint)id + 1);
+        memset(c->shutting_by_id->data + old, 0, c->shutting_by_id->len - old);
+    }
+    c->shutting_by_id->data[id] = 1;
+    broker_services_record_event(c->services, HISTORY_EVENT_CONTROLLER, NULL, NULL,
+                                 "controller %d: broker %d asked for a controlled shutdown",
+                                 broker_services_broker_id(c->services), id);
+    /* The pass that acts on it is the next one to start: the one refresh
+     * starts now, or the one it schedules after the pass under way. */
+    ShutdownWaiter w = {id, from, request->correlation_id, c->passes_started + 1};
+    g_array_append_val(c->shutdown_waiters, w);
+    refresh(c);
 }
 
 /* ---- reading everything (one refresh pass) ---- */
@@ -845,6 +1015,9 @@ read_done(Controller *c)
     g_tree_destroy(previous_states);
     reconcile(c, previous_live);
     g_array_unref(previous_live);
+    shutting_prune(c);
+    c->passes_done++;
+    answer_shutdowns(c);
     for (guint i = 0; i < c->notifications->len; i++)
         zk_client_delete(broker_services_zk(c->services), g_ptr_array_index(c->notifications, i),
                          -1, notification_deleted, NULL);
@@ -864,6 +1037,7 @@ refresh(Controller *c)
         return;
     }
     c->refreshing = TRUE;
+    c->passes_started++;
     pass_clear(c);
     c->next_live = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
     c->next_topics = g_ptr_array_new_with_free_func(topic_free);
@@ -1023,6 +1197,8 @@ controller_new(BrokerServices *services)
     c->epoch_zk_version = -1;
     c->live = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
     c->live_by_id = g_byte_array_new();
+    c->shutting_by_id = g_byte_array_new();
+    c->shutdown_waiters = g_array_new(FALSE, FALSE, sizeof(ShutdownWaiter));
     c->topics = g_ptr_array_new_with_free_func(topic_free);
     c->states = states_new();
     c->channels = g_ptr_array_new_with_free_func(channel_free);
@@ -1052,6 +1228,8 @@ controller_free(Controller *c)
     pass_clear(c);
     g_array_unref(c->live);
     g_byte_array_unref(c->live_by_id);
+    g_byte_array_unref(c->shutting_by_id);
+    g_array_free(c->shutdown_waiters, TRUE);
     g_ptr_array_unref(c->topics);
     g_tree_destroy(c->states);
     g_ptr_array_free(c->notifications, TRUE);
@@ -1078,5 +1256,11 @@ controller_check_invariants(const Controller *c)
         } else {
             KSIM_ASSERT(g_queue_is_empty((GQueue *)&channel->queue));
         }
+    }
+    for (guint id = 0; id < c->shutting_by_id->len; id++)
+        KSIM_ASSERT(c->shutting_by_id->data[id] == 0 || is_live(c->live, (gint32)id));
+    for (guint i = 0; i < c->shutdown_waiters->len; i++) {
+        const ShutdownWaiter *w = &g_array_index(c->shutdown_waiters, ShutdownWaiter, i);
+        KSIM_ASSERT(w->pass > c->passes_done || c->writes_pending > 0);
     }
 }

@@ -14,6 +14,14 @@ is_live(const ControllerElectionInput *input, gint32 broker_id)
     return input->live[broker_id] != 0;
 }
 
+static gboolean
+is_shutting(const ControllerElectionInput *input, gint32 broker_id)
+{
+    if (input->shutting == NULL || broker_id < 0 || (guint)broker_id >= input->n_shutting)
+        return FALSE;
+    return input->shutting[broker_id] != 0;
+}
+
 /* The members of `old`'s ISR that are live, in ISR order, into `next`. */
 static void
 keep_live_isr(const ControllerElectionInput *input, const KPartitionState *old,
@@ -100,6 +108,56 @@ controller_election_decide(const ControllerElectionInput *input, const KPartitio
     KSIM_ASSERT(kpartition_state_in_isr(next, next->leader));
     KSIM_ASSERT(next->leader_epoch > old->leader_epoch);
     return outcome;
+}
+
+/* The members of `old`'s ISR that are not shutting down, in ISR order, into
+ * `next`; the last member stays when every member is shutting down (Kafka's
+ * OfflineReplica transition never empties an ISR). */
+static void
+drop_shutting_from_isr(const ControllerElectionInput *input, const KPartitionState *old,
+                       KPartitionState *next)
+{
+    guint8 n = 0;
+    for (guint i = 0; i < old->n_isr; i++) {
+        if (!is_shutting(input, old->isr[i]))
+            next->isr[n++] = old->isr[i];
+    }
+    if (n == 0 && old->n_isr > 0)
+        next->isr[n++] = old->isr[old->n_isr - 1];
+    next->n_isr = n;
+}
+
+ControllerElectionOutcome
+controller_election_shutdown(const ControllerElectionInput *input, const KPartitionState *old,
+                             KPartitionState *next)
+{
+    *next = *old;
+    next->controller_epoch = input->controller_epoch;
+    if (old->leader == KAFKA_NO_LEADER)
+        return CONTROLLER_ELECTION_UNCHANGED;
+    if (is_shutting(input, old->leader)) {
+        if (input->n_assignment <= 1)
+            return CONTROLLER_ELECTION_UNCHANGED; /* nobody else is assigned */
+        gint32 leader = KAFKA_NO_LEADER;
+        for (guint i = 0; i < input->n_assignment && leader == KAFKA_NO_LEADER; i++) {
+            gint32 replica = input->assignment[i];
+            if (is_live(input, replica) && !is_shutting(input, replica) &&
+                kpartition_state_in_isr(old, replica))
+                leader = replica;
+        }
+        if (leader == KAFKA_NO_LEADER)
+            return CONTROLLER_ELECTION_UNCHANGED;
+        next->leader = leader;
+        drop_shutting_from_isr(input, old, next);
+        next->leader_epoch = old->leader_epoch + 1;
+        KSIM_ASSERT(kpartition_state_in_isr(next, next->leader));
+        return CONTROLLER_ELECTION_CLEAN;
+    }
+    drop_shutting_from_isr(input, old, next);
+    if (next->n_isr == old->n_isr)
+        return CONTROLLER_ELECTION_UNCHANGED;
+    next->leader_epoch = old->leader_epoch + 1;
+    return CONTROLLER_ELECTION_ISR_SHRUNK;
 }
 
 gboolean

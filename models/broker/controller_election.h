@@ -11,6 +11,14 @@
  *    offline (leader -1).
  *  - preferredReplicaPartitionLeaderElection: the first assigned replica
  *    leads if it is live and in the ISR.
+ *  - controlledShutdownPartitionLeaderElection (Kafka 2.8's
+ *    PartitionLeaderElectionAlgorithms, with KafkaController
+ *    .doControlledShutdown and ReplicaStateMachine's OfflineReplica): a
+ *    partition led by a broker that is shutting down gets the first replica
+ *    in assignment order that is live, in the ISR and not shutting down, and
+ *    the brokers shutting down leave its ISR; with no such replica it stays
+ *    as it is (a partition the broker still leads). A partition the broker
+ *    only follows loses it from its ISR, unless it is the ISR's last member.
  * A partition whose leader lives keeps it; dead brokers leave its ISR. An
  * offline partition keeps the last member of its ISR when all died (Kafka
  * never removes the last one, so it can come back as leader without losing
@@ -29,6 +37,10 @@ typedef struct {
     guint n_assignment;
     const guint8 *live; /* live[id] != 0: broker `id` is live; ids >= n_live are not */
     guint n_live;
+    /* shutting[id] != 0: broker `id` asked for a controlled shutdown; ids >=
+     * n_shutting (or all, with NULL) are not shutting down. */
+    const guint8 *shutting;
+    guint n_shutting;
     gboolean unclean_leader_election; /* the topic's unclean.leader.election.enable */
     gint32 controller_epoch;          /* stamped on every next state */
 } ControllerElectionInput;
@@ -53,6 +65,15 @@ gint32 controller_election_first_live(const ControllerElectionInput *input,
 ControllerElectionOutcome controller_election_decide(const ControllerElectionInput *input,
                                                      const KPartitionState *old,
                                                      KPartitionState *next);
+
+/* The controlled-shutdown step for a partition whose state is `old` (the
+ * offline election's result, when it made one): CLEAN with a new leader,
+ * ISR_SHRUNK when only followers left the ISR, or UNCHANGED (the leader is
+ * shutting down and nobody can take over, or no replica is shutting down).
+ * `*next` is as for controller_election_decide. */
+ControllerElectionOutcome controller_election_shutdown(const ControllerElectionInput *input,
+                                                       const KPartitionState *old,
+                                                       KPartitionState *next);
 
 /* Kafka's preferred replica election for a partition that `preferred` (its
  * first assigned replica, live) does not lead: TRUE, and `*next` with

@@ -221,6 +221,17 @@ make_follower(BrokerState *state, Partition *p, const KPartitionState *ps, SimNo
 }
 
 void
+replica_handle_stop_replica(BrokerState *state, const KLeaderAndIsrRequest *request)
+{
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KPartitionState *ps = &g_array_index(request->partitions, KPartitionState, i);
+        Partition *p = replica_get(state, &ps->tp);
+        if (p != NULL && !p->is_leader)
+            replica_fetcher_remove_partition(state, p);
+    }
+}
+
+void
 replica_handle_leader_and_isr(BrokerState *state, KLeaderAndIsrRequest *request)
 {
     gint32 self = state->broker->config.broker_id;

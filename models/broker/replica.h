@@ -109,6 +109,10 @@ Partition *replica_get_or_create(BrokerState *state, const KTopicPartition *tp);
 /* Applies a controller's LeaderAndIsr: each partition of a newer leader
  * epoch that names this broker becomes leader or follower. */
 void replica_handle_leader_and_isr(BrokerState *state, KLeaderAndIsrRequest *req);
+/* Applies a controller's StopReplica without deletion (Kafka's
+ * ReplicaManager.stopReplicas, deletePartition=false): the follower replicas
+ * it names stop fetching and keep their logs. */
+void replica_handle_stop_replica(BrokerState *state, const KLeaderAndIsrRequest *req);
 /* Starts the log.retention.check.interval.ms timer. */
 void replica_retention_start(BrokerState *state);
 void replica_check_invariants(const BrokerState *state);
@@ -122,6 +126,9 @@ void replica_load_logs(BrokerState *state);
 
 /* Starts the replica.high.watermark.checkpoint.interval.ms timer. */
 void replica_hw_checkpoint_start(BrokerState *state);
+/* Writes the HW checkpoint now (a temporary file, fsynced, renamed) unless
+ * a write is in flight; BrokerState.checkpoint_in_flight tells when done. */
+void replica_hw_checkpoint_write(BrokerState *state);
 
 /* ---- produce on the leader (replica_produce.c) ---- */
 

@@ -226,8 +226,8 @@ checkpoint_renamed(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
 
 /* Kafka writes the checkpoint to a temporary file, fsyncs it and renames it
  * over the old one, so a crash leaves the old or the new file, never half. */
-static void
-checkpoint_write(BrokerState *state)
+void
+replica_hw_checkpoint_write(BrokerState *state)
 {
     Broker *broker = state->broker;
     if (state->checkpoint_in_flight)
@@ -255,7 +255,7 @@ checkpoint_timer(SimWorld *world, void *ctx, void *arg)
     Broker *broker = ctx;
     (void)arg;
     BrokerState *state = broker->state;
-    checkpoint_write(state);
+    replica_hw_checkpoint_write(state);
     state->hw_checkpoint_timer =
         sim_timer_set(world, broker->node,
                       broker->config.replica_high_watermark_checkpoint_interval_ms * SIM_NS_PER_MS,

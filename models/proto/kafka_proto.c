@@ -269,7 +269,8 @@ kproto_new(KafkaMsgType type)
         msg->free_fn = free_fetch_response;
         break;
     }
-    case KMSG_LEADER_AND_ISR_REQUEST: {
+    case KMSG_LEADER_AND_ISR_REQUEST:
+    case KMSG_STOP_REPLICA_REQUEST: {
         KLeaderAndIsrRequest *request = g_new0(KLeaderAndIsrRequest, 1);
         request->partitions = g_array_new(FALSE, TRUE, sizeof(KPartitionState));
         request->live_leaders = g_array_new(FALSE, TRUE, sizeof(KBrokerEndpoint));
@@ -287,6 +288,7 @@ kproto_new(KafkaMsgType type)
     }
     case KMSG_LEADER_AND_ISR_RESPONSE:
     case KMSG_UPDATE_METADATA_RESPONSE:
+    case KMSG_STOP_REPLICA_RESPONSE:
         msg = (SimMsg *)g_new0(KControllerResponse, 1);
         msg->size_of = sizeof(KControllerResponse);
         break;
@@ -314,6 +316,14 @@ kproto_new(KafkaMsgType type)
     case KMSG_INIT_PRODUCER_ID_RESPONSE:
         msg = (SimMsg *)g_new0(KInitProducerIdMessage, 1);
         msg->size_of = sizeof(KInitProducerIdMessage);
+        break;
+    case KMSG_CONTROLLED_SHUTDOWN_REQUEST:
+        msg = (SimMsg *)g_new0(KControlledShutdownRequest, 1);
+        msg->size_of = sizeof(KControlledShutdownRequest);
+        break;
+    case KMSG_CONTROLLED_SHUTDOWN_RESPONSE:
+        msg = (SimMsg *)g_new0(KControlledShutdownResponse, 1);
+        msg->size_of = sizeof(KControlledShutdownResponse);
         break;
     default:
         msg = group_message_new(type);
@@ -351,6 +361,7 @@ kproto_update_size(SimMsg *msg)
         break;
     }
     case KMSG_LEADER_AND_ISR_REQUEST:
+    case KMSG_STOP_REPLICA_REQUEST:
         size += PARTITION_ENTRY_BYTES * ((KLeaderAndIsrRequest *)msg)->partitions->len;
         break;
     case KMSG_UPDATE_METADATA_REQUEST:

@@ -1,7 +1,8 @@
 /*
  * kafka_proto: the requests and responses brokers, controllers and clients
  * exchange over sim_net, after Kafka's protocol (Produce, Fetch, Metadata,
- * LeaderAndIsr, UpdateMetadata, OffsetsForLeaderEpoch, InitProducerId, and
+ * LeaderAndIsr, UpdateMetadata, StopReplica, ControlledShutdown, OffsetsForLeaderEpoch,
+ * InitProducerId, and
  * the group protocol: FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
  * LeaveGroup, OffsetCommit, OffsetFetch, and the transaction protocol:
  * AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn,
@@ -68,6 +69,10 @@ typedef enum {
     KMSG_WRITE_TXN_MARKERS_RESPONSE,
     KMSG_TXN_OFFSET_COMMIT_REQUEST,
     KMSG_TXN_OFFSET_COMMIT_RESPONSE,
+    KMSG_CONTROLLED_SHUTDOWN_REQUEST,
+    KMSG_CONTROLLED_SHUTDOWN_RESPONSE,
+    KMSG_STOP_REPLICA_REQUEST, /* KLeaderAndIsrRequest: the partitions to stop fetching */
+    KMSG_STOP_REPLICA_RESPONSE,
 } KafkaMsgType;
 
 #define KAFKA_REPLICAS_MAX 16
@@ -179,7 +184,24 @@ typedef struct {
     SimMsg base;
     gint32 correlation_id;
     KafkaError error;
-} KControllerResponse; /* LeaderAndIsr and UpdateMetadata responses */
+} KControllerResponse; /* LeaderAndIsr, UpdateMetadata and StopReplica responses */
+
+/* A broker asks the controller to move its leaderships away before it stops
+ * (Kafka's ControlledShutdownRequest). */
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    gint32 broker_id;
+} KControlledShutdownRequest;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KafkaError error;
+    /* Partitions the broker still leads with other replicas assigned: the
+     * broker retries while any remain (Kafka's partitionsRemaining). */
+    guint32 partitions_remaining;
+} KControlledShutdownResponse;
 
 typedef struct {
     SimMsg base;

@@ -84,7 +84,7 @@ static const KConfigChoice ACTION_CHOICES[] = {
     {"resume", NULL},     {"partition", NULL},  {"one-way", NULL},        {"isolate", NULL},
     {"heal", NULL},       {"disk-slow", NULL},  {"disk-full", NULL},      {"lose", NULL},
     {"delay", NULL},      {"duplicate", NULL},  {"expire-session", NULL}, {"crash-zk", NULL},
-    {"restart-zk", NULL}, {"add-partitions", NULL}, {NULL, NULL}};
+    {"restart-zk", NULL}, {"add-partitions", NULL}, {"shutdown", NULL}, {NULL, NULL}};
 /* Random faults are only the kinds that can be undone after their duration. */
 static const KConfigChoice RANDOM_KIND_CHOICES[] = {
     {"crash", NULL},     {"power-loss", NULL}, {"pause", NULL},
@@ -193,9 +193,12 @@ static const KConfigKey REGISTRY[] = {
     KEY("group.max.session.timeout.ms", BROKER, DURATION, "1800000", RANGE(0, I32), IN_MS,
         .doc = "Largest session.timeout.ms a consumer may ask for."),
     KEY("controlled.shutdown.enable", BROKER, BOOL, "true",
-        .doc = "A stopping broker first moves its leaderships away.",
-        .only_default = "brokers stop only by crash, power loss or kill, never by a clean "
-                        "shutdown"),
+        .doc = "A broker stopping cleanly (the shutdown action) first asks the controller to "
+               "move its leaderships away."),
+    KEY("controlled.shutdown.max.retries", BROKER, INT, "3", RANGE(0, I32),
+        .doc = "Controlled shutdown attempts after the first before the broker stops anyway."),
+    KEY("controlled.shutdown.retry.backoff.ms", BROKER, DURATION, "5000", RANGE(0, I32), IN_MS,
+        .doc = "Wait between controlled shutdown attempts."),
     KEY("auto.leader.rebalance.enable", BROKER, BOOL, "true",
         .doc = "Move leadership back to preferred replicas periodically."),
     KEY("leader.imbalance.check.interval.seconds", BROKER, DURATION, "300", RANGE(1, I64),

@@ -280,6 +280,25 @@ expire_session(Run *run, Undo *undo, SimNodeId node)
     cut_both(run, undo, node, zk);
 }
 
+/* A broker stopping cleanly is restarted once it is down: its shutdown takes
+ * the time its controlled shutdown, flushes and session close take. */
+#define RESTART_POLL_NS (10 * SIM_NS_PER_MS)
+
+static void
+restart_when_down(void *ctx, void *arg, guint64 node)
+{
+    Run *run = ctx;
+    (void)arg;
+    if (sim_node_state(run->world, (SimNodeId)node) == SIM_NODE_DOWN) {
+        sim_node_restart(run->world, (SimNodeId)node);
+        return;
+    }
+    gint32 broker = broker_of_node(run, (SimNodeId)node);
+    if (broker >= 0 && broker_shutting_down(cluster_broker(run->cluster, broker)))
+        sim_world_schedule(run->world, sim_now_ns(run->world) + RESTART_POLL_NS, restart_when_down,
+                           NULL, run, NULL, node);
+}
+
 /* Applies a fault to nodes and net; fills `undo` so it can be reverted. */
 static void
 apply_action(Run *run, ScenarioAction action, const ScenarioFault *fault, Undo *undo)
@@ -302,6 +321,9 @@ apply_action(Run *run, ScenarioAction action, const ScenarioFault *fault, Undo *
             break;
         case SCENARIO_ACTION_PAUSE:
             sim_node_pause(run->world, node);
+            break;
+        case SCENARIO_ACTION_SHUTDOWN:
+            broker_shutdown(cluster_broker(run->cluster, broker_of_node(run, node)));
             break;
         case SCENARIO_ACTION_RESUME:
             sim_node_resume(run->world, node);
@@ -459,6 +481,10 @@ undo_fire(void *ctx, void *arg, guint64 instant)
         case SCENARIO_ACTION_PAUSE:
             inverse = SCENARIO_ACTION_RESUME;
             break;
+        case SCENARIO_ACTION_SHUTDOWN:
+            for (guint i = 0; i < undo->nodes->len; i++)
+                restart_when_down(run, NULL, g_array_index(undo->nodes, SimNodeId, i));
+            break;
         default:
             break;
         }
@@ -566,8 +592,7 @@ heal_everything(Run *run)
         sim_disk_set_full(sim_node_disk(run->world, node), FALSE);
         if (sim_node_state(run->world, node) == SIM_NODE_PAUSED)
             sim_node_resume(run->world, node);
-        if (sim_node_state(run->world, node) == SIM_NODE_DOWN)
-            sim_node_restart(run->world, node);
+        restart_when_down(run, NULL, node);
     }
     sim_net_heal(sim_world_net(run->world));
     for (guint i = 0; i < run->windows->len; i++)

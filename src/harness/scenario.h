@@ -128,6 +128,7 @@ typedef enum {
     SCENARIO_ACTION_CRASH_ZK,       /* duration: restart after */
     SCENARIO_ACTION_RESTART_ZK,
     SCENARIO_ACTION_ADD_PARTITIONS, /* topic, partitions: grow a topic (kafka-topics --alter) */
+    SCENARIO_ACTION_SHUTDOWN,       /* target broker stops cleanly (SIGTERM); duration: restart */
 } ScenarioAction;
 
 /* "crash", "power-loss", ... as written in files. (transfer none) */

@@ -80,6 +80,7 @@ static const ActionInfo ACTIONS[] = {
     [SCENARIO_ACTION_EXPIRE_SESSION] = {"expire-session", TARGETS_BROKERS, FAULT_KEY_TARGET, 0},
     [SCENARIO_ACTION_CRASH_ZK] = {"crash-zk", 0, 0, FAULT_KEY_DURATION},
     [SCENARIO_ACTION_RESTART_ZK] = {"restart-zk", 0, 0, 0},
+    [SCENARIO_ACTION_SHUTDOWN] = {"shutdown", TARGETS_BROKERS, FAULT_KEY_TARGET, FAULT_KEY_DURATION},
     [SCENARIO_ACTION_ADD_PARTITIONS] = {"add-partitions", 0, FAULT_KEY_TOPIC | FAULT_KEY_PARTITIONS,
                                         0},
 };
