@@ -31,6 +31,9 @@ expect 2 "bad-duplicate-group.ini:23: \[topic orders\] appears twice (first at l
 expect 2 "bad-key-before-group.ini:2: .* comes before any \[group\] line" -- \
   run "$data/bad-key-before-group.ini"
 expect 2 "acks" -- run "$data/example.ini" --set acks=2
+# A topic whose assignment znode ZooKeeper would refuse is refused up front.
+expect 2 "partitions: topic orders: 100000 partitions .*jute.maxbuffer" -- \
+  run "$data/example.ini" --set partitions=100000
 expect 2 "A..B" -- sweep "$data/example.ini" --seeds 5..1
 expect 2 "K/N" -- sweep "$data/example.ini" --seeds 1..2 --shard 3/2
 expect 2 "unknown benchmark" -- bench nothing

@@ -709,6 +709,72 @@ test_cluster_controlled_shutdown_gives_up(void **state)
     fixture_free(f);
 }
 
+/* The assignment znode's size bound is exact when every broker id is as
+ * long as the largest (here all of them "7" or "70"): checked against the
+ * string write_assignment's format gives; and a topic above ZooKeeper's
+ * limit is refused with the bound in the message. */
+static void
+test_cluster_topic_znode_bound(void **state)
+{
+    (void)state;
+    static const struct {
+        guint partitions, rf, brokers;
+    } cases[] = {{1, 1, 1}, {12, 3, 9}, {10, 2, 70}, {101, 3, 70}, {1000, 5, 99}, {12345, 3, 7}};
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        GString *data = g_string_new(NULL);
+        for (guint p = 0; p < cases[c].partitions; p++) {
+            g_string_append_printf(data, "%s%u:", p ? "|" : "", p);
+            for (guint r = 0; r < cases[c].rf; r++)
+                g_string_append_printf(data, "%s%u", r ? "," : "", cases[c].brokers);
+        }
+        assert_int_equal(cluster_topic_znode_bytes_max(cases[c].partitions, cases[c].rf,
+                                                       cases[c].brokers),
+                         data->len);
+        g_string_free(data, TRUE);
+    }
+    ClusterConfig config;
+    config_fast(&config);
+    SimWorld *world = sim_world_new(1);
+    Cluster *cluster = cluster_new(world, &config, NULL);
+    GError *error = NULL;
+    assert_false(cluster_create_topic(cluster, "huge", 100000, 3, NULL, &error));
+    assert_non_null(strstr(error->message, "jute.maxbuffer"));
+    g_clear_error(&error);
+    assert_true(cluster_create_topic(cluster, "fits", 50000, 3, NULL, &error));
+    assert_false(cluster_add_partitions(cluster, "fits", 100000, &error));
+    assert_non_null(strstr(error->message, "znode limit"));
+    g_clear_error(&error);
+    cluster_free(cluster);
+    sim_world_free(world);
+}
+
+/* A liveness message names the first ten unconverged partitions and counts
+ * the rest: a large topic does not make a message of megabytes. */
+static void
+test_cluster_unconverged_is_capped(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    config_fast(&config);
+    Fixture *f = fixture_new(8, &config, 60, -1, NULL);
+    assert_null(cluster_unconverged(f->cluster));
+    guint led = 0;
+    for (gint32 p = 0; p < 60; p++)
+        led += cluster_leader(f->cluster, TOPIC, p) == 1;
+    assert_true(led > 10);
+    sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, 1)));
+    g_autofree char *what = cluster_unconverged(f->cluster);
+    assert_non_null(what);
+    /* Right after the crash, the partitions broker 1 led have no leader. */
+    g_autofree char *tail = g_strdup_printf("; and %u more partitions", led - 10);
+    assert_true(g_str_has_suffix(what, tail));
+    guint named = 0;
+    for (const char *at = what; (at = strstr(at, TOPIC "-")) != NULL; at++)
+        named++;
+    assert_int_equal(named, 10);
+    fixture_free(f);
+}
+
 int
 main(void)
 {
@@ -728,6 +794,8 @@ main(void)
         cmocka_unit_test(test_cluster_two_failures_leader_epoch_keeps),
         cmocka_unit_test(test_cluster_add_partitions),
         cmocka_unit_test(test_cluster_new_topic_metadata_is_whole),
+        cmocka_unit_test(test_cluster_topic_znode_bound),
+        cmocka_unit_test(test_cluster_unconverged_is_capped),
         cmocka_unit_test(test_cluster_controlled_shutdown_moves_leadership),
         cmocka_unit_test(test_cluster_controlled_shutdown_gives_up),
     };

@@ -340,6 +340,38 @@ valid_topic_name(const char *name)
     return TRUE;
 }
 
+static guint
+decimal_digits(guint64 n)
+{
+    guint digits = 1;
+    for (; n >= 10; n /= 10)
+        digits++;
+    return digits;
+}
+
+guint64
+cluster_topic_znode_bytes_max(guint partitions, guint replication_factor, guint n_brokers)
+{
+    /* write_assignment's "P:R,R,R|P:R,R,R...": each partition its number, a
+     * colon, the replica ids with commas between, and a bar between
+     * partitions; every id as long as the largest. */
+    if (partitions == 0)
+        return 0;
+    guint64 per_replica = decimal_digits(n_brokers) + 1; /* the id, and a colon or a comma */
+    guint64 last = partitions - 1;
+    guint64 bytes = last; /* the bars */
+    for (guint64 low = 0, high = 9, digits = 1; low <= last;
+         low = high + 1, high = high * 10 + 9, digits++)
+        bytes += (MIN(high, last) - low + 1) * (digits + per_replica * replication_factor);
+    return bytes;
+}
+
+guint64
+cluster_znode_bytes_limit(void)
+{
+    return ZK_DATA_BYTES_MAX;
+}
+
 gboolean
 cluster_create_topic(Cluster *cluster, const char *name, guint partitions,
                      guint replication_factor, const TopicConfig *config, GError **error)
@@ -361,6 +393,16 @@ cluster_create_topic(Cluster *cluster, const char *name, guint partitions,
                     "topic '%s': %u partitions with replication factor %u cannot be placed on "
                     "%u brokers",
                     name, partitions, replication_factor, cluster->config.n_brokers);
+        return FALSE;
+    }
+    guint64 znode = cluster_topic_znode_bytes_max(partitions, replication_factor,
+                                                  cluster->config.n_brokers);
+    if (znode > cluster_znode_bytes_limit()) {
+        g_set_error(error, CLUSTER_ERROR, 6,
+                    "topic '%s': the assignment of %u partitions with replication factor %u "
+                    "takes up to %" G_GUINT64_FORMAT " bytes, above ZooKeeper's znode limit of "
+                    "%" G_GUINT64_FORMAT " bytes (jute.maxbuffer)",
+                    name, partitions, replication_factor, znode, cluster_znode_bytes_limit());
         return FALSE;
     }
     ClusterTopic *topic = g_new0(ClusterTopic, 1);
@@ -394,6 +436,14 @@ cluster_add_partitions(Cluster *cluster, const char *name, guint partitions, GEr
         return FALSE;
     }
     const GArray *first = g_ptr_array_index(topic->assignment, 0);
+    guint64 znode = cluster_topic_znode_bytes_max(partitions, first->len, cluster->config.n_brokers);
+    if (znode > cluster_znode_bytes_limit()) {
+        g_set_error(error, CLUSTER_ERROR, 6,
+                    "topic '%s': %u partitions take up to %" G_GUINT64_FORMAT " bytes of "
+                    "assignment, above ZooKeeper's znode limit of %" G_GUINT64_FORMAT " bytes",
+                    name, partitions, znode, cluster_znode_bytes_limit());
+        return FALSE;
+    }
     assign_replicas(cluster, topic, current, partitions, first->len);
     write_assignment(cluster, topic, FALSE);
     return TRUE;
@@ -759,24 +809,37 @@ cluster_finish(Cluster *cluster)
     final_pass(cluster, TRUE, cluster->history != NULL);
 }
 
-char *
-cluster_unconverged(const Cluster *cluster)
+/* Partitions a liveness message names before it only counts the rest. */
+#define UNCONVERGED_SHOWN 10
+
+/* The partitions without a leader or with a short ISR: their count, the
+ * first UNCONVERGED_SHOWN described into `what`; with `what` NULL, stops at
+ * the first (is anything unconverged?). */
+static guint
+unconverged_scan(const Cluster *cluster, GString *what)
 {
-    GString *what = g_string_new(NULL);
+    guint count = 0;
     for (guint t = 0; t < cluster->topics->len; t++) {
         const ClusterTopic *topic = g_ptr_array_index(cluster->topics, t);
         for (guint p = 0; p < topic->assignment->len; p++) {
             const GArray *replicas = g_ptr_array_index(topic->assignment, p);
             gint32 leader = cluster_leader(cluster, topic->name, (gint32)p);
+            BrokerPartitionInfo info = {0};
+            if (leader >= 0)
+                broker_partition_info(cluster_broker(cluster, leader), topic->name, (gint32)p,
+                                      &info);
+            if (leader >= 0 && info.n_isr == replicas->len)
+                continue;
+            if (++count > UNCONVERGED_SHOWN || what == NULL) {
+                if (what == NULL)
+                    return count;
+                continue;
+            }
             if (leader < 0) {
                 g_string_append_printf(what, "%s%s-%u has no leader", what->len ? "; " : "",
                                        topic->name, p);
                 continue;
             }
-            BrokerPartitionInfo info;
-            broker_partition_info(cluster_broker(cluster, leader), topic->name, (gint32)p, &info);
-            if (info.n_isr == replicas->len)
-                continue;
             g_string_append_printf(what, "%s%s-%u: leader %d (epoch %d, LEO %" G_GINT64_FORMAT
                                          ", HW %" G_GINT64_FORMAT ") has ISR [",
                                    what->len ? "; " : "", topic->name, p, leader,
@@ -786,10 +849,20 @@ cluster_unconverged(const Cluster *cluster)
             g_string_append_c(what, ']');
         }
     }
-    if (what->len == 0) {
+    return count;
+}
+
+char *
+cluster_unconverged(const Cluster *cluster)
+{
+    GString *what = g_string_new(NULL);
+    guint count = unconverged_scan(cluster, what);
+    if (count == 0) {
         g_string_free(what, TRUE);
         return NULL;
     }
+    if (count > UNCONVERGED_SHOWN)
+        g_string_append_printf(what, "; and %u more partitions", count - UNCONVERGED_SHOWN);
     return g_string_free(what, FALSE);
 }
 
@@ -798,8 +871,7 @@ settled(const Cluster *cluster)
 {
     if (cluster->topics->len == 0)
         return FALSE;
-    g_autofree char *what = cluster_unconverged(cluster);
-    return what == NULL;
+    return unconverged_scan(cluster, NULL) == 0;
 }
 
 gboolean

@@ -50,6 +50,14 @@ void cluster_free(Cluster *cluster);
 
 /* Creates a topic; `config` NULL takes the brokers' defaults. Fails with a
  * message for a bad name, too many replicas, or an existing topic. */
+/* The most bytes the assignment znode of a topic (/brokers/topics/NAME) of
+ * `partitions` partitions with `replication_factor` replicas each takes on a
+ * cluster of `n_brokers` brokers (ids 1..n_brokers). */
+guint64 cluster_topic_znode_bytes_max(guint partitions, guint replication_factor, guint n_brokers);
+/* ZooKeeper's limit on a znode's data (jute.maxbuffer, 1 MiB): a topic whose
+ * assignment znode could exceed it is refused, as Kafka's admin client fails
+ * to create it. */
+guint64 cluster_znode_bytes_limit(void);
 gboolean cluster_create_topic(Cluster *cluster, const char *name, guint partitions,
                               guint replication_factor, const TopicConfig *config, GError **error);
 /* Grows a topic to `partitions`; shrinking is refused, as Kafka refuses it. */

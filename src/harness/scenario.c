@@ -34,6 +34,7 @@
  */
 #include "scenario.h"
 
+#include "cluster.h"
 #include "scenario_internal.h"
 #include "sim_assert.h"
 
@@ -255,6 +256,25 @@ topic_free(gpointer data)
     g_free(topic);
 }
 
+gboolean
+scenario_check_topic_fits(const Build *b, const Loc *loc, const char *topic, guint partitions,
+                          guint replication_factor, GError **error)
+{
+    guint64 bytes = cluster_topic_znode_bytes_max(partitions, replication_factor,
+                                                  b->variant->cluster.brokers);
+    if (bytes <= cluster_znode_bytes_limit())
+        return TRUE;
+    /* Kafka in ZooKeeper mode fails the same way: the topic's assignment is
+     * one znode, and ZooKeeper refuses data above jute.maxbuffer. */
+    scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, loc,
+                       "topic %s: %u partitions with replication factor %u make an assignment "
+                       "znode of up to %" G_GUINT64_FORMAT " bytes, above ZooKeeper's limit of "
+                       "%" G_GUINT64_FORMAT " bytes (jute.maxbuffer), so Kafka could not create "
+                       "it; spread the partitions over several topics",
+                       topic, partitions, replication_factor, bytes, cluster_znode_bytes_limit());
+    return FALSE;
+}
+
 static gboolean
 build_topic(Build *b, const RawGroup *group, GError **error)
 {
@@ -274,6 +294,10 @@ build_topic(Build *b, const RawGroup *group, GError **error)
                            topic->replication_factor, topic->name, cluster->brokers);
         return FALSE;
     }
+    Loc partitions_loc = loc_topic_key(b, group, "partitions", "num.partitions");
+    if (!scenario_check_topic_fits(b, &partitions_loc, topic->name, topic->partitions,
+                                   topic->replication_factor, error))
+        return FALSE;
     gint64 min_isr = kconfig_get_int64(topic->config, "min.insync.replicas");
     if (min_isr > (gint64)topic->replication_factor) {
         Loc loc = loc_topic_key(b, group, "min.insync.replicas", "min.insync.replicas");

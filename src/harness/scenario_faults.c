@@ -450,9 +450,10 @@ fault_add_partitions(const Build *b, const RawGroup *group, const KConfig *cfg,
     }
     fault->topic = g_strdup(topic->name);
     fault->partitions = (guint)kconfig_get_int64(cfg, "partitions");
-    if (fault->partitions > topic->partitions)
-        return TRUE;
     Loc loc = scenario_loc_key(b->scenario, group, "partitions");
+    if (fault->partitions > topic->partitions)
+        return scenario_check_topic_fits(b, &loc, topic->name, fault->partitions,
+                                         topic->replication_factor, error);
     scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
                        "%u is not more than topic %s's %u partitions: Kafka only adds partitions",
                        fault->partitions, topic->name, topic->partitions);

@@ -215,6 +215,11 @@ char *scenario_no_such_message(const char *what, const char *name, const GPtrArr
 gboolean scenario_fill_configs(const Build *b, const RawGroup *group, KConfig *const *configs,
                                guint n_configs, GError **error);
 /* Refuses a time of `key` past the scenario's duration. */
+/* FALSE with an error at `loc` when a topic of `partitions` partitions with
+ * `replication_factor` replicas would not fit ZooKeeper's znode limit on
+ * the variant's cluster (cluster_topic_znode_bytes_max). */
+gboolean scenario_check_topic_fits(const Build *b, const Loc *loc, const char *topic,
+                                   guint partitions, guint replication_factor, GError **error);
 gboolean scenario_check_not_past_end(const Build *b, const RawGroup *group, const char *key,
                                      gint64 time_ns, GError **error);
 
