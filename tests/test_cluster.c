@@ -748,6 +748,45 @@ test_cluster_topic_znode_bound(void **state)
     sim_world_free(world);
 }
 
+/* A fixed assignment is what the cluster uses, whatever the seed: the
+ * preferred (first) replicas lead, in the given order. */
+static void
+test_cluster_fixed_assignment(void **state)
+{
+    (void)state;
+    static const gint32 replicas[][3] = {{3, 1, 2}, {2, 3, 1}, {1, 2, 3}};
+    for (guint64 seed = 1; seed <= 3; seed++) {
+        ClusterConfig config;
+        config_fast(&config);
+        SimWorld *world = sim_world_new(seed);
+        Cluster *cluster = cluster_new(world, &config, NULL);
+        g_autoptr(GPtrArray) assignment =
+            g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+        for (guint p = 0; p < G_N_ELEMENTS(replicas); p++) {
+            GArray *list = g_array_new(FALSE, FALSE, sizeof(gint32));
+            g_array_append_vals(list, replicas[p], 3);
+            g_ptr_array_add(assignment, list);
+        }
+        GError *error = NULL;
+        assert_true(cluster_create_topic_assigned(cluster, TOPIC, assignment, NULL, &error));
+        assert_true(cluster_wait_settled(cluster, 20 * SIM_NS_PER_S));
+        for (guint p = 0; p < G_N_ELEMENTS(replicas); p++) {
+            const GArray *got = cluster_replicas(cluster, TOPIC, (gint32)p);
+            assert_int_equal(got->len, 3);
+            for (guint r = 0; r < 3; r++)
+                assert_int_equal(g_array_index(got, gint32, r), replicas[p][r]);
+            assert_int_equal(cluster_leader(cluster, TOPIC, (gint32)p), replicas[p][0]);
+        }
+        /* Kafka's checks: a broker twice in a partition is refused. */
+        g_array_index((GArray *)g_ptr_array_index(assignment, 0), gint32, 1) = 3;
+        assert_false(cluster_create_topic_assigned(cluster, "other", assignment, NULL, &error));
+        assert_non_null(strstr(error->message, "names broker 3 twice"));
+        g_clear_error(&error);
+        cluster_free(cluster);
+        sim_world_free(world);
+    }
+}
+
 /* A liveness message names the first ten unconverged partitions and counts
  * the rest: a large topic does not make a message of megabytes. */
 static void
@@ -796,6 +835,7 @@ main(void)
         cmocka_unit_test(test_cluster_new_topic_metadata_is_whole),
         cmocka_unit_test(test_cluster_topic_znode_bound),
         cmocka_unit_test(test_cluster_unconverged_is_capped),
+        cmocka_unit_test(test_cluster_fixed_assignment),
         cmocka_unit_test(test_cluster_controlled_shutdown_moves_leadership),
         cmocka_unit_test(test_cluster_controlled_shutdown_gives_up),
     };

@@ -89,6 +89,7 @@ static const char *const unbound_by_design[] = {
     "default.replication.factor", /* the same */
     "partitions",                 /* [topic NAME]: the parser creates the topic with it */
     "replication.factor",         /* the same */
+    "replica.assignment",         /* the same: the topic's fixed assignment */
     "group.id",                   /* the parser makes it the group of a [consumer-group] */
 };
 

@@ -372,9 +372,11 @@ cluster_znode_bytes_limit(void)
     return ZK_DATA_BYTES_MAX;
 }
 
-gboolean
-cluster_create_topic(Cluster *cluster, const char *name, guint partitions,
-                     guint replication_factor, const TopicConfig *config, GError **error)
+/* The checks Kafka's admin makes before a topic is created (name, not taken,
+ * placeable, its assignment znode within ZooKeeper's limit). */
+static gboolean
+topic_creatable(const Cluster *cluster, const char *name, guint partitions,
+                guint replication_factor, GError **error)
 {
     if (!valid_topic_name(name)) {
         g_set_error(error, CLUSTER_ERROR, 1,
@@ -405,17 +407,101 @@ cluster_create_topic(Cluster *cluster, const char *name, guint partitions,
                     name, partitions, replication_factor, znode, cluster_znode_bytes_limit());
         return FALSE;
     }
-    ClusterTopic *topic = g_new0(ClusterTopic, 1);
-    topic->name = g_strdup(name);
-    topic->assignment = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-    assign_replicas(cluster, topic, 0, partitions, replication_factor);
+    return TRUE;
+}
+
+/* Adds `topic` (its assignment filled) and writes its znode. */
+static void
+topic_add(Cluster *cluster, ClusterTopic *topic, const TopicConfig *config)
+{
     g_ptr_array_add(cluster->topics, topic);
     TopicConfig defaults;
     topic_config_from_broker(&defaults, &cluster->config.broker);
     for (guint i = 0; i < cluster->brokers->len; i++)
-        broker_set_topic_config(g_ptr_array_index(cluster->brokers, i), name,
+        broker_set_topic_config(g_ptr_array_index(cluster->brokers, i), topic->name,
                                 config != NULL ? config : &defaults);
     write_assignment(cluster, topic, TRUE);
+}
+
+static ClusterTopic *
+topic_new(const char *name)
+{
+    ClusterTopic *topic = g_new0(ClusterTopic, 1);
+    topic->name = g_strdup(name);
+    topic->assignment = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    return topic;
+}
+
+gboolean
+cluster_create_topic(Cluster *cluster, const char *name, guint partitions,
+                     guint replication_factor, const TopicConfig *config, GError **error)
+{
+    if (!topic_creatable(cluster, name, partitions, replication_factor, error))
+        return FALSE;
+    ClusterTopic *topic = topic_new(name);
+    assign_replicas(cluster, topic, 0, partitions, replication_factor);
+    topic_add(cluster, topic, config);
+    return TRUE;
+}
+
+/* Kafka's AdminUtils.validateReplicaAssignment: every partition as many
+ * replicas, each an existing broker, none twice. */
+gboolean
+cluster_check_assignment(const char *name, const GPtrArray *assignment, guint n_brokers,
+                         GError **error)
+{
+    if (assignment->len == 0) {
+        g_set_error(error, CLUSTER_ERROR, 7, "topic '%s': the assignment names no partition",
+                    name);
+        return FALSE;
+    }
+    const GArray *first = g_ptr_array_index(assignment, 0);
+    for (guint p = 0; p < assignment->len; p++) {
+        const GArray *replicas = g_ptr_array_index(assignment, p);
+        if (replicas->len != first->len) {
+            g_set_error(error, CLUSTER_ERROR, 7,
+                        "topic '%s': partition %u has %u replicas, partition 0 has %u (every "
+                        "partition needs the same replication factor)",
+                        name, p, replicas->len, first->len);
+            return FALSE;
+        }
+        for (guint r = 0; r < replicas->len; r++) {
+            gint32 id = g_array_index(replicas, gint32, r);
+            if (id < 1 || (guint)id > n_brokers) {
+                g_set_error(error, CLUSTER_ERROR, 7,
+                            "topic '%s': partition %u names broker %d; the brokers are 1 to %u",
+                            name, p, id, n_brokers);
+                return FALSE;
+            }
+            for (guint q = 0; q < r; q++) {
+                if (g_array_index(replicas, gint32, q) == id) {
+                    g_set_error(error, CLUSTER_ERROR, 7,
+                                "topic '%s': partition %u names broker %d twice", name, p, id);
+                    return FALSE;
+                }
+            }
+        }
+    }
+    return TRUE;
+}
+
+gboolean
+cluster_create_topic_assigned(Cluster *cluster, const char *name, const GPtrArray *assignment,
+                              const TopicConfig *config, GError **error)
+{
+    KSIM_ASSERT(assignment != NULL);
+    guint rf = assignment->len > 0 ? ((const GArray *)g_ptr_array_index(assignment, 0))->len : 0;
+    if (!cluster_check_assignment(name, assignment, cluster->config.n_brokers, error) ||
+        !topic_creatable(cluster, name, assignment->len, rf, error))
+        return FALSE;
+    ClusterTopic *topic = topic_new(name);
+    for (guint p = 0; p < assignment->len; p++) {
+        const GArray *replicas = g_ptr_array_index(assignment, p);
+        GArray *copy = g_array_sized_new(FALSE, FALSE, sizeof(gint32), replicas->len);
+        g_array_append_vals(copy, replicas->data, replicas->len);
+        g_ptr_array_add(topic->assignment, copy);
+    }
+    topic_add(cluster, topic, config);
     return TRUE;
 }
 

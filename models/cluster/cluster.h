@@ -60,6 +60,18 @@ guint64 cluster_topic_znode_bytes_max(guint partitions, guint replication_factor
 guint64 cluster_znode_bytes_limit(void);
 gboolean cluster_create_topic(Cluster *cluster, const char *name, guint partitions,
                               guint replication_factor, const TopicConfig *config, GError **error);
+/* Creates a topic with the replicas of each partition given, as
+ * kafka-topics --replica-assignment takes them: `assignment` holds one
+ * GArray of gint32 broker ids per partition, the first the preferred
+ * leader. Every partition needs as many distinct, existing brokers. */
+/* Kafka's AdminUtils.validateReplicaAssignment for a cluster of `n_brokers`
+ * (ids 1..n_brokers): at least one partition, every partition as many
+ * replicas, each an existing broker, none twice. */
+gboolean cluster_check_assignment(const char *name, const GPtrArray *assignment, guint n_brokers,
+                                  GError **error);
+gboolean cluster_create_topic_assigned(Cluster *cluster, const char *name,
+                                       const GPtrArray *assignment, const TopicConfig *config,
+                                       GError **error);
 /* Grows a topic to `partitions`; shrinking is refused, as Kafka refuses it. */
 gboolean cluster_add_partitions(Cluster *cluster, const char *name, guint partitions,
                                 GError **error);

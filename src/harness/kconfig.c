@@ -216,6 +216,10 @@ static const KConfigKey REGISTRY[] = {
     /* Topic (Kafka's LogConfig), each overriding a broker key. */
     KEY("partitions", TOPIC, INT, "1", RANGE(1, 1 << 24), .overrides = "num.partitions", KSIM_KEY,
         .doc = "Number of partitions (kafka-topics --partitions)."),
+    KEY("replica.assignment", TOPIC, STRING, NULL, KSIM_KEY,
+        .doc = "Each partition's replicas, the preferred leader first, as kafka-topics "
+               "--replica-assignment takes them: 1:2:3, 2:3:1 (null: Kafka's assignment, drawn "
+               "from the seed). Sets partitions and replication.factor."),
     KEY("replication.factor", TOPIC, INT, "1", RANGE(1, 32767),
         .overrides = "default.replication.factor", KSIM_KEY,
         .doc = "Replicas per partition (kafka-topics --replication-factor)."),

@@ -619,8 +619,12 @@ build_cluster(Run *run)
         TopicConfig topic_config;
         topic_config_from(&topic_config, topic->config);
         GError *error = NULL;
-        gboolean created = cluster_create_topic(cluster, topic->name, topic->partitions,
-                                                topic->replication_factor, &topic_config, &error);
+        gboolean created =
+            topic->assignment != NULL
+                ? cluster_create_topic_assigned(cluster, topic->name, topic->assignment,
+                                                &topic_config, &error)
+                : cluster_create_topic(cluster, topic->name, topic->partitions,
+                                       topic->replication_factor, &topic_config, &error);
         /* The parser validated names and counts already. */
         KSIM_ASSERT(created);
     }

@@ -252,6 +252,8 @@ topic_free(gpointer data)
 {
     ScenarioTopic *topic = data;
     g_free(topic->name);
+    if (topic->assignment != NULL)
+        g_ptr_array_unref(topic->assignment);
     kconfig_free(topic->config);
     g_free(topic);
 }
@@ -275,6 +277,71 @@ scenario_check_topic_fits(const Build *b, const Loc *loc, const char *topic, gui
     return FALSE;
 }
 
+/* "1:2:3, 2:3:1" as GArrays of broker ids, or NULL with `*why`. */
+static GPtrArray *
+parse_replica_assignment(const char *text, char **why)
+{
+    GPtrArray *assignment = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    g_auto(GStrv) partitions = g_strsplit(text, ",", -1);
+    for (guint p = 0; partitions[p] != NULL; p++) {
+        GArray *replicas = g_array_new(FALSE, FALSE, sizeof(gint32));
+        g_ptr_array_add(assignment, replicas);
+        g_auto(GStrv) ids = g_strsplit(partitions[p], ":", -1);
+        for (guint r = 0; ids[r] != NULL; r++) {
+            g_autofree char *id = g_strstrip(g_strdup(ids[r]));
+            guint64 value = 0;
+            if (!g_ascii_string_to_unsigned(id, 10, 1, G_MAXINT32, &value, NULL)) {
+                *why = g_strdup_printf("partition %u: '%s' is not a broker id (a positive "
+                                       "integer); write the replicas of each partition with "
+                                       "colons and partitions with commas: 1:2:3, 2:3:1",
+                                       p, id);
+                g_ptr_array_unref(assignment);
+                return NULL;
+            }
+            gint32 broker = (gint32)value;
+            g_array_append_val(replicas, broker);
+        }
+    }
+    return assignment;
+}
+
+/* replica.assignment, when set: the topic's partitions and replication
+ * factor come from it, so the group may not set them too (kafka-topics
+ * refuses --partitions and --replication-factor beside it). */
+static gboolean
+build_topic_assignment(Build *b, const RawGroup *group, ScenarioTopic *topic, GError **error)
+{
+    if (kconfig_is_null(topic->config, "replica.assignment"))
+        return TRUE;
+    Loc loc = scenario_loc_key(b->scenario, group, "replica.assignment");
+    static const char *const exclusive[] = {"partitions", "replication.factor"};
+    for (guint i = 0; i < G_N_ELEMENTS(exclusive); i++) {
+        if (kconfig_is_set(topic->config, exclusive[i])) {
+            scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                               "replica.assignment sets the topic's partitions and replication "
+                               "factor: remove %s from [topic %s]",
+                               exclusive[i], topic->name);
+            return FALSE;
+        }
+    }
+    char *why = NULL;
+    topic->assignment = parse_replica_assignment(kconfig_get_string(topic->config, "replica.assignment"),
+                                         &why);
+    GError *invalid = NULL;
+    if (topic->assignment == NULL ||
+        !cluster_check_assignment(topic->name, topic->assignment, b->variant->cluster.brokers,
+                                  &invalid)) {
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc, "%s",
+                           why != NULL ? why : invalid->message);
+        g_free(why);
+        g_clear_error(&invalid);
+        return FALSE;
+    }
+    topic->partitions = topic->assignment->len;
+    topic->replication_factor = ((const GArray *)g_ptr_array_index(topic->assignment, 0))->len;
+    return TRUE;
+}
+
 static gboolean
 build_topic(Build *b, const RawGroup *group, GError **error)
 {
@@ -287,6 +354,8 @@ build_topic(Build *b, const RawGroup *group, GError **error)
         return FALSE;
     topic->partitions = (guint)kconfig_get_int64(topic->config, "partitions");
     topic->replication_factor = (guint)kconfig_get_int64(topic->config, "replication.factor");
+    if (!build_topic_assignment(b, group, topic, error))
+        return FALSE;
     if (topic->replication_factor > cluster->brokers) {
         Loc loc = loc_topic_key(b, group, "replication.factor", "default.replication.factor");
         scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,

@@ -202,6 +202,9 @@ typedef struct {
     char *name;
     guint partitions;
     guint replication_factor;
+    /* replica.assignment: a GArray of gint32 broker ids per partition; NULL:
+     * Kafka's assignment, drawn from the seed. */
+    GPtrArray *assignment;
     KConfig *config; /* topic keys over the cluster's broker config */
 } ScenarioTopic;
 
