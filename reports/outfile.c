@@ -23,7 +23,10 @@
  *  2. `target` is replaced only by outfile_dir_commit, in one rename (an
  *     exchange where the file system has one), so it holds the complete old
  *     report or the complete new one.
- *  3. `steps` counts the files committed inside, then the commit's steps.
+ *  3. `steps` counts the files committed inside, then the commit's steps;
+ *     until the commit, steps <= opened (a file is committed once at most).
+ * outfile_dir_check_invariants checks 1 (but the atomicity of 2, which is
+ * the file system's) and 3.
  *
  * Lifecycle:
  *   (none) --outfile_dir_open--> WRITING --outfile_dir_commit--> target replaced, freed
@@ -527,6 +530,25 @@ outfile_dir_target(const OutDir *dir)
     return dir->target;
 }
 
+void
+outfile_dir_check_invariants(const OutDir *dir)
+{
+    KSIM_ASSERT(dir != NULL);
+    KSIM_ASSERT(dir->tmp_path != NULL);
+    g_autofree char *parent = NULL;
+    g_autofree char *base = NULL;
+    gboolean split = target_split(dir->target, &parent, &base, NULL);
+    KSIM_ASSERT(split);
+    g_autofree char *tmp_parent = g_path_get_dirname(dir->tmp_path);
+    g_autofree char *tmp_name = g_path_get_basename(dir->tmp_path);
+    g_autofree char *prefix = temporary_prefix(base, "tmp");
+    g_autofree char *own = g_strdup_printf("%s%d-", prefix, (int)getpid());
+    KSIM_ASSERT(strcmp(tmp_parent, parent) == 0);
+    KSIM_ASSERT(g_str_has_prefix(tmp_name, own));
+    KSIM_ASSERT(g_file_test(dir->tmp_path, G_FILE_TEST_IS_DIR));
+    KSIM_ASSERT(dir->steps <= dir->opened);
+}
+
 OutFile *
 outfile_dir_file_open(OutDir *dir, const char *name, GError **error)
 {
@@ -615,8 +637,8 @@ dir_replace(OutDir *dir, GError **error)
 gboolean
 outfile_dir_commit(OutDir *dir, GError **error)
 {
-    KSIM_ASSERT(dir != NULL);
     KSIM_ASSERT(error == NULL || *error == NULL);
+    outfile_dir_check_invariants(dir);
     /* Every file inside was fsynced by its commit; this makes their names
      * durable before the directory is renamed into place. */
     sync_directory(dir->tmp_path);

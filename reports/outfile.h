@@ -124,6 +124,10 @@ gboolean outfile_dir_write(OutDir *dir, const char *name, const char *data, gsiz
  * `error` set. */
 gboolean outfile_dir_commit(OutDir *dir, GError **error);
 
+/* Checks the invariants outfile.c states for `dir` (its temporary
+ * directory is this process's, beside the report directory, and exists). */
+void outfile_dir_check_invariants(const OutDir *dir);
+
 /* Removes the temporary directory and what it holds; the report directory
  * is untouched. Frees `dir`; accepts NULL. */
 void outfile_dir_abort(OutDir *dir);

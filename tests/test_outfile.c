@@ -299,6 +299,7 @@ test_outfile_dir_replaces_as_a_whole(void **state)
     assert_non_null(trace);
     fputs("{}\n", outfile_stream(trace));
     assert_true(outfile_commit(g_steal_pointer(&trace), &error));
+    outfile_dir_check_invariants(out);
     g_autofree char *before = read_in(target, "summary.json");
     assert_string_equal(before, "old");
     assert_true(outfile_dir_commit(out, &error));
