@@ -128,6 +128,15 @@ images_remove(const char *dir, const char *basename)
     }
 }
 
+/* `message` with the temporary directory gnuplot ran in named as the report
+ * directory, which is where the user will look (transfer full). */
+static char *
+shown_message(const Report *report, const char *message)
+{
+    g_auto(GStrv) parts = g_strsplit(message, report->dir, -1);
+    return g_strjoinv(outfile_dir_target(report->out), parts);
+}
+
 /* Writes NAME.gp, then lets gnuplot draw its images. They are drawn under
  * their own names: the directory is the report's temporary one, so no reader
  * sees half an image, and a killed run's are removed with it. A script that
@@ -146,7 +155,8 @@ job_render(Report *report, PlotJob *job, PlotPng png, GError **error)
     job->drawn = plot_render(script, &spec, report->dir, &local);
     if (!job->drawn) {
         images_remove(report->dir, job->basename);
-        report_warn(report, "plot %s left out: %s", job->basename, local->message);
+        g_autofree char *why = shown_message(report, local->message);
+        report_warn(report, "plot %s left out: %s", job->basename, why);
     }
     return TRUE;
 }
