@@ -144,7 +144,9 @@ dir_step(OutDir *dir)
 
 /* ---- OutFile ---- */
 
-/* The stream's writes go straight to write(2), so their errno is kept. */
+/* The stream's writes go straight to write(2), so their errno is kept.
+ * On a failure it returns -1, which glibc's cookie streams take as an error
+ * (setting the stream's error flag; a short count would be taken as EOF). */
 static ssize_t
 outfile_cookie_write(void *cookie, const char *data, size_t len)
 {
