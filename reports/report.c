@@ -8,14 +8,15 @@
  *   report_csv_write_all   the CSV files, and one PlotJob per plot whose
  *                          series have data (report_csv.c)
  *   report_plots_render    each PlotJob: its .gp script, then its images
- *                          drawn under temporary names and renamed into
- *                          place (report_plots.c)
+ *                          drawn by gnuplot (report_plots.c)
  *   report_document_build  one Document (headings, paragraphs, tables,
  *                          lists, images; report_document.c), rendered
  *                          twice: report.md (report_markdown.c) and
  *                          report.html (report_html.c)
- *   summary.json           last, so its presence means the report is
- *                          complete (report_json.c)
+ *   summary.json           last (report_json.c)
+ * all into the temporary directory of an OutDir (outfile.h), renamed into
+ * place by report_write once everything is written, so the report directory
+ * holds the whole previous report until then and never a mix of two runs.
  * The terminal table is report_table.c. This file holds the entry points,
  * each run's prepared data and the helpers the writers share; the types
  * they share are in report_internal.h.
@@ -28,11 +29,8 @@
  */
 #include "report.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
-
-#include <glib/gstdio.h>
 
 #include "explain.h"
 #include "outfile.h"
@@ -223,55 +221,35 @@ report_warn(Report *report, const char *format, ...)
 /* ---- report_write ---- */
 
 static gboolean
-write_text(const char *dir, const char *name, const GString *text, GError **error)
-{
-    g_autofree char *path = g_build_filename(dir, name, NULL);
-    return outfile_write(path, text->str, text->len, error);
-}
-
-static gboolean
 documents_write(const Report *report, GError **error)
 {
     Document *doc = report_document_build(report);
     g_autoptr(GString) markdown = report_markdown_render(doc);
     g_autoptr(GString) html = report_html_render(doc, report);
     g_ptr_array_free(doc, TRUE);
-    return write_text(report->dir, "report.md", markdown, error) &&
-           write_text(report->dir, "report.html", html, error);
-}
-
-static gboolean
-directory_make(const char *dir, GError **error)
-{
-    if (g_mkdir_with_parents(dir, 0777) == 0)
-        return TRUE;
-    int saved = errno;
-    g_set_error(error, KSIM_REPORTS_ERROR, KSIM_REPORTS_ERROR_IO,
-                "cannot create the report directory \"%s\": %s", dir, g_strerror(saved));
-    return FALSE;
+    return outfile_dir_write(report->out, "report.md", markdown->str, markdown->len, error) &&
+           outfile_dir_write(report->out, "report.html", html->str, html->len, error);
 }
 
 static gboolean
 report_write_all(Report *report, GError **error)
 {
-    if (!directory_make(report->dir, error) || !report_csv_write_all(report, error))
-        return FALSE;
-    report_plots_render(report);
-    if (!documents_write(report, error))
+    if (!report_csv_write_all(report, error) || !report_plots_render(report, error) ||
+        !documents_write(report, error))
         return FALSE;
     g_autofree char *summary = report_json_summary(report->input, report->runs, report->warnings);
-    g_autofree char *path = g_build_filename(report->dir, "summary.json", NULL);
-    return outfile_write(path, summary, strlen(summary), error);
+    return outfile_dir_write(report->out, "summary.json", summary, strlen(summary), error);
 }
 
 gboolean
-report_write(const ReportInput *input, const char *out_dir, GPtrArray *warnings, GError **error)
+report_write_into(const ReportInput *input, OutDir *out, GPtrArray *warnings, GError **error)
 {
     KSIM_ASSERT(input != NULL);
-    KSIM_ASSERT(out_dir != NULL);
+    KSIM_ASSERT(out != NULL);
     Report report = {0};
     report.input = input;
-    report.dir = out_dir;
+    report.out = out;
+    report.dir = outfile_dir_path(out);
     report.runs = report_runs_prepare(input, TRUE);
     report.jobs = g_ptr_array_new_with_free_func(report_plots_job_free);
     report.warnings = g_ptr_array_new_with_free_func(g_free);
@@ -282,4 +260,19 @@ report_write(const ReportInput *input, const char *out_dir, GPtrArray *warnings,
     g_ptr_array_free(report.jobs, TRUE);
     g_ptr_array_free(report.runs, TRUE);
     return ok;
+}
+
+gboolean
+report_write(const ReportInput *input, const char *out_dir, GPtrArray *warnings, GError **error)
+{
+    KSIM_ASSERT(input != NULL);
+    KSIM_ASSERT(out_dir != NULL);
+    OutDir *out = outfile_dir_open(out_dir, REPORT_MARKER, error);
+    if (out == NULL)
+        return FALSE;
+    if (!report_write_into(input, out, warnings, error)) {
+        outfile_dir_abort(out);
+        return FALSE;
+    }
+    return outfile_dir_commit(out, error);
 }

@@ -2,8 +2,10 @@
  * report: the files a user reads after `ksim run --out DIR`, and the table
  * printed on the terminal.
  *
- * report_write writes into DIR, every file atomically (outfile.h; the images
- * are drawn under temporary names and renamed into place):
+ * report_write writes into DIR atomically as a whole: every file goes into a
+ * temporary directory beside DIR, renamed into place when all are written, so
+ * DIR holds the complete previous report or the complete new one (outfile.h's
+ * OutDir). Its files:
  *   summary.json          the schema of issue 7 (names stable; more added),
  *                         with per run "consumers": {GROUP: {members, polled,
  *                         processed, unique, delivered, lost_consumption,
@@ -64,6 +66,7 @@
 #include "checker_consumer.h"
 #include "checker_txn.h"
 #include "history.h"
+#include "outfile.h"
 
 #define REPORT_PARTITION_PLOTS_MAX 8
 #define REPORT_LATENCY_POINTS_TARGET 10000
@@ -122,12 +125,23 @@ typedef struct {
 /* Zeroes `run` and sets last_heal_ns to CHECKER_HEAL_AUTO. */
 void report_run_init(ReportRun *run);
 
-/* Writes every report file into `out_dir` (created if missing). Warnings
- * (no gnuplot, a failed plot) are appended to `warnings` (strings it frees;
- * may be NULL). FALSE with `error` set when a file cannot be written; files
- * written before stay complete. */
+/* The file whose presence marks a directory as a report that a later
+ * report_write may replace (outfile_dir_open's `marker`). */
+#define REPORT_MARKER "summary.json"
+
+/* Writes every report file into `out_dir` (its parent created if missing),
+ * replacing an earlier report there as a whole. Warnings (no gnuplot, a
+ * failed plot) are appended to `warnings` (strings it frees; may be NULL).
+ * FALSE with `error` set when a file cannot be written; `out_dir` then is as
+ * it was and no temporary remains. */
 gboolean report_write(const ReportInput *input, const char *out_dir, GPtrArray *warnings,
                       GError **error);
+
+/* Writes every report file into `out` (opened with REPORT_MARKER), without
+ * committing it: the caller commits or aborts, and may have written files of
+ * its own there (traces). Warnings and errors as report_write. */
+gboolean report_write_into(const ReportInput *input, OutDir *out, GPtrArray *warnings,
+                           GError **error);
 
 /* summary.json's text, with `warnings` (may be NULL) listed (transfer full). */
 char *report_summary_json(const ReportInput *input, const GPtrArray *warnings);

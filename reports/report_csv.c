@@ -25,10 +25,9 @@ typedef struct {
 } CsvOut;
 
 static gboolean
-csv_open(CsvOut *out, const char *dir, const char *name, const char *const *header, GError **error)
+csv_open(CsvOut *out, OutDir *dir, const char *name, const char *const *header, GError **error)
 {
-    g_autofree char *path = g_build_filename(dir, name, NULL);
-    out->file = outfile_open(path, error);
+    out->file = outfile_dir_file_open(dir, name, error);
     if (out->file == NULL)
         return FALSE;
     out->csv = outfile_csv_new(outfile_stream(out->file), header);
@@ -69,7 +68,7 @@ csv_outcomes(Report *report, GError **error)
                                          "invariant_violations",
                                          NULL};
     CsvOut out;
-    if (!csv_open(&out, report->dir, "outcomes.csv", header, error))
+    if (!csv_open(&out, report->out, "outcomes.csv", header, error))
         return FALSE;
     for (guint i = 0; i < report->runs->len; i++) {
         const RunData *data = g_ptr_array_index(report->runs, i);
@@ -126,7 +125,7 @@ csv_anomalies(Report *report, GError **error)
     static const char *const header[] = {"run",    "anomaly", "partition",   "value",
                                          "offset", "summary", "explanation", NULL};
     CsvOut out;
-    if (!csv_open(&out, report->dir, "anomalies.csv", header, error))
+    if (!csv_open(&out, report->out, "anomalies.csv", header, error))
         return FALSE;
     for (guint i = 0; i < report->runs->len; i++)
         csv_anomaly_rows(out.csv, g_ptr_array_index(report->runs, i));
@@ -142,7 +141,7 @@ csv_latency(const Report *report, const RunData *data, guint64 *positive, GError
     static const char *const header[] = {"time_s", "latency_ms", NULL};
     g_autofree char *name = g_strdup_printf("%s-latency.csv", data->slug);
     CsvOut out;
-    if (!csv_open(&out, report->dir, name, header, error))
+    if (!csv_open(&out, report->out, name, header, error))
         return FALSE;
     const StatsHistogram *h = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
     gint64 count = stats_histogram_count(h);
@@ -175,7 +174,7 @@ csv_cdf(const Report *report, const RunData *data, guint64 *rows, GError **error
     static const char *const header[] = {"latency_ms", "fraction", NULL};
     g_autofree char *name = g_strdup_printf("%s-latency-cdf.csv", data->slug);
     CsvOut out;
-    if (!csv_open(&out, report->dir, name, header, error))
+    if (!csv_open(&out, report->out, name, header, error))
         return FALSE;
     g_autoptr(GArray) points = g_array_new(FALSE, FALSE, sizeof(StatsCdfPoint));
     stats_histogram_cdf(checker_result_latency(data->result, CHECKER_LATENCY_ACKED), points);
@@ -197,7 +196,7 @@ csv_throughput(const Report *report, const RunData *data, guint64 *rows, GError 
     static const char *const header[] = {"time_s", "acked_per_s", NULL};
     g_autofree char *name = g_strdup_printf("%s-throughput.csv", data->slug);
     CsvOut out;
-    if (!csv_open(&out, report->dir, name, header, error))
+    if (!csv_open(&out, report->out, name, header, error))
         return FALSE;
     const StatsSeries *series = checker_result_throughput(data->result);
     for (guint w = 0; w < stats_series_window_count(series); w++) {
@@ -215,7 +214,7 @@ csv_events(const Report *report, const RunData *data, GError **error)
     static const char *const header[] = {"time_s", "kind", "broker", "partition", "text", NULL};
     g_autofree char *name = g_strdup_printf("%s-events.csv", data->slug);
     CsvOut out;
-    if (!csv_open(&out, report->dir, name, header, error))
+    if (!csv_open(&out, report->out, name, header, error))
         return FALSE;
     const History *history = checker_result_history(data->result);
     const GArray *events = history_events(history);
@@ -435,7 +434,7 @@ csv_replicas(Report *report, const RunData *data, const CheckerPartition *partit
     g_autofree char *name = g_strdup_printf("%s.csv", basename);
     g_autoptr(GPtrArray) header = lines_header(&lines);
     CsvOut out;
-    if (!csv_open(&out, report->dir, name, (const char *const *)header->pdata, error)) {
+    if (!csv_open(&out, report->out, name, (const char *const *)header->pdata, error)) {
         g_free(basename);
         return FALSE;
     }

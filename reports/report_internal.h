@@ -56,7 +56,8 @@ typedef struct {
 
 typedef struct {
     const ReportInput *input;
-    const char *dir;
+    OutDir *out;     /* every file is written through it */
+    const char *dir; /* its temporary directory, where gnuplot draws */
     GPtrArray *runs;     /* RunData */
     GPtrArray *jobs;     /* PlotJob */
     GPtrArray *warnings; /* strings */
@@ -135,8 +136,9 @@ void report_plots_job_shared_windows(PlotJob *job, const Report *report);
 /* Frees a PlotJob (a GDestroyNotify for report->jobs). */
 void report_plots_job_free(gpointer pointer);
 
-/* Draws every job with series; a plot that cannot be drawn is a warning. */
-void report_plots_render(Report *report);
+/* Draws every job with series; a plot that cannot be drawn is a warning.
+ * FALSE with `error` set when a script cannot be written. */
+gboolean report_plots_render(Report *report, GError **error);
 
 /* ---- report_document.c ---- */
 

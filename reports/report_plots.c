@@ -1,12 +1,11 @@
 /*
  * report_plots: plot jobs (what to draw: series and shaded windows) and
- * their rendering with gnuplot — each job's .gp script, then its images
- * drawn under temporary names and renamed into place (report_plots_render).
+ * their rendering with gnuplot — each job's .gp script, then its images,
+ * drawn in the report's temporary directory (report_plots_render).
  */
 #include "report_internal.h"
 
 #include <string.h>
-#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -117,70 +116,70 @@ job_spec(const PlotJob *job, PlotPng png, const char *basename, PlotSpec *spec)
     spec->png = png;
 }
 
-/* Renames DIR/FROM.EXT to DIR/TO.EXT, or with `keep` FALSE removes
- * DIR/FROM.EXT; FALSE when the rename failed. */
-static gboolean
-image_settle(const char *dir, const char *from, const char *to, const char *extension,
-             gboolean keep)
+/* Removes what gnuplot drew of a plot it failed to finish. */
+static void
+images_remove(const char *dir, const char *basename)
 {
-    g_autofree char *from_name = g_strconcat(from, ".", extension, NULL);
-    g_autofree char *to_name = g_strconcat(to, ".", extension, NULL);
-    g_autofree char *from_path = g_build_filename(dir, from_name, NULL);
-    g_autofree char *to_path = g_build_filename(dir, to_name, NULL);
-    if (keep && g_rename(from_path, to_path) == 0)
-        return TRUE;
-    g_unlink(from_path);
-    return FALSE;
+    static const char *const extensions[] = {"svg", "png"};
+    for (guint i = 0; i < G_N_ELEMENTS(extensions); i++) {
+        g_autofree char *name = g_strconcat(basename, ".", extensions[i], NULL);
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_unlink(path);
+    }
 }
 
-/* Writes NAME.gp, then draws the images under a temporary name and renames
- * them, so a reader never sees half an image. */
-static void
-job_render(Report *report, PlotJob *job, PlotPng png)
+/* `message` with the temporary directory gnuplot ran in named as the report
+ * directory, which is where the user will look (transfer full). */
+static char *
+shown_message(const Report *report, const char *message)
+{
+    g_auto(GStrv) parts = g_strsplit(message, report->dir, -1);
+    return g_strjoinv(outfile_dir_target(report->out), parts);
+}
+
+/* Writes NAME.gp, then lets gnuplot draw its images. They are drawn under
+ * their own names: the directory is the report's temporary one, so no reader
+ * sees half an image, and a killed run's are removed with it. A script that
+ * cannot be written is an error (the disk is failing); a plot gnuplot cannot
+ * draw is a warning. */
+static gboolean
+job_render(Report *report, PlotJob *job, PlotPng png, GError **error)
 {
     PlotSpec spec;
     job_spec(job, png, job->basename, &spec);
     g_autoptr(GString) script = job_script(job, &spec);
     g_autofree char *script_name = g_strdup_printf("%s.gp", job->basename);
-    g_autofree char *script_path = g_build_filename(report->dir, script_name, NULL);
-    g_autoptr(GError) error = NULL;
-    if (!outfile_write(script_path, script->str, script->len, &error)) {
-        report_warn(report, "plot %s left out: %s", job->basename, error->message);
-        return;
+    if (!outfile_dir_write(report->out, script_name, script->str, script->len, error))
+        return FALSE;
+    g_autoptr(GError) local = NULL;
+    job->drawn = plot_render(script, &spec, report->dir, &local);
+    if (!job->drawn) {
+        images_remove(report->dir, job->basename);
+        g_autofree char *why = shown_message(report, local->message);
+        report_warn(report, "plot %s left out: %s", job->basename, why);
     }
-    g_autofree char *temporary = g_strdup_printf(".%s.tmp.%d", job->basename, (int)getpid());
-    job_spec(job, png, temporary, &spec);
-    g_autoptr(GString) drawing = job_script(job, &spec);
-    gboolean drawn = plot_render(drawing, &spec, report->dir, &error);
-    gboolean png_ok =
-        png == PLOT_PNG_NONE || image_settle(report->dir, temporary, job->basename, "png", drawn);
-    gboolean svg_ok = image_settle(report->dir, temporary, job->basename, "svg", drawn);
-    job->drawn = drawn && png_ok && svg_ok;
-    if (!drawn)
-        report_warn(report, "plot %s left out: %s", job->basename, error->message);
-    else if (!job->drawn)
-        report_warn(report, "plot %s left out: cannot rename its images in \"%s\"", job->basename,
-                    report->dir);
+    return TRUE;
 }
 
-void
-report_plots_render(Report *report)
+gboolean
+report_plots_render(Report *report, GError **error)
 {
     if (!plot_gnuplot_available()) {
         report_warn(report, "gnuplot is not on the PATH: the report was written without its "
                             "plots (install gnuplot and run again to get them)");
-        return;
+        return TRUE;
     }
     PlotTerminals terminals = {0};
-    g_autoptr(GError) error = NULL;
-    if (!plot_terminals_probe(&terminals, &error) || !terminals.svg) {
+    g_autoptr(GError) local = NULL;
+    if (!plot_terminals_probe(&terminals, &local) || !terminals.svg) {
         report_warn(report, "gnuplot cannot draw SVG, so the report has no plots%s%s",
-                    error ? ": " : "", error ? error->message : "");
-        return;
+                    local ? ": " : "", local ? local->message : "");
+        return TRUE;
     }
     for (guint i = 0; i < report->jobs->len; i++) {
         PlotJob *job = g_ptr_array_index(report->jobs, i);
-        if (job->series->len > 0)
-            job_render(report, job, terminals.png);
+        if (job->series->len > 0 && !job_render(report, job, terminals.png, error))
+            return FALSE;
     }
+    return TRUE;
 }

@@ -99,15 +99,13 @@ print_banner(const Scenario *scenario, guint64 seed, const RunOptions *options, 
     fflush(stdout);
 }
 
-static FILE *
-open_trace(const char *out_dir, guint index, GError **error)
+/* The trace of run `index`, written into the report's directory with the
+ * rest of the report. */
+static OutFile *
+open_trace(OutDir *dir, guint index, GError **error)
 {
-    g_autofree char *path = g_strdup_printf("%s/trace-%u.jsonl", out_dir, index + 1);
-    FILE *file = fopen(path, "w");
-    if (file == NULL)
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot write %s: %s",
-                    path, g_strerror(errno));
-    return file;
+    g_autofree char *name = g_strdup_printf("trace-%u.jsonl", index + 1);
+    return outfile_dir_file_open(dir, name, error);
 }
 
 /* Fills a report run from an outcome; the arrays are freed by the caller. */
@@ -146,9 +144,11 @@ fill_report_run(ReportRun *run, const RunOutcome *outcome, GArray *settings, GAr
     g_ptr_array_set_size(outcome->failed, outcome->failed->len - 1);
 }
 
+/* Writes the report into `dir` and renames it into place; takes `dir`. */
 static int
-write_report(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, const char *out_dir)
+write_report(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, OutDir *dir)
 {
+    g_autofree char *out_dir = g_strdup(outfile_dir_target(dir));
     guint n = outcomes->len;
     g_autofree ReportRun *runs = g_new0(ReportRun, n);
     g_autoptr(GPtrArray) arrays = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
@@ -165,7 +165,10 @@ write_report(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, const 
     report_print_table(stdout, &input);
     g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
     GError *error = NULL;
-    if (!report_write(&input, out_dir, warnings, &error)) {
+    gboolean written = report_write_into(&input, dir, warnings, &error);
+    if (!written)
+        outfile_dir_abort(dir);
+    if (!written || !outfile_dir_commit(dir, &error)) {
         fprintf(stderr, "ksim run: %s\n", error->message);
         g_error_free(error);
         return 2;
@@ -234,8 +237,12 @@ run_scenario(RunOptions *options_in)
     g_autofree char *out_dir = options.out_dir != NULL
                                    ? g_strdup(options.out_dir)
                                    : g_strdup_printf("out/%s", scenario_name(scenario));
-    if (g_mkdir_with_parents(out_dir, 0755) != 0) {
-        fprintf(stderr, "ksim run: cannot create %s: %s\n", out_dir, g_strerror(errno));
+    /* The report's directory is opened before the first run, so a place
+     * that cannot be written is found now, not after the simulation. */
+    g_autoptr(OutDir) dir = outfile_dir_open(out_dir, REPORT_MARKER, &error);
+    if (dir == NULL) {
+        fprintf(stderr, "ksim run: %s\n", error->message);
+        g_error_free(error);
         return 2;
     }
     g_autoptr(GPtrArray) variants = scenario_variants(scenario);
@@ -245,7 +252,7 @@ run_scenario(RunOptions *options_in)
     guint n_runs = variants->len;
     for (guint i = 0; i < n_runs; i++) {
         ScenarioVariant *variant = g_ptr_array_steal_index(variants, 0);
-        FILE *trace = options.trace ? open_trace(out_dir, i, &error) : NULL;
+        OutFile *trace = options.trace ? open_trace(dir, i, &error) : NULL;
         if (options.trace && trace == NULL) {
             fprintf(stderr, "ksim run: %s\n", error->message);
             g_error_free(error);
@@ -255,15 +262,20 @@ run_scenario(RunOptions *options_in)
         printf("run %u/%u  %-28s ", i + 1, n_runs, scenario_variant_label(variant));
         fflush(stdout);
         RunCoreChecks checks = {options.paranoid, options.sets};
-        RunOutcome *outcome = run_core_variant_checked(scenario, variant, seed, trace, &checks);
-        if (trace != NULL)
-            fclose(trace);
+        RunOutcome *outcome = run_core_variant_checked(
+            scenario, variant, seed, trace != NULL ? outfile_stream(trace) : NULL, &checks);
+        if (trace != NULL && !outfile_commit(trace, &error)) {
+            fprintf(stderr, "ksim run: %s\n", error->message);
+            g_error_free(error);
+            run_outcome_free(outcome);
+            return 2;
+        }
         printf("%.2f s wall, %.1f s virtual, %" G_GUINT64_FORMAT " events, fingerprint %s%s\n",
                outcome->wall_s, (double)outcome->result->virtual_ns / 1e9, outcome->result->events,
                outcome->fingerprint, outcome->paranoid ? ", checked" : "");
         g_ptr_array_add(outcomes, outcome);
     }
-    int status = write_report(scenario, seed, outcomes, out_dir);
+    int status = write_report(scenario, seed, outcomes, g_steal_pointer(&dir));
     gboolean passed = print_verdicts(scenario, seed, outcomes, options.sets);
     if (status != 0)
         return status;

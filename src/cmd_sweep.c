@@ -16,7 +16,8 @@
  * fingerprint, anomaly counts, failed expectations); the results are written
  * sorted by seed to DIR/sweep.jsonl, with a summary in DIR/sweep.json, so they
  * never depend on --jobs, and shards merge into exactly what one sweep would
- * have written.
+ * have written. DIR is replaced as a whole once both are written
+ * (outfile.h's OutDir), and checked before the workers start.
  */
 #include "commands.h"
 
@@ -432,8 +433,51 @@ run_workers(const Scenario *scenario, const SweepOptions *o, GArray *results)
 
 /* ---- output ---- */
 
+/* The file that marks a directory as an earlier sweep's, which a later sweep
+ * may replace (outfile_dir_open). */
+#define SWEEP_MARKER "sweep.jsonl"
+
+static void
+json_string(JsonBuilder *builder, const char *name, const char *value)
+{
+    json_builder_set_member_name(builder, name);
+    json_builder_add_string_value(builder, value);
+}
+
+/* sweep.json's text: the version, the scenario and seeds swept (unless
+ * `scenario` is NULL: a merge), and the counts, on one line. */
+static char *
+summary_json(const Scenario *scenario, const SweepOptions *o, guint seeds, guint failed,
+             guint paranoid)
+{
+    g_autoptr(JsonBuilder) builder = json_builder_new();
+    json_builder_begin_object(builder);
+    json_string(builder, "ksim_version", KSIM_VERSION);
+    json_string(builder, "git_commit", KSIM_GIT_COMMIT);
+    if (scenario != NULL) {
+        g_autofree char *shard = g_strdup_printf("%u/%u", o->shard_index + 1, o->shard_count);
+        json_string(builder, "scenario", scenario_name(scenario));
+        json_string(builder, "scenario_sha256", scenario_sha256(scenario));
+        json_count(builder, "first", o->first);
+        json_count(builder, "last", o->last);
+        json_string(builder, "shard", shard);
+    }
+    json_count(builder, "seeds", seeds);
+    json_count(builder, "failed", failed);
+    json_count(builder, "paranoid_seeds", paranoid);
+    json_builder_end_object(builder);
+    g_autoptr(JsonGenerator) generator = json_generator_new();
+    g_autoptr(JsonNode) root = json_builder_get_root(builder);
+    json_generator_set_root(generator, root);
+    g_autofree char *text = json_generator_to_data(generator, NULL);
+    return g_strconcat(text, "\n", NULL);
+}
+
+/* Writes sweep.jsonl (sorted by seed) and sweep.json into `dir` and renames
+ * it into place; takes `dir`. `scenario` is NULL for a merge. */
 static gboolean
-write_results(const char *out_dir, GArray *results, const char *scenario_line, GError **error)
+write_results(OutDir *dir, GArray *results, const Scenario *scenario, const SweepOptions *o,
+              GError **error)
 {
     g_array_sort(results, seed_result_compare);
     GString *lines = g_string_new(NULL);
@@ -444,17 +488,28 @@ write_results(const char *out_dir, GArray *results, const char *scenario_line, G
         failed += !r->passed;
         paranoid += r->paranoid;
     }
-    g_autofree char *jsonl = g_build_filename(out_dir, "sweep.jsonl", NULL);
-    gboolean ok = outfile_write(jsonl, lines->str, lines->len, error);
+    gboolean ok = outfile_dir_write(dir, "sweep.jsonl", lines->str, lines->len, error);
     g_string_free(lines, TRUE);
-    if (!ok)
+    g_autofree char *summary = summary_json(scenario, o, results->len, failed, paranoid);
+    ok = ok && outfile_dir_write(dir, "sweep.json", summary, strlen(summary), error);
+    if (!ok) {
+        outfile_dir_abort(dir);
         return FALSE;
-    g_autofree char *summary = g_strdup_printf(
-        "{\"ksim_version\":\"%s\",\"git_commit\":\"%s\",%s\"seeds\":%u,\"failed\":%u,"
-        "\"paranoid_seeds\":%u}\n",
-        KSIM_VERSION, KSIM_GIT_COMMIT, scenario_line, results->len, failed, paranoid);
-    g_autofree char *path = g_build_filename(out_dir, "sweep.json", NULL);
-    return outfile_write(path, summary, strlen(summary), error);
+    }
+    return outfile_dir_commit(dir, error);
+}
+
+/* Opens the sweep's output directory, or says why not. */
+static OutDir *
+open_out(const char *out_dir)
+{
+    GError *error = NULL;
+    OutDir *dir = outfile_dir_open(out_dir, SWEEP_MARKER, &error);
+    if (dir == NULL) {
+        fprintf(stderr, "ksim sweep: %s\n", error->message);
+        g_error_free(error);
+    }
+    return dir;
 }
 
 static guint
@@ -505,12 +560,11 @@ merge(const SweepOptions *o)
         take_lines(buffer, results, &failed);
         g_string_free(buffer, TRUE);
     }
-    if (g_mkdir_with_parents(o->out_dir, 0755) != 0) {
-        fprintf(stderr, "ksim sweep: cannot create %s: %s\n", o->out_dir, g_strerror(errno));
+    OutDir *dir = open_out(o->out_dir);
+    if (dir == NULL)
         return 2;
-    }
     GError *error = NULL;
-    if (!write_results(o->out_dir, results, "", &error)) {
+    if (!write_results(dir, results, NULL, o, &error)) {
         fprintf(stderr, "ksim sweep: %s\n", error->message);
         g_error_free(error);
         return 2;
@@ -544,10 +598,11 @@ sweep(SweepOptions *o)
     g_autofree char *out_dir = o->out_dir != NULL
                                    ? g_strdup(o->out_dir)
                                    : g_strdup_printf("out/%s-sweep", scenario_name(scenario));
-    if (g_mkdir_with_parents(out_dir, 0755) != 0) {
-        fprintf(stderr, "ksim sweep: cannot create %s: %s\n", out_dir, g_strerror(errno));
+    /* Opened before the workers start, so a place that cannot be written is
+     * found before the seeds run, not after. */
+    g_autoptr(OutDir) dir = open_out(out_dir);
+    if (dir == NULL)
         return 2;
-    }
     printf("ksim %s (commit %s)\nscenario  %s (%s)\nsha256    %s\n", KSIM_VERSION,
            KSIM_GIT_COMMIT, scenario_name(scenario), scenario_path(scenario),
            scenario_sha256(scenario));
@@ -562,12 +617,7 @@ sweep(SweepOptions *o)
     gint64 start = g_get_monotonic_time();
     int workers = run_workers(scenario, o, results);
     double wall_s = (double)(g_get_monotonic_time() - start) / 1e6;
-    g_autofree char *scenario_line = g_strdup_printf(
-        "\"scenario\":\"%s\",\"scenario_sha256\":\"%s\",\"first\":%" G_GUINT64_FORMAT
-        ",\"last\":%" G_GUINT64_FORMAT ",\"shard\":\"%u/%u\",",
-        scenario_name(scenario), scenario_sha256(scenario), o->first, o->last,
-        o->shard_index + 1, o->shard_count);
-    if (!write_results(out_dir, results, scenario_line, &error)) {
+    if (!write_results(g_steal_pointer(&dir), results, scenario, o, &error)) {
         fprintf(stderr, "ksim sweep: %s\n", error->message);
         g_error_free(error);
         return 2;

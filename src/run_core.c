@@ -2,9 +2,33 @@
 #include "run_core.h"
 
 #include "metrics.h"
+#include "outfile.h"
 #include "sim_assert.h"
 
 #include <string.h>
+
+/* At most this many characters of a refused name are shown. */
+#define NAME_SHOWN_MAX 80
+
+/* The scenario's name becomes a directory (out/NAME, out/NAME-sweep), so a
+ * name that is not one safe path component ("../../x", ".hidden", "a/b") is
+ * refused, with the file and key, rather than changed into another name
+ * behind the user's back. The message shows the name escaped and cut short,
+ * as it may hold control characters or be very long. */
+static gboolean
+check_name(const Scenario *scenario, const char *path, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    if (outfile_name_check(scenario_name(scenario), &local))
+        return TRUE;
+    g_autofree char *escaped = g_strescape(scenario_name(scenario), NULL);
+    if (g_utf8_strlen(escaped, -1) > NAME_SHOWN_MAX)
+        g_utf8_offset_to_pointer(escaped, NAME_SHOWN_MAX)[0] = '\0';
+    g_set_error(error, KSIM_SCENARIO_ERROR, KSIM_SCENARIO_ERROR_VALUE,
+                "%s: [scenario] name: '%s' %s (it names the report's directory, out/NAME)", path,
+                escaped, local->message);
+    return FALSE;
+}
 
 Scenario *
 run_core_load(const char *path, char **sets, GError **error)
@@ -17,6 +41,10 @@ run_core_load(const char *path, char **sets, GError **error)
             scenario_free(scenario);
             return NULL;
         }
+    }
+    if (!check_name(scenario, path, error)) {
+        scenario_free(scenario);
+        return NULL;
     }
     return scenario;
 }

@@ -29,7 +29,8 @@ typedef struct {
 } RunOutcome;
 
 /* Loads `path` and applies every "KEY=VALUE" of `sets`. NULL with a message
- * naming the file, group, key and line on bad input. (transfer full) */
+ * naming the file, group, key and line on bad input, and on a name that
+ * cannot be a directory's (outfile_name_check). (transfer full) */
 Scenario *run_core_load(const char *path, char **sets, GError **error);
 
 /* Runs one variant with `seed` and judges it; `trace_out` may be NULL.

@@ -584,6 +584,52 @@ test_report_without_gnuplot(void **state)
     scenario_free(s);
 }
 
+/* A gnuplot that lists an SVG terminal, then draws half of each plot's first
+ * image and fails, saying where it ran. */
+static const char fake_gnuplot[] =
+    "#!/bin/sh\n"
+    "case \"$*\" in *'set terminal'*) echo '   svg  W3C Scalable Vector Graphics'; exit 0;; esac\n"
+    "out=$(sed -n \"s/^set output '\\(.*\\)'$/\\1/p\" | head -n 1)\n"
+    "echo '<svg' > \"$out\"\n"
+    "echo \"cannot finish $(pwd)/$out\" >&2\n"
+    "exit 1\n";
+
+static void
+test_report_gnuplot_fails(void **state)
+{
+    /* Goal: a plot gnuplot fails to draw is a warning naming the report
+     * directory (not the temporary one it was drawn in), its half image is
+     * removed, and the rest of the report is written. */
+    Scenario *s = scenario_new();
+    g_autofree char *bin = g_dir_make_tmp("ksim-test-report-bin-XXXXXX", NULL);
+    assert_non_null(bin);
+    g_autofree char *program = g_build_filename(bin, "gnuplot", NULL);
+    assert_true(g_file_set_contents(program, fake_gnuplot, -1, NULL));
+    assert_int_equal(g_chmod(program, 0755), 0);
+    g_autofree char *path = g_strdup(g_getenv("PATH"));
+    g_autofree char *fake_path = g_strconcat(bin, ":", path, NULL);
+    g_setenv("PATH", fake_path, TRUE);
+    g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+    gboolean ok = report_write(&s->input, *state, warnings, NULL);
+    g_setenv("PATH", path, TRUE);
+    g_unlink(program);
+    g_rmdir(bin);
+    assert_true(ok);
+    assert_true(warnings->len > 0);
+    g_autofree char *shown = g_strdup_printf("cannot finish %s/outcomes.svg", (char *)*state);
+    g_autofree char *where = g_strdup_printf("gnuplot failed in \"%s\"", (char *)*state);
+    assert_non_null(strstr(g_ptr_array_index(warnings, 0), "plot outcomes left out"));
+    assert_non_null(strstr(g_ptr_array_index(warnings, 0), shown));
+    for (guint i = 0; i < warnings->len; i++) {
+        assert_non_null(strstr(g_ptr_array_index(warnings, i), where));
+        assert_null(strstr(g_ptr_array_index(warnings, i), ".tmp-"));
+    }
+    assert_true(file_exists(*state, "outcomes.gp"));
+    assert_false(file_exists(*state, "outcomes.svg"));
+    assert_true(file_exists(*state, "summary.json"));
+    scenario_free(s);
+}
+
 static void
 test_report_terminal_table(void **state)
 {
@@ -635,6 +681,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_report_html_order_and_plots, setup_tmpdir,
                                         teardown_tmpdir),
         cmocka_unit_test_setup_teardown(test_report_without_gnuplot, setup_tmpdir, teardown_tmpdir),
+        cmocka_unit_test_setup_teardown(test_report_gnuplot_fails, setup_tmpdir, teardown_tmpdir),
         cmocka_unit_test(test_report_terminal_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
