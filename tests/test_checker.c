@@ -15,6 +15,7 @@
 
 #include "checker.h"
 #include "cluster.h"
+#include "config_fixture.h"
 #include "driver.h"
 #include "explain.h"
 #include "history.h"
@@ -685,7 +686,7 @@ typedef struct {
 static void
 config_fast(ClusterConfig *config)
 {
-    cluster_config_init(config);
+    fixture_cluster_config(config);
     config->broker.replica_lag_time_max_ms = 30000;
     config->broker.zookeeper_session_timeout_ms = 6000;
     config->broker.replica_high_watermark_checkpoint_interval_ms = 1000;
@@ -706,7 +707,7 @@ fixture_new(BrokerTruncationMode mode)
     assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     DriverConfig driver_config;
-    driver_config_init(&driver_config);
+    kconfig_bind_driver_defaults(&driver_config);
     driver_config.acks = -1;
     driver_config.max_in_flight = 1;
     driver_config.request_timeout_ms = 5000;

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "config_fixture.h"
 #include "driver.h"
 #include "history.h"
 #include "sim_net.h"
@@ -49,7 +50,7 @@ fixture_new(guint64 seed, const ClusterConfig *config, guint partitions, gint16 
     assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     DriverConfig driver_config;
-    driver_config_init(&driver_config);
+    kconfig_bind_driver_defaults(&driver_config);
     driver_config.acks = acks;
     driver_config.max_in_flight = 1;
     driver_config.request_timeout_ms = 5000;
@@ -70,7 +71,7 @@ fixture_free(Fixture *f)
 static void
 config_fast(ClusterConfig *config)
 {
-    cluster_config_init(config);
+    fixture_cluster_config(config);
     config->broker.replica_lag_time_max_ms = 1000;
     config->broker.zookeeper_session_timeout_ms = 6000;
     config->broker.replica_high_watermark_checkpoint_interval_ms = 1000;

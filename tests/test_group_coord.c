@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "config_fixture.h"
 #include "consumer.h"
 #include "group_coord.h"
 #include "history.h"
@@ -67,7 +68,7 @@ fixture_new(guint64 seed, guint partitions, gint32 offsets_partitions)
     f->world = sim_world_new(seed);
     f->history = history_new();
     ClusterConfig config;
-    cluster_config_init(&config);
+    fixture_cluster_config(&config);
     config.broker.replica_lag_time_max_ms = 1000;
     config.broker.zookeeper_session_timeout_ms = 6000;
     config.broker.offsets_topic_num_partitions = offsets_partitions;
@@ -79,7 +80,7 @@ fixture_new(guint64 seed, guint partitions, gint32 offsets_partitions)
     assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     ProducerConfig producer_config;
-    producer_config_init(&producer_config);
+    kconfig_bind_producer_defaults(&producer_config);
     producer_config.acks = -1;
     f->producer = producer_new(f->world, "producer", PRODUCER_PROCESS, bootstrap, &producer_config,
                                f->history);
@@ -104,7 +105,7 @@ fixture_free(Fixture *f)
 static void
 group_config(ConsumerConfig *config)
 {
-    consumer_config_init(config);
+    kconfig_bind_consumer_defaults(config);
     config->auto_offset_reset = CONSUMER_RESET_EARLIEST;
     config->session_timeout_ms = 6000;
     config->heartbeat_interval_ms = 1000;

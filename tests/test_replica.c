@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "config_fixture.h"
 #include "driver.h"
 #include "history.h"
 #include "producer.h"
@@ -41,7 +42,7 @@ check_after_event(SimWorld *world, void *user_data)
 static void
 config_fast(ClusterConfig *config)
 {
-    cluster_config_init(config);
+    fixture_cluster_config(config);
     config->broker.replica_lag_time_max_ms = 1000;
     config->broker.zookeeper_session_timeout_ms = 6000;
     config->broker.replica_high_watermark_checkpoint_interval_ms = 1000;
@@ -62,7 +63,7 @@ fixture_new(guint64 seed, const ClusterConfig *config, gint16 acks)
     assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     DriverConfig driver_config;
-    driver_config_init(&driver_config);
+    kconfig_bind_driver_defaults(&driver_config);
     driver_config.acks = acks;
     driver_config.max_in_flight = 1;
     driver_config.request_timeout_ms = 5000;
@@ -333,7 +334,7 @@ test_replica_duplicate_answered_when_hw_reaches_it(void **state)
     followers_of(f, leader, followers);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     ProducerConfig producer_config;
-    producer_config_init(&producer_config); /* idempotent, acks=all */
+    kconfig_bind_producer_defaults(&producer_config); /* idempotent, acks=all */
     producer_config.request_timeout_ms = 1000;
     producer_config.retry_backoff_ms = 100;
     Producer *producer = producer_new(f->world, "producer", 1, bootstrap, &producer_config,

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "config_fixture.h"
 #include "consumer.h"
 #include "group_coord.h"
 #include "history.h"
@@ -86,7 +87,7 @@ fixture_new(guint64 seed, guint partitions)
     f->world = sim_world_new(seed);
     f->history = history_new();
     ClusterConfig config;
-    cluster_config_init(&config);
+    fixture_cluster_config(&config);
     config.broker.replica_lag_time_max_ms = 1000;
     config.broker.zookeeper_session_timeout_ms = 6000;
     config.broker.offsets_topic_num_partitions = 3;
@@ -121,7 +122,7 @@ add_producer(Fixture *f, const char *transactional_id, gint64 timeout_ms)
     assert_true(f->n_producers < PRODUCERS_MAX);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     producer_config_set_transactional_id(&config, transactional_id);
     if (timeout_ms > 0)
         config.transaction_timeout_ms = timeout_ms;
@@ -149,7 +150,7 @@ add_consumer(Fixture *f, gint8 isolation, guint partitions)
     assert_true(f->n_consumers < CONSUMERS_MAX);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     ConsumerConfig config;
-    consumer_config_init(&config);
+    kconfig_bind_consumer_defaults(&config);
     config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
     config.isolation_level = isolation;
     config.metadata_max_age_ms = 1000;
@@ -467,7 +468,7 @@ test_txn_plog_state_survives_restart(void **unused)
     SimWorld *world = sim_world_new(3);
     SimNodeId node = sim_node_add(world, "n", &ops, NULL);
     PlogConfig config;
-    plog_config_init(&config);
+    kconfig_bind_log_defaults(&config);
     Plog *log = plog_open(world, node, "t", 0, &config);
     SimDiskStatus status;
     /* Producer 7 opens a transaction at 0; producer 8 at 2; plain data at 1. */

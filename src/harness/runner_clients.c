@@ -95,19 +95,11 @@ struct RunnerClients {
     GPtrArray *pipes;     /* Pipe* */
 };
 
-/* The ProducerConfig a [producer] group's Kafka keys describe. */
-static void
-producer_config_from(ProducerConfig *config, const KConfig *cfg)
-{
-    producer_config_init(config);
-    kconfig_bind_fill(kconfig_bind_producer(), cfg, config);
-}
-
 static void
 workload_config_from(WorkloadConfig *config, const ScenarioProducer *spec, gint64 duration_ns)
 {
     const ScenarioWorkload *w = &spec->workload;
-    workload_config_init(config, spec->topic);
+    kconfig_bind_workload_defaults(config, spec->topic);
     config->rate_per_s = w->rate_per_s;
     config->arrival = w->arrival == SCENARIO_ARRIVAL_POISSON  ? WORKLOAD_ARRIVAL_POISSON
                       : w->arrival == SCENARIO_ARRIVAL_BURSTS ? WORKLOAD_ARRIVAL_BURSTS
@@ -135,11 +127,10 @@ static void
 consumer_config_from(ConsumerConfig *config, const ScenarioConsumerGroup *spec)
 {
     const KConfig *cfg = spec->config;
-    consumer_config_init(config);
     /* The first assignor of partition.assignment.strategy is the one used
      * (the parser refuses cooperative-sticky, which needs the incremental
      * protocol). */
-    kconfig_bind_fill(kconfig_bind_consumer(), cfg, config);
+    kconfig_bind_consumer_from(config, cfg);
     if (spec->pipeline_output != NULL && spec->exactly_once) {
         /* An exactly-once pipeline reads committed data only and moves its
          * offsets only through its transactions. */
@@ -440,7 +431,7 @@ pipe_new(RunnerClients *clients, Member *member, const GArray *bootstrap)
                       clients->pipes->len;
     g_autofree char *name = g_strdup_printf("pipeline-%s-%u", spec->name, member->instance);
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     if (spec->exactly_once) {
         g_autofree char *id = g_strdup_printf("%s-%u", spec->group_id, member->instance);
         producer_config_set_transactional_id(&config, id);
@@ -526,7 +517,7 @@ runner_clients_new(SimWorld *world, Cluster *cluster, History *history,
     for (guint i = 0; i < specs->len; i++) {
         const ScenarioProducer *spec = g_ptr_array_index(specs, i);
         ProducerConfig config;
-        producer_config_from(&config, spec->config);
+        kconfig_bind_producer_from(&config, spec->config);
         WorkloadConfig workload;
         workload_config_from(&workload, spec, duration_ns);
         for (guint k = 0; k < spec->instances; k++) {
