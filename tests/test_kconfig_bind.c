@@ -47,7 +47,7 @@ model_defaults(const KConfigBindTable *table, AnyConfig *out)
         topic_config_from_broker(&out->topic, &broker);
     } else if (table == kconfig_bind_producer()) {
         kconfig_bind_producer_defaults(&out->producer);
-    } else if (table == kconfig_bind_consumer()) {
+    } else if (table == kconfig_bind_consumer() || table == kconfig_bind_consumer_group()) {
         kconfig_bind_consumer_defaults(&out->consumer);
     } else if (table == kconfig_bind_workload()) {
         kconfig_bind_workload_defaults(&out->workload, "t");
@@ -117,6 +117,17 @@ static const struct {
      * (test_kconfig_bind_workload_shapes). */
     {KCONFIG_SCOPE_WORKLOAD, "workload.burst"},
     {KCONFIG_SCOPE_WORKLOAD, "workload.keys"},
+    /* The runner's members, not the consumer, read these from the parse
+     * result: whom to make, when they join and leave, how long they process
+     * and pause, and the pipeline they feed. */
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "topics"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "members"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "processing.time"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "poll.interval"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "members.start"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "members.stop"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "pipeline.output"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "exactly.once"},
 };
 
 static gboolean
@@ -217,7 +228,7 @@ test_kconfig_bind_each_key_bound_once(void **state)
     guint n_tables = 0, n_keys = 0;
     const KConfigBindTable *const *tables = kconfig_bind_tables(&n_tables);
     const KConfigKey *registry = kconfig_registry(&n_keys);
-    assert_int_equal(n_tables, 6);
+    assert_int_equal(n_tables, 7);
     for (guint t = 0; t < n_tables; t++) {
         check_table_bindings(tables[t]);
         for (guint t2 = 0; t2 < t; t2++)
@@ -434,6 +445,9 @@ static const EnumCase enum_cases[] = {
     {kconfig_bind_workload, "workload.arrival", "bursts", WORKLOAD_ARRIVAL_BURSTS},
     {kconfig_bind_workload, "workload.send", NULL, FALSE},
     {kconfig_bind_workload, "workload.send", "sync", TRUE},
+    {kconfig_bind_consumer_group, "processing.mode", NULL, CONSUMER_PROCESSING_AUTO},
+    {kconfig_bind_consumer_group, "processing.mode", "process-then-commit-async",
+     CONSUMER_PROCESS_THEN_COMMIT_ASYNC},
 };
 
 /* Each spelling of an ENUM or LIST value reaches the model as its meaning. */
@@ -497,7 +511,7 @@ test_kconfig_bind_values_cover_choices(void **state)
             }
         }
     }
-    assert_int_equal(mapped_tables, 8);
+    assert_int_equal(mapped_tables, 9);
 }
 
 /* Set values, a topic's layering over the broker and a fallback in other

@@ -74,6 +74,13 @@ static const KConfigBindValue ARRIVAL_VALUES[] = {
 /* WorkloadConfig.send_sync: Kafka's send().get() is sync. */
 static const KConfigBindValue SEND_VALUES[] = {{"async", FALSE}, {"sync", TRUE}};
 
+static const KConfigBindValue PROCESSING_MODE_VALUES[] = {
+    {"auto", CONSUMER_PROCESSING_AUTO},
+    {"commit-before-processing", CONSUMER_COMMIT_BEFORE_PROCESSING},
+    {"process-then-commit", CONSUMER_PROCESS_THEN_COMMIT},
+    {"process-then-commit-async", CONSUMER_PROCESS_THEN_COMMIT_ASYNC},
+};
+
 /* ---- The tables ---- */
 
 static const KConfigBinding BROKER_BINDINGS[] = {
@@ -179,6 +186,14 @@ static const KConfigBinding CONSUMER_BINDINGS[] = {
     BIND(ConsumerConfig, metadata_max_age_ms, "metadata.max.age.ms", MS),
 };
 
+/* The one [consumer-group] ksim key the consumer itself honours; the others
+ * (topics, members, their schedule, processing and poll times, the
+ * pipeline) belong to the runner's members, which read the parse result. */
+static const KConfigBinding CONSUMER_GROUP_BINDINGS[] = {
+    BIND_WITH(ConsumerConfig, processing_mode, "processing.mode", ENUM,
+              VALUES(PROCESSING_MODE_VALUES)),
+};
+
 static const KConfigBinding WORKLOAD_BINDINGS[] = {
     BIND(WorkloadConfig, rate_per_s, "workload.rate", DOUBLE),
     BIND_WITH(WorkloadConfig, arrival, "workload.arrival", ENUM, VALUES(ARRIVAL_VALUES)),
@@ -204,13 +219,17 @@ static const KConfigBindTable PRODUCER_TABLE =
 static const KConfigBindTable CONSUMER_TABLE =
     TABLE("consumer", CONSUMER, ConsumerConfig, CONSUMER_BINDINGS);
 
+static const KConfigBindTable CONSUMER_GROUP_TABLE =
+    TABLE("consumer group", CONSUMER_GROUP, ConsumerConfig, CONSUMER_GROUP_BINDINGS);
 static const KConfigBindTable WORKLOAD_TABLE =
     TABLE("workload", WORKLOAD, WorkloadConfig, WORKLOAD_BINDINGS);
 static const KConfigBindTable CLUSTER_TABLE =
     TABLE("cluster", CLUSTER, ClusterConfig, CLUSTER_BINDINGS);
 
-static const KConfigBindTable *const TABLES[] = {&BROKER_TABLE,   &TOPIC_TABLE,    &PRODUCER_TABLE,
-                                                 &CONSUMER_TABLE, &WORKLOAD_TABLE, &CLUSTER_TABLE};
+static const KConfigBindTable *const TABLES[] = {
+    &BROKER_TABLE,         &TOPIC_TABLE,    &PRODUCER_TABLE, &CONSUMER_TABLE,
+    &CONSUMER_GROUP_TABLE, &WORKLOAD_TABLE, &CLUSTER_TABLE,
+};
 
 const KConfigBindTable *
 kconfig_bind_broker(void)
@@ -234,6 +253,12 @@ const KConfigBindTable *
 kconfig_bind_consumer(void)
 {
     return &CONSUMER_TABLE;
+}
+
+const KConfigBindTable *
+kconfig_bind_consumer_group(void)
+{
+    return &CONSUMER_GROUP_TABLE;
 }
 
 const KConfigBindTable *
@@ -499,17 +524,21 @@ kconfig_bind_producer_defaults(ProducerConfig *config)
 }
 
 void
-kconfig_bind_consumer_from(ConsumerConfig *config, const KConfig *cfg)
+kconfig_bind_consumer_from(ConsumerConfig *config, const KConfig *cfg, const KConfig *group)
 {
-    KSIM_ASSERT(cfg != NULL);
     fill_fresh(&CONSUMER_TABLE, cfg, config);
-    KSIM_ASSERT(config->processing_mode == CONSUMER_PROCESSING_AUTO);
+    if (group != NULL) {
+        kconfig_bind_fill(&CONSUMER_GROUP_TABLE, group, config);
+        return;
+    }
+    g_autoptr(KConfig) defaults = kconfig_new(KCONFIG_SCOPE_CONSUMER_GROUP);
+    kconfig_bind_fill(&CONSUMER_GROUP_TABLE, defaults, config);
 }
 
 void
 kconfig_bind_consumer_defaults(ConsumerConfig *config)
 {
-    fill_fresh(&CONSUMER_TABLE, NULL, config);
+    kconfig_bind_consumer_from(config, NULL, NULL);
 }
 
 void

@@ -9,11 +9,16 @@
  * harness (the floors link only downward), so the tables live here, above
  * both, and the models keep plain structs.
  *
- * Each key of a scope is bound at most once. A key no table binds is one the
- * scenario parser reads itself (num.partitions, group.id...), one ksim
- * models only at its default (only_default), or a fallback a bound key reads
- * through (log.roll.hours behind log.roll.ms); test_kconfig_bind checks that rule
- * for every key of the registry.
+ * The scenario parser checks the values and hands the runner a KConfig per
+ * group (broker, topic, producer, workload, consumer, consumer group,
+ * cluster hardware); the runner binds each with these tables, so no key is
+ * converted by hand twice. Each key of a scope is bound at most once. A key
+ * no table binds is one the scenario parser resolves itself against other
+ * groups (num.partitions, group.id, a producer's topic...), one the runner's
+ * consumer-group members read from the parse result (members.start...), one
+ * ksim models only at its default (only_default), or a fallback a bound key
+ * reads through (log.roll.hours behind log.roll.ms); test_kconfig_bind checks
+ * that rule for every key of the registry.
  *
  * The registry is the only place a default lives: the models have no
  * *_config_init of their own for Kafka's keys, and every user of a model
@@ -92,6 +97,9 @@ const KConfigBindTable *kconfig_bind_topic(void);
 const KConfigBindTable *kconfig_bind_producer(void);
 /* ConsumerConfig from a [consumer-group NAME]'s Kafka keys. */
 const KConfigBindTable *kconfig_bind_consumer(void);
+/* ConsumerConfig.processing_mode from a [consumer-group NAME]'s
+ * processing.mode; its other keys are the runner's members'. */
+const KConfigBindTable *kconfig_bind_consumer_group(void);
 /* WorkloadConfig from a [producer NAME]'s workload.* keys. The two keys
  * whose values are shapes rather than numbers, workload.burst and
  * workload.keys, are read by kconfig_bind_workload_from with the parsers
@@ -128,8 +136,9 @@ void kconfig_bind_topic_from(TopicConfig *config, const KConfig *cfg);
 void kconfig_bind_log_defaults(PlogConfig *config);
 void kconfig_bind_producer_from(ProducerConfig *config, const KConfig *cfg);
 void kconfig_bind_producer_defaults(ProducerConfig *config);
-/* processing_mode, a [consumer-group] ksim key the runner sets, is AUTO. */
-void kconfig_bind_consumer_from(ConsumerConfig *config, const KConfig *cfg);
+/* The Kafka keys from `cfg` (scope CONSUMER), processing.mode from `group`
+ * (scope CONSUMER_GROUP); NULL for either: its registry defaults. */
+void kconfig_bind_consumer_from(ConsumerConfig *config, const KConfig *cfg, const KConfig *group);
 void kconfig_bind_consumer_defaults(ConsumerConfig *config);
 /* The hardware from `hardware` (scope CLUSTER) and the brokers from
  * `broker` (scope BROKER); NULL for either: its registry defaults. */

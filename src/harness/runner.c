@@ -563,11 +563,7 @@ build_cluster(Run *run)
     /* The registry's bindings fill the model structs (kconfig_bind.h);
      * broker_id is set per broker by the cluster. */
     ClusterConfig config;
-    kconfig_bind_cluster_from(&config, NULL, spec->config);
-    config.n_brokers = spec->brokers;
-    config.network_latency = spec->network_latency;
-    config.network_bandwidth_bytes_per_s = spec->network_bandwidth_bytes_per_s;
-    config.fsync_latency = spec->disk_fsync_latency;
+    kconfig_bind_cluster_from(&config, spec->hardware, spec->config);
     Cluster *cluster = cluster_new(run->world, &config, run->history);
     const GPtrArray *topics = scenario_variant_topics(run->variant);
     for (guint i = 0; i < topics->len; i++) {

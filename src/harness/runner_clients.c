@@ -95,63 +95,34 @@ struct RunnerClients {
     GPtrArray *pipes;     /* Pipe* */
 };
 
+/* The WorkloadConfig a [producer] group's workload keys describe, bound
+ * from the registry like every other config (kconfig_bind.h). */
 static void
 workload_config_from(WorkloadConfig *config, const ScenarioProducer *spec, gint64 duration_ns)
 {
-    const ScenarioWorkload *w = &spec->workload;
-    kconfig_bind_workload_defaults(config, spec->topic);
-    config->rate_per_s = w->rate_per_s;
-    config->arrival = w->arrival == SCENARIO_ARRIVAL_POISSON  ? WORKLOAD_ARRIVAL_POISSON
-                      : w->arrival == SCENARIO_ARRIVAL_BURSTS ? WORKLOAD_ARRIVAL_BURSTS
-                                                              : WORKLOAD_ARRIVAL_CONSTANT;
-    config->burst_on_ns = w->burst_on_ns;
-    config->burst_off_ns = w->burst_off_ns;
-    config->keys = w->keys == SCENARIO_KEYS_UNIFORM ? WORKLOAD_KEYS_UNIFORM
-                   : w->keys == SCENARIO_KEYS_ZIPF  ? WORKLOAD_KEYS_ZIPF
-                                                    : WORKLOAD_KEYS_NONE;
-    config->key_count = w->key_count;
-    config->zipf_s = w->zipf_s;
-    config->record_size = w->record_size;
-    config->partition = w->partition;
-    config->send_sync = w->send_sync;
-    config->start_ns = w->start_ns;
+    kconfig_bind_workload_from(config, spec->workload_config, spec->topic);
     /* No new record after the fault phase: the liveness phase only lets
      * what is in flight finish. */
-    config->stop_ns = MIN(w->stop_ns > 0 ? w->stop_ns : duration_ns, duration_ns);
-    config->txn_records = w->txn_records;
-    config->txn_abort_per_million = (guint32)(w->txn_abort_ratio * 1e6 + 0.5);
+    config->stop_ns = MIN(config->stop_ns, duration_ns);
+    /* Whether the producer is transactional, and so how many records a
+     * transaction holds, is the parser's decision across the group's keys. */
+    config->txn_records = spec->workload.txn_records;
 }
 
 /* The ConsumerConfig a [consumer-group] section's keys describe. */
 static void
 consumer_config_from(ConsumerConfig *config, const ScenarioConsumerGroup *spec)
 {
-    const KConfig *cfg = spec->config;
     /* The first assignor of partition.assignment.strategy is the one used
      * (the parser refuses cooperative-sticky, which needs the incremental
      * protocol). */
-    kconfig_bind_consumer_from(config, cfg);
+    kconfig_bind_consumer_from(config, spec->config, spec->members_config);
     if (spec->pipeline_output != NULL && spec->exactly_once) {
         /* An exactly-once pipeline reads committed data only and moves its
          * offsets only through its transactions. */
         config->isolation_level = 1;
         config->enable_auto_commit = FALSE;
         config->processing_mode = CONSUMER_PROCESSING_AUTO;
-        return;
-    }
-    switch (spec->processing_mode) {
-    case SCENARIO_PROCESSING_AUTO:
-        config->processing_mode = CONSUMER_PROCESSING_AUTO;
-        break;
-    case SCENARIO_PROCESSING_COMMIT_BEFORE_PROCESSING:
-        config->processing_mode = CONSUMER_COMMIT_BEFORE_PROCESSING;
-        break;
-    case SCENARIO_PROCESSING_PROCESS_THEN_COMMIT:
-        config->processing_mode = CONSUMER_PROCESS_THEN_COMMIT;
-        break;
-    case SCENARIO_PROCESSING_PROCESS_THEN_COMMIT_ASYNC:
-        config->processing_mode = CONSUMER_PROCESS_THEN_COMMIT_ASYNC;
-        break;
     }
 }
 
