@@ -4,8 +4,18 @@
  *
  * json-glib's JsonBuilder builds the tree; the writer below walks that tree
  * itself so that doubles come out in their shortest exact form.
+ *
+ * A member that is one of the [expect] metrics (metrics.h: the anomalies,
+ * produce.*, invariant_violations, the produce latency quantiles, txn.* and
+ * aborted_read_uncommitted) takes its value from the metric table, by the
+ * metric's name, so the summary shows what an expectation is judged
+ * against. The members that are no metric (per group, per pipeline, the
+ * checker's finer counts) are read from the checkers' results.
  */
 #include "report_internal.h"
+
+#include "metrics.h"
+#include "sim_assert.h"
 
 #include <math.h>
 
@@ -165,31 +175,78 @@ json_seconds_or_null(JsonBuilder *b, const char *name, gint64 ns)
     json_double(b, name, ns >= 0 ? (double)ns / 1e9 : NAN);
 }
 
+/* ---- members that are metrics ---- */
+
+static MetricsRun
+metrics_run_of(const RunData *data)
+{
+    return (MetricsRun){data->result, data->consumers, data->txn};
+}
+
+static const Metric *
+metric_named(const char *name)
+{
+    const Metric *metric = metrics_find(name);
+    KSIM_ASSERT(metric != NULL);
+    return metric;
+}
+
+/* Member `member`: the value of the count metric `metric`. */
 static void
-json_latency(JsonBuilder *b, const char *name, const StatsHistogram *h)
+json_metric_count(JsonBuilder *b, const char *member, const char *metric, const MetricsRun *run)
+{
+    json_int(b, member, (gint64)metrics_value(metric_named(metric), run));
+}
+
+static void
+json_metric_double(JsonBuilder *b, const char *member, const char *metric, const MetricsRun *run)
+{
+    json_double(b, member, metrics_value(metric_named(metric), run));
+}
+
+/* A latency object. `metric_prefix` (NULL: none) names the metrics behind
+ * its quantiles, "latency_ms.produce" for latency_ms.produce.p50 and so on.
+ * Its max is not the metric's: summary.json has always written the top of
+ * the highest bucket (a quantile of 1), latency_ms.produce.max is the exact
+ * longest latency. */
+static void
+json_latency(JsonBuilder *b, const char *name, const StatsHistogram *h, const char *metric_prefix,
+             const MetricsRun *run)
 {
     static const struct {
         const char *name;
         double q;
-    } points[] = {{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}, {"p999", 0.999}, {"max", 1.0}};
+        gboolean metric;
+    } points[] = {{"p50", 0.5, TRUE},
+                  {"p90", 0.9, TRUE},
+                  {"p99", 0.99, TRUE},
+                  {"p999", 0.999, TRUE},
+                  {"max", 1.0, FALSE}};
     json_builder_set_member_name(b, name);
     json_builder_begin_object(b);
-    for (guint i = 0; i < G_N_ELEMENTS(points); i++)
-        json_double(b, points[i].name, (double)stats_histogram_quantile(h, points[i].q) / 1e6);
+    for (guint i = 0; i < G_N_ELEMENTS(points); i++) {
+        if (metric_prefix != NULL && points[i].metric) {
+            g_autofree char *metric = g_strdup_printf("%s.%s", metric_prefix, points[i].name);
+            json_metric_double(b, points[i].name, metric, run);
+        } else {
+            json_double(b, points[i].name, (double)stats_histogram_quantile(h, points[i].q) / 1e6);
+        }
+    }
     json_int(b, "count", stats_histogram_count(h));
     json_double(b, "mean", stats_histogram_mean(h) / 1e6);
     json_builder_end_object(b);
 }
 
 static void
-json_produce(JsonBuilder *b, const CheckerCounts *c)
+json_produce(JsonBuilder *b, const CheckerCounts *c, const MetricsRun *run)
 {
+    static const char *const metric_members[] = {"attempted", "acked", "failed", "unknown"};
     json_builder_set_member_name(b, "produce");
     json_builder_begin_object(b);
-    json_int(b, "attempted", (gint64)c->attempted);
-    json_int(b, "acked", (gint64)c->acked);
-    json_int(b, "failed", (gint64)c->failed);
-    json_int(b, "unknown", (gint64)c->unknown);
+    for (guint i = 0; i < G_N_ELEMENTS(metric_members); i++) {
+        g_autofree char *metric = g_strconcat("produce.", metric_members[i], NULL);
+        json_metric_count(b, metric_members[i], metric, run);
+    }
     json_int(b, "acked_without_offset", (gint64)c->acked_without_offset);
     json_int(b, "acked_committed", (gint64)c->acked_committed);
     json_int(b, "failed_absent", (gint64)c->failed_absent);
@@ -268,14 +325,15 @@ json_settings_and_expectations(JsonBuilder *b, const ReportRun *run)
 }
 
 static void
-json_stats(JsonBuilder *b, const CheckerResult *result)
+json_stats(JsonBuilder *b, const CheckerResult *result, const MetricsRun *run)
 {
     const CheckerStats *stats = checker_result_stats(result);
     json_builder_set_member_name(b, "latency_ms");
     json_builder_begin_object(b);
-    json_latency(b, "produce", checker_result_latency(result, CHECKER_LATENCY_ACKED));
-    json_latency(b, "failed", checker_result_latency(result, CHECKER_LATENCY_FAILED));
-    json_latency(b, "unknown", checker_result_latency(result, CHECKER_LATENCY_UNKNOWN));
+    json_latency(b, "produce", checker_result_latency(result, CHECKER_LATENCY_ACKED),
+                 "latency_ms.produce", run);
+    json_latency(b, "failed", checker_result_latency(result, CHECKER_LATENCY_FAILED), NULL, run);
+    json_latency(b, "unknown", checker_result_latency(result, CHECKER_LATENCY_UNKNOWN), NULL, run);
     json_builder_end_object(b);
     json_double(b, "throughput_per_s",
                 stats->throughput_per_s >= 0 ? stats->throughput_per_s : NAN);
@@ -401,24 +459,43 @@ json_txn_examples(JsonBuilder *b, const RunData *data, guint first, guint end)
     json_builder_end_object(b);
 }
 
+/* The metric behind a fate's count, or NULL: txn.unknown counts the
+ * unknown and the unended together, so those two are the checker's. */
+static const char *
+fate_metric(TxnFate fate)
+{
+    switch (fate) {
+    case TXN_FATE_COMMITTED:
+        return "txn.committed";
+    case TXN_FATE_ABORTED:
+        return "txn.aborted";
+    default:
+        return NULL;
+    }
+}
+
 static void
-json_transactions(JsonBuilder *b, const RunData *data)
+json_transactions(JsonBuilder *b, const RunData *data, const MetricsRun *run)
 {
     const TxnCounts *c = checker_txn_counts(data->txn);
     json_builder_set_member_name(b, "transactions");
     json_builder_begin_object(b);
     json_int(b, "transactions", (gint64)c->transactions);
-    for (guint f = 0; f < TXN_FATE_COUNT; f++)
-        json_int(b, checker_txn_fate_name(f), (gint64)c->fates[f]);
+    for (guint f = 0; f < TXN_FATE_COUNT; f++) {
+        if (fate_metric(f) != NULL)
+            json_metric_count(b, checker_txn_fate_name(f), fate_metric(f), run);
+        else
+            json_int(b, checker_txn_fate_name(f), (gint64)c->fates[f]);
+    }
     json_int(b, "sends", (gint64)c->sends);
-    json_int(b, "fenced_instances", (gint64)c->fenced_instances);
-    json_int(b, "resumed", (gint64)c->resumed);
+    json_metric_count(b, "fenced_instances", "txn.fenced_instances", run);
+    json_metric_count(b, "resumed", "txn.resumed", run);
     json_int(b, "reads_committed", (gint64)c->reads_committed);
-    json_int(b, "aborted_read_uncommitted", (gint64)c->aborted_read_uncommitted);
+    json_metric_count(b, "aborted_read_uncommitted", "aborted_read_uncommitted", run);
     json_builder_set_member_name(b, "anomalies");
     json_builder_begin_object(b);
     for (guint a = 0; a < TXN_PIPELINE_DUPLICATE; a++)
-        json_int(b, checker_txn_anomaly_name(a), (gint64)c->anomalies[a]);
+        json_metric_count(b, checker_txn_anomaly_name(a), checker_txn_anomaly_name(a), run);
     json_builder_end_object(b);
     json_txn_examples(b, data, 0, TXN_PIPELINE_DUPLICATE);
     json_builder_end_object(b);
@@ -454,6 +531,7 @@ json_run(JsonBuilder *b, const RunData *data)
 {
     const ReportRun *run = data->run;
     const CheckerCounts *c = checker_result_counts(data->result);
+    MetricsRun metrics = metrics_run_of(data);
     json_builder_begin_object(b);
     json_string(b, "label", run->label);
     json_string(b, "files", data->slug);
@@ -462,18 +540,18 @@ json_run(JsonBuilder *b, const RunData *data)
     json_double(b, "virtual_s", run->virtual_s);
     json_double(b, "wall_s", run->wall_s);
     json_int(b, "events", (gint64)run->events);
-    json_produce(b, c);
+    json_produce(b, c, &metrics);
     json_builder_set_member_name(b, "anomalies");
     json_builder_begin_object(b);
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
-        json_int(b, checker_anomaly_name(a), (gint64)c->anomalies[a]);
+        json_metric_count(b, checker_anomaly_name(a), checker_anomaly_name(a), &metrics);
     json_builder_end_object(b);
-    json_int(b, "invariant_violations", (gint64)c->invariant_violations);
+    json_metric_count(b, "invariant_violations", "invariant_violations", &metrics);
     json_strings(b, "violations", checker_result_violations(data->result));
-    json_stats(b, data->result);
+    json_stats(b, data->result, &metrics);
     json_examples(b, data);
     json_consumers(b, data);
-    json_transactions(b, data);
+    json_transactions(b, data, &metrics);
     json_pipelines(b, data);
     json_builder_end_object(b);
 }

@@ -12,6 +12,7 @@
 #define PRODUCER_FIXTURE_H
 
 #include "cluster.h"
+#include "config_fixture.h"
 #include "history.h"
 #include "producer.h"
 #include "sim_net.h"
@@ -73,7 +74,7 @@ fixture_new(guint64 seed, guint partitions, const ProducerConfig *config)
     f->world = sim_world_new(seed);
     f->history = history_new();
     ClusterConfig cluster_config;
-    cluster_config_init(&cluster_config);
+    fixture_cluster_config(&cluster_config);
     cluster_config.broker.replica_lag_time_max_ms = 1000;
     cluster_config.broker.zookeeper_session_timeout_ms = 6000;
     cluster_config.broker.replica_high_watermark_checkpoint_interval_ms = 1000;

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "config_fixture.h"
 #include "history.h"
 #include "sim_world.h"
 #include "zk_server.h"
@@ -37,7 +38,7 @@ fixture_new(guint64 seed)
 {
     Fixture *f = g_new0(Fixture, 1);
     ClusterConfig config;
-    cluster_config_init(&config);
+    fixture_cluster_config(&config);
     config.broker.replica_lag_time_max_ms = 1000;
     config.broker.zookeeper_session_timeout_ms = 6000;
     f->world = sim_world_new(seed);

@@ -14,8 +14,7 @@
 #include <string.h>
 
 #include "checker.h"
-#include "cluster.h"
-#include "driver.h"
+#include "cluster_fixture.h"
 #include "explain.h"
 #include "history.h"
 #include "kafka_error.h"
@@ -689,59 +688,16 @@ test_checker_explains_every_anomaly(void **state)
 
 /* ---- a real cluster: KIP-101's loss (as tests/test_cluster.c) ---- */
 
-typedef struct {
-    SimWorld *world;
-    History *history;
-    Cluster *cluster;
-    Driver *driver;
-} Fixture;
-
-static void
-config_fast(ClusterConfig *config)
-{
-    cluster_config_init(config);
-    config->broker.replica_lag_time_max_ms = 30000;
-    config->broker.zookeeper_session_timeout_ms = 6000;
-    config->broker.replica_high_watermark_checkpoint_interval_ms = 1000;
-}
-
+/* The fixture's fast cluster, but a follower stays in the ISR for 30 s, so
+ * that a restarted follower is still in it when the leader fails. */
 static Fixture *
-fixture_new(BrokerTruncationMode mode)
+kip101_fixture_new(BrokerTruncationMode mode)
 {
-    Fixture *f = g_new0(Fixture, 1);
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
+    config.broker.replica_lag_time_max_ms = 30000;
     config.broker.truncation_mode = mode;
-    f->world = sim_world_new(11);
-    f->history = history_new();
-    f->cluster = cluster_new(f->world, &config, f->history);
-    GError *error = NULL;
-    assert_true(cluster_create_topic(f->cluster, "t", 1, 3, NULL, &error));
-    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
-    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
-    DriverConfig driver_config;
-    driver_config_init(&driver_config);
-    driver_config.acks = -1;
-    driver_config.max_in_flight = 1;
-    driver_config.request_timeout_ms = 5000;
-    f->driver = driver_new(f->world, "driver", 100, bootstrap, &driver_config, f->history);
-    return f;
-}
-
-static void
-fixture_free(Fixture *f)
-{
-    driver_free(f->driver);
-    cluster_free(f->cluster);
-    sim_world_free(f->world);
-    history_free(f->history);
-    g_free(f);
-}
-
-static void
-run_for(Fixture *f, gint64 ns)
-{
-    sim_world_run_until(f->world, sim_now_ns(f->world) + ns);
+    return fixture_new(11, &config, 1, -1, NULL);
 }
 
 /* As in tests/test_cluster.c: the leader's HW covers the second record. */
@@ -789,7 +745,7 @@ node_event(Fixture *f, gint32 broker, gboolean crash)
 static Fixture *
 kip101_run(BrokerTruncationMode mode, gint32 *a_out, gint32 *y_out)
 {
-    Fixture *f = fixture_new(mode);
+    Fixture *f = kip101_fixture_new(mode);
     gint32 a = cluster_leader(f->cluster, "t", 0);
     driver_produce(f->driver, "t", 0, 1, 1);
     run_for(f, 2 * SIM_NS_PER_S);

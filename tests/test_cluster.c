@@ -13,92 +13,8 @@
 
 #include <cmocka.h>
 
-#include "cluster.h"
-#include "driver.h"
-#include "history.h"
+#include "cluster_fixture.h"
 #include "sim_net.h"
-#include "sim_world.h"
-
-#define TOPIC "t"
-
-typedef struct {
-    SimWorld *world;
-    History *history;
-    Cluster *cluster;
-    Driver *driver;
-} Fixture;
-
-static void
-check_after_event(SimWorld *world, void *user_data)
-{
-    (void)world;
-    cluster_check_invariants(user_data);
-}
-
-static Fixture *
-fixture_new(guint64 seed, const ClusterConfig *config, guint partitions, gint16 acks,
-            const TopicConfig *topic)
-{
-    Fixture *f = g_new0(Fixture, 1);
-    f->world = sim_world_new(seed);
-    f->history = history_new();
-    f->cluster = cluster_new(f->world, config, f->history);
-    sim_world_set_after_event(f->world, check_after_event, f->cluster);
-    GError *error = NULL;
-    assert_true(cluster_create_topic(f->cluster, TOPIC, partitions, 3, topic, &error));
-    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
-    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
-    DriverConfig driver_config;
-    driver_config_init(&driver_config);
-    driver_config.acks = acks;
-    driver_config.max_in_flight = 1;
-    driver_config.request_timeout_ms = 5000;
-    f->driver = driver_new(f->world, "driver", 100, bootstrap, &driver_config, f->history);
-    return f;
-}
-
-static void
-fixture_free(Fixture *f)
-{
-    driver_free(f->driver);
-    cluster_free(f->cluster);
-    sim_world_free(f->world);
-    history_free(f->history);
-    g_free(f);
-}
-
-static void
-config_fast(ClusterConfig *config)
-{
-    cluster_config_init(config);
-    config->broker.replica_lag_time_max_ms = 1000;
-    config->broker.zookeeper_session_timeout_ms = 6000;
-    config->broker.replica_high_watermark_checkpoint_interval_ms = 1000;
-}
-
-static void
-run_for(Fixture *f, gint64 ns)
-{
-    sim_world_run_until(f->world, sim_now_ns(f->world) + ns);
-}
-
-static BrokerPartitionInfo
-info_of(Fixture *f, gint32 broker, gint32 partition)
-{
-    BrokerPartitionInfo info;
-    broker_partition_info(cluster_broker(f->cluster, broker), TOPIC, partition, &info);
-    return info;
-}
-
-static gboolean
-isr_has(const BrokerPartitionInfo *info, gint32 broker)
-{
-    for (guint i = 0; i < info->n_isr; i++) {
-        if (info->isr[i] == broker)
-            return TRUE;
-    }
-    return FALSE;
-}
 
 /* How many acknowledged values are absent from the leader's log below its HW. */
 static guint
@@ -137,7 +53,7 @@ test_cluster_steady_replication(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     Fixture *f = fixture_new(1, &config, 2, -1, NULL);
     driver_produce(f->driver, TOPIC, 0, 500, 10);
     driver_produce(f->driver, TOPIC, 1, 500, 10);
@@ -166,7 +82,7 @@ test_cluster_follower_crash_and_rejoin(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     Fixture *f = fixture_new(2, &config, 1, -1, NULL);
     gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
     gint32 follower = cluster_follower(f->cluster, TOPIC, 0);
@@ -196,7 +112,7 @@ test_cluster_leader_crash_elects_from_isr(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     Fixture *f = fixture_new(3, &config, 1, -1, NULL);
     gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
     gint32 epoch = info_of(f, leader, 0).leader_epoch;
@@ -227,7 +143,7 @@ test_cluster_preferred_leader_returns(void **state)
     (void)state;
     for (int enabled = 0; enabled <= 1; enabled++) {
         ClusterConfig config;
-        config_fast(&config);
+        fixture_config_fast(&config);
         config.broker.auto_leader_rebalance_enable = enabled;
         config.broker.leader_imbalance_check_interval_ms = 5000;
     Fixture *f = fixture_new(5, &config, 3, -1, NULL);
@@ -258,7 +174,7 @@ test_cluster_isr_shrink_and_expand(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     Fixture *f = fixture_new(4, &config, 1, -1, NULL);
     gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
     gint32 follower = cluster_follower(f->cluster, TOPIC, 0);
@@ -284,7 +200,7 @@ test_cluster_min_insync_refuses(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     config.broker.min_insync_replicas = 2;
     Fixture *f = fixture_new(5, &config, 1, -1, NULL);
     gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
@@ -311,7 +227,7 @@ test_cluster_unclean_election_loses_acked(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     config.broker.unclean_leader_election = TRUE;
     Fixture *f = fixture_new(6, &config, 1, 1, NULL);
     gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
@@ -342,7 +258,7 @@ test_cluster_controller_failover(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     Fixture *f = fixture_new(7, &config, 1, -1, NULL);
     gint32 controller = cluster_controller(f->cluster);
     assert_true(controller > 0);
@@ -370,7 +286,7 @@ test_cluster_leader_session_expiry(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     Fixture *f = fixture_new(8, &config, 1, -1, NULL);
     gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
     SimNodeId zk = cluster_zk_node(f->cluster);
@@ -459,7 +375,7 @@ static Fixture *
 kip101_fixture(BrokerTruncationMode mode, gint32 *leader)
 {
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     config.broker.replica_lag_time_max_ms = 30000;
     config.broker.truncation_mode = mode;
     Fixture *f = fixture_new(11, &config, 1, -1, NULL);
@@ -562,7 +478,7 @@ test_cluster_add_partitions(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     Fixture *f = fixture_new(12, &config, 2, -1, NULL);
     GError *error = NULL;
     assert_false(cluster_add_partitions(f->cluster, TOPIC, 1, &error));
@@ -586,7 +502,7 @@ test_cluster_new_topic_metadata_is_whole(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     SimWorld *world = sim_world_new(14);
     History *history = history_new();
     Cluster *cluster = cluster_new(world, &config, history);
@@ -641,7 +557,7 @@ test_cluster_controlled_shutdown_moves_leadership(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     Fixture *f = fixture_new(5, &config, 3, -1, NULL);
     gint32 stopping = cluster_leader(f->cluster, TOPIC, 0);
     driver_produce(f->driver, TOPIC, 0, 200, 10);
@@ -682,7 +598,7 @@ test_cluster_controlled_shutdown_gives_up(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     config.broker.controlled_shutdown_max_retries = 2;
     config.broker.controlled_shutdown_retry_backoff_ms = 1000;
     config.broker.controller_socket_timeout_ms = 2000;
@@ -733,7 +649,7 @@ test_cluster_topic_znode_bound(void **state)
         g_string_free(data, TRUE);
     }
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     SimWorld *world = sim_world_new(1);
     Cluster *cluster = cluster_new(world, &config, NULL);
     GError *error = NULL;
@@ -757,7 +673,7 @@ test_cluster_fixed_assignment(void **state)
     static const gint32 replicas[][3] = {{3, 1, 2}, {2, 3, 1}, {1, 2, 3}};
     for (guint64 seed = 1; seed <= 3; seed++) {
         ClusterConfig config;
-        config_fast(&config);
+        fixture_config_fast(&config);
         SimWorld *world = sim_world_new(seed);
         Cluster *cluster = cluster_new(world, &config, NULL);
         g_autoptr(GPtrArray) assignment =
@@ -794,7 +710,7 @@ test_cluster_unconverged_is_capped(void **state)
 {
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     Fixture *f = fixture_new(8, &config, 60, -1, NULL);
     assert_null(cluster_unconverged(f->cluster));
     guint led = 0;

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "config_fixture.h"
 #include "consumer.h"
 #include "history.h"
 #include "producer.h"
@@ -66,7 +67,7 @@ fixture_new(guint64 seed, guint partitions, gint16 acks)
     f->world = sim_world_new(seed);
     f->history = history_new();
     ClusterConfig cluster_config;
-    cluster_config_init(&cluster_config);
+    fixture_cluster_config(&cluster_config);
     cluster_config.broker.replica_lag_time_max_ms = 1000;
     cluster_config.broker.zookeeper_session_timeout_ms = 6000;
     cluster_config.broker.replica_high_watermark_checkpoint_interval_ms = 1000;
@@ -80,7 +81,7 @@ fixture_new(guint64 seed, guint partitions, gint16 acks)
     run_for(f, 1 * SIM_NS_PER_S);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     config.acks = acks;
     config.enable_idempotence = acks == -1;
     f->producer = producer_new(f->world, "producer", PRODUCER_PROCESS, bootstrap, &config,
@@ -202,13 +203,13 @@ acked_in(const Fixture *f, gint32 partition)
 
 /* ---- tests ---- */
 
-/* consumer_config_init gives Kafka's defaults. */
+/* The consumer's registry defaults (kconfig_bind_consumer_defaults) are Kafka's. */
 static void
 test_consumer_config_defaults(void **unused)
 {
     (void)unused;
     ConsumerConfig config;
-    consumer_config_init(&config);
+    kconfig_bind_consumer_defaults(&config);
     assert_int_equal(config.fetch_min_bytes, 1);
     assert_int_equal(config.fetch_max_wait_ms, 500);
     assert_int_equal(config.max_partition_fetch_bytes, 1048576);
@@ -237,7 +238,7 @@ test_consumer_reads_acknowledged_exactly_once_in_order(void **unused)
     (void)unused;
     Fixture *f = fixture_new(11, 2, -1);
     ConsumerConfig config;
-    consumer_config_init(&config);
+    kconfig_bind_consumer_defaults(&config);
     config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
     start_consumer(f, &config, 2);
     run_for(f, 500 * SIM_NS_PER_MS);
@@ -263,7 +264,7 @@ test_consumer_never_returns_above_hw(void **unused)
     (void)unused;
     Fixture *f = fixture_new(12, 1, 1);
     ConsumerConfig config;
-    consumer_config_init(&config);
+    kconfig_bind_consumer_defaults(&config);
     config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
     start_consumer(f, &config, 1);
     send_many(f, 10, 1);
@@ -301,7 +302,7 @@ test_consumer_max_poll_records_bounds_polls(void **unused)
     send_many(f, 100, 1);
     run_for(f, 500 * SIM_NS_PER_MS);
     ConsumerConfig config;
-    consumer_config_init(&config);
+    kconfig_bind_consumer_defaults(&config);
     config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
     config.max_poll_records = 7;
     start_consumer(f, &config, 1);
@@ -338,7 +339,7 @@ test_consumer_auto_offset_reset(void **unused)
         send_many(f, 30, 1);
         run_for(f, 500 * SIM_NS_PER_MS);
         ConsumerConfig config;
-        consumer_config_init(&config);
+        kconfig_bind_consumer_defaults(&config);
         config.auto_offset_reset = cases[c].reset;
         start_consumer(f, &config, 1);
         run_for(f, 500 * SIM_NS_PER_MS);
@@ -363,7 +364,7 @@ test_consumer_continues_after_leader_crash(void **unused)
     send_many(f, 100, 1);
     run_for(f, 500 * SIM_NS_PER_MS);
     ConsumerConfig config;
-    consumer_config_init(&config);
+    kconfig_bind_consumer_defaults(&config);
     config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
     config.max_poll_records = 10;
     start_consumer(f, &config, 1);
@@ -438,7 +439,7 @@ crash_member(ConsumerProcessingMode mode, CrashPoint point)
     run_for(f, 500 * SIM_NS_PER_MS);
     assert_int_equal(f->acked->len, 100);
     ConsumerConfig config;
-    consumer_config_init(&config);
+    kconfig_bind_consumer_defaults(&config);
     config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
     config.max_poll_records = 10;
     config.enable_auto_commit = FALSE;
@@ -571,7 +572,7 @@ test_consumer_commit_async_does_not_block_poll(void **unused)
     for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
         Fixture *f = fixture_new(33, 1, -1);
         ConsumerConfig config;
-        consumer_config_init(&config);
+        kconfig_bind_consumer_defaults(&config);
         config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
         config.max_poll_records = 5;
         config.enable_auto_commit = FALSE;
@@ -611,7 +612,7 @@ test_consumer_commit_modes_exactly_once_without_faults(void **unused)
     for (guint m = 0; m < G_N_ELEMENTS(modes); m++) {
         Fixture *f = fixture_new(32, 2, -1);
         ConsumerConfig config;
-        consumer_config_init(&config);
+        kconfig_bind_consumer_defaults(&config);
         config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
         config.max_poll_records = 10;
         config.enable_auto_commit = modes[m] == CONSUMER_PROCESSING_AUTO;

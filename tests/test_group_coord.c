@@ -15,9 +15,11 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "config_fixture.h"
 #include "consumer.h"
 #include "group_coord.h"
 #include "history.h"
+#include "probe_fixture.h"
 #include "producer.h"
 #include "sim_net.h"
 #include "sim_world.h"
@@ -67,7 +69,7 @@ fixture_new(guint64 seed, guint partitions, gint32 offsets_partitions)
     f->world = sim_world_new(seed);
     f->history = history_new();
     ClusterConfig config;
-    cluster_config_init(&config);
+    fixture_cluster_config(&config);
     config.broker.replica_lag_time_max_ms = 1000;
     config.broker.zookeeper_session_timeout_ms = 6000;
     config.broker.offsets_topic_num_partitions = offsets_partitions;
@@ -79,7 +81,7 @@ fixture_new(guint64 seed, guint partitions, gint32 offsets_partitions)
     assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     ProducerConfig producer_config;
-    producer_config_init(&producer_config);
+    kconfig_bind_producer_defaults(&producer_config);
     producer_config.acks = -1;
     f->producer = producer_new(f->world, "producer", PRODUCER_PROCESS, bootstrap, &producer_config,
                                f->history);
@@ -104,7 +106,7 @@ fixture_free(Fixture *f)
 static void
 group_config(ConsumerConfig *config)
 {
-    consumer_config_init(config);
+    kconfig_bind_consumer_defaults(config);
     config->auto_offset_reset = CONSUMER_RESET_EARLIEST;
     config->session_timeout_ms = 6000;
     config->heartbeat_interval_ms = 1000;
@@ -216,63 +218,22 @@ assigned_count(const Consumer *consumer)
     return tps->len;
 }
 
-/* ---- a raw client of the group protocol ---- */
+/* ---- a raw client of the group protocol (probe_fixture.h) ---- */
 
-/* A node of its own that sends single group requests to the coordinator, as
- * a misbehaving or stale client would, and keeps the last answer. */
-typedef struct {
-    SimWorld *world;
-    SimNodeId node;
-    guint responses;
-    KafkaError error;           /* the response's error */
-    KafkaError partition_error; /* OffsetCommit: the first partition's error */
-} Probe;
-
-static void
-probe_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
+static gboolean
+read_group_answer(Probe *probe, const SimMsg *msg)
 {
-    Probe *probe = ctx;
-    (void)world;
-    (void)from;
-    probe->responses++;
     if (msg->type == KMSG_HEARTBEAT_RESPONSE) {
         probe->error = ((const KGroupResponse *)msg)->error;
-    } else if (msg->type == KMSG_OFFSET_COMMIT_RESPONSE) {
-        const KOffsetMessage *response = (const KOffsetMessage *)msg;
-        probe->error = response->error;
-        assert_int_equal(response->partitions->len, 1);
-        probe->partition_error = g_array_index(response->partitions, KOffsetPartition, 0).error;
-    } else {
-        fail_msg("unexpected message type %u", msg->type);
+        return TRUE;
     }
-    sim_msg_free(msg);
-}
-
-static void
-probe_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReason reason)
-{
-    (void)world;
-    (void)ctx;
-    (void)peer;
-    (void)reason;
-}
-
-static void
-probe_node_event(SimWorld *world, void *ctx)
-{
-    (void)world;
-    (void)ctx;
-}
-
-static const SimNodeOps probe_ops = {probe_message, probe_disconnect, probe_node_event,
-                                     probe_node_event};
-
-static void
-probe_init(Probe *probe, Fixture *f)
-{
-    memset(probe, 0, sizeof *probe);
-    probe->world = f->world;
-    probe->node = sim_node_add(f->world, "probe", &probe_ops, probe);
+    if (msg->type != KMSG_OFFSET_COMMIT_RESPONSE)
+        return FALSE;
+    const KOffsetMessage *response = (const KOffsetMessage *)msg;
+    probe->error = response->error;
+    assert_int_equal(response->partitions->len, 1);
+    probe->partition_error = g_array_index(response->partitions, KOffsetPartition, 0).error;
+    return TRUE;
 }
 
 /* Sends `request` to the group's coordinator and waits for the answer. */
@@ -281,19 +242,14 @@ probe_ask(Probe *probe, Fixture *f, SimMsg *request)
 {
     Broker *broker = coordinator(f);
     assert_non_null(broker);
-    guint before = probe->responses;
-    sim_net_send(sim_world_net(f->world), probe->node, broker_node(broker), request);
-    gint64 end = sim_now_ns(f->world) + 2 * SIM_NS_PER_S;
-    while (probe->responses == before && sim_now_ns(f->world) < end)
-        run_for(f, SIM_NS_PER_MS);
-    assert_int_equal(probe->responses, before + 1);
+    probe_request(probe, f->world, broker_node(broker), request, SIM_NS_PER_MS);
 }
 
 static KafkaError
 probe_heartbeat(Probe *probe, Fixture *f, const char *member_id, gint32 generation)
 {
     KGroupRequest *request = kproto_new(KMSG_HEARTBEAT_REQUEST);
-    request->correlation_id = (gint32)probe->responses + 1;
+    request->correlation_id = probe_correlation_next(probe);
     g_strlcpy(request->group_id, GROUP, sizeof request->group_id);
     g_strlcpy(request->member_id, member_id, sizeof request->member_id);
     request->generation_id = generation;
@@ -307,7 +263,7 @@ static KafkaError
 probe_commit(Probe *probe, Fixture *f, const char *member_id, gint32 generation, gint64 offset)
 {
     KOffsetMessage *request = kproto_new(KMSG_OFFSET_COMMIT_REQUEST);
-    request->correlation_id = (gint32)probe->responses + 1;
+    request->correlation_id = probe_correlation_next(probe);
     g_strlcpy(request->group_id, GROUP, sizeof request->group_id);
     g_strlcpy(request->member_id, member_id, sizeof request->member_id);
     request->generation_id = generation;
@@ -693,7 +649,7 @@ test_group_heartbeat_and_commit_fenced_by_member_and_generation(void **unused)
     Consumer *member = add_member(f, &config, SIM_NS_PER_MS);
     assert_true(run_until_covered(f, 2, 30 * SIM_NS_PER_S) >= 0);
     Probe probe;
-    probe_init(&probe, f);
+    probe_init(&probe, f->world, read_group_answer);
     gint32 generation = consumer_generation(member);
     g_autofree char *member_id = g_strdup(consumer_member_id(member));
     for (guint i = 0; i < G_N_ELEMENTS(FENCE_CASES); i++) {
@@ -733,7 +689,7 @@ test_group_heartbeat_during_rebalance(void **unused)
     gint32 generation = consumer_generation(first);
     g_autofree char *member_id = g_strdup(consumer_member_id(first));
     Probe probe;
-    probe_init(&probe, f);
+    probe_init(&probe, f->world, read_group_answer);
     add_member(f, &config, SIM_NS_PER_MS);
     GroupCoordInfo info = {0};
     gint64 end = sim_now_ns(f->world) + 5 * SIM_NS_PER_S;

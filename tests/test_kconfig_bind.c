@@ -1,7 +1,8 @@
 /* Tests of src/harness/kconfig_bind: every key bound at most once and to a
- * field of its type, the registry's defaults filling each struct exactly as
- * the model's own *_config_init does, ENUM and LIST keys mapped through the
- * registry's canonical choices, and set, layered and fallback values. */
+ * field of its type, every bound key's registry default reaching its field
+ * (the registry is the models' only source of defaults), ENUM and LIST keys
+ * mapped through the registry's canonical choices, set, layered and fallback
+ * values, and the workload's shape parsers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,11 +13,14 @@
 
 #include "broker_config.h"
 #include "cluster.h"
+#include "config_fixture.h"
 #include "consumer.h"
 #include "kconfig.h"
 #include "kconfig_bind.h"
 #include "producer_config.h"
 #include "workload.h"
+
+#include <math.h>
 
 /* A struct big enough for any bound config, so tests can fill by table. */
 typedef union {
@@ -24,25 +28,32 @@ typedef union {
     TopicConfig topic;
     ProducerConfig producer;
     ConsumerConfig consumer;
+    WorkloadConfig workload;
+    ClusterConfig cluster;
 } AnyConfig;
 
-/* The model's defaults for `table`'s struct, as a model test would build it:
- * a topic that sets nothing takes the broker's values. */
+/* `table`'s struct as its kconfig_bind_X_defaults gives it to the runner,
+ * the benchmarks and the tests: a topic that sets nothing takes the
+ * broker's values. */
 static void
 model_defaults(const KConfigBindTable *table, AnyConfig *out)
 {
     memset(out, 0, sizeof *out);
     if (table == kconfig_bind_broker()) {
-        broker_config_init(&out->broker);
+        kconfig_bind_broker_defaults(&out->broker);
     } else if (table == kconfig_bind_topic()) {
         BrokerConfig broker;
-        broker_config_init(&broker);
+        kconfig_bind_broker_defaults(&broker);
         topic_config_from_broker(&out->topic, &broker);
     } else if (table == kconfig_bind_producer()) {
-        producer_config_init(&out->producer);
+        kconfig_bind_producer_defaults(&out->producer);
+    } else if (table == kconfig_bind_consumer() || table == kconfig_bind_consumer_group()) {
+        kconfig_bind_consumer_defaults(&out->consumer);
+    } else if (table == kconfig_bind_workload()) {
+        kconfig_bind_workload_defaults(&out->workload, "t");
     } else {
-        assert_ptr_equal(table, kconfig_bind_consumer());
-        consumer_config_init(&out->consumer);
+        assert_ptr_equal(table, kconfig_bind_cluster());
+        kconfig_bind_cluster_defaults(&out->cluster);
     }
 }
 
@@ -84,24 +95,47 @@ field_int(const AnyConfig *config, const KConfigBinding *binding)
 }
 
 /* Keys no table binds although their scope has one, and why. */
-static const char *const unbound_by_design[] = {
-    "num.partitions",             /* the scenario parser's topic default */
-    "default.replication.factor", /* the same */
-    "partitions",                 /* [topic NAME]: the parser creates the topic with it */
-    "replication.factor",         /* the same */
-    "replica.assignment",         /* the same: the topic's fixed assignment */
-    "group.id",                   /* the parser makes it the group of a [consumer-group] */
+static const struct {
+    KConfigScope scope;
+    const char *name;
+} unbound_by_design[] = {
+    {KCONFIG_SCOPE_BROKER, "num.partitions"},             /* the parser's topic default */
+    {KCONFIG_SCOPE_BROKER, "default.replication.factor"}, /* the same */
+    {KCONFIG_SCOPE_TOPIC, "partitions"},                  /* the parser creates the topic with it */
+    {KCONFIG_SCOPE_TOPIC, "replication.factor"},          /* the same */
+    {KCONFIG_SCOPE_TOPIC, "replica.assignment"},          /* the same: a fixed assignment */
+    {KCONFIG_SCOPE_CONSUMER, "group.id"}, /* the parser makes it the group of a section */
+    /* The consumer's client.id names nothing: members are named by their
+     * section (consumer-NAME-K), and ConsumerConfig has no such field. */
+    {KCONFIG_SCOPE_CONSUMER, "client.id"},
+    /* The parser resolves the topic among the topics and makes `instances`
+     * producers; transaction.records applies only to a transactional
+     * producer, which the parser decides. */
+    {KCONFIG_SCOPE_WORKLOAD, "topic"},
+    {KCONFIG_SCOPE_WORKLOAD, "instances"},
+    {KCONFIG_SCOPE_WORKLOAD, "transaction.records"},
+    /* Shapes rather than numbers: kconfig_bind_workload_from parses them
+     * (test_kconfig_bind_workload_shapes). */
+    {KCONFIG_SCOPE_WORKLOAD, "workload.burst"},
+    {KCONFIG_SCOPE_WORKLOAD, "workload.keys"},
+    /* The runner's members, not the consumer, read these from the parse
+     * result: whom to make, when they join and leave, how long they process
+     * and pause, and the pipeline they feed. */
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "topics"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "members"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "processing.time"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "poll.interval"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "members.start"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "members.stop"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "pipeline.output"},
+    {KCONFIG_SCOPE_CONSUMER_GROUP, "exactly.once"},
 };
 
 static gboolean
 unbound_by_design_has(const char *name, KConfigScope scope)
 {
-    /* The consumer's client.id names nothing: members are named by their
-     * section (consumer-NAME-K), and ConsumerConfig has no such field. */
-    if (scope == KCONFIG_SCOPE_CONSUMER && strcmp(name, "client.id") == 0)
-        return TRUE;
     for (guint i = 0; i < G_N_ELEMENTS(unbound_by_design); i++) {
-        if (strcmp(unbound_by_design[i], name) == 0)
+        if (unbound_by_design[i].scope == scope && strcmp(unbound_by_design[i].name, name) == 0)
             return TRUE;
     }
     return FALSE;
@@ -142,6 +176,14 @@ kind_fits_type(KConfigBindKind kind, KConfigType type)
         return type == KCONFIG_TYPE_LIST;
     case KCONFIG_BIND_TEXT:
         return type == KCONFIG_TYPE_STRING;
+    case KCONFIG_BIND_DOUBLE:
+    case KCONFIG_BIND_PER_MILLION:
+        return type == KCONFIG_TYPE_DOUBLE;
+    case KCONFIG_BIND_NS:
+    case KCONFIG_BIND_NS_OR_NEVER:
+        return type == KCONFIG_TYPE_DURATION;
+    case KCONFIG_BIND_DIST:
+        return type == KCONFIG_TYPE_TIME_DIST || type == KCONFIG_TYPE_SIZE_DIST;
     }
     return FALSE;
 }
@@ -160,7 +202,8 @@ check_table_bindings(const KConfigBindTable *table)
             fail_msg("%s: %s is bound with a conversion its type has not", table->name, b->key);
         assert_true(b->offset + b->width <= table->struct_size);
         gboolean numeric = b->kind == KCONFIG_BIND_INT || b->kind == KCONFIG_BIND_BYTES ||
-                           b->kind == KCONFIG_BIND_MS || b->kind == KCONFIG_BIND_MS_OR_NEVER;
+                           b->kind == KCONFIG_BIND_MS || b->kind == KCONFIG_BIND_MS_OR_NEVER ||
+                           b->kind == KCONFIG_BIND_NS;
         if (numeric && b->width < 8 && key->max > (G_GINT64_CONSTANT(1) << (8 * b->width - 1)) - 1)
             fail_msg("%s: %s's range does not fit its %zu-byte field", table->name, b->key,
                      b->width);
@@ -186,7 +229,7 @@ test_kconfig_bind_each_key_bound_once(void **state)
     guint n_tables = 0, n_keys = 0;
     const KConfigBindTable *const *tables = kconfig_bind_tables(&n_tables);
     const KConfigKey *registry = kconfig_registry(&n_keys);
-    assert_int_equal(n_tables, 4);
+    assert_int_equal(n_tables, 7);
     for (guint t = 0; t < n_tables; t++) {
         check_table_bindings(tables[t]);
         for (guint t2 = 0; t2 < t; t2++)
@@ -213,36 +256,157 @@ test_kconfig_bind_each_key_bound_once(void **state)
     assert_int_equal(bound, bindings);
 }
 
-/* With nothing set, every bound field gets the value the model's own
- * *_config_init gives it: the C defaults and the registry cannot drift. */
+/* The value `binding`'s key has in `cfg`, converted as the binding says,
+ * written out per kind from the registry's getters: an oracle for the fill. */
 static void
-test_kconfig_bind_defaults_match_models(void **state)
+assert_field_holds(const AnyConfig *config, const KConfigBinding *b, const KConfig *cfg,
+                   const char *table)
+{
+    const guint8 *field = (const guint8 *)config + b->offset;
+    const char *key = b->key;
+    gint64 want = 0;
+    switch (b->kind) {
+    case KCONFIG_BIND_INT:
+        want = kconfig_get_int64(cfg, key);
+        break;
+    case KCONFIG_BIND_BOOL:
+        want = kconfig_get_bool(cfg, key);
+        break;
+    case KCONFIG_BIND_MS:
+        want = kconfig_get_duration_ms(cfg, key);
+        break;
+    case KCONFIG_BIND_MS_OR_NEVER:
+        want = kconfig_is_null(cfg, key) ? -1 : kconfig_get_duration_ms(cfg, key);
+        want = want == G_MAXINT64 ? -1 : want;
+        break;
+    case KCONFIG_BIND_BYTES:
+        want = kconfig_get_bytes(cfg, key);
+        break;
+    case KCONFIG_BIND_NS:
+        want = kconfig_get_duration_ns(cfg, key);
+        break;
+    case KCONFIG_BIND_NS_OR_NEVER:
+        want = kconfig_is_null(cfg, key) ? G_MAXINT64 : kconfig_get_duration_ns(cfg, key);
+        break;
+    case KCONFIG_BIND_PER_MILLION:
+        want = (gint64)llround(kconfig_get_double(cfg, key) * 1e6);
+        break;
+    case KCONFIG_BIND_ENUM:
+    case KCONFIG_BIND_LIST_FIRST: {
+        g_auto(GStrv) items = NULL;
+        const char *choice = NULL;
+        if (b->kind == KCONFIG_BIND_ENUM) {
+            choice = kconfig_get_string(cfg, key);
+        } else {
+            items = kconfig_get_list(cfg, key);
+            choice = items[0];
+        }
+        gboolean mapped = FALSE;
+        for (guint v = 0; v < b->n_values && !mapped; v++) {
+            mapped = g_strcmp0(b->values[v].choice, choice) == 0;
+            want = b->values[v].value;
+        }
+        assert_true(mapped);
+        break;
+    }
+    case KCONFIG_BIND_TEXT: {
+        const char *text = kconfig_get_string(cfg, key);
+        if (strcmp((const char *)field, text != NULL ? text : "") != 0)
+            fail_msg("%s: %s's value did not reach its field", table, key);
+        return;
+    }
+    case KCONFIG_BIND_DOUBLE: {
+        double got;
+        memcpy(&got, field, sizeof got);
+        if (got != kconfig_get_double(cfg, key))
+            fail_msg("%s: %s's value did not reach its field", table, key);
+        return;
+    }
+    case KCONFIG_BIND_DIST: {
+        SimDist got, dist = kconfig_get_dist(cfg, key);
+        memcpy(&got, field, sizeof got);
+        if (got.kind != dist.kind || got.a != dist.a || got.b != dist.b)
+            fail_msg("%s: %s's value did not reach its field", table, key);
+        return;
+    }
+    }
+    if (field_int(config, b) != want)
+        fail_msg("%s: %s's value %" G_GINT64_FORMAT " did not reach its field (%" G_GINT64_FORMAT
+                 ")",
+                 table, key, want, field_int(config, b));
+}
+
+/* With nothing set, every bound field holds its key's registry default, in
+ * the struct each kconfig_bind_X_defaults hands to the runner, the
+ * benchmarks and the tests (no other default exists to drift from); the
+ * fill writes every bound field, even over garbage. */
+static void
+test_kconfig_bind_defaults_reach_fields(void **state)
 {
     (void)state;
     guint n_tables = 0;
     const KConfigBindTable *const *tables = kconfig_bind_tables(&n_tables);
     for (guint t = 0; t < n_tables; t++) {
         const KConfigBindTable *table = tables[t];
-        AnyConfig expected, filled;
-        model_defaults(table, &expected);
-        model_defaults(table, &filled);
+        g_autoptr(KConfig) cfg = empty_config(table);
+        AnyConfig defaults, filled;
+        model_defaults(table, &defaults);
         /* Poison the bound fields so that a binding that writes nothing fails. */
+        model_defaults(table, &filled);
         for (guint i = 0; i < table->n_bindings; i++)
             if (table->bindings[i].kind != KCONFIG_BIND_TEXT)
                 memset((guint8 *)&filled + table->bindings[i].offset, 0x5a,
                        table->bindings[i].width);
-        g_autoptr(KConfig) cfg = empty_config(table);
         kconfig_bind_fill(table, cfg, &filled);
         for (guint i = 0; i < table->n_bindings; i++) {
             const KConfigBinding *b = &table->bindings[i];
-            const guint8 *want = (const guint8 *)&expected + b->offset;
-            const guint8 *got = (const guint8 *)&filled + b->offset;
-            if (memcmp(want, got, b->width) != 0)
-                fail_msg("%s: the registry's default of %s is not the model's", table->name,
-                         b->key);
+            assert_field_holds(&defaults, b, cfg, table->name);
+            assert_field_holds(&filled, b, cfg, table->name);
             if (b->has_explicit)
-                assert_false(*(const gboolean *)((const guint8 *)&filled + b->explicit_offset));
+                assert_false(*(const gboolean *)((const guint8 *)&defaults + b->explicit_offset));
         }
+    }
+}
+
+typedef struct {
+    const char *what;
+    gint64 got;
+    gint64 kafka;
+} KafkaDefault;
+
+/* A few of Kafka 3.x's documented defaults, as the models receive them:
+ * the registry's text, the conversion and the field agree with Kafka. */
+static void
+test_kconfig_bind_defaults_are_kafkas(void **state)
+{
+    (void)state;
+    BrokerConfig broker;
+    ProducerConfig producer;
+    ConsumerConfig consumer;
+    PlogConfig log;
+    kconfig_bind_broker_defaults(&broker);
+    kconfig_bind_producer_defaults(&producer);
+    kconfig_bind_consumer_defaults(&consumer);
+    kconfig_bind_log_defaults(&log);
+    const KafkaDefault cases[] = {
+        {"min.insync.replicas", broker.min_insync_replicas, 1},
+        {"replica.lag.time.max.ms", broker.replica_lag_time_max_ms, 30000},
+        {"log.segment.bytes", log.segment_bytes, G_GINT64_CONSTANT(1) << 30},
+        {"log.retention.hours", log.retention_ms, G_GINT64_CONSTANT(168) * 3600 * 1000},
+        {"log.flush.interval.ms", log.flush_interval_ms, -1},
+        {"acks", producer.acks, -1},
+        {"enable.idempotence", producer.enable_idempotence, TRUE},
+        {"retries", producer.retries, G_MAXINT32},
+        {"batch.size", producer.batch_size, 16384},
+        {"delivery.timeout.ms", producer.delivery_timeout_ms, 120000},
+        {"session.timeout.ms", consumer.session_timeout_ms, 45000},
+        {"fetch.max.bytes", consumer.fetch_max_bytes, 52428800},
+        {"auto.offset.reset", consumer.auto_offset_reset, CONSUMER_RESET_LATEST},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        if (cases[i].got != cases[i].kafka)
+            fail_msg("%s: %" G_GINT64_FORMAT ", Kafka's default is %" G_GINT64_FORMAT,
+                     cases[i].what, cases[i].got, cases[i].kafka);
     }
 }
 
@@ -278,6 +442,13 @@ static const EnumCase enum_cases[] = {
      ASSIGNOR_ROUNDROBIN},
     {kconfig_bind_consumer, "partition.assignment.strategy",
      "org.apache.kafka.clients.consumer.StickyAssignor", ASSIGNOR_STICKY},
+    {kconfig_bind_workload, "workload.arrival", NULL, WORKLOAD_ARRIVAL_CONSTANT},
+    {kconfig_bind_workload, "workload.arrival", "bursts", WORKLOAD_ARRIVAL_BURSTS},
+    {kconfig_bind_workload, "workload.send", NULL, FALSE},
+    {kconfig_bind_workload, "workload.send", "sync", TRUE},
+    {kconfig_bind_consumer_group, "processing.mode", NULL, CONSUMER_PROCESSING_AUTO},
+    {kconfig_bind_consumer_group, "processing.mode", "process-then-commit-async",
+     CONSUMER_PROCESS_THEN_COMMIT_ASYNC},
 };
 
 /* Each spelling of an ENUM or LIST value reaches the model as its meaning. */
@@ -341,7 +512,7 @@ test_kconfig_bind_values_cover_choices(void **state)
             }
         }
     }
-    assert_int_equal(mapped_tables, 6);
+    assert_int_equal(mapped_tables, 9);
 }
 
 /* Set values, a topic's layering over the broker and a fallback in other
@@ -356,7 +527,7 @@ test_kconfig_bind_fill_reads_set_values(void **state)
     assert_true(kconfig_set(producer_cfg, "enable.idempotence", "false", NULL));
     assert_true(kconfig_set(producer_cfg, "transactional.id", "tx-1", NULL));
     ProducerConfig producer;
-    producer_config_init(&producer);
+    kconfig_bind_producer_defaults(&producer);
     kconfig_bind_fill(kconfig_bind_producer(), producer_cfg, &producer);
     assert_int_equal(producer.linger_ms, 5000);
     assert_int_equal(producer.batch_size, 32768);
@@ -372,7 +543,7 @@ test_kconfig_bind_fill_reads_set_values(void **state)
     assert_true(kconfig_set(broker_cfg, "min.insync.replicas", "2", NULL));
     assert_true(kconfig_set(broker_cfg, "leader.imbalance.check.interval.seconds", "7", NULL));
     BrokerConfig broker;
-    broker_config_init(&broker);
+    kconfig_bind_broker_defaults(&broker);
     kconfig_bind_fill(kconfig_bind_broker(), broker_cfg, &broker);
     assert_int_equal(broker.log.retention_ms, 3600000);
     assert_int_equal(broker.log.flush_interval_ms, 250);
@@ -389,50 +560,111 @@ test_kconfig_bind_fill_reads_set_values(void **state)
     assert_int_equal(topic.log.flush_interval_ms, 250);
 }
 
-/* Field by field: a SimDist has padding after its kind. */
-static void
-assert_dist_equal(SimDist want, SimDist got)
-{
-    assert_int_equal(want.kind, got.kind);
-    assert_true(want.a == got.a);
-    assert_true(want.b == got.b);
-}
+typedef struct {
+    const char *text;
+    gboolean ok;
+    WorkloadKeys keys;
+    guint64 key_count;
+    double zipf_s;
+} KeysCase;
 
-/* ksim's own workload and hardware keys are read by the scenario parser
- * into its own structs, and the runner copies those into the models'; the
- * models' defaults for them must still be the registry's. The one exception
- * is network.latency: cluster_config_init gives model tests and benchmarks a
- * jittered lognormal:500us,0.3 network, while a scenario's default is
- * const:100us; they are two deliberate settings, not one default. */
+static const KeysCase keys_cases[] = {
+    {"none", TRUE, WORKLOAD_KEYS_NONE, 0, 0},
+    {"uniform:10", TRUE, WORKLOAD_KEYS_UNIFORM, 10, 0},
+    {"zipf:1000,1.1", TRUE, WORKLOAD_KEYS_ZIPF, 1000, 1.1},
+    {"zipf: 5 , 0.5", TRUE, WORKLOAD_KEYS_ZIPF, 5, 0.5},
+    {"", FALSE, WORKLOAD_KEYS_NONE, 0, 0},
+    {"uniform:0", FALSE, WORKLOAD_KEYS_NONE, 0, 0},
+    {"uniform:3,1", FALSE, WORKLOAD_KEYS_NONE, 0, 0},
+    {"zipf:10", FALSE, WORKLOAD_KEYS_NONE, 0, 0},
+    {"zipf:10,0", FALSE, WORKLOAD_KEYS_NONE, 0, 0},
+    {"zipf:10,x", FALSE, WORKLOAD_KEYS_NONE, 0, 0},
+};
+
+typedef struct {
+    const char *text;
+    gboolean ok;
+    gint64 on_ns, off_ns;
+} BurstCase;
+
+static const BurstCase burst_cases[] = {
+    {"100ms,900ms", TRUE, 100 * SIM_NS_PER_MS, 900 * SIM_NS_PER_MS},
+    {" 1s , 2s ", TRUE, SIM_NS_PER_S, 2 * SIM_NS_PER_S},
+    {"100,900", FALSE, 0, 0},
+    {"0ms,1s", FALSE, 0, 0},
+    {"1s", FALSE, 0, 0},
+    {"1s,2s,3s", FALSE, 0, 0},
+};
+
+/* workload.keys and workload.burst, the workload's two shapes, parse as the
+ * scenario file writes them, and their registry defaults reach the
+ * workload (keyless records; 100 ms on, 900 ms off). */
 static void
-test_kconfig_bind_ksim_defaults_match_models(void **state)
+test_kconfig_bind_workload_shapes(void **state)
 {
     (void)state;
-    g_autoptr(KConfig) workload_cfg = kconfig_new(KCONFIG_SCOPE_WORKLOAD);
+    for (guint i = 0; i < G_N_ELEMENTS(keys_cases); i++) {
+        const KeysCase *c = &keys_cases[i];
+        WorkloadKeys keys = WORKLOAD_KEYS_NONE;
+        guint64 count = 0;
+        double s = 0;
+        if (kconfig_bind_parse_keys(c->text, &keys, &count, &s) != c->ok)
+            fail_msg("workload.keys = '%s' should %s", c->text, c->ok ? "parse" : "be refused");
+        if (!c->ok)
+            continue;
+        assert_int_equal(keys, c->keys);
+        assert_int_equal(count, c->key_count);
+        assert_true(s == c->zipf_s);
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(burst_cases); i++) {
+        const BurstCase *c = &burst_cases[i];
+        gint64 on = 0, off = 0;
+        if (kconfig_bind_parse_burst(c->text, &on, &off) != c->ok)
+            fail_msg("workload.burst = '%s' should %s", c->text, c->ok ? "parse" : "be refused");
+        if (!c->ok)
+            continue;
+        assert_int_equal(on, c->on_ns);
+        assert_int_equal(off, c->off_ns);
+    }
     WorkloadConfig workload;
-    workload_config_init(&workload, "t");
-    assert_true(workload.rate_per_s == kconfig_get_double(workload_cfg, "workload.rate"));
-    assert_string_equal(kconfig_get_string(workload_cfg, "workload.arrival"), "constant");
-    assert_int_equal(workload.arrival, WORKLOAD_ARRIVAL_CONSTANT);
-    assert_string_equal(kconfig_get_string(workload_cfg, "workload.keys"), "none");
+    kconfig_bind_workload_defaults(&workload, "t");
+    assert_string_equal(workload.topic, "t");
     assert_int_equal(workload.keys, WORKLOAD_KEYS_NONE);
-    assert_dist_equal(kconfig_get_dist(workload_cfg, "workload.record.size"), workload.record_size);
-    assert_int_equal(workload.partition, kconfig_get_int64(workload_cfg, "workload.partition"));
-    assert_string_equal(kconfig_get_string(workload_cfg, "workload.send"), "async");
-    assert_false(workload.send_sync);
-    assert_int_equal(workload.start_ns, kconfig_get_duration_ns(workload_cfg, "workload.start"));
-    g_autofree char *burst =
-        g_strdup_printf("%" G_GINT64_FORMAT "ms,%" G_GINT64_FORMAT "ms",
-                        workload.burst_on_ns / 1000000, workload.burst_off_ns / 1000000);
-    assert_string_equal(kconfig_get_string(workload_cfg, "workload.burst"), burst);
+    assert_int_equal(workload.burst_on_ns, 100 * SIM_NS_PER_MS);
+    assert_int_equal(workload.burst_off_ns, 900 * SIM_NS_PER_MS);
+    assert_int_equal(workload.txn_records, 0);
+    assert_int_equal(workload.records_max, 0);
+    g_autoptr(KConfig) cfg = kconfig_new(KCONFIG_SCOPE_WORKLOAD);
+    assert_true(kconfig_set(cfg, "workload.keys", "zipf:50,1.2", NULL));
+    assert_true(kconfig_set(cfg, "workload.arrival", "bursts", NULL));
+    assert_true(kconfig_set(cfg, "workload.burst", "1s,3s", NULL));
+    kconfig_bind_workload_from(&workload, cfg, "orders");
+    assert_string_equal(workload.topic, "orders");
+    assert_int_equal(workload.keys, WORKLOAD_KEYS_ZIPF);
+    assert_int_equal(workload.key_count, 50);
+    assert_int_equal(workload.burst_off_ns, 3 * SIM_NS_PER_S);
+}
 
-    g_autoptr(KConfig) cluster_cfg = kconfig_new(KCONFIG_SCOPE_CLUSTER);
+/* The driver sends as a producer at its defaults would, records of the
+ * workload's default size; the tests' cluster is the registry's on the
+ * fixture's stated network. */
+static void
+test_kconfig_bind_driver_and_cluster_defaults(void **state)
+{
+    (void)state;
+    DriverConfig driver;
+    kconfig_bind_driver_defaults(&driver);
+    assert_int_equal(driver.acks, -1);
+    assert_int_equal(driver.request_timeout_ms, 30000);
+    assert_int_equal(driver.max_in_flight, 5);
+    assert_int_equal(driver.record_size_bytes, 100);
     ClusterConfig cluster;
-    cluster_config_init(&cluster);
-    assert_int_equal(cluster.n_brokers, kconfig_get_int64(cluster_cfg, "brokers"));
-    assert_int_equal(cluster.network_bandwidth_bytes_per_s,
-                     kconfig_get_bytes(cluster_cfg, "network.bandwidth"));
-    assert_dist_equal(kconfig_get_dist(cluster_cfg, "disk.fsync.latency"), cluster.fsync_latency);
+    fixture_cluster_config(&cluster);
+    assert_int_equal(cluster.n_brokers, 3);
+    assert_int_equal(cluster.broker.min_insync_replicas, 1);
+    assert_int_equal(cluster.network_latency.kind, SIM_DIST_LOGNORMAL);
+    assert_int_equal(cluster.fsync_latency.kind, SIM_DIST_CONSTANT);
+    assert_true(cluster.fsync_latency.a == 2.0 * SIM_NS_PER_MS);
 }
 
 int
@@ -440,11 +672,13 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kconfig_bind_each_key_bound_once),
-        cmocka_unit_test(test_kconfig_bind_defaults_match_models),
+        cmocka_unit_test(test_kconfig_bind_defaults_reach_fields),
+        cmocka_unit_test(test_kconfig_bind_defaults_are_kafkas),
         cmocka_unit_test(test_kconfig_bind_enums_map_through_choices),
         cmocka_unit_test(test_kconfig_bind_values_cover_choices),
         cmocka_unit_test(test_kconfig_bind_fill_reads_set_values),
-        cmocka_unit_test(test_kconfig_bind_ksim_defaults_match_models),
+        cmocka_unit_test(test_kconfig_bind_workload_shapes),
+        cmocka_unit_test(test_kconfig_bind_driver_and_cluster_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
  * fixture: its crash callback frees the log and its restart callback reopens
  * it, as a broker does. The log's invariants are checked after every event.
  */
+#include "config_fixture.h"
 #include "plog.h"
 
 #include "plog_file.h"
@@ -88,7 +89,7 @@ setup(void **state)
     fx->world = sim_world_new(7);
     fx->node = sim_node_add(fx->world, "b0", &node_ops, fx);
     fx->disk = sim_node_disk(fx->world, fx->node);
-    plog_config_init(&fx->config);
+    kconfig_bind_log_defaults(&fx->config);
     sim_world_set_after_event(fx->world, check_after_event, fx);
     *state = fx;
     return 0;
@@ -473,7 +474,7 @@ test_plog_power_loss_tears_unflushed_tail(void **state)
         fx.world = sim_world_new(seed);
         fx.node = sim_node_add(fx.world, "b0", &node_ops, &fx);
         fx.disk = sim_node_disk(fx.world, fx.node);
-        plog_config_init(&fx.config);
+        kconfig_bind_log_defaults(&fx.config);
         fx_open(&fx);
         for (int i = 0; i < 4; i++)
             append(&fx, 20, 100, i);

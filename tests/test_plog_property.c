@@ -22,6 +22,7 @@
  * PLOG_PROPERTY_TRACE=1 to print each operation), or sweep more seeds with
  * PLOG_PROPERTY_SEEDS=N.
  */
+#include "config_fixture.h"
 #include "plog.h"
 
 #include <setjmp.h>
@@ -639,7 +640,7 @@ static void
 random_config(Sim *sim)
 {
     PlogConfig *c = &sim->config;
-    plog_config_init(c);
+    kconfig_bind_log_defaults(c);
     static const gint64 segment_bytes[] = {200, 700, 1500, 4000, 1 << 30};
     static const gint64 index_interval_bytes[] = {0, 100, 500, 4096};
     c->segment_bytes = segment_bytes[rand_range(sim, 0, G_N_ELEMENTS(segment_bytes) - 1)];

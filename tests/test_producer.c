@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "config_fixture.h"
 #include "producer_fixture.h"
 #include "workload.h"
 
@@ -20,7 +21,7 @@ test_producer_config_defaults(void **state)
 {
     (void)state;
     ProducerConfig c;
-    producer_config_init(&c);
+    kconfig_bind_producer_defaults(&c);
     assert_int_equal(c.acks, -1);
     assert_true(c.enable_idempotence);
     assert_false(c.enable_idempotence_explicit);
@@ -86,7 +87,7 @@ test_producer_config_validation(void **state)
     for (guint i = 0; i < G_N_ELEMENTS(CONFIG_CASES); i++) {
         const ConfigCase *tc = &CONFIG_CASES[i];
         ProducerConfig c;
-        producer_config_init(&c);
+        kconfig_bind_producer_defaults(&c);
         c.acks = tc->acks;
         c.retries = tc->retries;
         c.max_in_flight_requests_per_connection = tc->max_in_flight;
@@ -116,7 +117,7 @@ test_producer_config_validation(void **state)
     }
     /* Without an explicit delivery.timeout.ms, Kafka raises it. */
     ProducerConfig c;
-    producer_config_init(&c);
+    kconfig_bind_producer_defaults(&c);
     c.delivery_timeout_ms = 1000;
     c.linger_ms = 5;
     assert_true(producer_config_validate(&c, NULL));
@@ -135,7 +136,7 @@ test_producer_key_partition_murmur2(void **state)
 {
     (void)state;
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     Fixture *f = fixture_new(11, 7, &config);
     assert_int_equal(producer_partition_for_key(21, 7), 3);
     guint64 v21 = send_one(f, TOPIC, -1, 21);
@@ -166,7 +167,7 @@ test_producer_sticky_and_round_robin(void **state)
     (void)state;
     for (guint kind = 0; kind < 2; kind++) {
         ProducerConfig config;
-        producer_config_init(&config);
+        kconfig_bind_producer_defaults(&config);
         config.partitioner =
             kind == 0 ? PRODUCER_PARTITIONER_STICKY : PRODUCER_PARTITIONER_ROUND_ROBIN;
         config.batch_size = BATCH_OF(10);
@@ -228,7 +229,7 @@ test_producer_batching(void **state)
     for (guint i = 0; i < G_N_ELEMENTS(BATCHING_CASES); i++) {
         const BatchingCase *tc = &BATCHING_CASES[i];
         ProducerConfig config;
-        producer_config_init(&config);
+        kconfig_bind_producer_defaults(&config);
         config.linger_ms = tc->linger_ms;
         config.batch_size = tc->batch_size;
         Fixture *f = fixture_new(13, 1, &config);
@@ -274,7 +275,7 @@ test_producer_callbacks_per_record(void **state)
 {
     (void)state;
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     config.linger_ms = 200; /* one batch per partition */
     Fixture *f = fixture_new(17, 2, &config);
     warm_up(f);
@@ -343,7 +344,7 @@ test_producer_retry_not_leader(void **state)
 {
     (void)state;
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     Fixture *f = fixture_new(14, 1, &config);
     send_many(f, 5, 0);
     run_for(f, 1 * SIM_NS_PER_S);
@@ -382,7 +383,7 @@ test_producer_lost_response_duplicates(void **state)
     (void)state;
     for (guint idempotent = 0; idempotent < 2; idempotent++) {
         ProducerConfig config;
-        producer_config_init(&config);
+        kconfig_bind_producer_defaults(&config);
         config.enable_idempotence = idempotent;
         config.enable_idempotence_explicit = TRUE;
         config.request_timeout_ms = 1000;
@@ -414,7 +415,7 @@ test_producer_reorder_in_flight(void **state)
     (void)state;
     for (guint idempotent = 0; idempotent < 2; idempotent++) {
         ProducerConfig config;
-        producer_config_init(&config);
+        kconfig_bind_producer_defaults(&config);
         config.enable_idempotence = idempotent;
         config.enable_idempotence_explicit = TRUE;
         config.request_timeout_ms = 1000;
@@ -450,7 +451,7 @@ test_producer_acks0_loses_silently(void **state)
 {
     (void)state;
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     config.acks = 0;
     Fixture *f = fixture_new(17, 1, &config);
     assert_false(producer_config(f->producer)->enable_idempotence);
@@ -485,7 +486,7 @@ test_producer_delivery_timeout(void **state)
 {
     (void)state;
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     config.enable_idempotence = FALSE;
     config.enable_idempotence_explicit = TRUE;
     config.max_in_flight_requests_per_connection = 1;
@@ -538,7 +539,7 @@ test_producer_send_failures(void **state)
     for (guint i = 0; i < G_N_ELEMENTS(BLOCK_CASES); i++) {
         const BlockCase *tc = &BLOCK_CASES[i];
         ProducerConfig config;
-        producer_config_init(&config);
+        kconfig_bind_producer_defaults(&config);
         config.max_block_ms = 500;
         Fixture *f = fixture_new(19, 1, &config);
         gint64 start = sim_now_ns(f->world);
@@ -564,7 +565,7 @@ test_producer_buffer_exhausted(void **state)
 {
     (void)state;
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     config.batch_size = BATCH_OF(10);
     config.buffer_memory = 2 * BATCH_OF(10);
     config.max_block_ms = 500;
@@ -592,7 +593,7 @@ test_producer_restart_new_producer_id(void **state)
 {
     (void)state;
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     config.linger_ms = 50;
     Fixture *f = fixture_new(21, 1, &config);
     gint64 first_id = producer_id(f->producer);
@@ -623,7 +624,7 @@ test_producer_expiry_resets_producer_id(void **state)
 {
     (void)state;
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     config.request_timeout_ms = 1000;
     config.delivery_timeout_ms = 2000;
     config.delivery_timeout_ms_explicit = TRUE;
@@ -748,7 +749,7 @@ test_producer_random_faults(void **state)
     for (guint64 seed = 100; seed < 110; seed++) {
         gboolean idempotent = seed % 2 == 0;
         ProducerConfig config;
-        producer_config_init(&config);
+        kconfig_bind_producer_defaults(&config);
         config.enable_idempotence = idempotent;
         config.enable_idempotence_explicit = TRUE;
         config.linger_ms = 2;
@@ -757,7 +758,7 @@ test_producer_random_faults(void **state)
         config.delivery_timeout_ms_explicit = TRUE;
         Fixture *f = fixture_new(seed, 2, &config);
         WorkloadConfig load;
-        workload_config_init(&load, TOPIC);
+        kconfig_bind_workload_defaults(&load, TOPIC);
         load.rate_per_s = 300;
         load.keys = WORKLOAD_KEYS_UNIFORM;
         load.key_count = 20;

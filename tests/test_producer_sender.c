@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "config_fixture.h"
 #include "producer_fixture.h"
 
 #define LINK_LATENCY_MS 200
@@ -23,7 +24,7 @@
 static void
 config_one_record_batches(ProducerConfig *config, gboolean idempotent, gint32 max_in_flight)
 {
-    producer_config_init(config);
+    kconfig_bind_producer_defaults(config);
     config->enable_idempotence = idempotent;
     config->enable_idempotence_explicit = TRUE;
     config->max_in_flight_requests_per_connection = max_in_flight;

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "config_fixture.h"
 #include "producer_fixture.h"
 
 #define TXN_ID "txn-app"
@@ -40,7 +41,7 @@ outcome_cb(Producer *producer, KafkaError error, void *user_data)
 static void
 config_transactional(ProducerConfig *config, gint64 timeout_ms)
 {
-    producer_config_init(config);
+    kconfig_bind_producer_defaults(config);
     producer_config_set_transactional_id(config, TXN_ID);
     if (timeout_ms > 0)
         config->transaction_timeout_ms = timeout_ms;

@@ -13,102 +13,12 @@
 
 #include <cmocka.h>
 
-#include "cluster.h"
-#include "driver.h"
-#include "history.h"
+#include "cluster_fixture.h"
 #include "producer.h"
 #include "sim_disk.h"
 #include "sim_net.h"
-#include "sim_world.h"
 
-#define TOPIC "t"
 #define HW_CHECKPOINT_FILE "replication-offset-checkpoint"
-
-typedef struct {
-    SimWorld *world;
-    History *history;
-    Cluster *cluster;
-    Driver *driver;
-} Fixture;
-
-static void
-check_after_event(SimWorld *world, void *user_data)
-{
-    (void)world;
-    cluster_check_invariants(user_data);
-}
-
-static void
-config_fast(ClusterConfig *config)
-{
-    cluster_config_init(config);
-    config->broker.replica_lag_time_max_ms = 1000;
-    config->broker.zookeeper_session_timeout_ms = 6000;
-    config->broker.replica_high_watermark_checkpoint_interval_ms = 1000;
-}
-
-/* A settled cluster with TOPIC (one partition, three replicas) and a driver
- * producing with `acks`. */
-static Fixture *
-fixture_new(guint64 seed, const ClusterConfig *config, gint16 acks)
-{
-    Fixture *f = g_new0(Fixture, 1);
-    f->world = sim_world_new(seed);
-    f->history = history_new();
-    f->cluster = cluster_new(f->world, config, f->history);
-    sim_world_set_after_event(f->world, check_after_event, f->cluster);
-    GError *error = NULL;
-    assert_true(cluster_create_topic(f->cluster, TOPIC, 1, 3, NULL, &error));
-    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
-    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
-    DriverConfig driver_config;
-    driver_config_init(&driver_config);
-    driver_config.acks = acks;
-    driver_config.max_in_flight = 1;
-    driver_config.request_timeout_ms = 5000;
-    f->driver = driver_new(f->world, "driver", 100, bootstrap, &driver_config, f->history);
-    return f;
-}
-
-static void
-fixture_free(Fixture *f)
-{
-    driver_free(f->driver);
-    cluster_free(f->cluster);
-    sim_world_free(f->world);
-    history_free(f->history);
-    g_free(f);
-}
-
-static void
-run_for(Fixture *f, gint64 ns)
-{
-    sim_world_run_until(f->world, sim_now_ns(f->world) + ns);
-}
-
-static SimNodeId
-node_of(Fixture *f, gint32 broker)
-{
-    return broker_node(cluster_broker(f->cluster, broker));
-}
-
-static BrokerPartitionInfo
-info_of(Fixture *f, gint32 broker)
-{
-    BrokerPartitionInfo info;
-    broker_partition_info(cluster_broker(f->cluster, broker), TOPIC, 0, &info);
-    return info;
-}
-
-static gboolean
-isr_has(const BrokerPartitionInfo *info, gint32 broker)
-{
-    for (guint i = 0; i < info->n_isr; i++) {
-        if (info->isr[i] == broker)
-            return TRUE;
-    }
-    return FALSE;
-}
 
 /* The two replicas that do not lead. */
 static void
@@ -130,27 +40,27 @@ test_replica_hw_is_min_isr_leo(void **state)
      * fetching, and reaches the leader's LEO once it fetches again. */
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     config.broker.replica_lag_time_max_ms = 30000; /* the paused one stays in the ISR */
-    Fixture *f = fixture_new(11, &config, 1);
+    Fixture *f = fixture_new(11, &config, 1, 1, NULL);
     gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
     gint32 followers[2];
     followers_of(f, leader, followers);
     driver_produce(f->driver, TOPIC, 0, 40, 10);
     run_for(f, 2 * SIM_NS_PER_S);
-    assert_int_equal(info_of(f, leader).hw, 40);
+    assert_int_equal(info_of(f, leader, 0).hw, 40);
     sim_node_pause(f->world, node_of(f, followers[0]));
     driver_produce(f->driver, TOPIC, 0, 60, 10);
     run_for(f, 2 * SIM_NS_PER_S);
-    BrokerPartitionInfo info = info_of(f, leader);
+    BrokerPartitionInfo info = info_of(f, leader, 0);
     assert_int_equal(info.leo, 100);
     assert_true(isr_has(&info, followers[0]));
-    assert_int_equal(info.hw, info_of(f, followers[0]).leo);
+    assert_int_equal(info.hw, info_of(f, followers[0], 0).leo);
     assert_int_equal(info.hw, 40);
-    assert_int_equal(info_of(f, followers[1]).leo, 100);
+    assert_int_equal(info_of(f, followers[1], 0).leo, 100);
     sim_node_resume(f->world, node_of(f, followers[0]));
     run_for(f, 2 * SIM_NS_PER_S);
-    assert_int_equal(info_of(f, leader).hw, 100);
+    assert_int_equal(info_of(f, leader, 0).hw, 100);
     fixture_free(f);
 }
 
@@ -162,24 +72,24 @@ test_replica_isr_shrinks_after_lag_time(void **state)
      * without it. */
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     config.broker.replica_lag_time_max_ms = 2000;
-    Fixture *f = fixture_new(12, &config, -1);
+    Fixture *f = fixture_new(12, &config, 1, -1, NULL);
     gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
     gint32 followers[2];
     followers_of(f, leader, followers);
     sim_node_pause(f->world, node_of(f, followers[0]));
     run_for(f, 1 * SIM_NS_PER_S);
-    BrokerPartitionInfo info = info_of(f, leader);
+    BrokerPartitionInfo info = info_of(f, leader, 0);
     assert_true(isr_has(&info, followers[0]));
     run_for(f, 3 * SIM_NS_PER_S);
-    info = info_of(f, leader);
+    info = info_of(f, leader, 0);
     assert_false(isr_has(&info, followers[0]));
     assert_int_equal(info.n_isr, 2);
     driver_produce(f->driver, TOPIC, 0, 50, 10);
     run_for(f, 2 * SIM_NS_PER_S);
     assert_int_equal(driver_acked(f->driver), 50);
-    assert_int_equal(info_of(f, leader).hw, 50);
+    assert_int_equal(info_of(f, leader, 0).hw, 50);
     fixture_free(f);
 }
 
@@ -224,10 +134,10 @@ test_replica_follower_truncates_on_becoming_follower(void **state)
         const TruncationCase *tc = &TRUNCATION_CASES[c];
         print_message("case: %s\n", tc->name);
         ClusterConfig config;
-        config_fast(&config);
+        fixture_config_fast(&config);
         config.broker.truncation_mode = tc->mode;
         config.broker.replica_lag_time_max_ms = 30000;
-        Fixture *f = fixture_new(13, &config, 1);
+        Fixture *f = fixture_new(13, &config, 1, 1, NULL);
         gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
         gint32 followers[2];
         followers_of(f, leader, followers);
@@ -237,8 +147,8 @@ test_replica_follower_truncates_on_becoming_follower(void **state)
             sim_node_pause(f->world, node_of(f, followers[i]));
         driver_produce(f->driver, TOPIC, 0, 30, 10);
         run_for(f, 2 * SIM_NS_PER_S);
-        assert_int_equal(info_of(f, leader).leo, 80);
-        assert_int_equal(info_of(f, leader).hw, 50);
+        assert_int_equal(info_of(f, leader, 0).leo, 80);
+        assert_int_equal(info_of(f, leader, 0).hw, 50);
         sim_node_crash(f->world, node_of(f, leader));
         for (guint i = 0; i < 2; i++)
             sim_node_resume(f->world, node_of(f, followers[i]));
@@ -250,7 +160,7 @@ test_replica_follower_truncates_on_becoming_follower(void **state)
         gint64 to = -1;
         assert_int_equal(truncations_of(f, leader, tc->reason, &to), 1);
         assert_int_equal(to, 50);
-        assert_int_equal(info_of(f, leader).leo, info_of(f, next).leo);
+        assert_int_equal(info_of(f, leader, 0).leo, info_of(f, next, 0).leo);
         cluster_check_agreement(f->cluster);
         assert_int_equal(cluster_violations(f->cluster), 0);
         fixture_free(f);
@@ -265,15 +175,15 @@ test_replica_hw_checkpoint_read_back_after_restart(void **state)
     (void)state;
     for (int keep_file = 1; keep_file >= 0; keep_file--) {
         ClusterConfig config;
-        config_fast(&config);
-        Fixture *f = fixture_new(14, &config, -1);
+        fixture_config_fast(&config);
+        Fixture *f = fixture_new(14, &config, 1, -1, NULL);
         gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
         gint32 followers[2];
         followers_of(f, leader, followers);
         driver_produce(f->driver, TOPIC, 0, 70, 10);
         run_for(f, 3 * SIM_NS_PER_S);
         gint32 broker = followers[0];
-        assert_int_equal(info_of(f, broker).hw, 70);
+        assert_int_equal(info_of(f, broker, 0).hw, 70);
         SimDisk *disk = sim_node_disk(f->world, node_of(f, broker));
         gint64 size = sim_disk_size(disk, HW_CHECKPOINT_FILE);
         assert_true(size > 0);
@@ -285,7 +195,7 @@ test_replica_hw_checkpoint_read_back_after_restart(void **state)
             sim_disk_delete(disk, HW_CHECKPOINT_FILE);
         sim_node_restart(f->world, node_of(f, broker));
         /* Before any controller request: what recovery read from disk. */
-        BrokerPartitionInfo info = info_of(f, broker);
+        BrokerPartitionInfo info = info_of(f, broker, 0);
         assert_true(info.present);
         assert_int_equal(info.leo, 70);
         assert_int_equal(info.hw, keep_file ? 70 : 0);
@@ -323,17 +233,17 @@ test_replica_duplicate_answered_when_hw_reaches_it(void **state)
      * waiting produce the HW passes, not only the oldest). */
     (void)state;
     ClusterConfig config;
-    config_fast(&config);
+    fixture_config_fast(&config);
     config.broker.replica_lag_time_max_ms = 30000; /* the cut-off followers stay in the ISR */
     config.broker.replica_fetch_max_bytes = 1;     /* one batch per follower fetch */
     config.broker.replica_socket_timeout_ms = 1000; /* a lost fetch is sent again soon */
-    Fixture *f = fixture_new(5, &config, -1);
-    gint32 leader = info_of(f, 1).leader;
+    Fixture *f = fixture_new(5, &config, 1, -1, NULL);
+    gint32 leader = info_of(f, 1, 0).leader;
     gint32 followers[2];
     followers_of(f, leader, followers);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     ProducerConfig producer_config;
-    producer_config_init(&producer_config); /* idempotent, acks=all */
+    kconfig_bind_producer_defaults(&producer_config); /* idempotent, acks=all */
     producer_config.request_timeout_ms = 1000;
     producer_config.retry_backoff_ms = 100;
     Producer *producer = producer_new(f->world, "producer", 1, bootstrap, &producer_config,
@@ -353,14 +263,14 @@ test_replica_duplicate_answered_when_hw_reaches_it(void **state)
     run_for(f, 100 * SIM_NS_PER_MS);
     driver_produce(f->driver, TOPIC, 0, 1, 1);
     run_for(f, 2 * SIM_NS_PER_S);
-    assert_int_equal(info_of(f, leader).leo, 2);
-    assert_int_equal(info_of(f, leader).hw, 0);
+    assert_int_equal(info_of(f, leader, 0).leo, 2);
+    assert_int_equal(info_of(f, leader, 0).hw, 0);
 
     /* The followers fetch one batch at a time: the HW reaches 1, then 2. */
     for (guint i = 0; i < 2; i++)
         sim_net_mend_one_way(net, node_of(f, followers[i]), node_of(f, leader));
     run_for(f, 5 * SIM_NS_PER_S);
-    assert_int_equal(info_of(f, leader).hw, 2);
+    assert_int_equal(info_of(f, leader, 0).hw, 2);
     assert_int_equal(result.outcome, HISTORY_OK);
     assert_int_equal(result.offset, 0);
     /* Offset 0 was acknowledged once, to the duplicate (the first request

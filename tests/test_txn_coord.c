@@ -19,10 +19,12 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "config_fixture.h"
 #include "consumer.h"
 #include "group_coord.h"
 #include "history.h"
 #include "plog.h"
+#include "probe_fixture.h"
 #include "producer.h"
 #include "sim_disk.h"
 #include "sim_net.h"
@@ -86,7 +88,7 @@ fixture_new(guint64 seed, guint partitions)
     f->world = sim_world_new(seed);
     f->history = history_new();
     ClusterConfig config;
-    cluster_config_init(&config);
+    fixture_cluster_config(&config);
     config.broker.replica_lag_time_max_ms = 1000;
     config.broker.zookeeper_session_timeout_ms = 6000;
     config.broker.offsets_topic_num_partitions = 3;
@@ -121,7 +123,7 @@ add_producer(Fixture *f, const char *transactional_id, gint64 timeout_ms)
     assert_true(f->n_producers < PRODUCERS_MAX);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     producer_config_set_transactional_id(&config, transactional_id);
     if (timeout_ms > 0)
         config.transaction_timeout_ms = timeout_ms;
@@ -149,7 +151,7 @@ add_consumer(Fixture *f, gint8 isolation, guint partitions)
     assert_true(f->n_consumers < CONSUMERS_MAX);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     ConsumerConfig config;
-    consumer_config_init(&config);
+    kconfig_bind_consumer_defaults(&config);
     config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
     config.isolation_level = isolation;
     config.metadata_max_age_ms = 1000;
@@ -336,69 +338,25 @@ txn_seen(const Fixture *f, const Producer *producer, guint txn, guint c)
     return seen > 0;
 }
 
-/* ---- a raw client of the transaction protocol ---- */
+/* ---- a raw client of the transaction protocol (probe_fixture.h) ---- */
 
-/* A node of its own that sends single transactional requests to the
- * coordinator, as a stale instance would, and keeps the last answer. */
-typedef struct {
-    SimNodeId node;
-    guint responses;
-    KafkaError error;
-} Probe;
-
-static void
-probe_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
+static gboolean
+read_txn_answer(Probe *probe, const SimMsg *msg)
 {
-    Probe *probe = ctx;
-    (void)world;
-    (void)from;
-    probe->responses++;
     if (msg->type == KMSG_INIT_PRODUCER_ID_RESPONSE)
         probe->error = ((const KInitProducerIdMessage *)msg)->error;
     else if (msg->type == KMSG_ADD_PARTITIONS_TO_TXN_RESPONSE || msg->type == KMSG_END_TXN_RESPONSE)
         probe->error = ((const KTxnMessage *)msg)->error;
     else
-        fail_msg("unexpected message type %u", msg->type);
-    sim_msg_free(msg);
-}
-
-static void
-probe_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReason reason)
-{
-    (void)world;
-    (void)ctx;
-    (void)peer;
-    (void)reason;
-}
-
-static void
-probe_node_event(SimWorld *world, void *ctx)
-{
-    (void)world;
-    (void)ctx;
-}
-
-static const SimNodeOps probe_ops = {probe_message, probe_disconnect, probe_node_event,
-                                     probe_node_event};
-
-static void
-probe_init(Probe *probe, Fixture *f)
-{
-    memset(probe, 0, sizeof *probe);
-    probe->node = sim_node_add(f->world, "probe", &probe_ops, probe);
+        return FALSE;
+    return TRUE;
 }
 
 /* Sends `request` to `coordinator` and waits (in 50 us steps) for the answer. */
 static KafkaError
 probe_ask(Probe *probe, Fixture *f, Broker *coordinator, SimMsg *request)
 {
-    guint before = probe->responses;
-    sim_net_send(sim_world_net(f->world), probe->node, broker_node(coordinator), request);
-    gint64 end = sim_now_ns(f->world) + 2 * SIM_NS_PER_S;
-    while (probe->responses == before && sim_now_ns(f->world) < end)
-        sim_world_run_until(f->world, sim_now_ns(f->world) + 50 * SIM_NS_PER_US);
-    assert_int_equal(probe->responses, before + 1);
-    return probe->error;
+    return probe_request(probe, f->world, broker_node(coordinator), request, 50 * SIM_NS_PER_US);
 }
 
 /* InitProducerId for TXN_ID; with `bump`, as the instance of (id, epoch). */
@@ -407,7 +365,7 @@ probe_init_producer_id(Probe *probe, Fixture *f, Broker *coordinator, gboolean b
                        gint64 producer_id, gint16 epoch)
 {
     KInitProducerIdMessage *request = kproto_new(KMSG_INIT_PRODUCER_ID_REQUEST);
-    request->correlation_id = (gint32)probe->responses + 1;
+    request->correlation_id = probe_correlation_next(probe);
     g_strlcpy(request->transactional_id, TXN_ID, sizeof request->transactional_id);
     request->transaction_timeout_ms = 60000;
     request->bump = bump;
@@ -423,7 +381,7 @@ probe_txn_request(Probe *probe, Fixture *f, Broker *coordinator, KafkaMsgType ty
                   gint64 producer_id, gint16 epoch)
 {
     KTxnMessage *request = kproto_new(type);
-    request->correlation_id = (gint32)probe->responses + 1;
+    request->correlation_id = probe_correlation_next(probe);
     g_strlcpy(request->transactional_id, TXN_ID, sizeof request->transactional_id);
     request->producer_id = producer_id;
     request->producer_epoch = epoch;
@@ -467,7 +425,7 @@ test_txn_plog_state_survives_restart(void **unused)
     SimWorld *world = sim_world_new(3);
     SimNodeId node = sim_node_add(world, "n", &ops, NULL);
     PlogConfig config;
-    plog_config_init(&config);
+    kconfig_bind_log_defaults(&config);
     Plog *log = plog_open(world, node, "t", 0, &config);
     SimDiskStatus status;
     /* Producer 7 opens a transaction at 0; producer 8 at 2; plain data at 1. */
@@ -999,7 +957,7 @@ test_txn_old_epoch_fenced_after_init_bump(void **unused)
     Broker *coordinator = txn_coordinator(f, TXN_ID);
     assert_non_null(coordinator);
     Probe probe;
-    probe_init(&probe, f);
+    probe_init(&probe, f->world, read_txn_answer);
     assert_int_equal(probe_txn_request(&probe, f, coordinator, KMSG_ADD_PARTITIONS_TO_TXN_REQUEST,
                                        zombie_id, old_epoch),
                      KAFKA_ERROR_PRODUCER_FENCED);
@@ -1033,7 +991,7 @@ test_txn_concurrent_transactions_while_completing(void **unused)
     Broker *coordinator = txn_coordinator(f, TXN_ID);
     assert_non_null(coordinator);
     Probe probe;
-    probe_init(&probe, f);
+    probe_init(&probe, f->world, read_txn_answer);
     assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
     send_many(f, producer, 3, 1);
     run_for(f, 1 * SIM_NS_PER_S);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "config_fixture.h"
 #include "history.h"
 #include "plog.h"
 #include "producer.h"
@@ -61,7 +62,7 @@ fixture_new(guint64 seed, guint partitions, guint n, const ProducerConfig *confi
     f->world = sim_world_new(seed);
     f->history = history_new();
     ClusterConfig cluster_config;
-    cluster_config_init(&cluster_config);
+    fixture_cluster_config(&cluster_config);
     cluster_config.broker.zookeeper_session_timeout_ms = 6000;
     f->cluster = cluster_new(f->world, &cluster_config, f->history);
     GError *error = NULL;
@@ -72,7 +73,7 @@ fixture_new(guint64 seed, guint partitions, guint n, const ProducerConfig *confi
     run_for(f, 1 * SIM_NS_PER_S);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
     ProducerConfig defaults;
-    producer_config_init(&defaults);
+    kconfig_bind_producer_defaults(&defaults);
     for (guint i = 0; i < n; i++) {
         g_autofree char *name = g_strdup_printf("producer-%u", i + 1);
         f->producers[i] = producer_new(f->world, name, i + 1, bootstrap,
@@ -129,7 +130,7 @@ test_workload_constant_rate(void **state)
     Fixture *f = fixture_new(31, 1, 1, NULL);
     gint64 start = sim_now_ns(f->world) + 100 * SIM_NS_PER_MS;
     WorkloadConfig config;
-    workload_config_init(&config, TOPIC);
+    kconfig_bind_workload_defaults(&config, TOPIC);
     config.rate_per_s = 100;
     config.start_ns = start;
     config.stop_ns = start + 1 * SIM_NS_PER_S;
@@ -152,7 +153,7 @@ test_workload_poisson_rate(void **state)
     (void)state;
     Fixture *f = fixture_new(32, 1, 1, NULL);
     WorkloadConfig config;
-    workload_config_init(&config, TOPIC);
+    kconfig_bind_workload_defaults(&config, TOPIC);
     config.rate_per_s = 1000;
     config.arrival = WORKLOAD_ARRIVAL_POISSON;
     config.start_ns = sim_now_ns(f->world);
@@ -180,7 +181,7 @@ test_workload_bursts(void **state)
     (void)state;
     Fixture *f = fixture_new(33, 1, 1, NULL);
     WorkloadConfig config;
-    workload_config_init(&config, TOPIC);
+    kconfig_bind_workload_defaults(&config, TOPIC);
     config.rate_per_s = 1000;
     config.arrival = WORKLOAD_ARRIVAL_BURSTS;
     config.burst_on_ns = 100 * SIM_NS_PER_MS;
@@ -244,7 +245,7 @@ test_workload_keys(void **state)
     (void)state;
     Fixture *f = fixture_new(34, 3, 2, NULL);
     WorkloadConfig config;
-    workload_config_init(&config, TOPIC);
+    kconfig_bind_workload_defaults(&config, TOPIC);
     config.rate_per_s = 2000;
     config.records_max = 2000;
     config.keys = WORKLOAD_KEYS_UNIFORM;
@@ -288,7 +289,7 @@ test_workload_record_sizes(void **state)
     (void)state;
     Fixture *f = fixture_new(35, 1, 1, NULL);
     WorkloadConfig config;
-    workload_config_init(&config, TOPIC);
+    kconfig_bind_workload_defaults(&config, TOPIC);
     config.rate_per_s = 1000;
     config.records_max = 1000;
     config.record_size = (SimDist){SIM_DIST_UNIFORM, 10, 1000};
@@ -335,7 +336,7 @@ test_workload_values_unique(void **state)
     (void)state;
     Fixture *f = fixture_new(36, 3, 3, NULL);
     WorkloadConfig config;
-    workload_config_init(&config, TOPIC);
+    kconfig_bind_workload_defaults(&config, TOPIC);
     config.rate_per_s = 300;
     config.stop_ns = sim_now_ns(f->world) + 1 * SIM_NS_PER_S;
     for (guint i = 0; i < 3; i++)
@@ -365,7 +366,7 @@ test_workload_sync_send(void **state)
     (void)state;
     Fixture *f = fixture_new(37, 1, 1, NULL);
     WorkloadConfig config;
-    workload_config_init(&config, TOPIC);
+    kconfig_bind_workload_defaults(&config, TOPIC);
     config.rate_per_s = 100000;
     config.send_sync = TRUE;
     config.stop_ns = sim_now_ns(f->world) + 1 * SIM_NS_PER_S;
@@ -400,7 +401,7 @@ test_workload_crash_restart(void **state)
     Fixture *f = fixture_new(38, 1, 1, NULL);
     gint64 t0 = sim_now_ns(f->world);
     WorkloadConfig config;
-    workload_config_init(&config, TOPIC);
+    kconfig_bind_workload_defaults(&config, TOPIC);
     config.rate_per_s = 100;
     config.start_ns = t0;
     config.stop_ns = t0 + 3 * SIM_NS_PER_S;
@@ -433,7 +434,7 @@ test_workload_deterministic(void **state)
     for (guint r = 0; r < 2; r++) {
         Fixture *f = fixture_new(39, 3, 2, NULL);
         WorkloadConfig config;
-        workload_config_init(&config, TOPIC);
+        kconfig_bind_workload_defaults(&config, TOPIC);
         config.rate_per_s = 500;
         config.arrival = WORKLOAD_ARRIVAL_POISSON;
         config.keys = WORKLOAD_KEYS_ZIPF;
@@ -515,10 +516,10 @@ test_workload_config_validation(void **state)
 {
     (void)state;
     WorkloadConfig config;
-    workload_config_init(&config, TOPIC);
+    kconfig_bind_workload_defaults(&config, TOPIC);
     assert_true(workload_config_validate(&config, NULL));
     for (guint i = 0; i < G_N_ELEMENTS(BAD_CONFIGS); i++) {
-        workload_config_init(&config, TOPIC);
+        kconfig_bind_workload_defaults(&config, TOPIC);
         BAD_CONFIGS[i].mutate(&config);
         g_autoptr(GError) error = NULL;
         assert_false(workload_config_validate(&config, &error));

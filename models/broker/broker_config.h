@@ -5,10 +5,9 @@
  * broker.h includes it.
  *
  * The keys' defaults, ranges and docs are the harness's key registry
- * (src/harness/kconfig.c), whose bindings fill these structs from a
- * scenario. broker_config_init repeats the defaults in C so that model tests
- * and benchmarks, which do not see the harness, can build a config;
- * test_kconfig_bind checks each against the registry.
+ * (src/harness/kconfig.c) and nowhere else: its bindings
+ * (src/harness/kconfig_bind.h) fill these structs, for a scenario, a
+ * benchmark or a test alike. A zeroed struct is no valid config.
  */
 #ifndef BROKER_CONFIG_H
 #define BROKER_CONFIG_H
@@ -74,8 +73,6 @@ typedef struct {
     PlogConfig log;
 } TopicConfig;
 
-/* Kafka's defaults (the registry's; test_kconfig_bind compares them). */
-void broker_config_init(BrokerConfig *config);
 /* The topic config a topic gets when it sets nothing: the broker's values. */
 void topic_config_from_broker(TopicConfig *topic, const BrokerConfig *broker);
 

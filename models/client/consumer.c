@@ -78,31 +78,6 @@ consumer_now(const ConsumerState *state)
     return sim_now_ns(state->consumer->world);
 }
 
-void
-consumer_config_init(ConsumerConfig *config)
-{
-    *config = (ConsumerConfig){
-        .fetch_min_bytes = 1,
-        .fetch_max_wait_ms = 500,
-        .max_partition_fetch_bytes = 1048576,
-        .fetch_max_bytes = 52428800,
-        .max_poll_records = 500,
-        .auto_offset_reset = CONSUMER_RESET_LATEST,
-        .request_timeout_ms = 30000,
-        .retry_backoff_ms = 100,
-        .metadata_max_age_ms = 300000,
-        .isolation_level = 0,
-        .session_timeout_ms = 45000,
-        .heartbeat_interval_ms = 3000,
-        .max_poll_interval_ms = 300000,
-        .enable_auto_commit = TRUE,
-        .auto_commit_interval_ms = 5000,
-        .partition_assignment_strategy = ASSIGNOR_RANGE,
-        .default_api_timeout_ms = 60000,
-        .processing_mode = CONSUMER_PROCESSING_AUTO,
-    };
-}
-
 /* ---- state ---- */
 
 void

@@ -115,8 +115,8 @@ typedef enum {
 
 /* Kafka's consumer configuration keys the consumer honours: each field is
  * the key in its comment (sizes in bytes). The defaults are the key
- * registry's (src/harness/kconfig.c); consumer_config_init repeats them for
- * model tests, and test_kconfig_bind checks each against the registry. */
+ * registry's (src/harness/kconfig.c) alone: its bindings
+ * (kconfig_bind_consumer_defaults) fill the struct for every user. */
 typedef struct {
     gint64 fetch_min_bytes;                /* fetch.min.bytes */
     gint64 fetch_max_wait_ms;              /* fetch.max.wait.ms */
@@ -174,9 +174,6 @@ typedef struct {
  * INFO (as recorded in the history), with the error of a FAIL or INFO. */
 typedef void (*ConsumerCommitCb)(Consumer *consumer, HistoryType outcome, KafkaError error,
                                  void *user_data);
-
-/* Kafka's defaults (the registry's; test_kconfig_bind compares them). */
-void consumer_config_init(ConsumerConfig *config);
 
 /* A consumer on a new node named `name`, bootstrapping from `bootstrap`
  * (SimNodeId, the brokers' nodes; copied). `process` identifies it in the

@@ -51,17 +51,7 @@ struct Driver {
     guint64 acked, failed;
 };
 
-void
-driver_config_init(DriverConfig *config)
-{
-    config->acks = -1;
-    config->request_timeout_ms = 30000;
-    config->max_in_flight = 5;
-    config->record_size_bytes = 100;
-}
-
 static void send_batches(Driver *driver);
-
 
 static void
 request_metadata(Driver *driver)

@@ -17,14 +17,15 @@
 
 typedef struct Driver Driver;
 
+/* The defaults are a producer's (acks, request.timeout.ms,
+ * max.in.flight.requests.per.connection) and a workload's record size, from
+ * the key registry: kconfig_bind_driver_defaults. */
 typedef struct {
-    gint16 acks;                 /* 0, 1 or -1 */
-    gint64 request_timeout_ms;   /* 30000 */
-    guint max_in_flight;         /* per partition; 5 */
-    guint32 record_size_bytes;   /* 100 */
+    gint16 acks; /* 0, 1 or -1 */
+    gint64 request_timeout_ms;
+    guint max_in_flight; /* per partition */
+    guint32 record_size_bytes;
 } DriverConfig;
-
-void driver_config_init(DriverConfig *config);
 
 /* A driver node named `name`; `process` identifies it in the history. */
 Driver *driver_new(SimWorld *world, const char *name, guint32 process, const GArray *bootstrap,

@@ -17,31 +17,6 @@ ksim_producer_error_quark(void)
 }
 
 void
-producer_config_init(ProducerConfig *config)
-{
-    KSIM_ASSERT(config != NULL);
-    memset(config, 0, sizeof *config);
-    config->acks = -1;
-    config->enable_idempotence = TRUE;
-    config->retries = G_MAXINT32;
-    config->batch_size = 16384;
-    config->linger_ms = 0;
-    config->buffer_memory = 33554432;
-    config->max_block_ms = 60000;
-    config->max_in_flight_requests_per_connection = 5;
-    config->request_timeout_ms = 30000;
-    config->retry_backoff_ms = 100;
-    config->delivery_timeout_ms = 120000;
-    config->metadata_max_age_ms = 300000;
-    config->max_request_size = 1048576;
-    config->reconnect_backoff_ms = 50;
-    config->reconnect_backoff_max_ms = 1000;
-    config->partitioner = PRODUCER_PARTITIONER_STICKY;
-    config->transaction_timeout_ms = 60000;
-    KSIM_ASSERT(config->client_id[0] == '\0');
-}
-
-void
 producer_config_set_transactional_id(ProducerConfig *config, const char *transactional_id)
 {
     if (transactional_id == NULL)

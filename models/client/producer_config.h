@@ -36,9 +36,8 @@ typedef enum {
 } ProducerPartitioner;
 
 /* Each field is the Kafka key in its comment (sizes in bytes). The defaults
- * are the key registry's (src/harness/kconfig.c); producer_config_init
- * repeats them for model tests and benchmarks, and test_kconfig_bind
- * checks each against the registry. */
+ * are the key registry's (src/harness/kconfig.c) alone: its bindings
+ * (kconfig_bind_producer_defaults) fill the struct for every user. */
 typedef struct {
     gint16 acks;                                  /* acks: all is -1; 0, 1 or -1 */
     gboolean enable_idempotence;                  /* enable.idempotence */
@@ -70,9 +69,6 @@ GQuark ksim_producer_error_quark(void);
 typedef enum {
     KSIM_PRODUCER_ERROR_CONFIG, /* a value out of range, or keys that contradict each other */
 } KsimProducerError;
-
-/* Kafka 3.x's defaults; no key is marked explicit. */
-void producer_config_init(ProducerConfig *config);
 
 /* Kafka's checks: value ranges, the idempotence conflicts when
  * enable.idempotence was set explicitly, and delivery.timeout.ms when it was

@@ -150,23 +150,6 @@ workload_zipf_sample(SimRng *rng, guint64 n, double s)
 
 /* ---- configuration ---- */
 
-void
-workload_config_init(WorkloadConfig *config, const char *topic)
-{
-    KSIM_ASSERT(topic != NULL);
-    KSIM_ASSERT(strlen(topic) <= KAFKA_TOPIC_NAME_MAX);
-    memset(config, 0, sizeof *config);
-    g_strlcpy(config->topic, topic, sizeof config->topic);
-    config->rate_per_s = 100.0;
-    config->arrival = WORKLOAD_ARRIVAL_CONSTANT;
-    config->burst_on_ns = 100 * SIM_NS_PER_MS;
-    config->burst_off_ns = 900 * SIM_NS_PER_MS;
-    config->keys = WORKLOAD_KEYS_NONE;
-    config->record_size = SIM_DIST_CONST(100);
-    config->partition = -1;
-    config->stop_ns = G_MAXINT64;
-}
-
 static gboolean
 config_error(GError **error, const char *field, const char *message)
 {

@@ -60,7 +60,9 @@ typedef enum {
     WORKLOAD_KEYS_ZIPF,
 } WorkloadKeys;
 
-/* Field names follow the scenario's workload.* keys; defaults in comments. */
+/* Field names follow the scenario's workload.* keys, whose defaults (in
+ * comments) are the key registry's (src/harness/kconfig.c):
+ * kconfig_bind_workload_defaults fills the struct. */
 typedef struct {
     char topic[KAFKA_TOPIC_NAME_MAX + 1]; /* topic (required) */
     double rate_per_s;                    /* workload.rate = 100 */
@@ -90,8 +92,6 @@ typedef enum {
     KSIM_WORKLOAD_ERROR_CONFIG,
 } KsimWorkloadError;
 
-/* The defaults above, with topic `topic`. */
-void workload_config_init(WorkloadConfig *config, const char *topic);
 /* FALSE with a message naming the field for a rate below 0, a key count of 0
  * with keys, a Zipf exponent below 0, an empty ON window, stop before start. */
 gboolean workload_config_validate(const WorkloadConfig *config, GError **error);

@@ -45,17 +45,6 @@ struct Cluster {
 
 #define CLUSTER_ERROR (g_quark_from_static_string("ksim-cluster-error-quark"))
 
-void
-cluster_config_init(ClusterConfig *config)
-{
-    memset(config, 0, sizeof *config);
-    config->n_brokers = 3;
-    broker_config_init(&config->broker);
-    config->network_latency = (SimDist){SIM_DIST_LOGNORMAL, 500.0 * SIM_NS_PER_US, 0.3};
-    config->network_bandwidth_bytes_per_s = 0;
-    config->fsync_latency = SIM_DIST_CONST(2 * SIM_NS_PER_MS);
-}
-
 /* ---- invariant monitor ---- */
 
 static void

@@ -33,15 +33,16 @@ typedef struct Cluster Cluster;
  * the models limits it further (ISRs and live sets are sets, not masks). */
 #define CLUSTER_BROKERS_MAX 1000
 
+/* Each field is a [cluster] key (brokers, network.latency,
+ * network.bandwidth, disk.fsync.latency, and the broker keys), whose
+ * defaults are the key registry's: kconfig_bind_cluster_defaults. */
 typedef struct {
     guint n_brokers;
-    BrokerConfig broker;       /* broker_id is set per broker (1..n) */
+    BrokerConfig broker; /* broker_id is set per broker (1..n) */
     SimDist network_latency;
-    gint64 network_bandwidth_bytes_per_s;
+    gint64 network_bandwidth_bytes_per_s; /* 0: unlimited */
     SimDist fsync_latency;
 } ClusterConfig;
-
-void cluster_config_init(ClusterConfig *config);
 
 /* Builds the nodes in `world`: the coordination node "zk", brokers "broker-1"
  * ... "broker-N" with ids 1..N, and the admin node. */

@@ -80,20 +80,6 @@ static void flush_timer_cb(void *ctx, void *arg, guint64 arg_u64);
 
 /* ---- configuration ---- */
 
-void
-plog_config_init(PlogConfig *config)
-{
-    KSIM_ASSERT(config != NULL);
-    gint64 week_ms = G_GINT64_CONSTANT(7) * 24 * 60 * 60 * 1000;
-    config->segment_bytes = G_GINT64_CONSTANT(1) << 30;
-    config->roll_ms = week_ms;
-    config->index_interval_bytes = 4096;
-    config->retention_ms = week_ms;
-    config->retention_bytes = -1;
-    config->flush_interval_messages = G_MAXINT64;
-    config->flush_interval_ms = -1;
-}
-
 static void
 config_check(const PlogConfig *config)
 {

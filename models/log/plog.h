@@ -93,9 +93,6 @@ typedef struct {
     guint64 batches_checked; /* batches whose checksum was verified */
 } PlogRecoveryInfo;
 
-/* Fills `config` with Kafka's defaults. */
-void plog_config_init(PlogConfig *config);
-
 /* Opens the log of `topic`/`partition` on `node`'s disk, recovering it when
  * files exist and creating an empty log at offset 0 otherwise. The node must
  * be up; `config` is copied. (transfer full) */

@@ -68,7 +68,10 @@ typedef struct {
 } ZkServerConfig;
 
 /* ZooKeeper's defaults: tick 2 s, sessions 4 s..40 s, snapshot every 100000
- * transactions; loading takes 10 ms. */
+ * transactions; loading takes 10 ms. These stay here, unlike the Kafka
+ * models' defaults (which are the harness's key registry's): a scenario has
+ * no key for the coordination service's internals, so this is their only
+ * source. */
 void zk_server_config_init(ZkServerConfig *cfg);
 
 /* Adds a node named `name` to `world` running the server, and loads its state

@@ -16,6 +16,7 @@
 #include "cluster.h"
 #include "driver.h"
 #include "history.h"
+#include "kconfig_bind.h"
 #include "sim_world.h"
 
 #include <stdio.h>
@@ -69,7 +70,7 @@ bench_cluster(int argc, char **argv)
     gint64 virtual_start = sim_now_ns(bench.world);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(bench.cluster);
     DriverConfig driver_config;
-    driver_config_init(&driver_config);
+    kconfig_bind_driver_defaults(&driver_config);
     driver_config.record_size_bytes = BENCH_RECORD_BYTES;
     Driver *driver =
         driver_new(bench.world, "driver", 100, bootstrap, &driver_config, bench.history);

@@ -15,6 +15,7 @@
 #include "bench_util.h"
 #include "cluster.h"
 #include "history.h"
+#include "kconfig_bind.h"
 #include "producer.h"
 #include "sim_world.h"
 
@@ -134,7 +135,7 @@ bench_cluster_producer(int argc, char **argv)
     gint64 virtual_start = sim_now_ns(world);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(bench.cluster);
     ProducerConfig producer_config;
-    producer_config_init(&producer_config);
+    kconfig_bind_producer_defaults(&producer_config);
     producer_config.linger_ms = linger_ms;
     Producer *producer = producer_new(world, "producer", BENCH_PROCESS, bootstrap,
                                       &producer_config, bench.history);

@@ -24,6 +24,7 @@
 #include "benchmarks.h"
 
 #include "bench_util.h"
+#include "kconfig_bind.h"
 #include "plog.h"
 #include "sim_rng.h"
 #include "sim_world.h"
@@ -56,7 +57,7 @@ static void
 bench_log_init(BenchLog *bench, SimWorld *world, SimNodeId node, guint32 partition)
 {
     PlogConfig config;
-    plog_config_init(&config);
+    kconfig_bind_log_defaults(&config);
     bench->log = plog_open(world, node, "bench", partition, &config);
     bench->batch = plog_batch_new();
     for (guint i = 0; i < RECORDS_PER_BATCH; i++)

@@ -8,11 +8,9 @@
  */
 #include "kconfig_bind.h"
 
-#include "broker_config.h"
-#include "consumer.h"
-#include "producer_config.h"
 #include "sim_assert.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -66,6 +64,21 @@ static const KConfigBindValue ASSIGNOR_VALUES[] = {
     {"range", ASSIGNOR_RANGE},
     {"roundrobin", ASSIGNOR_ROUNDROBIN},
     {"sticky", ASSIGNOR_STICKY},
+};
+
+static const KConfigBindValue ARRIVAL_VALUES[] = {
+    {"constant", WORKLOAD_ARRIVAL_CONSTANT},
+    {"poisson", WORKLOAD_ARRIVAL_POISSON},
+    {"bursts", WORKLOAD_ARRIVAL_BURSTS},
+};
+/* WorkloadConfig.send_sync: Kafka's send().get() is sync. */
+static const KConfigBindValue SEND_VALUES[] = {{"async", FALSE}, {"sync", TRUE}};
+
+static const KConfigBindValue PROCESSING_MODE_VALUES[] = {
+    {"auto", CONSUMER_PROCESSING_AUTO},
+    {"commit-before-processing", CONSUMER_COMMIT_BEFORE_PROCESSING},
+    {"process-then-commit", CONSUMER_PROCESS_THEN_COMMIT},
+    {"process-then-commit-async", CONSUMER_PROCESS_THEN_COMMIT_ASYNC},
 };
 
 /* ---- The tables ---- */
@@ -177,6 +190,32 @@ static const KConfigBinding CONSUMER_BINDINGS[] = {
     BIND(ConsumerConfig, metadata_max_age_ms, "metadata.max.age.ms", MS),
 };
 
+/* The one [consumer-group] ksim key the consumer itself honours; the others
+ * (topics, members, their schedule, processing and poll times, the
+ * pipeline) belong to the runner's members, which read the parse result. */
+static const KConfigBinding CONSUMER_GROUP_BINDINGS[] = {
+    BIND_WITH(ConsumerConfig, processing_mode, "processing.mode", ENUM,
+              VALUES(PROCESSING_MODE_VALUES)),
+};
+
+static const KConfigBinding WORKLOAD_BINDINGS[] = {
+    BIND(WorkloadConfig, rate_per_s, "workload.rate", DOUBLE),
+    BIND_WITH(WorkloadConfig, arrival, "workload.arrival", ENUM, VALUES(ARRIVAL_VALUES)),
+    BIND(WorkloadConfig, record_size, "workload.record.size", DIST),
+    BIND(WorkloadConfig, partition, "workload.partition", INT),
+    BIND_WITH(WorkloadConfig, send_sync, "workload.send", ENUM, VALUES(SEND_VALUES)),
+    BIND(WorkloadConfig, start_ns, "workload.start", NS),
+    BIND(WorkloadConfig, stop_ns, "workload.stop", NS_OR_NEVER),
+    BIND(WorkloadConfig, txn_abort_per_million, "transaction.abort.ratio", PER_MILLION),
+};
+
+static const KConfigBinding CLUSTER_BINDINGS[] = {
+    BIND(ClusterConfig, n_brokers, "brokers", INT),
+    BIND(ClusterConfig, network_latency, "network.latency", DIST),
+    BIND(ClusterConfig, network_bandwidth_bytes_per_s, "network.bandwidth", BYTES),
+    BIND(ClusterConfig, fsync_latency, "disk.fsync.latency", DIST),
+};
+
 static const KConfigBindTable BROKER_TABLE = TABLE("broker", BROKER, BrokerConfig, BROKER_BINDINGS);
 static const KConfigBindTable TOPIC_TABLE = TABLE("topic", TOPIC, TopicConfig, TOPIC_BINDINGS);
 static const KConfigBindTable PRODUCER_TABLE =
@@ -184,8 +223,17 @@ static const KConfigBindTable PRODUCER_TABLE =
 static const KConfigBindTable CONSUMER_TABLE =
     TABLE("consumer", CONSUMER, ConsumerConfig, CONSUMER_BINDINGS);
 
-static const KConfigBindTable *const TABLES[] = {&BROKER_TABLE, &TOPIC_TABLE, &PRODUCER_TABLE,
-                                                 &CONSUMER_TABLE};
+static const KConfigBindTable CONSUMER_GROUP_TABLE =
+    TABLE("consumer group", CONSUMER_GROUP, ConsumerConfig, CONSUMER_GROUP_BINDINGS);
+static const KConfigBindTable WORKLOAD_TABLE =
+    TABLE("workload", WORKLOAD, WorkloadConfig, WORKLOAD_BINDINGS);
+static const KConfigBindTable CLUSTER_TABLE =
+    TABLE("cluster", CLUSTER, ClusterConfig, CLUSTER_BINDINGS);
+
+static const KConfigBindTable *const TABLES[] = {
+    &BROKER_TABLE,         &TOPIC_TABLE,    &PRODUCER_TABLE, &CONSUMER_TABLE,
+    &CONSUMER_GROUP_TABLE, &WORKLOAD_TABLE, &CLUSTER_TABLE,
+};
 
 const KConfigBindTable *
 kconfig_bind_broker(void)
@@ -209,6 +257,24 @@ const KConfigBindTable *
 kconfig_bind_consumer(void)
 {
     return &CONSUMER_TABLE;
+}
+
+const KConfigBindTable *
+kconfig_bind_consumer_group(void)
+{
+    return &CONSUMER_GROUP_TABLE;
+}
+
+const KConfigBindTable *
+kconfig_bind_workload(void)
+{
+    return &WORKLOAD_TABLE;
+}
+
+const KConfigBindTable *
+kconfig_bind_cluster(void)
+{
+    return &CLUSTER_TABLE;
 }
 
 const KConfigBindTable *const *
@@ -316,6 +382,21 @@ store_text(guint8 *field, gsize width, const char *text)
 }
 
 static void
+store_double(guint8 *field, gsize width, double value)
+{
+    KSIM_ASSERT(width == sizeof(double));
+    memcpy(field, &value, sizeof value);
+}
+
+/* A ratio in 0..1 as parts per million, rounded to the nearest. */
+static gint64
+per_million(double ratio)
+{
+    KSIM_ASSERT(ratio >= 0.0 && ratio <= 1.0);
+    return (gint64)(ratio * 1e6 + 0.5);
+}
+
+static void
 fill_one(const KConfigBinding *binding, const KConfig *cfg, guint8 *base)
 {
     guint8 *field = base + binding->offset;
@@ -350,6 +431,25 @@ fill_one(const KConfigBinding *binding, const KConfig *cfg, guint8 *base)
     case KCONFIG_BIND_TEXT:
         store_text(field, binding->width, kconfig_get_string(cfg, key));
         break;
+    case KCONFIG_BIND_DOUBLE:
+        store_double(field, binding->width, kconfig_get_double(cfg, key));
+        break;
+    case KCONFIG_BIND_PER_MILLION:
+        store_int(field, binding->width, per_million(kconfig_get_double(cfg, key)));
+        break;
+    case KCONFIG_BIND_NS:
+        store_int(field, binding->width, kconfig_get_duration_ns(cfg, key));
+        break;
+    case KCONFIG_BIND_NS_OR_NEVER:
+        store_int(field, binding->width,
+                  kconfig_is_null(cfg, key) ? G_MAXINT64 : kconfig_get_duration_ns(cfg, key));
+        break;
+    case KCONFIG_BIND_DIST: {
+        KSIM_ASSERT(binding->width == sizeof(SimDist));
+        SimDist dist = kconfig_get_dist(cfg, key);
+        memcpy(field, &dist, sizeof dist);
+        break;
+    }
     }
     if (binding->has_explicit)
         store_int(base + binding->explicit_offset, sizeof(gboolean),
@@ -368,4 +468,185 @@ kconfig_bind_fill(const KConfigBindTable *table, const KConfig *cfg, void *targe
         KSIM_ASSERT(binding->offset + binding->width <= table->struct_size);
         fill_one(binding, cfg, target);
     }
+}
+
+/* ---- The model structs, from the registry ---- */
+
+/* Zeroes `target` and fills it from `cfg`, or from an empty configuration of
+ * the table's scope (every key at its default) when `cfg` is NULL. */
+static void
+fill_fresh(const KConfigBindTable *table, const KConfig *cfg, void *target)
+{
+    memset(target, 0, table->struct_size);
+    if (cfg != NULL) {
+        kconfig_bind_fill(table, cfg, target);
+        return;
+    }
+    g_autoptr(KConfig) defaults = kconfig_new(table->scope);
+    kconfig_bind_fill(table, defaults, target);
+}
+
+void
+kconfig_bind_broker_from(BrokerConfig *config, const KConfig *cfg)
+{
+    KSIM_ASSERT(cfg != NULL);
+    fill_fresh(&BROKER_TABLE, cfg, config);
+}
+
+void
+kconfig_bind_broker_defaults(BrokerConfig *config)
+{
+    fill_fresh(&BROKER_TABLE, NULL, config);
+}
+
+void
+kconfig_bind_topic_from(TopicConfig *config, const KConfig *cfg)
+{
+    KSIM_ASSERT(cfg != NULL);
+    fill_fresh(&TOPIC_TABLE, cfg, config);
+}
+
+void
+kconfig_bind_log_defaults(PlogConfig *config)
+{
+    BrokerConfig broker;
+    kconfig_bind_broker_defaults(&broker);
+    *config = broker.log;
+}
+
+void
+kconfig_bind_producer_from(ProducerConfig *config, const KConfig *cfg)
+{
+    KSIM_ASSERT(cfg != NULL);
+    fill_fresh(&PRODUCER_TABLE, cfg, config);
+}
+
+void
+kconfig_bind_producer_defaults(ProducerConfig *config)
+{
+    fill_fresh(&PRODUCER_TABLE, NULL, config);
+}
+
+void
+kconfig_bind_consumer_from(ConsumerConfig *config, const KConfig *cfg, const KConfig *group)
+{
+    fill_fresh(&CONSUMER_TABLE, cfg, config);
+    if (group != NULL) {
+        kconfig_bind_fill(&CONSUMER_GROUP_TABLE, group, config);
+        return;
+    }
+    g_autoptr(KConfig) defaults = kconfig_new(KCONFIG_SCOPE_CONSUMER_GROUP);
+    kconfig_bind_fill(&CONSUMER_GROUP_TABLE, defaults, config);
+}
+
+void
+kconfig_bind_consumer_defaults(ConsumerConfig *config)
+{
+    kconfig_bind_consumer_from(config, NULL, NULL);
+}
+
+void
+kconfig_bind_cluster_from(ClusterConfig *config, const KConfig *hardware, const KConfig *broker)
+{
+    fill_fresh(&CLUSTER_TABLE, hardware, config);
+    if (broker != NULL)
+        kconfig_bind_broker_from(&config->broker, broker);
+    else
+        kconfig_bind_broker_defaults(&config->broker);
+}
+
+void
+kconfig_bind_cluster_defaults(ClusterConfig *config)
+{
+    kconfig_bind_cluster_from(config, NULL, NULL);
+}
+
+static gboolean
+has_unit(const char *text)
+{
+    for (const char *p = text; *p != '\0'; p++) {
+        if (g_ascii_isalpha(*p))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+gboolean
+kconfig_bind_parse_burst(const char *text, gint64 *on_ns, gint64 *off_ns)
+{
+    g_auto(GStrv) parts = g_strsplit(text, ",", -1);
+    gint64 *outs[] = {on_ns, off_ns};
+    gboolean ok = g_strv_length(parts) == 2;
+    for (guint i = 0; ok && i < 2; i++) {
+        const char *part = g_strstrip(parts[i]);
+        ok = has_unit(part) && sim_parse_duration_ns(part, 1, outs[i], NULL) && *outs[i] > 0;
+    }
+    return ok;
+}
+
+gboolean
+kconfig_bind_parse_keys(const char *text, WorkloadKeys *keys, guint64 *key_count, double *zipf_s)
+{
+    *keys = WORKLOAD_KEYS_NONE;
+    if (strcmp(text, "none") == 0)
+        return TRUE;
+    /* g_strsplit gives an empty vector for "", so parts[0] may be NULL. */
+    g_auto(GStrv) parts = g_strsplit(text, ":", 2);
+    const char *kind = parts[0] != NULL ? parts[0] : "";
+    const char *body = parts[0] != NULL ? parts[1] : NULL;
+    g_auto(GStrv) params = body != NULL ? g_strsplit(body, ",", -1) : NULL;
+    guint n_params = params != NULL ? g_strv_length(params) : 0;
+    gboolean uniform = strcmp(kind, "uniform") == 0 && n_params == 1;
+    gboolean zipf = strcmp(kind, "zipf") == 0 && n_params == 2;
+    gboolean ok = (uniform || zipf) && g_ascii_string_to_unsigned(g_strstrip(params[0]), 10, 1,
+                                                                  G_MAXUINT32, key_count, NULL);
+    if (ok && zipf) {
+        char *end = NULL;
+        const char *s_text = g_strstrip(params[1]);
+        *zipf_s = g_ascii_strtod(s_text, &end);
+        ok = end != s_text && *end == '\0' && isfinite(*zipf_s) && *zipf_s > 0;
+    }
+    if (ok)
+        *keys = uniform ? WORKLOAD_KEYS_UNIFORM : WORKLOAD_KEYS_ZIPF;
+    return ok;
+}
+
+void
+kconfig_bind_workload_from(WorkloadConfig *config, const KConfig *cfg, const char *topic)
+{
+    KSIM_ASSERT(cfg != NULL);
+    KSIM_ASSERT(topic != NULL && strlen(topic) < sizeof config->topic);
+    fill_fresh(&WORKLOAD_TABLE, cfg, config);
+    g_strlcpy(config->topic, topic, sizeof config->topic);
+    /* The scenario parser refused values these parsers refuse. */
+    gboolean burst = kconfig_bind_parse_burst(kconfig_get_string(cfg, "workload.burst"),
+                                              &config->burst_on_ns, &config->burst_off_ns);
+    KSIM_ASSERT(burst);
+    gboolean keys = kconfig_bind_parse_keys(kconfig_get_string(cfg, "workload.keys"), &config->keys,
+                                            &config->key_count, &config->zipf_s);
+    KSIM_ASSERT(keys);
+}
+
+void
+kconfig_bind_workload_defaults(WorkloadConfig *config, const char *topic)
+{
+    g_autoptr(KConfig) defaults = kconfig_new(KCONFIG_SCOPE_WORKLOAD);
+    kconfig_bind_workload_from(config, defaults, topic);
+}
+
+void
+kconfig_bind_driver_defaults(DriverConfig *config)
+{
+    ProducerConfig producer;
+    kconfig_bind_producer_defaults(&producer);
+    WorkloadConfig workload;
+    kconfig_bind_workload_defaults(&workload, "");
+    KSIM_ASSERT(workload.record_size.kind == SIM_DIST_CONSTANT);
+    KSIM_ASSERT(producer.max_in_flight_requests_per_connection > 0);
+    *config = (DriverConfig){
+        .acks = producer.acks,
+        .request_timeout_ms = producer.request_timeout_ms,
+        .max_in_flight = (guint)producer.max_in_flight_requests_per_connection,
+        .record_size_bytes = (guint32)workload.record_size.a,
+    };
 }

@@ -45,26 +45,6 @@ typedef struct {
     gboolean random;
 } Undo;
 
-/* ---- configuration ---- */
-
-/* The registry's bindings fill the model structs (kconfig_bind.h); fields
- * no key binds keep the models' initial values (broker_id is set per broker
- * by the cluster). */
-static void
-broker_config_from(BrokerConfig *config, const KConfig *cfg)
-{
-    broker_config_init(config);
-    kconfig_bind_fill(kconfig_bind_broker(), cfg, config);
-}
-
-static void
-topic_config_from(TopicConfig *config, const KConfig *cfg)
-{
-    memset(config, 0, sizeof *config);
-    plog_config_init(&config->log);
-    kconfig_bind_fill(kconfig_bind_topic(), cfg, config);
-}
-
 /* ---- fault windows and history notes ---- */
 
 static guint
@@ -605,19 +585,16 @@ static Cluster *
 build_cluster(Run *run)
 {
     const ScenarioCluster *spec = scenario_variant_cluster(run->variant);
+    /* The registry's bindings fill the model structs (kconfig_bind.h);
+     * broker_id is set per broker by the cluster. */
     ClusterConfig config;
-    cluster_config_init(&config);
-    config.n_brokers = spec->brokers;
-    broker_config_from(&config.broker, spec->config);
-    config.network_latency = spec->network_latency;
-    config.network_bandwidth_bytes_per_s = spec->network_bandwidth_bytes_per_s;
-    config.fsync_latency = spec->disk_fsync_latency;
+    kconfig_bind_cluster_from(&config, spec->hardware, spec->config);
     Cluster *cluster = cluster_new(run->world, &config, run->history);
     const GPtrArray *topics = scenario_variant_topics(run->variant);
     for (guint i = 0; i < topics->len; i++) {
         const ScenarioTopic *topic = g_ptr_array_index(topics, i);
         TopicConfig topic_config;
-        topic_config_from(&topic_config, topic->config);
+        kconfig_bind_topic_from(&topic_config, topic->config);
         GError *error = NULL;
         gboolean created =
             topic->assignment != NULL

@@ -95,72 +95,34 @@ struct RunnerClients {
     GPtrArray *pipes;     /* Pipe* */
 };
 
-/* The ProducerConfig a [producer] group's Kafka keys describe. */
-static void
-producer_config_from(ProducerConfig *config, const KConfig *cfg)
-{
-    producer_config_init(config);
-    kconfig_bind_fill(kconfig_bind_producer(), cfg, config);
-}
-
+/* The WorkloadConfig a [producer] group's workload keys describe, bound
+ * from the registry like every other config (kconfig_bind.h). */
 static void
 workload_config_from(WorkloadConfig *config, const ScenarioProducer *spec, gint64 duration_ns)
 {
-    const ScenarioWorkload *w = &spec->workload;
-    workload_config_init(config, spec->topic);
-    config->rate_per_s = w->rate_per_s;
-    config->arrival = w->arrival == SCENARIO_ARRIVAL_POISSON  ? WORKLOAD_ARRIVAL_POISSON
-                      : w->arrival == SCENARIO_ARRIVAL_BURSTS ? WORKLOAD_ARRIVAL_BURSTS
-                                                              : WORKLOAD_ARRIVAL_CONSTANT;
-    config->burst_on_ns = w->burst_on_ns;
-    config->burst_off_ns = w->burst_off_ns;
-    config->keys = w->keys == SCENARIO_KEYS_UNIFORM ? WORKLOAD_KEYS_UNIFORM
-                   : w->keys == SCENARIO_KEYS_ZIPF  ? WORKLOAD_KEYS_ZIPF
-                                                    : WORKLOAD_KEYS_NONE;
-    config->key_count = w->key_count;
-    config->zipf_s = w->zipf_s;
-    config->record_size = w->record_size;
-    config->partition = w->partition;
-    config->send_sync = w->send_sync;
-    config->start_ns = w->start_ns;
+    kconfig_bind_workload_from(config, spec->workload_config, spec->topic);
     /* No new record after the fault phase: the liveness phase only lets
      * what is in flight finish. */
-    config->stop_ns = MIN(w->stop_ns > 0 ? w->stop_ns : duration_ns, duration_ns);
-    config->txn_records = w->txn_records;
-    config->txn_abort_per_million = (guint32)(w->txn_abort_ratio * 1e6 + 0.5);
+    config->stop_ns = MIN(config->stop_ns, duration_ns);
+    /* Whether the producer is transactional, and so how many records a
+     * transaction holds, is the parser's decision across the group's keys. */
+    config->txn_records = spec->workload.txn_records;
 }
 
 /* The ConsumerConfig a [consumer-group] section's keys describe. */
 static void
 consumer_config_from(ConsumerConfig *config, const ScenarioConsumerGroup *spec)
 {
-    const KConfig *cfg = spec->config;
-    consumer_config_init(config);
     /* The first assignor of partition.assignment.strategy is the one used
      * (the parser refuses cooperative-sticky, which needs the incremental
      * protocol). */
-    kconfig_bind_fill(kconfig_bind_consumer(), cfg, config);
+    kconfig_bind_consumer_from(config, spec->config, spec->members_config);
     if (spec->pipeline_output != NULL && spec->exactly_once) {
         /* An exactly-once pipeline reads committed data only and moves its
          * offsets only through its transactions. */
         config->isolation_level = 1;
         config->enable_auto_commit = FALSE;
         config->processing_mode = CONSUMER_PROCESSING_AUTO;
-        return;
-    }
-    switch (spec->processing_mode) {
-    case SCENARIO_PROCESSING_AUTO:
-        config->processing_mode = CONSUMER_PROCESSING_AUTO;
-        break;
-    case SCENARIO_PROCESSING_COMMIT_BEFORE_PROCESSING:
-        config->processing_mode = CONSUMER_COMMIT_BEFORE_PROCESSING;
-        break;
-    case SCENARIO_PROCESSING_PROCESS_THEN_COMMIT:
-        config->processing_mode = CONSUMER_PROCESS_THEN_COMMIT;
-        break;
-    case SCENARIO_PROCESSING_PROCESS_THEN_COMMIT_ASYNC:
-        config->processing_mode = CONSUMER_PROCESS_THEN_COMMIT_ASYNC;
-        break;
     }
 }
 
@@ -440,7 +402,7 @@ pipe_new(RunnerClients *clients, Member *member, const GArray *bootstrap)
                       clients->pipes->len;
     g_autofree char *name = g_strdup_printf("pipeline-%s-%u", spec->name, member->instance);
     ProducerConfig config;
-    producer_config_init(&config);
+    kconfig_bind_producer_defaults(&config);
     if (spec->exactly_once) {
         g_autofree char *id = g_strdup_printf("%s-%u", spec->group_id, member->instance);
         producer_config_set_transactional_id(&config, id);
@@ -526,7 +488,7 @@ runner_clients_new(SimWorld *world, Cluster *cluster, History *history,
     for (guint i = 0; i < specs->len; i++) {
         const ScenarioProducer *spec = g_ptr_array_index(specs, i);
         ProducerConfig config;
-        producer_config_from(&config, spec->config);
+        kconfig_bind_producer_from(&config, spec->config);
         WorkloadConfig workload;
         workload_config_from(&workload, spec, duration_ns);
         for (guint k = 0; k < spec->instances; k++) {

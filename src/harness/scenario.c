@@ -221,7 +221,7 @@ build_cluster(Build *b, GError **error)
     const RawGroup *group = scenario_groups_find_kind(b->groups, GROUP_CLUSTER);
     KSIM_ASSERT(group != NULL);
     ScenarioCluster *cluster = &b->variant->cluster;
-    g_autoptr(KConfig) hardware = kconfig_new(KCONFIG_SCOPE_CLUSTER);
+    KConfig *hardware = cluster->hardware = kconfig_new(KCONFIG_SCOPE_CLUSTER);
     cluster->config = kconfig_new(KCONFIG_SCOPE_BROKER);
     KConfig *configs[] = {hardware, cluster->config};
     if (!scenario_fill_configs(b, group, configs, G_N_ELEMENTS(configs), error))
@@ -428,6 +428,7 @@ scenario_variant_free(ScenarioVariant *variant)
     g_free(variant->name);
     g_free(variant->description);
     kconfig_free(variant->cluster.config);
+    kconfig_free(variant->cluster.hardware);
     g_ptr_array_unref(variant->topics);
     g_ptr_array_unref(variant->producers);
     g_ptr_array_unref(variant->consumer_groups);

@@ -196,6 +196,7 @@ typedef struct {
     gint64 network_bandwidth_bytes_per_s; /* 0: unlimited */
     SimDist disk_fsync_latency;           /* ns */
     KConfig *config;                      /* broker keys (scope BROKER) */
+    KConfig *hardware; /* the keys above (scope CLUSTER), which the runner binds */
 } ScenarioCluster;
 
 typedef struct {
@@ -243,6 +244,7 @@ typedef struct {
     guint instances;
     KConfig *config; /* producer keys (scope PRODUCER) */
     ScenarioWorkload workload;
+    KConfig *workload_config; /* the workload's keys (scope WORKLOAD), which the runner binds */
 } ScenarioProducer;
 
 typedef enum {
@@ -261,6 +263,7 @@ typedef struct {
     GStrv topics;
     guint members;
     KConfig *config; /* consumer keys (scope CONSUMER) */
+    KConfig *members_config; /* the keys below (scope CONSUMER_GROUP), which the runner binds */
     ScenarioProcessingMode processing_mode; /* processing.mode */
     SimDist processing_time;                /* processing.time, ns */
     SimDist poll_interval;                  /* poll.interval, ns */

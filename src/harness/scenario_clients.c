@@ -5,6 +5,7 @@
  */
 #include "scenario_internal.h"
 
+#include "kconfig_bind.h"
 #include "sim_assert.h"
 
 #include <math.h>
@@ -19,31 +20,15 @@ scenario_producer_free(gpointer data)
     g_free(producer->name);
     g_free(producer->topic);
     kconfig_free(producer->config);
+    kconfig_free(producer->workload_config);
     g_free(producer);
-}
-
-static gboolean
-has_unit(const char *text)
-{
-    for (const char *p = text; *p != '\0'; p++) {
-        if (g_ascii_isalpha(*p))
-            return TRUE;
-    }
-    return FALSE;
 }
 
 /* NULL, or why `text` is not ON,OFF. (transfer full) */
 static char *
 parse_burst(const char *text, gint64 *on_ns, gint64 *off_ns)
 {
-    g_auto(GStrv) parts = g_strsplit(text, ",", -1);
-    gint64 *outs[] = {on_ns, off_ns};
-    gboolean ok = g_strv_length(parts) == 2;
-    for (guint i = 0; ok && i < 2; i++) {
-        const char *part = g_strstrip(parts[i]);
-        ok = has_unit(part) && sim_parse_duration_ns(part, 1, outs[i], NULL) && *outs[i] > 0;
-    }
-    if (ok)
+    if (kconfig_bind_parse_burst(text, on_ns, off_ns))
         return NULL;
     return g_strdup_printf("'%s' is not ON,OFF: two positive durations with units, "
                            "e.g. 100ms,900ms",
@@ -54,31 +39,15 @@ parse_burst(const char *text, gint64 *on_ns, gint64 *off_ns)
 static char *
 parse_keys(const char *text, ScenarioWorkload *workload)
 {
+    WorkloadKeys keys = WORKLOAD_KEYS_NONE;
     workload->keys = SCENARIO_KEYS_NONE;
-    if (strcmp(text, "none") == 0)
-        return NULL;
-    /* g_strsplit gives an empty vector for "", so parts[0] may be NULL. */
-    g_auto(GStrv) parts = g_strsplit(text, ":", 2);
-    const char *kind = parts[0] != NULL ? parts[0] : "";
-    const char *body = parts[0] != NULL ? parts[1] : NULL;
-    g_auto(GStrv) params = body != NULL ? g_strsplit(body, ",", -1) : NULL;
-    guint n_params = params != NULL ? g_strv_length(params) : 0;
-    gboolean uniform = strcmp(kind, "uniform") == 0 && n_params == 1;
-    gboolean zipf = strcmp(kind, "zipf") == 0 && n_params == 2;
-    gboolean ok =
-        (uniform || zipf) && g_ascii_string_to_unsigned(g_strstrip(params[0]), 10, 1, G_MAXUINT32,
-                                                        &workload->key_count, NULL);
-    if (ok && zipf) {
-        char *end = NULL;
-        const char *s_text = g_strstrip(params[1]);
-        workload->zipf_s = g_ascii_strtod(s_text, &end);
-        ok = end != s_text && *end == '\0' && isfinite(workload->zipf_s) && workload->zipf_s > 0;
-    }
-    if (!ok)
+    if (!kconfig_bind_parse_keys(text, &keys, &workload->key_count, &workload->zipf_s))
         return g_strdup_printf("'%s' is not none, uniform:K or zipf:K,S (K keys, at least 1; "
                                "S > 0)",
                                text);
-    workload->keys = uniform ? SCENARIO_KEYS_UNIFORM : SCENARIO_KEYS_ZIPF;
+    workload->keys = keys == WORKLOAD_KEYS_UNIFORM ? SCENARIO_KEYS_UNIFORM
+                     : keys == WORKLOAD_KEYS_ZIPF  ? SCENARIO_KEYS_ZIPF
+                                                   : SCENARIO_KEYS_NONE;
     return NULL;
 }
 
@@ -289,7 +258,7 @@ scenario_build_producer(Build *b, const RawGroup *group, GError **error)
     producer->name = g_strdup(group->object);
     producer->config = kconfig_new(KCONFIG_SCOPE_PRODUCER);
     g_ptr_array_add(b->variant->producers, producer);
-    g_autoptr(KConfig) workload = kconfig_new(KCONFIG_SCOPE_WORKLOAD);
+    KConfig *workload = producer->workload_config = kconfig_new(KCONFIG_SCOPE_WORKLOAD);
     KConfig *configs[] = {producer->config, workload};
     if (!scenario_fill_configs(b, group, configs, G_N_ELEMENTS(configs), error))
         return FALSE;
@@ -318,6 +287,7 @@ scenario_consumer_group_free(gpointer data)
     g_free(group->pipeline_output);
     g_strfreev(group->topics);
     kconfig_free(group->config);
+    kconfig_free(group->members_config);
     g_free(group);
 }
 
@@ -458,7 +428,7 @@ scenario_build_consumer_group(Build *b, const RawGroup *group, GError **error)
     consumers->name = g_strdup(group->object);
     consumers->config = kconfig_new(KCONFIG_SCOPE_CONSUMER);
     g_ptr_array_add(b->variant->consumer_groups, consumers);
-    g_autoptr(KConfig) members = kconfig_new(KCONFIG_SCOPE_CONSUMER_GROUP);
+    KConfig *members = consumers->members_config = kconfig_new(KCONFIG_SCOPE_CONSUMER_GROUP);
     KConfig *configs[] = {consumers->config, members};
     if (!scenario_fill_configs(b, group, configs, G_N_ELEMENTS(configs), error))
         return FALSE;
