@@ -258,6 +258,56 @@ test_replica_follower_truncates_on_becoming_follower(void **state)
     }
 }
 
+static const TruncationCase SAME_LEADER_CASES[] = {
+    {"hw", BROKER_TRUNCATE_HW, "follower truncates to its high watermark"},
+    {"leader-epoch", BROKER_TRUNCATE_LEADER_EPOCH, "follower truncates"},
+};
+
+static void
+test_replica_same_leader_new_epoch_keeps_follower_log(void **state)
+{
+    /* Goal: a follower told of a new leader epoch whose leader did not
+     * change (the controller dropped a dead replica from the ISR) keeps its
+     * records past its HW: Kafka 0.10's makeFollowers truncates only the
+     * partitions whose leader changed, and Kafka 2.1+ asks the leader, who
+     * has them. */
+    (void)state;
+    for (guint c = 0; c < G_N_ELEMENTS(SAME_LEADER_CASES); c++) {
+        const TruncationCase *tc = &SAME_LEADER_CASES[c];
+        print_message("case: %s\n", tc->name);
+        ClusterConfig config;
+        config_fast(&config);
+        config.broker.truncation_mode = tc->mode;
+        config.broker.replica_lag_time_max_ms = 30000; /* the paused one stays in the ISR */
+        Fixture *f = fixture_new(11, &config, 1);
+        gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+        gint32 followers[2];
+        followers_of(f, leader, followers);
+        gint32 stuck = followers[0], kept = followers[1];
+        driver_produce(f->driver, TOPIC, 0, 40, 10);
+        run_for(f, 2 * SIM_NS_PER_S);
+        /* The stuck ISR member holds the HW at 40 while the other follower
+         * replicates to 100. */
+        sim_node_pause(f->world, node_of(f, stuck));
+        driver_produce(f->driver, TOPIC, 0, 60, 10);
+        run_for(f, 2 * SIM_NS_PER_S);
+        BrokerPartitionInfo before = info_of(f, kept);
+        assert_int_equal(before.leo, 100);
+        assert_int_equal(before.hw, 40);
+        sim_node_crash(f->world, node_of(f, stuck));
+        run_for(f, 10 * SIM_NS_PER_S);
+        BrokerPartitionInfo after = info_of(f, kept);
+        assert_true(after.leader_epoch > before.leader_epoch);
+        assert_int_equal(after.leader, leader);
+        assert_int_equal(after.n_isr, 2);
+        gint64 to = -1;
+        assert_int_equal(truncations_of(f, kept, tc->reason, &to), 0);
+        assert_int_equal(after.leo, 100);
+        assert_int_equal(after.hw, 100);
+        fixture_free(f);
+    }
+}
+
 /* Deletes every file of TOPIC's partition 0 on `broker`'s disk (a crashed
  * broker's replaced disk). */
 static void
@@ -443,6 +493,7 @@ main(void)
         cmocka_unit_test(test_replica_hw_is_min_isr_leo),
         cmocka_unit_test(test_replica_isr_shrinks_after_lag_time),
         cmocka_unit_test(test_replica_follower_truncates_on_becoming_follower),
+        cmocka_unit_test(test_replica_same_leader_new_epoch_keeps_follower_log),
         cmocka_unit_test(test_replica_follower_of_an_emptier_leader_truncates_by_epoch),
         cmocka_unit_test(test_replica_hw_checkpoint_read_back_after_restart),
         cmocka_unit_test(test_replica_duplicate_answered_when_hw_reaches_it),
