@@ -194,6 +194,7 @@ static const TruncationCase TRUNCATION_CASES[] = {
     {"hw", BROKER_TRUNCATE_HW, "follower truncates to its high watermark"},
     {"leader-epoch", BROKER_TRUNCATE_LEADER_EPOCH,
      "follower truncates to its epoch's end offset at the leader"},
+    {"kip-101", BROKER_TRUNCATE_KIP101, "follower truncates to its epoch's end offset at the leader"},
 };
 
 /* The truncation events of `broker`, as "old LEO->new LEO: text" lines. */
@@ -261,6 +262,7 @@ test_replica_follower_truncates_on_becoming_follower(void **state)
 static const TruncationCase SAME_LEADER_CASES[] = {
     {"hw", BROKER_TRUNCATE_HW, "follower truncates to its high watermark"},
     {"leader-epoch", BROKER_TRUNCATE_LEADER_EPOCH, "follower truncates"},
+    {"kip-101", BROKER_TRUNCATE_KIP101, "follower truncates"},
 };
 
 static void

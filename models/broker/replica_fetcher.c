@@ -6,7 +6,10 @@
  *   - on becoming follower in hw mode, to its HW (replica.c asks);
  *   - in leader-epoch mode, to the end offset of its epoch as the leader
  *     knows it, asked with OffsetsForLeaderEpoch before the first fetch
- *     (KIP-101/KIP-279, truncate_by_epoch);
+ *     (KIP-101/KIP-279, truncate_by_epoch), asking again while the leader's
+ *     epoch is one it does not have;
+ *   - in kip-101 mode, to the leader's end offset for its latest epoch,
+ *     once (KIP-101 alone, Kafka 0.11-1.1);
  *   - when the leader's batch straddles its LEO (first_needed_batch), and
  *     when it is ahead of its leader's LEO (follower_out_of_range).
  *
@@ -143,7 +146,10 @@ fetcher_send_epoch_request(BrokerState *state, Fetcher *fetcher)
             request = kproto_new(KMSG_EPOCH_REQUEST);
         KEpochPartition entry = {0};
         entry.tp = p->tp;
-        entry.current_leader_epoch = p->leader_epoch;
+        /* Version 0 of the request (Kafka 0.11-1.1) has no current leader
+         * epoch for the leader to fence with (KIP-320 added it in 2.1). */
+        entry.current_leader_epoch =
+            state->broker->config.truncation_mode == BROKER_TRUNCATE_KIP101 ? -1 : p->leader_epoch;
         entry.leader_epoch = plog_epoch_latest(p->log);
         g_array_append_val(request->partitions, entry);
     }
