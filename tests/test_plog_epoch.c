@@ -209,6 +209,8 @@ entries_differ(const PlogEpochCache *cache, const GArray *before)
     const GArray *now = plog_epoch_cache_entries(cache);
     if (now->len != before->len)
         return TRUE;
+    if (now->len == 0)
+        return FALSE;
     return memcmp(now->data, before->data, now->len * sizeof(PlogEpochEntry)) != 0;
 }
 
