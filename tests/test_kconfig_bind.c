@@ -432,6 +432,7 @@ static const EnumCase enum_cases[] = {
      "org.apache.kafka.clients.producer.internals.DefaultPartitioner", PRODUCER_PARTITIONER_STICKY},
     {kconfig_bind_broker, "ksim.truncation.mode", NULL, BROKER_TRUNCATE_HW},
     {kconfig_bind_broker, "ksim.truncation.mode", "leader-epoch", BROKER_TRUNCATE_LEADER_EPOCH},
+    {kconfig_bind_broker, "ksim.truncation.mode", "kip-101", BROKER_TRUNCATE_KIP101},
     {kconfig_bind_consumer, "auto.offset.reset", NULL, CONSUMER_RESET_LATEST},
     {kconfig_bind_consumer, "auto.offset.reset", "earliest", CONSUMER_RESET_EARLIEST},
     {kconfig_bind_consumer, "auto.offset.reset", "none", CONSUMER_RESET_NONE},

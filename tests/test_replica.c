@@ -3,8 +3,9 @@
  * views on a real simulated cluster (coordination node, controller, three
  * brokers, a producing driver): the HW advances to the smallest LEO of the
  * ISR, the ISR shrinks after replica.lag.time.max.ms, a leader that becomes
- * follower truncates in both truncation modes, and the HW checkpoint is
- * written and read back after a restart.
+ * follower truncates in both truncation modes, a follower of a leader that
+ * lacks its epochs truncates by epoch (not to its HW), and the HW checkpoint
+ * is written and read back after a restart.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,6 +104,7 @@ static const TruncationCase TRUNCATION_CASES[] = {
     {"hw", BROKER_TRUNCATE_HW, "follower truncates to its high watermark"},
     {"leader-epoch", BROKER_TRUNCATE_LEADER_EPOCH,
      "follower truncates to its epoch's end offset at the leader"},
+    {"kip-101", BROKER_TRUNCATE_KIP101, "follower truncates to its epoch's end offset at the leader"},
 };
 
 /* The truncation events of `broker`, as "old LEO->new LEO: text" lines. */
@@ -165,6 +167,119 @@ test_replica_follower_truncates_on_becoming_follower(void **state)
         assert_int_equal(cluster_violations(f->cluster), 0);
         fixture_free(f);
     }
+}
+
+static const TruncationCase SAME_LEADER_CASES[] = {
+    {"hw", BROKER_TRUNCATE_HW, "follower truncates to its high watermark"},
+    {"leader-epoch", BROKER_TRUNCATE_LEADER_EPOCH, "follower truncates"},
+    {"kip-101", BROKER_TRUNCATE_KIP101, "follower truncates"},
+};
+
+static void
+test_replica_same_leader_new_epoch_keeps_follower_log(void **state)
+{
+    /* Goal: a follower told of a new leader epoch whose leader did not
+     * change (the controller dropped a dead replica from the ISR) keeps its
+     * records past its HW: Kafka 0.10's makeFollowers truncates only the
+     * partitions whose leader changed, and Kafka 2.1+ asks the leader, who
+     * has them. */
+    (void)state;
+    for (guint c = 0; c < G_N_ELEMENTS(SAME_LEADER_CASES); c++) {
+        const TruncationCase *tc = &SAME_LEADER_CASES[c];
+        print_message("case: %s\n", tc->name);
+        ClusterConfig config;
+        fixture_config_fast(&config);
+        config.broker.truncation_mode = tc->mode;
+        config.broker.replica_lag_time_max_ms = 30000; /* the paused one stays in the ISR */
+        Fixture *f = fixture_new(11, &config, 1, 1, NULL);
+        gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+        gint32 followers[2];
+        followers_of(f, leader, followers);
+        gint32 stuck = followers[0], kept = followers[1];
+        driver_produce(f->driver, TOPIC, 0, 40, 10);
+        run_for(f, 2 * SIM_NS_PER_S);
+        /* The stuck ISR member holds the HW at 40 while the other follower
+         * replicates to 100. */
+        sim_node_pause(f->world, node_of(f, stuck));
+        driver_produce(f->driver, TOPIC, 0, 60, 10);
+        run_for(f, 2 * SIM_NS_PER_S);
+        BrokerPartitionInfo before = info_of(f, kept, 0);
+        assert_int_equal(before.leo, 100);
+        assert_int_equal(before.hw, 40);
+        sim_node_crash(f->world, node_of(f, stuck));
+        run_for(f, 10 * SIM_NS_PER_S);
+        BrokerPartitionInfo after = info_of(f, kept, 0);
+        assert_true(after.leader_epoch > before.leader_epoch);
+        assert_int_equal(after.leader, leader);
+        assert_int_equal(after.n_isr, 2);
+        gint64 to = -1;
+        assert_int_equal(truncations_of(f, kept, tc->reason, &to), 0);
+        assert_int_equal(after.leo, 100);
+        assert_int_equal(after.hw, 100);
+        fixture_free(f);
+    }
+}
+
+/* Deletes every file of TOPIC's partition 0 on `broker`'s disk (a crashed
+ * broker's replaced disk). */
+static void
+wipe_partition(Fixture *f, gint32 broker)
+{
+    SimDisk *disk = sim_node_disk(f->world, node_of(f, broker));
+    g_autoptr(GPtrArray) files = sim_disk_list(disk, TOPIC "-0/");
+    assert_true(files->len > 0);
+    for (guint i = 0; i < files->len; i++)
+        assert_int_equal(sim_disk_delete(disk, g_ptr_array_index(files, i)), SIM_DISK_OK);
+}
+
+static void
+test_replica_follower_of_an_emptier_leader_truncates_by_epoch(void **state)
+{
+    /* Goal: a follower asking about an epoch older than every epoch its
+     * leader caches truncates to where the leader's first epoch starts, as
+     * Kafka 2.1+ does (Kafka 2.0 answered UNDEFINED and the follower kept
+     * its log up to its HW: the logs diverged below the HW). The case: a
+     * replica that comes back with an empty log directory (its disk
+     * replaced) is elected uncleanly and takes new writes; a replica holding
+     * the old records then follows it. */
+    (void)state;
+    ClusterConfig config;
+    fixture_config_fast(&config);
+    config.broker.truncation_mode = BROKER_TRUNCATE_LEADER_EPOCH;
+    config.broker.unclean_leader_election = TRUE;
+    Fixture *f = fixture_new(13, &config, 1, -1, NULL);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    gint32 followers[2];
+    followers_of(f, leader, followers);
+    gint32 emptied = followers[0], keeper = followers[1];
+    driver_produce(f->driver, TOPIC, 0, 50, 10);
+    run_for(f, 3 * SIM_NS_PER_S);
+    assert_int_equal(info_of(f, keeper, 0).hw, 50);
+    sim_node_crash(f->world, node_of(f, emptied));
+    wipe_partition(f, emptied);
+    run_for(f, 10 * SIM_NS_PER_S);
+    sim_node_crash(f->world, node_of(f, leader));
+    run_for(f, 10 * SIM_NS_PER_S);
+    assert_int_equal(cluster_leader(f->cluster, TOPIC, 0), keeper);
+    sim_node_crash(f->world, node_of(f, keeper));
+    run_for(f, 10 * SIM_NS_PER_S);
+    sim_node_restart(f->world, node_of(f, emptied));
+    run_for(f, 10 * SIM_NS_PER_S);
+    assert_int_equal(cluster_leader(f->cluster, TOPIC, 0), emptied);
+    assert_int_equal(info_of(f, emptied, 0).leo, 0);
+    driver_produce(f->driver, TOPIC, 0, 20, 10);
+    run_for(f, 3 * SIM_NS_PER_S);
+    assert_int_equal(info_of(f, emptied, 0).leo, 20);
+    sim_node_restart(f->world, node_of(f, keeper));
+    run_for(f, 10 * SIM_NS_PER_S);
+    gint64 to = -1;
+    assert_int_equal(truncations_of(f, keeper, "follower truncates to its epoch's end offset",
+                                    &to), 1);
+    assert_int_equal(to, 0);
+    assert_int_equal(info_of(f, keeper, 0).leo, 20);
+    cluster_check_agreement(f->cluster);
+    assert_int_equal(cluster_violations(f->cluster), 0);
+    fixture_free(f);
 }
 
 static void
@@ -290,6 +405,8 @@ main(void)
         cmocka_unit_test(test_replica_hw_is_min_isr_leo),
         cmocka_unit_test(test_replica_isr_shrinks_after_lag_time),
         cmocka_unit_test(test_replica_follower_truncates_on_becoming_follower),
+        cmocka_unit_test(test_replica_same_leader_new_epoch_keeps_follower_log),
+        cmocka_unit_test(test_replica_follower_of_an_emptier_leader_truncates_by_epoch),
         cmocka_unit_test(test_replica_hw_checkpoint_read_back_after_restart),
         cmocka_unit_test(test_replica_duplicate_answered_when_hw_reaches_it),
     };

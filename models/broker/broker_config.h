@@ -20,9 +20,13 @@ typedef enum {
     /* The seeds' design: a replica that becomes follower, or restarts,
      * truncates its log to its high watermark. */
     BROKER_TRUNCATE_HW = 0,
-    /* KIP-101/KIP-279: truncate to the end offset of the follower's latest
-     * epoch as the leader knows it (OffsetsForLeaderEpoch). */
+    /* KIP-101/KIP-279 (Kafka 2.1+): truncate to the end offset of the
+     * follower's latest epoch as the leader knows it (OffsetsForLeaderEpoch),
+     * asking again until the epochs match. */
     BROKER_TRUNCATE_LEADER_EPOCH,
+    /* KIP-101 without KIP-279 (Kafka 0.11-1.1): the leader answers only the
+     * end offset, and the follower truncates to it once. */
+    BROKER_TRUNCATE_KIP101,
 } BrokerTruncationMode;
 
 /* Broker configuration; each field is the Kafka key in its comment, in the

@@ -15,7 +15,10 @@
  *                                     remote states reset, purgatory empty)
  *   any --leader != self--> FOLLOWER (make_follower: fail delayed produces,
  *                                     truncate to HW, or ask the leader for
- *                                     its epoch end offset, then fetch)
+ *                                     its epoch end offset, then fetch;
+ *                                     in hw and kip-101 modes a follower
+ *                                     whose leader did not change only
+ *                                     takes the new state: follower_goes_on)
  */
 #include "replica.h"
 
@@ -194,10 +197,29 @@ make_leader(BrokerState *state, Partition *p, const KPartitionState *ps)
     }
 }
 
+/* TRUE when a follower told of a new leader epoch goes on as it was: Kafka
+ * up to 2.0 (Partition.makeFollower returning false, then
+ * ReplicaManager.makeFollowers of 0.10.2 and 1.1) leaves the fetcher and the
+ * log alone when the leader did not change, so neither the HW design nor
+ * KIP-101 alone truncates then. Kafka 2.1+ (KIP-320) restarts the fetcher on
+ * every new epoch, and the follower asks the leader again. */
+static gboolean
+follower_goes_on(const BrokerState *state, const Partition *p, const KPartitionState *ps)
+{
+    if (state->broker->config.truncation_mode == BROKER_TRUNCATE_LEADER_EPOCH)
+        return FALSE;
+    return !p->is_leader && p->fetching && ps->leader != KAFKA_NO_LEADER &&
+           ps->leader == p->leader_id;
+}
+
 static void
 make_follower(BrokerState *state, Partition *p, const KPartitionState *ps, SimNodeId leader_node)
 {
     Broker *broker = state->broker;
+    if (follower_goes_on(state, p, ps)) {
+        set_from_state(p, ps);
+        return;
+    }
     if (p->is_leader)
         replica_hw_fail_produces(state, p, KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER);
     /* A coordinator whose partition moved away unloads what it loaded. */

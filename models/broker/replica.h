@@ -60,7 +60,7 @@ typedef struct Partition {
     GQueue delayed_produce;           /* DelayedProduce*, by required offset */
     /* Follower side. */
     gboolean fetching;                /* in its leader's fetcher */
-    gboolean truncation_pending;      /* leader-epoch mode: ask before fetching */
+    gboolean truncation_pending;      /* leader-epoch, kip-101: ask before fetching */
 } Partition;
 
 /* Completion of an internal append (replica_append_internal): `done_id` is

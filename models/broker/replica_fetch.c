@@ -291,6 +291,26 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
 
 /* ---- OffsetsForLeaderEpoch ---- */
 
+/* The leader's answer for the epoch `entry` asks about. Kafka 2.1+ (KIP-279)
+ * answers the largest epoch at or below it and that epoch's end offset.
+ * Kafka 0.11-1.1 (KIP-101 alone, OffsetsForLeaderEpoch v0) answers only the
+ * end offset, as its LeaderEpochFileCache.endOffsetFor of 1.1 computes it:
+ * the same offset, except that an epoch older than the first cached one is
+ * unknown. (1.1's cache kept an older entry with the same start offset as
+ * a newer one, which Kafka 2.1+'s assign replaces; the answer for that
+ * older epoch is then unknown here, where 1.1 gave its start.) */
+static void
+answer_end_offset(const BrokerState *state, const Partition *p, KEpochPartition *entry)
+{
+    plog_epoch_end_offset(p->log, entry->leader_epoch, &entry->end_epoch, &entry->end_offset);
+    if (state->broker->config.truncation_mode != BROKER_TRUNCATE_KIP101)
+        return;
+    entry->end_epoch = PLOG_UNDEFINED_EPOCH;
+    const GArray *entries = plog_epoch_entries(p->log);
+    if (entries->len > 0 && entry->leader_epoch < g_array_index(entries, PlogEpochEntry, 0).epoch)
+        entry->end_offset = PLOG_UNDEFINED_EPOCH_OFFSET;
+}
+
 void
 replica_handle_epoch_request(BrokerState *state, SimNodeId from, KEpochMessage *request)
 {
@@ -307,7 +327,7 @@ replica_handle_epoch_request(BrokerState *state, SimNodeId from, KEpochMessage *
         else
             entry.error = check_fetch_epoch(p, entry.current_leader_epoch);
         if (entry.error == KAFKA_ERROR_NONE)
-            plog_epoch_end_offset(p->log, entry.leader_epoch, &entry.end_epoch, &entry.end_offset);
+            answer_end_offset(state, p, &entry);
         g_array_append_val(response->partitions, entry);
     }
     kproto_update_size(&response->base);

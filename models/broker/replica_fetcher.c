@@ -6,7 +6,10 @@
  *   - on becoming follower in hw mode, to its HW (replica.c asks);
  *   - in leader-epoch mode, to the end offset of its epoch as the leader
  *     knows it, asked with OffsetsForLeaderEpoch before the first fetch
- *     (KIP-101/KIP-279, truncate_by_epoch);
+ *     (KIP-101/KIP-279, truncate_by_epoch), asking again while the leader's
+ *     epoch is one it does not have;
+ *   - in kip-101 mode, to the leader's end offset for its latest epoch,
+ *     once (KIP-101 alone, Kafka 0.11-1.1);
  *   - when the leader's batch straddles its LEO (first_needed_batch), and
  *     when it is ahead of its leader's LEO (follower_out_of_range).
  *
@@ -143,7 +146,10 @@ fetcher_send_epoch_request(BrokerState *state, Fetcher *fetcher)
             request = kproto_new(KMSG_EPOCH_REQUEST);
         KEpochPartition entry = {0};
         entry.tp = p->tp;
-        entry.current_leader_epoch = p->leader_epoch;
+        /* Version 0 of the request (Kafka 0.11-1.1) has no current leader
+         * epoch for the leader to fence with (KIP-320 added it in 2.1). */
+        entry.current_leader_epoch =
+            state->broker->config.truncation_mode == BROKER_TRUNCATE_KIP101 ? -1 : p->leader_epoch;
         entry.leader_epoch = plog_epoch_latest(p->log);
         g_array_append_val(request->partitions, entry);
     }
@@ -332,30 +338,61 @@ replica_handle_fetch_response(BrokerState *state, SimNodeId from, KFetchResponse
         fetcher_maybe_send(state, fetcher);
 }
 
-/* Kafka's AbstractFetcherThread.getOffsetTruncationState (KIP-279). */
+/* Kafka's AbstractFetcherThread.getOffsetTruncationState (2.1+, KIP-279):
+ * where the follower truncates on the leader's answer, and whether it is
+ * done or must ask again. */
 static void
 truncate_by_epoch(BrokerState *state, Partition *p, const KEpochPartition *answer)
 {
     gint64 leo = plog_log_end_offset(p->log);
-    if (answer->end_offset < 0) {
-        /* The leader knows no epoch for us: fall back to the HW. */
+    if (answer->end_offset == PLOG_UNDEFINED_EPOCH_OFFSET) {
+        /* The leader knows no epoch for us: the initial fetch offset, the HW. */
         replica_truncate_to(state, p, p->hw, "no epoch known to the leader: truncate to the HW");
+        p->truncation_pending = FALSE;
+        return;
+    }
+    if (answer->end_epoch == PLOG_UNDEFINED_EPOCH) {
+        /* An answer without its epoch (OffsetsForLeaderEpoch v0, KIP-101
+         * alone, ksim.truncation.mode=kip-101): the leader's offset, once,
+         * as Kafka 1.1's ReplicaFetcherThread.maybeTruncate does. */
+        replica_truncate_to(state, p, MIN(answer->end_offset, leo),
+                            "follower truncates to its epoch's end offset at the leader");
         p->truncation_pending = FALSE;
         return;
     }
     gint32 follower_epoch;
     gint64 follower_end;
     plog_epoch_end_offset(p->log, answer->end_epoch, &follower_epoch, &follower_end);
+    if (follower_end == PLOG_UNDEFINED_EPOCH_OFFSET) {
+        /* We track no epoch at or below the leader's: its offset alone. */
+        replica_truncate_to(state, p, MIN(answer->end_offset, leo),
+                            "follower truncates to its epoch's end offset at the leader");
+        p->truncation_pending = FALSE;
+        return;
+    }
     if (follower_epoch != answer->end_epoch) {
         /* We do not have the leader's epoch: cut back to the end of our
          * largest epoch below it and ask again. */
-        replica_truncate_to(state, p, MIN(follower_end < 0 ? leo : follower_end, leo),
-                    "follower truncates to the end of its epoch below the leader's");
+        replica_truncate_to(state, p, MIN(follower_end, leo),
+                            "follower truncates to the end of its epoch below the leader's");
         return;
     }
-    gint64 target = MIN(answer->end_offset, follower_end < 0 ? leo : follower_end);
-    replica_truncate_to(state, p, target, "follower truncates to its epoch's end offset at the leader");
+    replica_truncate_to(state, p, MIN(MIN(follower_end, answer->end_offset), leo),
+                        "follower truncates to its epoch's end offset at the leader");
     p->truncation_pending = FALSE;
+}
+
+/* TRUE when `answer` is for the partition as it is now: Kafka's
+ * truncateToEpochEndOffsets drops answers to a request sent in another
+ * leader epoch (the partition truncates in the new one, asking again). The
+ * answer carries the request's current_leader_epoch back. */
+static gboolean
+answer_is_current(const Partition *p, const Fetcher *fetcher, const KEpochPartition *answer)
+{
+    if (p == NULL || p->is_leader || !p->fetching || !p->truncation_pending ||
+        p->leader_id != fetcher->leader_id)
+        return FALSE;
+    return answer->current_leader_epoch < 0 || answer->current_leader_epoch == p->leader_epoch;
 }
 
 void
@@ -371,8 +408,7 @@ replica_handle_epoch_response(BrokerState *state, SimNodeId from, KEpochMessage 
     for (guint i = 0; i < response->partitions->len; i++) {
         const KEpochPartition *answer = &g_array_index(response->partitions, KEpochPartition, i);
         Partition *p = replica_get(state, &answer->tp);
-        if (p == NULL || p->is_leader || !p->fetching || !p->truncation_pending ||
-            p->leader_id != fetcher->leader_id)
+        if (!answer_is_current(p, fetcher, answer))
             continue;
         if (answer->error != KAFKA_ERROR_NONE)
             backoff = TRUE;

@@ -195,8 +195,8 @@ guint plog_apply_retention(Plog *log, gint64 now_ms);
 guint plog_apply_retention_below(Plog *log, gint64 now_ms, gint64 offset_max);
 
 /* Leader-epoch cache (plog_epoch.h). assign: `epoch` starts at
- * `start_offset` (in [log start, LEO]) if it is newer than the latest; the
- * checkpoint is rewritten when the cache changes. Returns TRUE then. */
+ * `start_offset` (in [log start, LEO]), as plog_epoch_cache_assign decides;
+ * the checkpoint is rewritten when the cache changes. Returns TRUE then. */
 gboolean plog_epoch_assign(Plog *log, gint32 epoch, gint64 start_offset);
 gint32 plog_epoch_latest(const Plog *log);
 /* Kafka's endOffsetFor, with the LEO for the latest epoch. */

@@ -11,8 +11,12 @@
  *
  * Transitions: entries are added at the end by plog_epoch_cache_assign, removed
  * from the end by _truncate_from_end (and by assign, for entries that would
- * break invariant 2), removed or moved at the start by _truncate_from_start,
- * and all dropped by _clear or a failed _parse.
+ * break invariants 1 or 2 with the new one), removed or moved at the start by
+ * _truncate_from_start, and all dropped by _clear or a failed _parse.
+ *
+ * The answers follow Kafka's LeaderEpochFileCache (storage module, trunk /
+ * 3.x: assign, endOffsetFor, truncateFromEnd, truncateFromStart), whose test
+ * suite tests/test_plog_epoch.c ports case by case.
  */
 #include "plog_epoch.h"
 
@@ -68,7 +72,9 @@ plog_epoch_cache_latest(const PlogEpochCache *cache)
 gboolean
 plog_epoch_cache_truncate_from_end(PlogEpochCache *cache, gint64 end_offset)
 {
-    KSIM_ASSERT(end_offset >= 0);
+    /* Kafka ignores a negative end offset (UNDEFINED_EPOCH_OFFSET). */
+    if (end_offset < 0)
+        return FALSE;
     guint keep = cache->entries->len;
     while (keep > 0 && entry_at(cache, keep - 1)->start_offset >= end_offset)
         keep--;
@@ -78,14 +84,28 @@ plog_epoch_cache_truncate_from_end(PlogEpochCache *cache, gint64 end_offset)
     return TRUE;
 }
 
+/* Kafka's isUpdateNeeded: a new epoch, or the latest one starting earlier. */
+static gboolean
+update_needed(const PlogEpochCache *cache, gint32 epoch, gint64 start_offset)
+{
+    const PlogEpochEntry *last = entry_last(cache);
+    return last == NULL || epoch != last->epoch || start_offset < last->start_offset;
+}
+
 gboolean
 plog_epoch_cache_assign(PlogEpochCache *cache, gint32 epoch, gint64 start_offset)
 {
     KSIM_ASSERT(epoch >= 0);
     KSIM_ASSERT(start_offset >= 0);
-    if (epoch <= plog_epoch_cache_latest(cache))
+    if (!update_needed(cache, epoch, start_offset))
         return FALSE;
-    plog_epoch_cache_truncate_from_end(cache, start_offset);
+    /* Kafka's maybeTruncateNonMonotonicEntries: from the end, every entry
+     * that is not older and earlier than the new one goes. */
+    guint keep = cache->entries->len;
+    while (keep > 0 && (entry_at(cache, keep - 1)->epoch >= epoch ||
+                        entry_at(cache, keep - 1)->start_offset >= start_offset))
+        keep--;
+    g_array_set_size(cache->entries, keep);
     KSIM_ASSERT(cache->entries->len < PLOG_EPOCH_ENTRIES_MAX);
     PlogEpochEntry entry = {.epoch = epoch, .start_offset = start_offset};
     g_array_append_val(cache->entries, entry);
@@ -113,23 +133,33 @@ void
 plog_epoch_cache_end_offset(const PlogEpochCache *cache, gint32 requested_epoch,
                             gint64 log_end_offset, gint32 *out_epoch, gint64 *out_end_offset)
 {
+    KSIM_ASSERT(requested_epoch >= PLOG_UNDEFINED_EPOCH);
     KSIM_ASSERT(out_epoch != NULL);
     KSIM_ASSERT(out_end_offset != NULL);
     *out_epoch = PLOG_UNDEFINED_EPOCH;
     *out_end_offset = PLOG_UNDEFINED_EPOCH_OFFSET;
-    if (requested_epoch < 0 || cache->entries->len == 0)
+    /* A bootstrapping follower, or one without epochs in its log. */
+    if (requested_epoch == PLOG_UNDEFINED_EPOCH)
         return;
-    if (requested_epoch == plog_epoch_cache_latest(cache)) {
+    /* The epoch still being written to ends at the LEO. */
+    if (cache->entries->len > 0 && requested_epoch == plog_epoch_cache_latest(cache)) {
         *out_epoch = requested_epoch;
         *out_end_offset = log_end_offset;
         return;
     }
     guint higher = upper_bound(cache, requested_epoch);
-    /* Older than every entry (the data is gone: Kafka 2.0 answers UNDEFINED
-     * so the follower falls back to its high watermark), or newer than the
-     * latest epoch: nothing is known. */
-    if (higher == 0 || higher == cache->entries->len)
+    /* Newer than every entry (or an empty cache): nothing is known. */
+    if (higher == cache->entries->len)
         return;
+    if (higher == 0) {
+        /* Older than every entry: its data is gone from this log (retention,
+         * or a log that started later), so the requested epoch ends where
+         * the first known one starts, and the follower replicates from
+         * there (Kafka 2.1+; before, UNDEFINED sent it back to its HW). */
+        *out_epoch = requested_epoch;
+        *out_end_offset = entry_at(cache, 0)->start_offset;
+        return;
+    }
     *out_epoch = entry_at(cache, higher - 1)->epoch;
     *out_end_offset = entry_at(cache, higher)->start_offset;
 }
@@ -137,7 +167,10 @@ plog_epoch_cache_end_offset(const PlogEpochCache *cache, gint32 requested_epoch,
 gboolean
 plog_epoch_cache_truncate_from_start(PlogEpochCache *cache, gint64 start_offset)
 {
-    KSIM_ASSERT(start_offset >= 0);
+    /* Kafka ignores a negative start offset (UNDEFINED_EPOCH_OFFSET): no
+     * entry starts at or before it. */
+    if (start_offset < 0)
+        return FALSE;
     guint removed = 0;
     while (removed < cache->entries->len && entry_at(cache, removed)->start_offset <= start_offset)
         removed++;

@@ -37,27 +37,34 @@ typedef struct {
 PlogEpochCache *plog_epoch_cache_new(void);
 void plog_epoch_cache_free(PlogEpochCache *cache);
 
-/* Records that `epoch` starts at `start_offset`, only if `epoch` >= 0 is newer
- * than the latest epoch (as Kafka 2.0's assign). Entries whose start offset is
- * not below `start_offset` are removed first, as later Kafka versions do, so
- * start offsets stay strictly increasing (a leader elected twice without
- * appending keeps only its newer epoch). Returns TRUE when the cache changed. */
+/* Kafka's assign: records that `epoch` (>= 0) starts at `start_offset`,
+ * unless the latest entry already is `epoch`, starting at or before it
+ * (isUpdateNeeded). Entries whose epoch is not below `epoch`, or whose start
+ * offset is not below `start_offset`, are removed first
+ * (maybeTruncateNonMonotonicEntries), so both stay strictly increasing: a
+ * leader elected twice without appending keeps only its newer epoch, and an
+ * older epoch assigned after newer ones replaces them. Returns TRUE when the
+ * cache changed. */
 gboolean plog_epoch_cache_assign(PlogEpochCache *cache, gint32 epoch, gint64 start_offset);
 /* The latest epoch, or PLOG_UNDEFINED_EPOCH when the cache is empty. */
 gint32 plog_epoch_cache_latest(const PlogEpochCache *cache);
-/* Kafka's endOffsetFor: for the latest epoch, (epoch, log_end_offset); for an
- * epoch older than the earliest entry, a newer epoch than the latest, or
- * PLOG_UNDEFINED_EPOCH, (PLOG_UNDEFINED_EPOCH, PLOG_UNDEFINED_EPOCH_OFFSET);
- * otherwise (the largest epoch <= requested, the start offset of the first
- * epoch > requested). */
+/* Kafka's endOffsetFor (2.1+): for PLOG_UNDEFINED_EPOCH, or an epoch newer
+ * than the latest (or any epoch, in an empty cache),
+ * (PLOG_UNDEFINED_EPOCH, PLOG_UNDEFINED_EPOCH_OFFSET); for the latest epoch,
+ * (epoch, log_end_offset); for an epoch older than the earliest entry,
+ * (requested epoch, the earliest entry's start offset); otherwise (the
+ * largest epoch <= requested, the start offset of the first epoch >
+ * requested). */
 void plog_epoch_cache_end_offset(const PlogEpochCache *cache, gint32 requested_epoch,
                                  gint64 log_end_offset, gint32 *out_epoch, gint64 *out_end_offset);
 /* Kafka's truncateFromEnd: removes the entries starting at or after
- * `end_offset`. Returns TRUE when the cache changed. */
+ * `end_offset`; a negative `end_offset` changes nothing. Returns TRUE when
+ * the cache changed. */
 gboolean plog_epoch_cache_truncate_from_end(PlogEpochCache *cache, gint64 end_offset);
 /* Kafka's truncateFromStart: removes the entries that start at or before
  * `start_offset` except the last of them, which is moved to start at
- * `start_offset`. Returns TRUE when the cache changed. */
+ * `start_offset`; a negative `start_offset` changes nothing. Returns TRUE
+ * when the cache changed. */
 gboolean plog_epoch_cache_truncate_from_start(PlogEpochCache *cache, gint64 start_offset);
 void plog_epoch_cache_clear(PlogEpochCache *cache);
 

@@ -48,7 +48,7 @@ static const KConfigChoice ACKS_CHOICES[] = {
 static const KConfigChoice CLEANUP_POLICY_CHOICES[] = {
     {"delete", NULL}, {"compact", NULL}, {NULL, NULL}};
 static const KConfigChoice TRUNCATION_CHOICES[] = {
-    {"hw", NULL}, {"leader-epoch", NULL}, {NULL, NULL}};
+    {"hw", NULL}, {"leader-epoch", NULL}, {"kip-101", NULL}, {NULL, NULL}};
 static const KConfigChoice PARTITIONER_CHOICES[] = {
     {"sticky", NULL},
     {"round-robin", NULL},
@@ -211,7 +211,9 @@ static const KConfigKey REGISTRY[] = {
         .only_default = "brokers accept batches of any size (bound them with the producer's "
                         "max.request.size and batch.size)"),
     KEY("ksim.truncation.mode", BROKER, ENUM, "hw", .choices = TRUNCATION_CHOICES, KSIM_KEY,
-        .doc = "hw: truncate to the HW (the study notes' design); leader-epoch: KIP-101/279."),
+        .doc = "hw: truncate to the HW (the study notes' design, Kafka before 0.11); "
+               "leader-epoch: KIP-101 with KIP-279 (Kafka 2.1+); kip-101: KIP-101 alone "
+               "(Kafka 0.11-1.1)."),
 
     /* Topic (Kafka's LogConfig), each overriding a broker key. */
     KEY("partitions", TOPIC, INT, "1", RANGE(1, 1 << 24), .overrides = "num.partitions", KSIM_KEY,

@@ -43,6 +43,7 @@ static const KConfigBindValue ACKS_VALUES[] = {{"all", -1}, {"0", 0}, {"1", 1}};
 static const KConfigBindValue TRUNCATION_VALUES[] = {
     {"hw", BROKER_TRUNCATE_HW},
     {"leader-epoch", BROKER_TRUNCATE_LEADER_EPOCH},
+    {"kip-101", BROKER_TRUNCATE_KIP101},
 };
 /* A null partitioner.class is Kafka's built-in partitioner: sticky for
  * keyless records (Kafka 2.4+). */
