@@ -576,6 +576,22 @@ misplaced(const CheckerPartition *partition, const HistoryRecord *record, const 
            (row->partition >= 0 && partition->partition != row->partition);
 }
 
+/* A later copy of a value already committed. When it is where the OK
+ * completion told the client (a retried batch that the first attempt had
+ * already appended, without idempotence: the client is told the retry's
+ * offset), the send is not misplaced: every offset holds one value, and the
+ * one cause, the retry, is counted once, as a duplicate. */
+static void
+duplicate_copy_placed(CheckerResult *result, const CheckerPartition *partition,
+                      const HistoryRecord *record, guint64 op)
+{
+    SendState *state = state_at(result, op);
+    if ((*state & SEND_MISPLACED) == 0)
+        return;
+    if (!misplaced(partition, record, history_op(result->history, op)))
+        *state &= ~SEND_MISPLACED;
+}
+
 /* Walks one committed log in offset order: notes where each value is
  * committed and finds duplicates and out-of-order sends. */
 static void
@@ -595,6 +611,7 @@ partition_walk(CheckerResult *result, ValueIndex *values, guint partition_index)
         }
         SendState *state = state_at(result, op);
         if ((*state & SEND_COMMITTED_MASK) != 0) {
+            duplicate_copy_placed(result, partition, record, op);
             duplicate_found(result, op, partition_index, record);
             continue;
         }

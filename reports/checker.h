@@ -28,9 +28,11 @@
  *  - inconsistent_offsets: an online replica holding, below both its HW and
  *    the committed log's HW, a different value than the committed log at an
  *    offset (counted once per replica and offset); or an OK send whose value
- *    is committed, but not at the partition and offset the client was told.
- *    An acked value that is nowhere is a lost_write only, whatever its offset
- *    now holds, so one loss is not counted twice;
+ *    is committed, but at no copy of it at the partition and offset the
+ *    client was told. An acked value that is nowhere is a lost_write only,
+ *    whatever its offset now holds, so one loss is not counted twice; and a
+ *    duplicate one of whose copies is where the client was told (a retried
+ *    batch the first attempt had appended) is a duplicate only;
  *  - failed_but_present: a FAILed send whose value is committed. It is not in
  *    Jepsen's list, but a FAIL promises the record was not written, so the
  *    client was misled (e.g. it retries and duplicates).
