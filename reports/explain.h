@@ -50,6 +50,13 @@ void explain_free(Explainer *explainer);
  * frees them; transfer full). Never empty. */
 GPtrArray *explain_example(const Explainer *explainer, const CheckerExample *example);
 
+/* The chain of sentences explaining an expired record (an example of
+ * checker_result_expired_examples): its send and acknowledgement, the
+ * retention deletion of its segment (which broker, which segment and
+ * offsets, when, and by which of retention.ms and retention.bytes), and the
+ * committed log's start offset at the end. (transfer full; never empty) */
+GPtrArray *explain_expired(const Explainer *explainer, const CheckerExample *example);
+
 /* Indices into history_events of one partition's events, in time order, or
  * NULL when it has none (transfer none). */
 const GArray *explain_partition_events(const Explainer *explainer, guint16 topic, gint32 partition);

@@ -201,6 +201,8 @@ static const Metric METRICS[] = {
             "another offset than the client was told"),
     ANOMALY(checker_anomaly, checker_name, CHECKER_FAILED_BUT_PRESENT,
             "sends the client was told failed whose value is committed"),
+    FIELD("expired", checker_count, CheckerCounts, expired,
+          "acknowledged records retention deleted after they were committed (not an anomaly)"),
     FIELD("invariant_violations", checker_count, CheckerCounts, invariant_violations,
           "invariant breaches the cluster recorded"),
     FIELD("produce.attempted", checker_count, CheckerCounts, attempted, "sends invoked"),

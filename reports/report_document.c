@@ -210,11 +210,31 @@ doc_examples(Document *doc, const RunData *data, CheckerAnomaly anomaly)
     }
 }
 
+/* Records retention deleted after they were committed: not an anomaly, but
+ * the reason they are not in the committed log, with the first example. */
+static void
+doc_expired(Document *doc, const RunData *data)
+{
+    const CheckerCounts *c = checker_result_counts(data->result);
+    const GArray *examples = checker_result_expired_examples(data->result);
+    if (c->expired == 0 || examples->len == 0 || data->explainer == NULL)
+        return;
+    const CheckerExample *example = &g_array_index(examples, CheckerExample, 0);
+    doc_paragraph(doc, "expired (not an anomaly): %" G_GUINT64_FORMAT " acknowledged records "
+                       "were committed and later deleted by retention. For example, %s.",
+                  c->expired, example->summary);
+    g_autoptr(GPtrArray) chain = explain_expired(data->explainer, example);
+    Block *list = doc_list(doc, TRUE);
+    for (guint k = 0; k < chain->len; k++)
+        g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(chain, k)));
+}
+
 static void
 doc_run_explanations(Document *doc, const RunData *data)
 {
     const CheckerCounts *c = checker_result_counts(data->result);
     doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+    doc_expired(doc, data);
     guint64 total = c->invariant_violations;
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
         total += c->anomalies[a];
