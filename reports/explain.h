@@ -81,6 +81,13 @@ GPtrArray *explain_consumer_example(const Explainer *explainer, const ConsumerCh
                                     const ConsumerGroupResult *group,
                                     const ConsumerExample *example);
 
+/* The chain of sentences explaining a reset caused by retention (an
+ * example of ConsumerGroupResult.reset_examples, explain_consumer.c): the
+ * deletion that passed the member's position, the OFFSET_OUT_OF_RANGE answer
+ * with the log start, and the jump auto.offset.reset made. Never empty.
+ * (transfer full) */
+GPtrArray *explain_consumer_reset(const ConsumerCheck *check, const ConsumerExample *example);
+
 /* The chain of sentences explaining a transactional or pipeline example
  * (explain_txn.c): the transaction concerned — its beginning, its sends,
  * how its commit or abort went (invoked when, completed how) — then, by

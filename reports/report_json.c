@@ -328,6 +328,9 @@ json_consumer_group(JsonBuilder *b, const RunData *data, guint index)
     json_int(b, "commits_ok", (gint64)c->commits_ok);
     json_int(b, "commits_failed", (gint64)c->commits_failed);
     json_int(b, "commits_unknown", (gint64)c->commits_unknown);
+    json_int(b, "resets", (gint64)c->resets);
+    json_int(b, "reset_skipped", (gint64)c->reset_skipped);
+    json_int(b, "reset_failures", (gint64)c->reset_failures);
     json_double(b, "e2e_p50_ms", e2e_quantile_ms(group->e2e, 0.5));
     json_double(b, "e2e_p99_ms", e2e_quantile_ms(group->e2e, 0.99));
     json_builder_set_member_name(b, "examples");

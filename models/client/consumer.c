@@ -486,6 +486,30 @@ consumer_position(const Consumer *consumer, const char *topic, gint32 partition)
 }
 
 void
+consumer_seek(Consumer *consumer, const char *topic, gint32 partition, gint64 offset)
+{
+    ConsumerState *state = consumer->state;
+    KSIM_ASSERT(state != NULL);
+    KSIM_ASSERT(offset >= 0);
+    KTopicPartition tp;
+    memset(&tp, 0, sizeof tp);
+    ktp_set(&tp, topic, partition);
+    CPartition *p = consumer_partition_find(state, &tp);
+    KSIM_ASSERT(p != NULL);
+    /* As Kafka's seek: records fetched for the old position are dropped, and
+     * an answer to a fetch in flight no longer matches the position. */
+    for (guint i = state->buffer->len; i-- > 0;) {
+        if (ktp_equal(&g_array_index(state->buffer, ConsumerRecord, i).tp, &tp))
+            g_array_remove_index(state->buffer, i);
+    }
+    p->buffered = 0;
+    p->position = offset;
+    p->stopped = FALSE;
+    consumer_record_assign(state, p);
+    consumer_run(state);
+}
+
+void
 consumer_start_polling(Consumer *consumer, const SimDist *poll_interval, const SimDist *processing,
                        ConsumerPollCb poll_cb, void *user_data)
 {

@@ -53,6 +53,10 @@ typedef enum {
                              * transaction's number */
 } HistoryFn;
 
+/* HISTORY_FN_RESET's value for a partition that had no position (no
+ * committed offset, auto.offset.reset=none). */
+#define HISTORY_RESET_NO_POSITION G_MAXUINT64
+
 /* Which transaction a send belongs to costs nothing to record: a
  * transactional producer's send belongs to the transaction whose TXN_BEGIN
  * that process invoked last (OK), unless the process invoked a TXN_COMMIT,
