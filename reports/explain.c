@@ -418,6 +418,7 @@ partition_event_selected(const HistoryEvent *event, const Scope *scope)
     case HISTORY_EVENT_OFFLINE:
         return TRUE;
     case HISTORY_EVENT_TRUNCATED:
+    case HISTORY_EVENT_RETENTION:
         return covers(event, scope->lo, scope->hi);
     case HISTORY_EVENT_CONTROLLER:
         return event->text != NULL && strstr(event->text, "unclean") != NULL;
@@ -483,7 +484,8 @@ event_step(const Explainer *explainer, guint index, const Scope *scope)
     g_autofree char *remark = NULL;
     if (event->kind == HISTORY_EVENT_ELECTED)
         remark = election_remark(event, scope);
-    else if (event->kind == HISTORY_EVENT_TRUNCATED && scope->lo >= 0) {
+    else if ((event->kind == HISTORY_EVENT_TRUNCATED || event->kind == HISTORY_EVENT_RETENTION) &&
+             scope->lo >= 0) {
         g_autofree char *removed =
             offsets_text(MAX(scope->lo, event->offset), MIN(scope->hi, event->offset_end));
         remark = g_strdup_printf(" — removing %s", removed);

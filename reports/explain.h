@@ -13,7 +13,10 @@
  * session expiries of the partition's replicas (NODE, FAULT, SESSION events
  * about them, or about no broker in particular), elections with the new
  * leader's LEO (and whether that LEO held the record), unclean elections,
- * offline periods, and truncations that removed the record's offset — up to
+ * offline periods, truncations that removed the record's offset and
+ * retention deletions of a segment holding the offset (a record lost before
+ * retention reached it is still lost; the deletion only tells what became
+ * of the offset) — up to
  * the last truncation that removed it (or the last election of a leader
  * without it); and last, what the final committed log holds at the offset.
  * Other anomalies get the sends concerned, the acknowledgements that wrote

@@ -978,6 +978,20 @@ test_checker_explains_expiry(void **state)
     explain_free(explainer);
     checker_result_free(result);
     history_free(h);
+
+    /* A record truncated before retention deleted its offset stays lost; its
+     * chain tells the deletion too. */
+    h = expiry_history(&expiry_cases[3]);
+    result = checker_run(h, NULL);
+    explainer = explain_new(result);
+    const CheckerExample *lost =
+        &g_array_index(checker_result_examples(result, CHECKER_LOST_WRITE), CheckerExample, 0);
+    chain = explain_example(explainer, lost);
+    assert_mentions(chain, "retention deleted segment 0 — removing offset 0");
+    g_ptr_array_free(chain, TRUE);
+    explain_free(explainer);
+    checker_result_free(result);
+    history_free(h);
 }
 
 int

@@ -1,7 +1,8 @@
 /*
  * replica: the replica manager's partition table and role changes (Kafka's
  * ReplicaManager.becomeLeaderOrFollower with Partition.makeLeader and
- * makeFollower), and the log retention it runs. The other concerns live in
+ * makeFollower), and the log retention it runs (each deleted segment, with
+ * the records it held, goes into the history). The other concerns live in
  * their own files (replica.h lists them).
  *
  * Invariants (replica_check_invariants, which also runs each file's own):

@@ -24,7 +24,10 @@
  *   no position ──probe fetch at 0──▶ position ──fetch──▶ buffered ──poll──▶ position+n
  *                                       │  ▲                 │
  *                                       │  └──seek───────────┘
+ *                                       ├──OFFSET_OUT_OF_RANGE, earliest/latest──▶ position
+ *                                       │      (a RESET op records the jump)
  *                                       └──OFFSET_OUT_OF_RANGE, reset=none──▶ stopped
+ *                                              (the next poll raises: the loop ends)
  *
  * Group membership (subscribe mode; `group_state`, and the function that
  * performs each transition):
@@ -56,6 +59,9 @@
  *     a group state other than UNJOINED; heartbeats run only while STABLE
  *     (or PREPARING, still a member of its generation).
  *  8. Every commit in flight has exactly one coordinator request.
+ *  9. Once the application's poll raised (app_failed: auto.offset.reset=none),
+ *     its loop has ended: no poll timer, no poll waiting, no raise pending,
+ *     nothing being processed.
  */
 #include "consumer.h"
 
@@ -608,5 +614,10 @@ consumer_check_invariants(const Consumer *consumer)
                   sim_timer_pending(world, state->processing_timer)));
     if (state->processing->len > 0)
         KSIM_ASSERT(sim_timer_pending(world, state->processing_timer) || state->app_commit != NULL);
+    if (state->app_failed) {
+        KSIM_ASSERT(!sim_timer_pending(world, state->poll_timer));
+        KSIM_ASSERT(!state->poll_waiting && !state->raise_pending);
+        KSIM_ASSERT(state->processing->len == 0);
+    }
     check_group(state);
 }

@@ -23,7 +23,7 @@
  *   (disk) --plog_open: recover segments, cut tails, rebuild state--> OPEN
  *   OPEN --plog_append / _as_follower (roll if needed)--> LEO grows
  *   OPEN --plog_truncate_to / plog_truncate_fully_and_start_at--> LEO shrinks or jumps
- *   OPEN --plog_apply_retention--> log start offset grows
+ *   OPEN --plog_apply_retention (_below, _noting)--> log start offset grows
  *   OPEN --plog_flush ... flush_done_cb--> recovery point grows
  *   OPEN --plog_free (crash) / plog_close--> (memory freed; disk stays)
  *
