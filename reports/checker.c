@@ -9,6 +9,7 @@
  *   partition_walk     committed records -> where each value is committed,
  *                      duplicates, nonmonotonic sends
  *   replicas_compare   each online replica against the committed log
+ *   expired_find       retention's deletions -> the sends they expired
  *   sends_classify     outcomes, lost writes, failed-but-present, offsets
  *                      told versus committed, latency and throughput,
  *                      availability and recovery
@@ -16,7 +17,7 @@
  *
  * Invariants of a CheckerResult (checker_result_check_invariants):
  *  1. attempted == acked + failed + unknown.
- *  2. acked == lost_write + acked_committed; failed == failed_absent +
+ *  2. acked == lost_write + expired + acked_committed; failed == failed_absent +
  *     failed_but_present; unknown == unknown_committed + unknown_absent.
  *  3. Every anomaly has at most min(count, examples_max) examples.
  *  4. Partitions are sorted strictly by (topic, partition).
@@ -24,6 +25,9 @@
  *     HW, and the committed record there holds its value.
  *  6. The acked histogram holds exactly `acked` values, the failed one
  *     `failed`, the unknown one `unknown - pending`.
+ *  7. A send marked expired is not committed, and its deletion event is a
+ *     HISTORY_EVENT_RETENTION of its partition; at most examples_max
+ *     expired examples are kept, no more than `expired`.
  * The result never changes after checker_run returns.
  */
 #include "checker.h"
@@ -68,6 +72,10 @@ struct CheckerResult {
     GArray *spans;         /* ReplicaSpan, parallel to partitions */
     GArray *replica_order; /* guint index into history_replicas, by (topic, partition, broker) */
     GArray *examples[CHECKER_ANOMALY_COUNT];
+    GArray *expired;          /* guint32 per operation id: 1 + the index of the
+                               * RETENTION event that expired it; 0: none. NULL
+                               * when the history has no such event */
+    GArray *expired_examples; /* CheckerExample */
     GPtrArray *violations;
     ValueIndex *values;
     CheckerCounts counts;
@@ -151,6 +159,8 @@ result_new(const History *history, const CheckerOptions *options)
         result->examples[a] = g_array_new(FALSE, TRUE, sizeof(CheckerExample));
         g_array_set_clear_func(result->examples[a], example_clear);
     }
+    result->expired_examples = g_array_new(FALSE, TRUE, sizeof(CheckerExample));
+    g_array_set_clear_func(result->expired_examples, example_clear);
     result->violations = g_ptr_array_new_with_free_func(g_free);
     for (guint l = 0; l < CHECKER_LATENCY_COUNT; l++)
         result->latency[l] = stats_histogram_new(result->options.latency_digits);
@@ -176,6 +186,9 @@ checker_result_free(CheckerResult *result)
     g_array_free(result->replica_order, TRUE);
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
         g_array_free(result->examples[a], TRUE);
+    if (result->expired != NULL)
+        g_array_free(result->expired, TRUE);
+    g_array_free(result->expired_examples, TRUE);
     g_ptr_array_free(result->violations, TRUE);
     value_index_free(result->values);
     for (guint l = 0; l < CHECKER_LATENCY_COUNT; l++)
@@ -424,6 +437,7 @@ partition_add(CheckerResult *result, guint first, guint len)
     partition.broker = best->broker;
     partition.offline = !best->online;
     partition.hw = best->hw;
+    partition.log_start = best->log_start;
     partition.records = best->records;
     partition.epochs = best->epochs;
     partition.records_committed = history_records_lower_bound(best->records, best->hw);
@@ -576,6 +590,22 @@ misplaced(const CheckerPartition *partition, const HistoryRecord *record, const 
            (row->partition >= 0 && partition->partition != row->partition);
 }
 
+/* A later copy of a value already committed. When it is where the OK
+ * completion told the client (a retried batch that the first attempt had
+ * already appended, without idempotence: the client is told the retry's
+ * offset), the send is not misplaced: every offset holds one value, and the
+ * one cause, the retry, is counted once, as a duplicate. */
+static void
+duplicate_copy_placed(CheckerResult *result, const CheckerPartition *partition,
+                      const HistoryRecord *record, guint64 op)
+{
+    SendState *state = state_at(result, op);
+    if ((*state & SEND_MISPLACED) == 0)
+        return;
+    if (!misplaced(partition, record, history_op(result->history, op)))
+        *state &= ~SEND_MISPLACED;
+}
+
 /* Walks one committed log in offset order: notes where each value is
  * committed and finds duplicates and out-of-order sends. */
 static void
@@ -595,6 +625,7 @@ partition_walk(CheckerResult *result, ValueIndex *values, guint partition_index)
         }
         SendState *state = state_at(result, op);
         if ((*state & SEND_COMMITTED_MASK) != 0) {
+            duplicate_copy_placed(result, partition, record, op);
             duplicate_found(result, op, partition_index, record);
             continue;
         }
@@ -676,6 +707,59 @@ replicas_compare(CheckerResult *result, ValueIndex *values, guint partition_inde
         const HistoryReplica *replica = replica_at(result, i);
         if (replica->online && replica->broker != partition->broker)
             replica_compare_logs(result, values, partition, replica);
+    }
+}
+
+/* ---- expired_find ---- */
+
+/* TRUE when a deletion event may expire records of `partition`: it is the
+ * committed log's replica's own, or its broker led the partition then (a
+ * RETENTION event carries the ISR only then). */
+static gboolean
+deletion_qualifies(const HistoryEvent *event, const CheckerPartition *partition)
+{
+    return event->broker == partition->broker || event->isr != 0;
+}
+
+/* Marks the sends that one deletion expired: a value it held that is in
+ * no committed log, at an offset the committed log no longer covers (see
+ * checker.h), not expired by an earlier deletion. */
+static void
+deletion_apply(CheckerResult *result, ValueIndex *values, guint event_index)
+{
+    const HistoryEvent *event =
+        &g_array_index(history_events(result->history), HistoryEvent, event_index);
+    const GArray *records = history_event_records(result->history, event_index);
+    const CheckerPartition *partition =
+        checker_result_partition(result, event->topic, event->partition);
+    if (records == NULL || partition == NULL || !deletion_qualifies(event, partition))
+        return;
+    for (guint i = 0; i < records->len; i++) {
+        const HistoryRecord *record = &g_array_index(records, HistoryRecord, i);
+        if (record->offset >= partition->log_start)
+            break; /* offsets ascend: the committed log covers the rest */
+        guint64 op = value_lookup(values, record->value);
+        if (op == 0 || (*state_at(result, op) & SEND_COMMITTED_MASK) != 0)
+            continue;
+        guint32 *slot = &g_array_index(result->expired, guint32, op);
+        if (*slot == 0)
+            *slot = event_index + 1;
+    }
+}
+
+/* Walks the deletions in time order, so each expired send keeps its first. */
+static void
+expired_find(CheckerResult *result, ValueIndex *values)
+{
+    const GArray *events = history_events(result->history);
+    for (guint i = 0; i < events->len; i++) {
+        if (g_array_index(events, HistoryEvent, i).kind != HISTORY_EVENT_RETENTION)
+            continue;
+        if (result->expired == NULL) {
+            result->expired = g_array_new(FALSE, TRUE, sizeof(guint32));
+            g_array_set_size(result->expired, result->sends->len);
+        }
+        deletion_apply(result, values, i);
     }
 }
 
@@ -768,6 +852,53 @@ failed_present_found(CheckerResult *result, const CheckerSend *send)
     anomaly_add(result, &example);
 }
 
+/* The index + 1 of the RETENTION event that expired send `op`; 0: none. */
+static guint32
+expired_event_of(const CheckerResult *result, guint64 op)
+{
+    if (result->expired == NULL)
+        return 0;
+    return g_array_index(result->expired, guint32, op);
+}
+
+static void
+expired_found(CheckerResult *result, const CheckerSend *send, guint event_index)
+{
+    result->counts.expired++;
+    if (result->expired_examples->len >= result->options.examples_max)
+        return;
+    const HistoryEvent *event =
+        &g_array_index(history_events(result->history), HistoryEvent, event_index);
+    const CheckerPartition *committed =
+        checker_result_partition(result, event->topic, event->partition);
+    const GArray *records = history_event_records(result->history, event_index);
+    gint64 offset = -1;
+    for (guint i = 0; records != NULL && i < records->len && offset < 0; i++) {
+        const HistoryRecord *record = &g_array_index(records, HistoryRecord, i);
+        if (record->value == send->value)
+            offset = record->offset;
+    }
+    g_autofree char *who = checker_process_label(result->history, send->process);
+    g_autofree char *where =
+        checker_partition_label(result->history, event->topic, event->partition);
+    CheckerExample example = {0};
+    example.anomaly = CHECKER_ANOMALY_COUNT;
+    example.topic = event->topic;
+    example.partition = event->partition;
+    example.partition_other = -1;
+    example.broker = event->broker;
+    example.op = send->op;
+    example.op_other = event_index;
+    example.value = send->value;
+    example.offset = offset;
+    example.offset_other = committed != NULL ? committed->log_start : -1;
+    example.summary = g_strdup_printf(
+        "value %" G_GUINT64_FORMAT " from %s, committed at offset %" G_GINT64_FORMAT " of %s, "
+        "was deleted by broker %d's retention at %.3f s (segment %020" G_GINT64_FORMAT ")",
+        send->value, who, offset, where, event->broker, event->time_ns / 1e9, event->offset);
+    g_array_append_val(result->expired_examples, example);
+}
+
 /* An acked send (operation `op`). */
 static void
 acked_classify(CheckerResult *result, guint64 op, CheckerOutcome outcome, SendState state,
@@ -778,7 +909,11 @@ acked_classify(CheckerResult *result, guint64 op, CheckerOutcome outcome, SendSt
     CheckerSend view;
     if ((state & SEND_COMMITTED_MASK) == 0) {
         send_view(result, op, &view);
-        lost_found(result, &view);
+        guint32 expired = expired_event_of(result, op);
+        if (expired != 0)
+            expired_found(result, &view, expired - 1);
+        else
+            lost_found(result, &view);
         return;
     }
     result->counts.acked_committed++;
@@ -993,6 +1128,7 @@ checker_run(const History *history, const CheckerOptions *options)
         partition_walk(result, values, p);
     for (guint p = 0; p < result->partitions->len; p++)
         replicas_compare(result, values, p);
+    expired_find(result, values);
     sends_classify(result, values);
     violations_collect(result);
     return result;
@@ -1023,6 +1159,12 @@ checker_result_examples(const CheckerResult *result, CheckerAnomaly anomaly)
 {
     KSIM_ASSERT(anomaly < CHECKER_ANOMALY_COUNT);
     return result->examples[anomaly];
+}
+
+const GArray *
+checker_result_expired_examples(const CheckerResult *result)
+{
+    return result->expired_examples;
 }
 
 const GPtrArray *
@@ -1112,12 +1254,27 @@ check_send(const CheckerResult *result, guint64 op)
     KSIM_ASSERT(record->value == send->value);
 }
 
+static void
+check_expired(const CheckerResult *result, guint64 op)
+{
+    guint32 expired = expired_event_of(result, op);
+    if (expired == 0)
+        return;
+    KSIM_ASSERT((*state_at(result, op) & SEND_COMMITTED_MASK) == 0);
+    const GArray *events = history_events(result->history);
+    KSIM_ASSERT(expired - 1 < events->len);
+    const HistoryEvent *event = &g_array_index(events, HistoryEvent, expired - 1);
+    KSIM_ASSERT(event->kind == HISTORY_EVENT_RETENTION);
+    const HistoryOp *row = history_op(result->history, op);
+    KSIM_ASSERT(row->fn == HISTORY_FN_SEND);
+}
+
 void
 checker_result_check_invariants(const CheckerResult *result)
 {
     const CheckerCounts *c = &result->counts;
     KSIM_ASSERT(c->attempted == c->acked + c->failed + c->unknown);
-    KSIM_ASSERT(c->acked == c->anomalies[CHECKER_LOST_WRITE] + c->acked_committed);
+    KSIM_ASSERT(c->acked == c->anomalies[CHECKER_LOST_WRITE] + c->expired + c->acked_committed);
     KSIM_ASSERT(c->failed == c->failed_absent + c->anomalies[CHECKER_FAILED_BUT_PRESENT]);
     KSIM_ASSERT(c->unknown == c->unknown_committed + c->unknown_absent);
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++) {
@@ -1129,8 +1286,12 @@ checker_result_check_invariants(const CheckerResult *result)
         const CheckerPartition *b = &g_array_index(result->partitions, CheckerPartition, p);
         KSIM_ASSERT(a->topic < b->topic || (a->topic == b->topic && a->partition < b->partition));
     }
-    for (guint op = 1; op < result->sends->len; op++)
+    for (guint op = 1; op < result->sends->len; op++) {
         check_send(result, op);
+        check_expired(result, op);
+    }
+    KSIM_ASSERT(result->expired_examples->len <= result->options.examples_max);
+    KSIM_ASSERT(result->expired_examples->len <= c->expired);
     KSIM_ASSERT(stats_histogram_count(result->latency[CHECKER_LATENCY_ACKED]) == (gint64)c->acked);
     KSIM_ASSERT(stats_histogram_count(result->latency[CHECKER_LATENCY_FAILED]) ==
                 (gint64)c->failed);

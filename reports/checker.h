@@ -28,15 +28,38 @@
  *  - inconsistent_offsets: an online replica holding, below both its HW and
  *    the committed log's HW, a different value than the committed log at an
  *    offset (counted once per replica and offset); or an OK send whose value
- *    is committed, but not at the partition and offset the client was told.
- *    An acked value that is nowhere is a lost_write only, whatever its offset
- *    now holds, so one loss is not counted twice;
+ *    is committed, but at no copy of it at the partition and offset the
+ *    client was told. An acked value that is nowhere is a lost_write only,
+ *    whatever its offset now holds, so one loss is not counted twice; and a
+ *    duplicate one of whose copies is where the client was told (a retried
+ *    batch the first attempt had appended) is a duplicate only;
  *  - failed_but_present: a FAILed send whose value is committed. It is not in
  *    Jepsen's list, but a FAIL promises the record was not written, so the
  *    client was misled (e.g. it retries and duplicates).
  * Counts, not anomalies: unknown but committed, unknown and absent, failed
  * and absent, committed values no recorded send produced, and the invariant
  * breaches the cluster recorded (HISTORY_EVENT_VIOLATION).
+ *
+ * Expired: an acked record in no committed log that retention deleted after
+ * it was committed, counted in `expired` instead of lost_write. The checker
+ * never infers it from offsets: the brokers record each segment their
+ * retention deletes, with the records it held (HISTORY_EVENT_RETENTION), and
+ * a value is expired only when
+ *  - a deletion held it, by the replica whose log is the committed log, or
+ *    by the partition's leader of the time (retention deletes only below the
+ *    replica's HW, so the record was committed then; a follower that
+ *    restarts behind its leader's log start starts over there, so the
+ *    committed log may be a replica that never deleted it itself), and
+ *  - the committed log no longer covers the offset it was deleted at (its
+ *    log start is past it).
+ * When both a loss and retention touch a record, the user needs to hear of
+ * the loss, and gets it: a record truncated away (or overwritten by an
+ * unclean election) before retention reached its segment is in no deleted
+ * segment, so it stays a lost_write; and when the final committed log still
+ * covers the record's offset, what it holds there (another record, or
+ * nothing because it ends before it) shows the committed log lost it,
+ * whatever a stale replica's retention deleted later: lost_write too. The
+ * first deletion that qualifies is the one reported.
  *
  * Statistics: produce latency (invoke to completion) in three histograms by
  * outcome; acked records per window of virtual time (by completion time);
@@ -121,6 +144,7 @@ typedef struct {
     gint32 broker;           /* whose log it is */
     gboolean offline;        /* no replica was online; `broker`'s disk is used */
     gint64 hw;               /* the committed log is every record below it */
+    gint64 log_start;        /* that replica's log start offset */
     const GArray *records;   /* HistoryRecord of that replica, borrowed */
     const GArray *epochs;    /* HistoryEpochStart of that replica, borrowed (may be NULL) */
     guint records_committed; /* the first records_committed of `records` */
@@ -137,7 +161,13 @@ typedef struct {
  *                 broker -1: send op/value was told offset, is committed at
  *                 offset_other (of partition_other), offset holds value_other
  *                 (0 and op_other 0 when nothing);
- *   failed_but_present: op, value, offset (where committed). */
+ *   failed_but_present: op, value, offset (where committed);
+ *   expired (checker_result_expired_examples; `anomaly` is
+ *                 CHECKER_ANOMALY_COUNT, none): op, value, offset (where the
+ *                 deleted segment held it), broker (whose retention deleted
+ *                 it), op_other (the index in history_events of that
+ *                 HISTORY_EVENT_RETENTION), offset_other (the committed
+ *                 log's start offset now). */
 typedef struct {
     CheckerAnomaly anomaly;
     guint16 topic;
@@ -155,9 +185,10 @@ typedef struct {
 
 typedef struct {
     guint64 attempted;
-    guint64 acked; /* = lost_write + acked_committed */
+    guint64 acked; /* = lost_write + expired + acked_committed */
     guint64 acked_without_offset;
     guint64 acked_committed;
+    guint64 expired; /* acked, committed, then deleted by retention (see above) */
     guint64 failed; /* = failed_absent + failed_but_present */
     guint64 failed_absent;
     guint64 unknown; /* = unknown_committed + unknown_absent */
@@ -207,6 +238,10 @@ const CheckerStats *checker_result_stats(const CheckerResult *result);
 /* Up to examples_max examples of `anomaly`, in the order found (GArray of
  * CheckerExample; transfer none). */
 const GArray *checker_result_examples(const CheckerResult *result, CheckerAnomaly anomaly);
+
+/* Up to examples_max expired records, in send order (GArray of
+ * CheckerExample; transfer none). */
+const GArray *checker_result_expired_examples(const CheckerResult *result);
 
 /* The texts of up to examples_max invariant breaches (transfer none). */
 const GPtrArray *checker_result_violations(const CheckerResult *result);

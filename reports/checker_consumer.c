@@ -8,6 +8,8 @@
  *  2. lost_consumption <= judged, and no group keeps more examples of an
  *     anomaly than it counted, nor more than examples_max.
  *  3. `e2e_all` holds exactly the values of every group's e2e histogram.
+ *  4. No group keeps more reset examples than examples_max, and each names
+ *     a RETENTION event and a forward jump.
  *
  * Hash tables are only looked up, never iterated where order reaches the
  * result: partitions are sorted before the lost_consumption pass.
@@ -26,9 +28,16 @@ typedef struct {
     gint64 time_ns;
 } ProcessedValue;
 
+/* Offsets [from, to) a reset caused by retention moved a position past. */
+typedef struct {
+    gint64 from;
+    gint64 to;
+} SkippedRange;
+
 /* A group's view of one partition. */
 typedef struct {
     guint64 key;         /* topic << 32 | partition */
+    GArray *skipped;     /* SkippedRange of the members' resets; NULL: none */
     gint64 start_offset; /* the position of the group's first ASSIGN; -1: none */
     gint64 final_offset; /* the last OK commit's offset; -1: none */
     gint64 final_ns;
@@ -55,6 +64,7 @@ typedef struct {
     char *group;
     StatsHistogram *e2e;
     GArray *examples[CONSUMER_ANOMALY_COUNT];
+    GArray *reset_examples;   /* ConsumerExample */
     GArray *values;           /* ProcessedValue */
     GHashTable *value_index;  /* guint64* value -> index + 1 into values */
     GHashTable *partitions;   /* guint64* key -> GroupPartition* */
@@ -91,6 +101,15 @@ example_clear(gpointer data)
     g_free(example->summary);
 }
 
+static void
+group_partition_free(gpointer data)
+{
+    GroupPartition *gp = data;
+    if (gp->skipped != NULL)
+        g_array_free(gp->skipped, TRUE);
+    g_free(gp);
+}
+
 static GroupState *
 group_state_new(const char *group, int digits)
 {
@@ -101,9 +120,11 @@ group_state_new(const char *group, int digits)
         g->examples[a] = g_array_new(FALSE, TRUE, sizeof(ConsumerExample));
         g_array_set_clear_func(g->examples[a], example_clear);
     }
+    g->reset_examples = g_array_new(FALSE, TRUE, sizeof(ConsumerExample));
+    g_array_set_clear_func(g->reset_examples, example_clear);
     g->values = g_array_new(FALSE, FALSE, sizeof(ProcessedValue));
     g->value_index = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    g->partitions = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+    g->partitions = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, group_partition_free);
     return g;
 }
 
@@ -115,6 +136,7 @@ group_state_free(gpointer data)
     stats_histogram_free(g->e2e);
     for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
         g_array_free(g->examples[a], TRUE);
+    g_array_free(g->reset_examples, TRUE);
     g_array_free(g->values, TRUE);
     g_hash_table_destroy(g->value_index);
     g_hash_table_destroy(g->partitions);
@@ -424,6 +446,99 @@ on_commit(GroupState *g, guint64 op_id, const HistoryOp *op)
     gp->final_process = op->process;
 }
 
+/* The index of a RETENTION event of a leader of the partition, at or
+ * before `time_ns`, whose deleted segment held offset `position`; G_MAXUINT
+ * when none did. */
+static guint
+retention_deletion_of(const History *history, guint16 topic, gint32 partition, gint64 position,
+                      gint64 time_ns)
+{
+    const GArray *events = history_events(history);
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *event = &g_array_index(events, HistoryEvent, i);
+        if (event->time_ns > time_ns)
+            break;
+        if (event->kind == HISTORY_EVENT_RETENTION && event->isr != 0 &&
+            event->topic == topic && event->partition == partition &&
+            event->offset <= position && position < event->offset_end)
+            return i;
+    }
+    return G_MAXUINT;
+}
+
+static void
+reset_example_add(Walk *w, GroupState *g, guint64 op_id, const HistoryOp *op, guint deletion)
+{
+    gint64 from = (gint64)op->value;
+    g->public.counts.reset_skipped += (guint64)(op->offset - from);
+    if (g->reset_examples->len >= w->check->options.examples_max)
+        return;
+    ConsumerExample e = {0};
+    e.anomaly = CONSUMER_ANOMALY_COUNT;
+    e.topic = op->topic;
+    e.partition = op->partition;
+    e.process = op->process;
+    e.op = op_id;
+    e.op_other = deletion;
+    e.offset = op->offset;
+    e.offset_other = from;
+    e.value = history_op_key(w->check->history, op_id);
+    e.time_ns = op->invoke_ns;
+    e.time_other_ns = -1;
+    e.skipped = (guint64)(op->offset - from);
+    g_autofree char *who = label_of(w->check, op->process);
+    g_autofree char *where = checker_partition_label(w->check->history, op->topic, op->partition);
+    e.summary = g_strdup_printf(
+        "%s's position %" G_GINT64_FORMAT " of %s was below the log start %" G_GUINT64_FORMAT
+        " at %.3f s, after retention; auto.offset.reset moved it to %" G_GINT64_FORMAT
+        ", skipping %" G_GUINT64_FORMAT " offsets",
+        who, from, where, e.value, (double)op->invoke_ns / 1e9, op->offset, e.skipped);
+    g_array_append_val(g->reset_examples, e);
+}
+
+/* A RESET: a jump retention caused is counted apart and the member goes on
+ * from the new position; any other is left to the polls' judgement. */
+static void
+on_reset(Walk *w, GroupState *g, guint64 op_id, const HistoryOp *op)
+{
+    if (op->type != HISTORY_OK) {
+        g->public.counts.reset_failures++;
+        return;
+    }
+    g->public.counts.resets++;
+    if (op->value == HISTORY_RESET_NO_POSITION)
+        return;
+    gint64 from = (gint64)op->value;
+    gint64 log_start = (gint64)history_op_key(w->check->history, op_id);
+    if (op->offset <= from || from >= log_start)
+        return;
+    guint deletion =
+        retention_deletion_of(w->check->history, op->topic, op->partition, from, op->invoke_ns);
+    if (deletion == G_MAXUINT)
+        return;
+    reset_example_add(w, g, op_id, op, deletion);
+    GroupPartition *gp = group_partition(g, op->topic, op->partition);
+    if (gp->skipped == NULL)
+        gp->skipped = g_array_new(FALSE, FALSE, sizeof(SkippedRange));
+    SkippedRange range = {from, op->offset};
+    g_array_append_val(gp->skipped, range);
+    MemberPartition *m = member_partition(w->members, op);
+    m->last = op->offset - 1;
+    m->last_op = op_id;
+}
+
+/* TRUE when a reset caused by retention moved a member past `offset`. */
+static gboolean
+skipped_by_reset(const GroupPartition *gp, gint64 offset)
+{
+    for (guint i = 0; gp->skipped != NULL && i < gp->skipped->len; i++) {
+        const SkippedRange *range = &g_array_index(gp->skipped, SkippedRange, i);
+        if (range->from <= offset && offset < range->to)
+            return TRUE;
+    }
+    return FALSE;
+}
+
 static void
 walk_ops(Walk *w)
 {
@@ -448,6 +563,9 @@ walk_ops(Walk *w)
             break;
         case HISTORY_FN_COMMIT:
             on_commit(g, op_id, op);
+            break;
+        case HISTORY_FN_RESET:
+            on_reset(w, g, op_id, op);
             break;
         default:
             break;
@@ -509,9 +627,13 @@ judge_partition(const ConsumerCheck *check, GroupState *g, const GroupPartition 
         CheckerSend send;
         if (!checker_result_send_of_value(check->producer, record->value, &send) || !acked(&send))
             continue;
-        g->public.counts.judged++;
         guint64 value = record->value;
-        if (g_hash_table_lookup(g->value_index, &value) == NULL)
+        gboolean processed = g_hash_table_lookup(g->value_index, &value) != NULL;
+        /* Jumped by a reset retention caused: counted in reset_skipped. */
+        if (!processed && skipped_by_reset(gp, record->offset))
+            continue;
+        g->public.counts.judged++;
+        if (!processed)
             lost_example(check, g, gp, record, &send);
     }
 }
@@ -597,6 +719,7 @@ checker_consumer_run(const History *history, const CheckerResult *producer,
         g->public.e2e = g->e2e;
         for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
             g->public.examples[a] = g->examples[a];
+        g->public.reset_examples = g->reset_examples;
     }
     return check;
 }
@@ -647,6 +770,9 @@ checker_consumer_totals(const ConsumerCheck *check, ConsumerCounts *out)
         out->commits_ok += c->commits_ok;
         out->commits_failed += c->commits_failed;
         out->commits_unknown += c->commits_unknown;
+        out->resets += c->resets;
+        out->reset_skipped += c->reset_skipped;
+        out->reset_failures += c->reset_failures;
         for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
             out->anomalies[a] += c->anomalies[a];
     }
@@ -687,6 +813,15 @@ checker_consumer_check_invariants(const ConsumerCheck *check)
         for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++) {
             KSIM_ASSERT(g->examples[a]->len <= check->options.examples_max);
             KSIM_ASSERT(g->examples[a]->len <= c->anomalies[a]);
+        }
+        KSIM_ASSERT(g->reset_examples->len <= check->options.examples_max);
+        for (guint r = 0; r < g->reset_examples->len; r++) {
+            const ConsumerExample *e = &g_array_index(g->reset_examples, ConsumerExample, r);
+            const GArray *events = history_events(check->history);
+            KSIM_ASSERT(e->op_other < events->len);
+            KSIM_ASSERT(g_array_index(events, HistoryEvent, e->op_other).kind ==
+                        HISTORY_EVENT_RETENTION);
+            KSIM_ASSERT(e->offset > e->offset_other);
         }
         e2e_total += stats_histogram_count(g->e2e);
     }

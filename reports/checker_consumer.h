@@ -38,6 +38,20 @@
  *    an offset at or below the highest offset it polled before in that
  *    assignment; counted once per such poll.
  *
+ * Resets (HISTORY_FN_RESET ops: the leader answered a member's fetch with
+ * OFFSET_OUT_OF_RANGE). A reset is not an anomaly when retention caused it:
+ * it moved the position forward, from a position below the log start the
+ * answer carried, and a RETENTION event of a leader of the partition (its
+ * ISR recorded) at or before the reset had deleted the segment holding that
+ * position. Such a reset's jump counts in `reset_skipped` (the offsets it
+ * moved past: records retention deleted, and with auto.offset.reset=latest
+ * the committed ones still in the log up to the high watermark), the member
+ * continues from the new position (no poll_skip), and committed records in
+ * the jump that no member processed are not lost_consumption. Any other
+ * reset leaves the polls to be judged as they are. A FAILed RESET
+ * (auto.offset.reset=none) counts in `reset_failures`: the error reached the
+ * application, whose loop stopped.
+ *
  * Control records (value 0: transaction markers) are never due to a
  * consumer; nor, to a read_committed one, are writes of transactional
  * producers (history_process_transactional_id): whether it had to read them
@@ -89,7 +103,14 @@ typedef enum {
  *   nonmonotonic_poll:     op: the poll of offset (by process, at time_ns);
  *                          op_other: the earlier poll of the higher
  *                          offset_other (at time_other_ns); value: the value
- *                          polled again. */
+ *                          polled again;
+ *   a reset by retention (ConsumerGroupResult.reset_examples; `anomaly` is
+ *                          CONSUMER_ANOMALY_COUNT, none): op: the RESET (by
+ *                          process, at time_ns); offset_other: the position
+ *                          out of range; offset: the new position; value:
+ *                          the log start offset the answer carried; op_other:
+ *                          the index in history_events of the deletion that
+ *                          passed the position; skipped: offsets jumped. */
 typedef struct {
     ConsumerAnomaly anomaly;
     guint16 topic;
@@ -117,6 +138,9 @@ typedef struct {
     guint64 commits_ok;
     guint64 commits_failed;
     guint64 commits_unknown;
+    guint64 resets;         /* RESET ops completed OK (auto.offset.reset moved a position) */
+    guint64 reset_skipped;  /* offsets resets caused by retention moved past (not anomalies) */
+    guint64 reset_failures; /* RESET ops FAILed: auto.offset.reset=none raised to the app */
     guint64 anomalies[CONSUMER_ANOMALY_COUNT];
 } ConsumerCounts;
 
@@ -125,6 +149,7 @@ typedef struct {
     ConsumerCounts counts;
     const StatsHistogram *e2e; /* ns */
     const GArray *examples[CONSUMER_ANOMALY_COUNT]; /* ConsumerExample, in the order found */
+    const GArray *reset_examples; /* ConsumerExample: resets caused by retention */
 } ConsumerGroupResult;
 
 typedef struct ConsumerCheck ConsumerCheck;

@@ -208,6 +208,7 @@ explain_event_kind_name(guint32 kind)
         [HISTORY_EVENT_CONTROLLER] = "controller",
         [HISTORY_EVENT_SESSION] = "session",
         [HISTORY_EVENT_TXN_RESUMED] = "txn_resumed",
+        [HISTORY_EVENT_RETENTION] = "retention",
     };
     if (kind < G_N_ELEMENTS(names) && names[kind] != NULL)
         return names[kind];
@@ -444,6 +445,7 @@ partition_event_selected(const HistoryEvent *event, const Scope *scope)
     case HISTORY_EVENT_OFFLINE:
         return TRUE;
     case HISTORY_EVENT_TRUNCATED:
+    case HISTORY_EVENT_RETENTION:
         return covers(event, scope->lo, scope->hi);
     case HISTORY_EVENT_CONTROLLER:
         return event->text != NULL && strstr(event->text, "unclean") != NULL;
@@ -510,7 +512,8 @@ event_step(const Explainer *explainer, guint index, const Scope *scope)
     g_autofree char *remark = NULL;
     if (event->kind == HISTORY_EVENT_ELECTED)
         remark = election_remark(event, scope);
-    else if (event->kind == HISTORY_EVENT_TRUNCATED && scope->lo >= 0) {
+    else if ((event->kind == HISTORY_EVENT_TRUNCATED || event->kind == HISTORY_EVENT_RETENTION) &&
+             scope->lo >= 0) {
         g_autofree char *removed =
             offsets_text(MAX(scope->lo, event->offset), MIN(scope->hi, event->offset_end));
         remark = g_strdup_printf(" — removing %s", removed);
@@ -759,6 +762,45 @@ explain_failed_present(Chain *chain, const Explainer *explainer, const CheckerEx
     chain_record_ack(chain, explainer, example->topic, example->partition, example->offset);
     chain_add(chain, final_sentence(explainer, example->topic, example->partition, example->offset,
                                     example->value, TRUE));
+}
+
+/* A record retention deleted after it was committed: the send, the
+ * acknowledgement, the deletion, and where the committed log starts now. */
+GPtrArray *
+explain_expired(const Explainer *explainer, const CheckerExample *example)
+{
+    KSIM_ASSERT(explainer != NULL);
+    KSIM_ASSERT(example != NULL);
+    KSIM_ASSERT(example->op_other < explainer->events->len);
+    const HistoryEvent *deletion = event_at(explainer, (guint)example->op_other);
+    KSIM_ASSERT(deletion->kind == HISTORY_EVENT_RETENTION);
+    Chain chain = {g_ptr_array_new_with_free_func(g_free), 0, 0};
+    chain_add(&chain, send_sentence(explainer, example->op));
+    CheckerSend send;
+    const GArray *list = explain_partition_events(explainer, example->topic, example->partition);
+    if (list != NULL && example->offset >= 0 &&
+        checker_result_send(explainer->result, example->op, &send)) {
+        gint64 until_ns = send.complete_ns >= 0 ? send.complete_ns : G_MAXINT64;
+        guint ack = ack_find_before(explainer, list, example->offset, -1, until_ns);
+        if (ack != G_MAXUINT)
+            chain_ack(&chain, explainer, ack, example->offset, FALSE);
+    }
+    g_autofree char *sentence = explain_event_sentence(explainer, (guint)example->op_other);
+    g_autofree char *remark = g_strdup_printf(
+        " — removing offset %" G_GINT64_FORMAT ", which held value %" G_GUINT64_FORMAT,
+        example->offset, example->value);
+    chain_add(&chain, timed(deletion->time_ns, sentence, remark));
+    const CheckerPartition *p =
+        checker_result_partition(explainer->result, example->topic, example->partition);
+    if (p != NULL) {
+        g_autofree char *place = final_place(explainer, p);
+        chain_add(&chain, g_strdup_printf(
+                              "At the end, %s starts at offset %" G_GINT64_FORMAT
+                              ": the record was kept as long as retention promised, then "
+                              "deleted — expired, not lost.",
+                              place, p->log_start));
+    }
+    return chain.sentences;
 }
 
 GPtrArray *

@@ -13,7 +13,10 @@
  * session expiries of the partition's replicas (NODE, FAULT, SESSION events
  * about them, or about no broker in particular), elections with the new
  * leader's LEO (and whether that LEO held the record), unclean elections,
- * offline periods, and truncations that removed the record's offset — up to
+ * offline periods, truncations that removed the record's offset and
+ * retention deletions of a segment holding the offset (a record lost before
+ * retention reached it is still lost; the deletion only tells what became
+ * of the offset) — up to
  * the last truncation that removed it (or the last election of a leader
  * without it); and last, what the final committed log holds at the offset.
  * Other anomalies get the sends concerned, the acknowledgements that wrote
@@ -50,6 +53,13 @@ void explain_free(Explainer *explainer);
  * frees them; transfer full). Never empty. */
 GPtrArray *explain_example(const Explainer *explainer, const CheckerExample *example);
 
+/* The chain of sentences explaining an expired record (an example of
+ * checker_result_expired_examples): its send and acknowledgement, the
+ * retention deletion of its segment (which broker, which segment and
+ * offsets, when, and by which of retention.ms and retention.bytes), and the
+ * committed log's start offset at the end. (transfer full; never empty) */
+GPtrArray *explain_expired(const Explainer *explainer, const CheckerExample *example);
+
 /* Indices into history_events of one partition's events, in time order, or
  * NULL when it has none (transfer none). */
 const GArray *explain_partition_events(const Explainer *explainer, guint16 topic, gint32 partition);
@@ -73,6 +83,13 @@ const char *explain_event_kind_name(guint32 kind);
 GPtrArray *explain_consumer_example(const Explainer *explainer, const ConsumerCheck *check,
                                     const ConsumerGroupResult *group,
                                     const ConsumerExample *example);
+
+/* The chain of sentences explaining a reset caused by retention (an
+ * example of ConsumerGroupResult.reset_examples, explain_consumer.c): the
+ * deletion that passed the member's position, the OFFSET_OUT_OF_RANGE answer
+ * with the log start, and the jump auto.offset.reset made. Never empty.
+ * (transfer full) */
+GPtrArray *explain_consumer_reset(const ConsumerCheck *check, const ConsumerExample *example);
 
 /* The chain of sentences explaining a transactional or pipeline example
  * (explain_txn.c): the transaction concerned — its beginning, its sends,

@@ -342,3 +342,38 @@ explain_consumer_example(const Explainer *explainer, const ConsumerCheck *check,
     g_array_free(chain.steps, TRUE);
     return sentences;
 }
+
+GPtrArray *
+explain_consumer_reset(const ConsumerCheck *check, const ConsumerExample *example)
+{
+    KSIM_ASSERT(check != NULL && example != NULL);
+    const History *history = checker_consumer_history(check);
+    const GArray *events = history_events(history);
+    KSIM_ASSERT(example->op_other < events->len);
+    const HistoryEvent *deletion = &g_array_index(events, HistoryEvent, example->op_other);
+    KSIM_ASSERT(deletion->kind == HISTORY_EVENT_RETENTION);
+    g_autofree char *who = checker_process_label(history, example->process);
+    g_autofree char *where = checker_partition_label(history, example->topic, example->partition);
+    GPtrArray *sentences = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(sentences, g_strdup_printf("At %.3f s, %s — deleting offset %" G_GINT64_FORMAT
+                                               ", %s's position.",
+                                               deletion->time_ns / 1e9, deletion->text, example->offset_other,
+                                               who));
+    g_ptr_array_add(sentences,
+                    g_strdup_printf("At %.3f s, the leader answered %s's fetch of %s at offset "
+                                    "%" G_GINT64_FORMAT " with OFFSET_OUT_OF_RANGE: its log "
+                                    "started at %" G_GUINT64_FORMAT ".",
+                                    example->time_ns / 1e9, who, where, example->offset_other,
+                                    example->value));
+    const char *target = (guint64)example->offset == example->value
+                             ? "the log start (auto.offset.reset=earliest)"
+                             : "the high watermark (auto.offset.reset=latest)";
+    g_ptr_array_add(sentences,
+                    g_strdup_printf("The consumer moved its position to %" G_GINT64_FORMAT
+                                    ", %s, skipping %" G_GUINT64_FORMAT " offsets: retention "
+                                    "deleted the records it had not read yet, so they are "
+                                    "skipped by the reset (reset_skipped), not lost or skipped "
+                                    "by the consumer.",
+                                    example->offset, target, example->skipped));
+    return sentences;
+}

@@ -211,6 +211,8 @@ static const Metric METRICS[] = {
             "another offset than the client was told"),
     ANOMALY(checker_anomaly, checker_name, CHECKER_FAILED_BUT_PRESENT,
             "sends the client was told failed whose value is committed"),
+    FIELD("expired", checker_count, CheckerCounts, expired,
+          "acknowledged records retention deleted after they were committed (not an anomaly)"),
     FIELD("invariant_violations", checker_count, CheckerCounts, invariant_violations,
           "invariant breaches the cluster recorded"),
     FIELD("produce.attempted", checker_count, CheckerCounts, attempted, "sends invoked"),
@@ -257,6 +259,14 @@ static const Metric METRICS[] = {
           "offset commits that failed, summed over the groups"),
     FIELD("consumer.commits_unknown", consumer_count, ConsumerCounts, commits_unknown,
           "offset commits whose outcome is unknown, summed over the groups"),
+    FIELD("consumer.resets", consumer_count, ConsumerCounts, resets,
+          "positions auto.offset.reset moved after OFFSET_OUT_OF_RANGE, summed over the groups"),
+    FIELD("consumer.reset_skipped", consumer_count, ConsumerCounts, reset_skipped,
+          "offsets resets caused by retention moved positions past (skipped by reset, not an "
+          "anomaly), summed over the groups"),
+    FIELD("consumer.reset_failures", consumer_count, ConsumerCounts, reset_failures,
+          "out-of-range fetches auto.offset.reset=none raised to the application, stopping its "
+          "poll loop, summed over the groups"),
     VALUE("latency_ms.e2e.p50", e2e_latency_ms, 500,
           "median time from a send to its first processing, over every group, ms"),
     VALUE("latency_ms.e2e.p99", e2e_latency_ms, 990,

@@ -210,11 +210,31 @@ doc_examples(Document *doc, const RunData *data, CheckerAnomaly anomaly)
     }
 }
 
+/* Records retention deleted after they were committed: not an anomaly, but
+ * the reason they are not in the committed log, with the first example. */
+static void
+doc_expired(Document *doc, const RunData *data)
+{
+    const CheckerCounts *c = checker_result_counts(data->result);
+    const GArray *examples = checker_result_expired_examples(data->result);
+    if (c->expired == 0 || examples->len == 0 || data->explainer == NULL)
+        return;
+    const CheckerExample *example = &g_array_index(examples, CheckerExample, 0);
+    doc_paragraph(doc, "expired (not an anomaly): %" G_GUINT64_FORMAT " acknowledged records "
+                       "were committed and later deleted by retention. For example, %s.",
+                  c->expired, example->summary);
+    g_autoptr(GPtrArray) chain = explain_expired(data->explainer, example);
+    Block *list = doc_list(doc, TRUE);
+    for (guint k = 0; k < chain->len; k++)
+        g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(chain, k)));
+}
+
 static void
 doc_run_explanations(Document *doc, const RunData *data)
 {
     const CheckerCounts *c = checker_result_counts(data->result);
     doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+    doc_expired(doc, data);
     guint64 total = c->invariant_violations;
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
         total += c->anomalies[a];
@@ -264,10 +284,34 @@ consumer_row(Block *table, const RunData *data, const ConsumerGroupResult *group
     row_cell(row, report_quantile_ms_text(group->e2e, 0.99));
 }
 
+/* Resets retention caused, and errors auto.offset.reset=none raised: not
+ * anomalies, with the first reset's explanation. */
+static void
+doc_consumer_resets(Document *doc, const ConsumerGroupResult *group, const ConsumerCheck *check)
+{
+    const ConsumerCounts *c = &group->counts;
+    if (c->reset_failures > 0)
+        doc_paragraph(doc, "Group %s: %" G_GUINT64_FORMAT " fetch%s out of range with "
+                           "auto.offset.reset=none: the error was raised to the application, "
+                           "whose poll loop stopped.",
+                      group->group, c->reset_failures, c->reset_failures == 1 ? "" : "es");
+    if (group->reset_examples->len == 0)
+        return;
+    const ConsumerExample *example = &g_array_index(group->reset_examples, ConsumerExample, 0);
+    doc_paragraph(doc, "Group %s, skipped by reset (not an anomaly): %" G_GUINT64_FORMAT
+                       " offsets. For example, %s.",
+                  group->group, c->reset_skipped, example->summary);
+    g_autoptr(GPtrArray) chain = explain_consumer_reset(check, example);
+    Block *list = doc_list(doc, TRUE);
+    for (guint k = 0; k < chain->len; k++)
+        g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(chain, k)));
+}
+
 static void
 doc_consumer_examples(Document *doc, const RunData *data, guint index)
 {
     const ConsumerGroupResult *group = checker_consumer_group(data->consumers, index);
+    doc_consumer_resets(doc, group, data->consumers);
     for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++) {
         const GArray *examples = group->examples[a];
         if (group->counts.anomalies[a] == 0)
@@ -319,7 +363,7 @@ doc_consumers(Document *doc, const Report *report)
         const RunData *data = g_ptr_array_index(report->runs, i);
         ConsumerCounts totals;
         checker_consumer_totals(data->consumers, &totals);
-        guint64 anomalies = 0;
+        guint64 anomalies = totals.reset_skipped + totals.reset_failures;
         for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
             anomalies += totals.anomalies[a];
         if (anomalies == 0)

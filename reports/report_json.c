@@ -249,6 +249,7 @@ json_produce(JsonBuilder *b, const CheckerCounts *c, const MetricsRun *run)
     }
     json_int(b, "acked_without_offset", (gint64)c->acked_without_offset);
     json_int(b, "acked_committed", (gint64)c->acked_committed);
+    json_int(b, "expired", (gint64)c->expired);
     json_int(b, "failed_absent", (gint64)c->failed_absent);
     json_int(b, "unknown_committed", (gint64)c->unknown_committed);
     json_int(b, "unknown_absent", (gint64)c->unknown_absent);
@@ -385,6 +386,9 @@ json_consumer_group(JsonBuilder *b, const RunData *data, guint index)
     json_int(b, "commits_ok", (gint64)c->commits_ok);
     json_int(b, "commits_failed", (gint64)c->commits_failed);
     json_int(b, "commits_unknown", (gint64)c->commits_unknown);
+    json_int(b, "resets", (gint64)c->resets);
+    json_int(b, "reset_skipped", (gint64)c->reset_skipped);
+    json_int(b, "reset_failures", (gint64)c->reset_failures);
     json_double(b, "e2e_p50_ms", e2e_quantile_ms(group->e2e, 0.5));
     json_double(b, "e2e_p99_ms", e2e_quantile_ms(group->e2e, 0.99));
     json_builder_set_member_name(b, "examples");

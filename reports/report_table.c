@@ -23,6 +23,12 @@ print_consumer_lines(FILE *stream, const RunData *data)
                 group->group, c->processed, c->anomalies[CONSUMER_LOST_CONSUMPTION],
                 c->anomalies[CONSUMER_DUPLICATE_CONSUMPTION], c->anomalies[CONSUMER_POLL_SKIP],
                 c->anomalies[CONSUMER_NONMONOTONIC_POLL], p50, p99);
+        if (c->resets > 0 || c->reset_failures > 0)
+            fprintf(stream,
+                    "  group %s: resets %" G_GUINT64_FORMAT ", reset_skipped %" G_GUINT64_FORMAT
+                    " (offsets past what retention deleted), reset_failures %" G_GUINT64_FORMAT
+                    "\n",
+                    group->group, c->resets, c->reset_skipped, c->reset_failures);
     }
 }
 
@@ -82,6 +88,11 @@ report_print_table(FILE *stream, const ReportInput *input)
                 width, data->run->label ? data->run->label : "", c->acked,
                 c->anomalies[CHECKER_LOST_WRITE], c->anomalies[CHECKER_DUPLICATE],
                 c->anomalies[CHECKER_NONMONOTONIC_SEND], p50, p99);
+        if (c->expired > 0)
+            fprintf(stream,
+                    "  expired %" G_GUINT64_FORMAT ": acknowledged, committed, then deleted by "
+                    "retention (not lost)\n",
+                    c->expired);
         print_consumer_lines(stream, data);
         print_txn_lines(stream, data);
     }

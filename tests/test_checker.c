@@ -190,6 +190,20 @@ static const AnomalyCase anomaly_cases[] = {
      1,
      {0, 0, 0, 1, 0},
      0, 0, 0},
+    {"duplicate only: a retried batch, the client told the retry's offset",
+     {OK_AT(1, 0), OK_AT(2, 2), OK_AT(3, 3)},
+     3,
+     {LEADER(1, 4, 4, 1, 2, 2, 3)},
+     1,
+     {0, 1, 0, 0, 0},
+     0, 0, 0},
+    {"duplicate and misplaced: no copy where the client was told",
+     {OK_AT(1, 0), OK_AT(2, 5)},
+     2,
+     {LEADER(1, 3, 3, 1, 2, 2)},
+     1,
+     {0, 1, 0, 1, 0},
+     0, 0, 0},
     {"outcomes: failed, unknown, pending and acks=0",
      {OK_AT(1, 0),
       {2, HISTORY_FAIL, -1, KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER},
@@ -832,6 +846,124 @@ test_checker_kip101_leader_epoch_clean(void **state)
     fixture_free(f);
 }
 
+/* ---- records retention deleted ---- */
+
+typedef struct {
+    const char *name;
+    gint32 deleter;       /* broker whose retention deleted offsets 0..1 */
+    gboolean deleter_led; /* it led the partition then */
+    guint64 deleted[2];   /* the values the deleted segment held at 0 and 1 */
+    gint64 log_start;     /* the committed log's (broker 1) start: 2, or 0 to cover them */
+    guint64 expired, lost;
+} ExpiryCase;
+
+static const ExpiryCase expiry_cases[] = {
+    {"the committed log's own deletion", 1, TRUE, {1, 2}, 2, 2, 0},
+    {"the leader of the time, another broker", 2, TRUE, {1, 2}, 2, 2, 0},
+    {"a follower's deletion proves nothing", 2, FALSE, {1, 2}, 2, 0, 2},
+    {"truncated before: not in the deleted segment", 1, TRUE, {8, 9}, 2, 0, 2},
+    {"one held, one truncated before", 1, TRUE, {1, 9}, 2, 1, 1},
+    {"the committed log still covers the offsets", 2, TRUE, {1, 2}, 0, 0, 2},
+};
+
+/* Sends 1, 2 (offsets 0, 1) and 3 (offset 2); the committed log (broker 1)
+ * holds 3 at offset 2 (and, starting at 0, other values at 0 and 1). */
+static History *
+expiry_history(const ExpiryCase *c)
+{
+    History *h = history_make();
+    for (guint64 v = 1; v <= 3; v++)
+        answer(h, send(h, (gint64)v, PROCESS, v), (gint64)v + 1, HISTORY_OK, (gint64)v - 1, 0);
+    HistoryEvent event = {0};
+    event.time_ns = MS(50);
+    event.kind = HISTORY_EVENT_RETENTION;
+    event.broker = c->deleter;
+    event.partition = 0;
+    event.offset = 0;
+    event.offset_end = 2;
+    event.hw = 3;
+    event.isr = c->deleter_led ? isr_of_mask(h, 0x6) : 0;
+    event.text = (char *)"retention deleted segment 0";
+    GArray *records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+    for (guint i = 0; i < 2; i++) {
+        HistoryRecord record = {(gint64)i, c->deleted[i]};
+        g_array_append_val(records, record);
+    }
+    history_event_with_records(h, &event, records);
+    HistoryReplica replica = {0};
+    replica.broker = 1;
+    replica.is_leader = TRUE;
+    replica.online = TRUE;
+    replica.log_start = c->log_start;
+    replica.leo = 3;
+    replica.hw = 3;
+    replica.records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+    for (gint64 offset = c->log_start; offset < 3; offset++) {
+        HistoryRecord record = {offset, offset == 2 ? 3 : 70 + (guint64)offset};
+        g_array_append_val(replica.records, record);
+    }
+    history_add_replica(h, &replica);
+    return h;
+}
+
+static void
+test_checker_expired_by_retention(void **state)
+{
+    /* Goal: only a qualifying deletion that held the value, below the committed log's start, expires it. */
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(expiry_cases); i++) {
+        const ExpiryCase *c = &expiry_cases[i];
+        History *h = expiry_history(c);
+        CheckerResult *result = checker_run(h, NULL);
+        checker_result_check_invariants(result);
+        const CheckerCounts *counts = checker_result_counts(result);
+        if (counts->expired != c->expired || counts->anomalies[CHECKER_LOST_WRITE] != c->lost)
+            fail_msg("%s: expired %" G_GUINT64_FORMAT ", lost %" G_GUINT64_FORMAT, c->name,
+                     counts->expired, counts->anomalies[CHECKER_LOST_WRITE]);
+        assert_int_equal(counts->acked_committed, 1);
+        assert_int_equal(checker_result_expired_examples(result)->len, c->expired);
+        checker_result_free(result);
+        history_free(h);
+    }
+}
+
+static void
+test_checker_explains_expiry(void **state)
+{
+    /* Goal: an expired record's explanation names the deletion, its broker and the log start. */
+    (void)state;
+    History *h = expiry_history(&expiry_cases[1]);
+    CheckerResult *result = checker_run(h, NULL);
+    const CheckerExample *example =
+        &g_array_index(checker_result_expired_examples(result), CheckerExample, 0);
+    assert_int_equal(example->broker, 2);
+    assert_int_equal(example->offset, 0);
+    assert_int_equal(example->offset_other, 2);
+    Explainer *explainer = explain_new(result);
+    GPtrArray *chain = explain_expired(explainer, example);
+    assert_mentions(chain, "retention deleted segment 0 — removing offset 0, which held value 1");
+    assert_mentions(chain, "starts at offset 2");
+    assert_mentions(chain, "expired, not lost");
+    g_ptr_array_free(chain, TRUE);
+    explain_free(explainer);
+    checker_result_free(result);
+    history_free(h);
+
+    /* A record truncated before retention deleted its offset stays lost; its
+     * chain tells the deletion too. */
+    h = expiry_history(&expiry_cases[3]);
+    result = checker_run(h, NULL);
+    explainer = explain_new(result);
+    const CheckerExample *lost =
+        &g_array_index(checker_result_examples(result, CHECKER_LOST_WRITE), CheckerExample, 0);
+    chain = explain_example(explainer, lost);
+    assert_mentions(chain, "retention deleted segment 0 — removing offset 0");
+    g_ptr_array_free(chain, TRUE);
+    explain_free(explainer);
+    checker_result_free(result);
+    history_free(h);
+}
+
 int
 main(void)
 {
@@ -848,6 +980,8 @@ main(void)
         cmocka_unit_test(test_checker_explains_every_anomaly),
         cmocka_unit_test(test_checker_explains_kip101_loss),
         cmocka_unit_test(test_checker_kip101_leader_epoch_clean),
+        cmocka_unit_test(test_checker_expired_by_retention),
+        cmocka_unit_test(test_checker_explains_expiry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -468,6 +468,130 @@ test_checker_consumer_history_groups(void **state)
     history_free(h);
 }
 
+/* ---- resets ---- */
+
+#define RESET_RECORDS 10
+
+typedef struct {
+    const char *name;
+    gboolean retention;   /* a leader's retention deleted offsets 0..4 before the reset */
+    gint64 reset_to;      /* 5: earliest (the log start), 8: latest (the HW then) */
+    guint64 poll_skip, lost, reset_skipped;
+} ResetCase;
+
+static const ResetCase reset_cases[] = {
+    {"earliest after retention", TRUE, 5, 0, 0, 3},
+    {"latest after retention: records in the log skipped too", TRUE, 8, 0, 0, 6},
+    {"latest with no deletion recorded: judged as before", FALSE, 8, 1, 3, 0},
+};
+
+/* Ten records at offsets 0..9; member A reads 0 and 1, then its fetch at 2
+ * is answered OFFSET_OUT_OF_RANGE (log start 5) and it resets to reset_to,
+ * reads to the end and commits 10. The committed log starts at 5. */
+static History *
+reset_history(const ResetCase *c)
+{
+    History *h = history_new();
+    history_topic(h, "t");
+    history_set_process_name(h, MEMBER_A, "consumer-a");
+    history_set_process_group(h, MEMBER_A, "g");
+    for (gint64 i = 0; i < RESET_RECORDS; i++) {
+        guint64 op = history_invoke(h, MS(i), HISTORY_FN_SEND, PRODUCER, 0, 0, 0, value_at(i));
+        history_complete(h, op, MS(i) + 500000, HISTORY_OK, 0, i, 0);
+    }
+    assign(h, 100, MEMBER_A, 0);
+    gint64 ms = consume(h, 101, MEMBER_A, 0, 2);
+    if (c->retention) {
+        HistoryEvent event = {0};
+        event.time_ns = MS(ms);
+        event.kind = HISTORY_EVENT_RETENTION;
+        event.broker = 1;
+        event.offset = 0;
+        event.offset_end = 5;
+        event.hw = RESET_RECORDS;
+        event.isr = history_isr_intern(h, (const gint32[]){1}, 1);
+        event.text = (char *)"broker 1's retention deleted segment 0";
+        GArray *records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+        for (gint64 i = 0; i < 5; i++) {
+            HistoryRecord record = {i, value_at(i)};
+            g_array_append_val(records, record);
+        }
+        history_event_with_records(h, &event, records);
+    }
+    guint64 reset = history_invoke(h, MS(ms + 1), HISTORY_FN_RESET, MEMBER_A, 0, 0, 5, 2);
+    history_complete(h, reset, MS(ms + 1), HISTORY_OK, -1, c->reset_to, 1);
+    ms = consume(h, ms + 2, MEMBER_A, c->reset_to, RESET_RECORDS);
+    commit(h, ms, ms + 1, MEMBER_A, RESET_RECORDS, HISTORY_OK);
+    HistoryReplica replica = {0};
+    replica.broker = 1;
+    replica.is_leader = TRUE;
+    replica.online = TRUE;
+    replica.log_start = 5;
+    replica.leo = RESET_RECORDS;
+    replica.hw = RESET_RECORDS;
+    replica.records = g_array_new(FALSE, TRUE, sizeof(HistoryRecord));
+    for (gint64 i = 5; i < RESET_RECORDS; i++) {
+        HistoryRecord record = {i, value_at(i)};
+        g_array_append_val(replica.records, record);
+    }
+    history_add_replica(h, &replica);
+    return h;
+}
+
+static void
+test_checker_consumer_reset_by_retention(void **state)
+{
+    /* Goal: a reset past what retention deleted is counted apart, not as a skip or a loss. */
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(reset_cases); i++) {
+        const ResetCase *rc = &reset_cases[i];
+        Checked c = check_of(reset_history(rc));
+        const ConsumerCounts *counts = group_g(&c);
+        if (counts->anomalies[CONSUMER_POLL_SKIP] != rc->poll_skip ||
+            counts->anomalies[CONSUMER_LOST_CONSUMPTION] != rc->lost ||
+            counts->reset_skipped != rc->reset_skipped)
+            fail_msg("%s: poll_skip %" G_GUINT64_FORMAT ", lost %" G_GUINT64_FORMAT
+                     ", reset_skipped %" G_GUINT64_FORMAT,
+                     rc->name, counts->anomalies[CONSUMER_POLL_SKIP],
+                     counts->anomalies[CONSUMER_LOST_CONSUMPTION], counts->reset_skipped);
+        assert_int_equal(counts->resets, 1);
+        assert_int_equal(counts->anomalies[CONSUMER_NONMONOTONIC_POLL], 0);
+        const ConsumerGroupResult *g = checker_consumer_find_group(c.check, "g");
+        assert_int_equal(g->reset_examples->len, rc->retention ? 1 : 0);
+        if (rc->retention) {
+            const ConsumerExample *e = &g_array_index(g->reset_examples, ConsumerExample, 0);
+            assert_int_equal(e->offset_other, 2);
+            assert_int_equal(e->offset, rc->reset_to);
+            assert_int_equal(e->value, 5);
+            GPtrArray *chain = explain_consumer_reset(c.check, e);
+            g_autoptr(GString) all = g_string_new(NULL);
+            for (guint k = 0; k < chain->len; k++)
+                g_string_append_printf(all, "%s | ", (char *)g_ptr_array_index(chain, k));
+            assert_non_null(strstr(all->str, "retention deleted segment 0"));
+            assert_non_null(strstr(all->str, "OFFSET_OUT_OF_RANGE"));
+            assert_non_null(strstr(all->str, "skipped by the reset"));
+            g_ptr_array_free(chain, TRUE);
+        }
+        checked_free(&c);
+    }
+}
+
+static void
+test_checker_consumer_reset_failure_counted(void **state)
+{
+    /* Goal: a FAILed reset (auto.offset.reset=none) counts as a reset failure, not a reset. */
+    (void)state;
+    History *h = history_make();
+    assign(h, 100, MEMBER_A, 0);
+    consume(h, 101, MEMBER_A, 0, 2);
+    guint64 reset = history_invoke(h, MS(200), HISTORY_FN_RESET, MEMBER_A, 0, 0, 0, 2);
+    history_complete(h, reset, MS(200), HISTORY_FAIL, -1, -1, 1);
+    Checked c = check_of(h);
+    assert_int_equal(group_g(&c)->reset_failures, 1);
+    assert_int_equal(group_g(&c)->resets, 0);
+    checked_free(&c);
+}
+
 int
 main(void)
 {
@@ -484,6 +608,8 @@ main(void)
         cmocka_unit_test(test_checker_consumer_skip_needs_committed),
         cmocka_unit_test(test_checker_consumer_example_cap),
         cmocka_unit_test(test_checker_consumer_history_groups),
+        cmocka_unit_test(test_checker_consumer_reset_by_retention),
+        cmocka_unit_test(test_checker_consumer_reset_failure_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,8 @@
 #include "config_fixture.h"
 #include "consumer.h"
 #include "history.h"
+#include "kafka_error.h"
+#include "plog.h"
 #include "producer.h"
 #include "sim_net.h"
 #include "sim_world.h"
@@ -60,8 +62,11 @@ run_for(Fixture *f, gint64 ns)
     sim_world_run_until(f->world, sim_now_ns(f->world) + ns);
 }
 
+/* A cluster whose topic has `topic` settings (NULL: the brokers'), and
+ * brokers checking retention every `retention_check_ms` (0: Kafka's default). */
 static Fixture *
-fixture_new(guint64 seed, guint partitions, gint16 acks)
+fixture_new_with(guint64 seed, guint partitions, gint16 acks, const TopicConfig *topic,
+                 gint64 retention_check_ms)
 {
     Fixture *f = g_new0(Fixture, 1);
     f->world = sim_world_new(seed);
@@ -71,12 +76,14 @@ fixture_new(guint64 seed, guint partitions, gint16 acks)
     cluster_config.broker.replica_lag_time_max_ms = 1000;
     cluster_config.broker.zookeeper_session_timeout_ms = 6000;
     cluster_config.broker.replica_high_watermark_checkpoint_interval_ms = 1000;
+    if (retention_check_ms > 0)
+        cluster_config.broker.log_retention_check_interval_ms = retention_check_ms;
     f->cluster = cluster_new(f->world, &cluster_config, f->history);
     f->acked = g_array_new(FALSE, FALSE, sizeof(ProducerResult));
     f->poll_sizes = g_array_new(FALSE, FALSE, sizeof(guint));
     sim_world_set_after_event(f->world, check_after_event, f);
     GError *error = NULL;
-    assert_true(cluster_create_topic(f->cluster, TOPIC, partitions, 3, NULL, &error));
+    assert_true(cluster_create_topic(f->cluster, TOPIC, partitions, 3, topic, &error));
     assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
     run_for(f, 1 * SIM_NS_PER_S);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
@@ -88,6 +95,12 @@ fixture_new(guint64 seed, guint partitions, gint16 acks)
                                f->history);
     run_for(f, 1 * SIM_NS_PER_S);
     return f;
+}
+
+static Fixture *
+fixture_new(guint64 seed, guint partitions, gint16 acks)
+{
+    return fixture_new_with(seed, partitions, acks, NULL, 0);
 }
 
 static void
@@ -350,6 +363,87 @@ test_consumer_auto_offset_reset(void **unused)
         ConsumerStats stats;
         consumer_stats(f->consumer, &stats);
         assert_int_equal(stats.reset_errors, cases[c].reset_errors);
+        fixture_free(f);
+    }
+}
+
+/* The consumer's RESET ops, in history order. */
+static GArray *
+resets_of(const Fixture *f)
+{
+    const HistoryOpArray *ops = history_ops(f->history);
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(HistoryOp));
+    for (guint i = 0; i < ops->len; i++) {
+        const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->fn == HISTORY_FN_RESET && op->process == CONSUMER_PROCESS)
+            g_array_append_val(out, *op);
+    }
+    return out;
+}
+
+/* A consumer paused while retention deletes the segment of its position:
+ * its next fetch gets OFFSET_OUT_OF_RANGE and auto.offset.reset applies —
+ * earliest moves to the log start, latest to the high watermark, none
+ * raises to the application, whose loop stops. */
+static void
+test_consumer_resets_below_log_start(void **unused)
+{
+    (void)unused;
+    static const struct {
+        ConsumerOffsetReset reset;
+        HistoryType outcome;
+        gboolean to_log_start; /* else to the HW */
+    } cases[] = {
+        {CONSUMER_RESET_EARLIEST, HISTORY_OK, TRUE},
+        {CONSUMER_RESET_LATEST, HISTORY_OK, FALSE},
+        {CONSUMER_RESET_NONE, HISTORY_FAIL, FALSE},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        TopicConfig topic = {.min_insync_replicas = 1};
+        kconfig_bind_log_defaults(&topic.log);
+        topic.log.segment_bytes = 1024;
+        topic.log.retention_ms = 2000;
+        Fixture *f = fixture_new_with(16, 1, 1, &topic, 500);
+        ConsumerConfig config;
+        kconfig_bind_consumer_defaults(&config);
+        config.auto_offset_reset = cases[c].reset;
+        start_consumer(f, &config, 1);
+        consumer_seek(f->consumer, TOPIC, 0, 0);
+        send_many(f, 20, 1);
+        run_for(f, 1 * SIM_NS_PER_S);
+        assert_seen_exactly(f, HISTORY_FN_POLL, 0, 0, 20);
+        sim_node_pause(f->world, consumer_node(f->consumer));
+        for (int i = 0; i < 10; i++) {
+            send_many(f, 10, 1);
+            run_for(f, 500 * SIM_NS_PER_MS);
+        }
+        Plog *log = broker_partition_log(cluster_broker(f->cluster, cluster_leader(f->cluster, TOPIC, 0)),
+                                         TOPIC, 0);
+        gint64 log_start = plog_log_start_offset(log);
+        assert_true(log_start > 20);
+        sim_node_resume(f->world, consumer_node(f->consumer));
+        run_for(f, 1 * SIM_NS_PER_S);
+        g_autoptr(GArray) resets = resets_of(f);
+        assert_int_equal(resets->len, 1);
+        const HistoryOp *reset = &g_array_index(resets, HistoryOp, 0);
+        assert_int_equal(reset->type, cases[c].outcome);
+        assert_int_equal(reset->value, 20);
+        assert_int_equal(reset->error, KAFKA_ERROR_OFFSET_OUT_OF_RANGE);
+        ConsumerStats stats;
+        consumer_stats(f->consumer, &stats);
+        g_autoptr(GArray) polls = seen(f, HISTORY_FN_POLL, 0);
+        if (cases[c].outcome == HISTORY_FAIL) {
+            assert_int_equal(reset->offset, -1);
+            assert_int_equal(stats.reset_errors, 1);
+            assert_int_equal(stats.app_failures, 1);
+            assert_int_equal(polls->len, 20);
+        } else if (cases[c].to_log_start) {
+            assert_int_equal(reset->offset, log_start);
+            assert_int_equal(g_array_index(polls, SeenRecord, 20).offset, log_start);
+        } else {
+            assert_int_equal(reset->offset, 120);
+            assert_int_equal(polls->len, 20);
+        }
         fixture_free(f);
     }
 }
@@ -649,6 +743,7 @@ main(void)
         cmocka_unit_test(test_consumer_never_returns_above_hw),
         cmocka_unit_test(test_consumer_max_poll_records_bounds_polls),
         cmocka_unit_test(test_consumer_auto_offset_reset),
+        cmocka_unit_test(test_consumer_resets_below_log_start),
         cmocka_unit_test(test_consumer_continues_after_leader_crash),
         cmocka_unit_test(test_consumer_commit_before_processing_skips_on_crash),
         cmocka_unit_test(test_consumer_process_then_commit_repeats_on_crash),

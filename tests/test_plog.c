@@ -694,6 +694,41 @@ test_plog_retention_by_bytes(void **state)
 }
 
 static void
+test_plog_retention_notes_deleted_segments(void **state)
+{
+    /* Goal: each deleted segment is noted oldest first with its offsets, the
+     * pass that deleted it, and its batches as stored. */
+    Fixture *fx = *state;
+    gint64 batch_bytes = PLOG_BATCH_OVERHEAD_BYTES + 100;
+    fx->config.segment_bytes = 2 * batch_bytes;
+    fx->config.retention_ms = 1000;
+    fx->config.retention_bytes = batch_bytes;
+    fx_open(fx);
+    for (int i = 0; i < 9; i++)
+        append(fx, 1, 100, i);
+    g_autoptr(GArray) deleted = plog_deleted_segments_new();
+    /* At 1004, [0, 2) and [2, 4) are old (timestamps 1 and 3 at most); then
+     * by size [4, 6) and [6, 8) go, leaving the active segment's one batch. */
+    assert_int_equal(plog_apply_retention_noting(fx->log, 1004, G_MAXINT64, deleted), 4);
+    assert_int_equal(deleted->len, 4);
+    static const PlogRetentionCause causes[] = {PLOG_RETENTION_TIME, PLOG_RETENTION_TIME,
+                                                PLOG_RETENTION_SIZE, PLOG_RETENTION_SIZE};
+    for (guint i = 0; i < deleted->len; i++) {
+        const PlogDeletedSegment *note = &g_array_index(deleted, PlogDeletedSegment, i);
+        assert_int_equal(note->info.base_offset, 2 * (gint64)i);
+        assert_int_equal(note->info.next_offset, 2 * (gint64)i + 2);
+        assert_int_equal(note->cause, causes[i]);
+        assert_int_equal(note->now_ms, 1004);
+        assert_true(note->readable);
+        assert_int_equal(note->encoded->len, note->info.file_bytes);
+        PlogBatchHeader header;
+        assert_true(plog_batch_header_decode(note->encoded->data, note->encoded->len, &header));
+        assert_int_equal(header.base_offset, 2 * (gint64)i);
+    }
+    assert_int_equal(plog_log_start_offset(fx->log), 8);
+}
+
+static void
 test_plog_flush_advances_recovery_point(void **state)
 {
     /* Goal: a flush completes after the fsync latency and then moves the
@@ -958,6 +993,7 @@ main(void)
         TEST(test_plog_read_all_encoded_from_log_start),
         TEST(test_plog_encoded_equals_in_chunks),
         TEST(test_plog_retention_by_bytes),
+        TEST(test_plog_retention_notes_deleted_segments),
         TEST(test_plog_flush_advances_recovery_point),
         TEST(test_plog_truncate_fully_and_start_at),
         TEST(test_plog_epoch_cache_follows_log),

@@ -1,7 +1,8 @@
 /*
  * replica: the replica manager's partition table and role changes (Kafka's
  * ReplicaManager.becomeLeaderOrFollower with Partition.makeLeader and
- * makeFollower), and the log retention it runs. The other concerns live in
+ * makeFollower), and the log retention it runs (each deleted segment, with
+ * the records it held, goes into the history). The other concerns live in
  * their own files (replica.h lists them).
  *
  * Invariants (replica_check_invariants, which also runs each file's own):
@@ -273,16 +274,94 @@ replica_handle_leader_and_isr(BrokerState *state, KLeaderAndIsrRequest *request)
     }
 }
 
+/* The data records (HistoryRecord) of a deleted segment's batches as
+ * stored, in offset order; control batches (transaction markers) hold none.
+ * A batch that does not verify ends the walk: what the disk gave back is
+ * all that is known to have been deleted. (transfer full) */
+static GArray *
+deleted_records_decode(const GByteArray *encoded)
+{
+    GArray *records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+    g_autoptr(GArray) values = g_array_new(FALSE, FALSE, sizeof(guint64));
+    gsize at = 0;
+    while (at < encoded->len) {
+        PlogBatchHeader header;
+        gsize left = encoded->len - at;
+        if (!plog_batch_header_decode(encoded->data + at, left, &header))
+            break;
+        gsize len = (gsize)plog_batch_header_encoded_bytes(&header);
+        if (len > left || !plog_batch_verify(encoded->data + at, len, &header))
+            break;
+        if ((header.attributes & PLOG_BATCH_CONTROL) == 0) {
+            g_array_set_size(values, (guint)header.record_count);
+            guint64 *value = (guint64 *)(gpointer)values->data;
+            if (!plog_batch_decode_values(encoded->data + at, len, &header, value))
+                break;
+            for (gint32 r = 0; r < header.record_count; r++) {
+                HistoryRecord record = {header.base_offset + r, value[r]};
+                g_array_append_val(records, record);
+            }
+        }
+        at += len;
+    }
+    return records;
+}
+
+/* Records in the history that retention deleted one segment of `p`, with
+ * the records it held, so the checker can tell a record retention deleted
+ * from one that was lost. */
+static void
+retention_record(BrokerState *state, const Partition *p, const PlogDeletedSegment *deleted)
+{
+    Broker *broker = state->broker;
+    const PlogSegmentInfo *info = &deleted->info;
+    HistoryEvent event = {0};
+    event.time_ns = sim_now_ns(broker->world);
+    event.kind = HISTORY_EVENT_RETENTION;
+    event.broker = broker->config.broker_id;
+    event.topic = history_topic(broker->history, p->tp.topic);
+    event.partition = p->tp.partition;
+    event.leader_epoch = p->leader_epoch;
+    event.offset = info->base_offset;
+    event.offset_end = info->next_offset;
+    event.hw = p->hw;
+    event.isr = p->is_leader ? history_isr_intern(broker->history, p->isr, p->n_isr) : 0;
+    event.acks = deleted->cause == PLOG_RETENTION_TIME ? 0 : 1;
+    g_autofree char *why = NULL;
+    if (deleted->cause == PLOG_RETENTION_TIME)
+        why = g_strdup_printf("its newest record was %.3f s old, beyond retention.ms %" G_GINT64_FORMAT,
+                              (deleted->now_ms - info->max_timestamp_ms) / 1e3,
+                              p->config.log.retention_ms);
+    else
+        why = g_strdup_printf("the log was above retention.bytes %" G_GINT64_FORMAT,
+                              p->config.log.retention_bytes);
+    event.text = g_strdup_printf(
+        "broker %d's retention deleted segment %020" G_GINT64_FORMAT " of %s (offsets %" G_GINT64_FORMAT
+        "..%" G_GINT64_FORMAT ", below its HW %" G_GINT64_FORMAT "): %s",
+        broker->config.broker_id, info->base_offset, p->name, info->base_offset,
+        info->next_offset - 1, p->hw, why);
+    GArray *records =
+        deleted->readable ? deleted_records_decode(deleted->encoded)
+                          : g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
+    history_event_with_records(broker->history, &event, records);
+    g_free(event.text);
+}
+
 /* Kafka's LogManager deletes old segments every
  * log.retention.check.interval.ms. */
 static void
 replica_apply_retention(BrokerState *state)
 {
     gint64 now_ms = broker_now_ms(state->broker);
+    g_autoptr(GArray) deleted = plog_deleted_segments_new();
     for (guint i = 0; i < state->partitions_sorted->len; i++) {
         Partition *p = g_ptr_array_index(state->partitions_sorted, i);
         /* Only what every replica has committed may go: below the HW. */
-        plog_apply_retention_below(p->log, now_ms, p->hw);
+        g_array_set_size(deleted, 0);
+        plog_apply_retention_noting(p->log, now_ms, p->hw,
+                                    state->broker->history != NULL ? deleted : NULL);
+        for (guint d = 0; d < deleted->len; d++)
+            retention_record(state, p, &g_array_index(deleted, PlogDeletedSegment, d));
     }
 }
 

@@ -112,6 +112,12 @@ read_partition(BrokerState *state, const KFetchRequest *request, const KFetchPar
     out->error = check_fetch_epoch(p, entry->current_leader_epoch);
     gint64 leo = plog_log_end_offset(p->log);
     gint64 log_start = plog_log_start_offset(p->log);
+    /* As Kafka's Partition.fetchRecords and UnifiedLog.read (3.x), for a
+     * follower and a consumer alike: an offset below the log start (which
+     * retention moved past it) or above the LEO is OFFSET_OUT_OF_RANGE, and
+     * the answer carries the log start and HW the consumer resets to. A
+     * delayed fetch is read again when it completes, so a segment deleted
+     * while it waited is answered the same way. */
     if (out->error == KAFKA_ERROR_NONE && (entry->fetch_offset > leo || entry->fetch_offset < log_start))
         out->error = KAFKA_ERROR_OFFSET_OUT_OF_RANGE;
     if (out->error == KAFKA_ERROR_NONE && update_follower && request->replica_id >= 0)

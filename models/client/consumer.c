@@ -24,7 +24,10 @@
  *   no position ──probe fetch at 0──▶ position ──fetch──▶ buffered ──poll──▶ position+n
  *                                       │  ▲                 │
  *                                       │  └──seek───────────┘
+ *                                       ├──OFFSET_OUT_OF_RANGE, earliest/latest──▶ position
+ *                                       │      (a RESET op records the jump)
  *                                       └──OFFSET_OUT_OF_RANGE, reset=none──▶ stopped
+ *                                              (the next poll raises: the loop ends)
  *
  * Group membership (subscribe mode; `group_state`, and the function that
  * performs each transition):
@@ -56,6 +59,9 @@
  *     a group state other than UNJOINED; heartbeats run only while STABLE
  *     (or PREPARING, still a member of its generation).
  *  8. Every commit in flight has exactly one coordinator request.
+ *  9. Once the application's poll raised (app_failed: auto.offset.reset=none),
+ *     its loop has ended: no poll timer, no poll waiting, no raise pending,
+ *     nothing being processed.
  */
 #include "consumer.h"
 
@@ -461,6 +467,30 @@ consumer_position(const Consumer *consumer, const char *topic, gint32 partition)
 }
 
 void
+consumer_seek(Consumer *consumer, const char *topic, gint32 partition, gint64 offset)
+{
+    ConsumerState *state = consumer->state;
+    KSIM_ASSERT(state != NULL);
+    KSIM_ASSERT(offset >= 0);
+    KTopicPartition tp;
+    memset(&tp, 0, sizeof tp);
+    ktp_set(&tp, topic, partition);
+    CPartition *p = consumer_partition_find(state, &tp);
+    KSIM_ASSERT(p != NULL);
+    /* As Kafka's seek: records fetched for the old position are dropped, and
+     * an answer to a fetch in flight no longer matches the position. */
+    for (guint i = state->buffer->len; i-- > 0;) {
+        if (ktp_equal(&g_array_index(state->buffer, ConsumerRecord, i).tp, &tp))
+            g_array_remove_index(state->buffer, i);
+    }
+    p->buffered = 0;
+    p->position = offset;
+    p->stopped = FALSE;
+    consumer_record_assign(state, p);
+    consumer_run(state);
+}
+
+void
 consumer_start_polling(Consumer *consumer, const SimDist *poll_interval, const SimDist *processing,
                        ConsumerPollCb poll_cb, void *user_data)
 {
@@ -559,5 +589,10 @@ consumer_check_invariants(const Consumer *consumer)
                   sim_timer_pending(world, state->processing_timer)));
     if (state->processing->len > 0)
         KSIM_ASSERT(sim_timer_pending(world, state->processing_timer) || state->app_commit != NULL);
+    if (state->app_failed) {
+        KSIM_ASSERT(!sim_timer_pending(world, state->poll_timer));
+        KSIM_ASSERT(!state->poll_waiting && !state->raise_pending);
+        KSIM_ASSERT(state->processing->len == 0);
+    }
     check_group(state);
 }

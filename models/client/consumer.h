@@ -26,10 +26,14 @@
  *
  * Errors. NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, the leader epoch
  * errors, disconnects and request timeouts refresh the metadata and retry the
- * partition after retry.backoff.ms. OFFSET_OUT_OF_RANGE applies
+ * partition after retry.backoff.ms. OFFSET_OUT_OF_RANGE (a position below
+ * the log start, which retention moved past it, or above the LEO) applies
  * auto.offset.reset: earliest moves to the log start, latest to the high
  * watermark (what Kafka's ListOffsets(LATEST) answers a read_uncommitted
- * consumer), none stops the partition and counts a reset error.
+ * consumer), and a HISTORY_FN_RESET op records the jump; none stops the
+ * partition, counts a reset error, records a FAILed RESET op, and makes the
+ * next poll raise to the application, whose loop ends there (a restart of
+ * the process starts it again).
  *
  * Initial position without ListOffsets. A partition with no position (just
  * assigned, without a committed offset) is fetched at offset 0 as a probe;
@@ -160,6 +164,7 @@ typedef struct {
     guint64 metadata_requests;
     guint64 offset_resets;     /* positions set by auto.offset.reset */
     guint64 reset_errors;      /* partitions stopped by auto.offset.reset=none */
+    guint64 app_failures;      /* polls that raised to the application, ending its loop */
     guint64 coordinator_lookups; /* FindCoordinator requests */
     guint64 joins;             /* JoinGroup requests */
     guint64 rebalances;        /* assignments received (SyncGroup answers) */
@@ -204,6 +209,10 @@ void consumer_unsubscribe(Consumer *consumer);
 /* commitSync() / commitAsync() of the positions of every assigned partition,
  * as the loop's own commits; `done_cb` (may be NULL) is called with the
  * outcome. Only for a running, subscribed consumer. */
+/* Kafka's seek(): the next fetch of assigned partition `partition` of
+ * `topic` starts at `offset` (>= 0); its buffered records are dropped, and
+ * an ASSIGN op records the new position. The consumer must be running. */
+void consumer_seek(Consumer *consumer, const char *topic, gint32 partition, gint64 offset);
 void consumer_commit_sync(Consumer *consumer, ConsumerCommitCb done_cb, void *user_data);
 void consumer_commit_async(Consumer *consumer, ConsumerCommitCb done_cb, void *user_data);
 /* The member id the coordinator gave ("" when none, or crashed). (transfer none) */

@@ -287,12 +287,38 @@ consumer_record_assign(ConsumerState *state, const CPartition *p)
                    p->history_topic, p->tp.partition, p->position, 0, 0);
 }
 
-/* auto.offset.reset with the bounds a fetch answer carried. */
+/* Records the reset of a position the member had (`from`), which the
+ * leader answered OFFSET_OUT_OF_RANGE: OK with the new position, or FAIL
+ * when auto.offset.reset=none raises instead; without a position before
+ * (NoOffsetForPartitionException), `from` is HISTORY_RESET_NO_POSITION. */
+static void
+record_reset(ConsumerState *state, const CPartition *p, gint64 from,
+             const KFetchPartitionResponse *data)
+{
+    Consumer *consumer = state->consumer;
+    guint64 value = from >= 0 ? (guint64)from : HISTORY_RESET_NO_POSITION;
+    guint64 key = (guint64)MAX(data->log_start_offset, 0);
+    gint64 now = consumer_now(state);
+    guint64 op = history_invoke(consumer->history, now, HISTORY_FN_RESET, consumer->process,
+                                p->history_topic, p->tp.partition, key, value);
+    gboolean reset = p->position >= 0;
+    history_complete(consumer->history, op, now, reset ? HISTORY_OK : HISTORY_FAIL, -1,
+                     reset ? p->position : -1, KAFKA_ERROR_OFFSET_OUT_OF_RANGE);
+}
+
+/* auto.offset.reset with the bounds a fetch answer carried, as Kafka's
+ * FetchCollector and SubscriptionState do (3.x): earliest and latest reset
+ * the position (Kafka asks ListOffsets; the answer carries the same log
+ * start offset and, for read_uncommitted, high watermark); none raises
+ * OffsetOutOfRangeException to the application from its poll (or, for a
+ * partition without a committed offset, NoOffsetForPartitionException),
+ * which ends the application's loop (consumer_poll.c). */
 static void
 partition_reset(ConsumerState *state, CPartition *p, const KFetchPartitionResponse *data)
 {
     Consumer *consumer = state->consumer;
-    gboolean initial = p->position < 0;
+    gint64 from = p->position;
+    gboolean initial = from < 0;
     switch (consumer->config.auto_offset_reset) {
     case CONSUMER_RESET_EARLIEST:
         p->position = data->log_start_offset;
@@ -304,14 +330,18 @@ partition_reset(ConsumerState *state, CPartition *p, const KFetchPartitionRespon
         p->position = -1;
         p->stopped = TRUE;
         consumer->stats.reset_errors++;
+        state->raise_pending = TRUE;
+        record_reset(state, p, from, data);
         return;
     }
     KSIM_ASSERT(p->position >= 0);
     consumer->stats.offset_resets++;
     /* A reset of a position the member had (out of range) is not a new
-     * assignment: the checker judges the jump. */
+     * assignment: a RESET op tells the checker of the jump and its cause. */
     if (initial)
         consumer_record_assign(state, p);
+    else
+        record_reset(state, p, from, data);
 }
 
 /* Transactions (Kafka's Fetcher): control batches (markers) are never
@@ -459,7 +489,7 @@ consumer_handle_fetch_response(ConsumerState *state, SimNodeId from, const KFetc
         }
     }
     consumer_fetch_free(fetch);
-    if (added > 0 && state->poll_waiting) {
+    if ((added > 0 || state->raise_pending) && state->poll_waiting) {
         state->poll_waiting = FALSE;
         consumer_poll_schedule(state, 0);
     }

@@ -115,6 +115,12 @@ typedef struct {
     SimTimerId poll_timer;
     SimTimerId processing_timer;
     gboolean poll_waiting;
+    /* auto.offset.reset=none found a partition without a valid position:
+     * the next poll raises to the application (Kafka's
+     * OffsetOutOfRangeException / NoOffsetForPartitionException), which
+     * ends the loop (app_failed). */
+    gboolean raise_pending;
+    gboolean app_failed;
     GArray *processing; /* ConsumerRecord of the poll being processed */
     guint processed;    /* of them, those processed already (in order) */
     GArray *topic_counts; /* CTopicCount of every topic in the latest metadata, by name */

@@ -137,6 +137,16 @@ poll_fire(SimWorld *world, void *ctx, void *arg)
     ConsumerState *state = consumer->state;
     (void)arg;
     state->poll_timer = SIM_EVENT_ID_NONE;
+    if (state->raise_pending) {
+        /* poll() throws (auto.offset.reset=none); the application does not
+         * catch it and its loop ends: no more polls, so max.poll.interval.ms
+         * takes a group member out of its group. */
+        state->raise_pending = FALSE;
+        state->app_failed = TRUE;
+        state->poll_waiting = FALSE;
+        consumer->stats.app_failures++;
+        return;
+    }
     /* In poll() again: max.poll.interval.ms starts over when it returns. */
     sim_timer_cancel(world, state->poll_timeout_timer);
     if (!consumer_group_poll(state, consumer_now(state)) || state->buffer->len == 0) {

@@ -11,6 +11,8 @@
  *  4. ISR sets are unique and sorted: set i's members are
  *     isr_members[isr_starts[i] .. isr_starts[i + 1]), strictly increasing;
  *     set 0 is the empty set; `isr_ids` maps each set's bytes to its id + 1.
+ *  5. `event_records` names events in strictly increasing order, each a
+ *     HISTORY_EVENT_RETENTION event, with its records in offset order.
  */
 #include "history.h"
 
@@ -37,11 +39,25 @@ struct History {
     gint64 ops_end_ns; /* the latest invocation or completion; -1: none */
     SimArrayRoom ops_room;
     GArray *keys;       /* guint64 per op, from the first op with a key; NULL: none yet */
+    GArray *event_records; /* EventRecords by event index; NULL until the first */
     guint violations;
     GArray *isr_members;   /* gint32, the members of every ISR set in id order */
     GArray *isr_starts;    /* guint32 per set + 1: where each set's members begin */
     GHashTable *isr_ids;   /* GBytes of the sorted members -> id + 1; looked up only */
 };
+
+/* The records that came with one event (history_event_with_records). */
+typedef struct {
+    guint event;
+    GArray *records; /* HistoryRecord (owned reference) */
+} EventRecords;
+
+static void
+event_records_clear(gpointer data)
+{
+    EventRecords *entry = data;
+    g_array_unref(entry->records);
+}
 
 static void
 event_clear(gpointer data)
@@ -92,6 +108,8 @@ history_free(History *history)
     if (history->keys != NULL)
         g_array_free(history->keys, TRUE);
     g_array_free(history->events, TRUE);
+    if (history->event_records != NULL)
+        g_array_free(history->event_records, TRUE);
     g_array_free(history->replicas, TRUE);
     g_hash_table_destroy(history->topic_ids);
     g_hash_table_destroy(history->isr_ids);
@@ -313,6 +331,40 @@ history_event(History *history, const HistoryEvent *event)
     if (copy.kind == HISTORY_EVENT_VIOLATION)
         history->violations++;
     g_array_append_val(history->events, copy);
+}
+
+void
+history_event_with_records(History *history, const HistoryEvent *event, GArray *records)
+{
+    KSIM_ASSERT(event->kind == HISTORY_EVENT_RETENTION);
+    KSIM_ASSERT(records != NULL);
+    if (history->event_records == NULL) {
+        history->event_records = g_array_new(FALSE, FALSE, sizeof(EventRecords));
+        g_array_set_clear_func(history->event_records, event_records_clear);
+    }
+    EventRecords entry = {history->events->len, records};
+    history_event(history, event);
+    g_array_append_val(history->event_records, entry);
+}
+
+const GArray *
+history_event_records(const History *history, guint index)
+{
+    const GArray *all = history->event_records;
+    if (all == NULL)
+        return NULL;
+    guint low = 0, high = all->len;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        guint event = g_array_index(all, EventRecords, middle).event;
+        if (event == index)
+            return g_array_index(all, EventRecords, middle).records;
+        if (event < index)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return NULL;
 }
 
 const GArray *

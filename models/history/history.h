@@ -34,6 +34,12 @@ typedef enum {
     HISTORY_FN_COMMIT,   /* commit an offset */
     HISTORY_FN_ASSIGN,   /* consume: a member's position in a partition was set at the
                           * start of an assignment (one-step; offset = the position) */
+    HISTORY_FN_RESET,    /* consume: the leader answered a fetch at the member's position
+                          * with OFFSET_OUT_OF_RANGE (one-step; value = that position,
+                          * key = the log start offset the answer carried, error =
+                          * OFFSET_OUT_OF_RANGE). OK: auto.offset.reset moved the
+                          * position to `offset`; FAIL (auto.offset.reset=none): the
+                          * error was raised to the application, offset -1 */
     /* Transactions (a producer with transactional.id). `value` is the
      * transaction's number in its producer's life (1, 2, ...; 0 for INIT);
      * topic, partition, key are 0 / -1; completions OK, FAIL (with the
@@ -46,6 +52,10 @@ typedef enum {
                              * partition, offset = the next offset to read, value = the
                              * transaction's number */
 } HistoryFn;
+
+/* HISTORY_FN_RESET's value for a partition that had no position (no
+ * committed offset, auto.offset.reset=none). */
+#define HISTORY_RESET_NO_POSITION G_MAXUINT64
 
 /* Which transaction a send belongs to costs nothing to record: a
  * transactional producer's send belongs to the transaction whose TXN_BEGIN
@@ -95,6 +105,13 @@ typedef enum {
     HISTORY_EVENT_SESSION,       /* a broker's coordination session expired / re-registered */
     HISTORY_EVENT_TXN_RESUMED,   /* a new transaction coordinator resumed a transaction left
                                   * prepared (markers sent again) */
+    HISTORY_EVENT_RETENTION,     /* a replica's retention deleted one segment: offset ..
+                                  * offset_end its offsets, hw the replica's HW then (the
+                                  * segment lay below it), leader_epoch the replica's,
+                                  * isr the ISR set when the replica led (never empty
+                                  * then), else 0; acks: 0 deleted by retention.ms, 1 by
+                                  * retention.bytes; the records it held come with it
+                                  * (history_event_records) */
 } HistoryEventKind;
 
 /* A cluster event. Fields not meaningful for a kind are -1 or 0; `text` is a
@@ -210,6 +227,13 @@ guint32 history_isr_intern(History *history, const gint32 *isr, guint n_isr);
 guint history_isr_members(const History *history, guint32 isr, const gint32 **members);
 /* TRUE when broker `broker_id` is a member of ISR set `isr`. */
 gboolean history_isr_contains(const History *history, guint32 isr, gint32 broker_id);
+/* Adds a HISTORY_EVENT_RETENTION event with the data records (HistoryRecord,
+ * in offset order) of the segment it deleted; takes over the caller's
+ * reference to `records`. */
+void history_event_with_records(History *history, const HistoryEvent *event, GArray *records);
+/* The records that came with event `index` of history_events, or NULL
+ * (transfer none). */
+const GArray *history_event_records(const History *history, guint index);
 const GArray *history_events(const History *history); /* HistoryEvent */
 guint history_violation_count(const History *history);
 

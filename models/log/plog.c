@@ -23,7 +23,7 @@
  *   (disk) --plog_open: recover segments, cut tails, rebuild state--> OPEN
  *   OPEN --plog_append / _as_follower (roll if needed)--> LEO grows
  *   OPEN --plog_truncate_to / plog_truncate_fully_and_start_at--> LEO shrinks or jumps
- *   OPEN --plog_apply_retention--> log start offset grows
+ *   OPEN --plog_apply_retention (_below, _noting)--> log start offset grows
  *   OPEN --plog_flush ... flush_done_cb--> recovery point grows
  *   OPEN --plog_free (crash) / plog_close--> (memory freed; disk stays)
  *
@@ -876,6 +876,13 @@ plog_truncate_fully_and_start_at(Plog *log, gint64 offset)
 
 /* ---- retention ---- */
 
+static void
+deleted_segment_clear(gpointer data)
+{
+    PlogDeletedSegment *note = data;
+    g_byte_array_unref(note->encoded);
+}
+
 /* How many of the oldest segments (never the active one, none ending above
  * `offset_max`) are more than retention_ms old. */
 static guint
@@ -912,12 +919,30 @@ count_oversize(const Plog *log, gint64 offset_max)
     return n;
 }
 
+/* Notes segment i (about to be deleted) in `deleted`: its extent and its
+ * batches as stored, read before its files go. */
 static void
-delete_oldest(Plog *log, guint count)
+deleted_note(const Plog *log, guint i, PlogRetentionCause cause, gint64 now_ms, GArray *deleted)
+{
+    const PlogSegment *segment = segment_at(log, i);
+    PlogDeletedSegment note = {0};
+    plog_segment_info(log, i, &note.info);
+    note.cause = cause;
+    note.now_ms = now_ms;
+    note.encoded = g_byte_array_new();
+    note.readable = plog_segment_read_rest(segment, 0, note.encoded);
+    g_array_append_val(deleted, note);
+}
+
+static void
+delete_oldest(Plog *log, guint count, PlogRetentionCause cause, gint64 now_ms, GArray *deleted)
 {
     KSIM_ASSERT(count < log->segments->len);
-    for (guint i = 0; i < count; i++)
+    for (guint i = 0; i < count; i++) {
+        if (deleted != NULL)
+            deleted_note(log, i, cause, now_ms, deleted);
         plog_segment_delete(segment_at(log, i));
+    }
     g_ptr_array_remove_range(log->segments, 0, count);
 }
 
@@ -938,22 +963,36 @@ after_retention(Plog *log)
 }
 
 guint
-plog_apply_retention_below(Plog *log, gint64 now_ms, gint64 offset_max)
+plog_apply_retention_noting(Plog *log, gint64 now_ms, gint64 offset_max, GArray *deleted)
 {
-    guint deleted = 0;
+    guint count = 0;
     /* Kafka's two passes, in its order: by time, then by size. */
     if (log->config.retention_ms >= 0) {
         guint n = count_expired(log, now_ms, offset_max);
-        delete_oldest(log, n);
-        deleted += n;
+        delete_oldest(log, n, PLOG_RETENTION_TIME, now_ms, deleted);
+        count += n;
     }
     if (log->config.retention_bytes >= 0) {
         guint n = count_oversize(log, offset_max);
-        delete_oldest(log, n);
-        deleted += n;
+        delete_oldest(log, n, PLOG_RETENTION_SIZE, now_ms, deleted);
+        count += n;
     }
-    if (deleted > 0)
+    if (count > 0)
         after_retention(log);
+    return count;
+}
+
+guint
+plog_apply_retention_below(Plog *log, gint64 now_ms, gint64 offset_max)
+{
+    return plog_apply_retention_noting(log, now_ms, offset_max, NULL);
+}
+
+GArray *
+plog_deleted_segments_new(void)
+{
+    GArray *deleted = g_array_new(FALSE, TRUE, sizeof(PlogDeletedSegment));
+    g_array_set_clear_func(deleted, deleted_segment_clear);
     return deleted;
 }
 

@@ -194,6 +194,30 @@ guint plog_apply_retention(Plog *log, gint64 now_ms);
  * broker passes its high watermark, as Kafka does). */
 guint plog_apply_retention_below(Plog *log, gint64 now_ms, gint64 offset_max);
 
+/* Which of Kafka's retention passes deleted a segment. */
+typedef enum {
+    PLOG_RETENTION_TIME = 0, /* deleteRetentionMsBreachedSegments: retention_ms */
+    PLOG_RETENTION_SIZE,     /* deleteRetentionSizeBreachedSegments: retention_bytes */
+} PlogRetentionCause;
+
+/* One segment retention deleted, noted before its files went, so that a
+ * caller can tell what was deleted (a broker records it in the run's
+ * history). */
+typedef struct {
+    PlogSegmentInfo info;    /* as plog_segment_info gave it before the deletion */
+    PlogRetentionCause cause;
+    gint64 now_ms;           /* the clock the retention check was given */
+    gboolean readable;       /* `encoded` holds the whole .log file */
+    GByteArray *encoded;     /* the segment's batches as stored (owned) */
+} PlogDeletedSegment;
+
+/* An empty GArray of PlogDeletedSegment that frees each entry's bytes.
+ * (transfer full) */
+GArray *plog_deleted_segments_new(void);
+/* plog_apply_retention_below, appending each deleted segment, oldest first,
+ * to `deleted` (from plog_deleted_segments_new; NULL: noted nowhere). */
+guint plog_apply_retention_noting(Plog *log, gint64 now_ms, gint64 offset_max, GArray *deleted);
+
 /* Leader-epoch cache (plog_epoch.h). assign: `epoch` starts at
  * `start_offset` (in [log start, LEO]), as plog_epoch_cache_assign decides;
  * the checkpoint is rewritten when the cache changes. Returns TRUE then. */
