@@ -22,16 +22,6 @@ scenario_producer_free(gpointer data)
     g_free(producer);
 }
 
-static gboolean
-has_unit(const char *text)
-{
-    for (const char *p = text; *p != '\0'; p++) {
-        if (g_ascii_isalpha(*p))
-            return TRUE;
-    }
-    return FALSE;
-}
-
 /* NULL, or why `text` is not ON,OFF. (transfer full) */
 static char *
 parse_burst(const char *text, gint64 *on_ns, gint64 *off_ns)
@@ -41,12 +31,12 @@ parse_burst(const char *text, gint64 *on_ns, gint64 *off_ns)
     gboolean ok = g_strv_length(parts) == 2;
     for (guint i = 0; ok && i < 2; i++) {
         const char *part = g_strstrip(parts[i]);
-        ok = has_unit(part) && sim_parse_duration_ns(part, 1, outs[i], NULL) && *outs[i] > 0;
+        ok = kconfig_parse_time_ns(part, outs[i], NULL) && *outs[i] > 0;
     }
     if (ok)
         return NULL;
     return g_strdup_printf("'%s' is not ON,OFF: two positive durations with units, "
-                           "e.g. 100ms,900ms",
+                           "each at most 100000h, e.g. 100ms,900ms",
                            text);
 }
 
