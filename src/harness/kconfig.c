@@ -823,7 +823,8 @@ size_bytes(const KConfigKey *key, const char *value, gint64 *bytes, GError **err
     if (parse_integer(value, bytes))
         return TRUE;
     if (is_bare_number(value))
-        return bad_value(error, key, value, "is not a whole number of bytes (with a unit, it may be)");
+        return bad_value(error, key, value,
+                         "is not a whole number of bytes (with a unit, it may be)");
     g_autoptr(GError) local = NULL;
     if (!sim_parse_bytes(value, bytes, &local))
         return bad_value_because(error, key, local->message);
