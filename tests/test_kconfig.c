@@ -368,6 +368,12 @@ static const SetCase set_cases[] = {
      "from 1 to 360000000"},
     {KCONFIG_SCOPE_PRODUCER, "batch.size", "1e3", FALSE, "not a whole number of bytes"},
     {KCONFIG_SCOPE_PRODUCER, "batch.size", "1.5KiB", TRUE, NULL},
+    /* The producer keeps transactional.id in a 63-character field. */
+    {KCONFIG_SCOPE_PRODUCER, "transactional.id",
+     "reports::::::::::::::::::::::::::::::::::::::::::::::::::::::::-app", FALSE,
+     "is too long; expected text of at most 63 characters"},
+    {KCONFIG_SCOPE_PRODUCER, "transactional.id",
+     "payments-app-00000000000000000000000000000000000000000000000000", TRUE, NULL},
 };
 
 /* kconfig_set validates type, range and choices, names the key, and leaves

@@ -134,6 +134,14 @@ test_scenario_plan_refuses_unrunnable_values(void **state)
         {"[cluster]\ndisk.fsync.latency = 100000h\n[topic t]\n[fault slow]\nat = 1s\n"
          "action = disk-slow\ntarget = broker:1\nfactor = 1000\n",
          "[fault slow] factor: 1000 times the slowest disk.fsync.latency is above 100000h"},
+        /* Found by fuzz_simulate: the producer keeps a 63-character id. */
+        {"[topic t]\n[producer p]\ntransactional.id = "
+         "reports::::::::::::::::::::::::::::::::::::::::::::::::::::::::-app\n",
+         "[producer p] transactional.id: "},
+        {"[topic t]\n[topic out]\n[consumer-group "
+         "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg]\ntopics = t\n"
+         "pipeline.output = out\nexactly.once = true\n",
+         "exactly.once: the members' transactional ids"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         gboolean has_topic = strstr(cases[i].lines, "[topic t]") != NULL;

@@ -277,7 +277,9 @@ static const KConfigKey REGISTRY[] = {
     KEY("partitioner.class", PRODUCER, ENUM, NULL, .choices = PARTITIONER_CHOICES,
         .doc = "Keyless records: null or sticky (Kafka 2.4+), round-robin (the study notes)."),
     KEY("client.id", PRODUCER, STRING, "", .doc = "A name for the producer in logs."),
-    KEY("transactional.id", PRODUCER, STRING, NULL,
+    /* At most 63 characters: the producer keeps it in a fixed field
+     * (PRODUCER_TRANSACTIONAL_ID_MAX, models/client/producer_config.h). */
+    KEY("transactional.id", PRODUCER, STRING, NULL, RANGE(0, 63),
         .doc = "Enables transactions (requires idempotence)."),
     KEY("transaction.timeout.ms", PRODUCER, DURATION, "60000", RANGE(0, I32), IN_MS,
         .doc = "The coordinator aborts a transaction open this long."),
@@ -685,6 +687,8 @@ kconfig_describe_form(const KConfigKey *key)
         break;
     case KCONFIG_TYPE_STRING:
         g_string_append(out, "text");
+        if (key->max > 0)
+            g_string_append_printf(out, " of at most %" G_GINT64_FORMAT " characters", key->max);
         break;
     case KCONFIG_TYPE_ENUM:
         g_string_append(out, "one of: ");
@@ -961,6 +965,9 @@ check_typed(const KConfigKey *key, const char *value, GError **error)
             return bad_value(error, key, value, "is not a boolean");
         return TRUE;
     case KCONFIG_TYPE_STRING:
+        /* A positive max bounds the length (a model's fixed field). */
+        if (key->max > 0 && (gint64)strlen(value) > key->max)
+            return bad_value(error, key, value, "is too long");
         return TRUE;
     case KCONFIG_TYPE_ENUM:
         if (kconfig_choice_canonical(key, value) == NULL)

@@ -117,7 +117,8 @@ typedef struct {
     KConfigType type;
     const char *default_value; /* as text; NULL is Kafka's null */
     /* INT, LONG, DURATION (in the key's unit, or ns when unit_ns is 0), SIZE,
-     * DOUBLE: the inclusive range of accepted values. */
+     * DOUBLE: the inclusive range of accepted values. STRING: a positive max
+     * is the longest value in bytes (0: any length). */
     gint64 min;
     gint64 max;
     gint64 unit_ns;               /* DURATION: what a bare number counts; 0: unit required */
