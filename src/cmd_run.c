@@ -1,6 +1,8 @@
 /*
  * `ksim run SCENARIO [--seed N] [--out DIR] [--set KEY=VALUE ...] [--trace]
- *  [--paranoid]`: runs every variant of a scenario with one seed, prints the
+ *  [--paranoid] [--check] [--force]`: runs every variant of a scenario with one
+ * seed (unless a run's estimated size is over run_estimate's limits and
+ * --force is not given; --check only validates, as `ksim check`), prints the
  * settings first, then a compact result table and where the report is. With
  * --paranoid (or the scenario's `paranoid = true`) every module's invariants
  * are checked after every event (runner_paranoid.h). Exit status: 0 when
@@ -12,6 +14,7 @@
 #include "ksim_version.h"
 #include "report.h"
 #include "run_core.h"
+#include "run_estimate.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -27,18 +30,21 @@ typedef struct {
     char **sets;
     gboolean trace;
     gboolean paranoid;
+    gboolean check; /* --check: only what `ksim check` does */
+    gboolean force; /* --force: run even over the size estimate's limits */
     char **rest;
 } RunOptions;
 
+/* A seed as the scenario's `seed` key takes it: a decimal integer from 0 to
+ * G_MAXINT64, without a sign or white space, refused rather than wrapped. */
 static gboolean
 parse_seed(const char *value, RunOptions *options, GError **error)
 {
-    char *end = NULL;
-    errno = 0;
-    guint64 seed = g_ascii_strtoull(value, &end, 10);
-    if (end == value || *end != '\0' || errno != 0 || value[0] == '-') {
+    guint64 seed = 0;
+    if (!g_ascii_string_to_unsigned(value, 10, 0, G_MAXINT64, &seed, NULL)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--seed: '%s' is not a non-negative integer", value);
+                    "--seed: '%s' is not a non-negative integer up to %" G_GINT64_FORMAT, value,
+                    G_MAXINT64);
         return FALSE;
     }
     options->seed = (gint64)seed;
@@ -62,6 +68,10 @@ parse_run_options(int *argc, char ***argv, RunOptions *options)
         {"paranoid", 0, 0, G_OPTION_ARG_NONE, &options->paranoid,
          "check every invariant after every event; a violation stops the run (exit status 3)",
          NULL},
+        {"check", 0, 0, G_OPTION_ARG_NONE, &options->check,
+         "validate the scenario and list its runs without running them (as ksim check)", NULL},
+        {"force", 0, 0, G_OPTION_ARG_NONE, &options->force,
+         "run even when a run's estimated memory or events are over the limits", NULL},
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->rest, NULL,
          "SCENARIO"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -217,7 +227,11 @@ int
 cmd_run(int argc, char **argv)
 {
     RunOptions options = {0};
-    int status = parse_run_options(&argc, &argv, &options) ? run_scenario(&options) : 2;
+    int status = 2;
+    if (parse_run_options(&argc, &argv, &options))
+        status = options.check ? cmd_check_scenario(options.rest[0], options.sets, options.force,
+                                                    "ksim run")
+                               : run_scenario(&options);
     options_clear(&options);
     return status;
 }
@@ -229,6 +243,11 @@ run_scenario(RunOptions *options_in)
     GError *error = NULL;
     g_autoptr(Scenario) scenario = run_core_load(options.rest[0], options.sets, &error);
     if (scenario == NULL) {
+        fprintf(stderr, "ksim run: %s\n", error->message);
+        g_error_free(error);
+        return 2;
+    }
+    if (!options.force && !run_estimate_check(scenario, options.rest[0], &error)) {
         fprintf(stderr, "ksim run: %s\n", error->message);
         g_error_free(error);
         return 2;

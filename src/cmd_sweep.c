@@ -1,6 +1,6 @@
 /*
  * `ksim sweep SCENARIO --seeds A..B [--jobs N] [--shard K/N] [--out DIR]
- *  [--set KEY=VALUE ...] [--paranoid-sample PERCENT | --paranoid]`: runs a
+ *  [--set KEY=VALUE ...] [--paranoid-sample PERCENT | --paranoid] [--force]`: runs a
  * scenario over many seeds in worker processes and lists the failing seeds,
  * each with the command that replays it.
  * `ksim sweep --merge DIR... --out DIR` merges shard results into one sweep.
@@ -24,6 +24,7 @@
 #include "ksim_version.h"
 #include "outfile.h"
 #include "run_core.h"
+#include "run_estimate.h"
 #include "runner_paranoid.h"
 
 #include <errno.h>
@@ -47,6 +48,7 @@ typedef struct {
     gboolean merge;
     gint paranoid_sample; /* percent of the seeds checked after every event */
     gboolean paranoid;    /* all of them */
+    gboolean force;       /* run seeds even over the size estimate's limits */
     char **rest;
     guint64 first, last;
     guint shard_index, shard_count;
@@ -59,31 +61,37 @@ typedef struct {
     char *line;        /* the JSON line */
 } SeedResult;
 
+/* A seed as the scenario's `seed` key takes it: a decimal integer from 0 to
+ * G_MAXINT64, no sign, no wrap-around. So `seed += shards` never overflows. */
+static gboolean
+parse_seed_number(const char *text, guint64 *out)
+{
+    return g_ascii_string_to_unsigned(text, 10, 0, G_MAXINT64, out, NULL);
+}
+
 static gboolean
 parse_range(const char *text, guint64 *first, guint64 *last)
 {
     g_auto(GStrv) parts = g_strsplit(text, "..", 2);
     if (g_strv_length(parts) != 2)
         return FALSE;
-    char *end = NULL;
-    *first = g_ascii_strtoull(parts[0], &end, 10);
-    if (end == parts[0] || *end != '\0' || parts[0][0] == '-')
-        return FALSE;
-    *last = g_ascii_strtoull(parts[1], &end, 10);
-    if (end == parts[1] || *end != '\0' || parts[1][0] == '-')
+    if (!parse_seed_number(parts[0], first) || !parse_seed_number(parts[1], last))
         return FALSE;
     return *first <= *last;
 }
 
+/* K/N, each a decimal integer from 1 to G_MAXUINT32 without a sign. */
 static gboolean
 parse_shard(const char *text, guint *index, guint *count)
 {
-    unsigned k = 0, n = 0;
-    char tail;
-    if (sscanf(text, "%u/%u%c", &k, &n, &tail) != 2 || n == 0 || k == 0 || k > n)
+    g_auto(GStrv) parts = g_strsplit(text, "/", -1);
+    guint64 k = 0, n = 0;
+    if (g_strv_length(parts) != 2 ||
+        !g_ascii_string_to_unsigned(parts[0], 10, 1, G_MAXUINT32, &k, NULL) ||
+        !g_ascii_string_to_unsigned(parts[1], 10, 1, G_MAXUINT32, &n, NULL) || k > n)
         return FALSE;
-    *index = k - 1;
-    *count = n;
+    *index = (guint)(k - 1);
+    *count = (guint)n;
     return TRUE;
 }
 
@@ -102,16 +110,19 @@ check_options(SweepOptions *o)
         return FALSE;
     }
     if (o->seeds_text == NULL || !parse_range(o->seeds_text, &o->first, &o->last)) {
-        fprintf(stderr, "ksim sweep: --seeds takes a range A..B with A <= B, e.g. 1..100 "
-                        "(got '%s')\n",
+        fprintf(stderr,
+                "ksim sweep: --seeds takes a range A..B of seeds from 0 to %" G_GINT64_FORMAT
+                " with A <= B, e.g. 1..100 (got '%s')\n",
+                G_MAXINT64,
                 o->seeds_text != NULL ? o->seeds_text : "");
         return FALSE;
     }
     o->shard_index = 0;
     o->shard_count = 1;
     if (o->shard_text != NULL && !parse_shard(o->shard_text, &o->shard_index, &o->shard_count)) {
-        fprintf(stderr, "ksim sweep: --shard takes K/N with 1 <= K <= N, e.g. 2/8 (got '%s')\n",
-                o->shard_text);
+        fprintf(stderr,
+                "ksim sweep: --shard takes K/N with 1 <= K <= N <= %u, e.g. 2/8 (got '%s')\n",
+                G_MAXUINT32, o->shard_text);
         return FALSE;
     }
     if (o->paranoid)
@@ -153,6 +164,8 @@ parse_sweep_options(int *argc, char ***argv, SweepOptions *o)
          "PERCENT"},
         {"paranoid", 0, 0, G_OPTION_ARG_NONE, &o->paranoid,
          "check every seed (--paranoid-sample 100)", NULL},
+        {"force", 0, 0, G_OPTION_ARG_NONE, &o->force,
+         "run even when a run's estimated memory or events are over the limits", NULL},
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->rest, NULL,
          "SCENARIO | DIR..."},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -590,7 +603,7 @@ sweep(SweepOptions *o)
 {
     GError *error = NULL;
     g_autoptr(Scenario) scenario = run_core_load(o->rest[0], o->sets, &error);
-    if (scenario == NULL) {
+    if (scenario == NULL || (!o->force && !run_estimate_check(scenario, o->rest[0], &error))) {
         fprintf(stderr, "ksim sweep: %s\n", error->message);
         g_error_free(error);
         return 2;

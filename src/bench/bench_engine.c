@@ -242,6 +242,10 @@ bench_engine(int argc, char **argv)
     };
     if (!bench_parse_options(&argc, &argv, "engine", entries))
         return 2;
+    if (steps_arg < 1) {
+        fprintf(stderr, "ksim bench engine: --steps must be positive\n");
+        return 2;
+    }
     static const guint sizes[] = {100, 10000, 1000000};
     g_autofree gint64 *increments = make_increments();
     JsonBuilder *builder = json_builder_new();

@@ -286,7 +286,9 @@ static const KConfigKey REGISTRY[] = {
     KEY("partitioner.class", PRODUCER, ENUM, NULL, .choices = PARTITIONER_CHOICES,
         .doc = "Keyless records: null or sticky (Kafka 2.4+), round-robin (the study notes)."),
     KEY("client.id", PRODUCER, STRING, "", .doc = "A name for the producer in logs."),
-    KEY("transactional.id", PRODUCER, STRING, NULL,
+    /* At most 63 characters: the producer keeps it in a fixed field
+     * (PRODUCER_TRANSACTIONAL_ID_MAX, models/client/producer_config.h). */
+    KEY("transactional.id", PRODUCER, STRING, NULL, RANGE(0, 63),
         .doc = "Enables transactions (requires idempotence)."),
     KEY("transaction.timeout.ms", PRODUCER, DURATION, "60000", RANGE(0, I32), IN_MS,
         .doc = "The coordinator aborts a transaction open this long."),
@@ -621,6 +623,52 @@ append_range(GString *out, const KConfigKey *key, gint64 type_max)
                                key->max);
 }
 
+/* Kafka's "never" for a duration: Long.MAX_VALUE in the key's unit. */
+#define NEVER_TEXT "9223372036854775807"
+/* KCONFIG_TIME_NS_MAX as a user writes it. */
+#define TIME_MAX_TEXT "100000h"
+
+/* TRUE when `key` takes Kafka's Long.MAX_VALUE as "never": its default (or
+ * the default it falls back on or overrides) is that value, and the models
+ * read it as never. Any other key's value must be a time a run represents. */
+static gboolean
+never_allowed(const KConfigKey *key)
+{
+    for (guint hop = 0; key != NULL && hop < RESOLVE_HOPS_MAX; hop++) {
+        if (key->default_value != NULL)
+            return strcmp(key->default_value, NEVER_TEXT) == 0;
+        const char *next = key->fallback != NULL ? key->fallback : key->overrides;
+        key = next != NULL ? kconfig_lookup(next, KCONFIG_SCOPE_BROKER) : NULL;
+    }
+    return FALSE;
+}
+
+/* The largest count a DURATION key accepts (in its unit, ns for ksim's own
+ * keys) other than "never": the registry's maximum, capped so the value is
+ * at most KCONFIG_TIME_NS_MAX. */
+static gint64
+duration_count_max(const KConfigKey *key)
+{
+    KSIM_ASSERT(key->type == KCONFIG_TYPE_DURATION);
+    gint64 unit_ns = key->unit_ns != 0 ? key->unit_ns : 1;
+    return MIN(key->max, KCONFIG_TIME_NS_MAX / unit_ns);
+}
+
+static void
+append_duration_form(GString *out, const KConfigKey *key)
+{
+    const char *with_unit = "a duration with a unit (ns, us, ms, s, m, h), e.g. 30s";
+    if (key->unit_ns == 0) {
+        g_string_append_printf(out, "%s, of at most %s", with_unit, TIME_MAX_TEXT);
+        return;
+    }
+    g_string_append_printf(out, "a number of %s from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                           unit_name(key->unit_ns), key->min, duration_count_max(key));
+    if (never_allowed(key))
+        g_string_append(out, " or " NEVER_TEXT " (never)");
+    g_string_append_printf(out, ", or %s", with_unit);
+}
+
 static void
 append_choices(GString *out, const KConfigChoice *choices)
 {
@@ -648,6 +696,8 @@ kconfig_describe_form(const KConfigKey *key)
         break;
     case KCONFIG_TYPE_STRING:
         g_string_append(out, "text");
+        if (key->max > 0)
+            g_string_append_printf(out, " of at most %" G_GINT64_FORMAT " characters", key->max);
         break;
     case KCONFIG_TYPE_ENUM:
         g_string_append(out, "one of: ");
@@ -661,13 +711,7 @@ kconfig_describe_form(const KConfigKey *key)
         }
         break;
     case KCONFIG_TYPE_DURATION:
-        if (key->unit_ns == 0) {
-            g_string_append(out, "a duration with a unit (ns, us, ms, s, m, h), e.g. 30s");
-            break;
-        }
-        g_string_append_printf(out, "a number of %s", unit_name(key->unit_ns));
-        append_range(out, key, I64);
-        g_string_append(out, ", or a duration with a unit (ns, us, ms, s, m, h), e.g. 30s");
+        append_duration_form(out, key);
         break;
     case KCONFIG_TYPE_SIZE:
         g_string_append(out, "a number of bytes");
@@ -677,10 +721,13 @@ kconfig_describe_form(const KConfigKey *key)
     case KCONFIG_TYPE_TIME_DIST:
         g_string_append(out, "a distribution of durations: 2ms, const:2ms, uniform:1ms..3ms, "
                              "exp:1ms+2ms, normal:5ms,1ms, lognormal:2ms,0.5 or pareto:1ms,1.5");
+        g_string_append_printf(out, ", each time with a unit and at most %s", TIME_MAX_TEXT);
         break;
     case KCONFIG_TYPE_SIZE_DIST:
         g_string_append(out, "a distribution of sizes in bytes: 100, const:100, uniform:10..1KiB, "
                              "exp:100+50, normal:100,10, lognormal:100,0.5 or pareto:100,1.5");
+        g_string_append_printf(out, ", each size at most %" G_GINT64_FORMAT " bytes",
+                               KCONFIG_SIZE_DIST_MAX);
         break;
     }
     return g_string_free(out, FALSE);
@@ -688,12 +735,23 @@ kconfig_describe_form(const KConfigKey *key)
 
 /* ---- Value checks ---- */
 
+char *
+kconfig_echo(const char *text)
+{
+    KSIM_ASSERT(text != NULL);
+    if (!g_utf8_validate(text, -1, NULL) || g_utf8_strlen(text, -1) <= KCONFIG_ECHO_CHARS_MAX)
+        return g_strdup(text);
+    g_autofree char *start = g_utf8_substring(text, 0, KCONFIG_ECHO_CHARS_MAX);
+    return g_strconcat(start, "\xE2\x80\xA6", NULL); /* … */
+}
+
 static gboolean
 bad_value(GError **error, const KConfigKey *key, const char *value, const char *why)
 {
     g_autofree char *form = kconfig_describe_form(key);
+    g_autofree char *shown = kconfig_echo(value);
     g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_BAD_VALUE, "'%s' %s; expected %s",
-                value, why, form);
+                shown, why, form);
     return FALSE;
 }
 
@@ -721,23 +779,36 @@ check_range(const KConfigKey *key, const char *value, gint64 number, GError **er
     return TRUE;
 }
 
+/* TRUE when `text` is a number and nothing more: no unit follows it. */
 static gboolean
-has_alpha(const char *text)
+is_bare_number(const char *text)
 {
-    for (const char *p = text; *p != '\0'; p++) {
-        if (g_ascii_isalpha(*p))
-            return TRUE;
-    }
-    return FALSE;
+    char *end = NULL;
+    g_ascii_strtod(text, &end);
+    return end != text && *end == '\0';
+}
+
+/* A duration's range is the registry's, capped at KCONFIG_TIME_NS_MAX; Kafka's
+ * "never" stays allowed where the key means it (see never_allowed). */
+static gboolean
+check_duration_range(const KConfigKey *key, const char *value, gint64 count, GError **error)
+{
+    if (count == G_MAXINT64 && never_allowed(key))
+        return TRUE;
+    if (count < key->min || count > duration_count_max(key))
+        return bad_value(error, key, value, "is out of range");
+    return TRUE;
 }
 
 /* A duration's count in the key's unit (ns for ksim's own keys). */
 static gboolean
 duration_count(const KConfigKey *key, const char *value, gint64 *count, GError **error)
 {
-    if (!has_alpha(value)) {
+    if (is_bare_number(value)) {
+        if (key->unit_ns == 0 && g_ascii_strtod(value, NULL) != 0.0)
+            return bad_value(error, key, value, "needs a unit");
         if (!parse_integer(value, count))
-            return bad_value(error, key, value, "is not a whole number");
+            return bad_value(error, key, value, "is not a whole number (with a unit, it may be)");
         if (key->unit_ns == 0 && *count != 0)
             return bad_value(error, key, value, "needs a unit");
         return TRUE;
@@ -764,6 +835,9 @@ size_bytes(const KConfigKey *key, const char *value, gint64 *bytes, GError **err
 {
     if (parse_integer(value, bytes))
         return TRUE;
+    if (is_bare_number(value))
+        return bad_value(error, key, value,
+                         "is not a whole number of bytes (with a unit, it may be)");
     g_autoptr(GError) local = NULL;
     if (!sim_parse_bytes(value, bytes, &local))
         return bad_value_because(error, key, local->message);
@@ -783,12 +857,29 @@ check_dist_units(const KConfigKey *key, const char *value, GError **error)
         g_auto(GStrv) parts = g_strsplit(pieces[i], "..", -1);
         for (guint j = 0; parts[j] != NULL; j++) {
             const char *part = g_strstrip(parts[j]);
-            if (!has_alpha(part) && g_ascii_strtod(part, NULL) != 0.0)
+            if (is_bare_number(part) && g_ascii_strtod(part, NULL) != 0.0)
                 return bad_value(error, key, value, "has a time without a unit");
             if (first_only)
                 return TRUE;
         }
     }
+    return TRUE;
+}
+
+/* Every value of the distribution a sample can reach must be one a run
+ * represents: a constant and a uniform range are sampled as written (the
+ * heavy-tailed kinds are capped at a day by sim_dist_sample). Lognormal's
+ * sigma and Pareto's shape are plain numbers, not times or sizes. */
+static gboolean
+check_dist_bounds(const KConfigKey *key, const char *value, const SimDist *dist, GError **error)
+{
+    gboolean time = key->type == KCONFIG_TYPE_TIME_DIST;
+    double max = time ? (double)KCONFIG_TIME_NS_MAX : (double)KCONFIG_SIZE_DIST_MAX;
+    gboolean b_plain = dist->kind == SIM_DIST_LOGNORMAL || dist->kind == SIM_DIST_PARETO;
+    if (dist->a > max || (!b_plain && dist->b > max))
+        return bad_value(error, key, value,
+                         time ? "has a time above " TIME_MAX_TEXT
+                              : "has a size above 2147483647 bytes");
     return TRUE;
 }
 
@@ -800,8 +891,26 @@ check_dist(const KConfigKey *key, const char *value, GError **error)
     gboolean time = key->type == KCONFIG_TYPE_TIME_DIST;
     if (!sim_dist_parse(value, time, &dist, &local))
         return bad_value_because(error, key, local->message);
-    if (time)
-        return check_dist_units(key, value, error);
+    if (time && !check_dist_units(key, value, error))
+        return FALSE;
+    return check_dist_bounds(key, value, &dist, error);
+}
+
+gboolean
+kconfig_parse_time_ns(const char *text, gint64 *out_ns, GError **error)
+{
+    KSIM_ASSERT(text != NULL);
+    KSIM_ASSERT(out_ns != NULL);
+    /* The [scenario] duration key stands for every ksim duration. */
+    const KConfigKey *key = kconfig_lookup("duration", KCONFIG_SCOPE_SCENARIO);
+    KSIM_ASSERT(key != NULL && key->unit_ns == 0);
+    g_autofree char *trimmed = g_strstrip(g_strdup(text));
+    gint64 ns = 0;
+    if (!duration_count(key, trimmed, &ns, error))
+        return FALSE;
+    if (ns < 0 || ns > KCONFIG_TIME_NS_MAX)
+        return bad_value(error, key, trimmed, "is out of range");
+    *out_ns = ns;
     return TRUE;
 }
 
@@ -865,6 +974,9 @@ check_typed(const KConfigKey *key, const char *value, GError **error)
             return bad_value(error, key, value, "is not a boolean");
         return TRUE;
     case KCONFIG_TYPE_STRING:
+        /* A positive max bounds the length (a model's fixed field). */
+        if (key->max > 0 && (gint64)strlen(value) > key->max)
+            return bad_value(error, key, value, "is too long");
         return TRUE;
     case KCONFIG_TYPE_ENUM:
         if (kconfig_choice_canonical(key, value) == NULL)
@@ -873,7 +985,8 @@ check_typed(const KConfigKey *key, const char *value, GError **error)
     case KCONFIG_TYPE_LIST:
         return check_list(key, value, error);
     case KCONFIG_TYPE_DURATION:
-        return duration_count(key, value, &number, error) && check_range(key, value, number, error);
+        return duration_count(key, value, &number, error) &&
+               check_duration_range(key, value, number, error);
     case KCONFIG_TYPE_SIZE:
         return size_bytes(key, value, &number, error) && check_range(key, value, number, error);
     case KCONFIG_TYPE_TIME_DIST:
@@ -1015,17 +1128,18 @@ static void
 set_unknown_key_error(const KConfig *cfg, const char *name, GError **error)
 {
     guint elsewhere = kconfig_scopes_of(name);
+    g_autofree char *shown = kconfig_echo(name);
     const char *suggestion = kconfig_suggest(name, cfg->scope_mask);
     if (elsewhere != 0) {
         KConfigScope scope = (KConfigScope)(elsewhere & -elsewhere);
         g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_UNKNOWN_KEY,
-                    "%s: not valid here (it is a %s key)", name, kconfig_scope_name(scope));
+                    "%s: not valid here (it is a %s key)", shown, kconfig_scope_name(scope));
     } else if (suggestion != NULL) {
         g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_UNKNOWN_KEY,
-                    "%s: unknown key; did you mean '%s'?", name, suggestion);
+                    "%s: unknown key; did you mean '%s'?", shown, suggestion);
     } else {
         g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_UNKNOWN_KEY, "%s: unknown key",
-                    name);
+                    shown);
     }
 }
 

@@ -25,6 +25,18 @@
  *    (acks "-1" means "all"), which the getters return.
  *  - TIME_DIST, SIZE_DIST: a distribution as sim_dist_parse reads it; every
  *    time in a TIME_DIST needs a unit (lognormal:500us,0.3).
+ *
+ * Bare numbers, one rule for every key: a number without a unit counts in the
+ * key's own unit (a Kafka key's ms, s, minutes or hours; bytes for sizes) and
+ * must then be a whole decimal number ("1e3" and "1.5" need a unit); where a
+ * unit is required (ksim's durations, every time of a time distribution) a
+ * bare number other than 0 is refused, "1e19" as much as "5".
+ *
+ * Bounds, derived from what the engine represents: virtual time is an int64
+ * count of nanoseconds, so every duration and every time of a distribution is
+ * at most KCONFIG_TIME_NS_MAX (a Kafka key's "never", Long.MAX_VALUE, stays
+ * accepted where it is the key's default); every size of a size distribution
+ * is at most KCONFIG_SIZE_DIST_MAX. Messages state the bound.
  *  - A key whose Kafka default is null accepts "null".
  *
  * Layering: a value set in the KConfig wins; otherwise a topic key with an
@@ -43,6 +55,16 @@
 #include "sim_rng.h"
 
 #include <glib.h>
+
+/* The longest time a duration or any time of a time distribution may give:
+ * 100000 hours (about 11.4 years), in ns. Virtual time is an int64 count of
+ * ns (about 292 years); keeping each single time 25 times below that leaves
+ * room for the sums a run makes (a fault's `at` plus its duration, the end of
+ * the run plus a pending timer) without overflow. */
+#define KCONFIG_TIME_NS_MAX (G_GINT64_CONSTANT(100000) * 3600 * 1000000000)
+/* The largest value of a size distribution, in bytes: Kafka's record and
+ * batch sizes are int32s on the wire. */
+#define KCONFIG_SIZE_DIST_MAX ((gint64)G_MAXINT32)
 
 /* Where a key may be written. Scopes are bits so a scenario group, which
  * takes keys of several scopes, is described by a mask. */
@@ -95,7 +117,8 @@ typedef struct {
     KConfigType type;
     const char *default_value; /* as text; NULL is Kafka's null */
     /* INT, LONG, DURATION (in the key's unit, or ns when unit_ns is 0), SIZE,
-     * DOUBLE: the inclusive range of accepted values. */
+     * DOUBLE: the inclusive range of accepted values. STRING: a positive max
+     * is the longest value in bytes (0: any length). */
     gint64 min;
     gint64 max;
     gint64 unit_ns;               /* DURATION: what a bare number counts; 0: unit required */
@@ -145,6 +168,19 @@ guint kconfig_edit_distance(const char *a, const char *b);
  * message that does not name the key (callers prefix their own location) and
  * says what form was expected. */
 gboolean kconfig_check_value(const KConfigKey *key, const char *value, GError **error);
+
+/* Parses a time as ksim's own durations take it (a unit required, a bare 0
+ * allowed; at most KCONFIG_TIME_NS_MAX) into ns. FALSE with a message quoting
+ * `text` otherwise. For values that are not keys of their own
+ * (workload.burst's ON,OFF). */
+gboolean kconfig_parse_time_ns(const char *text, gint64 *out_ns, GError **error);
+
+/* Names and values longer than this are echoed in messages cut short. */
+#define KCONFIG_ECHO_CHARS_MAX 60
+/* `text` as a message quotes it: whole when at most KCONFIG_ECHO_CHARS_MAX
+ * characters, else its first KCONFIG_ECHO_CHARS_MAX and "…", so a
+ * 100,000-character key does not fill the terminal. (transfer full) */
+char *kconfig_echo(const char *text);
 
 /* What a value of `key` looks like, for messages and docs, e.g. "an integer
  * from 1 to 2147483647" or "one of: all, -1, 0, 1". (transfer full) */

@@ -562,16 +562,6 @@ kconfig_bind_cluster_defaults(ClusterConfig *config)
     kconfig_bind_cluster_from(config, NULL, NULL);
 }
 
-static gboolean
-has_unit(const char *text)
-{
-    for (const char *p = text; *p != '\0'; p++) {
-        if (g_ascii_isalpha(*p))
-            return TRUE;
-    }
-    return FALSE;
-}
-
 gboolean
 kconfig_bind_parse_burst(const char *text, gint64 *on_ns, gint64 *off_ns)
 {
@@ -580,7 +570,7 @@ kconfig_bind_parse_burst(const char *text, gint64 *on_ns, gint64 *off_ns)
     gboolean ok = g_strv_length(parts) == 2;
     for (guint i = 0; ok && i < 2; i++) {
         const char *part = g_strstrip(parts[i]);
-        ok = has_unit(part) && sim_parse_duration_ns(part, 1, outs[i], NULL) && *outs[i] > 0;
+        ok = kconfig_parse_time_ns(part, outs[i], NULL) && *outs[i] > 0;
     }
     return ok;
 }

@@ -38,6 +38,8 @@
 #include "scenario_internal.h"
 #include "sim_assert.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 GQuark
@@ -614,10 +616,13 @@ scenario_read(const char *text, gsize length, const char *display_name, const ch
               GError **error)
 {
     KSIM_ASSERT(text[length] == '\0');
-    if (!scenario_ini_check_text(text, length, display_name, error))
+    /* A UTF-8 byte-order mark, which some editors write, is not part of the
+     * text; the SHA-256 still covers the file's bytes as they are. */
+    gsize bom = g_str_has_prefix(text, UTF8_BOM) ? strlen(UTF8_BOM) : 0;
+    if (!scenario_ini_check_text(text + bom, length - bom, display_name, error))
         return NULL;
     g_autoptr(Scenario) s = scenario_new(text, length, display_name, path);
-    if (!scenario_ini_parse(s, text, error) || !scenario_parse_vary(s, error) ||
+    if (!scenario_ini_parse(s, text + bom, error) || !scenario_parse_vary(s, error) ||
         !scenario_parse_expects(s, error) || !validate_runs(s, s->groups, s->vary, error))
         return NULL;
     refresh_summary(s);
@@ -625,18 +630,45 @@ scenario_read(const char *text, gsize length, const char *display_name, const ch
     return g_steal_pointer(&s);
 }
 
+/* Reads at most SCENARIO_FILE_BYTES_MAX + 1 bytes of `path`, so that a huge
+ * file or a device (/dev/urandom) costs no more memory than the limit; the one
+ * byte over lets scenario_ini_check_text refuse it. (transfer full) */
+static char *
+read_bounded(const char *path, gsize *length, GError **error)
+{
+    Loc loc = {path, 0, NULL, NULL, NULL};
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) {
+        int saved = errno;
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_IO, &loc, "cannot read: %s",
+                           g_strerror(saved));
+        return NULL;
+    }
+    gsize capacity = (gsize)SCENARIO_FILE_BYTES_MAX + 1;
+    char *text = g_malloc(capacity + 1);
+    *length = fread(text, 1, capacity, file);
+    int saved = errno;
+    gboolean failed = ferror(file) != 0;
+    fclose(file);
+    if (failed) {
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_IO, &loc, "cannot read: %s",
+                           g_strerror(saved));
+        g_free(text);
+        return NULL;
+    }
+    KSIM_ASSERT(*length <= capacity);
+    text[*length] = '\0';
+    return text;
+}
+
 Scenario *
 scenario_load(const char *path, GError **error)
 {
     KSIM_ASSERT(path != NULL);
-    g_autofree char *text = NULL;
     gsize length = 0;
-    g_autoptr(GError) local = NULL;
-    if (!g_file_get_contents(path, &text, &length, &local)) {
-        Loc loc = {path, 0, NULL, NULL, NULL};
-        scenario_loc_error(error, KSIM_SCENARIO_ERROR_IO, &loc, "cannot read: %s", local->message);
+    g_autofree char *text = read_bounded(path, &length, error);
+    if (text == NULL)
         return NULL;
-    }
     return scenario_read(text, length, path, path, error);
 }
 
@@ -646,6 +678,19 @@ scenario_load_data(const char *text, const char *display_name, GError **error)
     KSIM_ASSERT(text != NULL);
     KSIM_ASSERT(display_name != NULL);
     return scenario_read(text, strlen(text), display_name, NULL, error);
+}
+
+Scenario *
+scenario_load_bytes(const char *bytes, gsize length, const char *display_name, GError **error)
+{
+    KSIM_ASSERT(bytes != NULL || length == 0);
+    KSIM_ASSERT(display_name != NULL);
+    /* scenario_read wants a NUL after the text; the copy adds it. */
+    g_autofree char *text = g_malloc(length + 1);
+    if (length > 0)
+        memcpy(text, bytes, length);
+    text[length] = '\0';
+    return scenario_read(text, length, display_name, NULL, error);
 }
 
 const char *

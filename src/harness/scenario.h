@@ -70,6 +70,9 @@
  * [vary] or bare when unambiguous, and a value among its varied values. An
  * expectation applies to the runs whose settings match every condition.
  *
+ * A UTF-8 byte-order mark at the start of a file is skipped; lines may end in
+ * LF or CRLF. A file is read up to its size limit and one byte more, never
+ * whole, so a device or a huge file costs no more than the limit.
  * Errors: every message has the form "FILE:LINE: [GROUP] KEY: message"
  * (without LINE, GROUP or KEY where they do not apply; a --set error shows the
  * assignment in place of LINE), says what form was expected, and suggests the
@@ -319,6 +322,12 @@ Scenario *scenario_load(const char *path, GError **error);
 /* The same for text in memory; `display_name` stands for the file in messages
  * and gives the default scenario name. (transfer full) */
 Scenario *scenario_load_data(const char *text, const char *display_name, GError **error);
+/* The same for `length` bytes that need not end in NUL and may contain any
+ * byte (a file's contents as read, a fuzzer's input): a NUL byte, invalid
+ * UTF-8 or more than the size limit is refused like any bad file.
+ * (transfer full) */
+Scenario *scenario_load_bytes(const char *bytes, gsize length, const char *display_name,
+                              GError **error);
 void scenario_free(Scenario *scenario);
 
 /* The scenario's name ([scenario] name, else the file's base name without

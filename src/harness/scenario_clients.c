@@ -11,6 +11,10 @@
 #include <math.h>
 #include <string.h>
 
+/* The longest transactional id the producer keeps (transactional.id's
+ * bound in the registry; PRODUCER_TRANSACTIONAL_ID_MAX). */
+#define TRANSACTIONAL_ID_LENGTH_MAX 63u
+
 /* ---- Producers and their workload ---- */
 
 void
@@ -31,7 +35,7 @@ parse_burst(const char *text, gint64 *on_ns, gint64 *off_ns)
     if (kconfig_bind_parse_burst(text, on_ns, off_ns))
         return NULL;
     return g_strdup_printf("'%s' is not ON,OFF: two positive durations with units, "
-                           "e.g. 100ms,900ms",
+                           "each at most 100000h, e.g. 100ms,900ms",
                            text);
 }
 
@@ -418,7 +422,18 @@ check_pipeline(const Build *b, const RawGroup *group, const ScenarioConsumerGrou
             output);
         return FALSE;
     }
-    return TRUE;
+    /* Each exactly-once member's producer is GROUP_ID-K, kept in the
+     * producer's 63-character transactional.id field. */
+    g_autofree char *last_id =
+        g_strdup_printf("%s-%u", consumers->group_id, consumers->members);
+    if (!consumers->exactly_once || strlen(last_id) <= TRANSACTIONAL_ID_LENGTH_MAX)
+        return TRUE;
+    Loc id_loc = scenario_loc_key(b->scenario, group, "exactly.once");
+    scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &id_loc,
+                       "the members' transactional ids (the group id and -K) would be longer "
+                       "than %u characters",
+                       TRANSACTIONAL_ID_LENGTH_MAX);
+    return FALSE;
 }
 
 gboolean

@@ -460,6 +460,39 @@ fault_add_partitions(const Build *b, const RawGroup *group, const KConfig *cfg,
     return FALSE;
 }
 
+/* The largest fsync latency sim_dist_sample can draw from `dist`: a constant
+ * and a uniform range's upper end as written; every other kind is capped at a
+ * day (8.64e13 ns) by the sampler. */
+static double
+dist_sample_max(const SimDist *dist)
+{
+    switch (dist->kind) {
+    case SIM_DIST_CONSTANT:
+        return dist->a;
+    case SIM_DIST_UNIFORM:
+        return dist->b;
+    default:
+        return 8.64e13;
+    }
+}
+
+/* disk-slow multiplies each fsync latency by its factor: the product must
+ * still be a time a run represents. */
+static gboolean
+fault_slow_factor(const Build *b, const RawGroup *group, const ScenarioFault *fault,
+                  GError **error)
+{
+    double slowest = dist_sample_max(&b->variant->cluster.disk_fsync_latency) * fault->factor;
+    if (slowest <= (double)KCONFIG_TIME_NS_MAX)
+        return TRUE;
+    Loc loc = scenario_loc_key(b->scenario, group, "factor");
+    scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                       "%g times the slowest disk.fsync.latency is above 100000h, the longest "
+                       "time a run represents",
+                       fault->factor);
+    return FALSE;
+}
+
 gboolean
 scenario_build_fault(Build *b, const RawGroup *group, GError **error)
 {
@@ -488,6 +521,8 @@ scenario_build_fault(Build *b, const RawGroup *group, GError **error)
         fault->factor = kconfig_get_double(cfg, "factor");
     if (fault->action == SCENARIO_ACTION_ADD_PARTITIONS &&
         !fault_add_partitions(b, group, cfg, fault, error))
+        return FALSE;
+    if (fault->action == SCENARIO_ACTION_DISK_SLOW && !fault_slow_factor(b, group, fault, error))
         return FALSE;
     return fault_targets(b, group, cfg, info, fault, error);
 }

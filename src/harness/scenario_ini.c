@@ -191,15 +191,19 @@ scenario_loc_error(GError **error, KsimScenarioErrorCode code, const Loc *loc, c
     g_autofree char *message = g_strdup_vprintf(format, args);
     va_end(args);
     GString *out = g_string_new(loc->file);
-    if (loc->origin != NULL)
-        g_string_append_printf(out, ": %s", loc->origin);
+    if (loc->origin != NULL) {
+        g_autofree char *origin = kconfig_echo(loc->origin);
+        g_string_append_printf(out, ": %s", origin);
+    }
     else if (loc->line != 0)
         g_string_append_printf(out, ":%u", loc->line);
     g_string_append(out, ": ");
     if (loc->group != NULL)
         g_string_append_printf(out, "[%s] ", loc->group);
-    if (loc->key != NULL)
-        g_string_append_printf(out, "%s: ", loc->key);
+    if (loc->key != NULL) {
+        g_autofree char *key = kconfig_echo(loc->key);
+        g_string_append_printf(out, "%s: ", key);
+    }
     g_string_append(out, message);
     g_set_error_literal(error, KSIM_SCENARIO_ERROR, code, out->str);
     g_string_free(out, TRUE);

@@ -22,6 +22,9 @@
 #include <glib.h>
 
 #define SCENARIO_FILE_BYTES_MAX (4u << 20)
+/* The UTF-8 byte-order mark, skipped at the start of a file. */
+#define UTF8_BOM "\xEF\xBB\xBF"
+
 #define SCENARIO_VARIANTS_MAX 1024u
 #define SCENARIO_VARY_VALUES_MAX 256u
 /* Kafka's limit on topic names; used for every NAME. */
