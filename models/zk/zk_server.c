@@ -443,5 +443,9 @@ zk_server_check_invariants(const ZkServer *server)
     for (GTreeNode *n = g_tree_node_first(state->sessions); n != NULL; n = g_tree_node_next(n))
         watches += check_session(server, g_tree_node_value(n));
     KSIM_ASSERT(watches == state->watch_count);
+    /* With every session's watch found in the tables (check_session), as
+     * many pairs in the tables as watches means the tables hold no other:
+     * the "exactly when" of 4. */
+    KSIM_ASSERT(state->watch_pairs == watches);
     check_durability(state);
 }

@@ -60,7 +60,8 @@ typedef struct {
     GTree *sessions;          /* id -> Session (owned), in id order */
     GHashTable *data_watches; /* path (owned) -> GTree of session ids */
     GHashTable *child_watches;
-    guint watch_count;
+    guint watch_count;  /* watches, counted as sessions gain and lose them */
+    guint watch_pairs;  /* (path, session) pairs of the two tables, counted there */
     guint64 zxid;
     guint32 log_index; /* the log file appended to */
     guint32 log_txns;  /* transactions in it */

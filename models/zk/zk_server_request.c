@@ -32,6 +32,7 @@ watch_add(ZkState *state, Session *s, char kind, const char *path)
     if (g_tree_lookup(set, GSIZE_TO_POINTER(s->id)) != NULL)
         return;
     g_tree_insert(set, GSIZE_TO_POINTER(s->id), GSIZE_TO_POINTER(s->id));
+    state->watch_pairs++;
     g_tree_insert(s->watches, g_strdup_printf("%c%s", kind, path), GINT_TO_POINTER(1));
     state->watch_count++;
 }
@@ -47,6 +48,7 @@ zk_server_session_drop_watches(ZkState *state, Session *s)
         KSIM_ASSERT(set != NULL);
         gboolean removed = g_tree_remove(set, GSIZE_TO_POINTER(s->id));
         KSIM_ASSERT(removed);
+        state->watch_pairs--;
         if (g_tree_nnodes(set) == 0)
             g_hash_table_remove(table, key + 1);
         KSIM_ASSERT(state->watch_count > 0);
@@ -73,6 +75,8 @@ watch_take(ZkState *state, char kind, const char *path, GTree *fired)
         KSIM_ASSERT(state->watch_count > 0);
         state->watch_count--;
     }
+    KSIM_ASSERT(state->watch_pairs >= (guint)g_tree_nnodes(set));
+    state->watch_pairs -= (guint)g_tree_nnodes(set);
     g_hash_table_remove(table, path);
 }
 
