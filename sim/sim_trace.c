@@ -22,8 +22,8 @@ struct SimTrace {
     SimTraceRecord block[TRACE_BLOCK_RECORDS];
     guint block_len;
     guint64 count;
-    FILE *jsonl;
-    const GPtrArray *node_names;
+    SimTraceListener listener;
+    void *listener_data;
     guint64 mark;            /* the index of the record to remember, or G_MAXUINT64 */
     SimTraceRecord marked;   /* that record, once added */
 };
@@ -49,10 +49,10 @@ sim_trace_free(SimTrace *trace)
 }
 
 void
-sim_trace_set_jsonl(SimTrace *trace, FILE *out, const GPtrArray *node_names)
+sim_trace_set_listener(SimTrace *trace, SimTraceListener listener, void *user_data)
 {
-    trace->jsonl = out;
-    trace->node_names = node_names;
+    trace->listener = listener;
+    trace->listener_data = user_data;
 }
 
 const char *
@@ -83,32 +83,6 @@ sim_trace_kind_name(SimTraceKind kind)
     return "unknown";
 }
 
-static const char *
-node_name(const SimTrace *trace, guint32 node)
-{
-    if (trace->node_names != NULL && node < trace->node_names->len)
-        return g_ptr_array_index(trace->node_names, node);
-    return NULL;
-}
-
-static void
-write_jsonl(SimTrace *trace, const SimTraceRecord *record, const char *note)
-{
-    const char *name = node_name(trace, record->node);
-    const char *peer = node_name(trace, record->peer);
-    fprintf(trace->jsonl, "{\"t_ns\":%" G_GINT64_FORMAT ",\"kind\":\"%s\",\"node\":\"%s\"",
-            record->time_ns, sim_trace_kind_name(record->kind), name ? name : "-");
-    if (record->peer != G_MAXUINT32)
-        fprintf(trace->jsonl, ",\"peer\":\"%s\"", peer ? peer : "-");
-    fprintf(trace->jsonl, ",\"a\":%" G_GUINT64_FORMAT ",\"b\":%" G_GUINT64_FORMAT, record->a,
-            record->b);
-    if (note != NULL) {
-        g_autofree char *escaped = g_strescape(note, NULL);
-        fprintf(trace->jsonl, ",\"note\":\"%s\"", escaped);
-    }
-    fputs("}\n", trace->jsonl);
-}
-
 static void
 flush_block(SimTrace *trace)
 {
@@ -128,8 +102,8 @@ sim_trace_add(SimTrace *trace, gint64 time_ns, SimTraceKind kind, guint32 node, 
     if (trace->count == trace->mark)
         trace->marked = *record;
     trace->count++;
-    if (trace->jsonl != NULL)
-        write_jsonl(trace, record, note);
+    if (trace->listener != NULL)
+        trace->listener(trace->listener_data, record, note);
     if (note != NULL) {
         flush_block(trace);
         XXH3_64bits_update(trace->state, note, strlen(note) + 1);

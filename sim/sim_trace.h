@@ -11,7 +11,6 @@
 #define SIM_TRACE_H
 
 #include <glib.h>
-#include <stdio.h>
 
 typedef struct SimTrace SimTrace;
 
@@ -49,10 +48,12 @@ typedef struct {
 SimTrace *sim_trace_new(void);
 void sim_trace_free(SimTrace *trace);
 
-/* Also writes every record to `out` as JSON Lines (the trace does not own or
- * close `out`; NULL stops writing). `node_names` maps node ids to names and
- * must outlive the trace's use of it. */
-void sim_trace_set_jsonl(SimTrace *trace, FILE *out, const GPtrArray *node_names);
+/* Hears every record as it is added, with its note (may be NULL). The engine
+ * writes no file format: the harness's trace writer (trace_writer.h) turns
+ * records into JSON Lines with json-glib. */
+typedef void (*SimTraceListener)(void *user_data, const SimTraceRecord *record, const char *note);
+/* Sets the listener (NULL: none); `user_data` must outlive the trace's use. */
+void sim_trace_set_listener(SimTrace *trace, SimTraceListener listener, void *user_data);
 
 /* Appends a record; `note` (may be NULL) goes to JSON Lines and into the
  * fingerprint. */

@@ -11,6 +11,7 @@
 
 #include "sim_disk.h"
 #include "sim_net.h"
+#include "trace_writer.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -322,8 +323,11 @@ toy_run(guint64 seed, FILE *jsonl, ToyResult *out)
         SimDist fsync = {SIM_DIST_UNIFORM, 1.0 * SIM_NS_PER_MS, 5.0 * SIM_NS_PER_MS};
         sim_disk_set_fsync_latency(sim_node_disk(toy.world, i), fsync);
     }
-    if (jsonl != NULL)
-        sim_trace_set_jsonl(sim_world_trace(toy.world), jsonl, sim_world_node_names(toy.world));
+    g_autoptr(TraceWriter) writer = NULL;
+    if (jsonl != NULL) {
+        writer = trace_writer_new(jsonl, sim_world_node_names(toy.world));
+        sim_trace_set_listener(sim_world_trace(toy.world), trace_writer_record, writer);
+    }
     sim_world_set_after_event(toy.world, toy_check_invariants, NULL);
     for (SimNodeId i = 0; i < TOY_NODES; i++)
         toy_start(&toy.nodes[i]);

@@ -8,6 +8,7 @@
 #include "sim_disk.h"
 
 #include "sim_net.h"
+#include "trace_writer.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -925,14 +926,16 @@ test_sim_disk_traces_operations(void **state)
     size_t text_len = 0;
     FILE *out = open_memstream(&text, &text_len);
     assert_non_null(out);
-    sim_trace_set_jsonl(sim_world_trace(fx->world), out, sim_world_node_names(fx->world));
+    TraceWriter *writer = trace_writer_new(out, sim_world_node_names(fx->world));
+    sim_trace_set_listener(sim_world_trace(fx->world), trace_writer_record, writer);
     assert_int_equal(sim_disk_create(fx->disk, "f"), SIM_DISK_OK);
     append_text(fx->disk, "f", "abc");
     assert_int_equal(sim_disk_truncate(fx->disk, "f", 1), SIM_DISK_OK);
     sim_disk_set_full(fx->disk, TRUE);
     assert_int_equal(sim_disk_append(fx->disk, "f", "z", 1), SIM_DISK_ENOSPC);
     sync_now(fx, "f");
-    sim_trace_set_jsonl(sim_world_trace(fx->world), NULL, NULL);
+    sim_trace_set_listener(sim_world_trace(fx->world), NULL, NULL);
+    trace_writer_free(writer);
     fclose(out);
     guint32 id = XXH32("f", 1, 0);
     char *expected[] = {

@@ -19,6 +19,7 @@
 #include "sim_assert.h"
 #include "sim_disk.h"
 #include "sim_net.h"
+#include "trace_writer.h"
 
 #include <string.h>
 
@@ -624,9 +625,11 @@ runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out
     run.variant = variant;
     run.windows = g_array_new(FALSE, FALSE, sizeof(RunnerFaultWindow));
     run.rng = sim_world_rng(run.world, "faults");
-    if (trace_out != NULL)
-        sim_trace_set_jsonl(sim_world_trace(run.world), trace_out,
-                            sim_world_node_names(run.world));
+    g_autoptr(TraceWriter) trace_writer = NULL;
+    if (trace_out != NULL) {
+        trace_writer = trace_writer_new(trace_out, sim_world_node_names(run.world));
+        sim_trace_set_listener(sim_world_trace(run.world), trace_writer_record, trace_writer);
+    }
     run.cluster = build_cluster(&run);
     run.clients = runner_clients_new(run.world, run.cluster, run.history, variant);
     RunnerParanoid *paranoid =
