@@ -591,6 +591,30 @@ test_kconfig_describe_form(void **state)
     assert_int_equal(kconfig_scopes_of("no.such.key"), 0);
 }
 
+/* A message quotes a long value cut short, and leaves the rest alone: short
+ * values, quoted text with spaces, and apostrophes of English. */
+static void
+test_kconfig_echo_quoted_cuts_long_values(void **state)
+{
+    (void)state;
+    g_autofree char *long_value = g_strnfill(100000, 'x');
+    g_autofree char *message = g_strdup_printf("bad '%s' in 'uniform:1ms..2ms'", long_value);
+    g_autofree char *shown = kconfig_echo_quoted(message);
+    g_autofree char *cut = g_strnfill(KCONFIG_ECHO_CHARS_MAX, 'x');
+    g_autofree char *expected = g_strdup_printf("bad '%s\u2026' in 'uniform:1ms..2ms'", cut);
+    assert_string_equal(shown, expected);
+    static const char *const kept[] = {
+        "'1:2:3, 2:3:1' is fine",
+        "ZooKeeper's limit, Kafka's admin client",
+        "no quotes at all",
+        "an unmatched ' quote",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(kept); i++) {
+        g_autofree char *same = kconfig_echo_quoted(kept[i]);
+        assert_string_equal(same, kept[i]);
+    }
+}
+
 int
 main(void)
 {
@@ -608,6 +632,7 @@ main(void)
         cmocka_unit_test(test_kconfig_edit_distance),
         cmocka_unit_test(test_kconfig_copy_and_sorted_keys),
         cmocka_unit_test(test_kconfig_describe_form),
+        cmocka_unit_test(test_kconfig_echo_quoted_cuts_long_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

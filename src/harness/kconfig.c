@@ -736,6 +736,30 @@ kconfig_describe_form(const KConfigKey *key)
 /* ---- Value checks ---- */
 
 char *
+kconfig_echo_quoted(const char *message)
+{
+    GString *out = g_string_new(NULL);
+    const char *at = message;
+    for (const char *open; (open = strchr(at, '\'')) != NULL;) {
+        const char *close = strchr(open + 1, '\'');
+        if (close == NULL)
+            break;
+        g_string_append_len(out, at, open + 1 - at);
+        g_autofree char *inside = g_strndup(open + 1, (gsize)(close - open - 1));
+        if (strchr(inside, ' ') == NULL) {
+            g_autofree char *shown = kconfig_echo(inside);
+            g_string_append(out, shown);
+        } else {
+            g_string_append(out, inside);
+        }
+        g_string_append_c(out, '\'');
+        at = close + 1;
+    }
+    g_string_append(out, at);
+    return g_string_free(out, FALSE);
+}
+
+char *
 kconfig_echo(const char *text)
 {
     KSIM_ASSERT(text != NULL);

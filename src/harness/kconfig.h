@@ -181,6 +181,11 @@ gboolean kconfig_parse_time_ns(const char *text, gint64 *out_ns, GError **error)
  * characters, else its first KCONFIG_ECHO_CHARS_MAX and "…", so a
  * 100,000-character key does not fill the terminal. (transfer full) */
 char *kconfig_echo(const char *text);
+/* `message` with every quoted value in it ('...' holding no space) longer
+ * than KCONFIG_ECHO_CHARS_MAX cut short as kconfig_echo cuts it: the parsers
+ * of durations, sizes, distributions and workload shapes quote what they
+ * refuse whole. (transfer full) */
+char *kconfig_echo_quoted(const char *message);
 
 /* What a value of `key` looks like, for messages and docs, e.g. "an integer
  * from 1 to 2147483647" or "one of: all, -1, 0, 1". (transfer full) */

@@ -204,7 +204,8 @@ scenario_loc_error(GError **error, KsimScenarioErrorCode code, const Loc *loc, c
         g_autofree char *key = kconfig_echo(loc->key);
         g_string_append_printf(out, "%s: ", key);
     }
-    g_string_append(out, message);
+    g_autofree char *shown = kconfig_echo_quoted(message);
+    g_string_append(out, shown);
     g_set_error_literal(error, KSIM_SCENARIO_ERROR, code, out->str);
     g_string_free(out, TRUE);
 }
