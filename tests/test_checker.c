@@ -17,6 +17,7 @@
 #include "cluster_fixture.h"
 #include "explain.h"
 #include "history.h"
+#include "isr_fixture.h"
 #include "kafka_error.h"
 #include "sim_world.h"
 
@@ -558,20 +559,6 @@ test_checker_availability_and_recovery(void **state)
 }
 
 /* ---- explanations ---- */
-
-/* The ISR set of history `h` whose members are the bits of `mask`: the tables
- * here name small ISRs as masks. */
-static guint32
-isr_of_mask(History *h, guint32 mask)
-{
-    gint32 members[HISTORY_ISR_MAX];
-    guint n = 0;
-    for (gint32 id = 0; id < 32; id++) {
-        if (mask & (1u << id))
-            members[n++] = id;
-    }
-    return history_isr_intern(h, members, n);
-}
 
 static void
 ack_add(History *h, gint64 time_ms, gint32 broker, gint32 epoch, gint64 base, gint64 end, gint64 hw,

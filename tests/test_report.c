@@ -18,6 +18,7 @@
 
 #include "checker.h"
 #include "history.h"
+#include "isr_fixture.h"
 #include "plot.h"
 #include "report.h"
 
@@ -51,20 +52,6 @@ teardown_tmpdir(void **state)
     remove_tree(*state);
     g_free(*state);
     return 0;
-}
-
-/* The ISR set of history `h` whose members are the bits of `mask`: the tables
- * here name small ISRs as masks. */
-static guint32
-isr_of_mask(History *h, guint32 mask)
-{
-    gint32 members[HISTORY_ISR_MAX];
-    guint n = 0;
-    for (gint32 id = 0; id < 32; id++) {
-        if (mask & (1u << id))
-            members[n++] = id;
-    }
-    return history_isr_intern(h, members, n);
 }
 
 static void
