@@ -381,22 +381,27 @@ is_live(const GArray *live, gint32 broker_id)
 }
 
 
+/* Sets byte `id` of `by_id` to 1, growing it with zeros as needed. */
+static void
+by_id_set(GByteArray *by_id, gint32 id)
+{
+    KSIM_ASSERT(id >= 0);
+    if ((guint)id >= by_id->len) {
+        guint old = by_id->len;
+        g_byte_array_set_size(by_id, (guint)id + 1);
+        memset(by_id->data + old, 0, by_id->len - old);
+    }
+    by_id->data[id] = 1;
+}
+
 /* The live brokers as ControllerElectionInput.live: `by_id` (reused across
  * calls) gets a byte per broker id up to the largest live one. */
 static void
 live_by_id(const GArray *live, GByteArray *by_id, ControllerElectionInput *input)
 {
     g_byte_array_set_size(by_id, 0);
-    for (guint i = 0; i < live->len; i++) {
-        gint32 id = g_array_index(live, KBrokerEndpoint, i).broker_id;
-        KSIM_ASSERT(id >= 0);
-        if ((guint)id >= by_id->len) {
-            guint old = by_id->len;
-            g_byte_array_set_size(by_id, (guint)id + 1);
-            memset(by_id->data + old, 0, by_id->len - old);
-        }
-        by_id->data[id] = 1;
-    }
+    for (guint i = 0; i < live->len; i++)
+        by_id_set(by_id, g_array_index(live, KBrokerEndpoint, i).broker_id);
     input->live = by_id->data;
     input->n_live = by_id->len;
 }
@@ -802,22 +807,12 @@ handle_controlled_shutdown(Controller *c, SimNodeId from, const KControlledShutd
         return;
     }
     gint32 id = request->broker_id;
-    gboolean known = FALSE;
-    for (guint i = 0; i < c->live->len; i++) {
-        const KBrokerEndpoint *e = &g_array_index(c->live, KBrokerEndpoint, i);
-        known = known || (e->broker_id == id && e->node == from);
-    }
-    if (!known) {
+    if (kbroker_endpoint_node(c->live, id) != from) {
         /* Kafka: "Broker id X does not exist" (BrokerNotAvailableException). */
         shutdown_respond(c, from, request->correlation_id, KAFKA_ERROR_BROKER_NOT_AVAILABLE, 0);
         return;
     }
-    if ((guint)id >= c->shutting_by_id->len) {
-        guint old = c->shutting_by_id->len;
-        g_byte_array_set_size(c->shutting_by_id, (guint)id + 1);
-        memset(c->shutting_by_id->data + old, 0, c->shutting_by_id->len - old);
-    }
-    c->shutting_by_id->data[id] = 1;
+    by_id_set(c->shutting_by_id, id);
     broker_services_record_event(c->services, HISTORY_EVENT_CONTROLLER, NULL, NULL,
                                  "controller %d: broker %d asked for a controlled shutdown",
                                  broker_services_broker_id(c->services), id);

@@ -361,6 +361,24 @@ cluster_znode_bytes_limit(void)
     return ZK_DATA_BYTES_MAX;
 }
 
+/* FALSE with an error when a topic of `partitions` partitions with
+ * `replication_factor` replicas would not fit its assignment znode. */
+static gboolean
+znode_fits(const Cluster *cluster, const char *name, guint partitions, guint replication_factor,
+           GError **error)
+{
+    guint64 znode = cluster_topic_znode_bytes_max(partitions, replication_factor,
+                                                  cluster->config.n_brokers);
+    if (znode <= cluster_znode_bytes_limit())
+        return TRUE;
+    g_set_error(error, CLUSTER_ERROR, 6,
+                "topic '%s': the assignment of %u partitions with replication factor %u takes "
+                "up to %" G_GUINT64_FORMAT " bytes, above ZooKeeper's znode limit of "
+                "%" G_GUINT64_FORMAT " bytes (jute.maxbuffer)",
+                name, partitions, replication_factor, znode, cluster_znode_bytes_limit());
+    return FALSE;
+}
+
 /* The checks Kafka's admin makes before a topic is created (name, not taken,
  * placeable, its assignment znode within ZooKeeper's limit). */
 static gboolean
@@ -386,17 +404,7 @@ topic_creatable(const Cluster *cluster, const char *name, guint partitions,
                     name, partitions, replication_factor, cluster->config.n_brokers);
         return FALSE;
     }
-    guint64 znode = cluster_topic_znode_bytes_max(partitions, replication_factor,
-                                                  cluster->config.n_brokers);
-    if (znode > cluster_znode_bytes_limit()) {
-        g_set_error(error, CLUSTER_ERROR, 6,
-                    "topic '%s': the assignment of %u partitions with replication factor %u "
-                    "takes up to %" G_GUINT64_FORMAT " bytes, above ZooKeeper's znode limit of "
-                    "%" G_GUINT64_FORMAT " bytes (jute.maxbuffer)",
-                    name, partitions, replication_factor, znode, cluster_znode_bytes_limit());
-        return FALSE;
-    }
-    return TRUE;
+    return znode_fits(cluster, name, partitions, replication_factor, error);
 }
 
 /* Adds `topic` (its assignment filled) and writes its znode. */
@@ -511,14 +519,8 @@ cluster_add_partitions(Cluster *cluster, const char *name, guint partitions, GEr
         return FALSE;
     }
     const GArray *first = g_ptr_array_index(topic->assignment, 0);
-    guint64 znode = cluster_topic_znode_bytes_max(partitions, first->len, cluster->config.n_brokers);
-    if (znode > cluster_znode_bytes_limit()) {
-        g_set_error(error, CLUSTER_ERROR, 6,
-                    "topic '%s': %u partitions take up to %" G_GUINT64_FORMAT " bytes of "
-                    "assignment, above ZooKeeper's znode limit of %" G_GUINT64_FORMAT " bytes",
-                    name, partitions, znode, cluster_znode_bytes_limit());
+    if (!znode_fits(cluster, name, partitions, first->len, error))
         return FALSE;
-    }
     assign_replicas(cluster, topic, current, partitions, first->len);
     write_assignment(cluster, topic, FALSE);
     return TRUE;
@@ -905,11 +907,11 @@ unconverged_scan(const Cluster *cluster, GString *what)
                                       &info);
             if (leader >= 0 && info.n_isr == replicas->len)
                 continue;
-            if (++count > UNCONVERGED_SHOWN || what == NULL) {
-                if (what == NULL)
-                    return count;
+            count++;
+            if (what == NULL)
+                return count;
+            if (count > UNCONVERGED_SHOWN)
                 continue;
-            }
             if (leader < 0) {
                 g_string_append_printf(what, "%s%s-%u has no leader", what->len ? "; " : "",
                                        topic->name, p);
