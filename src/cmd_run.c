@@ -1,6 +1,6 @@
 /*
  * `ksim run SCENARIO [--seed N] [--out DIR] [--set KEY=VALUE ...] [--trace]
- *  [--paranoid] [--check] [--force]`: runs every variant of a scenario with one
+ *  [--history=jepsen] [--paranoid] [--check] [--force]`: runs every variant of a scenario with one
  * seed (unless a run's estimated size is over run_estimate's limits and
  * --force is not given; --check only validates, as `ksim check`), prints the
  * settings first, then a compact result table and where the report is. With
@@ -11,6 +11,7 @@
  */
 #include "commands.h"
 
+#include "jepsen_history.h"
 #include "ksim_version.h"
 #include "report.h"
 #include "run_core.h"
@@ -29,6 +30,7 @@ typedef struct {
     char *out_dir;
     char **sets;
     gboolean trace;
+    char *history; /* --history=jepsen */
     gboolean paranoid;
     gboolean check; /* --check: only what `ksim check` does */
     gboolean force; /* --force: run even over the size estimate's limits */
@@ -65,6 +67,10 @@ parse_run_options(int *argc, char ***argv, RunOptions *options)
          "KEY=VALUE"},
         {"trace", 0, 0, G_OPTION_ARG_NONE, &options->trace,
          "also write the full trace of each run as JSON Lines", NULL},
+        {"history", 0, 0, G_OPTION_ARG_STRING, &options->history,
+         "also write each run's client history in another checker's form: jepsen (history-N.edn, "
+         "as Jepsen's Kafka workload reads it)",
+         "FORMAT"},
         {"paranoid", 0, 0, G_OPTION_ARG_NONE, &options->paranoid,
          "check every invariant after every event; a violation stops the run (exit status 3)",
          NULL},
@@ -83,6 +89,11 @@ parse_run_options(int *argc, char ***argv, RunOptions *options)
     GError *error = NULL;
     gboolean ok = g_option_context_parse(context, argc, argv, &error) &&
                   (options->seed_text == NULL || parse_seed(options->seed_text, options, &error));
+    if (ok && options->history != NULL && strcmp(options->history, "jepsen") != 0) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--history: '%s' is not a history format (jepsen)", options->history);
+        ok = FALSE;
+    }
     if (!ok)
         fprintf(stderr, "ksim run: %s\n", error->message);
     else if (options->rest == NULL || options->rest[0] == NULL || options->rest[1] != NULL) {
@@ -116,6 +127,28 @@ open_trace(OutDir *dir, guint index, GError **error)
 {
     g_autofree char *name = g_strdup_printf("trace-%u.jsonl", index + 1);
     return outfile_dir_file_open(dir, name, error);
+}
+
+/* Run `index`'s client history as Jepsen's Kafka workload reads it
+ * (history-N.edn) and its keys' topic-partitions (history-N-keys.json),
+ * written into the report's directory. */
+static gboolean
+write_jepsen_history(OutDir *dir, guint index, const RunOutcome *outcome, GError **error)
+{
+    g_autofree char *name = g_strdup_printf("history-%u.edn", index + 1);
+    OutFile *file = outfile_dir_file_open(dir, name, error);
+    if (file == NULL)
+        return FALSE;
+    const History *history = outcome->result->history;
+    if (!jepsen_history_write(history, outcome->txn, outfile_stream(file), error)) {
+        outfile_abort(file);
+        return FALSE;
+    }
+    if (!outfile_commit(file, error))
+        return FALSE;
+    g_autofree char *keys_name = g_strdup_printf("history-%u-keys.json", index + 1);
+    g_autofree char *keys = jepsen_history_keys_json(history);
+    return outfile_dir_write(dir, keys_name, keys, strlen(keys), error);
 }
 
 /* Fills a report run from an outcome; the arrays are freed by the caller. */
@@ -284,6 +317,12 @@ run_scenario(RunOptions *options_in)
         RunOutcome *outcome = run_core_variant_checked(
             scenario, variant, seed, trace != NULL ? outfile_stream(trace) : NULL, &checks);
         if (trace != NULL && !outfile_commit(trace, &error)) {
+            fprintf(stderr, "ksim run: %s\n", error->message);
+            g_error_free(error);
+            run_outcome_free(outcome);
+            return 2;
+        }
+        if (options.history != NULL && !write_jepsen_history(dir, i, outcome, &error)) {
             fprintf(stderr, "ksim run: %s\n", error->message);
             g_error_free(error);
             run_outcome_free(outcome);
