@@ -623,3 +623,27 @@ sim_net_check_invariants(const SimNet *net)
     }
     KSIM_ASSERT(net->delivered + net->dropped <= net->sent + net->duplicated);
 }
+
+const char *
+sim_net_drop_reason_name(guint reason)
+{
+    static const char *const names[] = {
+        [SIM_DROP_PARTITION] = "partition", [SIM_DROP_BROKEN] = "broken",
+        [SIM_DROP_PEER_DOWN] = "peer_down", [SIM_DROP_FAULT] = "fault",
+        [SIM_DROP_CLOSED] = "closed",
+    };
+    return reason < G_N_ELEMENTS(names) ? names[reason] : NULL;
+}
+
+const char *
+sim_net_fault_name(guint kind)
+{
+    static const char *const names[] = {
+        [SIM_FAULT_PARTITION] = "partition", [SIM_FAULT_HEAL] = "heal",
+        [SIM_FAULT_ISOLATE] = "isolate",     [SIM_FAULT_LOSE] = "lose",
+        [SIM_FAULT_DELAY] = "delay",         [SIM_FAULT_DUPLICATE] = "duplicate",
+        [SIM_FAULT_LOSS_RATIO] = "loss_ratio", [SIM_FAULT_DISK_SLOW] = "disk_slow",
+        [SIM_FAULT_DISK_FULL] = "disk_full",
+    };
+    return kind < G_N_ELEMENTS(names) ? names[kind] : NULL;
+}

@@ -82,6 +82,11 @@ typedef enum {
     SIM_FAULT_DISK_FULL,
 } SimFaultKind;
 
+/* "partition", "broken", ... for a drop reason; "partition", "heal", ...
+ * for a fault kind; NULL for a value that is not one. */
+const char *sim_net_drop_reason_name(guint reason);
+const char *sim_net_fault_name(guint kind);
+
 /* Created and owned by sim_world. */
 SimNet *sim_net_new(SimWorld *world);
 void sim_net_free(SimNet *net);

@@ -1,5 +1,5 @@
 /*
- * `ksim run SCENARIO [--seed N] [--out DIR] [--set KEY=VALUE ...] [--trace]
+ * `ksim run SCENARIO [--seed N] [--out DIR] [--set KEY=VALUE ...] [--trace[=FORMAT]]
  *  [--history=jepsen] [--paranoid] [--check] [--force]`: runs every variant of a scenario with one
  * seed (unless a run's estimated size is over run_estimate's limits and
  * --force is not given; --check only validates, as `ksim check`), prints the
@@ -30,6 +30,7 @@ typedef struct {
     char *out_dir;
     char **sets;
     gboolean trace;
+    TraceFormat trace_format;
     char *history; /* --history=jepsen */
     gboolean paranoid;
     gboolean check; /* --check: only what `ksim check` does */
@@ -54,6 +55,25 @@ parse_seed(const char *value, RunOptions *options, GError **error)
     return TRUE;
 }
 
+/* --trace[=FORMAT]: jsonl (the default) or chrome. */
+static gboolean
+parse_trace(const char *name, const char *value, gpointer data, GError **error)
+{
+    (void)name;
+    RunOptions *options = data;
+    options->trace = TRUE;
+    if (value == NULL) {
+        options->trace_format = TRACE_FORMAT_JSONL;
+        return TRUE;
+    }
+    if (!trace_format_parse(value, &options->trace_format)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--trace: '%s' is not a trace format (jsonl, chrome)", value);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static gboolean
 parse_run_options(int *argc, char ***argv, RunOptions *options)
 {
@@ -65,8 +85,10 @@ parse_run_options(int *argc, char ***argv, RunOptions *options)
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->sets,
          "override a scenario key, e.g. --set acks=1 or --set 'topic orders:min.insync.replicas=2'",
          "KEY=VALUE"},
-        {"trace", 0, 0, G_OPTION_ARG_NONE, &options->trace,
-         "also write the full trace of each run as JSON Lines", NULL},
+        {"trace", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, NULL /* parse_trace */,
+         "also write the full trace of each run: as JSON Lines (trace-N.jsonl; the default), or "
+         "chrome: the Trace Event Format of chrome://tracing and Perfetto (trace-N.json)",
+         "FORMAT"},
         {"history", 0, 0, G_OPTION_ARG_STRING, &options->history,
          "also write each run's client history in another checker's form: jepsen (history-N.edn, "
          "as Jepsen's Kafka workload reads it)",
@@ -82,6 +104,15 @@ parse_run_options(int *argc, char ***argv, RunOptions *options)
          "SCENARIO"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
+    /* A callback goes in arg_data, an object pointer: through a union, as
+     * ISO C has no cast between the two. */
+    union {
+        GOptionArgFunc fn;
+        gpointer data;
+    } trace_callback = {.fn = parse_trace};
+    for (GOptionEntry *e = entries; e->long_name != NULL; e++)
+        if (e->arg == G_OPTION_ARG_CALLBACK)
+            e->arg_data = trace_callback.data;
     GOptionContext *context = g_option_context_new("SCENARIO - run a scenario file");
     GOptionGroup *group = g_option_group_new("run", "run options", "run options", options, NULL);
     g_option_group_add_entries(group, entries);
@@ -123,9 +154,10 @@ print_banner(const Scenario *scenario, guint64 seed, const RunOptions *options, 
 /* The trace of run `index`, written into the report's directory with the
  * rest of the report. */
 static OutFile *
-open_trace(OutDir *dir, guint index, GError **error)
+open_trace(OutDir *dir, guint index, TraceFormat format, GError **error)
 {
-    g_autofree char *name = g_strdup_printf("trace-%u.jsonl", index + 1);
+    g_autofree char *name = g_strdup_printf(
+        format == TRACE_FORMAT_CHROME ? "trace-%u.json" : "trace-%u.jsonl", index + 1);
     return outfile_dir_file_open(dir, name, error);
 }
 
@@ -304,7 +336,7 @@ run_scenario(RunOptions *options_in)
     guint n_runs = variants->len;
     for (guint i = 0; i < n_runs; i++) {
         ScenarioVariant *variant = g_ptr_array_steal_index(variants, 0);
-        OutFile *trace = options.trace ? open_trace(dir, i, &error) : NULL;
+        OutFile *trace = options.trace ? open_trace(dir, i, options.trace_format, &error) : NULL;
         if (options.trace && trace == NULL) {
             fprintf(stderr, "ksim run: %s\n", error->message);
             g_error_free(error);
@@ -313,7 +345,7 @@ run_scenario(RunOptions *options_in)
         }
         printf("run %u/%u  %-28s ", i + 1, n_runs, scenario_variant_label(variant));
         fflush(stdout);
-        RunCoreChecks checks = {options.paranoid, options.sets};
+        RunCoreChecks checks = {options.paranoid, options.sets, options.trace_format};
         RunOutcome *outcome = run_core_variant_checked(
             scenario, variant, seed, trace != NULL ? outfile_stream(trace) : NULL, &checks);
         if (trace != NULL && !outfile_commit(trace, &error)) {

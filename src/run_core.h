@@ -42,6 +42,7 @@ RunOutcome *run_core_variant(const Scenario *scenario, ScenarioVariant *variant,
 typedef struct {
     gboolean paranoid; /* every invariant after every event (ksim run --paranoid) */
     char **sets;       /* the --set options, for the replay command a failure prints */
+    TraceFormat trace_format; /* of trace_out */
 } RunCoreChecks;
 
 /* run_core_variant, checked as `checks` (NULL: unchecked, unless the

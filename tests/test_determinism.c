@@ -325,7 +325,7 @@ toy_run(guint64 seed, FILE *jsonl, ToyResult *out)
     }
     g_autoptr(TraceWriter) writer = NULL;
     if (jsonl != NULL) {
-        writer = trace_writer_new(jsonl, sim_world_node_names(toy.world));
+        writer = trace_writer_new(jsonl, sim_world_node_names(toy.world), TRACE_FORMAT_JSONL);
         sim_trace_set_listener(sim_world_trace(toy.world), trace_writer_record, writer);
     }
     sim_world_set_after_event(toy.world, toy_check_invariants, NULL);

@@ -926,7 +926,7 @@ test_sim_disk_traces_operations(void **state)
     size_t text_len = 0;
     FILE *out = open_memstream(&text, &text_len);
     assert_non_null(out);
-    TraceWriter *writer = trace_writer_new(out, sim_world_node_names(fx->world));
+    TraceWriter *writer = trace_writer_new(out, sim_world_node_names(fx->world), TRACE_FORMAT_JSONL);
     sim_trace_set_listener(sim_world_trace(fx->world), trace_writer_record, writer);
     assert_int_equal(sim_disk_create(fx->disk, "f"), SIM_DISK_OK);
     append_text(fx->disk, "f", "abc");
@@ -939,11 +939,12 @@ test_sim_disk_traces_operations(void **state)
     fclose(out);
     guint32 id = XXH32("f", 1, 0);
     char *expected[] = {
-        g_strdup_printf("\"kind\":\"disk_write\",\"node\":\"n0\",\"a\":%u,\"b\":3}", id),
-        g_strdup_printf("\"kind\":\"disk_truncate\",\"node\":\"n0\",\"a\":%u,\"b\":1}", id),
-        g_strdup_printf("\"kind\":\"disk_error\",\"node\":\"n0\",\"a\":%u,\"b\":%d}", id,
-                        SIM_DISK_ENOSPC),
-        g_strdup_printf("\"kind\":\"disk_fsync\",\"node\":\"n0\",\"a\":%u,\"b\":1}", id),
+        g_strdup_printf("\"kind\":\"disk_write\",\"node\":\"n0\",\"file\":%u,\"bytes\":3}", id),
+        g_strdup_printf("\"kind\":\"disk_truncate\",\"node\":\"n0\",\"file\":%u,\"size\":1}", id),
+        g_strdup_printf("\"kind\":\"disk_error\",\"node\":\"n0\",\"file\":%u,\"error\":\"%s\"}",
+                        id, sim_disk_status_name(SIM_DISK_ENOSPC)),
+        g_strdup_printf("\"kind\":\"disk_fsync\",\"node\":\"n0\",\"file\":%u,\"durable_bytes\":1}",
+                        id),
     };
     const char *cursor = text;
     for (gsize i = 0; i < G_N_ELEMENTS(expected); i++) {

@@ -531,3 +531,36 @@ kpartition_state_parse(const char *data, gsize len, KPartitionState *state)
     state->controller_epoch = controller_epoch;
     return parse_isr(text + consumed, state);
 }
+
+const char *
+kafka_msg_type_name(guint type)
+{
+    /* The APIs in KafkaMsgType order, requests and responses alternating. */
+    static const char *const names[] = {
+        "Produce request", "Produce response", "Fetch request", "Fetch response",
+        "LeaderAndIsr request", "LeaderAndIsr response", "UpdateMetadata request",
+        "UpdateMetadata response", "Metadata request", "Metadata response",
+        "OffsetsForLeaderEpoch request", "OffsetsForLeaderEpoch response",
+        "InitProducerId request", "InitProducerId response", "FindCoordinator request",
+        "FindCoordinator response", "JoinGroup request", "JoinGroup response",
+        "SyncGroup request", "SyncGroup response", "Heartbeat request", "Heartbeat response",
+        "LeaveGroup request", "LeaveGroup response", "OffsetCommit request",
+        "OffsetCommit response", "OffsetFetch request", "OffsetFetch response",
+        "AddPartitionsToTxn request", "AddPartitionsToTxn response", "AddOffsetsToTxn request",
+        "AddOffsetsToTxn response", "EndTxn request", "EndTxn response",
+        "WriteTxnMarkers request", "WriteTxnMarkers response", "TxnOffsetCommit request",
+        "TxnOffsetCommit response", "ControlledShutdown request", "ControlledShutdown response",
+        "StopReplica request", "StopReplica response",
+    };
+    G_STATIC_ASSERT(G_N_ELEMENTS(names) ==
+                    KMSG_STOP_REPLICA_RESPONSE - KMSG_PRODUCE_REQUEST + 1);
+    if (type < KMSG_PRODUCE_REQUEST || type > KMSG_STOP_REPLICA_RESPONSE)
+        return NULL;
+    return names[type - KMSG_PRODUCE_REQUEST];
+}
+
+gboolean
+kafka_msg_type_is_request(guint type)
+{
+    return kafka_msg_type_name(type) != NULL && (type - KMSG_PRODUCE_REQUEST) % 2 == 0;
+}

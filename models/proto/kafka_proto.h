@@ -440,6 +440,12 @@ typedef struct {
     GArray *partitions;       /* KTxnMarkerPartition (owned) */
 } KTxnMarkersMessage;
 
+/* Kafka's name of a message type's API with "request" or "response", e.g.
+ * "LeaderAndIsr request"; NULL for a type that is not a Kafka message. */
+const char *kafka_msg_type_name(guint type);
+/* TRUE for a request type (a response type is its request's + 1). */
+gboolean kafka_msg_type_is_request(guint type);
+
 /* A new zeroed message of `type`, with its size and free function set. The
  * arrays of the type are created empty. (transfer full) */
 void *kproto_new(KafkaMsgType type);

@@ -61,6 +61,26 @@ zk_event_name(ZkEventType type)
     return "Unknown";
 }
 
+const char *
+zk_msg_type_name(guint type)
+{
+    switch (type) {
+    case ZK_MSG_CONNECT:
+        return "ZooKeeper connect";
+    case ZK_MSG_CONNECT_REPLY:
+        return "ZooKeeper connect reply";
+    case ZK_MSG_REQUEST:
+        return "ZooKeeper request";
+    case ZK_MSG_REPLY:
+        return "ZooKeeper reply";
+    case ZK_MSG_WATCH_EVENT:
+        return "ZooKeeper watch event";
+    case ZK_MSG_PROBE:
+        return "ZooKeeper probe";
+    }
+    return NULL;
+}
+
 /* ---- wire messages ---- */
 
 ZkConnectMsg *

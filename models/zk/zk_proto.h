@@ -130,6 +130,9 @@ typedef struct {
 const char *zk_error_name(ZkError error);
 /* ZooKeeper's name for the event type, e.g. "NodeDeleted". */
 const char *zk_event_name(ZkEventType type);
+/* "ZooKeeper connect", "ZooKeeper request", ... for a coordination message
+ * type; NULL for another type. */
+const char *zk_msg_type_name(guint type);
 
 /* ---- wire messages ---- */
 

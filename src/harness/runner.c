@@ -627,7 +627,8 @@ runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out
     run.rng = sim_world_rng(run.world, "faults");
     g_autoptr(TraceWriter) trace_writer = NULL;
     if (trace_out != NULL) {
-        trace_writer = trace_writer_new(trace_out, sim_world_node_names(run.world));
+        trace_writer = trace_writer_new(trace_out, sim_world_node_names(run.world),
+                                        checks != NULL ? checks->trace_format : TRACE_FORMAT_JSONL);
         sim_trace_set_listener(sim_world_trace(run.world), trace_writer_record, trace_writer);
     }
     run.cluster = build_cluster(&run);
@@ -653,6 +654,8 @@ runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out
     result->unconverged = cluster_unconverged(run.cluster);
     result->converged = result->unconverged == NULL;
     cluster_finish(run.cluster);
+    if (trace_writer != NULL)
+        trace_writer_finish(trace_writer, run.history);
     result->violations = cluster_violations(run.cluster);
     result->virtual_ns = sim_now_ns(run.world);
     result->events = sim_world_events(run.world);

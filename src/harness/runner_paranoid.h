@@ -27,6 +27,7 @@
 #include "cluster.h"
 #include "runner_clients.h"
 #include "scenario.h"
+#include "trace_writer.h"
 
 /* The exit status of a process whose run-time check found an invariant
  * violated (0, 1 and 2 are the command line's own). */
@@ -43,7 +44,7 @@
 /* A check of the whole world, run after the models' checks. */
 typedef void (*RunnerParanoidCheckFn)(const SimWorld *world, void *user_data);
 
-/* How a run is checked; all fields may be zero. */
+/* How a run is checked and observed; all fields may be zero. */
 typedef struct {
     gboolean paranoid;  /* check after every event, whatever the scenario says */
     const char *replay; /* the command that replays the run, for failure reports */
@@ -51,6 +52,7 @@ typedef struct {
      * one), to show what a violation reports. */
     RunnerParanoidCheckFn extra_check;
     void *extra_check_data;
+    TraceFormat trace_format; /* of the run's trace_out (runner_run_checked) */
 } RunnerChecks;
 
 typedef struct RunnerParanoid RunnerParanoid;

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# `ksim run --history=jepsen` writes each run's client history as Jepsen's
-# Kafka workload reads it: well formed (tests/jepsen_history_check.py), with
+# `ksim run`'s other output formats.
+# --history=jepsen writes each run's client history as Jepsen's Kafka
+# workload reads it: well formed (tests/jepsen_history_check.py), with
 # transactions and polls; and Jepsen's first analysis (offsets that hold two
 # acknowledged values) agrees with ksim's verdict on leader-failure: under
 # acks=1 every lost write's offset went to another record, under acks=all none.
+# --trace=chrome writes one Trace Event Format document per run: named
+# processes and threads, message slices, every flow arrow with both ends.
 set -uo pipefail
 ksim=$1
 source_dir=$2
@@ -17,8 +20,22 @@ lost_write() {
     "$1/summary.json" "$2"
 }
 
-"$ksim" run "$source_dir/scenarios/exactly-once-pipeline.ini" --history=jepsen --out "$work/eos" \
-  >/dev/null || fail "exactly-once-pipeline run"
+"$ksim" run "$source_dir/scenarios/exactly-once-pipeline.ini" --history=jepsen --trace=chrome \
+  --out "$work/eos" >/dev/null || fail "exactly-once-pipeline run"
+python3 - "$work/eos/trace-2.json" <<'PY' || fail "trace-2.json"
+import collections, json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+phases = collections.Counter(e["ph"] for e in events)
+starts = {e["id"] for e in events if e["ph"] == "s"}
+ends = {e["id"] for e in events if e["ph"] == "f"}
+threads = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+names = {e["name"] for e in events if e["ph"] == "X"}
+assert phases["X"] > 0 and phases["C"] > 0, phases
+assert starts == ends and len(starts) == phases["s"], "unmatched flows"
+assert {"client", "request handler", "replica fetcher", "coordinators"} <= threads, threads
+assert {"Produce request", "Fetch response", "EndTxn request", "WriteTxnMarkers request"} <= names, names
+assert all(e["dur"] >= 0 for e in events if e["ph"] == "X")
+PY
 for i in 1 2; do
   counts=$(check "$work/eos/history-$i") || fail "history-$i: $counts"
   case "$counts" in *poll-ok=*) ;; *) fail "history-$i has no polls: $counts" ;; esac
@@ -41,5 +58,11 @@ status=$?
 case "$message" in *"--history: 'edn' is not a history format (jepsen)"*) ;;
   *) fail "--history=edn said: $message" ;; esac
 
-[ "$failures" -eq 0 ] && echo "cli_history: all checks passed"
+message=$("$ksim" run "$source_dir/scenarios/leader-failure.ini" --trace=xml --out "$work/x" 2>&1)
+status=$?
+[ "$status" -eq 2 ] || fail "--trace=xml exit $status"
+case "$message" in *"--trace: 'xml' is not a trace format (jsonl, chrome)"*) ;;
+  *) fail "--trace=xml said: $message" ;; esac
+
+[ "$failures" -eq 0 ] && echo "cli_formats: all checks passed"
 exit $((failures > 0))
