@@ -72,6 +72,7 @@ struct CheckerResult {
     GArray *spans;         /* ReplicaSpan, parallel to partitions */
     GArray *replica_order; /* guint index into history_replicas, by (topic, partition, broker) */
     GArray *examples[CHECKER_ANOMALY_COUNT];
+    GArray *lost;             /* guint64: the op id of every lost write, in send order */
     GArray *expired;          /* guint32 per operation id: 1 + the index of the
                                * RETENTION event that expired it; 0: none. NULL
                                * when the history has no such event */
@@ -159,6 +160,7 @@ result_new(const History *history, const CheckerOptions *options)
         result->examples[a] = g_array_new(FALSE, TRUE, sizeof(CheckerExample));
         g_array_set_clear_func(result->examples[a], example_clear);
     }
+    result->lost = g_array_new(FALSE, FALSE, sizeof(guint64));
     result->expired_examples = g_array_new(FALSE, TRUE, sizeof(CheckerExample));
     g_array_set_clear_func(result->expired_examples, example_clear);
     result->violations = g_ptr_array_new_with_free_func(g_free);
@@ -169,6 +171,7 @@ result_new(const History *history, const CheckerOptions *options)
     result->stats.last_heal_ns = -1;
     result->stats.recovery_ns = -1;
     result->stats.first_invoke_ns = -1;
+    result->stats.last_invoke_ns = -1;
     result->stats.last_complete_ns = -1;
     result->stats.availability = -1.0;
     return result;
@@ -186,6 +189,7 @@ checker_result_free(CheckerResult *result)
     g_array_free(result->replica_order, TRUE);
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
         g_array_free(result->examples[a], TRUE);
+    g_array_free(result->lost, TRUE);
     if (result->expired != NULL)
         g_array_free(result->expired, TRUE);
     g_array_free(result->expired_examples, TRUE);
@@ -772,6 +776,7 @@ lost_found(CheckerResult *result, const CheckerSend *send)
     g_autofree char *where = checker_partition_label(result->history, send->topic, send->partition);
     CheckerExample example = {0};
     example.anomaly = CHECKER_LOST_WRITE;
+    g_array_append_val(result->lost, send->op);
     example.topic = send->topic;
     example.partition = send->partition;
     example.partition_other = -1;
@@ -1076,6 +1081,7 @@ sends_classify(CheckerResult *result, ValueIndex *values)
         if (stats->first_invoke_ns < 0 || send->invoke_ns < stats->first_invoke_ns)
             stats->first_invoke_ns = send->invoke_ns;
         stats->last_complete_ns = MAX(stats->last_complete_ns, send->complete_ns);
+        stats->last_invoke_ns = MAX(stats->last_invoke_ns, send->invoke_ns);
         outstanding_add(result, &outstanding, send);
         if (outcome != CHECKER_SEND_OK && outcome != CHECKER_SEND_SENT) {
             unacked_classify(result, op, send, outcome, state);
@@ -1159,6 +1165,12 @@ checker_result_examples(const CheckerResult *result, CheckerAnomaly anomaly)
 {
     KSIM_ASSERT(anomaly < CHECKER_ANOMALY_COUNT);
     return result->examples[anomaly];
+}
+
+const GArray *
+checker_result_lost_writes(const CheckerResult *result)
+{
+    return result->lost;
 }
 
 const GArray *
@@ -1275,6 +1287,7 @@ checker_result_check_invariants(const CheckerResult *result)
     const CheckerCounts *c = &result->counts;
     KSIM_ASSERT(c->attempted == c->acked + c->failed + c->unknown);
     KSIM_ASSERT(c->acked == c->anomalies[CHECKER_LOST_WRITE] + c->expired + c->acked_committed);
+    KSIM_ASSERT(result->lost->len == c->anomalies[CHECKER_LOST_WRITE]);
     KSIM_ASSERT(c->failed == c->failed_absent + c->anomalies[CHECKER_FAILED_BUT_PRESENT]);
     KSIM_ASSERT(c->unknown == c->unknown_committed + c->unknown_absent);
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++) {

@@ -212,6 +212,7 @@ typedef struct {
     gint64 last_heal_ns;     /* -1: none */
     gint64 recovery_ns;      /* -1: no heal, or nothing acked was invoked after it */
     gint64 first_invoke_ns;  /* -1: no send */
+    gint64 last_invoke_ns;   /* -1: no send */
     gint64 last_complete_ns; /* -1: nothing completed */
     double throughput_per_s; /* acked / (last completion - first invocation);
                               * -1 when nothing was acked or that span is 0 */
@@ -238,6 +239,11 @@ const CheckerStats *checker_result_stats(const CheckerResult *result);
 /* Up to examples_max examples of `anomaly`, in the order found (GArray of
  * CheckerExample; transfer none). */
 const GArray *checker_result_examples(const CheckerResult *result, CheckerAnomaly anomaly);
+
+/* The operation id of every lost write, in send order (GArray of guint64;
+ * transfer none): 8 bytes per lost record, so every one can be grouped by
+ * its cause (patterns.h), not only the examples. */
+const GArray *checker_result_lost_writes(const CheckerResult *result);
 
 /* Up to examples_max expired records, in send order (GArray of
  * CheckerExample; transfer none). */

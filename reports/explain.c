@@ -35,11 +35,14 @@ struct Explainer {
     GArray *cluster;       /* guint indices of NODE, FAULT, SESSION events */
 };
 
-/* The sentences of one chain; middle steps are counted against a cap. */
+/* The sentences of one chain; middle steps are counted against a cap.
+ * events[i] is the index in history_events sentence i tells, G_MAXUINT for
+ * a sentence of no event (a send, the final log, a count). */
 typedef struct {
     GPtrArray *sentences;
     guint steps;
     guint omitted;
+    GArray *events;
 } Chain;
 
 /* What a chain of events after an acknowledgement is about. */
@@ -273,15 +276,42 @@ explain_event_sentence(const Explainer *explainer, guint index)
 
 /* ---- chains ---- */
 
+static Chain
+chain_new(void)
+{
+    Chain chain = {g_ptr_array_new_with_free_func(g_free), 0, 0,
+                   g_array_new(FALSE, FALSE, sizeof(guint))};
+    return chain;
+}
+
+/* The chain's sentences; its event list goes to *events, or is freed. */
+static GPtrArray *
+chain_finish(Chain *chain, GArray **events)
+{
+    KSIM_ASSERT(chain->sentences->len == chain->events->len);
+    if (events != NULL)
+        *events = chain->events;
+    else
+        g_array_free(chain->events, TRUE);
+    return chain->sentences;
+}
+
+static void
+chain_add_event(Chain *chain, guint index, char *sentence)
+{
+    g_ptr_array_add(chain->sentences, sentence);
+    g_array_append_val(chain->events, index);
+}
+
 static void
 chain_add(Chain *chain, char *sentence)
 {
-    g_ptr_array_add(chain->sentences, sentence);
+    chain_add_event(chain, G_MAXUINT, sentence);
 }
 
-/* Adds a middle step unless the cap is reached. */
+/* Adds a middle step telling event `index` unless the cap is reached. */
 static void
-chain_step(Chain *chain, char *sentence)
+chain_step(Chain *chain, guint index, char *sentence)
 {
     if (chain->steps >= EXPLAIN_STEPS_MAX - 4) {
         chain->omitted++;
@@ -289,7 +319,7 @@ chain_step(Chain *chain, char *sentence)
         return;
     }
     chain->steps++;
-    chain_add(chain, sentence);
+    chain_add_event(chain, index, sentence);
 }
 
 static void
@@ -404,11 +434,12 @@ chain_ack(Chain *chain, const Explainer *explainer, guint index, gint64 offset, 
     g_autofree char *sentence = ack_sentence(explainer, ack);
     g_autofree char *text = timed(ack->time_ns, sentence, ack_remark(ack, offset));
     if (guessed)
-        chain_add(chain, g_strdup_printf("Probably the record's append (the first acks=0 append "
-                                         "on the partition after the send): %s",
-                                         text));
+        chain_add_event(chain, index,
+                        g_strdup_printf("Probably the record's append (the first acks=0 append "
+                                        "on the partition after the send): %s",
+                                        text));
     else
-        chain_add(chain, g_steal_pointer(&text));
+        chain_add_event(chain, index, g_steal_pointer(&text));
 }
 
 /* The brokers its events name (a replica that never came back has no final
@@ -548,7 +579,7 @@ chain_events(Chain *chain, const Explainer *explainer, const Scope *scope)
                                            : cluster_event_selected(event, scope);
         if (!selected)
             continue;
-        chain_step(chain, event_step(explainer, next, scope));
+        chain_step(chain, next, event_step(explainer, next, scope));
         cluster_left -= !from_partition && end == G_MAXUINT;
     }
     chain_close_steps(chain);
@@ -774,7 +805,7 @@ explain_expired(const Explainer *explainer, const CheckerExample *example)
     KSIM_ASSERT(example->op_other < explainer->events->len);
     const HistoryEvent *deletion = event_at(explainer, (guint)example->op_other);
     KSIM_ASSERT(deletion->kind == HISTORY_EVENT_RETENTION);
-    Chain chain = {g_ptr_array_new_with_free_func(g_free), 0, 0};
+    Chain chain = chain_new();
     chain_add(&chain, send_sentence(explainer, example->op));
     CheckerSend send;
     const GArray *list = explain_partition_events(explainer, example->topic, example->partition);
@@ -789,7 +820,7 @@ explain_expired(const Explainer *explainer, const CheckerExample *example)
     g_autofree char *remark = g_strdup_printf(
         " — removing offset %" G_GINT64_FORMAT ", which held value %" G_GUINT64_FORMAT,
         example->offset, example->value);
-    chain_add(&chain, timed(deletion->time_ns, sentence, remark));
+    chain_add_event(&chain, (guint)example->op_other, timed(deletion->time_ns, sentence, remark));
     const CheckerPartition *p =
         checker_result_partition(explainer->result, example->topic, example->partition);
     if (p != NULL) {
@@ -800,15 +831,21 @@ explain_expired(const Explainer *explainer, const CheckerExample *example)
                               "deleted — expired, not lost.",
                               place, p->log_start));
     }
-    return chain.sentences;
+    return chain_finish(&chain, NULL);
 }
 
 GPtrArray *
 explain_example(const Explainer *explainer, const CheckerExample *example)
 {
+    return explain_example_events(explainer, example, NULL);
+}
+
+GPtrArray *
+explain_example_events(const Explainer *explainer, const CheckerExample *example, GArray **events)
+{
     KSIM_ASSERT(explainer != NULL);
     KSIM_ASSERT(example != NULL);
-    Chain chain = {g_ptr_array_new_with_free_func(g_free), 0, 0};
+    Chain chain = chain_new();
     switch (example->anomaly) {
     case CHECKER_LOST_WRITE:
         explain_lost(&chain, explainer, example);
@@ -829,7 +866,7 @@ explain_example(const Explainer *explainer, const CheckerExample *example)
         KSIM_ASSERT(!"unknown anomaly");
     }
     KSIM_ASSERT(chain.sentences->len > 0);
-    return chain.sentences;
+    return chain_finish(&chain, events);
 }
 
 /* ---- invariants ---- */

@@ -52,6 +52,11 @@ void explain_free(Explainer *explainer);
 /* The chain of sentences explaining `example` (a GPtrArray of strings that
  * frees them; transfer full). Never empty. */
 GPtrArray *explain_example(const Explainer *explainer, const CheckerExample *example);
+/* explain_example, and in *events (a GArray of guint, transfer full) the
+ * index in history_events each sentence tells, G_MAXUINT for a sentence of
+ * no event (the send, the final log). */
+GPtrArray *explain_example_events(const Explainer *explainer, const CheckerExample *example,
+                                  GArray **events);
 
 /* The chain of sentences explaining an expired record (an example of
  * checker_result_expired_examples): its send and acknowledgement, the

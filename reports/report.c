@@ -142,6 +142,9 @@ run_data_new(const ReportRun *run, guint number, gboolean explain)
             g_ptr_array_add(
                 data->chains[a],
                 explain_example(data->explainer, &g_array_index(examples, CheckerExample, e)));
+        data->patterns[a] = a == CHECKER_LOST_WRITE
+                                ? patterns_lost_writes(data->explainer, data->result)
+                                : patterns_of_examples(data->explainer, data->result, examples);
     }
     return data;
 }
@@ -153,6 +156,8 @@ run_data_free(gpointer pointer)
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++) {
         if (data->chains[a] != NULL)
             g_ptr_array_free(data->chains[a], TRUE);
+        if (data->patterns[a] != NULL)
+            g_ptr_array_free(data->patterns[a], TRUE);
     }
     if (data->consumer_chains != NULL)
         g_ptr_array_free(data->consumer_chains, TRUE);

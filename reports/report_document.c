@@ -6,6 +6,9 @@
  */
 #include "report_internal.h"
 
+/* Patterns of one anomaly the report explains; the rest are counted. */
+#define REPORT_PATTERNS_SHOWN 5
+
 #include <stdarg.h>
 #include <string.h>
 
@@ -190,23 +193,146 @@ doc_durability(Document *doc, const Report *report)
     }
 }
 
+/* "orders-0, orders-1 and 3 more" for a pattern's partitions. */
+static char *
+pattern_partitions_text(const History *history, const Pattern *pattern)
+{
+    GString *out = g_string_new(NULL);
+    guint shown = MIN(pattern->partitions->len, 3u);
+    for (guint i = 0; i < shown; i++) {
+        guint64 key = g_array_index(pattern->partitions, guint64, i);
+        g_autofree char *label =
+            checker_partition_label(history, (guint16)(key >> 32), (gint32)(guint32)key);
+        g_string_append_printf(out, "%s%s", i == 0 ? "" : ", ", label);
+    }
+    if (pattern->partitions->len > shown)
+        g_string_append_printf(out, " and %u more", pattern->partitions->len - shown);
+    return g_string_free(out, FALSE);
+}
+
+static char *
+pattern_examples_text(const Pattern *pattern)
+{
+    GString *out = g_string_new(NULL);
+    for (guint i = 0; i < pattern->examples->len; i++) {
+        const CheckerExample *e = &g_array_index(pattern->examples, CheckerExample, i);
+        g_string_append_printf(out, "%svalue %" G_GUINT64_FORMAT, i == 0 ? "" : " and ", e->value);
+        if (e->offset >= 0)
+            g_string_append_printf(out, " (offset %" G_GINT64_FORMAT ")", e->offset);
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* An anomaly's records by causal pattern (patterns.h): each pattern once,
+ * with its count, partitions, span and two examples, then the explanation
+ * of its first record. Every example is in anomalies.csv. */
 static void
 doc_examples(Document *doc, const RunData *data, CheckerAnomaly anomaly)
 {
-    const GArray *examples = checker_result_examples(data->result, anomaly);
     guint64 count = checker_result_counts(data->result)->anomalies[anomaly];
-    if (count == 0)
+    const GPtrArray *patterns = data->patterns[anomaly];
+    if (count == 0 || patterns == NULL || patterns->len == 0)
         return;
-    doc_paragraph(doc, "%s: %" G_GUINT64_FORMAT " (%u example%s below).",
-                  checker_anomaly_name(anomaly), count, examples->len,
-                  examples->len == 1 ? "" : "s");
-    for (guint e = 0; e < examples->len; e++) {
-        const CheckerExample *example = &g_array_index(examples, CheckerExample, e);
-        doc_paragraph(doc, "Example %u: %s.", e + 1, example->summary);
-        const GPtrArray *chain = g_ptr_array_index(data->chains[anomaly], e);
+    const History *history = checker_result_history(data->result);
+    gboolean all = anomaly == CHECKER_LOST_WRITE;
+    const char *unit = all ? "record" : "example";
+    guint64 grouped = 0;
+    for (guint k = 0; k < patterns->len; k++)
+        grouped += ((const Pattern *)g_ptr_array_index(patterns, k))->count;
+    g_autofree char *of = all ? g_strdup("")
+                              : g_strdup_printf(" (the first %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ")",
+                                                grouped, count);
+    doc_paragraph(doc, "%s: %" G_GUINT64_FORMAT ", %s%s in %u pattern%s; anomalies.csv lists the "
+                       "examples.",
+                  checker_anomaly_name(anomaly), count, all ? "every record" : "the examples", of,
+                  patterns->len, patterns->len == 1 ? "" : "s");
+    guint shown = MIN(patterns->len, (guint)REPORT_PATTERNS_SHOWN);
+    for (guint k = 0; k < shown; k++) {
+        const Pattern *pattern = g_ptr_array_index(patterns, k);
+        g_autofree char *where = pattern_partitions_text(history, pattern);
+        g_autofree char *examples = pattern_examples_text(pattern);
+        g_autofree char *span =
+            pattern->first_ns < 0
+                ? g_strdup("")
+                : pattern->first_ns == pattern->last_ns
+                      ? g_strdup_printf(", sent at %.3f s", pattern->first_ns / 1e9)
+                      : g_strdup_printf(", sent %.3f–%.3f s", pattern->first_ns / 1e9,
+                                        pattern->last_ns / 1e9);
+        const char *name = strchr(pattern->signature, ':');
+        doc_paragraph(doc, "Pattern %u (%s): %" G_GUINT64_FORMAT " %s%s on %s (%u partition%s)%s; "
+                           "for example %s. The first:",
+                      k + 1, name != NULL ? name + 2 : pattern->signature, pattern->count, unit,
+                      pattern->count == 1 ? "" : "s", where, pattern->partitions->len,
+                      pattern->partitions->len == 1 ? "" : "s", span, examples);
         Block *list = doc_list(doc, TRUE);
-        for (guint k = 0; k < chain->len; k++)
-            g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(chain, k)));
+        for (guint i = 0; i < pattern->chain->len; i++)
+            g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(pattern->chain, i)));
+    }
+    if (patterns->len > shown)
+        doc_paragraph(doc, "%u more patterns, of %s listed in anomalies.csv.", patterns->len - shown,
+                      all ? "records" : "examples");
+}
+
+static char *
+availability_text(const CheckerStats *stats)
+{
+    if (stats->availability < 0)
+        return g_strdup("-");
+    return g_strdup_printf("%.1f%%", stats->availability * 100.0);
+}
+
+/* The first screen: per run, whether its expectations held, its anomaly
+ * counts, what it cost, and what went wrong, pattern by pattern. */
+static void
+doc_verdict(Document *doc, const Report *report)
+{
+    static const char *const header[] = {"Run",    "Expectations", "Lost",   "Duplicated",
+                                         "Reordered", "Inconsistent", "p50 ms", "p99 ms",
+                                         "max ms", "Availability", NULL};
+    doc_heading(doc, 2, "Verdict");
+    Block *table = doc_table(doc, header);
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        const CheckerCounts *c = checker_result_counts(data->result);
+        const StatsHistogram *acked = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
+        GPtrArray *row = table_row(table);
+        row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+        row_cell(row, g_strdup(report_expectations_passed(data->run) ? "passed" : "FAILED"));
+        row_cell(row, report_u64_text(c->anomalies[CHECKER_LOST_WRITE]));
+        row_cell(row, report_u64_text(c->anomalies[CHECKER_DUPLICATE]));
+        row_cell(row, report_u64_text(c->anomalies[CHECKER_NONMONOTONIC_SEND]));
+        row_cell(row, report_u64_text(c->anomalies[CHECKER_INCONSISTENT_OFFSETS]));
+        row_cell(row, report_quantile_ms_text(acked, 0.5));
+        row_cell(row, report_quantile_ms_text(acked, 0.99));
+        row_cell(row, report_quantile_ms_text(acked, 1.0));
+        row_cell(row, availability_text(checker_result_stats(data->result)));
+    }
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        const char *label = data->run->label ? data->run->label : data->slug;
+        for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++) {
+            const GPtrArray *patterns = data->patterns[a];
+            guint64 count = checker_result_counts(data->result)->anomalies[a];
+            if (count == 0 || patterns == NULL || patterns->len == 0)
+                continue;
+            gboolean all = a == CHECKER_LOST_WRITE;
+            doc_paragraph(doc, "%s: %" G_GUINT64_FORMAT " %s, %s in %u pattern%s:", label, count,
+                          checker_anomaly_name(a), all ? "every record" : "the examples",
+                          patterns->len, patterns->len == 1 ? "" : "s");
+            Block *list = doc_list(doc, FALSE);
+            guint shown = MIN(patterns->len, (guint)REPORT_PATTERNS_SHOWN);
+            for (guint k = 0; k < shown; k++) {
+                const Pattern *pattern = g_ptr_array_index(patterns, k);
+                const char *name = strchr(pattern->signature, ':');
+                g_ptr_array_add(list->rows,
+                                g_strdup_printf("%" G_GUINT64_FORMAT " %s: %s", pattern->count,
+                                                all ? "records" : "examples",
+                                                name != NULL ? name + 2 : pattern->signature));
+            }
+            if (patterns->len > shown)
+                g_ptr_array_add(list->rows,
+                                g_strdup_printf("%u more patterns", patterns->len - shown));
+        }
     }
 }
 
@@ -498,18 +624,12 @@ doc_transactions(Document *doc, const Report *report)
 }
 
 static char *
-availability_text(const CheckerStats *stats)
-{
-    if (stats->availability < 0)
-        return g_strdup("-");
-    return g_strdup_printf("%.1f%%", stats->availability * 100.0);
-}
-
-static char *
 recovery_text(const CheckerStats *stats)
 {
     if (stats->last_heal_ns < 0)
         return g_strdup("no heal");
+    if (stats->recovery_ns < 0 && stats->last_invoke_ns < stats->last_heal_ns)
+        return g_strdup("not measured: the workload stopped at the heal");
     if (stats->recovery_ns < 0)
         return g_strdup("never");
     return g_strdup_printf("%.3f s", (double)stats->recovery_ns / 1e9);
@@ -652,10 +772,11 @@ report_document_build(const Report *report)
 {
     Document *doc = g_ptr_array_new_with_free_func(block_free);
     doc_header(doc, report);
-    doc_durability(doc, report);
+    doc_verdict(doc, report);
     doc_heading(doc, 2, "Explanations");
     for (guint i = 0; i < report->runs->len; i++)
         doc_run_explanations(doc, g_ptr_array_index(report->runs, i));
+    doc_durability(doc, report);
     doc_consumers(doc, report);
     doc_transactions(doc, report);
     doc_latency(doc, report);

@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "explain.h"
+#include "patterns.h"
 #include "plot.h"
 #include "report.h"
 #include "stats.h"
@@ -25,6 +26,9 @@ typedef struct {
     const CheckerResult *result;
     Explainer *explainer;
     GPtrArray *chains[CHECKER_ANOMALY_COUNT]; /* per example: GPtrArray of sentences */
+    /* Per anomaly, its records grouped by causal pattern (Pattern,
+     * patterns.h): every lost write, the examples of the others. */
+    GPtrArray *patterns[CHECKER_ANOMALY_COUNT];
     ConsumerCheck *consumers_owned;
     const ConsumerCheck *consumers;
     /* Per group g and anomaly a, at g * CONSUMER_ANOMALY_COUNT + a: per

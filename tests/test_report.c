@@ -498,20 +498,24 @@ test_report_latency_points_thinned(void **state)
 static void
 test_report_html_order_and_plots(void **state)
 {
-    /* Goal: report.html/md open with durability, then explanations, latency,
-     * timeline; with gnuplot the plots are inline and no temporary is left. */
+    /* Goal: report.html/md open with the verdict (its table and the runs'
+     * patterns), then explanations, durability, latency, timeline; with
+     * gnuplot the plots are inline and no temporary is left. */
     Scenario *s = scenario_new();
     g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
     assert_true(report_write(&s->input, *state, warnings, NULL));
     static const char *const files[] = {"report.html", "report.md"};
     for (guint f = 0; f < 2; f++) {
         g_autofree char *text = read_file(*state, files[f]);
+        const char *verdict = strstr(text, "Verdict");
         const char *durability = strstr(text, "Durability");
         const char *explanations = strstr(text, "Explanations");
         const char *latency = strstr(text, "Latency");
         const char *timeline = strstr(text, "Timeline");
-        assert_non_null(durability);
-        assert_true(durability < explanations && explanations < latency && latency < timeline);
+        assert_non_null(verdict);
+        assert_non_null(strstr(text, "pattern"));
+        assert_true(verdict < explanations && explanations < durability && durability < latency &&
+                    latency < timeline);
         assert_non_null(strstr(text, "broker 1, leader of t-0 in epoch 1, acknowledged offset"));
         assert_non_null(strstr(text, "FAILED"));
     }
