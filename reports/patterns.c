@@ -37,16 +37,26 @@ role_of(Roles *roles, gint32 broker)
     return (char)('A' + roles->n++);
 }
 
-/* The latest election of the partition before event `ack`, or NULL. */
+/* The latest election of the partition before event `ack`, or NULL: a
+ * binary search for the ack in its partition's (ascending) list, then a walk
+ * back to the election. */
 static const HistoryEvent *
 election_before(const Explainer *explainer, const GArray *events, const HistoryEvent *ack,
                 guint ack_index)
 {
     const GArray *list = explain_partition_events(explainer, ack->topic, ack->partition);
-    for (guint k = list != NULL ? list->len : 0; k-- > 0;) {
-        guint index = g_array_index(list, guint, k);
-        const HistoryEvent *event = &g_array_index(events, HistoryEvent, index);
-        if (index < ack_index && event->kind == HISTORY_EVENT_ELECTED)
+    guint lo = 0, hi = list != NULL ? list->len : 0;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (g_array_index(list, guint, mid) < ack_index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (guint k = lo; k-- > 0;) {
+        const HistoryEvent *event =
+            &g_array_index(events, HistoryEvent, g_array_index(list, guint, k));
+        if (event->kind == HISTORY_EVENT_ELECTED)
             return event;
     }
     return NULL;
@@ -135,8 +145,6 @@ patterns_signature(const Explainer *explainer, const History *history,
             continue;
         g_string_append_printf(out, "%s%s", out->len > 0 ? "; " : "", steps[i]);
     }
-    g_string_prepend(out, checker_anomaly_name(example->anomaly));
-    g_string_insert(out, strlen(checker_anomaly_name(example->anomaly)), ": ");
     return g_string_free(out, FALSE);
 }
 

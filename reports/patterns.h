@@ -34,7 +34,7 @@
 #define PATTERN_EXAMPLES 2
 
 typedef struct {
-    char *signature;    /* the chain with roles for brokers and '#' for numbers */
+    char *signature;    /* its steps with brokers by role (patterns_signature): its name */
     guint64 count;      /* records (examples, for anomalies other than lost_write) */
     GArray *examples;   /* CheckerExample (summary NULL), the first PATTERN_EXAMPLES */
     GArray *partitions; /* guint64 topic << 32 | partition, distinct, ascending */
@@ -54,8 +54,9 @@ GPtrArray *patterns_of_examples(const Explainer *explainer, const CheckerResult 
                                 const GArray *examples);
 
 /* The signature of `example` whose explanation told `chain_events`
- * (explain_example_events), as the pattern's name: "lost_write: acked by A
- * with acks=1, above the HW; B elected without it; A truncated it".
+ * (explain_example_events), as the pattern's name: "acknowledged by A
+ * (acks=1) before the HW reached it; B was elected without it; A truncated
+ * it". Patterns are grouped per anomaly, so the name does not repeat it.
  * (transfer full) */
 char *patterns_signature(const Explainer *explainer, const History *history,
                          const CheckerExample *example, const GArray *chain_events);

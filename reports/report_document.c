@@ -258,10 +258,9 @@ doc_examples(Document *doc, const RunData *data, CheckerAnomaly anomaly)
                       ? g_strdup_printf(", sent at %.3f s", pattern->first_ns / 1e9)
                       : g_strdup_printf(", sent %.3f–%.3f s", pattern->first_ns / 1e9,
                                         pattern->last_ns / 1e9);
-        const char *name = strchr(pattern->signature, ':');
         doc_paragraph(doc, "Pattern %u (%s): %" G_GUINT64_FORMAT " %s%s on %s (%u partition%s)%s; "
                            "for example %s. The first:",
-                      k + 1, name != NULL ? name + 2 : pattern->signature, pattern->count, unit,
+                      k + 1, pattern->signature, pattern->count, unit,
                       pattern->count == 1 ? "" : "s", where, pattern->partitions->len,
                       pattern->partitions->len == 1 ? "" : "s", span, examples);
         Block *list = doc_list(doc, TRUE);
@@ -323,11 +322,9 @@ doc_verdict(Document *doc, const Report *report)
             guint shown = MIN(patterns->len, (guint)REPORT_PATTERNS_SHOWN);
             for (guint k = 0; k < shown; k++) {
                 const Pattern *pattern = g_ptr_array_index(patterns, k);
-                const char *name = strchr(pattern->signature, ':');
                 g_ptr_array_add(list->rows,
                                 g_strdup_printf("%" G_GUINT64_FORMAT " %s: %s", pattern->count,
-                                                all ? "records" : "examples",
-                                                name != NULL ? name + 2 : pattern->signature));
+                                                all ? "records" : "examples", pattern->signature));
             }
             if (patterns->len > shown)
                 g_ptr_array_add(list->rows,

@@ -665,7 +665,9 @@ static void
 emit_counters(TraceWriter *writer, const History *history)
 {
     const GArray *events = history_events(history);
-    g_autoptr(GHashTable) counters = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    /* Keyed by broker << 48 | topic << 32 | partition; looked up only. */
+    g_autoptr(GHashTable) counters =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     g_autoptr(GArray) nodes = g_array_new(FALSE, FALSE, sizeof(guint32)); /* by broker id */
     for (guint i = 0; i < events->len; i++) {
         const HistoryEvent *e = &g_array_index(events, HistoryEvent, i);
@@ -680,13 +682,12 @@ emit_counters(TraceWriter *writer, const History *history)
         guint32 node = g_array_index(nodes, guint32, e->broker);
         if (node == G_MAXUINT32)
             continue;
-        g_autofree char *key = g_strdup_printf("%d %s-%d", e->broker,
-                                               history_topic_name(history, e->topic), e->partition);
-        ReplicaCounter *c = g_hash_table_lookup(counters, key);
+        gint64 key = ((gint64)e->broker << 48) | ((gint64)e->topic << 32) | (guint32)e->partition;
+        ReplicaCounter *c = g_hash_table_lookup(counters, &key);
         if (c == NULL) {
             c = g_new0(ReplicaCounter, 1);
             c->written_ns = -1;
-            g_hash_table_insert(counters, g_strdup(key), c);
+            g_hash_table_insert(counters, g_memdup2(&key, sizeof key), c);
         }
         const gint32 *members = NULL;
         gint64 isr = e->isr != 0 ? history_isr_members(history, e->isr, &members) : 0;
