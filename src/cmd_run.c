@@ -284,6 +284,7 @@ options_clear(RunOptions *options)
 {
     g_free(options->out_dir);
     g_free(options->seed_text);
+    g_free(options->history);
     g_strfreev(options->sets);
     g_strfreev(options->rest);
 }
