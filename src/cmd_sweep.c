@@ -195,7 +195,8 @@ static char *
 run_seed(const Scenario *scenario, const SweepOptions *o, guint64 seed, gboolean *passed)
 {
     g_autoptr(GPtrArray) variants = scenario_variants(scenario);
-    RunCoreChecks checks = {runner_paranoid_sampled(seed, (guint)o->paranoid_sample), o->sets};
+    RunCoreChecks checks = {runner_paranoid_sampled(seed, (guint)o->paranoid_sample), o->sets,
+                          FALSE};
     gboolean paranoid = FALSE;
     JsonBuilder *builder = json_builder_new();
     json_builder_begin_object(builder);

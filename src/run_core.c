@@ -1,8 +1,10 @@
 /* run_core: loading, running, checking and judging (see run_core.h). */
 #include "run_core.h"
 
+#include "ksim_version.h"
 #include "metrics.h"
 #include "outfile.h"
+#include "selfcheck.h"
 #include "sim_assert.h"
 
 #include <string.h>
@@ -30,10 +32,9 @@ check_name(const Scenario *scenario, const char *path, GError **error)
     return FALSE;
 }
 
-Scenario *
-run_core_load(const char *path, char **sets, GError **error)
+static Scenario *
+finish_load(Scenario *scenario, const char *path, char **sets, GError **error)
 {
-    Scenario *scenario = scenario_load(path, error);
     if (scenario == NULL)
         return NULL;
     for (guint i = 0; sets != NULL && sets[i] != NULL; i++) {
@@ -47,6 +48,20 @@ run_core_load(const char *path, char **sets, GError **error)
         return NULL;
     }
     return scenario;
+}
+
+Scenario *
+run_core_load(const char *path, char **sets, GError **error)
+{
+    return finish_load(scenario_load(path, error), path, sets, error);
+}
+
+Scenario *
+run_core_load_bytes(const char *text, gsize length, const char *display_name, char **sets,
+                    GError **error)
+{
+    return finish_load(scenario_load_bytes(text, length, display_name, error), display_name,
+                       sets, error);
 }
 
 static void
@@ -96,7 +111,13 @@ run_core_variant_checked(const Scenario *scenario, ScenarioVariant *variant, gui
         run_core_replay_command(scenario, seed, checks != NULL ? checks->sets : NULL, variant);
     g_autofree char *replay_checked = g_strconcat(replay, " --paranoid", NULL);
     runner_checks.replay = outcome->paranoid ? replay_checked : replay;
-    outcome->result = runner_run_checked(variant, seed, trace_out, &runner_checks);
+    g_autofree char *mismatch = NULL;
+    outcome->determinism_checked = checks != NULL && checks->check_determinism;
+    if (outcome->determinism_checked)
+        outcome->result =
+            selfcheck_run(variant, seed, trace_out, &runner_checks, NULL, &mismatch);
+    else
+        outcome->result = runner_run_checked(variant, seed, trace_out, &runner_checks);
     CheckerOptions options;
     checker_options_init(&options);
     options.last_heal_ns = outcome->result->last_heal_ns;
@@ -107,6 +128,8 @@ run_core_variant_checked(const Scenario *scenario, ScenarioVariant *variant, gui
     g_snprintf(outcome->fingerprint, sizeof outcome->fingerprint, "%016" G_GINT64_MODIFIER "x",
                outcome->result->fingerprint);
     judge(scenario, outcome);
+    if (mismatch != NULL)
+        g_ptr_array_add(outcome->failed, g_strdup_printf("determinism: %s", mismatch));
     return outcome;
 }
 
@@ -129,7 +152,12 @@ run_core_replay_command(const Scenario *scenario, guint64 seed, char **sets,
                         const ScenarioVariant *variant)
 {
     GString *command = g_string_new("ksim run ");
-    g_autofree char *path = g_shell_quote(scenario_path(scenario));
+    /* A scenario read from memory (a replay capsule's) has no path: its
+     * name stands for the file. */
+    g_autofree char *file = scenario_path(scenario) != NULL
+                                ? g_strdup(scenario_path(scenario))
+                                : g_strdup_printf("%s.ini", scenario_name(scenario));
+    g_autofree char *path = g_shell_quote(file);
     g_string_append_printf(command, "%s --seed %" G_GUINT64_FORMAT, path, seed);
     for (guint i = 0; sets != NULL && sets[i] != NULL; i++) {
         g_autofree char *quoted = g_shell_quote(sets[i]);
@@ -145,4 +173,31 @@ run_core_replay_command(const Scenario *scenario, guint64 seed, char **sets,
         g_string_append_printf(command, " --set %s", quoted);
     }
     return g_string_free(command, FALSE);
+}
+
+Capsule *
+run_core_capsule(const Scenario *scenario, guint64 seed, char **sets, const GPtrArray *outcomes)
+{
+    Capsule *capsule = capsule_new(KSIM_VERSION, KSIM_GIT_COMMIT);
+    capsule->command = run_core_replay_command(scenario, seed, sets, NULL);
+    capsule->scenario_name = g_strdup(scenario_name(scenario));
+    capsule->scenario_path = g_strdup(scenario_path(scenario));
+    capsule->scenario_sha256 = g_strdup(scenario_sha256(scenario));
+    capsule->scenario_text = g_strdup(scenario_text(scenario, NULL));
+    capsule->seed = seed;
+    for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+        g_ptr_array_add(capsule->sets, g_strdup(sets[i]));
+    for (guint i = 0; i < outcomes->len; i++) {
+        const RunOutcome *outcome = g_ptr_array_index(outcomes, i);
+        CapsuleRun *run =
+            capsule_add_run(capsule, scenario_variant_label(outcome->variant), outcome->fingerprint);
+        const GPtrArray *settings = scenario_variant_settings(outcome->variant);
+        for (guint k = 0; k < settings->len; k++) {
+            const ScenarioSetting *setting = g_ptr_array_index(settings, k);
+            g_ptr_array_add(run->settings, g_strdup_printf("%s=%s", setting->key, setting->value));
+        }
+        for (guint k = 0; k < outcome->failed->len; k++)
+            g_ptr_array_add(run->failed, g_strdup(g_ptr_array_index(outcome->failed, k)));
+    }
+    return capsule;
 }

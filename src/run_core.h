@@ -10,6 +10,7 @@
 #include <glib.h>
 #include <stdio.h>
 
+#include "capsule.h"
 #include "checker.h"
 #include "checker_consumer.h"
 #include "checker_txn.h"
@@ -24,9 +25,16 @@ typedef struct {
     TxnCheck *txn;                 /* owned; borrows result->history and check */
     double wall_s;
     gboolean paranoid;             /* checked after every event */
+    gboolean determinism_checked;  /* made twice (RunCoreChecks.check_determinism) */
     char fingerprint[17];
     GPtrArray *failed;             /* descriptions of failed expectations (owned) */
 } RunOutcome;
+
+/* run_core_load for a scenario's text in memory (`length` bytes),
+ * `display_name` standing for its file (a replay capsule's scenario).
+ * (transfer full) */
+Scenario *run_core_load_bytes(const char *text, gsize length, const char *display_name,
+                              char **sets, GError **error);
 
 /* Loads `path` and applies every "KEY=VALUE" of `sets`. NULL with a message
  * naming the file, group, key and line on bad input, and on a name that
@@ -42,6 +50,9 @@ RunOutcome *run_core_variant(const Scenario *scenario, ScenarioVariant *variant,
 typedef struct {
     gboolean paranoid; /* every invariant after every event (ksim run --paranoid) */
     char **sets;       /* the --set options, for the replay command a failure prints */
+    /* Make the run twice, in two processes, and fail it when their traces
+     * differ (ksim run --check-determinism, selfcheck.h). */
+    gboolean check_determinism;
 } RunCoreChecks;
 
 /* run_core_variant, checked as `checks` (NULL: unchecked, unless the
@@ -55,6 +66,12 @@ void run_outcome_free(RunOutcome *outcome);
  * variant (its varied settings become --set options). (transfer full) */
 char *run_core_replay_command(const Scenario *scenario, guint64 seed, char **sets,
                               const ScenarioVariant *variant);
+
+/* The replay capsule of `outcomes` (RunOutcome*, the runs of `scenario`
+ * with `seed` and the --set assignments `sets`, in run order), naming this
+ * binary. (transfer full) */
+Capsule *run_core_capsule(const Scenario *scenario, guint64 seed, char **sets,
+                          const GPtrArray *outcomes);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RunOutcome, run_outcome_free)
 

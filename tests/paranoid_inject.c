@@ -35,7 +35,8 @@ main(int argc, char **argv)
     guint64 event = g_ascii_strtoull(argv[3], NULL, 10);
     g_autofree char *replay =
         g_strdup_printf("ksim run %s --seed %" G_GUINT64_FORMAT " --paranoid", argv[1], seed);
-    RunnerChecks checks = {TRUE, replay, fail_at_event, &event};
+    RunnerChecks checks = {.paranoid = TRUE, .replay = replay, .extra_check = fail_at_event,
+                           .extra_check_data = &event};
     g_autoptr(GPtrArray) variants = scenario_variants(scenario);
     g_autoptr(RunnerResult) result =
         runner_run_checked(g_ptr_array_index(variants, 0), seed, NULL, &checks);

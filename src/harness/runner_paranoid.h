@@ -51,6 +51,10 @@ typedef struct {
      * one), to show what a violation reports. */
     RunnerParanoidCheckFn extra_check;
     void *extra_check_data;
+    /* Hears every trace record as it is added, beside the --trace writer
+     * (the determinism self-check's digest, selfcheck.h); NULL: none. */
+    SimTraceListener trace_listener;
+    void *trace_listener_data;
 } RunnerChecks;
 
 typedef struct RunnerParanoid RunnerParanoid;

@@ -104,6 +104,8 @@ struct Scenario {
     char *path;
     char *display_name;
     char *sha256;
+    char *text; /* the file's bytes as read (valid UTF-8, no NUL) */
+    gsize text_length;
     char *name;
     char *description;
     guint64 seed;
