@@ -73,6 +73,10 @@ typedef struct {
     GPtrArray *entries; /* RawEntry*, file order */
 } RawGroup;
 
+/* A new empty group; `object` is NULL exactly for unnamed kinds.
+ * (transfer full) */
+RawGroup *scenario_raw_group_new(const char *name, GroupKind kind, const char *object,
+                                 guint line);
 /* The group list's free function. */
 void scenario_raw_group_free(gpointer data);
 /* A deep copy of a RawGroup* array. (transfer full) */
