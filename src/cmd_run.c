@@ -106,7 +106,8 @@ static void
 print_banner(const Scenario *scenario, guint64 seed, const RunRequest *options, guint n_runs)
 {
     printf("ksim %s (commit %s)\n", KSIM_VERSION, KSIM_GIT_COMMIT);
-    printf("scenario  %s (%s)\n", scenario_name(scenario), scenario_path(scenario));
+    printf("scenario  %s (%s)\n", scenario_name(scenario),
+           scenario_path(scenario) != NULL ? scenario_path(scenario) : "its text from a capsule");
     printf("sha256    %s\n", scenario_sha256(scenario));
     printf("seed      %" G_GUINT64_FORMAT "\n", seed);
     for (guint i = 0; options->sets != NULL && options->sets[i] != NULL; i++)

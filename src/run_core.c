@@ -7,7 +7,11 @@
 #include "selfcheck.h"
 #include "sim_assert.h"
 
+#include <errno.h>
 #include <string.h>
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 
 /* At most this many characters of a refused name are shown. */
 #define NAME_SHOWN_MAX 80
@@ -200,4 +204,67 @@ run_core_capsule(const Scenario *scenario, guint64 seed, char **sets, const GPtr
             g_ptr_array_add(run->failed, g_strdup(g_ptr_array_index(outcome->failed, k)));
     }
     return capsule;
+}
+
+/* The capsule of a sweep's result line (cmd_sweep.c: {"seed", "runs": [{"label",
+ * "fingerprint", "failed"}]}), its settings from the scenario's runs. */
+static Capsule *
+capsule_of_line(const Scenario *scenario, char **sets, guint64 seed, const char *line,
+                GError **error)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    if (!json_parser_load_from_data(parser, line, -1, error))
+        return NULL;
+    JsonNode *root = json_parser_get_root(parser);
+    JsonArray *runs = root != NULL && JSON_NODE_HOLDS_OBJECT(root)
+                          ? json_object_get_array_member(json_node_get_object(root), "runs")
+                          : NULL;
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    if (runs == NULL || json_array_get_length(runs) != variants->len) {
+        g_set_error(error, KSIM_REPORTS_ERROR, KSIM_REPORTS_ERROR_IO,
+                    "seed %" G_GUINT64_FORMAT ": no capsule: its result names no runs", seed);
+        return NULL;
+    }
+    g_autoptr(GPtrArray) outcomes = g_ptr_array_new();
+    Capsule *capsule = run_core_capsule(scenario, seed, sets, outcomes);
+    for (guint i = 0; i < variants->len; i++) {
+        JsonObject *run = json_array_get_object_element(runs, i);
+        const ScenarioVariant *variant = g_ptr_array_index(variants, i);
+        CapsuleRun *added = capsule_add_run(capsule, scenario_variant_label(variant),
+                                            json_object_get_string_member(run, "fingerprint"));
+        const GPtrArray *settings = scenario_variant_settings(variant);
+        for (guint k = 0; k < settings->len; k++) {
+            const ScenarioSetting *setting = g_ptr_array_index(settings, k);
+            g_ptr_array_add(added->settings,
+                            g_strdup_printf("%s=%s", setting->key, setting->value));
+        }
+        JsonArray *failed = json_object_get_array_member(run, "failed");
+        for (guint k = 0; failed != NULL && k < json_array_get_length(failed); k++)
+            g_ptr_array_add(added->failed, g_strdup(json_array_get_string_element(failed, k)));
+    }
+    return capsule;
+}
+
+char *
+run_core_write_seed_capsule(const Scenario *scenario, char **sets, guint64 seed,
+                            const char *line, const char *dir, GError **error)
+{
+    g_autoptr(Capsule) capsule = capsule_of_line(scenario, sets, seed, line, error);
+    if (capsule == NULL)
+        return NULL;
+    g_autofree char *name = g_strdup_printf("seed-%" G_GUINT64_FORMAT, seed);
+    g_autofree char *seed_dir = g_build_filename(dir, name, NULL);
+    if (g_mkdir_with_parents(seed_dir, 0777) != 0) {
+        int saved = errno;
+        g_set_error(error, KSIM_REPORTS_ERROR, KSIM_REPORTS_ERROR_IO, "%s: cannot create: %s",
+                    seed_dir, g_strerror(saved));
+        return NULL;
+    }
+    char *path = g_build_filename(seed_dir, "capsule.json", NULL);
+    g_autofree char *json = capsule_to_json(capsule);
+    if (!outfile_write(path, json, strlen(json), error)) {
+        g_free(path);
+        return NULL;
+    }
+    return path;
 }

@@ -73,6 +73,12 @@ char *run_core_replay_command(const Scenario *scenario, guint64 seed, char **set
 Capsule *run_core_capsule(const Scenario *scenario, guint64 seed, char **sets,
                           const GPtrArray *outcomes);
 
+/* Writes DIR/seed-N/capsule.json, the capsule of a sweep's seed from its
+ * result line (a line of sweep.jsonl), and returns its path; NULL with an
+ * error when it cannot be written. (transfer full) */
+char *run_core_write_seed_capsule(const Scenario *scenario, char **sets, guint64 seed,
+                                  const char *line, const char *dir, GError **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RunOutcome, run_outcome_free)
 
 #endif
