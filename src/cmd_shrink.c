@@ -192,6 +192,24 @@ same_failure(const Shrink *s, const RunOutcome *outcome)
     return FALSE;
 }
 
+/* How `outcome` fails the way `s` asks: the failed expectation's line, or
+ * the anomaly's count. (transfer full) */
+static char *
+describe_failure(const Shrink *s, const RunOutcome *outcome)
+{
+    if (s->anomaly != NULL) {
+        MetricsRun run = {outcome->check, outcome->consumers, outcome->txn};
+        return g_strdup_printf("%s = %g", metrics_name(s->anomaly),
+                               metrics_value(s->anomaly, &run));
+    }
+    for (guint i = 0; i < outcome->failed->len; i++) {
+        g_autofree char *name = failed_name(g_ptr_array_index(outcome->failed, i));
+        if (strcmp(name, s->expect) == 0)
+            return g_strdup(g_ptr_array_index(outcome->failed, i));
+    }
+    return g_strdup_printf("%s holds", s->expect);
+}
+
 /* Runs the run labelled s->label of `text` with the seed: a VERDICT_*. */
 static int
 verdict(const Shrink *s, const char *text)
@@ -644,9 +662,8 @@ failing_run(Shrink *s, const Scenario *scenario)
         if (s->expect == NULL && s->anomaly == NULL && outcome->failed->len > 0)
             s->expect = failed_name(g_ptr_array_index(outcome->failed, 0));
         if ((s->expect != NULL || s->anomaly != NULL) && same_failure(s, outcome)) {
-            printf("fails (%s)\n", outcome->failed->len > 0
-                                       ? (char *)g_ptr_array_index(outcome->failed, 0)
-                                       : metrics_name(s->anomaly));
+            g_autofree char *how = describe_failure(s, outcome);
+            printf("fails (%s)\n", how);
             return outcome;
         }
         printf("does not fail that way\n");
@@ -733,9 +750,8 @@ write_result(Shrink *s, const char *out_dir, const char *command)
         g_ptr_array_add(outcomes, outcome);
     }
     gboolean fails = target != NULL && same_failure(s, target);
-    const char *what = target != NULL && target->failed->len > 0
-                           ? g_ptr_array_index(target->failed, 0)
-                           : (s->anomaly != NULL ? metrics_name(s->anomaly) : s->expect);
+    g_autofree char *what = target != NULL ? describe_failure(s, target)
+                                           : g_strdup_printf("run '%s' not made", s->label);
     g_autofree char *quoted_ini = g_shell_quote(ini_path);
     g_autofree char *comment = header(s, command, what, quoted_ini);
     g_autofree char *minimal = scenario_doc_to_text(s->doc, comment);
