@@ -1,9 +1,14 @@
 /*
  * `ksim run SCENARIO [--seed N] [--out DIR] [--set KEY=VALUE ...] [--trace[=FORMAT]]
- *  [--history=jepsen] [--paranoid] [--check] [--force]`: runs every variant of a scenario with one
- * seed (unless a run's estimated size is over run_estimate's limits and
- * --force is not given; --check only validates, as `ksim check`), prints the
- * settings first, then a compact result table and where the report is. With
+ *  [--history=jepsen] [--paranoid] [--check] [--force] [--check-determinism]`:
+ * runs every variant of a scenario with one seed (unless a run's estimated
+ * size is over run_estimate's limits and --force is not given; --check only
+ * validates, as `ksim check`), prints the settings first, then a compact
+ * result table and where the report is, and writes DIR/capsule.json, the
+ * replay capsule that `ksim replay` reruns (capsule.h). With
+ * --check-determinism each run is made twice, in two processes, and a run
+ * whose traces differ fails, naming the first differing trace event
+ * (selfcheck.h). With
  * --paranoid (or the scenario's `paranoid = true`) every module's invariants
  * are checked after every event (runner_paranoid.h). Exit status: 0 when
  * every expectation holds, 1 when one fails, 2 on bad input, 3
@@ -11,6 +16,7 @@
  */
 #include "commands.h"
 
+#include "capsule.h"
 #include "jepsen_history.h"
 #include "ksim_version.h"
 #include "report.h"
@@ -35,6 +41,7 @@ typedef struct {
     gboolean paranoid;
     gboolean check; /* --check: only what `ksim check` does */
     gboolean force; /* --force: run even over the size estimate's limits */
+    gboolean check_determinism;
     char **rest;
 } RunOptions;
 
@@ -100,6 +107,8 @@ parse_run_options(int *argc, char ***argv, RunOptions *options)
          "validate the scenario and list its runs without running them (as ksim check)", NULL},
         {"force", 0, 0, G_OPTION_ARG_NONE, &options->force,
          "run even when a run's estimated memory or events are over the limits", NULL},
+        {"check-determinism", 0, 0, G_OPTION_ARG_NONE, &options->check_determinism,
+         "make each run twice, in two processes, and fail when their traces differ", NULL},
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->rest, NULL,
          "SCENARIO"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -137,16 +146,19 @@ parse_run_options(int *argc, char ***argv, RunOptions *options)
 }
 
 static void
-print_banner(const Scenario *scenario, guint64 seed, const RunOptions *options, guint n_runs)
+print_banner(const Scenario *scenario, guint64 seed, const RunRequest *options, guint n_runs)
 {
     printf("ksim %s (commit %s)\n", KSIM_VERSION, KSIM_GIT_COMMIT);
-    printf("scenario  %s (%s)\n", scenario_name(scenario), scenario_path(scenario));
+    printf("scenario  %s (%s)\n", scenario_name(scenario),
+           scenario_path(scenario) != NULL ? scenario_path(scenario) : "its text from a capsule");
     printf("sha256    %s\n", scenario_sha256(scenario));
     printf("seed      %" G_GUINT64_FORMAT "\n", seed);
     for (guint i = 0; options->sets != NULL && options->sets[i] != NULL; i++)
         printf("set       %s\n", options->sets[i]);
     if (options->paranoid)
         printf("checks    every invariant after every event (--paranoid)\n");
+    if (options->check_determinism)
+        printf("checks    each run made twice, in two processes (--check-determinism)\n");
     printf("runs      %u\n", n_runs);
     fflush(stdout);
 }
@@ -219,9 +231,11 @@ fill_report_run(ReportRun *run, const RunOutcome *outcome, GArray *settings, GAr
     g_ptr_array_set_size(outcome->failed, outcome->failed->len - 1);
 }
 
-/* Writes the report into `dir` and renames it into place; takes `dir`. */
+/* Writes the report and the replay capsule into `dir` and renames it into
+ * place; takes `dir`. */
 static int
-write_report(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, OutDir *dir)
+write_report(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, OutDir *dir,
+             const RunRequest *request)
 {
     g_autofree char *out_dir = g_strdup(outfile_dir_target(dir));
     guint n = outcomes->len;
@@ -240,22 +254,31 @@ write_report(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, OutDir
     report_print_table(stdout, &input);
     g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
     GError *error = NULL;
-    gboolean written = report_write_into(&input, dir, warnings, &error);
+    g_autoptr(Capsule) capsule = run_core_capsule(scenario, seed, request->sets, outcomes);
+    g_autofree char *capsule_json = capsule_to_json(capsule);
+    gboolean written =
+        report_write_into(&input, dir, warnings, &error) &&
+        outfile_dir_write(dir, "capsule.json", capsule_json, strlen(capsule_json), &error);
     if (!written)
         outfile_dir_abort(dir);
     if (!written || !outfile_dir_commit(dir, &error)) {
-        fprintf(stderr, "ksim run: %s\n", error->message);
+        fprintf(stderr, "%s: %s\n", request->command, error->message);
         g_error_free(error);
         return 2;
     }
     for (guint i = 0; i < warnings->len; i++)
-        fprintf(stderr, "ksim run: warning: %s\n", (char *)g_ptr_array_index(warnings, i));
+        fprintf(stderr, "%s: warning: %s\n", request->command,
+                (char *)g_ptr_array_index(warnings, i));
     printf("\nreport    %s/report.html (also report.md, summary.json)\n", out_dir);
+    g_autofree char *capsule_path = g_build_filename(out_dir, "capsule.json", NULL);
+    g_autofree char *quoted = g_shell_quote(capsule_path);
+    printf("capsule   %s (replay: ksim replay %s)\n", capsule_path, quoted);
     return 0;
 }
 
 static gboolean
-print_verdicts(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, char **sets)
+print_verdicts(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, char **sets,
+               const char *capsule)
 {
     gboolean passed = TRUE;
     for (guint i = 0; i < outcomes->len; i++) {
@@ -271,13 +294,15 @@ print_verdicts(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, char
         g_autofree char *replay =
             run_core_replay_command(scenario, seed, sets, outcome->variant);
         printf("  replay: %s\n", replay);
+        if (capsule != NULL)
+            printf("      or: ksim replay %s\n", capsule);
     }
     if (passed && scenario_expects(scenario)->len > 0)
         printf("\nexpectations: all %u hold\n", scenario_expects(scenario)->len);
     return passed;
 }
 
-static int run_scenario(RunOptions *options);
+static int run_scenario(const RunOptions *options);
 
 static void
 options_clear(RunOptions *options)
@@ -303,71 +328,91 @@ cmd_run(int argc, char **argv)
 }
 
 static int
-run_scenario(RunOptions *options_in)
+run_scenario(const RunOptions *options)
 {
-    RunOptions options = *options_in;
     GError *error = NULL;
-    g_autoptr(Scenario) scenario = run_core_load(options.rest[0], options.sets, &error);
+    g_autoptr(Scenario) scenario = run_core_load(options->rest[0], options->sets, &error);
     if (scenario == NULL) {
         fprintf(stderr, "ksim run: %s\n", error->message);
         g_error_free(error);
         return 2;
     }
-    if (!options.force && !run_estimate_check(scenario, options.rest[0], &error)) {
+    if (!options->force && !run_estimate_check(scenario, options->rest[0], &error)) {
         fprintf(stderr, "ksim run: %s\n", error->message);
         g_error_free(error);
         return 2;
     }
-    guint64 seed = options.seed_set ? (guint64)options.seed : scenario_seed(scenario);
-    g_autofree char *out_dir = options.out_dir != NULL
-                                   ? g_strdup(options.out_dir)
+    RunRequest request = {"ksim run", options->out_dir,
+                          options->seed_set ? (guint64)options->seed : scenario_seed(scenario),
+                          options->sets, options->trace, options->paranoid,
+                          options->check_determinism, options->trace_format, options->history};
+    return cmd_run_scenario(scenario, &request, NULL);
+}
+
+int
+cmd_run_scenario(const Scenario *scenario, const RunRequest *request, GPtrArray *fingerprints)
+{
+    GError *error = NULL;
+    guint64 seed = request->seed;
+    g_autofree char *out_dir = request->out_dir != NULL
+                                   ? g_strdup(request->out_dir)
                                    : g_strdup_printf("out/%s", scenario_name(scenario));
     /* The report's directory is opened before the first run, so a place
      * that cannot be written is found now, not after the simulation. */
     g_autoptr(OutDir) dir = outfile_dir_open(out_dir, REPORT_MARKER, &error);
     if (dir == NULL) {
-        fprintf(stderr, "ksim run: %s\n", error->message);
+        fprintf(stderr, "%s: %s\n", request->command, error->message);
         g_error_free(error);
         return 2;
     }
     g_autoptr(GPtrArray) variants = scenario_variants(scenario);
-    print_banner(scenario, seed, &options, variants->len);
+    print_banner(scenario, seed, request, variants->len);
     g_autoptr(GPtrArray) outcomes =
         g_ptr_array_new_with_free_func((GDestroyNotify)run_outcome_free);
     guint n_runs = variants->len;
     for (guint i = 0; i < n_runs; i++) {
         ScenarioVariant *variant = g_ptr_array_steal_index(variants, 0);
-        OutFile *trace = options.trace ? open_trace(dir, i, options.trace_format, &error) : NULL;
-        if (options.trace && trace == NULL) {
-            fprintf(stderr, "ksim run: %s\n", error->message);
+        OutFile *trace =
+            request->trace ? open_trace(dir, i, request->trace_format, &error) : NULL;
+        if (request->trace && trace == NULL) {
+            fprintf(stderr, "%s: %s\n", request->command, error->message);
             g_error_free(error);
             scenario_variant_free(variant);
             return 2;
         }
         printf("run %u/%u  %-28s ", i + 1, n_runs, scenario_variant_label(variant));
         fflush(stdout);
-        RunCoreChecks checks = {options.paranoid, options.sets, options.trace_format};
+        RunCoreChecks checks = {.paranoid = request->paranoid,
+                                .sets = request->sets,
+                                .check_determinism = request->check_determinism,
+                                .trace_format = request->trace_format};
         RunOutcome *outcome = run_core_variant_checked(
             scenario, variant, seed, trace != NULL ? outfile_stream(trace) : NULL, &checks);
         if (trace != NULL && !outfile_commit(trace, &error)) {
-            fprintf(stderr, "ksim run: %s\n", error->message);
+            fprintf(stderr, "%s: %s\n", request->command, error->message);
             g_error_free(error);
             run_outcome_free(outcome);
             return 2;
         }
-        if (options.history != NULL && !write_jepsen_history(dir, i, outcome, &error)) {
-            fprintf(stderr, "ksim run: %s\n", error->message);
+        if (request->history != NULL && !write_jepsen_history(dir, i, outcome, &error)) {
+            fprintf(stderr, "%s: %s\n", request->command, error->message);
             g_error_free(error);
             run_outcome_free(outcome);
             return 2;
         }
-        printf("%.2f s wall, %.1f s virtual, %" G_GUINT64_FORMAT " events, fingerprint %s%s\n",
+        printf("%.2f s wall, %.1f s virtual, %" G_GUINT64_FORMAT " events, fingerprint %s%s%s\n",
                outcome->wall_s, (double)outcome->result->virtual_ns / 1e9, outcome->result->events,
-               outcome->fingerprint, outcome->paranoid ? ", checked" : "");
+               outcome->fingerprint, outcome->paranoid ? ", checked" : "",
+               outcome->determinism_checked ? ", made twice" : "");
+        if (fingerprints != NULL)
+            g_ptr_array_add(fingerprints, g_strdup(outcome->fingerprint));
         g_ptr_array_add(outcomes, outcome);
     }
-    int status = write_report(scenario, seed, outcomes, g_steal_pointer(&dir));
-    gboolean passed = print_verdicts(scenario, seed, outcomes, options.sets);
+    int status = write_report(scenario, seed, outcomes, g_steal_pointer(&dir), request);
+    g_autofree char *capsule_path = g_build_filename(out_dir, "capsule.json", NULL);
+    g_autofree char *capsule = g_shell_quote(capsule_path);
+    gboolean passed =
+        print_verdicts(scenario, seed, outcomes, request->sets, status == 0 ? capsule : NULL);
     if (status != 0)
         return status;
     return passed ? 0 : 1;

@@ -527,7 +527,7 @@ open_out(const char *out_dir)
 }
 
 static guint
-print_failures(GArray *results, const Scenario *scenario, char **sets)
+print_failures(GArray *results, const Scenario *scenario, char **sets, const char *out_dir)
 {
     guint failed = 0;
     for (guint i = 0; i < results->len; i++) {
@@ -539,6 +539,15 @@ print_failures(GArray *results, const Scenario *scenario, char **sets)
         if (scenario != NULL) {
             g_autofree char *replay = run_core_replay_command(scenario, r->seed, sets, NULL);
             printf("  seed %" G_GUINT64_FORMAT ": %s\n", r->seed, replay);
+            GError *error = NULL;
+            g_autofree char *capsule =
+                run_core_write_seed_capsule(scenario, sets, r->seed, r->line, out_dir, &error);
+            g_autofree char *quoted = capsule != NULL ? g_shell_quote(capsule) : NULL;
+            if (capsule != NULL)
+                printf("      or: ksim replay %s\n", quoted);
+            else
+                fprintf(stderr, "ksim sweep: %s\n", error->message);
+            g_clear_error(&error);
         } else {
             printf("  seed %" G_GUINT64_FORMAT "\n", r->seed);
         }
@@ -583,7 +592,7 @@ merge(const SweepOptions *o)
         g_error_free(error);
         return 2;
     }
-    guint failed = print_failures(results, NULL, NULL);
+    guint failed = print_failures(results, NULL, NULL, NULL);
     printf("merged %u seeds, %u failed, %u checked after every event: %s/sweep.jsonl\n",
            results->len, failed, paranoid_count(results), o->out_dir);
     return failed > 0 ? 1 : 0;
@@ -636,7 +645,7 @@ sweep(SweepOptions *o)
         g_error_free(error);
         return 2;
     }
-    guint failed = print_failures(results, scenario, o->sets);
+    guint failed = print_failures(results, scenario, o->sets, out_dir);
     printf("%u seeds in %.1f s (%.2f seeds/s), %u failed, %u checked after every event; "
            "results in %s/sweep.jsonl\n",
            results->len, wall_s, results->len / MAX(wall_s, 1e-9), failed,

@@ -19,6 +19,8 @@ typedef struct {
 static const Command COMMANDS[] = {
     {"run", cmd_run, "run a scenario file and write its report"},
     {"sweep", cmd_sweep, "run a scenario over many seeds and list the failing ones"},
+    {"replay", cmd_replay, "rerun a run's capsule.json and check its fingerprints"},
+    {"shrink", cmd_shrink, "search for the smallest scenario that fails like a failing run"},
     {"check", cmd_check, "validate a scenario and list the runs it would make, without running"},
     {"partition", cmd_partition, "print the partition Kafka's default partitioner picks for keys"},
     {"assign", cmd_assign, "print a consumer group assignment"},

@@ -1,11 +1,17 @@
 /* run_core: loading, running, checking and judging (see run_core.h). */
 #include "run_core.h"
 
+#include "ksim_version.h"
 #include "metrics.h"
 #include "outfile.h"
+#include "selfcheck.h"
 #include "sim_assert.h"
 
+#include <errno.h>
 #include <string.h>
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 
 /* At most this many characters of a refused name are shown. */
 #define NAME_SHOWN_MAX 80
@@ -30,10 +36,9 @@ check_name(const Scenario *scenario, const char *path, GError **error)
     return FALSE;
 }
 
-Scenario *
-run_core_load(const char *path, char **sets, GError **error)
+static Scenario *
+finish_load(Scenario *scenario, const char *path, char **sets, GError **error)
 {
-    Scenario *scenario = scenario_load(path, error);
     if (scenario == NULL)
         return NULL;
     for (guint i = 0; sets != NULL && sets[i] != NULL; i++) {
@@ -47,6 +52,20 @@ run_core_load(const char *path, char **sets, GError **error)
         return NULL;
     }
     return scenario;
+}
+
+Scenario *
+run_core_load(const char *path, char **sets, GError **error)
+{
+    return finish_load(scenario_load(path, error), path, sets, error);
+}
+
+Scenario *
+run_core_load_bytes(const char *text, gsize length, const char *display_name, char **sets,
+                    GError **error)
+{
+    return finish_load(scenario_load_bytes(text, length, display_name, error), display_name,
+                       sets, error);
 }
 
 static void
@@ -97,7 +116,13 @@ run_core_variant_checked(const Scenario *scenario, ScenarioVariant *variant, gui
         run_core_replay_command(scenario, seed, checks != NULL ? checks->sets : NULL, variant);
     g_autofree char *replay_checked = g_strconcat(replay, " --paranoid", NULL);
     runner_checks.replay = outcome->paranoid ? replay_checked : replay;
-    outcome->result = runner_run_checked(variant, seed, trace_out, &runner_checks);
+    g_autofree char *mismatch = NULL;
+    outcome->determinism_checked = checks != NULL && checks->check_determinism;
+    if (outcome->determinism_checked)
+        outcome->result =
+            selfcheck_run(variant, seed, trace_out, &runner_checks, NULL, &mismatch);
+    else
+        outcome->result = runner_run_checked(variant, seed, trace_out, &runner_checks);
     CheckerOptions options;
     checker_options_init(&options);
     options.last_heal_ns = outcome->result->last_heal_ns;
@@ -108,6 +133,8 @@ run_core_variant_checked(const Scenario *scenario, ScenarioVariant *variant, gui
     g_snprintf(outcome->fingerprint, sizeof outcome->fingerprint, "%016" G_GINT64_MODIFIER "x",
                outcome->result->fingerprint);
     judge(scenario, outcome);
+    if (mismatch != NULL)
+        g_ptr_array_add(outcome->failed, g_strdup_printf("determinism: %s", mismatch));
     return outcome;
 }
 
@@ -130,7 +157,12 @@ run_core_replay_command(const Scenario *scenario, guint64 seed, char **sets,
                         const ScenarioVariant *variant)
 {
     GString *command = g_string_new("ksim run ");
-    g_autofree char *path = g_shell_quote(scenario_path(scenario));
+    /* A scenario read from memory (a replay capsule's) has no path: its
+     * name stands for the file. */
+    g_autofree char *file = scenario_path(scenario) != NULL
+                                ? g_strdup(scenario_path(scenario))
+                                : g_strdup_printf("%s.ini", scenario_name(scenario));
+    g_autofree char *path = g_shell_quote(file);
     g_string_append_printf(command, "%s --seed %" G_GUINT64_FORMAT, path, seed);
     for (guint i = 0; sets != NULL && sets[i] != NULL; i++) {
         g_autofree char *quoted = g_shell_quote(sets[i]);
@@ -146,4 +178,94 @@ run_core_replay_command(const Scenario *scenario, guint64 seed, char **sets,
         g_string_append_printf(command, " --set %s", quoted);
     }
     return g_string_free(command, FALSE);
+}
+
+Capsule *
+run_core_capsule(const Scenario *scenario, guint64 seed, char **sets, const GPtrArray *outcomes)
+{
+    Capsule *capsule = capsule_new(KSIM_VERSION, KSIM_GIT_COMMIT);
+    capsule->command = run_core_replay_command(scenario, seed, sets, NULL);
+    capsule->scenario_name = g_strdup(scenario_name(scenario));
+    capsule->scenario_path = g_strdup(scenario_path(scenario));
+    capsule->scenario_sha256 = g_strdup(scenario_sha256(scenario));
+    capsule->scenario_text = g_strdup(scenario_text(scenario, NULL));
+    capsule->seed = seed;
+    for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+        g_ptr_array_add(capsule->sets, g_strdup(sets[i]));
+    for (guint i = 0; i < outcomes->len; i++) {
+        const RunOutcome *outcome = g_ptr_array_index(outcomes, i);
+        CapsuleRun *run =
+            capsule_add_run(capsule, scenario_variant_label(outcome->variant), outcome->fingerprint);
+        const GPtrArray *settings = scenario_variant_settings(outcome->variant);
+        for (guint k = 0; k < settings->len; k++) {
+            const ScenarioSetting *setting = g_ptr_array_index(settings, k);
+            g_ptr_array_add(run->settings, g_strdup_printf("%s=%s", setting->key, setting->value));
+        }
+        for (guint k = 0; k < outcome->failed->len; k++)
+            g_ptr_array_add(run->failed, g_strdup(g_ptr_array_index(outcome->failed, k)));
+    }
+    return capsule;
+}
+
+/* The capsule of a sweep's result line (cmd_sweep.c: {"seed", "runs": [{"label",
+ * "fingerprint", "failed"}]}), its settings from the scenario's runs. */
+static Capsule *
+capsule_of_line(const Scenario *scenario, char **sets, guint64 seed, const char *line,
+                GError **error)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    if (!json_parser_load_from_data(parser, line, -1, error))
+        return NULL;
+    JsonNode *root = json_parser_get_root(parser);
+    JsonArray *runs = root != NULL && JSON_NODE_HOLDS_OBJECT(root)
+                          ? json_object_get_array_member(json_node_get_object(root), "runs")
+                          : NULL;
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    if (runs == NULL || json_array_get_length(runs) != variants->len) {
+        g_set_error(error, KSIM_REPORTS_ERROR, KSIM_REPORTS_ERROR_IO,
+                    "seed %" G_GUINT64_FORMAT ": no capsule: its result names no runs", seed);
+        return NULL;
+    }
+    g_autoptr(GPtrArray) outcomes = g_ptr_array_new();
+    Capsule *capsule = run_core_capsule(scenario, seed, sets, outcomes);
+    for (guint i = 0; i < variants->len; i++) {
+        JsonObject *run = json_array_get_object_element(runs, i);
+        const ScenarioVariant *variant = g_ptr_array_index(variants, i);
+        CapsuleRun *added = capsule_add_run(capsule, scenario_variant_label(variant),
+                                            json_object_get_string_member(run, "fingerprint"));
+        const GPtrArray *settings = scenario_variant_settings(variant);
+        for (guint k = 0; k < settings->len; k++) {
+            const ScenarioSetting *setting = g_ptr_array_index(settings, k);
+            g_ptr_array_add(added->settings,
+                            g_strdup_printf("%s=%s", setting->key, setting->value));
+        }
+        JsonArray *failed = json_object_get_array_member(run, "failed");
+        for (guint k = 0; failed != NULL && k < json_array_get_length(failed); k++)
+            g_ptr_array_add(added->failed, g_strdup(json_array_get_string_element(failed, k)));
+    }
+    return capsule;
+}
+
+char *
+run_core_write_seed_capsule(const Scenario *scenario, char **sets, guint64 seed,
+                            const char *line, const char *dir, GError **error)
+{
+    g_autoptr(Capsule) capsule = capsule_of_line(scenario, sets, seed, line, error);
+    if (capsule == NULL)
+        return NULL;
+    g_autofree char *name = g_strdup_printf("seed-%" G_GUINT64_FORMAT, seed);
+    g_autofree char *seed_dir = g_build_filename(dir, name, NULL);
+    if (g_mkdir_with_parents(seed_dir, 0777) != 0) {
+        int saved = errno;
+        g_set_error(error, KSIM_REPORTS_ERROR, KSIM_REPORTS_ERROR_IO, "%s: cannot create: %s",
+                    seed_dir, g_strerror(saved));
+        return NULL;
+    }
+    char *path = g_build_filename(seed_dir, "capsule.json", NULL);
+    g_autofree char *json = capsule_to_json(capsule);
+    if (!outfile_write(path, json, strlen(json), error)) {
+        g_free(path);
+        return NULL;
+    }
+    return path;
 }

@@ -10,6 +10,7 @@
 #include <glib.h>
 #include <stdio.h>
 
+#include "capsule.h"
 #include "checker.h"
 #include "checker_consumer.h"
 #include "checker_txn.h"
@@ -24,9 +25,16 @@ typedef struct {
     TxnCheck *txn;                 /* owned; borrows result->history and check */
     double wall_s;
     gboolean paranoid;             /* checked after every event */
+    gboolean determinism_checked;  /* made twice (RunCoreChecks.check_determinism) */
     char fingerprint[17];
     GPtrArray *failed;             /* descriptions of failed expectations (owned) */
 } RunOutcome;
+
+/* run_core_load for a scenario's text in memory (`length` bytes),
+ * `display_name` standing for its file (a replay capsule's scenario).
+ * (transfer full) */
+Scenario *run_core_load_bytes(const char *text, gsize length, const char *display_name,
+                              char **sets, GError **error);
 
 /* Loads `path` and applies every "KEY=VALUE" of `sets`. NULL with a message
  * naming the file, group, key and line on bad input, and on a name that
@@ -43,6 +51,9 @@ typedef struct {
     gboolean paranoid; /* every invariant after every event (ksim run --paranoid) */
     char **sets;       /* the --set options, for the replay command a failure prints */
     TraceFormat trace_format; /* of trace_out */
+    /* Make the run twice, in two processes, and fail it when their traces
+     * differ (ksim run --check-determinism, selfcheck.h). */
+    gboolean check_determinism;
 } RunCoreChecks;
 
 /* run_core_variant, checked as `checks` (NULL: unchecked, unless the
@@ -56,6 +67,18 @@ void run_outcome_free(RunOutcome *outcome);
  * variant (its varied settings become --set options). (transfer full) */
 char *run_core_replay_command(const Scenario *scenario, guint64 seed, char **sets,
                               const ScenarioVariant *variant);
+
+/* The replay capsule of `outcomes` (RunOutcome*, the runs of `scenario`
+ * with `seed` and the --set assignments `sets`, in run order), naming this
+ * binary. (transfer full) */
+Capsule *run_core_capsule(const Scenario *scenario, guint64 seed, char **sets,
+                          const GPtrArray *outcomes);
+
+/* Writes DIR/seed-N/capsule.json, the capsule of a sweep's seed from its
+ * result line (a line of sweep.jsonl), and returns its path; NULL with an
+ * error when it cannot be written. (transfer full) */
+char *run_core_write_seed_capsule(const Scenario *scenario, char **sets, guint64 seed,
+                                  const char *line, const char *dir, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RunOutcome, run_outcome_free)
 

@@ -31,6 +31,7 @@ typedef struct {
     RunnerClients *clients;
     SimRng *rng;
     GArray *windows;       /* RunnerFaultWindow */
+    GArray *random_faults; /* RunnerRandomFault */
     guint random_active;
     gboolean fault_phase_over;
 } Run;
@@ -394,7 +395,7 @@ undo_free(Undo *undo)
 
 /* Starts a fault (from the timeline, or random with `fault` NULL-able fields
  * filled by the caller) and schedules its end. */
-static void
+static gint32
 start_fault(Run *run, const ScenarioFault *fault, gint64 duration_ns, gboolean random)
 {
     Undo *undo = undo_new(run, fault->action);
@@ -441,6 +442,7 @@ start_fault(Run *run, const ScenarioFault *fault, gint64 duration_ns, gboolean r
                            run, undo, 0);
     else
         undo_fire(run, undo, 1);
+    return broker;
 }
 
 /* Ends a fault: the inverse action on the same nodes, the cuts mended. With
@@ -534,9 +536,10 @@ random_fire(void *ctx, void *arg, guint64 arg_u64)
         g_autoptr(GPtrArray) groups =
             g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
         fault.groups = groups;
+        gint32 alone = -1;
         if (fault.action == SCENARIO_ACTION_PARTITION) {
             /* A random broker alone against the rest. */
-            gint32 alone = random_live_broker(run);
+            alone = random_live_broker(run);
             GArray *one = g_array_new(FALSE, FALSE, sizeof(ScenarioTarget));
             GArray *rest = g_array_new(FALSE, FALSE, sizeof(ScenarioTarget));
             for (guint id = 1; id <= cluster_broker_count(run->cluster); id++) {
@@ -547,7 +550,12 @@ random_fire(void *ctx, void *arg, guint64 arg_u64)
             g_ptr_array_add(groups, rest);
         }
         gint64 duration = MAX(sim_dist_sample(&spec->duration, run->rng), SIM_NS_PER_MS);
-        start_fault(run, &fault, duration, TRUE);
+        gint32 hit = start_fault(run, &fault, duration, TRUE);
+        RunnerRandomFault started = {sim_now_ns(run->world), fault.action,
+                                     fault.action == SCENARIO_ACTION_PARTITION ? alone : hit,
+                                     duration};
+        if (started.broker >= 0)
+            g_array_append_val(run->random_faults, started);
     }
     random_next(run);
 }
@@ -581,6 +589,22 @@ heal_everything(Run *run)
 }
 
 /* ---- the run ---- */
+
+/* The --trace writer and the checks' trace listener, both hearing every
+ * record. */
+typedef struct {
+    TraceWriter *writer; /* may be NULL */
+    const RunnerChecks *checks;
+} TraceTee;
+
+static void
+trace_tee(void *user_data, const SimTraceRecord *record, const char *note)
+{
+    TraceTee *tee = user_data;
+    if (tee->writer != NULL)
+        trace_writer_record(tee->writer, record, note);
+    tee->checks->trace_listener(tee->checks->trace_listener_data, record, note);
+}
 
 static Cluster *
 build_cluster(Run *run)
@@ -625,12 +649,16 @@ runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out
     run.variant = variant;
     run.windows = g_array_new(FALSE, FALSE, sizeof(RunnerFaultWindow));
     run.rng = sim_world_rng(run.world, "faults");
+    run.random_faults = g_array_new(FALSE, FALSE, sizeof(RunnerRandomFault));
     g_autoptr(TraceWriter) trace_writer = NULL;
     if (trace_out != NULL) {
         trace_writer = trace_writer_new(trace_out, sim_world_node_names(run.world),
                                         checks != NULL ? checks->trace_format : TRACE_FORMAT_JSONL);
         sim_trace_set_listener(sim_world_trace(run.world), trace_writer_record, trace_writer);
     }
+    TraceTee tee = {trace_writer, checks};
+    if (checks != NULL && checks->trace_listener != NULL)
+        sim_trace_set_listener(sim_world_trace(run.world), trace_tee, &tee);
     run.cluster = build_cluster(&run);
     run.clients = runner_clients_new(run.world, run.cluster, run.history, variant);
     RunnerParanoid *paranoid =
@@ -663,6 +691,7 @@ runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out
     result->fingerprint = sim_trace_fingerprint(sim_world_trace(run.world));
     result->history = run.history;
     result->fault_windows = run.windows;
+    result->random_faults = run.random_faults;
     runner_paranoid_free(paranoid);
     runner_clients_free(run.clients);
     cluster_free(run.cluster);
@@ -678,6 +707,7 @@ runner_result_free(RunnerResult *result)
     for (guint i = 0; i < result->fault_windows->len; i++)
         g_free(g_array_index(result->fault_windows, RunnerFaultWindow, i).label);
     g_array_free(result->fault_windows, TRUE);
+    g_array_free(result->random_faults, TRUE);
     history_free(result->history);
     g_free(result->label);
     g_free(result->unconverged);

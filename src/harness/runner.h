@@ -27,6 +27,15 @@ typedef struct {
     gint32 broker; /* the one broker the fault hit, or -1 */
 } RunnerFaultWindow;
 
+/* A random fault as it started, its target resolved: the explicit [fault]
+ * that does the same (ksim shrink writes them). */
+typedef struct {
+    gint64 at_ns;
+    ScenarioAction action;
+    gint32 broker;      /* the target, or for a partition the broker cut off alone */
+    gint64 duration_ns; /* as drawn */
+} RunnerRandomFault;
+
 typedef struct {
     char *label;
     guint64 seed;
@@ -40,6 +49,8 @@ typedef struct {
     guint violations;         /* invariant breaches the cluster recorded */
     History *history;         /* owned */
     GArray *fault_windows;    /* RunnerFaultWindow */
+    GArray *random_faults;    /* RunnerRandomFault, in start order; a fault that found
+                               * no live broker is left out (it did nothing) */
 } RunnerResult;
 
 /* Runs `variant` with `seed`; writes the full trace as JSON Lines to

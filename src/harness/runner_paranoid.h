@@ -53,6 +53,10 @@ typedef struct {
     RunnerParanoidCheckFn extra_check;
     void *extra_check_data;
     TraceFormat trace_format; /* of the run's trace_out (runner_run_checked) */
+    /* Hears every trace record as it is added, beside the --trace writer
+     * (the determinism self-check's digest, selfcheck.h); NULL: none. */
+    SimTraceListener trace_listener;
+    void *trace_listener_data;
 } RunnerChecks;
 
 typedef struct RunnerParanoid RunnerParanoid;

@@ -586,6 +586,8 @@ scenario_new(const char *text, gsize length, const char *display_name, const cha
     s->path = g_strdup(path);
     s->display_name = g_strdup(display_name);
     s->sha256 = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)text, length);
+    s->text = g_strndup(text, length);
+    s->text_length = length;
     s->groups = g_ptr_array_new_with_free_func(scenario_raw_group_free);
     s->vary = g_ptr_array_new_with_free_func(scenario_vary_dim_free);
     s->expects = g_ptr_array_new_with_free_func(scenario_expect_free);
@@ -602,6 +604,7 @@ scenario_free(Scenario *scenario)
     g_free(scenario->path);
     g_free(scenario->display_name);
     g_free(scenario->sha256);
+    g_free(scenario->text);
     g_free(scenario->name);
     g_free(scenario->description);
     g_ptr_array_unref(scenario->groups);
@@ -719,6 +722,15 @@ scenario_sha256(const Scenario *scenario)
 {
     KSIM_ASSERT(scenario != NULL);
     return scenario->sha256;
+}
+
+const char *
+scenario_text(const Scenario *scenario, gsize *length)
+{
+    KSIM_ASSERT(scenario != NULL);
+    if (length != NULL)
+        *length = scenario->text_length;
+    return scenario->text;
 }
 
 guint64

@@ -337,6 +337,9 @@ const char *scenario_name(const Scenario *scenario);
 const char *scenario_description(const Scenario *scenario);
 const char *scenario_path(const Scenario *scenario);
 const char *scenario_sha256(const Scenario *scenario);
+/* The file's bytes exactly as read (the SHA-256 covers them), NUL-terminated;
+ * `length` (may be NULL) gets their count. (transfer none) */
+const char *scenario_text(const Scenario *scenario, gsize *length);
 /* The default seed of the first run. */
 guint64 scenario_seed(const Scenario *scenario);
 

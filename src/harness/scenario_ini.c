@@ -100,6 +100,12 @@ raw_group_new(const char *name, GroupKind kind, const char *object, guint line)
     return group;
 }
 
+RawGroup *
+scenario_raw_group_new(const char *name, GroupKind kind, const char *object, guint line)
+{
+    return raw_group_new(name, kind, object, line);
+}
+
 void
 scenario_raw_group_free(gpointer data)
 {

@@ -73,6 +73,10 @@ typedef struct {
     GPtrArray *entries; /* RawEntry*, file order */
 } RawGroup;
 
+/* A new empty group; `object` is NULL exactly for unnamed kinds.
+ * (transfer full) */
+RawGroup *scenario_raw_group_new(const char *name, GroupKind kind, const char *object,
+                                 guint line);
 /* The group list's free function. */
 void scenario_raw_group_free(gpointer data);
 /* A deep copy of a RawGroup* array. (transfer full) */
@@ -104,6 +108,8 @@ struct Scenario {
     char *path;
     char *display_name;
     char *sha256;
+    char *text; /* the file's bytes as read (valid UTF-8, no NUL) */
+    gsize text_length;
     char *name;
     char *description;
     guint64 seed;
