@@ -660,6 +660,7 @@ runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out
     result->fingerprint = sim_trace_fingerprint(sim_world_trace(run.world));
     result->history = run.history;
     result->fault_windows = run.windows;
+    result->marks = *sim_world_marks(run.world);
     runner_paranoid_free(paranoid);
     runner_clients_free(run.clients);
     cluster_free(run.cluster);

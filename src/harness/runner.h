@@ -40,6 +40,7 @@ typedef struct {
     guint violations;         /* invariant breaches the cluster recorded */
     History *history;         /* owned */
     GArray *fault_windows;    /* RunnerFaultWindow */
+    SimMarks marks;           /* the coverage marks the run reached (sim_marks.h) */
 } RunnerResult;
 
 /* Runs `variant` with `seed`; writes the full trace as JSON Lines to
