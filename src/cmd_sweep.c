@@ -411,8 +411,9 @@ static char *
 run_seed(const Scenario *scenario, const SweepOptions *o, const SeedTask *task)
 {
     g_autoptr(GPtrArray) variants = scenario_variants(scenario);
-    RunCoreChecks checks = {runner_paranoid_sampled(task->seed, (guint)o->paranoid_sample),
-                            o->sets};
+    RunCoreChecks checks = {
+        .paranoid = runner_paranoid_sampled(task->seed, (guint)o->paranoid_sample),
+        .sets = o->sets};
     gboolean paranoid = FALSE, passed = TRUE;
     g_autoptr(JsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);

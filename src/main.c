@@ -19,6 +19,7 @@ typedef struct {
 static const Command COMMANDS[] = {
     {"run", cmd_run, "run a scenario file and write its report"},
     {"sweep", cmd_sweep, "run a scenario over many seeds and list the failing ones"},
+    {"bisect", cmd_bisect, "find a failing run's point of no return, or a key's threshold"},
     {"check", cmd_check, "validate a scenario and list the runs it would make, without running"},
     {"partition", cmd_partition, "print the partition Kafka's default partitioner picks for keys"},
     {"assign", cmd_assign, "print a consumer group assignment"},

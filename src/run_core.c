@@ -96,7 +96,8 @@ run_core_variant_checked(const Scenario *scenario, ScenarioVariant *variant, gui
         run_core_replay_command(scenario, seed, checks != NULL ? checks->sets : NULL, variant);
     g_autofree char *replay_checked = g_strconcat(replay, " --paranoid", NULL);
     runner_checks.replay = outcome->paranoid ? replay_checked : replay;
-    outcome->result = runner_run_checked(variant, seed, trace_out, &runner_checks);
+    outcome->result = runner_run_healed(variant, seed, trace_out, &runner_checks,
+                                        checks != NULL && checks->heal ? checks->heal_at_ns : -1);
     CheckerOptions options;
     checker_options_init(&options);
     options.last_heal_ns = outcome->result->last_heal_ns;

@@ -42,6 +42,8 @@ RunOutcome *run_core_variant(const Scenario *scenario, ScenarioVariant *variant,
 typedef struct {
     gboolean paranoid; /* every invariant after every event (ksim run --paranoid) */
     char **sets;       /* the --set options, for the replay command a failure prints */
+    gboolean heal;     /* ksim bisect: heal every fault at heal_at_ns (runner_run_healed) */
+    gint64 heal_at_ns;
 } RunCoreChecks;
 
 /* run_core_variant, checked as `checks` (NULL: unchecked, unless the
