@@ -407,6 +407,35 @@ add_run(JsonBuilder *builder, const RunOutcome *outcome)
     json_builder_end_object(builder);
 }
 
+/* A seed's line opens with its seed, whether it is a re-run, and its runs. */
+static void
+seed_line_begin(JsonBuilder *builder, const SeedTask *task)
+{
+    json_count(builder, "seed", task->seed);
+    if (task->rerun) {
+        json_builder_set_member_name(builder, "rerun");
+        json_builder_add_boolean_value(builder, TRUE);
+    }
+    json_builder_set_member_name(builder, "runs");
+    json_builder_begin_array(builder);
+}
+
+/* ... and closes with its verdict and, failing, the command that replays
+ * it (transfer full). */
+static char *
+seed_line_end(JsonBuilder *builder, const Scenario *scenario, const SweepOptions *o,
+              const SeedTask *task, gboolean passed)
+{
+    json_builder_set_member_name(builder, "passed");
+    json_builder_add_boolean_value(builder, passed);
+    if (!passed) {
+        g_autofree char *replay = run_core_replay_command(scenario, task->seed, o->sets, NULL);
+        json_string(builder, "replay", replay);
+    }
+    json_builder_end_object(builder);
+    return builder_text(builder);
+}
+
 static char *
 run_seed(const Scenario *scenario, const SweepOptions *o, const SeedTask *task)
 {
@@ -417,13 +446,7 @@ run_seed(const Scenario *scenario, const SweepOptions *o, const SeedTask *task)
     gboolean paranoid = FALSE, passed = TRUE;
     g_autoptr(JsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
-    json_count(builder, "seed", task->seed);
-    if (task->rerun) {
-        json_builder_set_member_name(builder, "rerun");
-        json_builder_add_boolean_value(builder, TRUE);
-    }
-    json_builder_set_member_name(builder, "runs");
-    json_builder_begin_array(builder);
+    seed_line_begin(builder, task);
     while (variants->len > 0) {
         ScenarioVariant *variant = g_ptr_array_steal_index(variants, 0);
         g_autoptr(RunOutcome) outcome =
@@ -435,14 +458,7 @@ run_seed(const Scenario *scenario, const SweepOptions *o, const SeedTask *task)
     json_builder_end_array(builder);
     json_builder_set_member_name(builder, "paranoid");
     json_builder_add_boolean_value(builder, paranoid);
-    json_builder_set_member_name(builder, "passed");
-    json_builder_add_boolean_value(builder, passed);
-    if (!passed) {
-        g_autofree char *replay = run_core_replay_command(scenario, task->seed, o->sets, NULL);
-        json_string(builder, "replay", replay);
-    }
-    json_builder_end_object(builder);
-    return builder_text(builder);
+    return seed_line_end(builder, scenario, o, task, passed);
 }
 
 /* The line of a seed whose worker died of `signal` while running it. */
@@ -451,23 +467,12 @@ crash_line(const Scenario *scenario, const SweepOptions *o, const SeedTask *task
 {
     g_autoptr(JsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
-    json_count(builder, "seed", task->seed);
-    if (task->rerun) {
-        json_builder_set_member_name(builder, "rerun");
-        json_builder_add_boolean_value(builder, TRUE);
-    }
-    json_builder_set_member_name(builder, "runs");
-    json_builder_begin_array(builder);
+    seed_line_begin(builder, task);
     json_builder_end_array(builder);
     g_autofree char *why = g_strdup_printf("the worker died of signal %d (%s)", signal,
                                            g_strsignal(signal));
     json_string(builder, "crashed", why);
-    json_builder_set_member_name(builder, "passed");
-    json_builder_add_boolean_value(builder, FALSE);
-    g_autofree char *replay = run_core_replay_command(scenario, task->seed, o->sets, NULL);
-    json_string(builder, "replay", replay);
-    json_builder_end_object(builder);
-    return builder_text(builder);
+    return seed_line_end(builder, scenario, o, task, FALSE);
 }
 
 /* TRUE when --recheck runs `seed` twice: a pure function of the seed, of
