@@ -85,6 +85,12 @@ typedef struct {
     const char *label; /* may be NULL */
 } ReportWindow;
 
+/* A coverage mark a run reached (sim_marks.h), and how often. */
+typedef struct {
+    const char *name;
+    guint64 hits;
+} ReportMark;
+
 /* One run. Everything is borrowed for the call. */
 typedef struct {
     const char *label;
@@ -110,6 +116,9 @@ typedef struct {
     /* NULL-terminated descriptions of the failed expectations; NULL or
      * empty: they passed (or there were none). */
     const char *const *expectations_failed;
+    /* The coverage marks the run reached, in the marks table's order. */
+    const ReportMark *marks;
+    guint marks_len;
 } ReportRun;
 
 typedef struct {

@@ -191,6 +191,16 @@ doc_durability(Document *doc, const Report *report)
         for (guint k = 0; data->run->expectations_failed[k] != NULL; k++)
             g_ptr_array_add(list->rows, g_strdup(data->run->expectations_failed[k]));
     }
+    for (guint i = 0; i < report->runs->len; i++) {
+        const ReportRun *run = ((const RunData *)g_ptr_array_index(report->runs, i))->run;
+        GString *marks = g_string_new(NULL);
+        for (guint m = 0; m < run->marks_len; m++)
+            g_string_append_printf(marks, "%s%s (%" G_GUINT64_FORMAT ")", m ? ", " : "",
+                                   run->marks[m].name, run->marks[m].hits);
+        doc_paragraph(doc, "Coverage marks %s reached: %s.", run->label,
+                      marks->len ? marks->str : "none");
+        g_string_free(marks, TRUE);
+    }
 }
 
 /* "orders-0, orders-1 and 3 more" for a pattern's partitions. */

@@ -323,6 +323,13 @@ json_settings_and_expectations(JsonBuilder *b, const ReportRun *run)
         json_builder_add_string_value(b, run->expectations_failed[i]);
     json_builder_end_array(b);
     json_builder_end_object(b);
+    json_builder_set_member_name(b, "marks");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < run->marks_len; i++) {
+        json_builder_set_member_name(b, run->marks[i].name);
+        json_builder_add_int_value(b, (gint64)run->marks[i].hits);
+    }
+    json_builder_end_object(b);
 }
 
 static void

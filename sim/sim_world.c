@@ -38,6 +38,7 @@ struct SimWorld {
     gint64 now_ns;
     SimSched *sched;
     SimTrace *trace;
+    SimMarks marks; /* observed only: never reaches the trace or the queue */
     SimNet *net;
     GHashTable *rngs; /* name -> SimRng; looked up, never iterated */
     GArray *nodes;    /* Node */
@@ -102,6 +103,12 @@ gint64
 sim_now_ns(const SimWorld *world)
 {
     return world->now_ns;
+}
+
+SimMarks *
+sim_world_marks(SimWorld *world)
+{
+    return &world->marks;
 }
 
 SimTrace *

@@ -30,6 +30,7 @@
 
 #include <glib.h>
 
+#include "sim_marks.h"
 #include "sim_rng.h"
 #include "sim_sched.h"
 #include "sim_trace.h"
@@ -83,6 +84,8 @@ void sim_world_free(SimWorld *world);
 guint64 sim_world_seed(const SimWorld *world);
 gint64 sim_now_ns(const SimWorld *world);
 SimTrace *sim_world_trace(SimWorld *world);
+/* The world's coverage-mark counters (sim_marks.h; transfer none). */
+SimMarks *sim_world_marks(SimWorld *world);
 SimNet *sim_world_net(SimWorld *world);
 
 /* The random stream named `name`, created on first use and owned by the world. */

@@ -231,6 +231,19 @@ fill_report_run(ReportRun *run, const RunOutcome *outcome, GArray *settings, GAr
     g_ptr_array_set_size(outcome->failed, outcome->failed->len - 1);
 }
 
+/* The marks the run reached, in table order; `marks` is freed by the caller. */
+static void
+fill_report_marks(ReportRun *run, const RunOutcome *outcome, GArray *marks)
+{
+    for (guint m = 0; m < SIM_MARKS_COUNT; m++) {
+        ReportMark mark = {sim_marks_name((SimMarkId)m), outcome->result->marks.hits[m]};
+        if (mark.hits > 0)
+            g_array_append_val(marks, mark);
+    }
+    run->marks = (const ReportMark *)marks->data;
+    run->marks_len = marks->len;
+}
+
 /* Writes the report and the replay capsule into `dir` and renames it into
  * place; takes `dir`. */
 static int
@@ -247,6 +260,9 @@ write_report(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, OutDir
         g_ptr_array_add(arrays, settings);
         g_ptr_array_add(arrays, windows);
         fill_report_run(&runs[i], g_ptr_array_index(outcomes, i), settings, windows);
+        GArray *marks = g_array_new(FALSE, FALSE, sizeof(ReportMark));
+        g_ptr_array_add(arrays, marks);
+        fill_report_marks(&runs[i], g_ptr_array_index(outcomes, i), marks);
     }
     ReportInput input = {KSIM_VERSION, KSIM_GIT_COMMIT, scenario_name(scenario),
                          scenario_sha256(scenario), seed, runs, n};

@@ -14,6 +14,7 @@
 int cmd_bench(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_bisect(int argc, char **argv);
 int cmd_partition(int argc, char **argv);
 int cmd_assign(int argc, char **argv);
 int cmd_check(int argc, char **argv);

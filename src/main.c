@@ -21,6 +21,7 @@ static const Command COMMANDS[] = {
     {"sweep", cmd_sweep, "run a scenario over many seeds and list the failing ones"},
     {"replay", cmd_replay, "rerun a run's capsule.json and check its fingerprints"},
     {"shrink", cmd_shrink, "search for the smallest scenario that fails like a failing run"},
+    {"bisect", cmd_bisect, "find a failing run's point of no return, or a key's threshold"},
     {"check", cmd_check, "validate a scenario and list the runs it would make, without running"},
     {"partition", cmd_partition, "print the partition Kafka's default partitioner picks for keys"},
     {"assign", cmd_assign, "print a consumer group assignment"},

@@ -122,7 +122,9 @@ run_core_variant_checked(const Scenario *scenario, ScenarioVariant *variant, gui
         outcome->result =
             selfcheck_run(variant, seed, trace_out, &runner_checks, NULL, &mismatch);
     else
-        outcome->result = runner_run_checked(variant, seed, trace_out, &runner_checks);
+        outcome->result = runner_run_healed(variant, seed, trace_out, &runner_checks,
+                                            checks != NULL && checks->heal ? checks->heal_at_ns
+                                                                           : -1);
     CheckerOptions options;
     checker_options_init(&options);
     options.last_heal_ns = outcome->result->last_heal_ns;

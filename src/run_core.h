@@ -54,6 +54,8 @@ typedef struct {
     /* Make the run twice, in two processes, and fail it when their traces
      * differ (ksim run --check-determinism, selfcheck.h). */
     gboolean check_determinism;
+    gboolean heal;     /* ksim bisect: heal every fault at heal_at_ns (runner_run_healed) */
+    gint64 heal_at_ns;
 } RunCoreChecks;
 
 /* run_core_variant, checked as `checks` (NULL: unchecked, unless the

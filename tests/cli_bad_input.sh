@@ -31,6 +31,9 @@ expect 2 "bad-duplicate-group.ini:23: \[topic orders\] appears twice (first at l
 expect 2 "bad-key-before-group.ini:2: .* comes before any \[group\] line" -- \
   run "$data/bad-key-before-group.ini"
 expect 2 "acks" -- run "$data/example.ini" --set acks=2
+expect 2 "swarm" -- run "$data/example.ini" --set random-faults:swarm=maybe
+expect 2 "--recheck takes a percentage" -- sweep "$data/example.ini" --seeds 1..2 --recheck 5%%
+expect 2 "give --seed N" -- bisect "$data/example.ini"
 # A topic whose assignment znode ZooKeeper would refuse is refused up front.
 expect 2 "partitions: topic orders: 100000 partitions .*jute.maxbuffer" -- \
   run "$data/example.ini" --set partitions=100000

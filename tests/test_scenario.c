@@ -167,6 +167,23 @@ test_scenario_example_faults(void **state)
     assert_int_equal(random->concurrent_max, 1);
     assert_int_equal(random->start_ns, 5 * S_NS);
     assert_int_equal(random->stop_ns, 50 * S_NS);
+    assert_false(random->swarm);
+}
+
+/* [random-faults] swarm takes a boolean, set by --set too; a bad one is refused. */
+static void
+test_scenario_random_swarm(void **state)
+{
+    (void)state;
+    g_autoptr(Scenario) scenario = load_fixture("example.ini");
+    assert_true(scenario_apply_set(scenario, "random-faults:swarm=true", NULL));
+    g_autoptr(GPtrArray) runs = scenario_variants(scenario);
+    assert_true(scenario_variant_random_faults(runs->pdata[0])->swarm);
+    GError *error = NULL;
+    assert_false(scenario_apply_set(scenario, "random-faults:swarm=maybe", &error));
+    assert_non_null(error);
+    assert_non_null(strstr(error->message, "swarm"));
+    g_error_free(error);
 }
 
 typedef struct {
@@ -1285,6 +1302,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scenario_example_parses),
         cmocka_unit_test(test_scenario_example_faults),
+        cmocka_unit_test(test_scenario_random_swarm),
         cmocka_unit_test(test_scenario_good_fixtures),
         cmocka_unit_test(test_scenario_defaults_are_filled),
         cmocka_unit_test(test_scenario_comments_and_spacing),

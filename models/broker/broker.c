@@ -260,6 +260,8 @@ static gboolean
 from_controller_is_current(BrokerState *state, gint32 controller_epoch)
 {
     if (controller_epoch < state->controller_epoch)
+        SIM_MARK(state->broker->world, controller_epoch_conflict);
+    if (controller_epoch < state->controller_epoch)
         return FALSE;
     state->controller_epoch = controller_epoch;
     return TRUE;

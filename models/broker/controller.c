@@ -506,6 +506,10 @@ decide(Controller *c, const GArray *replicas, const KPartitionState *old, KParti
     input.controller_epoch = c->epoch;
     ControllerElectionOutcome outcome = controller_election_decide(&input, old, next);
     *unclean = outcome == CONTROLLER_ELECTION_UNCLEAN;
+    if (outcome == CONTROLLER_ELECTION_UNCLEAN)
+        SIM_MARK(broker_services_world(c->services), unclean_election);
+    if (outcome == CONTROLLER_ELECTION_OFFLINE)
+        SIM_MARK(broker_services_world(c->services), offline_partition);
     if (c->shutting_by_id->len == 0)
         return outcome != CONTROLLER_ELECTION_UNCHANGED;
     /* Then the brokers shutting down hand over what they still lead. */

@@ -222,6 +222,8 @@ replica_truncate_to(BrokerState *state, Partition *p, gint64 offset, const char 
     gint64 leo = plog_log_end_offset(p->log);
     if (offset >= leo)
         return;
+    if (offset < p->hw)
+        SIM_MARK(state->broker->world, truncate_below_hw);
     plog_truncate_to(p->log, offset);
     gint64 new_leo = plog_log_end_offset(p->log);
     p->hw = MIN(p->hw, new_leo);

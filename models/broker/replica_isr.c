@@ -54,6 +54,8 @@ adopt_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr, gint
     GString *before = g_string_new(NULL), *after = g_string_new(NULL);
     for (guint i = 0; i < p->n_isr; i++)
         g_string_append_printf(before, "%s%d", i ? "," : "", p->isr[i]);
+    if (n_isr == 1 && p->n_isr > 1)
+        SIM_MARK(state->broker->world, isr_shrink_to_one);
     p->n_isr = (guint8)n_isr;
     memcpy(p->isr, isr, sizeof(gint32) * n_isr);
     for (guint i = 0; i < p->n_isr; i++)

@@ -96,6 +96,14 @@ replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *requ
     gint64 duplicate_base = -1;
     if (error == KAFKA_ERROR_NONE)
         error = check_producer(p, request->batch, &duplicate_base);
+    if (error == KAFKA_ERROR_NOT_ENOUGH_REPLICAS)
+        SIM_MARK(broker->world, not_enough_replicas);
+    if (error == KAFKA_ERROR_INVALID_PRODUCER_EPOCH)
+        SIM_MARK(broker->world, fenced_zombie_write);
+    if (error == KAFKA_ERROR_DUPLICATE_SEQUENCE_NUMBER)
+        SIM_MARK(broker->world, duplicate_sequence);
+    if (error == KAFKA_ERROR_OUT_OF_ORDER_SEQUENCE_NUMBER)
+        SIM_MARK(broker->world, out_of_order_sequence);
     if (error == KAFKA_ERROR_DUPLICATE_SEQUENCE_NUMBER) {
         /* A retried batch already in the log: answer as the first time. */
         answer_appended(state, p, from, request, duplicate_base,
@@ -151,6 +159,8 @@ replica_append_internal(BrokerState *state, const KTopicPartition *tp, PlogBatch
         error = KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
     else if (producer_epoch_is_stale(p, batch))
         error = KAFKA_ERROR_INVALID_PRODUCER_EPOCH;
+    if (error == KAFKA_ERROR_INVALID_PRODUCER_EPOCH)
+        SIM_MARK(broker->world, fenced_zombie_write);
     if (error != KAFKA_ERROR_NONE) {
         done_cb(state, error, -1, done_id);
         return;

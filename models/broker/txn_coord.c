@@ -1083,6 +1083,7 @@ load_partition(void *user_data, CoordPartition *partition, Plog *log)
             broker_services_broker_id(coord->services), meta->id,
             txn_state_name(meta->current.state), meta->current.producer_id,
             meta->current.producer_epoch);
+        SIM_MARK(world_of(coord), txn_marker_resumed);
         g_array_set_size(meta->markers_todo, 0);
         g_array_append_vals(meta->markers_todo, meta->current.partitions->data,
                             meta->current.partitions->len);

@@ -353,6 +353,8 @@ recover_segments(Plog *log, const GArray *bases, gint64 verify_from, gint64 now_
         log->recovery.segments_recovered++;
         log->recovery.batches_checked += scan.batches_checked;
         if (scan.cut)
+            SIM_MARK(log->world, torn_write_recovered);
+        if (scan.cut)
             log->recovery.cut = TRUE;
     }
 }

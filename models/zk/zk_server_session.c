@@ -76,6 +76,7 @@ session_expiry_cb(SimWorld *world, void *ctx, void *arg)
         zk_server_session_arm(server, s);
         return;
     }
+    SIM_MARK(world, zk_session_expired);
     SimNodeId client = s->client;
     zk_server_note(server, client, server->state->zxid + 1, id,
                    "session 0x%" G_GINT64_MODIFIER "x expired", id);

@@ -445,6 +445,9 @@ static const KConfigKey REGISTRY[] = {
         .doc = "No random fault before this."),
     KEY("stop", RANDOM_FAULTS, DURATION, NULL, RANGE(0, I64), KSIM_KEY,
         .doc = "No random fault starts after this (null: the scenario's duration)."),
+    KEY("swarm", RANDOM_FAULTS, BOOL, "false", KSIM_KEY,
+        .doc = "Swarm testing: each seed also draws which kinds are on (at least one) and "
+               "scales the interval by 1/4, 1/2, 1 or 2."),
 };
 
 struct KConfig {

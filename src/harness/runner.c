@@ -34,6 +34,10 @@ typedef struct {
     GArray *random_faults; /* RunnerRandomFault */
     guint random_active;
     gboolean fault_phase_over;
+    /* Swarm testing ([random-faults] swarm = true): the kinds this seed
+     * draws from and its interval scale in quarters; else the spec's, 4. */
+    GArray *swarm_kinds;
+    guint interval_quarters;
 } Run;
 
 /* What an undo event must do when a fault's duration ends. */
@@ -527,10 +531,11 @@ random_fire(void *ctx, void *arg, guint64 arg_u64)
     const ScenarioRandomFaults *spec = scenario_variant_random_faults(run->variant);
     if (run->fault_phase_over || sim_now_ns(run->world) > spec->stop_ns)
         return;
-    if (run->random_active < spec->concurrent_max && spec->kinds->len > 0) {
+    const GArray *kinds = run->swarm_kinds != NULL ? run->swarm_kinds : spec->kinds;
+    if (run->random_active < spec->concurrent_max && kinds->len > 0) {
         ScenarioFault fault = {0};
-        fault.action = g_array_index(spec->kinds, ScenarioAction,
-                                     sim_rng_range(run->rng, 0, spec->kinds->len));
+        fault.action =
+            g_array_index(kinds, ScenarioAction, sim_rng_range(run->rng, 0, kinds->len));
         fault.target.kind = SCENARIO_TARGET_RANDOM;
         fault.factor = 10.0;
         g_autoptr(GPtrArray) groups =
@@ -564,10 +569,38 @@ static void
 random_next(Run *run)
 {
     const ScenarioRandomFaults *spec = scenario_variant_random_faults(run->variant);
+    /* GLib's MAX evaluates the larger argument twice, so an interval above
+     * 1 ms is a second draw; kept as it is, so fingerprints stay. */
     gint64 at = MAX(sim_now_ns(run->world), spec->start_ns) +
                 MAX(sim_dist_sample(&spec->interval, run->rng), SIM_NS_PER_MS);
+    if (run->interval_quarters != 4) {
+        gint64 interval = sim_dist_sample(&spec->interval, run->rng) / 4 * run->interval_quarters;
+        at = MAX(sim_now_ns(run->world), spec->start_ns) + MAX(interval, SIM_NS_PER_MS);
+    }
     if (at <= spec->stop_ns && at < scenario_variant_duration_ns(run->variant))
         sim_world_schedule(run->world, at, random_fire, NULL, run, NULL, 0);
+}
+
+/* Swarm testing (Groce et al., "Swarm Testing", ISSTA 2012): each seed
+ * leaves out some fault kinds (each kept with probability 1/2, at least one)
+ * and runs the rest at 1/4, 1/2, 1 or 2 times the interval, so that rare
+ * combinations one kind crowds out get their turn. Drawn from a stream of
+ * its own, so the "faults" stream draws as it does without swarm. */
+static void
+swarm_draw(Run *run, const ScenarioRandomFaults *spec)
+{
+    SimRng *rng = sim_world_rng(run->world, "faults/swarm");
+    run->swarm_kinds = g_array_new(FALSE, FALSE, sizeof(ScenarioAction));
+    for (guint i = 0; i < spec->kinds->len; i++) {
+        if (sim_rng_range(rng, 0, 2) == 1)
+            g_array_append_val(run->swarm_kinds, g_array_index(spec->kinds, ScenarioAction, i));
+    }
+    if (run->swarm_kinds->len == 0 && spec->kinds->len > 0)
+        g_array_append_val(run->swarm_kinds, g_array_index(spec->kinds, ScenarioAction,
+                                                           sim_rng_range(rng, 0,
+                                                                         spec->kinds->len)));
+    static const guint quarters[] = {1, 2, 4, 8};
+    run->interval_quarters = quarters[sim_rng_range(rng, 0, G_N_ELEMENTS(quarters))];
 }
 
 /* ---- the end of the fault phase ---- */
@@ -643,6 +676,13 @@ RunnerResult *
 runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out,
                    const RunnerChecks *checks)
 {
+    return runner_run_healed(variant, seed, trace_out, checks, -1);
+}
+
+RunnerResult *
+runner_run_healed(const ScenarioVariant *variant, guint64 seed, FILE *trace_out,
+                  const RunnerChecks *checks, gint64 heal_at_ns)
+{
     Run run = {0};
     run.world = sim_world_new(seed);
     run.history = history_new();
@@ -668,17 +708,22 @@ runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out
         const ScenarioFault *fault = g_ptr_array_index(faults, i);
         sim_world_schedule(run.world, fault->time_ns, timeline_fire, NULL, &run, (void *)fault, 0);
     }
+    run.interval_quarters = 4;
+    if (scenario_variant_random_faults(variant) != NULL &&
+        scenario_variant_random_faults(variant)->swarm)
+        swarm_draw(&run, scenario_variant_random_faults(variant));
     if (scenario_variant_random_faults(variant) != NULL)
         random_next(&run);
     gint64 duration = scenario_variant_duration_ns(variant);
-    sim_world_run_until(run.world, duration);
+    gint64 heal_at = heal_at_ns >= 0 ? MIN(heal_at_ns, duration) : duration;
+    sim_world_run_until(run.world, heal_at);
     heal_everything(&run);
     sim_world_run_until(run.world, duration + scenario_variant_quiet_ns(variant));
 
     RunnerResult *result = g_new0(RunnerResult, 1);
     result->label = g_strdup(scenario_variant_label(variant));
     result->seed = seed;
-    result->last_heal_ns = duration;
+    result->last_heal_ns = heal_at;
     result->unconverged = cluster_unconverged(run.cluster);
     result->converged = result->unconverged == NULL;
     cluster_finish(run.cluster);
@@ -692,8 +737,11 @@ runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out
     result->history = run.history;
     result->fault_windows = run.windows;
     result->random_faults = run.random_faults;
+    result->marks = *sim_world_marks(run.world);
     runner_paranoid_free(paranoid);
     runner_clients_free(run.clients);
+    if (run.swarm_kinds != NULL)
+        g_array_free(run.swarm_kinds, TRUE);
     cluster_free(run.cluster);
     sim_world_free(run.world);
     return result;

@@ -51,6 +51,7 @@ typedef struct {
     GArray *fault_windows;    /* RunnerFaultWindow */
     GArray *random_faults;    /* RunnerRandomFault, in start order; a fault that found
                                * no live broker is left out (it did nothing) */
+    SimMarks marks;           /* the coverage marks the run reached (sim_marks.h) */
 } RunnerResult;
 
 /* Runs `variant` with `seed`; writes the full trace as JSON Lines to
@@ -60,6 +61,12 @@ RunnerResult *runner_run(const ScenarioVariant *variant, guint64 seed, FILE *tra
  * NULL. (transfer full) */
 RunnerResult *runner_run_checked(const ScenarioVariant *variant, guint64 seed, FILE *trace_out,
                                  const RunnerChecks *checks);
+/* runner_run_checked, but the fault phase ends at `heal_at_ns` (when it is
+ * at least 0 and before the scenario's duration): then every fault is
+ * healed, no fault starts after, and the workload and the quiet period run
+ * as scenarized (ksim bisect). (transfer full) */
+RunnerResult *runner_run_healed(const ScenarioVariant *variant, guint64 seed, FILE *trace_out,
+                                const RunnerChecks *checks, gint64 heal_at_ns);
 void runner_result_free(RunnerResult *result);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RunnerResult, runner_result_free)

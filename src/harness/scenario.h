@@ -189,6 +189,7 @@ typedef struct {
     guint concurrent_max;
     gint64 start_ns;
     gint64 stop_ns; /* no fault starts after this */
+    gboolean swarm; /* each seed draws a subset of the kinds and an interval scale */
 } ScenarioRandomFaults;
 
 /* ---- Topology and workload ---- */

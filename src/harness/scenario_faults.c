@@ -589,6 +589,7 @@ scenario_build_random_faults(Build *b, const RawGroup *group, GError **error)
     random->duration = kconfig_get_dist(cfg, "duration");
     random->concurrent_max = (guint)kconfig_get_int64(cfg, "max.concurrent");
     random->start_ns = kconfig_get_duration_ns(cfg, "start");
+    random->swarm = kconfig_get_bool(cfg, "swarm");
     random->stop_ns = kconfig_is_null(cfg, "stop") ? b->variant->duration_ns
                                                    : kconfig_get_duration_ns(cfg, "stop");
     return random_faults_bounds(b, group, random, error);
