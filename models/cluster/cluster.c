@@ -707,6 +707,14 @@ cluster_create_topic_assigned(Cluster *cluster, const char *name, const GPtrArra
     return TRUE;
 }
 
+void
+cluster_set_topic_rack_mode(Cluster *cluster, const char *name, ClusterRackAwareMode mode)
+{
+    ClusterTopic *topic = topic_find(cluster, name);
+    KSIM_ASSERT(topic != NULL);
+    topic->rack_mode = mode;
+}
+
 gboolean
 cluster_add_partitions(Cluster *cluster, const char *name, guint partitions, GError **error)
 {

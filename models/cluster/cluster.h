@@ -120,7 +120,12 @@ gboolean cluster_check_assignment(const char *name, const GPtrArray *assignment,
 gboolean cluster_create_topic_assigned(Cluster *cluster, const char *name,
                                        const GPtrArray *assignment, const TopicConfig *config,
                                        GError **error);
-/* Grows a topic to `partitions`; shrinking is refused, as Kafka refuses it. */
+/* How the partitions a topic gains later are placed (kafka-topics --alter
+ * with or without --disable-rack-aware); a topic starts with the mode it
+ * was created with, ENFORCED for cluster_create_topic_assigned. */
+void cluster_set_topic_rack_mode(Cluster *cluster, const char *name, ClusterRackAwareMode mode);
+/* Grows a topic to `partitions`; shrinking is refused, as Kafka refuses it,
+ * and so is an ENFORCED placement when only some brokers have a rack. */
 gboolean cluster_add_partitions(Cluster *cluster, const char *name, guint partitions,
                                 GError **error);
 guint cluster_partition_count(const Cluster *cluster, const char *topic);
