@@ -341,7 +341,7 @@ build_racks(Build *b, GError **error)
     if (dealt != NULL && kconfig_is_set(cluster->config, "broker.rack")) {
         Loc loc = scenario_loc_key(b->scenario, group, "racks");
         scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
-                           "and [cluster] broker.rack both give every broker a rack: keep one");
+                           "gives every broker a rack, and so does [cluster] broker.rack: keep one");
         return FALSE;
     }
     for (guint i = 0; dealt != NULL && dealt[i] != NULL; i++) {
@@ -987,10 +987,17 @@ scenario_apply_set(Scenario *scenario, const char *assignment, GError **error)
     g_autofree char *key = scenario_qualified_key(group, name);
     loc.key = key;
     g_autoptr(GArray) targets = g_array_new(FALSE, FALSE, sizeof(guint));
-    if (!scenario_resolve_targets(scenario, scenario->groups, &loc, group, name, targets, error) ||
-        !scenario_check_target_values(scenario->groups, targets, name, value, &loc, error))
-        return FALSE;
     g_autoptr(GPtrArray) groups = scenario_groups_copy(scenario->groups);
+    /* "broker N:KEY" reaches broker N even where the file has no [broker N]:
+     * the copy gains an empty one, after every group [vary] indexes. */
+    guint broker_id = group != NULL && g_str_has_prefix(group, "broker ")
+                          ? scenario_broker_group_id(group + strlen("broker "))
+                          : 0;
+    if (broker_id != 0 && scenario_groups_find(groups, group) < 0)
+        scenario_groups_add_broker(groups, broker_id);
+    if (!scenario_resolve_targets(scenario, groups, &loc, group, name, targets, error) ||
+        !scenario_check_target_values(groups, targets, name, value, &loc, error))
+        return FALSE;
     g_autoptr(GPtrArray) vary = scenario_vary_copy(scenario->vary);
     gboolean narrowed = FALSE;
     if (!narrow_vary(vary, name, targets, value, &loc, &narrowed, error))

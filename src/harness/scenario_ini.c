@@ -159,6 +159,16 @@ scenario_group_set(RawGroup *group, const char *key, const char *value, guint li
     entry->line = line;
 }
 
+void
+scenario_groups_add_broker(GPtrArray *groups, guint id)
+{
+    g_autofree char *object = g_strdup_printf("%u", id);
+    g_autofree char *name = g_strdup_printf("broker %u", id);
+    KSIM_ASSERT(scenario_broker_group_id(object) == id);
+    KSIM_ASSERT(scenario_groups_find(groups, name) < 0);
+    g_ptr_array_add(groups, raw_group_new(name, GROUP_BROKER, object, 0));
+}
+
 gint
 scenario_groups_find(const GPtrArray *groups, const char *name)
 {

@@ -83,6 +83,9 @@ RawEntry *scenario_group_find_entry(const RawGroup *group, const char *key);
 /* Writes `key = value` into a group as if the file said so at `line`. */
 void scenario_group_set(RawGroup *group, const char *key, const char *value, guint line,
                         const char *origin);
+/* Appends an empty [broker N] (line 0): a --set "broker N:KEY=VALUE" gives
+ * broker N a key of its own where the file has no such group. */
+void scenario_groups_add_broker(GPtrArray *groups, guint id);
 /* The index of the group named `name`, or -1. */
 gint scenario_groups_find(const GPtrArray *groups, const char *name);
 /* The group of an unnamed kind, or NULL. (transfer none) */
