@@ -15,6 +15,11 @@
  *   [cluster]             brokers (3; ids 1..N), network.latency,
  *                         network.bandwidth, disk.fsync.latency, and any Kafka
  *                         broker key (min.insync.replicas, ksim.truncation.mode...)
+ *   [broker N]            broker N's own broker keys over [cluster]'s (N in
+ *                         1..brokers; keys every broker must agree on, such as
+ *                         num.partitions and offsets.topic.num.partitions, are
+ *                         refused); broker.rack here, or [cluster] racks dealt
+ *                         round robin, gives the brokers racks
  *   [topic NAME]          partitions and replication.factor (default: the
  *                         broker's num.partitions and default.replication.factor)
  *                         and any Kafka topic key; unset topic keys take the
@@ -47,7 +52,11 @@
  * workload.stop (the scenario's duration).
  *
  * Targets: broker:N (1..brokers), leader(TOPIC-P), follower(TOPIC-P) (resolved
- * when the fault fires), controller, random (a random live broker), zk (the
+ * when the fault fires), follower(TOPIC-P, K) (the K-th running replica other
+ * than the leader, in assignment order, when the fault fires; follower(TOPIC-P)
+ * is K 1), replica(TOPIC-P, broker:N) (broker N, which must hold a replica of
+ * the partition whatever the seed), rack:NAME (every broker of the rack),
+ * controller, random (a random live broker), zk (the
  * coordination node), producer:NAME (every instance), consumer:NAME (every
  * member of [consumer-group NAME]) or consumer:NAME-K (its K-th member). A
  * partition's groups are
@@ -55,7 +64,8 @@
  * broker id, and any target may appear. Nodes in no group keep every path.
  *
  * [vary] keys are bare ("acks": every group where the key is valid among
- * [scenario], [cluster], the topics, producers and consumer groups — a key both
+ * [scenario], [cluster], the topics, producers and consumer groups, never a
+ * [broker N], which "broker N:KEY" names — a key both
  * broker and topic level applies to the cluster and every topic) or qualified
  * by a group ("topic orders:min.insync.replicas", "fault kill:at"). Values are
  * separated by ',' or, when a value itself contains commas (distributions), by
