@@ -37,6 +37,22 @@ expect 2 "give --seed N" -- bisect "$data/example.ini"
 # A topic whose assignment znode ZooKeeper would refuse is refused up front.
 expect 2 "partitions: topic orders: 100000 partitions .*jute.maxbuffer" -- \
   run "$data/example.ini" --set partitions=100000
+# [broker N], racks and the targets that name brokers, racks and replicas.
+lib="$data/../../../scenarios"
+expect 2 "\[broker 7\] there is no broker 7: the cluster has 6 brokers" -- \
+  check "$lib/rack-outage.ini" --set 'broker 7:broker.rack=x'
+expect 2 "--set broker 3:broker.rack=: \[broker 3\] broker.rack: '' is not a rack name" -- \
+  check "$lib/rack-outage.ini" --set 'broker 3:broker.rack='
+expect 2 "not all brokers have rack information (5 of 6 have broker.rack).*in the run 'topic orders:disable.rack.aware=false'" -- \
+  check "$lib/rack-outage.ini" --set 'broker 3:broker.rack=null'
+expect 2 "no broker is in rack 'us-east-1d' (the racks are us-east-1a, us-east-1b, us-east-1c); did you mean 'us-east-1a'" -- \
+  check "$lib/rack-outage.ini" --set 'fault zone-down:target=rack:us-east-1d'
+expect 2 "'follower(orders-0, 3)' does not exist: orders-0 has 3 replicas, so at most 2 followers" -- \
+  check "$lib/rack-outage.ini" --set 'fault zone-down:target=follower(orders-0, 3)'
+expect 2 "whether broker 1 holds a replica of orders-1 depends on the seed" -- \
+  check "$lib/rack-outage.ini" --set 'fault zone-down:target=replica(orders-1, broker:1)'
+expect 2 "\[broker 2\] num.partitions: is the same on every broker" -- \
+  check "$data/example.ini" --set 'broker 2:num.partitions=4'
 expect 2 "A..B" -- sweep "$data/example.ini" --seeds 5..1
 expect 2 "K/N" -- sweep "$data/example.ini" --seeds 1..2 --shard 3/2
 expect 2 "unknown benchmark" -- bench nothing

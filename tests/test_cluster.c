@@ -730,6 +730,177 @@ test_cluster_unconverged_is_capped(void **state)
     fixture_free(f);
 }
 
+/* The assignment `assignment` holds, as "1,2,3|2,3,1|...". (transfer full) */
+static char *
+assignment_text(const GPtrArray *assignment)
+{
+    GString *text = g_string_new(NULL);
+    for (guint p = 0; p < assignment->len; p++) {
+        const GArray *replicas = g_ptr_array_index(assignment, p);
+        g_string_append(text, p ? "|" : "");
+        for (guint r = 0; r < replicas->len; r++)
+            g_string_append_printf(text, "%s%d", r ? "," : "", g_array_index(replicas, gint32, r));
+    }
+    return g_string_free(text, FALSE);
+}
+
+/* Kafka 3.6's AdminRackAwareTest.testGetRackAlternatedBrokerListAndAssign-
+ * ReplicasToBrokers and AdminRackAwareTest.testReplicaAssignment, with
+ * Kafka's broker ids 0..5 as ksim's 1..6: the rack-alternated list, the
+ * rack-aware assignment from a fixed start index 0, and the rack-unaware one. */
+static void
+test_cluster_placement_matches_kafka(void **state)
+{
+    (void)state;
+    static const char *const racks[] = {"rack1", "rack3", "rack3", "rack2", "rack2", "rack1"};
+    gint32 arranged[6];
+    cluster_rack_alternated_brokers(6, racks, arranged);
+    static const gint32 expected_list[] = {1, 4, 2, 6, 5, 3};
+    for (guint i = 0; i < 6; i++)
+        assert_int_equal(arranged[i], expected_list[i]);
+    gint32 five[5];
+    cluster_rack_alternated_brokers(5, racks, five);
+    static const gint32 expected_five[] = {1, 4, 2, 5, 3};
+    for (guint i = 0; i < 5; i++)
+        assert_int_equal(five[i], expected_five[i]);
+
+    g_autoptr(GPtrArray) aware = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    cluster_place_replicas(6, racks, 0, 7, 3, 0, 0, aware);
+    g_autofree char *aware_text = assignment_text(aware);
+    assert_string_equal(aware_text, "1,4,2|4,2,6|2,6,5|6,5,3|5,3,1|3,1,4|1,5,3");
+
+    g_autoptr(GPtrArray) unaware = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    cluster_place_replicas(5, NULL, 0, 10, 3, 0, 0, unaware);
+    g_autofree char *unaware_text = assignment_text(unaware);
+    assert_string_equal(unaware_text,
+                        "1,2,3|2,3,4|3,4,5|4,5,1|5,1,2|1,3,4|2,4,5|3,5,1|4,1,2|5,2,3");
+    /* Partitions added later continue the same sequence. */
+    g_autoptr(GPtrArray) tail = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    cluster_place_replicas(6, racks, 5, 7, 3, 0, 0, tail);
+    g_autofree char *tail_text = assignment_text(tail);
+    assert_string_equal(tail_text, "3,1,4|1,5,3");
+}
+
+/* Rack-aware placement from every start and shift: each partition's replicas
+ * are distinct and span min(rf, racks) racks, also with uneven racks and a
+ * replication factor above the rack count (Kafka's testSkipBrokerWith-
+ * ReplicaAlreadyAssigned: racks a, b, c, a, a with four replicas). */
+static void
+test_cluster_placement_spreads_racks(void **state)
+{
+    (void)state;
+    static const struct {
+        guint n, rf, n_racks;
+        const char *racks[6];
+    } cases[] = {
+        {6, 3, 3, {"rack1", "rack2", "rack2", "rack3", "rack3", "rack1"}},
+        {6, 3, 3, {"rack1", "rack1", "rack2", "rack3", "rack3", "rack1"}},
+        {5, 4, 3, {"a", "b", "c", "a", "a"}},
+        {3, 3, 3, {"us-east-1a", "us-east-1b", "us-east-1c"}},
+        {4, 2, 1, {"one", "one", "one", "one"}},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        for (guint start = 0; start < cases[c].n; start++) {
+            for (guint shift = 0; shift < cases[c].n; shift++) {
+                g_autoptr(GPtrArray) a =
+                    g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+                cluster_place_replicas(cases[c].n, cases[c].racks, 0, 13, cases[c].rf, start,
+                                       shift, a);
+                assert_int_equal(a->len, 13);
+                for (guint p = 0; p < a->len; p++) {
+                    const GArray *replicas = g_ptr_array_index(a, p);
+                    assert_int_equal(replicas->len, cases[c].rf);
+                    g_autoptr(GHashTable) ids = g_hash_table_new(g_direct_hash, g_direct_equal);
+                    g_autoptr(GHashTable) racks = g_hash_table_new(g_str_hash, g_str_equal);
+                    for (guint r = 0; r < replicas->len; r++) {
+                        gint32 id = g_array_index(replicas, gint32, r);
+                        g_hash_table_add(ids, GINT_TO_POINTER(id));
+                        g_hash_table_add(racks, (gpointer)cases[c].racks[id - 1]);
+                    }
+                    assert_int_equal(g_hash_table_size(ids), cases[c].rf);
+                    assert_int_equal(g_hash_table_size(racks), MIN(cases[c].rf, cases[c].n_racks));
+                }
+            }
+        }
+    }
+}
+
+/* Racks reach the cluster's admin: every topic partition spans three racks;
+ * some brokers with a rack and some without is refused as Kafka's admin
+ * refuses it, unless rack awareness is disabled (or SAFE, which falls back). */
+static void
+test_cluster_racks_place_topics(void **state)
+{
+    (void)state;
+    static const char *const racks[] = {"az-b", "az-a", "az-c", "az-a", "az-b", "az-c"};
+    ClusterConfig config;
+    fixture_config_fast(&config);
+    config.n_brokers = 6;
+    config.racks = racks;
+    SimWorld *world = sim_world_new(7);
+    Cluster *cluster = cluster_new(world, &config, NULL);
+    assert_string_equal(cluster_broker_rack(cluster, 2), "az-a");
+    GError *error = NULL;
+    assert_true(cluster_create_topic(cluster, "spread", 12, 3, NULL, &error));
+    assert_true(cluster_add_partitions(cluster, "spread", 18, &error));
+    for (gint32 p = 0; p < 18; p++) {
+        const GArray *replicas = cluster_replicas(cluster, "spread", p);
+        const char *seen[3];
+        for (guint r = 0; r < 3; r++) {
+            seen[r] = racks[g_array_index(replicas, gint32, r) - 1];
+            for (guint q = 0; q < r; q++)
+                assert_string_not_equal(seen[q], seen[r]);
+        }
+    }
+    cluster_free(cluster);
+    sim_world_free(world);
+
+    static const char *const mixed[] = {"az-a", NULL, "az-b"};
+    fixture_config_fast(&config);
+    config.racks = mixed;
+    world = sim_world_new(7);
+    cluster = cluster_new(world, &config, NULL);
+    assert_null(cluster_broker_rack(cluster, 2));
+    assert_false(cluster_create_topic(cluster, "refused", 3, 3, NULL, &error));
+    assert_non_null(strstr(error->message, "not all brokers have rack information"));
+    g_clear_error(&error);
+    assert_true(cluster_create_topic_rack_mode(cluster, "unaware", 3, 2, NULL,
+                                               CLUSTER_RACK_AWARE_DISABLED, &error));
+    assert_true(cluster_create_topic_rack_mode(cluster, "safe", 3, 2, NULL,
+                                               CLUSTER_RACK_AWARE_SAFE, &error));
+    assert_true(cluster_add_partitions(cluster, "unaware", 6, &error));
+    cluster_free(cluster);
+    sim_world_free(world);
+}
+
+/* follower_nth counts the running replicas other than the leader in
+ * assignment order; the first is cluster_follower's; past the last is -1. */
+static void
+test_cluster_follower_nth(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    fixture_config_fast(&config);
+    Fixture *f = fixture_new(3, &config, 1, -1, NULL);
+    const GArray *replicas = cluster_replicas(f->cluster, TOPIC, 0);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    gint32 expected[2];
+    guint n = 0;
+    for (guint r = 0; r < replicas->len; r++) {
+        if (g_array_index(replicas, gint32, r) != leader)
+            expected[n++] = g_array_index(replicas, gint32, r);
+    }
+    assert_int_equal(n, 2);
+    assert_int_equal(cluster_follower(f->cluster, TOPIC, 0), expected[0]);
+    assert_int_equal(cluster_follower_nth(f->cluster, TOPIC, 0, 1), expected[0]);
+    assert_int_equal(cluster_follower_nth(f->cluster, TOPIC, 0, 2), expected[1]);
+    assert_int_equal(cluster_follower_nth(f->cluster, TOPIC, 0, 3), -1);
+    sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, expected[0])));
+    assert_int_equal(cluster_follower_nth(f->cluster, TOPIC, 0, 1), expected[1]);
+    assert_int_equal(cluster_follower_nth(f->cluster, TOPIC, 0, 2), -1);
+    fixture_free(f);
+}
+
 int
 main(void)
 {
@@ -752,6 +923,10 @@ main(void)
         cmocka_unit_test(test_cluster_topic_znode_bound),
         cmocka_unit_test(test_cluster_unconverged_is_capped),
         cmocka_unit_test(test_cluster_fixed_assignment),
+        cmocka_unit_test(test_cluster_placement_matches_kafka),
+        cmocka_unit_test(test_cluster_placement_spreads_racks),
+        cmocka_unit_test(test_cluster_racks_place_topics),
+        cmocka_unit_test(test_cluster_follower_nth),
         cmocka_unit_test(test_cluster_controlled_shutdown_moves_leadership),
         cmocka_unit_test(test_cluster_controlled_shutdown_gives_up),
     };

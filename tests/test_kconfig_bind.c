@@ -104,6 +104,11 @@ static const struct {
     {KCONFIG_SCOPE_TOPIC, "partitions"},                  /* the parser creates the topic with it */
     {KCONFIG_SCOPE_TOPIC, "replication.factor"},          /* the same */
     {KCONFIG_SCOPE_TOPIC, "replica.assignment"},          /* the same: a fixed assignment */
+    /* The admin's placement, not the broker, reads racks: the runner hands
+     * each broker's rack, and a topic's rack-aware mode, to the cluster. */
+    {KCONFIG_SCOPE_BROKER, "broker.rack"},
+    {KCONFIG_SCOPE_CLUSTER, "racks"},
+    {KCONFIG_SCOPE_TOPIC, "disable.rack.aware"},
     {KCONFIG_SCOPE_CONSUMER, "group.id"}, /* the parser makes it the group of a section */
     /* The consumer's client.id names nothing: members are named by their
      * section (consumer-NAME-K), and ConsumerConfig has no such field. */

@@ -123,7 +123,7 @@ test_scenario_example_faults(void **state)
     g_autoptr(Scenario) scenario = load_fixture("example.ini");
     g_autoptr(GPtrArray) variants = scenario_variants(scenario);
     const ScenarioVariant *v = variants->pdata[0];
-    assert_int_equal(scenario_variant_faults(v)->len, 5);
+    assert_int_equal(scenario_variant_faults(v)->len, 7);
 
     const ScenarioFault *kill = fault_at(v, 0);
     assert_string_equal(kill->name, "kill-leader");
@@ -152,11 +152,19 @@ test_scenario_example_faults(void **state)
     assert_int_equal(delay->to.kind, SCENARIO_TARGET_PRODUCER);
     assert_string_equal(delay->to.producer, "writer");
     assert_int_equal(delay->delay_ns, 200 * MS_NS);
-    const ScenarioFault *slow = fault_at(v, 4);
+    const ScenarioFault *zone = fault_at(v, 4);
+    assert_int_equal(zone->action, SCENARIO_ACTION_PARTITION);
+    const GArray *rack = zone->groups->pdata[0];
+    assert_int_equal(g_array_index(rack, ScenarioTarget, 0).kind, SCENARIO_TARGET_RACK);
+    assert_string_equal(g_array_index(rack, ScenarioTarget, 0).rack, "us-east-1a");
+    const ScenarioFault *slow = fault_at(v, 5);
     assert_true(slow->factor == 10.0);
     g_autofree char *target = scenario_target_format(&slow->target);
     assert_string_equal(target, "follower(orders-2)");
     assert_string_equal(scenario_action_name(slow->action), "disk-slow");
+    const ScenarioFault *nth = fault_at(v, 6);
+    assert_int_equal(nth->target.kind, SCENARIO_TARGET_FOLLOWER);
+    assert_int_equal(nth->target.nth, 2);
 
     const ScenarioRandomFaults *random = scenario_variant_random_faults(v);
     assert_non_null(random);
@@ -199,7 +207,7 @@ typedef struct {
 } GoodCase;
 
 static const GoodCase good_cases[] = {
-    {"example.ini", 6, "acks-durability", 3, 1, 1, 1, 5, TRUE},
+    {"example.ini", 6, "acks-durability", 3, 1, 1, 1, 7, TRUE},
     {"good-minimal.ini", 1, "good-minimal", 3, 0, 0, 0, 0, FALSE},
     {"good-defaults.ini", 1, "good-defaults", 5, 1, 1, 0, 2, FALSE},
     {"good-comments-crlf.ini", 1, "good-comments-crlf", 3, 1, 1, 0, 0, FALSE},
@@ -611,6 +619,62 @@ static const InlineBadCase inline_bad_cases[] = {
      "cooperative-sticky needs the incremental rebalance protocol"},
     {CG "[expect]\nx = lost_consumptoin == 0\n", "lost_consumption"},
 #undef CG
+#define B3 "[scenario]\nduration = 10s\n[cluster]\nbrokers = 3\n"
+#define RACKS B3 "racks = a, b, c\n[topic t]\nreplication.factor = 2\n"
+#define FAULT "[fault f]\nat = 1s\naction = crash\n"
+    /* [broker N]: an id of the cluster, broker keys, and not the cluster-wide ones. */
+    {B3 "[broker 4]\nreplica.lag.time.max.ms = 1000\n",
+     "t.ini:5: [broker 4] there is no broker 4: the cluster has 3 brokers (ids 1..3)"},
+    {B3 "[broker 0]\n", "t.ini:5: [broker 0] '0' is not a broker id"},
+    {B3 "[broker 02]\n", "'02' is not a broker id"},
+    {B3 "[broker two]\n", "'two' is not a broker id: expected [broker N]"},
+    {B3 "[broker]\n", "[broker] expected [broker N]"},
+    {B3 "[broker 2]\nreplica.lag.time.max = 1000\n",
+     "t.ini:6: [broker 2] replica.lag.time.max: unknown key; did you mean 'replica.lag.time.max.ms'"},
+    {B3 "[broker 2]\nacks = all\n", "t.ini:6: [broker 2] acks: not valid here: it is a producer key"},
+    {B3 "[broker 2]\nbrokers = 4\n", "[broker 2] brokers: not valid here: it is a cluster key"},
+    {B3 "[broker 2]\nreplica.lag.time.max.ms = soon\n", "t.ini:6: [broker 2] replica.lag.time.max.ms: "},
+    {B3 "[broker 2]\noffsets.topic.num.partitions = 3\n",
+     "t.ini:6: [broker 2] offsets.topic.num.partitions: is the same on every broker in ksim"},
+    {B3 "[broker 2]\nreplica.fetch.wait.max.ms = 40s\n",
+     "[broker 2] replica.fetch.wait.max.ms: must not exceed replica.lag.time.max.ms (30s)"},
+    {B3 "[broker 3]\nmin.insync.replicas = 3\n[topic t]\nreplication.factor = 2\n",
+     "t.ini:6: [broker 3] min.insync.replicas: 3 is above the replication factor 2 of topic t "
+     "(acks=all writes could never succeed while broker 3 leads it)"},
+    {B3 "[broker 2]\nbroker.rack = a b\n", "t.ini:6: [broker 2] broker.rack: 'a b' is not a rack name"},
+    {B3 "[broker 2]\nbroker.rack = a|b\n", "'a|b' is not a rack name"},
+    {B3 "racks = a, b\nbroker.rack = c\n", "[cluster] racks: gives every broker a rack, and so does"},
+    /* Racks on some brokers only: Kafka's admin refuses to place the topic. */
+    {B3 "[broker 2]\nbroker.rack = a\n[topic t]\n",
+     "[topic t] disable.rack.aware: topic 't': not all brokers have rack information (1 of 3 have "
+     "broker.rack)"},
+    {B3 "[broker 2]\nbroker.rack = a\n[topic t]\nreplica.assignment = 1:2\n"
+     "[fault f]\nat = 1s\naction = add-partitions\ntopic = t\npartitions = 2\n",
+     "[fault f] topic: topic 't': not all brokers have rack information"},
+    /* rack:NAME, follower(T-P, K), replica(T-P, broker:N). */
+    {RACKS FAULT "target = rack:d\n", "'rack:d': no broker is in rack 'd' (the racks are a, b, c)"},
+    {B3 "[topic t]\n" FAULT "target = rack:a\n", "'rack:a': no broker has a rack"},
+    {RACKS "[fault f]\nat = 1s\naction = partition\ngroups = rack:a | 1\n",
+     "groups: broker 1 is in the groups twice (as rack:a and as broker:1)"},
+    {RACKS FAULT "target = follower(t-0, 2)\n",
+     "'follower(t-0, 2)' does not exist: t-0 has 2 replicas, so at most 1 follower"},
+    {RACKS FAULT "target = follower(t-0, 0)\n", "K in follower(TOPIC-P, K) is a follower's number"},
+    {RACKS FAULT "target = follower(t-0, x)\n", "K in follower(TOPIC-P, K)"},
+    {RACKS FAULT "target = leader(t-0, 1)\n", "'leader(t-0, 1)' is not leader(TOPIC-P)"},
+    {RACKS FAULT "target = replica(t-0)\n", "is not replica(TOPIC-P, broker:N)"},
+    {RACKS FAULT "target = replica(t-0, 3)\n", "is not replica(TOPIC-P, broker:N)"},
+    {RACKS FAULT "target = replica(t-0, broker:4)\n", "'broker:4' does not exist"},
+    {RACKS FAULT "target = replica(t-0, broker:3)\n",
+     "whether broker 3 holds a replica of t-0 depends on the seed (replication factor 2 on 3 "
+     "brokers): fix the replicas with replica.assignment in [topic t]"},
+    {B3 "[topic t]\nreplica.assignment = 1:2\n" FAULT "target = replica(t-0, broker:3)\n",
+     "'replica(t-0, broker:3)': broker 3 holds no replica of t-0 (its replicas are on brokers 1, 2)"},
+    {B3 FAULT "target = replica(__consumer_offsets-0, broker:1)\n",
+     "the brokers place __consumer_offsets's replicas themselves"},
+    {RACKS FAULT "target = replica(x-0, broker:1)\n", "there is no topic 'x'"},
+#undef FAULT
+#undef RACKS
+#undef B3
     {"[scenario\n", "t.ini:1: '[scenario' is not a group line"},
     {"[]\n", "t.ini:1: '[]' is not a valid group name"},
     {"[scenario]\n = 5\n", "t.ini:2: [scenario] '= 5' has no valid key"},
@@ -682,6 +746,89 @@ test_scenario_internal_topic_targets(void **state)
     assert_int_equal(c->target.kind, SCENARIO_TARGET_LEADER);
     assert_string_equal(c->target.topic, "__transaction_state");
     assert_int_equal(c->target.partition, 49);
+}
+
+/* [broker N] keys over [cluster]'s for that broker only; racks dealt round
+ * robin with broker.rack over them; a broker's topic defaults are its own;
+ * the rack, nth-follower and replica targets; --set reaches broker N. */
+static void
+test_scenario_brokers_racks_and_targets(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "[scenario]\nduration = 30s\n[cluster]\nbrokers = 4\nracks = east, west\n"
+        "replica.lag.time.max.ms = 9000\n"
+        "[broker 2]\nreplica.lag.time.max.ms = 2000\nlog.flush.interval.messages = 1\n"
+        "[broker 3]\nbroker.rack = north\n"
+        "[topic t]\nreplica.assignment = 1:2:3, 2:3:4\n"
+        "[topic u]\nflush.messages = 7\ndisable.rack.aware = true\n"
+        "[fault a]\nat = 1s\naction = crash\ntarget = follower(t-1, 2)\n"
+        "[fault b]\nat = 2s\naction = pause\ntarget = replica(t-0, broker:3)\n"
+        "[fault c]\nat = 3s\naction = isolate\ntarget = rack:east\n"
+        "[fault d]\nat = 4s\naction = partition\ngroups = rack:west, zk | rack:north | *\n"
+        "[fault e]\nat = 5s\naction = crash\ntarget = follower(t-0)\n"
+        "[vary]\nbroker 2:replica.lag.time.max.ms = 2000, 3000\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(Scenario) scenario = scenario_load_data(text, "t.ini", &error);
+    if (scenario == NULL)
+        fail_msg("%s", error->message);
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    assert_int_equal(variants->len, 2);
+    const ScenarioVariant *v = variants->pdata[1];
+    assert_string_equal(scenario_variant_label(v), "broker 2:replica.lag.time.max.ms=3000");
+    static const gint64 lag_ms[] = {9000, 3000, 9000, 9000};
+    static const char *const racks[] = {"east", "west", "north", "west"};
+    const ScenarioCluster *cluster = scenario_variant_cluster(v);
+    for (guint id = 1; id <= 4; id++) {
+        const KConfig *cfg = scenario_variant_broker_config_of(v, id);
+        assert_int_equal(kconfig_get_duration_ms(cfg, "replica.lag.time.max.ms"), lag_ms[id - 1]);
+        assert_string_equal(cluster->racks->pdata[id - 1], racks[id - 1]);
+    }
+    assert_ptr_equal(scenario_variant_broker_config_of(v, 1), scenario_variant_broker_config(v));
+    /* Broker 2 fills topic t's unset flush.messages from its own
+     * log.flush.interval.messages; topic u's own value wins everywhere. */
+    const ScenarioTopic *t = scenario_variant_find_topic(v, "t");
+    const ScenarioTopic *u = scenario_variant_find_topic(v, "u");
+    assert_false(t->disable_rack_aware);
+    assert_true(u->disable_rack_aware);
+    g_autoptr(KConfig) t2 = scenario_topic_config_of(v, t, 2);
+    g_autoptr(KConfig) t1 = scenario_topic_config_of(v, t, 1);
+    g_autoptr(KConfig) u2 = scenario_topic_config_of(v, u, 2);
+    assert_int_equal(kconfig_get_int64(t2, "flush.messages"), 1);
+    assert_int_equal(kconfig_get_int64(t1, "flush.messages"), G_MAXINT64);
+    assert_int_equal(kconfig_get_int64(u2, "flush.messages"), 7);
+    static const char *const spelled[] = {"follower(t-1, 2)", "replica(t-0, broker:3)",
+                                          "rack:east", NULL, "follower(t-0)"};
+    for (guint i = 0; i < G_N_ELEMENTS(spelled); i++) {
+        if (spelled[i] == NULL)
+            continue;
+        g_autofree char *got = scenario_target_format(&fault_at(v, i)->target);
+        assert_string_equal(got, spelled[i]);
+    }
+    assert_int_equal(fault_at(v, 0)->target.nth, 2);
+    assert_int_equal(fault_at(v, 4)->target.nth, 0);
+    assert_int_equal(fault_at(v, 1)->target.kind, SCENARIO_TARGET_REPLICA);
+    assert_int_equal(fault_at(v, 1)->target.broker, 3);
+    const GArray *west = g_ptr_array_index(fault_at(v, 3)->groups, 0);
+    assert_int_equal(g_array_index(west, ScenarioTarget, 0).kind, SCENARIO_TARGET_RACK);
+    /* --set "broker N:KEY" reaches a broker the file gives no group. */
+    assert_true(scenario_apply_set(scenario, "broker 4:zookeeper.session.timeout.ms=7000", &error));
+    g_autoptr(GPtrArray) after = scenario_variants(scenario);
+    const KConfig *b4 = scenario_variant_broker_config_of(after->pdata[0], 4);
+    assert_int_equal(kconfig_get_duration_ms(b4, "zookeeper.session.timeout.ms"), 7000);
+    assert_false(scenario_apply_set(scenario, "broker 5:zookeeper.session.timeout.ms=7000", &error));
+    assert_string_contains(error->message, "there is no broker 5");
+    g_clear_error(&error);
+    /* A bare key stays the cluster-wide default; broker 2's own value wins. */
+    assert_true(scenario_apply_set(scenario, "replica.lag.time.max.ms=8000", &error));
+    g_autoptr(GPtrArray) bare = scenario_variants(scenario);
+    const ScenarioVariant *b = bare->pdata[0];
+    assert_int_equal(kconfig_get_duration_ms(scenario_variant_broker_config_of(b, 1),
+                                             "replica.lag.time.max.ms"),
+                     8000);
+    assert_int_equal(kconfig_get_duration_ms(scenario_variant_broker_config_of(b, 2),
+                                             "replica.lag.time.max.ms"),
+                     2000);
 }
 
 /* Bad text in memory: each message names "t.ini" and what is wrong. */
@@ -1310,6 +1457,7 @@ main(void)
         cmocka_unit_test(test_scenario_bad_fixtures),
         cmocka_unit_test(test_scenario_bad_fixtures_all_listed),
         cmocka_unit_test(test_scenario_inline_bad_text),
+        cmocka_unit_test(test_scenario_brokers_racks_and_targets),
         cmocka_unit_test(test_scenario_ini_grammar_reads),
         cmocka_unit_test(test_scenario_ini_grammar_errors),
         cmocka_unit_test(test_scenario_internal_topic_targets),

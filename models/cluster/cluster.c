@@ -22,6 +22,7 @@
 typedef struct {
     char *name;
     GPtrArray *assignment; /* GArray* of gint32 per partition */
+    ClusterRackAwareMode rack_mode; /* how its partitions are placed, now and when it grows */
 } ClusterTopic;
 
 typedef struct {
@@ -40,6 +41,7 @@ struct Cluster {
     GPtrArray *topics;  /* ClusterTopic*, by name */
     GHashTable *leaders; /* "t-p/epoch" -> broker id + 1; looked up only */
     GHashTable *terms;   /* "b/t-p" -> LeaderTerm; looked up only */
+    GPtrArray *racks;    /* char* per broker (NULL: no rack), broker i+1 at i; NULL: none */
     guint violations;
 };
 
@@ -199,6 +201,15 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
     Cluster *cluster = g_new0(Cluster, 1);
     cluster->world = world;
     cluster->config = *config;
+    /* The arrays are the caller's: the brokers copy their configs, the racks
+     * are copied here. */
+    cluster->config.brokers = NULL;
+    cluster->config.racks = NULL;
+    if (config->racks != NULL) {
+        cluster->racks = g_ptr_array_new_with_free_func(g_free);
+        for (guint i = 0; i < config->n_brokers; i++)
+            g_ptr_array_add(cluster->racks, g_strdup(config->racks[i]));
+    }
     cluster->history = history;
     cluster->brokers = g_ptr_array_new_with_free_func((GDestroyNotify)broker_free);
     cluster->topics = g_ptr_array_new();
@@ -220,7 +231,7 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
         zk_client_create(cluster->admin, paths[i], "", 0, 0, ignore_result, NULL);
     BrokerObserver observer = {observe_became_leader, observe_hw, observe_acked, cluster};
     for (guint i = 0; i < config->n_brokers; i++) {
-        BrokerConfig broker_config = config->broker;
+        BrokerConfig broker_config = config->brokers != NULL ? config->brokers[i] : config->broker;
         broker_config.broker_id = (gint32)i + 1;
         g_autofree char *name = g_strdup_printf("broker-%u", i + 1);
         Broker *broker = broker_new(world, name, &broker_config,
@@ -253,6 +264,8 @@ cluster_free(Cluster *cluster)
     g_ptr_array_free(cluster->topics, TRUE);
     g_hash_table_destroy(cluster->leaders);
     g_hash_table_destroy(cluster->terms);
+    if (cluster->racks != NULL)
+        g_ptr_array_free(cluster->racks, TRUE);
     g_free(cluster);
 }
 
@@ -269,9 +282,201 @@ topic_find(const Cluster *cluster, const char *name)
     return NULL;
 }
 
-/* Kafka's AdminUtils.assignReplicasToBrokers without racks: a random start
- * and shift, then each partition's first replica round-robin over the
- * brokers and the others at a growing shift from it. */
+/* ---- replica placement: Kafka 3.6's AdminUtils and AdminZkClient ---- */
+
+/* AdminUtils.replicaIndex: the broker index of replica `j` + 1 of a
+ * partition whose first replica is at `first`. */
+static guint
+replica_index(guint first, guint shift, guint j, guint n)
+{
+    guint step = 1 + (shift + j) % (n - 1);
+    return (first + step) % n;
+}
+
+static gint
+compare_racks(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void
+cluster_rack_alternated_brokers(guint n_brokers, const char *const *racks, gint32 *out)
+{
+    KSIM_ASSERT(racks != NULL);
+    /* getInverseMap sorts each rack's brokers by id; Java sorts the rack
+     * names by String order, which strcmp's byte order matches for ASCII. */
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (guint i = 0; i < n_brokers; i++) {
+        KSIM_ASSERT(racks[i] != NULL);
+        gboolean seen = FALSE;
+        for (guint r = 0; r < names->len && !seen; r++)
+            seen = strcmp(names->pdata[r], racks[i]) == 0;
+        if (!seen)
+            g_ptr_array_add(names, (gpointer)racks[i]);
+    }
+    g_ptr_array_sort(names, compare_racks);
+    /* Each rack's next broker: the ids, ascending, are walked once per rack. */
+    g_autofree guint *next = g_new0(guint, names->len);
+    guint filled = 0;
+    for (guint r = 0; filled < n_brokers; r = (r + 1) % names->len) {
+        while (next[r] < n_brokers && strcmp(racks[next[r]], names->pdata[r]) != 0)
+            next[r]++;
+        if (next[r] < n_brokers)
+            out[filled++] = (gint32)next[r]++ + 1;
+    }
+}
+
+static guint
+rack_count(guint n_brokers, const char *const *racks)
+{
+    guint count = 0;
+    for (guint i = 0; i < n_brokers; i++) {
+        gboolean earlier = FALSE;
+        for (guint j = 0; j < i && !earlier; j++)
+            earlier = strcmp(racks[i], racks[j]) == 0;
+        count += earlier ? 0 : 1;
+    }
+    return count;
+}
+
+static gboolean
+replicas_hold_rack(const GArray *replicas, const char *const *racks, const char *rack)
+{
+    for (guint i = 0; i < replicas->len; i++) {
+        if (strcmp(racks[g_array_index(replicas, gint32, i) - 1], rack) == 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static gboolean
+replicas_hold(const GArray *replicas, gint32 id)
+{
+    for (guint i = 0; i < replicas->len; i++) {
+        if (g_array_index(replicas, gint32, i) == id)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static guint
+replicas_rack_count(const GArray *replicas, const char *const *racks)
+{
+    guint count = 0;
+    for (guint i = 0; i < replicas->len; i++) {
+        const char *rack = racks[g_array_index(replicas, gint32, i) - 1];
+        gboolean earlier = FALSE;
+        for (guint j = 0; j < i && !earlier; j++)
+            earlier = strcmp(racks[g_array_index(replicas, gint32, j) - 1], rack) == 0;
+        count += earlier ? 0 : 1;
+    }
+    return count;
+}
+
+/* assignReplicasToBrokersRackAware, one partition: the first replica round
+ * robin over the rack-alternated list, then each next one the first broker
+ * from a growing shift that is in a rack with no replica yet (until every
+ * rack has one) and holds none yet (until every broker has one). */
+static GArray *
+place_rack_aware(const gint32 *arranged, guint n, const char *const *racks, guint n_racks,
+                 guint first, guint shift, guint rf)
+{
+    GArray *replicas = g_array_new(FALSE, FALSE, sizeof(gint32));
+    g_array_append_val(replicas, arranged[first]);
+    guint k = 0;
+    for (guint j = 0; j + 1 < rf; j++) {
+        for (gboolean done = FALSE; !done; k++) {
+            /* Bounded: every n steps of k visit every broker once. */
+            KSIM_ASSERT(k < n * rf + n);
+            gint32 broker = arranged[replica_index(first, shift * n_racks, k, n)];
+            const char *rack = racks[broker - 1];
+            gboolean rack_ok = !replicas_hold_rack(replicas, racks, rack) ||
+                               replicas_rack_count(replicas, racks) == n_racks;
+            gboolean broker_ok = !replicas_hold(replicas, broker) || replicas->len == n;
+            if (rack_ok && broker_ok) {
+                g_array_append_val(replicas, broker);
+                done = TRUE;
+            }
+        }
+    }
+    return replicas;
+}
+
+void
+cluster_place_replicas(guint n, const char *const *racks, guint from, guint to, guint rf,
+                       guint start, guint shift, GPtrArray *assignment)
+{
+    KSIM_ASSERT(n >= 1 && rf >= 1 && rf <= n && start < n && shift < n);
+    g_autofree gint32 *arranged = g_new(gint32, n);
+    guint n_racks = 0;
+    if (racks != NULL) {
+        cluster_rack_alternated_brokers(n, racks, arranged);
+        n_racks = rack_count(n, racks);
+    } else {
+        for (guint i = 0; i < n; i++)
+            arranged[i] = (gint32)i + 1;
+    }
+    for (guint p = 0; p < to; p++) {
+        if (p > 0 && p % n == 0)
+            shift++;
+        if (p < from)
+            continue;
+        guint first = (p + start) % n;
+        if (racks != NULL) {
+            g_ptr_array_add(assignment,
+                            place_rack_aware(arranged, n, racks, n_racks, first, shift, rf));
+            continue;
+        }
+        GArray *replicas = g_array_new(FALSE, FALSE, sizeof(gint32));
+        g_array_append_val(replicas, arranged[first]);
+        for (guint j = 0; j + 1 < rf; j++)
+            g_array_append_val(replicas, arranged[replica_index(first, shift, j, n)]);
+        g_ptr_array_add(assignment, replicas);
+    }
+}
+
+gboolean
+cluster_check_racks(const char *topic, const char *const *racks, guint n_brokers,
+                    ClusterRackAwareMode mode, GError **error)
+{
+    guint with_rack = 0;
+    for (guint i = 0; racks != NULL && i < n_brokers; i++)
+        with_rack += racks[i] != NULL ? 1 : 0;
+    if (mode != CLUSTER_RACK_AWARE_ENFORCED || with_rack == 0 || with_rack == n_brokers)
+        return TRUE;
+    g_set_error(error, CLUSTER_ERROR, 8,
+                "topic '%s': not all brokers have rack information (%u of %u have broker.rack); "
+                "Kafka's admin refuses to place it unless rack awareness is disabled "
+                "(kafka-topics --disable-rack-aware)",
+                topic, with_rack, n_brokers);
+    return FALSE;
+}
+
+/* Every broker's rack (NULL entries: none), or NULL when no broker has one.
+ * (transfer none) */
+static const char *const *
+broker_racks(const Cluster *cluster)
+{
+    return cluster->racks != NULL ? (const char *const *)cluster->racks->pdata : NULL;
+}
+
+/* The racks placement uses under `mode` (AdminZkClient.getBrokerMetadatas):
+ * every broker's, or NULL for a rack-unaware placement. (transfer none) */
+static const char *const *
+placement_racks(const Cluster *cluster, ClusterRackAwareMode mode)
+{
+    if (cluster->racks == NULL || mode == CLUSTER_RACK_AWARE_DISABLED)
+        return NULL;
+    for (guint i = 0; i < cluster->racks->len; i++) {
+        if (cluster->racks->pdata[i] == NULL)
+            return NULL; /* SAFE; ENFORCED was refused before */
+    }
+    return (const char *const *)cluster->racks->pdata;
+}
+
+/* Kafka's AdminUtils.assignReplicasToBrokers: a random start and shift
+ * (drawn from one stream, in that order, whether or not racks are used),
+ * then cluster_place_replicas. */
 static void
 assign_replicas(Cluster *cluster, ClusterTopic *topic, guint from, guint to, guint rf)
 {
@@ -279,22 +484,8 @@ assign_replicas(Cluster *cluster, ClusterTopic *topic, guint from, guint to, gui
     guint n = cluster->config.n_brokers;
     guint start = (guint)sim_rng_range(rng, 0, n);
     guint shift = (guint)sim_rng_range(rng, 0, n);
-    for (guint p = 0; p < to; p++) {
-        if (p > 0 && p % n == 0)
-            shift++;
-        if (p < from)
-            continue;
-        guint first = (p + start) % n;
-        GArray *replicas = g_array_new(FALSE, FALSE, sizeof(gint32));
-        gint32 id = (gint32)first + 1;
-        g_array_append_val(replicas, id);
-        for (guint j = 0; j + 1 < rf; j++) {
-            guint step = 1 + (shift + j) % (n - 1);
-            id = (gint32)((first + step) % n) + 1;
-            g_array_append_val(replicas, id);
-        }
-        g_ptr_array_add(topic->assignment, replicas);
-    }
+    cluster_place_replicas(n, placement_racks(cluster, topic->rack_mode), from, to, rf, start,
+                           shift, topic->assignment);
 }
 
 static void
@@ -412,11 +603,14 @@ static void
 topic_add(Cluster *cluster, ClusterTopic *topic, const TopicConfig *config)
 {
     g_ptr_array_add(cluster->topics, topic);
-    TopicConfig defaults;
-    topic_config_from_broker(&defaults, &cluster->config.broker);
-    for (guint i = 0; i < cluster->brokers->len; i++)
-        broker_set_topic_config(g_ptr_array_index(cluster->brokers, i), topic->name,
-                                config != NULL ? config : &defaults);
+    for (guint i = 0; i < cluster->brokers->len; i++) {
+        /* A topic without its own config takes each broker's defaults, as a
+         * Kafka topic without overrides uses each broker's server.properties. */
+        Broker *broker = g_ptr_array_index(cluster->brokers, i);
+        TopicConfig defaults;
+        topic_config_from_broker(&defaults, broker_config(broker));
+        broker_set_topic_config(broker, topic->name, config != NULL ? config : &defaults);
+    }
     write_assignment(cluster, topic, TRUE);
 }
 
@@ -433,9 +627,20 @@ gboolean
 cluster_create_topic(Cluster *cluster, const char *name, guint partitions,
                      guint replication_factor, const TopicConfig *config, GError **error)
 {
-    if (!topic_creatable(cluster, name, partitions, replication_factor, error))
+    return cluster_create_topic_rack_mode(cluster, name, partitions, replication_factor, config,
+                                          CLUSTER_RACK_AWARE_ENFORCED, error);
+}
+
+gboolean
+cluster_create_topic_rack_mode(Cluster *cluster, const char *name, guint partitions,
+                               guint replication_factor, const TopicConfig *config,
+                               ClusterRackAwareMode mode, GError **error)
+{
+    if (!topic_creatable(cluster, name, partitions, replication_factor, error) ||
+        !cluster_check_racks(name, broker_racks(cluster), cluster->config.n_brokers, mode, error))
         return FALSE;
     ClusterTopic *topic = topic_new(name);
+    topic->rack_mode = mode;
     assign_replicas(cluster, topic, 0, partitions, replication_factor);
     topic_add(cluster, topic, config);
     return TRUE;
@@ -502,6 +707,14 @@ cluster_create_topic_assigned(Cluster *cluster, const char *name, const GPtrArra
     return TRUE;
 }
 
+void
+cluster_set_topic_rack_mode(Cluster *cluster, const char *name, ClusterRackAwareMode mode)
+{
+    ClusterTopic *topic = topic_find(cluster, name);
+    KSIM_ASSERT(topic != NULL);
+    topic->rack_mode = mode;
+}
+
 gboolean
 cluster_add_partitions(Cluster *cluster, const char *name, guint partitions, GError **error)
 {
@@ -519,7 +732,8 @@ cluster_add_partitions(Cluster *cluster, const char *name, guint partitions, GEr
         return FALSE;
     }
     const GArray *first = g_ptr_array_index(topic->assignment, 0);
-    if (!znode_fits(cluster, name, partitions, first->len, error))
+    if (!znode_fits(cluster, name, partitions, first->len, error) ||
+        !cluster_check_racks(name, broker_racks(cluster), cluster->config.n_brokers, topic->rack_mode, error))
         return FALSE;
     assign_replicas(cluster, topic, current, partitions, first->len);
     write_assignment(cluster, topic, FALSE);
@@ -548,6 +762,13 @@ guint
 cluster_broker_count(const Cluster *cluster)
 {
     return cluster->brokers->len;
+}
+
+const char *
+cluster_broker_rack(const Cluster *cluster, gint32 broker_id)
+{
+    KSIM_ASSERT(broker_id >= 1 && (guint)broker_id <= cluster->brokers->len);
+    return cluster->racks != NULL ? cluster->racks->pdata[broker_id - 1] : NULL;
 }
 
 Broker *
@@ -598,22 +819,30 @@ cluster_leader(const Cluster *cluster, const char *topic, gint32 partition)
 gint32
 cluster_follower(const Cluster *cluster, const char *topic, gint32 partition)
 {
+    return cluster_follower_nth(cluster, topic, partition, 1);
+}
+
+gint32
+cluster_follower_nth(const Cluster *cluster, const char *topic, gint32 partition, guint nth)
+{
+    KSIM_ASSERT(nth >= 1);
     const GArray *replicas = cluster_replicas(cluster, topic, partition);
     gint32 leader = cluster_leader(cluster, topic, partition);
+    guint seen = 0;
     for (guint i = 0; replicas != NULL && i < replicas->len; i++) {
         gint32 id = g_array_index(replicas, gint32, i);
-        if (id != leader && broker_running(cluster_broker(cluster, id)))
+        if (id != leader && broker_running(cluster_broker(cluster, id)) && ++seen == nth)
             return id;
     }
     if (replicas != NULL)
         return -1;
-    /* An internal topic the brokers created themselves: the first running
-     * broker, by id, that holds a replica and does not lead. */
+    /* An internal topic the brokers created themselves: the running brokers,
+     * by id, that hold a replica and do not lead. */
     for (guint i = 0; i < cluster->brokers->len; i++) {
         Broker *broker = g_ptr_array_index(cluster->brokers, i);
         BrokerPartitionInfo info;
         broker_partition_info(broker, topic, partition, &info);
-        if (info.present && !info.is_leader && broker_running(broker))
+        if (info.present && !info.is_leader && broker_running(broker) && ++seen == nth)
             return (gint32)i + 1;
     }
     return -1;

@@ -42,7 +42,47 @@ typedef struct {
     SimDist network_latency;
     gint64 network_bandwidth_bytes_per_s; /* 0: unlimited */
     SimDist fsync_latency;
+    /* Each broker's own settings, as each Kafka broker has its own
+     * server.properties: NULL, every broker takes `broker`; else n_brokers
+     * configs, broker i+1's at index i (broker_id is set by the cluster).
+     * Copied by cluster_new. */
+    const BrokerConfig *brokers;
+    /* broker.rack: NULL, no broker has a rack; else n_brokers entries,
+     * broker i+1's at index i, each a rack name or NULL (no rack). Copied by
+     * cluster_new; the admin's replica placement reads them. */
+    const char *const *racks;
 } ClusterConfig;
+
+/* Kafka's RackAwareMode (kafka.admin.RackAwareMode, 3.6), how the admin
+ * treats racks when it places a topic's replicas:
+ * ENFORCED (kafka-topics' default): rack-aware when every broker has a rack,
+ * rack-unaware when none has, refused when only some have; SAFE (the
+ * brokers' auto-creation): rack-aware when every broker has a rack, else
+ * rack-unaware; DISABLED (kafka-topics --disable-rack-aware): rack-unaware. */
+typedef enum {
+    CLUSTER_RACK_AWARE_ENFORCED,
+    CLUSTER_RACK_AWARE_SAFE,
+    CLUSTER_RACK_AWARE_DISABLED,
+} ClusterRackAwareMode;
+
+/* AdminZkClient.getBrokerMetadatas's check: FALSE with Kafka's message
+ * (naming `topic`) when `mode` is ENFORCED and some but not all of the
+ * `n_brokers` brokers have a rack (`racks` as in ClusterConfig; NULL: none
+ * has). */
+gboolean cluster_check_racks(const char *topic, const char *const *racks, guint n_brokers,
+                             ClusterRackAwareMode mode, GError **error);
+
+/* Kafka's AdminUtils.assignReplicasToBrokers (3.6) over brokers 1..n_brokers:
+ * partitions `from` .. `to`-1 with `rf` replicas each, from the random
+ * `start` and `shift` (each in 0..n_brokers-1) Kafka draws; rack-aware when
+ * `racks` is non-NULL (every entry non-NULL), else rack-unaware. Appends one
+ * GArray of gint32 per partition to `assignment`. */
+void cluster_place_replicas(guint n_brokers, const char *const *racks, guint from, guint to,
+                            guint rf, guint start, guint shift, GPtrArray *assignment);
+/* AdminUtils.getRackAlternatedBrokerList: the brokers 1..n_brokers (each
+ * with a rack) taking one broker from each rack in turn, the racks in name
+ * order and each rack's brokers by id. Fills `out` (n_brokers entries). */
+void cluster_rack_alternated_brokers(guint n_brokers, const char *const *racks, gint32 *out);
 
 /* Builds the nodes in `world`: the coordination node "zk", brokers "broker-1"
  * ... "broker-N" with ids 1..N, and the admin node. */
@@ -61,6 +101,13 @@ guint64 cluster_topic_znode_bytes_max(guint partitions, guint replication_factor
 guint64 cluster_znode_bytes_limit(void);
 gboolean cluster_create_topic(Cluster *cluster, const char *name, guint partitions,
                               guint replication_factor, const TopicConfig *config, GError **error);
+/* cluster_create_topic with the admin's rack-aware mode (cluster_create_topic
+ * is ENFORCED, as kafka-topics --create); partitions the topic gains later
+ * are placed the same way. Fails, as Kafka's admin does, for ENFORCED when
+ * only some brokers have a rack. */
+gboolean cluster_create_topic_rack_mode(Cluster *cluster, const char *name, guint partitions,
+                                        guint replication_factor, const TopicConfig *config,
+                                        ClusterRackAwareMode mode, GError **error);
 /* Creates a topic with the replicas of each partition given, as
  * kafka-topics --replica-assignment takes them: `assignment` holds one
  * GArray of gint32 broker ids per partition, the first the preferred
@@ -73,7 +120,12 @@ gboolean cluster_check_assignment(const char *name, const GPtrArray *assignment,
 gboolean cluster_create_topic_assigned(Cluster *cluster, const char *name,
                                        const GPtrArray *assignment, const TopicConfig *config,
                                        GError **error);
-/* Grows a topic to `partitions`; shrinking is refused, as Kafka refuses it. */
+/* How the partitions a topic gains later are placed (kafka-topics --alter
+ * with or without --disable-rack-aware); a topic starts with the mode it
+ * was created with, ENFORCED for cluster_create_topic_assigned. */
+void cluster_set_topic_rack_mode(Cluster *cluster, const char *name, ClusterRackAwareMode mode);
+/* Grows a topic to `partitions`; shrinking is refused, as Kafka refuses it,
+ * and so is an ENFORCED placement when only some brokers have a rack. */
 gboolean cluster_add_partitions(Cluster *cluster, const char *name, guint partitions,
                                 GError **error);
 guint cluster_partition_count(const Cluster *cluster, const char *topic);
@@ -81,6 +133,8 @@ guint cluster_partition_count(const Cluster *cluster, const char *topic);
 const GArray *cluster_replicas(const Cluster *cluster, const char *topic, gint32 partition);
 
 guint cluster_broker_count(const Cluster *cluster);
+/* broker.rack of a broker (1..N), or NULL when it has none. (transfer none) */
+const char *cluster_broker_rack(const Cluster *cluster, gint32 broker_id);
 /* Brokers by id, 1..N. (transfer none) */
 Broker *cluster_broker(const Cluster *cluster, gint32 broker_id);
 ZkServer *cluster_zk_server(const Cluster *cluster);
@@ -93,6 +147,11 @@ GArray *cluster_bootstrap_nodes(const Cluster *cluster); /* SimNodeId, transfer 
 gint32 cluster_leader(const Cluster *cluster, const char *topic, gint32 partition);
 /* A running follower of the partition (the first in assignment order), or -1. */
 gint32 cluster_follower(const Cluster *cluster, const char *topic, gint32 partition);
+/* The `nth` (1-based) running follower of the partition: its running
+ * replicas other than the current leader (cluster_leader), in assignment
+ * order; -1 when it has fewer. cluster_follower is nth 1. */
+gint32 cluster_follower_nth(const Cluster *cluster, const char *topic, gint32 partition,
+                            guint nth);
 /* The running broker that believes it is the controller with the highest
  * epoch, or -1. */
 gint32 cluster_controller(const Cluster *cluster);

@@ -214,6 +214,10 @@ static const KConfigKey REGISTRY[] = {
         .doc = "hw: truncate to the HW (the study notes' design, Kafka before 0.11); "
                "leader-epoch: KIP-101 with KIP-279 (Kafka 2.1+); kip-101: KIP-101 alone "
                "(Kafka 0.11-1.1)."),
+    KEY("broker.rack", BROKER, STRING, NULL, RANGE(0, 255),
+        .doc = "The broker's rack or availability zone (null: none); the admin places a topic's "
+               "replicas rack-aware when every broker has one (kafka-topics refuses some with "
+               "and some without unless disable.rack.aware)."),
 
     /* Topic (Kafka's LogConfig), each overriding a broker key. */
     KEY("partitions", TOPIC, INT, "1", RANGE(1, 1 << 24), .overrides = "num.partitions", KSIM_KEY,
@@ -222,6 +226,9 @@ static const KConfigKey REGISTRY[] = {
         .doc = "Each partition's replicas, the preferred leader first, as kafka-topics "
                "--replica-assignment takes them: 1:2:3, 2:3:1 (null: Kafka's assignment, drawn "
                "from the seed). Sets partitions and replication.factor."),
+    KEY("disable.rack.aware", TOPIC, BOOL, "false", KSIM_KEY,
+        .doc = "Place the topic's replicas, now and when add-partitions grows it, as if no broker "
+               "had a rack (kafka-topics --disable-rack-aware)."),
     KEY("replication.factor", TOPIC, INT, "1", RANGE(1, 32767),
         .overrides = "default.replication.factor", KSIM_KEY,
         .doc = "Replicas per partition (kafka-topics --replication-factor)."),
@@ -356,6 +363,9 @@ static const KConfigKey REGISTRY[] = {
         .doc = "Bytes per second per link direction; 0: unlimited."),
     KEY("disk.fsync.latency", CLUSTER, TIME_DIST, "const:2ms", KSIM_KEY,
         .doc = "Time for an fsync to make writes durable."),
+    KEY("racks", CLUSTER, LIST, NULL, KSIM_KEY,
+        .doc = "Racks dealt to the brokers round robin: racks = a, b, c puts brokers 1, 4 in a, "
+               "2, 5 in b, 3, 6 in c (null: none; a broker's broker.rack overrides it)."),
 
     /* ksim: a producer's workload. */
     KEY("topic", WORKLOAD, STRING, NULL, KSIM_KEY,

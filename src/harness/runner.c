@@ -112,6 +112,23 @@ random_live_broker(Run *run)
     return g_array_index(live, gint32, sim_rng_range(run->rng, 0, live->len));
 }
 
+/* rack:NAME: every broker in the rack, by id. */
+static void
+resolve_rack(Run *run, const char *rack, GArray *nodes, GString *describe)
+{
+    g_string_append_printf(describe, "rack %s (", rack);
+    guint before = nodes->len;
+    for (guint id = 1; id <= cluster_broker_count(run->cluster); id++) {
+        const char *own = cluster_broker_rack(run->cluster, (gint32)id);
+        if (own == NULL || strcmp(own, rack) != 0)
+            continue;
+        SimNodeId node = broker_node(cluster_broker(run->cluster, (gint32)id));
+        g_string_append_printf(describe, "%sbroker-%u", nodes->len > before ? " " : "", id);
+        g_array_append_val(nodes, node);
+    }
+    g_string_append_c(describe, ')');
+}
+
 /* Resolves a target to nodes when the fault fires; `describe` gets a name. */
 static void
 resolve(Run *run, const ScenarioTarget *target, GArray *nodes, GString *describe)
@@ -127,8 +144,15 @@ resolve(Run *run, const ScenarioTarget *target, GArray *nodes, GString *describe
         broker = cluster_leader(run->cluster, target->topic, (gint32)target->partition);
         break;
     case SCENARIO_TARGET_FOLLOWER:
-        broker = cluster_follower(run->cluster, target->topic, (gint32)target->partition);
+        broker = cluster_follower_nth(run->cluster, target->topic, (gint32)target->partition,
+                                      MAX(target->nth, 1));
         break;
+    case SCENARIO_TARGET_REPLICA:
+        broker = (gint32)target->broker; /* the parser checked it holds a replica */
+        break;
+    case SCENARIO_TARGET_RACK:
+        resolve_rack(run, target->rack, nodes, describe);
+        return;
     case SCENARIO_TARGET_CONTROLLER:
         broker = cluster_controller(run->cluster);
         break;
@@ -264,6 +288,24 @@ expire_session(Run *run, Undo *undo, SimNodeId node)
      * timeout: the server expires the session, the broker keeps running. */
     SimNodeId zk = cluster_zk_node(run->cluster);
     cut_both(run, undo, node, zk);
+}
+
+/* Longer than the longest session timeout of the brokers cut off (each
+ * broker has its own), or broker 1's when the target named nobody. */
+static gint64
+expire_session_duration(const Run *run, const GArray *nodes)
+{
+    gint64 timeout_ms = broker_config(cluster_broker(run->cluster, 1))->zookeeper_session_timeout_ms;
+    for (guint i = 0; i < nodes->len; i++) {
+        gint32 broker = broker_of_node(run, g_array_index(nodes, SimNodeId, i));
+        if (i == 0)
+            timeout_ms = 0;
+        if (broker >= 0)
+            timeout_ms = MAX(timeout_ms,
+                             broker_config(cluster_broker(run->cluster, broker))
+                                 ->zookeeper_session_timeout_ms);
+    }
+    return timeout_ms * SIM_NS_PER_MS + 2 * SIM_NS_PER_S;
 }
 
 /* A broker stopping cleanly is restarted once it is down: its shutdown takes
@@ -427,12 +469,8 @@ start_fault(Run *run, const ScenarioFault *fault, gint64 duration_ns, gboolean r
         apply_link_fault(run, fault, undo, describe);
     else
         apply_action(run, fault->action, fault, undo);
-    if (fault->action == SCENARIO_ACTION_EXPIRE_SESSION && duration_ns == 0) {
-        /* Longer than the session timeout the brokers were configured with
-         * (every broker has the same one). */
-        const BrokerConfig *config = broker_config(cluster_broker(run->cluster, 1));
-        duration_ns = config->zookeeper_session_timeout_ms * SIM_NS_PER_MS + 2 * SIM_NS_PER_S;
-    }
+    if (fault->action == SCENARIO_ACTION_EXPIRE_SESSION && duration_ns == 0)
+        duration_ns = expire_session_duration(run, undo->nodes);
     gint32 broker = undo->nodes->len == 1
                         ? broker_of_node(run, g_array_index(undo->nodes, SimNodeId, 0))
                         : -1;
@@ -639,6 +677,31 @@ trace_tee(void *user_data, const SimTraceRecord *record, const char *note)
     tee->checks->trace_listener(tee->checks->trace_listener_data, record, note);
 }
 
+static gboolean
+has_own_configs(const ScenarioCluster *spec)
+{
+    for (guint i = 0; i < spec->broker_configs->len; i++) {
+        if (g_ptr_array_index(spec->broker_configs, i) != NULL)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* A broker with its own keys fills the topic's unset keys from them. */
+static void
+set_own_topic_configs(const Run *run, Cluster *cluster, const ScenarioTopic *topic)
+{
+    const ScenarioCluster *spec = scenario_variant_cluster(run->variant);
+    for (guint id = 1; id <= spec->brokers; id++) {
+        if (g_ptr_array_index(spec->broker_configs, id - 1) == NULL)
+            continue;
+        g_autoptr(KConfig) cfg = scenario_topic_config_of(run->variant, topic, id);
+        TopicConfig own;
+        kconfig_bind_topic_from(&own, cfg);
+        broker_set_topic_config(cluster_broker(cluster, (gint32)id), topic->name, &own);
+    }
+}
+
 static Cluster *
 build_cluster(Run *run)
 {
@@ -647,6 +710,16 @@ build_cluster(Run *run)
      * broker_id is set per broker by the cluster. */
     ClusterConfig config;
     kconfig_bind_cluster_from(&config, spec->hardware, spec->config);
+    /* [broker N] groups: each broker its own server.properties. */
+    g_autofree BrokerConfig *brokers = NULL;
+    if (has_own_configs(spec)) {
+        brokers = g_new(BrokerConfig, spec->brokers);
+        for (guint id = 1; id <= spec->brokers; id++)
+            kconfig_bind_broker_from(&brokers[id - 1],
+                                     scenario_variant_broker_config_of(run->variant, id));
+        config.brokers = brokers;
+    }
+    config.racks = spec->racks != NULL ? (const char *const *)spec->racks->pdata : NULL;
     Cluster *cluster = cluster_new(run->world, &config, run->history);
     const GPtrArray *topics = scenario_variant_topics(run->variant);
     for (guint i = 0; i < topics->len; i++) {
@@ -654,14 +727,20 @@ build_cluster(Run *run)
         TopicConfig topic_config;
         kconfig_bind_topic_from(&topic_config, topic->config);
         GError *error = NULL;
+        ClusterRackAwareMode mode =
+            topic->disable_rack_aware ? CLUSTER_RACK_AWARE_DISABLED : CLUSTER_RACK_AWARE_ENFORCED;
         gboolean created =
             topic->assignment != NULL
                 ? cluster_create_topic_assigned(cluster, topic->name, topic->assignment,
                                                 &topic_config, &error)
-                : cluster_create_topic(cluster, topic->name, topic->partitions,
-                                       topic->replication_factor, &topic_config, &error);
-        /* The parser validated names and counts already. */
+                : cluster_create_topic_rack_mode(cluster, topic->name, topic->partitions,
+                                                 topic->replication_factor, &topic_config, mode,
+                                                 &error);
+        /* The parser validated names, counts and racks already. */
         KSIM_ASSERT(created);
+        cluster_set_topic_rack_mode(cluster, topic->name, mode);
+        if (brokers != NULL)
+            set_own_topic_configs(run, cluster, topic);
     }
     return cluster;
 }

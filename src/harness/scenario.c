@@ -233,7 +233,198 @@ build_cluster(Build *b, GError **error)
     cluster->network_bandwidth_bytes_per_s = kconfig_get_bytes(hardware, "network.bandwidth");
     cluster->disk_fsync_latency = kconfig_get_dist(hardware, "disk.fsync.latency");
     KSIM_ASSERT(cluster->brokers >= 1);
+    cluster->broker_configs = g_ptr_array_new_with_free_func((GDestroyNotify)kconfig_free);
+    g_ptr_array_set_size(cluster->broker_configs, (gint)cluster->brokers);
     return check_broker_config(b, group, cluster->config, error);
+}
+
+/* Broker keys every broker must agree on, which [broker N] refuses, and why. */
+static const struct {
+    const char *key;
+    const char *why;
+} CLUSTER_WIDE_KEYS[] = {
+    {"num.partitions", "the scenario's topics are created with [cluster]'s default"},
+    {"default.replication.factor", "the scenario's topics are created with [cluster]'s default"},
+    {"offsets.topic.num.partitions",
+     "every broker must map a group to the same __consumer_offsets partition"},
+    {"offsets.topic.replication.factor", "targets such as follower(__consumer_offsets-P, K) are "
+                                         "checked against [cluster]'s value"},
+    {"transaction.state.log.num.partitions",
+     "every broker must map a transactional.id to the same __transaction_state partition"},
+    {"transaction.state.log.replication.factor", "targets such as "
+                                                 "follower(__transaction_state-P, K) are checked "
+                                                 "against [cluster]'s value"},
+    {"group.min.session.timeout.ms",
+     "the consumer groups' session.timeout.ms is checked against [cluster]'s bounds"},
+    {"group.max.session.timeout.ms",
+     "the consumer groups' session.timeout.ms is checked against [cluster]'s bounds"},
+};
+
+static gboolean
+check_broker_keys(const Build *b, const RawGroup *group, GError **error)
+{
+    for (guint i = 0; i < group->entries->len; i++) {
+        const RawEntry *entry = group->entries->pdata[i];
+        for (guint k = 0; k < G_N_ELEMENTS(CLUSTER_WIDE_KEYS); k++) {
+            if (strcmp(entry->key, CLUSTER_WIDE_KEYS[k].key) != 0)
+                continue;
+            Loc loc = scenario_loc_entry(b->scenario, group, entry);
+            scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                               "is the same on every broker in ksim (%s): set it in [cluster]",
+                               CLUSTER_WIDE_KEYS[k].why);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* [broker N]: broker N's server.properties, [cluster]'s keys with its own
+ * over them. */
+static gboolean
+build_broker(Build *b, const RawGroup *group, GError **error)
+{
+    ScenarioCluster *cluster = &b->variant->cluster;
+    guint id = scenario_broker_group_id(group->object);
+    KSIM_ASSERT(id >= 1);
+    if (id > cluster->brokers) {
+        Loc loc = {b->scenario->display_name, group->line, NULL, group->name, NULL};
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                           "there is no broker %u: the cluster has %u broker%s (ids 1..%u)", id,
+                           cluster->brokers, cluster->brokers == 1 ? "" : "s", cluster->brokers);
+        return FALSE;
+    }
+    if (!check_broker_keys(b, group, error))
+        return FALSE;
+    KConfig *cfg = kconfig_copy(cluster->config);
+    g_ptr_array_index(cluster->broker_configs, id - 1) = cfg;
+    if (!scenario_fill_configs(b, group, &cfg, 1, error))
+        return FALSE;
+    return check_broker_config(b, group, cfg, error);
+}
+
+/* A rack name a target can name: rack:NAME inside partition groups, which
+ * ',' and '|' separate, and inside replica(...) lists. */
+static gboolean
+rack_name_is_valid(const char *rack)
+{
+    if (*rack == '\0')
+        return FALSE;
+    for (const char *p = rack; *p != '\0'; p++) {
+        if (g_ascii_isspace(*p) || g_ascii_iscntrl(*p) || strchr(",|()", *p) != NULL)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* The group that set broker `id`'s `key`: its [broker N] when that says it,
+ * else [cluster]. (transfer none) */
+static const RawGroup *
+broker_key_home(const Build *b, guint id, const char *key)
+{
+    g_autofree char *name = g_strdup_printf("broker %u", id);
+    gint index = scenario_groups_find(b->groups, name);
+    if (index >= 0 && scenario_group_find_entry(b->groups->pdata[index], key) != NULL)
+        return b->groups->pdata[index];
+    return scenario_groups_find_kind(b->groups, GROUP_CLUSTER);
+}
+
+/* Each broker's rack: its broker.rack ([broker N], else [cluster]), else
+ * [cluster] racks dealt round robin. */
+static gboolean
+build_racks(Build *b, GError **error)
+{
+    ScenarioCluster *cluster = &b->variant->cluster;
+    const RawGroup *group = scenario_groups_find_kind(b->groups, GROUP_CLUSTER);
+    g_auto(GStrv) dealt = kconfig_is_null(cluster->hardware, "racks")
+                              ? NULL
+                              : kconfig_get_list(cluster->hardware, "racks");
+    if (dealt != NULL && kconfig_is_set(cluster->config, "broker.rack")) {
+        Loc loc = scenario_loc_key(b->scenario, group, "racks");
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                           "gives every broker a rack, and so does [cluster] broker.rack: keep one");
+        return FALSE;
+    }
+    for (guint i = 0; dealt != NULL && dealt[i] != NULL; i++) {
+        if (rack_name_is_valid(dealt[i]))
+            continue;
+        Loc loc = scenario_loc_key(b->scenario, group, "racks");
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc,
+                           "'%s' is not a rack name: no white space and none of , | ( )", dealt[i]);
+        return FALSE;
+    }
+    GPtrArray *racks = g_ptr_array_new_with_free_func(g_free);
+    gboolean any = FALSE;
+    for (guint id = 1; id <= cluster->brokers; id++) {
+        const KConfig *cfg = scenario_variant_broker_config_of(b->variant, id);
+        const char *rack = kconfig_get_string(cfg, "broker.rack");
+        if (rack == NULL && dealt != NULL)
+            rack = dealt[(id - 1) % g_strv_length(dealt)];
+        if (rack != NULL && !rack_name_is_valid(rack)) {
+            Loc loc = scenario_loc_key(b->scenario, broker_key_home(b, id, "broker.rack"),
+                                       "broker.rack");
+            scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc,
+                               "'%s' is not a rack name: not empty, no white space and none of "
+                               ", | ( )",
+                               rack);
+            g_ptr_array_unref(racks);
+            return FALSE;
+        }
+        any = any || rack != NULL;
+        g_ptr_array_add(racks, g_strdup(rack));
+    }
+    if (any)
+        cluster->racks = racks;
+    else
+        g_ptr_array_unref(racks);
+    return TRUE;
+}
+
+/* Kafka's admin (AdminZkClient.getBrokerMetadatas, 3.6) refuses to place a
+ * topic rack-aware when only some brokers have a rack, unless kafka-topics
+ * is told --disable-rack-aware. */
+static gboolean
+check_topic_racks(const Build *b, const RawGroup *group, const ScenarioTopic *topic,
+                  GError **error)
+{
+    const ScenarioCluster *cluster = &b->variant->cluster;
+    GError *refused = NULL;
+    if (topic->assignment != NULL || cluster->racks == NULL ||
+        cluster_check_racks(topic->name, (const char *const *)cluster->racks->pdata,
+                            cluster->brokers,
+                            topic->disable_rack_aware ? CLUSTER_RACK_AWARE_DISABLED
+                                                      : CLUSTER_RACK_AWARE_ENFORCED,
+                            &refused))
+        return TRUE;
+    Loc loc = scenario_loc_key(b->scenario, group, "disable.rack.aware");
+    scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                       "%s; give every broker a broker.rack, or none, or set disable.rack.aware = "
+                       "true in [topic %s]",
+                       refused->message, topic->name);
+    g_error_free(refused);
+    return FALSE;
+}
+
+/* min.insync.replicas as each broker applies it to the topic (the topic's
+ * own value, else that broker's) must not exceed the replication factor. */
+static gboolean
+check_topic_min_isr(const Build *b, const ScenarioTopic *topic, GError **error)
+{
+    for (guint id = 1; id <= b->variant->cluster.brokers; id++) {
+        if (g_ptr_array_index(b->variant->cluster.broker_configs, id - 1) == NULL)
+            continue;
+        g_autoptr(KConfig) cfg = scenario_topic_config_of(b->variant, topic, id);
+        gint64 min_isr = kconfig_get_int64(cfg, "min.insync.replicas");
+        if (min_isr <= (gint64)topic->replication_factor)
+            continue;
+        Loc loc = scenario_loc_key(b->scenario, broker_key_home(b, id, "min.insync.replicas"),
+                                   "min.insync.replicas");
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                           "%" G_GINT64_FORMAT " is above the replication factor %u of topic %s "
+                           "(acks=all writes could never succeed while broker %u leads it)",
+                           min_isr, topic->replication_factor, topic->name, id);
+        return FALSE;
+    }
+    return TRUE;
 }
 
 /* Where a topic's effective value of `topic_key` came from: the topic, else
@@ -356,7 +547,9 @@ build_topic(Build *b, const RawGroup *group, GError **error)
         return FALSE;
     topic->partitions = (guint)kconfig_get_int64(topic->config, "partitions");
     topic->replication_factor = (guint)kconfig_get_int64(topic->config, "replication.factor");
-    if (!build_topic_assignment(b, group, topic, error))
+    topic->disable_rack_aware = kconfig_get_bool(topic->config, "disable.rack.aware");
+    if (!build_topic_assignment(b, group, topic, error) ||
+        !check_topic_racks(b, group, topic, error))
         return FALSE;
     if (topic->replication_factor > cluster->brokers) {
         Loc loc = loc_topic_key(b, group, "replication.factor", "default.replication.factor");
@@ -378,7 +571,7 @@ build_topic(Build *b, const RawGroup *group, GError **error)
                            min_isr, topic->replication_factor, topic->name);
         return FALSE;
     }
-    return TRUE;
+    return check_topic_min_isr(b, topic, error);
 }
 
 gboolean
@@ -431,6 +624,10 @@ scenario_variant_free(ScenarioVariant *variant)
     g_free(variant->description);
     kconfig_free(variant->cluster.config);
     kconfig_free(variant->cluster.hardware);
+    if (variant->cluster.broker_configs != NULL)
+        g_ptr_array_unref(variant->cluster.broker_configs);
+    if (variant->cluster.racks != NULL)
+        g_ptr_array_unref(variant->cluster.racks);
     g_ptr_array_unref(variant->topics);
     g_ptr_array_unref(variant->producers);
     g_ptr_array_unref(variant->consumer_groups);
@@ -489,6 +686,7 @@ build_run(Build *b, GError **error)
     /* The order matters: topics need the cluster, producers the topics,
      * and fault targets the topics and producers. */
     if (!build_scenario(b, error) || !build_cluster(b, error) ||
+        !build_groups_of(b, GROUP_BROKER, build_broker, error) || !build_racks(b, error) ||
         !build_groups_of(b, GROUP_TOPIC, build_topic, error) ||
         !build_groups_of(b, GROUP_PRODUCER, scenario_build_producer, error) ||
         !build_groups_of(b, GROUP_CONSUMER_GROUP, scenario_build_consumer_group, error) ||
@@ -801,10 +999,17 @@ scenario_apply_set(Scenario *scenario, const char *assignment, GError **error)
     g_autofree char *key = scenario_qualified_key(group, name);
     loc.key = key;
     g_autoptr(GArray) targets = g_array_new(FALSE, FALSE, sizeof(guint));
-    if (!scenario_resolve_targets(scenario, scenario->groups, &loc, group, name, targets, error) ||
-        !scenario_check_target_values(scenario->groups, targets, name, value, &loc, error))
-        return FALSE;
     g_autoptr(GPtrArray) groups = scenario_groups_copy(scenario->groups);
+    /* "broker N:KEY" reaches broker N even where the file has no [broker N]:
+     * the copy gains an empty one, after every group [vary] indexes. */
+    guint broker_id = group != NULL && g_str_has_prefix(group, "broker ")
+                          ? scenario_broker_group_id(group + strlen("broker "))
+                          : 0;
+    if (broker_id != 0 && scenario_groups_find(groups, group) < 0)
+        scenario_groups_add_broker(groups, broker_id);
+    if (!scenario_resolve_targets(scenario, groups, &loc, group, name, targets, error) ||
+        !scenario_check_target_values(groups, targets, name, value, &loc, error))
+        return FALSE;
     g_autoptr(GPtrArray) vary = scenario_vary_copy(scenario->vary);
     gboolean narrowed = FALSE;
     if (!narrow_vary(vary, name, targets, value, &loc, &narrowed, error))
@@ -971,6 +1176,30 @@ scenario_variant_broker_config(const ScenarioVariant *variant)
     KSIM_ASSERT(variant != NULL);
     KSIM_ASSERT(variant->cluster.config != NULL);
     return variant->cluster.config;
+}
+
+const KConfig *
+scenario_variant_broker_config_of(const ScenarioVariant *variant, guint broker_id)
+{
+    KSIM_ASSERT(variant != NULL);
+    KSIM_ASSERT(broker_id >= 1 && broker_id <= variant->cluster.brokers);
+    const KConfig *own = g_ptr_array_index(variant->cluster.broker_configs, broker_id - 1);
+    return own != NULL ? own : variant->cluster.config;
+}
+
+KConfig *
+scenario_topic_config_of(const ScenarioVariant *variant, const ScenarioTopic *topic,
+                         guint broker_id)
+{
+    KSIM_ASSERT(topic != NULL);
+    KConfig *cfg = kconfig_new_topic(scenario_variant_broker_config_of(variant, broker_id));
+    g_autoptr(GPtrArray) keys = kconfig_keys_sorted(topic->config);
+    for (guint i = 0; i < keys->len; i++) {
+        const char *key = keys->pdata[i];
+        gboolean ok = kconfig_set(cfg, key, kconfig_get_value(topic->config, key), NULL);
+        KSIM_ASSERT(ok);
+    }
+    return cfg;
 }
 
 const GPtrArray *

@@ -15,6 +15,11 @@
  *   [cluster]             brokers (3; ids 1..N), network.latency,
  *                         network.bandwidth, disk.fsync.latency, and any Kafka
  *                         broker key (min.insync.replicas, ksim.truncation.mode...)
+ *   [broker N]            broker N's own broker keys over [cluster]'s (N in
+ *                         1..brokers; keys every broker must agree on, such as
+ *                         num.partitions and offsets.topic.num.partitions, are
+ *                         refused); broker.rack here, or [cluster] racks dealt
+ *                         round robin, gives the brokers racks
  *   [topic NAME]          partitions and replication.factor (default: the
  *                         broker's num.partitions and default.replication.factor)
  *                         and any Kafka topic key; unset topic keys take the
@@ -47,7 +52,11 @@
  * workload.stop (the scenario's duration).
  *
  * Targets: broker:N (1..brokers), leader(TOPIC-P), follower(TOPIC-P) (resolved
- * when the fault fires), controller, random (a random live broker), zk (the
+ * when the fault fires), follower(TOPIC-P, K) (the K-th running replica other
+ * than the leader, in assignment order, when the fault fires; follower(TOPIC-P)
+ * is K 1), replica(TOPIC-P, broker:N) (broker N, which must hold a replica of
+ * the partition whatever the seed), rack:NAME (every broker of the rack),
+ * controller, random (a random live broker), zk (the
  * coordination node), producer:NAME (every instance), consumer:NAME (every
  * member of [consumer-group NAME]) or consumer:NAME-K (its K-th member). A
  * partition's groups are
@@ -55,7 +64,8 @@
  * broker id, and any target may appear. Nodes in no group keep every path.
  *
  * [vary] keys are bare ("acks": every group where the key is valid among
- * [scenario], [cluster], the topics, producers and consumer groups — a key both
+ * [scenario], [cluster], the topics, producers and consumer groups, never a
+ * [broker N], which "broker N:KEY" names — a key both
  * broker and topic level applies to the cluster and every topic) or qualified
  * by a group ("topic orders:min.insync.replicas", "fault kill:at"). Values are
  * separated by ',' or, when a value itself contains commas (distributions), by
@@ -150,13 +160,17 @@ typedef enum {
                                  * no other group */
     SCENARIO_TARGET_CONSUMER,   /* consumer:NAME, every member of [consumer-group NAME], or
                                  * consumer:NAME-K, its K-th member (1..members) */
+    SCENARIO_TARGET_RACK,       /* rack:NAME, every broker whose broker.rack is NAME */
+    SCENARIO_TARGET_REPLICA,    /* replica(T-P, broker:N): broker N, which holds a replica */
 } ScenarioTargetKind;
 
 typedef struct {
     ScenarioTargetKind kind;
-    guint broker;    /* BROKER: 1..brokers */
-    char *topic;     /* LEADER, FOLLOWER */
-    guint partition; /* LEADER, FOLLOWER */
+    guint broker;    /* BROKER, REPLICA: 1..brokers */
+    char *topic;     /* LEADER, FOLLOWER, REPLICA */
+    guint partition; /* LEADER, FOLLOWER, REPLICA */
+    guint nth;       /* FOLLOWER: follower(T-P, K)'s K; 0 for follower(T-P), which is K 1 */
+    char *rack;      /* RACK */
     char *producer;  /* PRODUCER */
     char *consumer;  /* CONSUMER: the [consumer-group NAME] */
     guint instance;  /* CONSUMER: 1..members, or 0 for every member */
@@ -201,6 +215,13 @@ typedef struct {
     SimDist disk_fsync_latency;           /* ns */
     KConfig *config;                      /* broker keys (scope BROKER) */
     KConfig *hardware; /* the keys above (scope CLUSTER), which the runner binds */
+    /* Each broker's own keys, [cluster]'s with its [broker N] over them:
+     * KConfig* (scope BROKER), broker i+1's at index i; NULL where a broker
+     * has no [broker N] group and takes `config`. */
+    GPtrArray *broker_configs;
+    /* Each broker's rack (char*, NULL: none), broker i+1's at index i; NULL
+     * when no broker has a rack. */
+    GPtrArray *racks;
 } ScenarioCluster;
 
 typedef struct {
@@ -211,6 +232,7 @@ typedef struct {
      * Kafka's assignment, drawn from the seed. */
     GPtrArray *assignment;
     KConfig *config; /* topic keys over the cluster's broker config */
+    gboolean disable_rack_aware; /* disable.rack.aware: placed as if no broker had a rack */
 } ScenarioTopic;
 
 typedef enum {
@@ -388,6 +410,13 @@ gboolean scenario_variant_paranoid(const ScenarioVariant *variant);
 /* (transfer none; all valid while the variant lives) */
 const ScenarioCluster *scenario_variant_cluster(const ScenarioVariant *variant);
 const KConfig *scenario_variant_broker_config(const ScenarioVariant *variant);
+/* Broker `broker_id`'s own keys: [cluster]'s with its [broker N] over them. */
+const KConfig *scenario_variant_broker_config_of(const ScenarioVariant *variant, guint broker_id);
+/* The topic keys broker `broker_id` applies to `topic`: the topic's own
+ * keys over that broker's (as each Kafka broker fills a topic's unset keys
+ * from its own server.properties). (transfer full) */
+KConfig *scenario_topic_config_of(const ScenarioVariant *variant, const ScenarioTopic *topic,
+                                  guint broker_id);
 /* ScenarioTopic*, in file order. */
 const GPtrArray *scenario_variant_topics(const ScenarioVariant *variant);
 const ScenarioTopic *scenario_variant_find_topic(const ScenarioVariant *variant, const char *name);

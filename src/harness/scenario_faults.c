@@ -4,6 +4,7 @@
  */
 #include "scenario_internal.h"
 
+#include "cluster.h"
 #include "sim_assert.h"
 
 #include <string.h>
@@ -36,17 +37,20 @@ static const struct {
 };
 
 #define TARGET_BIT(kind) (1u << (kind))
+/* Brokers fixed when the file is read: a rack's, or a partition's replica. */
+#define TARGETS_BROKER_SETS (TARGET_BIT(SCENARIO_TARGET_RACK) | TARGET_BIT(SCENARIO_TARGET_REPLICA))
 #define TARGETS_BROKERS                                                                            \
     (TARGET_BIT(SCENARIO_TARGET_BROKER) | TARGET_BIT(SCENARIO_TARGET_LEADER) |                     \
      TARGET_BIT(SCENARIO_TARGET_FOLLOWER) | TARGET_BIT(SCENARIO_TARGET_CONTROLLER) |               \
-     TARGET_BIT(SCENARIO_TARGET_RANDOM))
+     TARGET_BIT(SCENARIO_TARGET_RANDOM) | TARGETS_BROKER_SETS)
 #define TARGETS_DISKS (TARGETS_BROKERS | TARGET_BIT(SCENARIO_TARGET_ZK))
 #define TARGETS_CLIENTS                                                                            \
     (TARGET_BIT(SCENARIO_TARGET_PRODUCER) | TARGET_BIT(SCENARIO_TARGET_CONSUMER))
 #define TARGETS_NODES (TARGETS_DISKS | TARGETS_CLIENTS)
 /* A node that is down or paused is named by id: "the leader" has changed. */
 #define TARGETS_FIXED                                                                              \
-    (TARGET_BIT(SCENARIO_TARGET_BROKER) | TARGET_BIT(SCENARIO_TARGET_ZK) | TARGETS_CLIENTS)
+    (TARGET_BIT(SCENARIO_TARGET_BROKER) | TARGET_BIT(SCENARIO_TARGET_ZK) | TARGETS_CLIENTS |           \
+     TARGETS_BROKER_SETS)
 
 typedef struct {
     const char *name;
@@ -89,13 +93,15 @@ static const char *const TARGET_FORMS[] = {
     [SCENARIO_TARGET_NONE] = "none",
     [SCENARIO_TARGET_BROKER] = "broker:N",
     [SCENARIO_TARGET_LEADER] = "leader(TOPIC-P)",
-    [SCENARIO_TARGET_FOLLOWER] = "follower(TOPIC-P)",
+    [SCENARIO_TARGET_FOLLOWER] = "follower(TOPIC-P[, K])",
     [SCENARIO_TARGET_CONTROLLER] = "controller",
     [SCENARIO_TARGET_RANDOM] = "random",
     [SCENARIO_TARGET_ZK] = "zk",
     [SCENARIO_TARGET_PRODUCER] = "producer:NAME",
     [SCENARIO_TARGET_REST] = "*",
     [SCENARIO_TARGET_CONSUMER] = "consumer:NAME[-K]",
+    [SCENARIO_TARGET_RACK] = "rack:NAME",
+    [SCENARIO_TARGET_REPLICA] = "replica(TOPIC-P, broker:N)",
 };
 
 const char *
@@ -127,7 +133,15 @@ scenario_target_format(const ScenarioTarget *target)
     case SCENARIO_TARGET_LEADER:
         return g_strdup_printf("leader(%s-%u)", target->topic, target->partition);
     case SCENARIO_TARGET_FOLLOWER:
+        if (target->nth > 0)
+            return g_strdup_printf("follower(%s-%u, %u)", target->topic, target->partition,
+                                   target->nth);
         return g_strdup_printf("follower(%s-%u)", target->topic, target->partition);
+    case SCENARIO_TARGET_REPLICA:
+        return g_strdup_printf("replica(%s-%u, broker:%u)", target->topic, target->partition,
+                               target->broker);
+    case SCENARIO_TARGET_RACK:
+        return g_strdup_printf("rack:%s", target->rack);
     case SCENARIO_TARGET_PRODUCER:
         return g_strdup_printf("producer:%s", target->producer);
     case SCENARIO_TARGET_CONSUMER:
@@ -151,6 +165,7 @@ target_clear(ScenarioTarget *target)
     g_clear_pointer(&target->topic, g_free);
     g_clear_pointer(&target->producer, g_free);
     g_clear_pointer(&target->consumer, g_free);
+    g_clear_pointer(&target->rack, g_free);
     *target = (ScenarioTarget){0};
 }
 
@@ -229,6 +244,150 @@ parse_partition_target(const Build *b, const char *text, const char *inner, Scen
     return NULL;
 }
 
+/* The replication factor of the partition a leader/follower/replica target
+ * names (parse_partition_target filled it): an internal topic's is at most
+ * its key's and the broker count. */
+static guint
+target_replication_factor(const Build *b, const ScenarioTarget *target, gboolean *internal)
+{
+    const ScenarioTopic *topic = scenario_find_object(b->variant->topics, target->topic);
+    *internal = topic == NULL;
+    if (topic != NULL)
+        return topic->replication_factor;
+    const char *key = g_str_equal(target->topic, "__consumer_offsets")
+                          ? "offsets.topic.replication.factor"
+                          : "transaction.state.log.replication.factor";
+    gint64 rf = kconfig_get_int64(b->variant->cluster.config, key);
+    return (guint)MIN(rf, (gint64)b->variant->cluster.brokers);
+}
+
+/* follower(TOPIC-P, K): the K-th follower, 1 .. replication factor - 1. */
+static char *
+parse_follower_nth(const Build *b, const char *text, const char *number, ScenarioTarget *out)
+{
+    gboolean internal = FALSE;
+    guint rf = target_replication_factor(b, out, &internal);
+    guint64 nth = 0;
+    g_autofree char *trimmed = g_strstrip(g_strdup(number));
+    if (!g_ascii_string_to_unsigned(trimmed, 10, 1, G_MAXUINT32, &nth, NULL))
+        return g_strdup_printf("'%s': K in follower(TOPIC-P, K) is a follower's number from 1, "
+                               "e.g. follower(orders-0, 2)",
+                               text);
+    if (nth + 1 > rf)
+        return g_strdup_printf("'%s' does not exist: %s-%u has %u replica%s, so at most %u "
+                               "follower%s",
+                               text, out->topic, out->partition, rf, rf == 1 ? "" : "s", rf - 1,
+                               rf == 2 ? "" : "s");
+    out->nth = (guint)nth;
+    return NULL;
+}
+
+/* replica(TOPIC-P, broker:N): broker N, which must hold a replica of the
+ * partition whatever the seed: the topic's replica.assignment says so, or
+ * its replication factor puts a replica on every broker. */
+static char *
+parse_replica_broker(const Build *b, const char *text, const char *broker, ScenarioTarget *out)
+{
+    g_autofree char *trimmed = g_strstrip(g_strdup(broker));
+    if (!g_str_has_prefix(trimmed, "broker:"))
+        return g_strdup_printf("'%s' is not replica(TOPIC-P, broker:N), e.g. "
+                               "replica(orders-0, broker:3)",
+                               text);
+    g_autofree char *topic = g_steal_pointer(&out->topic);
+    guint partition = out->partition;
+    char *why = parse_broker_target(b, trimmed, trimmed + strlen("broker:"), out);
+    out->topic = g_steal_pointer(&topic);
+    out->partition = partition;
+    out->kind = SCENARIO_TARGET_REPLICA;
+    if (why != NULL)
+        return why;
+    const ScenarioTopic *found = scenario_find_object(b->variant->topics, out->topic);
+    if (found == NULL)
+        return g_strdup_printf("'%s': the brokers place %s's replicas themselves when it is "
+                               "first needed, so which brokers hold them is not known when the "
+                               "file is read",
+                               text, out->topic);
+    if (found->assignment != NULL) {
+        const GArray *replicas = g_ptr_array_index(found->assignment, out->partition);
+        for (guint i = 0; i < replicas->len; i++) {
+            if (g_array_index(replicas, gint32, i) == (gint32)out->broker)
+                return NULL;
+        }
+        g_autoptr(GString) list = g_string_new(NULL);
+        for (guint i = 0; i < replicas->len; i++)
+            g_string_append_printf(list, "%s%d", i ? ", " : "", g_array_index(replicas, gint32, i));
+        return g_strdup_printf("'%s': broker %u holds no replica of %s-%u (its replicas are on "
+                               "brokers %s)",
+                               text, out->broker, out->topic, out->partition, list->str);
+    }
+    if (found->replication_factor >= b->variant->cluster.brokers)
+        return NULL;
+    return g_strdup_printf("'%s': whether broker %u holds a replica of %s-%u depends on the seed "
+                           "(replication factor %u on %u brokers): fix the replicas with "
+                           "replica.assignment in [topic %s]",
+                           text, out->broker, out->topic, out->partition,
+                           found->replication_factor, b->variant->cluster.brokers, out->topic);
+}
+
+/* leader(T-P), follower(T-P), follower(T-P, K), replica(T-P, broker:N). */
+static char *
+parse_replica_target(const Build *b, const char *text, ScenarioTargetKind kind, gsize open,
+                     ScenarioTarget *out)
+{
+    g_autofree char *inner = g_strndup(text + open, strlen(text) - open - 1);
+    char *comma = strchr(inner, ',');
+    if (comma != NULL)
+        *comma = '\0';
+    g_strstrip(inner);
+    out->kind = kind;
+    if (kind == SCENARIO_TARGET_LEADER && comma != NULL)
+        return g_strdup_printf("'%s' is not leader(TOPIC-P), e.g. leader(orders-0)", text);
+    if (kind == SCENARIO_TARGET_REPLICA && comma == NULL)
+        return g_strdup_printf("'%s' is not replica(TOPIC-P, broker:N), e.g. "
+                               "replica(orders-0, broker:3)",
+                               text);
+    char *why = parse_partition_target(b, text, inner, out);
+    if (why != NULL || comma == NULL)
+        return why;
+    if (kind == SCENARIO_TARGET_FOLLOWER)
+        return parse_follower_nth(b, text, comma + 1, out);
+    return parse_replica_broker(b, text, comma + 1, out);
+}
+
+/* rack:NAME, a rack some broker is in. */
+static char *
+parse_rack_target(const Build *b, const char *text, const char *name, ScenarioTarget *out)
+{
+    const GPtrArray *racks = b->variant->cluster.racks;
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (guint i = 0; racks != NULL && i < racks->len; i++) {
+        const char *rack = racks->pdata[i];
+        if (rack == NULL)
+            continue;
+        if (strcmp(rack, name) == 0) {
+            out->kind = SCENARIO_TARGET_RACK;
+            out->rack = g_strdup(name);
+            return NULL;
+        }
+        gboolean listed = FALSE;
+        for (guint j = 0; j < names->len && !listed; j++)
+            listed = strcmp(names->pdata[j], rack) == 0;
+        if (!listed)
+            g_ptr_array_add(names, (gpointer)rack);
+    }
+    if (names->len == 0)
+        return g_strdup_printf("'%s': no broker has a rack (give them broker.rack in [broker N] "
+                               "or racks in [cluster])",
+                               text);
+    const char *suggestion =
+        kconfig_suggest_among(name, (const char *const *)names->pdata, names->len);
+    g_autofree char *hint = scenario_did_you_mean(suggestion);
+    g_ptr_array_add(names, NULL);
+    g_autofree char *listed = g_strjoinv(", ", (char **)names->pdata);
+    return g_strdup_printf("'%s': no broker is in rack '%s' (the racks are %s)%s", text, name,
+                           listed, hint);
+}
+
 /* consumer:NAME (every member) or consumer:NAME-K (the K-th); a section
  * called NAME-K itself wins. */
 static char *
@@ -284,12 +443,18 @@ parse_target_kind(const Build *b, const char *text, ScenarioTarget *out)
     }
     if (g_str_has_prefix(text, "consumer:"))
         return parse_consumer_target(b, text + strlen("consumer:"), out);
-    gboolean leader = g_str_has_prefix(text, "leader(");
-    if ((leader || g_str_has_prefix(text, "follower(")) && g_str_has_suffix(text, ")")) {
-        gsize open = leader ? strlen("leader(") : strlen("follower(");
-        g_autofree char *inner = g_strndup(text + open, strlen(text) - open - 1);
-        out->kind = leader ? SCENARIO_TARGET_LEADER : SCENARIO_TARGET_FOLLOWER;
-        return parse_partition_target(b, text, inner, out);
+    if (g_str_has_prefix(text, "rack:"))
+        return parse_rack_target(b, text, text + strlen("rack:"), out);
+    static const struct {
+        const char *open;
+        ScenarioTargetKind kind;
+    } replica_forms[] = {{"leader(", SCENARIO_TARGET_LEADER},
+                         {"follower(", SCENARIO_TARGET_FOLLOWER},
+                         {"replica(", SCENARIO_TARGET_REPLICA}};
+    for (guint i = 0; i < G_N_ELEMENTS(replica_forms); i++) {
+        if (g_str_has_prefix(text, replica_forms[i].open) && g_str_has_suffix(text, ")"))
+            return parse_replica_target(b, text, replica_forms[i].kind,
+                                        strlen(replica_forms[i].open), out);
     }
     g_autofree char *forms = allowed_forms(TARGETS_NODES);
     return g_strdup_printf("'%s' is not a target; expected %s", text, forms);
@@ -351,6 +516,49 @@ parse_group_members(const Build *b, const char *part, GArray *members, GHashTabl
     return NULL;
 }
 
+/* The brokers a target names when the file is read (broker:N, rack:NAME,
+ * replica(T-P, broker:N)); none for the others. */
+static void
+fixed_brokers(const Build *b, const ScenarioTarget *target, GArray *out)
+{
+    if (target->kind == SCENARIO_TARGET_BROKER || target->kind == SCENARIO_TARGET_REPLICA)
+        g_array_append_val(out, target->broker);
+    const GPtrArray *racks = b->variant->cluster.racks;
+    for (guint i = 0; target->kind == SCENARIO_TARGET_RACK && i < racks->len; i++) {
+        const char *rack = racks->pdata[i];
+        guint id = i + 1;
+        if (rack != NULL && strcmp(rack, target->rack) == 0)
+            g_array_append_val(out, id);
+    }
+}
+
+/* A broker a partition's groups name twice (broker:1 and the rack:a that
+ * holds it): the partition would have to cut it off from itself. */
+static char *
+check_groups_disjoint(const Build *b, const GPtrArray *groups)
+{
+    g_autoptr(GHashTable) named = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint g = 0; g < groups->len; g++) {
+        const GArray *members = g_ptr_array_index(groups, g);
+        for (guint m = 0; m < members->len; m++) {
+            const ScenarioTarget *target = &g_array_index(members, ScenarioTarget, m);
+            g_array_set_size(ids, 0);
+            fixed_brokers(b, target, ids);
+            g_autofree char *spelled = scenario_target_format(target);
+            for (guint i = 0; i < ids->len; i++) {
+                guint id = g_array_index(ids, guint, i);
+                const char *first = g_hash_table_lookup(named, GUINT_TO_POINTER(id));
+                if (first != NULL)
+                    return g_strdup_printf("broker %u is in the groups twice (as %s and as %s)",
+                                           id, first, spelled);
+                g_hash_table_insert(named, GUINT_TO_POINTER(id), g_strdup(spelled));
+            }
+        }
+    }
+    return NULL;
+}
+
 /* "1,2 | 3" into groups of targets. (transfer full) */
 static char *
 parse_groups(const Build *b, const char *text, GPtrArray *groups)
@@ -370,7 +578,7 @@ parse_groups(const Build *b, const char *text, GPtrArray *groups)
         if (why != NULL)
             return why;
     }
-    return NULL;
+    return check_groups_disjoint(b, groups);
 }
 
 void
@@ -451,6 +659,20 @@ fault_add_partitions(const Build *b, const RawGroup *group, const KConfig *cfg,
     fault->topic = g_strdup(topic->name);
     fault->partitions = (guint)kconfig_get_int64(cfg, "partitions");
     Loc loc = scenario_loc_key(b->scenario, group, "partitions");
+    const GPtrArray *racks = b->variant->cluster.racks;
+    g_autoptr(GError) refused = NULL;
+    if (racks != NULL &&
+        !cluster_check_racks(topic->name, (const char *const *)racks->pdata,
+                             b->variant->cluster.brokers,
+                             topic->disable_rack_aware ? CLUSTER_RACK_AWARE_DISABLED
+                                                       : CLUSTER_RACK_AWARE_ENFORCED,
+                             &refused)) {
+        Loc topic_loc = scenario_loc_key(b->scenario, group, "topic");
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &topic_loc,
+                           "%s; set disable.rack.aware = true in [topic %s]", refused->message,
+                           topic->name);
+        return FALSE;
+    }
     if (fault->partitions > topic->partitions)
         return scenario_check_topic_fits(b, &loc, topic->name, fault->partitions,
                                          topic->replication_factor, error);

@@ -37,6 +37,7 @@
  */
 #include "scenario_internal.h"
 
+#include "cluster.h"
 #include "sim_assert.h"
 
 #include <stdarg.h>
@@ -59,6 +60,9 @@ const GroupKindInfo SCENARIO_GROUP_KINDS[GROUP_KIND_COUNT] = {
                              "[random-faults]"},
     [GROUP_VARY] = {"vary", FALSE, 0, FALSE, "[vary]"},
     [GROUP_EXPECT] = {"expect", FALSE, 0, FALSE, "[expect]"},
+    /* A bare [vary] or --set key sets the cluster-wide default in [cluster];
+     * a broker's own value is reached as "broker N:KEY". */
+    [GROUP_BROKER] = {"broker", TRUE, KCONFIG_SCOPE_BROKER, FALSE, "[broker N]"},
 };
 
 /* ---- Raw groups ---- */
@@ -159,6 +163,16 @@ scenario_group_set(RawGroup *group, const char *key, const char *value, guint li
     entry->value = g_strdup(value);
     entry->origin = g_strdup(origin);
     entry->line = line;
+}
+
+void
+scenario_groups_add_broker(GPtrArray *groups, guint id)
+{
+    g_autofree char *object = g_strdup_printf("%u", id);
+    g_autofree char *name = g_strdup_printf("broker %u", id);
+    KSIM_ASSERT(scenario_broker_group_id(object) == id);
+    KSIM_ASSERT(scenario_groups_find(groups, name) < 0);
+    g_ptr_array_add(groups, raw_group_new(name, GROUP_BROKER, object, 0));
 }
 
 gint
@@ -296,6 +310,16 @@ scenario_unknown_key_message(const char *key, guint scopes)
     }
     g_autofree char *hint = scenario_did_you_mean(kconfig_suggest(key, scopes));
     return g_strdup_printf("unknown key%s", hint);
+}
+
+guint
+scenario_broker_group_id(const char *object)
+{
+    guint64 id = 0;
+    if (object[0] == '0' ||
+        !g_ascii_string_to_unsigned(object, 10, 1, CLUSTER_BROKERS_MAX, &id, NULL))
+        return 0;
+    return (guint)id;
 }
 
 /* A NAME of a group: Kafka's legal topic characters, so that targets such as
@@ -515,6 +539,13 @@ classify_group(const Scenario *s, const char *name, guint line, GroupKind *kind,
                            "'%s' is not a valid name (letters, "
                            "digits, '.', '_' and '-', at most %u)",
                            words[1], SCENARIO_NAME_LENGTH_MAX);
+        return FALSE;
+    }
+    if (found == GROUP_BROKER && scenario_broker_group_id(words[1]) == 0) {
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc,
+                           "'%s' is not a broker id: expected [broker N] with N from 1 to %u "
+                           "(no leading zeros), e.g. [broker 2]",
+                           words[1], CLUSTER_BROKERS_MAX);
         return FALSE;
     }
     *kind = (GroupKind)found;

@@ -42,6 +42,7 @@ typedef enum {
     GROUP_RANDOM_FAULTS,
     GROUP_VARY,
     GROUP_EXPECT,
+    GROUP_BROKER, /* [broker N]: broker N's own broker keys over [cluster]'s */
     GROUP_KIND_COUNT,
 } GroupKind;
 
@@ -86,6 +87,9 @@ RawEntry *scenario_group_find_entry(const RawGroup *group, const char *key);
 /* Writes `key = value` into a group as if the file said so at `line`. */
 void scenario_group_set(RawGroup *group, const char *key, const char *value, guint line,
                         const char *origin);
+/* Appends an empty [broker N] (line 0): a --set "broker N:KEY=VALUE" gives
+ * broker N a key of its own where the file has no such group. */
+void scenario_groups_add_broker(GPtrArray *groups, guint id);
 /* The index of the group named `name`, or -1. */
 gint scenario_groups_find(const GPtrArray *groups, const char *name);
 /* The group of an unnamed kind, or NULL. (transfer none) */
@@ -219,6 +223,9 @@ char *scenario_format_duration(gint64 ns);
 gpointer scenario_find_object(const GPtrArray *objects, const char *name);
 /* "there is no topic 'x'; did you mean 'orders'?" (transfer full) */
 char *scenario_no_such_message(const char *what, const char *name, const GPtrArray *objects);
+/* The broker id N of a [broker N] group's name, or 0 when N is not a
+ * decimal id from 1 to CLUSTER_BROKERS_MAX written without leading zeros. */
+guint scenario_broker_group_id(const char *object);
 /* Sets every entry of `group` in the configuration of its key's scope, and
  * checks the required keys. */
 gboolean scenario_fill_configs(const Build *b, const RawGroup *group, KConfig *const *configs,
