@@ -14,6 +14,25 @@
  *    (a journaling file system), so rename is the atomic-replace primitive;
  *  - reads see the page cache.
  *
+ * Timing (how long a call keeps its caller waiting; never what it sees). A
+ * model that cares opens a window with sim_disk_call_begin, makes its calls,
+ * and asks sim_disk_call_stall_ns how long they kept it waiting. Every cost
+ * is zero unless configured, so a disk without these settings or faults
+ * takes no time for a write or a read:
+ *  - writeback (Linux's dirty-page throttling, balance_dirty_pages): every
+ *    written byte is dirty until the device writes it back at its bandwidth
+ *    (sim_disk_set_bandwidth); a write that leaves more dirty bytes than the
+ *    dirty limit (sim_disk_set_dirty_limit) waits until the device has
+ *    written back the excess. Writes wait in order. Writeback is a timing
+ *    model only: durability is still fsync's and a power loss's business.
+ *  - page cache (sim_disk_set_page_cache): with a bounded page cache, a read
+ *    of pages not cached reads them from the device at its bandwidth, miss
+ *    reads one after another; written and read pages are cached, and a page
+ *    leaves once that many bytes of other pages have been brought in since
+ *    its last use (approximately LRU). Unbounded (the default), every byte
+ *    stays cached and reads cost nothing.
+ *  - the slow-disk multiplier divides the bandwidth for both.
+ *
  * Faults injected (and the recovery they assume):
  *  - process crash (sim_disk_process_crash): nothing is lost; the page cache
  *    survives because the OS does. Pending fsync callbacks are dropped with the
@@ -24,7 +43,13 @@
  *    a random number of its whole 512-byte sectors reach the disk, and with even
  *    odds the sector after them holds garbage. Everything else not durable is
  *    gone. Recovery must cope with a torn or garbage tail (checksums).
- *  - slow disk: fsync latency multiplied (sim_disk_set_slow).
+ *  - slow disk (sim_disk_set_slow): fsync latency multiplied, device
+ *    bandwidth divided (slower writeback, so writes wait once the dirty limit
+ *    is reached; slower page-cache misses).
+ *  - I/O error (sim_disk_set_io_error): every create, delete, rename, append,
+ *    write, truncate and fsync fails with SIM_DISK_EIO and changes nothing;
+ *    reads still see the page cache. A model takes a failed call as its log
+ *    directory's failure. sim_disk_replace swaps in a new, empty device.
  *  - full disk: appends and writes that would grow the disk's contents past its
  *    capacity fail with SIM_DISK_ENOSPC and change nothing.
  */
@@ -40,6 +65,7 @@ typedef enum {
     SIM_DISK_ENOSPC, /* no space left on device */
     SIM_DISK_ENOENT, /* no such file */
     SIM_DISK_EEXIST, /* file exists */
+    SIM_DISK_EIO,    /* input/output error (sim_disk_set_io_error) */
 } SimDiskStatus;
 
 #define SIM_DISK_SECTOR_BYTES 512
@@ -91,6 +117,28 @@ void sim_disk_set_full(SimDisk *disk, gboolean full);
 void sim_disk_set_fsync_latency(SimDisk *disk, SimDist latency);
 /* Slow disk fault: fsync latency times `multiplier` (1 heals). */
 void sim_disk_set_slow(SimDisk *disk, double multiplier);
+
+/* Timing (see the top of this file). The device's bandwidth in bytes per
+ * second (0, the default: unbounded), the dirty limit past which writes wait
+ * for writeback (0, the default: writes never wait) and the page cache's
+ * size (0, the default: every byte stays cached). */
+void sim_disk_set_bandwidth(SimDisk *disk, gint64 bytes_per_s);
+void sim_disk_set_dirty_limit(SimDisk *disk, gint64 bytes);
+void sim_disk_set_page_cache(SimDisk *disk, gint64 bytes);
+/* Bytes written but not yet written back, now. */
+gint64 sim_disk_dirty_bytes(const SimDisk *disk);
+/* Opens the caller's window: the calls after it are timed. */
+void sim_disk_call_begin(const SimDisk *disk);
+/* How long past now the calls since sim_disk_call_begin keep the caller
+ * waiting (0: they return at once). */
+gint64 sim_disk_call_stall_ns(const SimDisk *disk);
+
+/* I/O error fault: TRUE makes every change fail with SIM_DISK_EIO. */
+void sim_disk_set_io_error(SimDisk *disk, gboolean failed);
+gboolean sim_disk_io_error(const SimDisk *disk);
+/* The device is replaced by a new, empty one: every file is gone, the I/O
+ * error and the full-disk fault with it; the settings stay. */
+void sim_disk_replace(SimDisk *disk);
 
 /* Lifecycle, called by sim_world. */
 void sim_disk_process_crash(SimDisk *disk);

@@ -42,6 +42,9 @@ typedef struct {
     SimDist network_latency;
     gint64 network_bandwidth_bytes_per_s; /* 0: unlimited */
     SimDist fsync_latency;
+    gint64 disk_bandwidth_bytes_per_s; /* 0: unlimited */
+    gint64 disk_dirty_limit_bytes;     /* 0: writes never wait */
+    gint64 disk_page_cache_bytes;      /* 0: every byte stays cached */
 } ClusterConfig;
 
 /* Builds the nodes in `world`: the coordination node "zk", brokers "broker-1"
