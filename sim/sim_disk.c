@@ -87,9 +87,9 @@ typedef struct {
     gint64 durable_len;  /* while shared */
     GPtrArray *ops;      /* DiskOp *, oldest first (owned); while shared,
                           * appends without their bytes */
-    GArray *page_stamps; /* guint64 per page: the cache clock when the page was
-                          * last brought in or touched, 0: never; NULL until
-                          * a bounded page cache first touches the file */
+    GArray *page_stamps; /* guint64 per CACHE_BLOCK_BYTES: the cache clock
+                          * when the block was last used, 0: never; NULL
+                          * until a bounded page cache first uses the file */
 } DiskFile;
 
 typedef struct {
@@ -112,8 +112,9 @@ typedef struct {
     gint64 dirty_bytes;           /* not yet written back, as of dirty_at_ns */
     gint64 dirty_at_ns;
     gint64 read_busy_until_ns;    /* the device's miss reads are done then */
-    guint64 cache_clock;          /* pages brought into the page cache so far */
+    guint64 cache_clock;          /* bytes brought into the page cache so far */
     gint64 call_done_ns;          /* the latest end of a call in the window */
+    gint64 charge_bytes;          /* sim_disk_charge_next; -1: none */
 } DiskTiming;
 
 /* The files most recently looked up by name, newest first. A partition log
@@ -398,6 +399,7 @@ sim_disk_new(SimWorld *world, SimNodeId node, SimRng *rng)
     disk->index = g_tree_new_full(name_compare, NULL, NULL, NULL);
     disk->recent = g_new0(RecentFiles, 1);
     disk->timing = g_new0(DiskTiming, 1);
+    disk->timing->charge_bytes = -1;
     disk->seq_next = 1;
     disk->fsync_latency = SIM_DIST_CONST(DEFAULT_FSYNC_LATENCY_NS);
     disk->slow_multiplier = 1.0;
@@ -438,7 +440,10 @@ sim_disk_status_name(SimDiskStatus status)
 
 /* ---- timing: writeback, page-cache misses, the caller's window ---- */
 
-#define PAGE_BYTES 4096
+/* Residency is kept per block of stored bytes: a partition log stores a
+ * compact encoding (a batch header and its records' sizes) for much larger
+ * data, so a block stands for more bytes than it holds. */
+#define CACHE_BLOCK_BYTES 128
 
 /* The device's bandwidth under the slow-disk multiplier, in bytes per
  * second; 0: unbounded. */
@@ -476,15 +481,15 @@ timing_writeback(const SimDisk *disk)
     timing->dirty_at_ns = now_ns;
 }
 
-/* `len` new dirty bytes: past the dirty limit the writer waits until the
+/* `bytes` new dirty bytes: past the dirty limit the writer waits until the
  * device has written back the excess (Linux's balance_dirty_pages); every
  * earlier dirty byte goes first, so waits end in the order of the writes. */
 static void
-timing_dirty(const SimDisk *disk, gsize len)
+timing_dirty(const SimDisk *disk, gint64 bytes)
 {
     DiskTiming *timing = disk->timing;
     timing_writeback(disk);
-    timing->dirty_bytes += (gint64)len;
+    timing->dirty_bytes += bytes;
     double bandwidth = timing_bandwidth(disk);
     if (timing->dirty_limit_bytes == 0 || bandwidth == 0.0 ||
         timing->dirty_bytes <= timing->dirty_limit_bytes)
@@ -494,64 +499,83 @@ timing_dirty(const SimDisk *disk, gsize len)
     timing_call_ends(disk, sim_now_ns(disk->world) + (gint64)MIN(wait_ns, 8.64e13));
 }
 
-/* Marks the pages of [offset, offset + len) of `file` as just used and
- * returns how many were not in the page cache (each is brought in). Only a
- * bounded page cache keeps stamps. The cache is approximately LRU: a page
- * stays while fewer than page_cache_bytes of other pages have been brought in
- * since it was last used. */
-static guint64
-timing_touch_pages(const SimDisk *disk, const DiskFile *file, gint64 offset, gsize len)
+/* The blocks of [offset, offset + len) of `file`, which stand for `bytes`
+ * bytes, are used now; returns the share of those bytes that were not in
+ * the page cache (they are brought in). A block stays cached while fewer than
+ * page_cache_bytes have been brought in since its last use (approximately
+ * LRU). Only a bounded page cache keeps stamps. */
+static gint64
+timing_touch(const SimDisk *disk, const DiskFile *file, gint64 offset, gsize len, gint64 bytes)
 {
     DiskTiming *timing = disk->timing;
     if (timing->page_cache_bytes == 0 || len == 0)
         return 0;
-    guint64 cache_pages = (guint64)MAX(timing->page_cache_bytes / PAGE_BYTES, 1);
-    guint first = (guint)(offset / PAGE_BYTES);
-    guint last = (guint)((offset + (gint64)len - 1) / PAGE_BYTES);
+    /* A file written before the page cache was bounded has no stamps: its
+     * blocks count as not cached. The stamps are timing state, kept beside
+     * the file's contents. */
+    if (file->page_stamps == NULL)
+        ((DiskFile *)file)->page_stamps = g_array_new(FALSE, TRUE, sizeof(guint64));
     GArray *stamps = file->page_stamps;
+    guint first = (guint)(offset / CACHE_BLOCK_BYTES);
+    guint last = (guint)((offset + (gint64)len - 1) / CACHE_BLOCK_BYTES);
     if (stamps->len <= last)
         g_array_set_size(stamps, last + 1);
-    guint64 missed = 0;
-    for (guint page = first; page <= last; page++) {
-        guint64 *stamp = &g_array_index(stamps, guint64, page);
-        gboolean cached = *stamp != 0 && timing->cache_clock - *stamp < cache_pages;
-        if (!cached) {
-            timing->cache_clock++;
+    guint missed = 0;
+    for (guint block = first; block <= last; block++) {
+        guint64 stamp = g_array_index(stamps, guint64, block);
+        if (stamp == 0 || timing->cache_clock - stamp >= (guint64)timing->page_cache_bytes)
             missed++;
-        }
-        *stamp = timing->cache_clock;
     }
-    return missed;
+    guint blocks = last - first + 1;
+    gint64 missed_bytes = (gint64)((double)bytes * missed / blocks);
+    timing->cache_clock += (guint64)missed_bytes;
+    for (guint block = first; block <= last; block++)
+        g_array_index(stamps, guint64, block) = MAX(timing->cache_clock, 1);
+    return missed_bytes;
 }
 
-/* A write of [offset, offset + len): its pages are cached and dirty. */
-static void
-timing_write(SimDisk *disk, DiskFile *file, gint64 offset, gsize len)
+/* The bytes the next append, write or charged read stands for (the call's
+ * own length when not charged), and the charge cleared. */
+static gint64
+timing_take_charge(const SimDisk *disk, gsize len)
 {
-    if (disk->timing->page_cache_bytes > 0 && file->page_stamps == NULL)
-        file->page_stamps = g_array_new(FALSE, TRUE, sizeof(guint64));
-    timing_touch_pages(disk, file, offset, len);
-    timing_dirty(disk, len);
+    DiskTiming *timing = disk->timing;
+    gint64 bytes = timing->charge_bytes >= 0 ? timing->charge_bytes : (gint64)len;
+    timing->charge_bytes = -1;
+    return bytes;
 }
 
-/* A read of [offset, offset + count): the pages not cached are read from the
- * device, one miss read after another. */
+/* A write of [offset, offset + len), standing for `bytes`: its blocks are
+ * cached and dirty. */
 static void
-timing_read(const SimDisk *disk, const DiskFile *file, gint64 offset, gsize count)
+timing_write(SimDisk *disk, DiskFile *file, gint64 offset, gsize len, gint64 bytes)
 {
-    if (file->page_stamps == NULL) {
-        if (disk->timing->page_cache_bytes == 0)
-            return;
-        /* The file was written before the page cache was bounded: it has no
-         * stamps yet, and its pages count as not cached. */
-        ((DiskFile *)file)->page_stamps = g_array_new(FALSE, TRUE, sizeof(guint64));
-    }
-    guint64 missed = timing_touch_pages(disk, file, offset, count);
+    timing_touch(disk, file, offset, len, bytes);
+    timing_dirty(disk, bytes);
+}
+
+void
+sim_disk_charge_next(const SimDisk *disk, gint64 bytes)
+{
+    KSIM_ASSERT(bytes >= 0);
+    disk->timing->charge_bytes = bytes;
+}
+
+void
+sim_disk_charge_read(const SimDisk *disk, const char *name, gint64 offset, gsize len)
+{
+    KSIM_ASSERT(offset >= 0);
+    const DiskFile *file = disk_lookup(disk, name);
+    gint64 bytes = timing_take_charge(disk, len);
+    if (file == NULL || offset >= (gint64)file->cache->len)
+        return;
+    len = MIN(len, (gsize)((gint64)file->cache->len - offset));
+    gint64 missed_bytes = timing_touch(disk, file, offset, len, bytes);
     double bandwidth = timing_bandwidth(disk);
-    if (missed == 0 || bandwidth == 0.0)
+    if (missed_bytes == 0 || bandwidth == 0.0)
         return;
     DiskTiming *timing = disk->timing;
-    double read_ns = (double)(missed * PAGE_BYTES) * (double)SIM_NS_PER_S / bandwidth;
+    double read_ns = (double)missed_bytes * (double)SIM_NS_PER_S / bandwidth;
     gint64 start_ns = MAX(sim_now_ns(disk->world), timing->read_busy_until_ns);
     timing->read_busy_until_ns = start_ns + (gint64)MIN(read_ns, 8.64e13);
     timing_call_ends(disk, timing->read_busy_until_ns);
@@ -719,7 +743,8 @@ file_append_shared(SimDisk *disk, DiskFile *file, const void *data, gsize len)
 }
 
 static SimDiskStatus
-file_write(SimDisk *disk, DiskFile *file, gint64 offset, const void *data, gsize len)
+file_write(SimDisk *disk, DiskFile *file, gint64 offset, const void *data, gsize len,
+           gint64 charged_bytes)
 {
     KSIM_ASSERT(offset >= 0);
     KSIM_ASSERT(data != NULL || len == 0);
@@ -743,7 +768,7 @@ file_write(SimDisk *disk, DiskFile *file, gint64 offset, const void *data, gsize
         status = file_change(disk, file, op);
     }
     if (status == SIM_DISK_OK)
-        timing_write(disk, file, offset, len);
+        timing_write(disk, file, offset, len, charged_bytes);
     return status;
 }
 
@@ -751,20 +776,22 @@ SimDiskStatus
 sim_disk_append(SimDisk *disk, const char *name, const void *data, gsize len)
 {
     disk->changes++;
+    gint64 charged_bytes = timing_take_charge(disk, len);
     DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
-    return file_write(disk, file, file->cache->len, data, len);
+    return file_write(disk, file, file->cache->len, data, len, charged_bytes);
 }
 
 SimDiskStatus
 sim_disk_write(SimDisk *disk, const char *name, gint64 offset, const void *data, gsize len)
 {
     disk->changes++;
+    gint64 charged_bytes = timing_take_charge(disk, len);
     DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
-    return file_write(disk, file, offset, data, len);
+    return file_write(disk, file, offset, data, len, charged_bytes);
 }
 
 SimDiskStatus
@@ -798,7 +825,6 @@ sim_disk_read(const SimDisk *disk, const char *name, gint64 offset, void *buf, g
         return 0;
     gsize count = MIN(len, (gsize)(size - offset));
     memcpy(buf, file->cache->data + offset, count);
-    timing_read(disk, file, offset, count);
     return (gssize)count;
 }
 
@@ -994,7 +1020,7 @@ sim_disk_replace(SimDisk *disk)
     disk->full = FALSE;
     timing_writeback(disk);
     disk->timing->dirty_bytes = 0;
-    disk->timing->cache_clock += (guint64)(disk->timing->page_cache_bytes / PAGE_BYTES) + 1;
+    disk->timing->cache_clock += (guint64)disk->timing->page_cache_bytes + 1;
 }
 
 void
@@ -1101,7 +1127,7 @@ sim_disk_power_loss(SimDisk *disk)
     /* The page cache is memory: nothing is dirty or cached after it. */
     timing_writeback(disk);
     disk->timing->dirty_bytes = 0;
-    disk->timing->cache_clock += (guint64)(disk->timing->page_cache_bytes / PAGE_BYTES) + 1;
+    disk->timing->cache_clock += (guint64)disk->timing->page_cache_bytes + 1;
 }
 
 /* ---- invariants ---- */

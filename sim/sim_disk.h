@@ -25,12 +25,18 @@
  *    dirty limit (sim_disk_set_dirty_limit) waits until the device has
  *    written back the excess. Writes wait in order. Writeback is a timing
  *    model only: durability is still fsync's and a power loss's business.
- *  - page cache (sim_disk_set_page_cache): with a bounded page cache, a read
- *    of pages not cached reads them from the device at its bandwidth, miss
- *    reads one after another; written and read pages are cached, and a page
- *    leaves once that many bytes of other pages have been brought in since
- *    its last use (approximately LRU). Unbounded (the default), every byte
- *    stays cached and reads cost nothing.
+ *  - page cache (sim_disk_set_page_cache): a model charges the reads it
+ *    wants timed (sim_disk_charge_read; sim_disk_read itself is free). With a
+ *    bounded page cache, the part of a charged read not cached is read from
+ *    the device at its bandwidth, miss reads one after another; written and
+ *    charged bytes are cached, and a byte leaves once that many bytes have
+ *    been brought in since its last use (approximately LRU, kept per
+ *    128-byte block of the file). Unbounded (the default), every byte stays
+ *    cached and reads cost nothing.
+ *  - a model that stores a compact encoding of larger data (the partition
+ *    log keeps its records' sizes, not their bytes) says how many bytes a
+ *    call stands for (sim_disk_charge_next); writeback and the page cache
+ *    count those.
  *  - the slow-disk multiplier divides the bandwidth for both.
  *
  * Faults injected (and the recovery they assume):
@@ -127,6 +133,13 @@ void sim_disk_set_dirty_limit(SimDisk *disk, gint64 bytes);
 void sim_disk_set_page_cache(SimDisk *disk, gint64 bytes);
 /* Bytes written but not yet written back, now. */
 gint64 sim_disk_dirty_bytes(const SimDisk *disk);
+/* The next append, write or sim_disk_charge_read stands for `bytes` bytes
+ * (instead of its own length) in the timing model. */
+void sim_disk_charge_next(const SimDisk *disk, gint64 bytes);
+/* Times a read of [offset, offset + len) of `name` (a model's read of data it
+ * sends, such as a fetch's batches): what is not in the page cache is read
+ * from the device, in the caller's window. */
+void sim_disk_charge_read(const SimDisk *disk, const char *name, gint64 offset, gsize len);
 /* Opens the caller's window: the calls after it are timed. */
 void sim_disk_call_begin(const SimDisk *disk);
 /* How long past now the calls since sim_disk_call_begin keep the caller
