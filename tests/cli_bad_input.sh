@@ -31,6 +31,12 @@ expect 2 "bad-duplicate-group.ini:23: \[topic orders\] appears twice (first at l
 expect 2 "bad-key-before-group.ini:2: .* comes before any \[group\] line" -- \
   run "$data/bad-key-before-group.ini"
 expect 2 "acks" -- run "$data/example.ini" --set acks=2
+# The disk faults' keys: a size that is not one, a target a disk error cannot take.
+expect 2 "bad-disk-dirty-bytes.ini:8: \[cluster\] disk.dirty.bytes: 'lots' is not" -- \
+  run "$data/bad-disk-dirty-bytes.ini"
+expect 2 "bad-disk-error-target.ini:20: \[fault kill\] target: 'zk' cannot be used with action 'disk-error'" -- \
+  run "$data/bad-disk-error-target.ini"
+expect 2 "disk.bandwidth: '-1' is out of range" -- run "$data/example.ini" --set disk.bandwidth=-1
 # A topic whose assignment znode ZooKeeper would refuse is refused up front.
 expect 2 "partitions: topic orders: 100000 partitions .*jute.maxbuffer" -- \
   run "$data/example.ini" --set partitions=100000
