@@ -36,6 +36,7 @@
  *     order (the sizes always; the bytes too under KSIM_PARANOID).
  *  5. `used_bytes` is the sum of the page-cache sizes of the files.
  *  6. `slow_multiplier` is positive.
+ *  7. The timing model's dirty bytes and bandwidth are not negative.
  *
  * A file's life:
  *   (none) --sim_disk_create-->  LISTED

@@ -621,8 +621,8 @@ broker_start(Broker *broker)
     replica_isr_start(state);
     replica_retention_start(state);
     /* Kafka's LogManager cannot validate a failed log directory at startup
-     * ("none of the specified log dirs ... can be created or validated"),
-     * and the broker stops at once. */
+     * (createAndValidateLogDirs, 2.8 and 3.4: "none of the specified log dirs
+     * ... can be created or validated", then Exit.halt). */
     if (sim_disk_io_error(disk))
         broker_log_dir_failed(state, "startup");
 }

@@ -22,6 +22,10 @@
  *  5. The process exits: the node goes down as after a crash, but with
  *     nothing unflushed and no leadership left behind.
  *
+ * The other way a broker stops itself: its log directory fails (an I/O
+ * error, broker_log_dir_failed) and, that being its only one, it halts at
+ * once — none of the steps above (see broker_log_dir_failed).
+ *
  * Invariants (broker_shutdown_check_invariants):
  *  1. phase NONE: no shutdown timer and no ControlledShutdown in flight.
  *  2. phase CONTROLLED: a timer is pending (the answer's timeout or the
@@ -279,7 +283,7 @@ halt_event(void *ctx, void *arg, guint64 incarnation)
     sim_node_crash(broker->world, broker->node);
 }
 
-/* Kafka 2.x-3.x (ZooKeeper mode): an IOException on a log directory is
+/* Kafka 2.8 and 3.4 (ZooKeeper mode): an IOException on a log directory is
  * wrapped in a KafkaStorageException (the request that met it is answered
  * KAFKA_STORAGE_ERROR) and the directory is put on the LogDirFailureChannel;
  * the ReplicaManager's LogDirFailureHandler thread takes it at once and runs
