@@ -140,17 +140,18 @@ broker_shutdown_handle_response(BrokerState *state, const KControlledShutdownRes
 
 /* ---- 2 to 5: stopping ---- */
 
+/* The process exits; `arg` says how ("stopped cleanly", "halted: ..."). */
 static void
 exit_event(void *ctx, void *arg, guint64 incarnation)
 {
     Broker *broker = ctx;
-    (void)arg;
+    const char *how = arg;
     /* Only the process that asked to exit: not one started since. */
     if (broker->state == NULL ||
         sim_node_incarnation(broker->world, broker->node) != (guint32)incarnation)
         return;
-    broker_record_event(broker, HISTORY_EVENT_NODE, NULL, NULL, "broker %d stopped cleanly",
-                        broker->config.broker_id);
+    broker_record_event(broker, HISTORY_EVENT_NODE, NULL, NULL, "broker %d %s",
+                        broker->config.broker_id, how);
     sim_node_crash(broker->world, broker->node);
 }
 
@@ -163,8 +164,8 @@ exit_soon(BrokerState *state)
     sim_timer_cancel(broker->world, state->shutdown_timer);
     state->shutdown_timer = SIM_EVENT_ID_NONE;
     state->shutdown_phase = BROKER_SHUTDOWN_EXITING;
-    sim_world_schedule(broker->world, sim_now_ns(broker->world), exit_event, NULL, broker, NULL,
-                       sim_node_incarnation(broker->world, broker->node));
+    sim_world_schedule(broker->world, sim_now_ns(broker->world), exit_event, NULL, broker,
+                       (void *)"stopped cleanly", sim_node_incarnation(broker->world, broker->node));
 }
 
 static void
@@ -270,19 +271,6 @@ broker_serving(const BrokerState *state)
 
 /* ---- the log directory's failure: a halt ---- */
 
-static void
-halt_event(void *ctx, void *arg, guint64 incarnation)
-{
-    Broker *broker = ctx;
-    (void)arg;
-    if (broker->state == NULL ||
-        sim_node_incarnation(broker->world, broker->node) != (guint32)incarnation)
-        return;
-    broker_record_event(broker, HISTORY_EVENT_NODE, NULL, NULL,
-                        "broker %d halted: all its log dirs have failed", broker->config.broker_id);
-    sim_node_crash(broker->world, broker->node);
-}
-
 /* Kafka 2.8 and 3.4 (ZooKeeper mode): an IOException on a log directory is
  * wrapped in a KafkaStorageException (the request that met it is answered
  * KAFKA_STORAGE_ERROR) and the directory is put on the LogDirFailureChannel;
@@ -309,7 +297,8 @@ broker_log_dir_failed(BrokerState *state, const char *operation)
                         "broker %d: I/O error on its log dir (%s): the dir goes offline, "
                         "and with it every replica; it was the broker's only log dir",
                         broker->config.broker_id, operation);
-    sim_world_schedule(broker->world, sim_now_ns(broker->world), halt_event, NULL, broker, NULL,
+    sim_world_schedule(broker->world, sim_now_ns(broker->world), exit_event, NULL, broker,
+                       (void *)"halted: all its log dirs have failed",
                        sim_node_incarnation(broker->world, broker->node));
 }
 
