@@ -90,7 +90,7 @@ static const KConfigChoice ACTION_CHOICES[] = {
 static const KConfigChoice RANDOM_KIND_CHOICES[] = {
     {"crash", NULL},     {"power-loss", NULL}, {"pause", NULL},
     {"partition", NULL}, {"isolate", NULL},    {"disk-slow", NULL},
-    {"disk-full", NULL}, {"crash-zk", NULL},   {NULL, NULL}};
+    {"disk-full", NULL}, {"crash-zk", NULL},   {"disk-error", NULL}, {NULL, NULL}};
 
 /* ---- The registry ---- */
 
