@@ -505,22 +505,29 @@ timing_dirty(const SimDisk *disk, gint64 bytes)
  * the page cache (they are brought in). A block stays cached while fewer than
  * page_cache_bytes have been brought in since its last use (approximately
  * LRU). Only a bounded page cache keeps stamps. */
+static GArray *
+timing_stamps(const DiskFile *file, guint last)
+{
+    /* A file written before the page cache was bounded has no stamps: its
+     * blocks count as not cached. The stamps are timing state, kept beside
+     * the file's contents (as the lookup cache is, through a const disk). */
+    if (file->page_stamps == NULL)
+        ((DiskFile *)file)->page_stamps = g_array_new(FALSE, TRUE, sizeof(guint64));
+    GArray *stamps = file->page_stamps;
+    if (stamps->len <= last)
+        g_array_set_size(stamps, last + 1);
+    return stamps;
+}
+
 static gint64
 timing_touch(const SimDisk *disk, const DiskFile *file, gint64 offset, gsize len, gint64 bytes)
 {
     DiskTiming *timing = disk->timing;
     if (timing->page_cache_bytes == 0 || len == 0)
         return 0;
-    /* A file written before the page cache was bounded has no stamps: its
-     * blocks count as not cached. The stamps are timing state, kept beside
-     * the file's contents. */
-    if (file->page_stamps == NULL)
-        ((DiskFile *)file)->page_stamps = g_array_new(FALSE, TRUE, sizeof(guint64));
-    GArray *stamps = file->page_stamps;
     guint first = (guint)(offset / CACHE_BLOCK_BYTES);
     guint last = (guint)((offset + (gint64)len - 1) / CACHE_BLOCK_BYTES);
-    if (stamps->len <= last)
-        g_array_set_size(stamps, last + 1);
+    GArray *stamps = timing_stamps(file, last);
     guint missed = 0;
     for (guint block = first; block <= last; block++) {
         guint64 stamp = g_array_index(stamps, guint64, block);
@@ -546,12 +553,21 @@ timing_take_charge(const SimDisk *disk, gsize len)
     return bytes;
 }
 
-/* A write of [offset, offset + len), standing for `bytes`: its blocks are
- * cached and dirty. */
+/* A write of [offset, offset + len), standing for `bytes`: all of them are
+ * new in the page cache (a block the write shares with older data does not
+ * make its bytes old), and dirty. */
 static void
 timing_write(SimDisk *disk, DiskFile *file, gint64 offset, gsize len, gint64 bytes)
 {
-    timing_touch(disk, file, offset, len, bytes);
+    DiskTiming *timing = disk->timing;
+    if (timing->page_cache_bytes > 0 && len > 0) {
+        guint first = (guint)(offset / CACHE_BLOCK_BYTES);
+        guint last = (guint)((offset + (gint64)len - 1) / CACHE_BLOCK_BYTES);
+        GArray *stamps = timing_stamps(file, last);
+        timing->cache_clock += (guint64)bytes;
+        for (guint block = first; block <= last; block++)
+            g_array_index(stamps, guint64, block) = MAX(timing->cache_clock, 1);
+    }
     timing_dirty(disk, bytes);
 }
 
