@@ -36,6 +36,7 @@
  *     order (the sizes always; the bytes too under KSIM_PARANOID).
  *  5. `used_bytes` is the sum of the page-cache sizes of the files.
  *  6. `slow_multiplier` is positive.
+ *  7. The timing model's dirty bytes and bandwidth are not negative.
  *
  * A file's life:
  *   (none) --sim_disk_create-->  LISTED
@@ -87,6 +88,9 @@ typedef struct {
     gint64 durable_len;  /* while shared */
     GPtrArray *ops;      /* DiskOp *, oldest first (owned); while shared,
                           * appends without their bytes */
+    GArray *page_stamps; /* guint64 per CACHE_BLOCK_BYTES: the cache clock
+                          * when the block was last used, 0: never; NULL
+                          * until a bounded page cache first uses the file */
 } DiskFile;
 
 typedef struct {
@@ -96,6 +100,23 @@ typedef struct {
     SimDiskSyncFn cb;
     void *arg;
 } SyncRequest;
+
+/* The timing model (see sim_disk.h): the device's writeback of dirty
+ * page-cache bytes, its queue of page-cache-miss reads, the page cache's
+ * residency clock, and the window of a caller's calls
+ * (sim_disk_call_begin). Reads update it through a const disk, as they do
+ * the lookup cache: it decides how long a call takes, never what it sees. */
+typedef struct {
+    gint64 bandwidth_bytes_per_s; /* 0: unbounded */
+    gint64 dirty_limit_bytes;     /* 0: writes never wait */
+    gint64 page_cache_bytes;      /* 0: every byte stays cached */
+    gint64 dirty_bytes;           /* not yet written back, as of dirty_at_ns */
+    gint64 dirty_at_ns;
+    gint64 read_busy_until_ns;    /* the device's miss reads are done then */
+    guint64 cache_clock;          /* bytes brought into the page cache so far */
+    gint64 call_done_ns;          /* the latest end of a call in the window */
+    gint64 charge_bytes;          /* sim_disk_charge_next; -1: none */
+} DiskTiming;
 
 /* The files most recently looked up by name, newest first. A partition log
  * reads one segment's files many times in a row (a fetch scans batch headers
@@ -120,6 +141,8 @@ struct SimDisk {
     gint64 full_bytes; /* the limit while `full` */
     SimDist fsync_latency;
     double slow_multiplier;
+    gboolean io_error; /* sim_disk_set_io_error */
+    DiskTiming *timing; /* a side record, updated even through a const disk */
     guint64 changes; /* calls that may have changed the state (sim_disk_changes) */
 };
 
@@ -206,6 +229,8 @@ file_clear(gpointer data)
     if (file->durable != NULL)
         g_byte_array_unref(file->durable);
     g_ptr_array_unref(file->ops);
+    if (file->page_stamps != NULL)
+        g_array_unref(file->page_stamps);
 }
 
 static void
@@ -374,6 +399,8 @@ sim_disk_new(SimWorld *world, SimNodeId node, SimRng *rng)
     disk->files = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, file_release);
     disk->index = g_tree_new_full(name_compare, NULL, NULL, NULL);
     disk->recent = g_new0(RecentFiles, 1);
+    disk->timing = g_new0(DiskTiming, 1);
+    disk->timing->charge_bytes = -1;
     disk->seq_next = 1;
     disk->fsync_latency = SIM_DIST_CONST(DEFAULT_FSYNC_LATENCY_NS);
     disk->slow_multiplier = 1.0;
@@ -390,6 +417,7 @@ sim_disk_free(SimDisk *disk)
     g_tree_destroy(disk->index);
     g_hash_table_destroy(disk->files);
     g_free(disk->recent);
+    g_free(disk->timing);
     g_free(disk);
 }
 
@@ -405,8 +433,213 @@ sim_disk_status_name(SimDiskStatus status)
         return "no such file";
     case SIM_DISK_EEXIST:
         return "file exists";
+    case SIM_DISK_EIO:
+        return "input/output error";
     }
     return "unknown";
+}
+
+/* ---- timing: writeback, page-cache misses, the caller's window ---- */
+
+/* Residency is kept per block of stored bytes: a partition log stores a
+ * compact encoding (a batch header and its records' sizes) for much larger
+ * data, so a block stands for more bytes than it holds. */
+#define CACHE_BLOCK_BYTES 128
+
+/* The device's bandwidth under the slow-disk multiplier, in bytes per
+ * second; 0: unbounded. */
+static double
+timing_bandwidth(const SimDisk *disk)
+{
+    if (disk->timing->bandwidth_bytes_per_s == 0)
+        return 0.0;
+    return (double)disk->timing->bandwidth_bytes_per_s / disk->slow_multiplier;
+}
+
+/* A call in the caller's window ends at `done_ns`. */
+static void
+timing_call_ends(const SimDisk *disk, gint64 done_ns)
+{
+    DiskTiming *timing = disk->timing;
+    timing->call_done_ns = MAX(timing->call_done_ns, done_ns);
+}
+
+/* Writes back, at the device's bandwidth, what was dirty since dirty_at_ns. */
+static void
+timing_writeback(const SimDisk *disk)
+{
+    DiskTiming *timing = disk->timing;
+    gint64 now_ns = sim_now_ns(disk->world);
+    double bandwidth = timing_bandwidth(disk);
+    KSIM_ASSERT(now_ns >= timing->dirty_at_ns);
+    if (bandwidth == 0.0) {
+        timing->dirty_bytes = 0;
+    } else {
+        double drained = bandwidth * (double)(now_ns - timing->dirty_at_ns) / (double)SIM_NS_PER_S;
+        timing->dirty_bytes =
+            drained >= (double)timing->dirty_bytes ? 0 : timing->dirty_bytes - (gint64)drained;
+    }
+    timing->dirty_at_ns = now_ns;
+}
+
+/* `bytes` new dirty bytes: past the dirty limit the writer waits until the
+ * device has written back the excess (Linux's balance_dirty_pages); every
+ * earlier dirty byte goes first, so waits end in the order of the writes. */
+static void
+timing_dirty(const SimDisk *disk, gint64 bytes)
+{
+    DiskTiming *timing = disk->timing;
+    timing_writeback(disk);
+    timing->dirty_bytes += bytes;
+    double bandwidth = timing_bandwidth(disk);
+    if (timing->dirty_limit_bytes == 0 || bandwidth == 0.0 ||
+        timing->dirty_bytes <= timing->dirty_limit_bytes)
+        return;
+    double wait_ns = (double)(timing->dirty_bytes - timing->dirty_limit_bytes) *
+                     (double)SIM_NS_PER_S / bandwidth;
+    timing_call_ends(disk, sim_now_ns(disk->world) + (gint64)MIN(wait_ns, 8.64e13));
+}
+
+/* The blocks of [offset, offset + len) of `file`, which stand for `bytes`
+ * bytes, are used now; returns the share of those bytes that were not in
+ * the page cache (they are brought in). A block stays cached while fewer than
+ * page_cache_bytes have been brought in since its last use (approximately
+ * LRU). Only a bounded page cache keeps stamps. */
+static GArray *
+timing_stamps(const DiskFile *file, guint last)
+{
+    /* A file written before the page cache was bounded has no stamps: its
+     * blocks count as not cached. The stamps are timing state, kept beside
+     * the file's contents (as the lookup cache is, through a const disk). */
+    if (file->page_stamps == NULL)
+        ((DiskFile *)file)->page_stamps = g_array_new(FALSE, TRUE, sizeof(guint64));
+    GArray *stamps = file->page_stamps;
+    if (stamps->len <= last)
+        g_array_set_size(stamps, last + 1);
+    return stamps;
+}
+
+static gint64
+timing_touch(const SimDisk *disk, const DiskFile *file, gint64 offset, gsize len, gint64 bytes)
+{
+    DiskTiming *timing = disk->timing;
+    if (timing->page_cache_bytes == 0 || len == 0)
+        return 0;
+    guint first = (guint)(offset / CACHE_BLOCK_BYTES);
+    guint last = (guint)((offset + (gint64)len - 1) / CACHE_BLOCK_BYTES);
+    GArray *stamps = timing_stamps(file, last);
+    guint missed = 0;
+    for (guint block = first; block <= last; block++) {
+        guint64 stamp = g_array_index(stamps, guint64, block);
+        if (stamp == 0 || timing->cache_clock - stamp >= (guint64)timing->page_cache_bytes)
+            missed++;
+    }
+    guint blocks = last - first + 1;
+    gint64 missed_bytes = (gint64)((double)bytes * missed / blocks);
+    timing->cache_clock += (guint64)missed_bytes;
+    for (guint block = first; block <= last; block++)
+        g_array_index(stamps, guint64, block) = MAX(timing->cache_clock, 1);
+    return missed_bytes;
+}
+
+/* The bytes the next append, write or charged read stands for (the call's
+ * own length when not charged), and the charge cleared. */
+static gint64
+timing_take_charge(const SimDisk *disk, gsize len)
+{
+    DiskTiming *timing = disk->timing;
+    gint64 bytes = timing->charge_bytes >= 0 ? timing->charge_bytes : (gint64)len;
+    timing->charge_bytes = -1;
+    return bytes;
+}
+
+/* A write of [offset, offset + len), standing for `bytes`: all of them are
+ * new in the page cache (a block the write shares with older data does not
+ * make its bytes old), and dirty. */
+static void
+timing_write(SimDisk *disk, DiskFile *file, gint64 offset, gsize len, gint64 bytes)
+{
+    DiskTiming *timing = disk->timing;
+    if (timing->page_cache_bytes > 0 && len > 0) {
+        guint first = (guint)(offset / CACHE_BLOCK_BYTES);
+        guint last = (guint)((offset + (gint64)len - 1) / CACHE_BLOCK_BYTES);
+        GArray *stamps = timing_stamps(file, last);
+        timing->cache_clock += (guint64)bytes;
+        for (guint block = first; block <= last; block++)
+            g_array_index(stamps, guint64, block) = MAX(timing->cache_clock, 1);
+    }
+    timing_dirty(disk, bytes);
+}
+
+void
+sim_disk_charge_next(const SimDisk *disk, gint64 bytes)
+{
+    KSIM_ASSERT(bytes >= 0);
+    disk->timing->charge_bytes = bytes;
+}
+
+void
+sim_disk_charge_read(const SimDisk *disk, const char *name, gint64 offset, gsize len)
+{
+    KSIM_ASSERT(offset >= 0);
+    const DiskFile *file = disk_lookup(disk, name);
+    gint64 bytes = timing_take_charge(disk, len);
+    if (file == NULL || offset >= (gint64)file->cache->len)
+        return;
+    len = MIN(len, (gsize)((gint64)file->cache->len - offset));
+    gint64 missed_bytes = timing_touch(disk, file, offset, len, bytes);
+    double bandwidth = timing_bandwidth(disk);
+    if (missed_bytes == 0 || bandwidth == 0.0)
+        return;
+    DiskTiming *timing = disk->timing;
+    double read_ns = (double)missed_bytes * (double)SIM_NS_PER_S / bandwidth;
+    gint64 start_ns = MAX(sim_now_ns(disk->world), timing->read_busy_until_ns);
+    timing->read_busy_until_ns = start_ns + (gint64)MIN(read_ns, 8.64e13);
+    timing_call_ends(disk, timing->read_busy_until_ns);
+}
+
+void
+sim_disk_call_begin(const SimDisk *disk)
+{
+    disk->timing->call_done_ns = sim_now_ns(disk->world);
+}
+
+gint64
+sim_disk_call_stall_ns(const SimDisk *disk)
+{
+    return MAX(disk->timing->call_done_ns - sim_now_ns(disk->world), 0);
+}
+
+void
+sim_disk_set_bandwidth(SimDisk *disk, gint64 bytes_per_s)
+{
+    disk->changes++;
+    KSIM_ASSERT(bytes_per_s >= 0);
+    timing_writeback(disk);
+    disk->timing->bandwidth_bytes_per_s = bytes_per_s;
+}
+
+void
+sim_disk_set_dirty_limit(SimDisk *disk, gint64 bytes)
+{
+    disk->changes++;
+    KSIM_ASSERT(bytes >= 0);
+    disk->timing->dirty_limit_bytes = bytes;
+}
+
+void
+sim_disk_set_page_cache(SimDisk *disk, gint64 bytes)
+{
+    disk->changes++;
+    KSIM_ASSERT(bytes >= 0);
+    disk->timing->page_cache_bytes = bytes;
+}
+
+gint64
+sim_disk_dirty_bytes(const SimDisk *disk)
+{
+    timing_writeback(disk);
+    return disk->timing->dirty_bytes;
 }
 
 /* ---- metadata operations (durable at once) ---- */
@@ -421,6 +654,8 @@ SimDiskStatus
 sim_disk_create(SimDisk *disk, const char *name)
 {
     disk->changes++;
+    if (disk->io_error)
+        return disk_fail(disk, name_file_id(name), SIM_DISK_EIO);
     if (disk_lookup(disk, name) != NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_EEXIST);
     disk_insert(disk, file_new(name));
@@ -431,6 +666,8 @@ SimDiskStatus
 sim_disk_delete(SimDisk *disk, const char *name)
 {
     disk->changes++;
+    if (disk->io_error)
+        return disk_fail(disk, name_file_id(name), SIM_DISK_EIO);
     DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
@@ -443,6 +680,8 @@ sim_disk_rename(SimDisk *disk, const char *from, const char *to)
 {
     disk->changes++;
     KSIM_ASSERT(to != NULL);
+    if (disk->io_error)
+        return disk_fail(disk, name_file_id(from), SIM_DISK_EIO);
     DiskFile *file = disk_lookup(disk, from);
     if (file == NULL)
         return disk_fail(disk, name_file_id(from), SIM_DISK_ENOENT);
@@ -521,44 +760,55 @@ file_append_shared(SimDisk *disk, DiskFile *file, const void *data, gsize len)
 }
 
 static SimDiskStatus
-file_write(SimDisk *disk, DiskFile *file, gint64 offset, const void *data, gsize len)
+file_write(SimDisk *disk, DiskFile *file, gint64 offset, const void *data, gsize len,
+           gint64 charged_bytes)
 {
     KSIM_ASSERT(offset >= 0);
     KSIM_ASSERT(data != NULL || len == 0);
+    if (disk->io_error)
+        return disk_fail(disk, file->file_id, SIM_DISK_EIO);
     /* An empty write changes nothing, as pwrite(2) of zero bytes does not
      * extend a file; queueing it would only leave a write with no sector. */
     if (len == 0)
         return SIM_DISK_OK;
     KSIM_ASSERT(len <= (gsize)FILE_BYTES_MAX);
-    if (file_shared(file) && offset == (gint64)file->cache->len)
-        return file_append_shared(disk, file, data, len);
-    file_unshare(file);
-    DiskOp *op = g_malloc(sizeof *op + len);
-    op->kind = DISK_OP_WRITE;
-    op->offset = offset;
-    op->len = len;
-    memcpy(op->data, data, len);
-    return file_change(disk, file, op);
+    SimDiskStatus status;
+    if (file_shared(file) && offset == (gint64)file->cache->len) {
+        status = file_append_shared(disk, file, data, len);
+    } else {
+        file_unshare(file);
+        DiskOp *op = g_malloc(sizeof *op + len);
+        op->kind = DISK_OP_WRITE;
+        op->offset = offset;
+        op->len = len;
+        memcpy(op->data, data, len);
+        status = file_change(disk, file, op);
+    }
+    if (status == SIM_DISK_OK)
+        timing_write(disk, file, offset, len, charged_bytes);
+    return status;
 }
 
 SimDiskStatus
 sim_disk_append(SimDisk *disk, const char *name, const void *data, gsize len)
 {
     disk->changes++;
+    gint64 charged_bytes = timing_take_charge(disk, len);
     DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
-    return file_write(disk, file, file->cache->len, data, len);
+    return file_write(disk, file, file->cache->len, data, len, charged_bytes);
 }
 
 SimDiskStatus
 sim_disk_write(SimDisk *disk, const char *name, gint64 offset, const void *data, gsize len)
 {
     disk->changes++;
+    gint64 charged_bytes = timing_take_charge(disk, len);
     DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
-    return file_write(disk, file, offset, data, len);
+    return file_write(disk, file, offset, data, len, charged_bytes);
 }
 
 SimDiskStatus
@@ -570,6 +820,8 @@ sim_disk_truncate(SimDisk *disk, const char *name, gint64 size)
     DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
+    if (disk->io_error)
+        return disk_fail(disk, file->file_id, SIM_DISK_EIO);
     file_unshare(file);
     DiskOp *op = g_malloc0(sizeof *op);
     op->kind = DISK_OP_TRUNCATE;
@@ -657,6 +909,8 @@ sync_complete(void *ctx, void *arg, guint64 seq_max)
     SimDiskStatus status = SIM_DISK_OK;
     if (file == NULL || file->deleted) {
         status = disk_fail(disk, request->file_id, SIM_DISK_ENOENT);
+    } else if (disk->io_error) {
+        status = disk_fail(disk, request->file_id, SIM_DISK_EIO);
     } else {
         file_make_durable(file, seq_max);
         disk_trace(disk, SIM_TRACE_DISK_FSYNC, file->file_id, (guint64)file_durable_len(file));
@@ -748,7 +1002,42 @@ sim_disk_set_slow(SimDisk *disk, double multiplier)
     disk->changes++;
     KSIM_ASSERT(multiplier > 0.0);
     KSIM_ASSERT(multiplier <= 1e9);
+    /* What was written back so far went at the old speed. */
+    timing_writeback(disk);
     disk->slow_multiplier = multiplier;
+}
+
+void
+sim_disk_set_io_error(SimDisk *disk, gboolean failed)
+{
+    disk->changes++;
+    disk->io_error = failed;
+}
+
+gboolean
+sim_disk_io_error(const SimDisk *disk)
+{
+    return disk->io_error;
+}
+
+void
+sim_disk_replace(SimDisk *disk)
+{
+    disk->changes++;
+    /* A new, empty device: files go (in-flight fsyncs see them deleted),
+     * and so do the old device's dirty bytes and cached pages. */
+    GTreeNode *node = g_tree_node_first(disk->index);
+    while (node != NULL) {
+        DiskFile *file = g_tree_node_value(node);
+        disk_remove(disk, file);
+        node = g_tree_node_first(disk->index);
+    }
+    KSIM_ASSERT(disk->used_bytes == 0);
+    disk->io_error = FALSE;
+    disk->full = FALSE;
+    timing_writeback(disk);
+    disk->timing->dirty_bytes = 0;
+    disk->timing->cache_clock += (guint64)disk->timing->page_cache_bytes + 1;
 }
 
 void
@@ -852,6 +1141,10 @@ sim_disk_power_loss(SimDisk *disk)
     for (; node != NULL; node = g_tree_node_next(node))
         file_power_loss(disk, g_tree_node_value(node));
     KSIM_ASSERT(disk->used_bytes >= 0);
+    /* The page cache is memory: nothing is dirty or cached after it. */
+    timing_writeback(disk);
+    disk->timing->dirty_bytes = 0;
+    disk->timing->cache_clock += (guint64)disk->timing->page_cache_bytes + 1;
 }
 
 /* ---- invariants ---- */
@@ -909,6 +1202,8 @@ sim_disk_check_invariants(const SimDisk *disk)
 {
     KSIM_ASSERT(disk->slow_multiplier > 0.0);
     KSIM_ASSERT(disk->capacity_bytes >= 0);
+    KSIM_ASSERT(disk->timing->dirty_bytes >= 0);
+    KSIM_ASSERT(disk->timing->bandwidth_bytes_per_s >= 0);
     KSIM_ASSERT((guint)g_tree_nnodes(disk->index) == g_hash_table_size(disk->files));
     gint64 used_bytes = 0;
     GTreeNode *node = g_tree_node_first(disk->index);

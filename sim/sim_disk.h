@@ -14,6 +14,31 @@
  *    (a journaling file system), so rename is the atomic-replace primitive;
  *  - reads see the page cache.
  *
+ * Timing (how long a call keeps its caller waiting; never what it sees). A
+ * model that cares opens a window with sim_disk_call_begin, makes its calls,
+ * and asks sim_disk_call_stall_ns how long they kept it waiting. Every cost
+ * is zero unless configured, so a disk without these settings or faults
+ * takes no time for a write or a read:
+ *  - writeback (Linux's dirty-page throttling, balance_dirty_pages): every
+ *    written byte is dirty until the device writes it back at its bandwidth
+ *    (sim_disk_set_bandwidth); a write that leaves more dirty bytes than the
+ *    dirty limit (sim_disk_set_dirty_limit) waits until the device has
+ *    written back the excess. Writes wait in order. Writeback is a timing
+ *    model only: durability is still fsync's and a power loss's business.
+ *  - page cache (sim_disk_set_page_cache): a model charges the reads it
+ *    wants timed (sim_disk_charge_read; sim_disk_read itself is free). With a
+ *    bounded page cache, the part of a charged read not cached is read from
+ *    the device at its bandwidth, miss reads one after another; written and
+ *    charged bytes are cached, and a byte leaves once that many bytes have
+ *    been brought in since its last use (approximately LRU, kept per
+ *    128-byte block of the file). Unbounded (the default), every byte stays
+ *    cached and reads cost nothing.
+ *  - a model that stores a compact encoding of larger data (the partition
+ *    log keeps its records' sizes, not their bytes) says how many bytes a
+ *    call stands for (sim_disk_charge_next); writeback and the page cache
+ *    count those.
+ *  - the slow-disk multiplier divides the bandwidth for both.
+ *
  * Faults injected (and the recovery they assume):
  *  - process crash (sim_disk_process_crash): nothing is lost; the page cache
  *    survives because the OS does. Pending fsync callbacks are dropped with the
@@ -24,7 +49,13 @@
  *    a random number of its whole 512-byte sectors reach the disk, and with even
  *    odds the sector after them holds garbage. Everything else not durable is
  *    gone. Recovery must cope with a torn or garbage tail (checksums).
- *  - slow disk: fsync latency multiplied (sim_disk_set_slow).
+ *  - slow disk (sim_disk_set_slow): fsync latency multiplied, device
+ *    bandwidth divided (slower writeback, so writes wait once the dirty limit
+ *    is reached; slower page-cache misses).
+ *  - I/O error (sim_disk_set_io_error): every create, delete, rename, append,
+ *    write, truncate and fsync fails with SIM_DISK_EIO and changes nothing;
+ *    reads still see the page cache. A model takes a failed call as its log
+ *    directory's failure. sim_disk_replace swaps in a new, empty device.
  *  - full disk: appends and writes that would grow the disk's contents past its
  *    capacity fail with SIM_DISK_ENOSPC and change nothing.
  */
@@ -40,6 +71,7 @@ typedef enum {
     SIM_DISK_ENOSPC, /* no space left on device */
     SIM_DISK_ENOENT, /* no such file */
     SIM_DISK_EEXIST, /* file exists */
+    SIM_DISK_EIO,    /* input/output error (sim_disk_set_io_error) */
 } SimDiskStatus;
 
 #define SIM_DISK_SECTOR_BYTES 512
@@ -91,6 +123,35 @@ void sim_disk_set_full(SimDisk *disk, gboolean full);
 void sim_disk_set_fsync_latency(SimDisk *disk, SimDist latency);
 /* Slow disk fault: fsync latency times `multiplier` (1 heals). */
 void sim_disk_set_slow(SimDisk *disk, double multiplier);
+
+/* Timing (see the top of this file). The device's bandwidth in bytes per
+ * second (0, the default: unbounded), the dirty limit past which writes wait
+ * for writeback (0, the default: writes never wait) and the page cache's
+ * size (0, the default: every byte stays cached). */
+void sim_disk_set_bandwidth(SimDisk *disk, gint64 bytes_per_s);
+void sim_disk_set_dirty_limit(SimDisk *disk, gint64 bytes);
+void sim_disk_set_page_cache(SimDisk *disk, gint64 bytes);
+/* Bytes written but not yet written back, now. */
+gint64 sim_disk_dirty_bytes(const SimDisk *disk);
+/* The next append, write or sim_disk_charge_read stands for `bytes` bytes
+ * (instead of its own length) in the timing model. */
+void sim_disk_charge_next(const SimDisk *disk, gint64 bytes);
+/* Times a read of [offset, offset + len) of `name` (a model's read of data it
+ * sends, such as a fetch's batches): what is not in the page cache is read
+ * from the device, in the caller's window. */
+void sim_disk_charge_read(const SimDisk *disk, const char *name, gint64 offset, gsize len);
+/* Opens the caller's window: the calls after it are timed. */
+void sim_disk_call_begin(const SimDisk *disk);
+/* How long past now the calls since sim_disk_call_begin keep the caller
+ * waiting (0: they return at once). */
+gint64 sim_disk_call_stall_ns(const SimDisk *disk);
+
+/* I/O error fault: TRUE makes every change fail with SIM_DISK_EIO. */
+void sim_disk_set_io_error(SimDisk *disk, gboolean failed);
+gboolean sim_disk_io_error(const SimDisk *disk);
+/* The device is replaced by a new, empty one: every file is gone, the I/O
+ * error and the full-disk fault with it; the settings stay. */
+void sim_disk_replace(SimDisk *disk);
 
 /* Lifecycle, called by sim_world. */
 void sim_disk_process_crash(SimDisk *disk);

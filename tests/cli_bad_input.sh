@@ -34,6 +34,12 @@ expect 2 "acks" -- run "$data/example.ini" --set acks=2
 expect 2 "swarm" -- run "$data/example.ini" --set random-faults:swarm=maybe
 expect 2 "--recheck takes a percentage" -- sweep "$data/example.ini" --seeds 1..2 --recheck 5%%
 expect 2 "give --seed N" -- bisect "$data/example.ini"
+# The disk faults' keys: a size that is not one, a target a disk error cannot take.
+expect 2 "bad-disk-dirty-bytes.ini:8: \[cluster\] disk.dirty.bytes: 'lots' is not" -- \
+  run "$data/bad-disk-dirty-bytes.ini"
+expect 2 "bad-disk-error-target.ini:20: \[fault kill\] target: 'zk' cannot be used with action 'disk-error'" -- \
+  run "$data/bad-disk-error-target.ini"
+expect 2 "disk.bandwidth: '-1' is out of range" -- run "$data/example.ini" --set disk.bandwidth=-1
 # A topic whose assignment znode ZooKeeper would refuse is refused up front.
 expect 2 "partitions: topic orders: 100000 partitions .*jute.maxbuffer" -- \
   run "$data/example.ini" --set partitions=100000

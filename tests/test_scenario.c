@@ -123,7 +123,7 @@ test_scenario_example_faults(void **state)
     g_autoptr(Scenario) scenario = load_fixture("example.ini");
     g_autoptr(GPtrArray) variants = scenario_variants(scenario);
     const ScenarioVariant *v = variants->pdata[0];
-    assert_int_equal(scenario_variant_faults(v)->len, 7);
+    assert_int_equal(scenario_variant_faults(v)->len, 8);
 
     const ScenarioFault *kill = fault_at(v, 0);
     assert_string_equal(kill->name, "kill-leader");
@@ -165,6 +165,12 @@ test_scenario_example_faults(void **state)
     const ScenarioFault *nth = fault_at(v, 6);
     assert_int_equal(nth->target.kind, SCENARIO_TARGET_FOLLOWER);
     assert_int_equal(nth->target.nth, 2);
+    const ScenarioFault *broken = fault_at(v, 7);
+    assert_int_equal(broken->action, SCENARIO_ACTION_DISK_ERROR);
+    assert_string_equal(scenario_action_name(broken->action), "disk-error");
+    assert_int_equal(broken->target.kind, SCENARIO_TARGET_BROKER);
+    assert_int_equal(broken->target.broker, 3);
+    assert_int_equal(broken->duration_ns, 5 * S_NS);
 
     const ScenarioRandomFaults *random = scenario_variant_random_faults(v);
     assert_non_null(random);
@@ -207,7 +213,7 @@ typedef struct {
 } GoodCase;
 
 static const GoodCase good_cases[] = {
-    {"example.ini", 6, "acks-durability", 3, 1, 1, 1, 7, TRUE},
+    {"example.ini", 6, "acks-durability", 3, 1, 1, 1, 8, TRUE},
     {"good-minimal.ini", 1, "good-minimal", 3, 0, 0, 0, 0, FALSE},
     {"good-defaults.ini", 1, "good-defaults", 5, 1, 1, 0, 2, FALSE},
     {"good-comments-crlf.ini", 1, "good-comments-crlf", 3, 1, 1, 0, 0, FALSE},
@@ -357,6 +363,10 @@ static const BadCase bad_cases[] = {
      "delivery.timeout.ms", "must be at least linger.ms + request.timeout.ms (30s)"},
     {"bad-dist-unit.ini", KSIM_SCENARIO_ERROR_VALUE, 8, "cluster", "network.latency",
      "has a time without a unit"},
+    {"bad-disk-dirty-bytes.ini", KSIM_SCENARIO_ERROR_VALUE, 8, "cluster", "disk.dirty.bytes",
+     "'lots' is not a non-negative number"},
+    {"bad-disk-error-target.ini", KSIM_SCENARIO_ERROR_VALUE, 20, "fault kill", "target",
+     "'zk' cannot be used with action 'disk-error' (it takes broker:N"},
     {"bad-duplicate-group.ini", KSIM_SCENARIO_ERROR_SYNTAX, 23, "topic orders", NULL,
      "appears twice (first at line 9)"},
     {"bad-duplicate-key.ini", KSIM_SCENARIO_ERROR_SYNTAX, 16, "producer writer", "acks",
@@ -546,6 +556,15 @@ static const InlineBadCase inline_bad_cases[] = {
     {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\n", "[fault f] action: is required"},
     {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = heal\nduration = 1s\n",
      "duration: does not apply to action 'heal'"},
+    {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = disk-error\ntarget = broker:1\n"
+     "factor = 2\n",
+     "t.ini:7: [fault f] factor: does not apply to action 'disk-error'"},
+    {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = disk-error\n",
+     "t.ini:3: [fault f] target: is required by action 'disk-error'"},
+    {"[scenario]\nduration = 1s\n[cluster]\ndisk.bandwidth = -1\n",
+     "t.ini:4: [cluster] disk.bandwidth: '-1' is out of range"},
+    {"[scenario]\nduration = 1s\n[cluster]\ndisk.page.cache.bytes = 1x\n",
+     "t.ini:4: [cluster] disk.page.cache.bytes: unknown unit 'x' in '1x'"},
     {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = isolate\ntarget = broker:0\n",
      "'broker:0' does not exist"},
     {"[scenario]\nduration = 1s\n[fault f]\nat = 0s\naction = crash\ntarget = leader(x)\n",

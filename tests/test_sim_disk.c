@@ -188,6 +188,7 @@ test_sim_disk_status_names(void **state)
         {SIM_DISK_ENOSPC, "no space left on device"},
         {SIM_DISK_ENOENT, "no such file"},
         {SIM_DISK_EEXIST, "file exists"},
+        {SIM_DISK_EIO, "input/output error"},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++)
         assert_string_equal(sim_disk_status_name(cases[i].status), cases[i].name);
@@ -1046,6 +1047,195 @@ test_sim_disk_random_ops_match_reference(void **state)
     }
 }
 
+
+/* ---- timing ---- */
+
+/* The stall of one append of `len` bytes (charged as `charge`, -1: its own
+ * length) to `name`, made now. */
+static gint64
+timed_append(SimDisk *disk, const char *name, gsize len, gint64 charge)
+{
+    g_autofree guint8 *bytes = g_malloc0(len);
+    sim_disk_call_begin(disk);
+    if (charge >= 0)
+        sim_disk_charge_next(disk, charge);
+    assert_int_equal(sim_disk_append(disk, name, bytes, len), SIM_DISK_OK);
+    return sim_disk_call_stall_ns(disk);
+}
+
+static gint64
+timed_read(SimDisk *disk, const char *name, gint64 offset, gsize len)
+{
+    sim_disk_call_begin(disk);
+    sim_disk_charge_read(disk, name, offset, len);
+    return sim_disk_call_stall_ns(disk);
+}
+
+static void
+test_sim_disk_timing_defaults_cost_nothing(void **state)
+{
+    /* Goal: with no bandwidth, dirty limit or page-cache bound set, even a
+     * slow disk's writes and charged reads return at once. */
+    Fixture *fx = *state;
+    sim_disk_set_slow(fx->disk, 1000.0);
+    assert_int_equal(sim_disk_create(fx->disk, "f"), SIM_DISK_OK);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(timed_append(fx->disk, "f", 64 * 1024, 1 << 30), 0);
+    assert_int_equal(timed_read(fx->disk, "f", 0, 1024), 0);
+    sim_disk_set_bandwidth(fx->disk, 1000);
+    assert_int_equal(timed_append(fx->disk, "f", 4096, -1), 0); /* no dirty limit */
+    assert_int_equal(timed_read(fx->disk, "f", 0, 4096), 0);     /* unbounded cache */
+}
+
+static void
+test_sim_disk_writeback_throttles_past_dirty_limit(void **state)
+{
+    /* Goal: a write waits only for the dirty bytes past the limit, at the
+     * bandwidth (divided by the slow-disk factor); writeback drains over
+     * time; waits of writes made together end in their order. */
+    Fixture *fx = *state;
+    sim_disk_set_bandwidth(fx->disk, 1000);
+    sim_disk_set_dirty_limit(fx->disk, 1000);
+    assert_int_equal(sim_disk_create(fx->disk, "f"), SIM_DISK_OK);
+    assert_int_equal(timed_append(fx->disk, "f", 500, -1), 0);
+    assert_int_equal(sim_disk_dirty_bytes(fx->disk), 500);
+    /* 1500 dirty: 500 past the limit at 1000 B/s. */
+    assert_int_equal(timed_append(fx->disk, "f", 1000, -1), 500 * SIM_NS_PER_MS);
+    /* At the same instant, the next write waits behind it. */
+    assert_int_equal(timed_append(fx->disk, "f", 100, -1), 600 * SIM_NS_PER_MS);
+    sim_world_run_until(fx->world, SIM_NS_PER_S);
+    assert_int_equal(sim_disk_dirty_bytes(fx->disk), 600);
+    assert_int_equal(timed_append(fx->disk, "f", 300, -1), 0);
+    /* Four times slower: 250 B/s for what is past the limit. */
+    sim_disk_set_slow(fx->disk, 4.0);
+    assert_int_equal(timed_append(fx->disk, "f", 200, -1), 400 * SIM_NS_PER_MS);
+    sim_world_run_until(fx->world, 2 * SIM_NS_PER_S);
+    assert_int_equal(sim_disk_dirty_bytes(fx->disk), 850);
+    sim_disk_set_slow(fx->disk, 1.0);
+    sim_world_run_until(fx->world, 3 * SIM_NS_PER_S);
+    assert_int_equal(sim_disk_dirty_bytes(fx->disk), 0);
+}
+
+static void
+test_sim_disk_charge_stands_for_larger_data(void **state)
+{
+    /* Goal: a charged append counts its charge, not its length, and the
+     * charge applies to one call only. */
+    Fixture *fx = *state;
+    sim_disk_set_bandwidth(fx->disk, 1000);
+    sim_disk_set_dirty_limit(fx->disk, 1000);
+    assert_int_equal(sim_disk_create(fx->disk, "f"), SIM_DISK_OK);
+    assert_int_equal(timed_append(fx->disk, "f", 10, 3000), 2 * SIM_NS_PER_S);
+    assert_int_equal(sim_disk_dirty_bytes(fx->disk), 3000);
+    assert_int_equal(timed_append(fx->disk, "f", 10, -1), 2010 * SIM_NS_PER_MS);
+    /* A charge left by a failed append does not outlive it. */
+    sim_disk_charge_next(fx->disk, 5000);
+    assert_int_equal(sim_disk_append(fx->disk, "missing", "x", 1), SIM_DISK_ENOENT);
+    assert_int_equal(sim_disk_dirty_bytes(fx->disk), 3010);
+}
+
+static void
+test_sim_disk_page_cache_misses_cost_reads(void **state)
+{
+    /* Goal: with a bounded page cache, a read of what is no longer cached
+     * costs its bytes at the bandwidth, miss reads queue one after another,
+     * what was read is cached again, the least recently used goes first, and
+     * a power loss empties the cache. */
+    Fixture *fx = *state;
+    sim_disk_set_bandwidth(fx->disk, 1024);
+    sim_disk_set_page_cache(fx->disk, 2048);
+    assert_int_equal(sim_disk_create(fx->disk, "f"), SIM_DISK_OK);
+    for (int i = 0; i < 3; i++) /* A, B, C: 1024 bytes each; A is evicted */
+        assert_int_equal(timed_append(fx->disk, "f", 1024, -1), 0);
+    assert_int_equal(timed_read(fx->disk, "f", 2048, 1024), 0);           /* C: cached */
+    assert_int_equal(timed_read(fx->disk, "f", 0, 1024), SIM_NS_PER_S);   /* A: a miss */
+    assert_int_equal(timed_read(fx->disk, "f", 0, 1024), 0);              /* A: cached now */
+    /* B was the least recently used: reading A evicted it; its miss read
+     * queues behind A's. */
+    assert_int_equal(timed_read(fx->disk, "f", 1024, 1024), 2 * SIM_NS_PER_S);
+    /* Half of a charged read's blocks missing: half its charge is read. */
+    sim_world_run_until(fx->world, 10 * SIM_NS_PER_S);
+    assert_int_equal(timed_read(fx->disk, "f", 512, 1024), 0); /* A's end, B's start: cached */
+    sim_disk_charge_next(fx->disk, 4096);
+    assert_int_equal(timed_read(fx->disk, "f", 1536, 1024), 2 * SIM_NS_PER_S); /* C half gone */
+}
+
+static void
+test_sim_disk_power_loss_empties_page_cache(void **state)
+{
+    /* Goal: after a power loss nothing is cached or dirty: a read of synced
+     * data misses. */
+    Fixture *fx = *state;
+    sim_disk_set_bandwidth(fx->disk, 1024);
+    sim_disk_set_dirty_limit(fx->disk, 1 << 20);
+    sim_disk_set_page_cache(fx->disk, 1 << 20);
+    assert_int_equal(sim_disk_create(fx->disk, "f"), SIM_DISK_OK);
+    assert_int_equal(timed_append(fx->disk, "f", 1024, -1), 0);
+    sync_now(fx, "f");
+    assert_int_equal(timed_read(fx->disk, "f", 0, 1024), 0);
+    sim_node_power_loss(fx->world, fx->node);
+    assert_int_equal(sim_disk_dirty_bytes(fx->disk), 0);
+    assert_int_equal(timed_read(fx->disk, "f", 0, 1024), SIM_NS_PER_S);
+}
+
+static void
+test_sim_disk_io_error_fails_every_change(void **state)
+{
+    /* Goal: with an I/O error every change fails with EIO and changes
+     * nothing, an fsync (even one issued before) completes with EIO and makes
+     * nothing durable, reads still see the cache; clearing it heals. */
+    Fixture *fx = *state;
+    assert_int_equal(sim_disk_create(fx->disk, "f"), SIM_DISK_OK);
+    append_text(fx->disk, "f", "abc");
+    SyncResult before = {0};
+    sim_disk_fsync(fx->disk, "f", record_sync, &before);
+    sim_disk_set_io_error(fx->disk, TRUE);
+    assert_true(sim_disk_io_error(fx->disk));
+    assert_int_equal(sim_disk_create(fx->disk, "g"), SIM_DISK_EIO);
+    assert_int_equal(sim_disk_append(fx->disk, "f", "d", 1), SIM_DISK_EIO);
+    assert_int_equal(sim_disk_write(fx->disk, "f", 0, "x", 1), SIM_DISK_EIO);
+    assert_int_equal(sim_disk_truncate(fx->disk, "f", 0), SIM_DISK_EIO);
+    assert_int_equal(sim_disk_rename(fx->disk, "f", "h"), SIM_DISK_EIO);
+    assert_int_equal(sim_disk_delete(fx->disk, "f"), SIM_DISK_EIO);
+    assert_contents(fx->disk, "f", "abc", 3);
+    assert_false(sim_disk_exists(fx->disk, "g"));
+    SyncResult after = {0};
+    sim_disk_fsync(fx->disk, "f", record_sync, &after);
+    sim_world_run_until(fx->world, SIM_NS_PER_S);
+    assert_int_equal(before.calls, 1);
+    assert_int_equal(before.status, SIM_DISK_EIO);
+    assert_int_equal(after.status, SIM_DISK_EIO);
+    assert_int_equal(sim_disk_durable_size(fx->disk, "f"), 0);
+    sim_disk_set_io_error(fx->disk, FALSE);
+    append_text(fx->disk, "f", "d");
+    assert_contents(fx->disk, "f", "abcd", 4);
+}
+
+static void
+test_sim_disk_replace_gives_an_empty_disk(void **state)
+{
+    /* Goal: a replaced disk has no file and no error, keeps its settings, and
+     * an fsync in flight on the old one completes with ENOENT. */
+    Fixture *fx = *state;
+    sim_disk_set_capacity(fx->disk, 100);
+    assert_int_equal(sim_disk_create(fx->disk, "a"), SIM_DISK_OK);
+    assert_int_equal(sim_disk_create(fx->disk, "b"), SIM_DISK_OK);
+    append_text(fx->disk, "a", "abc");
+    SyncResult result = {0};
+    sim_disk_fsync(fx->disk, "a", record_sync, &result);
+    sim_disk_set_io_error(fx->disk, TRUE);
+    sim_disk_replace(fx->disk);
+    assert_false(sim_disk_io_error(fx->disk));
+    assert_false(sim_disk_exists(fx->disk, "a"));
+    assert_false(sim_disk_exists(fx->disk, "b"));
+    assert_int_equal(sim_disk_used_bytes(fx->disk), 0);
+    sim_world_run_until(fx->world, SIM_NS_PER_S);
+    assert_int_equal(result.status, SIM_DISK_ENOENT);
+    assert_int_equal(sim_disk_create(fx->disk, "a"), SIM_DISK_OK);
+    g_autofree char *big = g_strnfill(101, 'x');
+    assert_int_equal(sim_disk_append(fx->disk, "a", big, 101), SIM_DISK_ENOSPC);
+}
+
 int
 main(void)
 {
@@ -1076,6 +1266,20 @@ main(void)
         cmocka_unit_test(test_sim_disk_slow_disk_multiplies_latency),
         cmocka_unit_test_setup_teardown(test_sim_disk_traces_operations, setup, teardown),
         cmocka_unit_test(test_sim_disk_random_ops_match_reference),
+        cmocka_unit_test_setup_teardown(test_sim_disk_timing_defaults_cost_nothing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_sim_disk_writeback_throttles_past_dirty_limit, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_sim_disk_charge_stands_for_larger_data, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_sim_disk_page_cache_misses_cost_reads, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_sim_disk_power_loss_empties_page_cache, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_sim_disk_io_error_fails_every_change, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_sim_disk_replace_gives_an_empty_disk, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -611,7 +611,9 @@ broker_start(Broker *broker)
     replica_markers_state_init(state);
     /* Logs first: Kafka's LogManager recovers every log before the broker
      * registers, and reads the HW checkpoint. */
-    replica_load_logs(state);
+    SimDisk *disk = sim_node_disk(broker->world, broker->node);
+    if (!sim_disk_io_error(disk))
+        replica_load_logs(state);
     state->zk = zk_client_new(broker->world, broker->node, broker->zk_node,
                                  broker->config.zookeeper_session_timeout_ms * SIM_NS_PER_MS,
                                  &ZK_CALLBACKS, state);
@@ -620,6 +622,11 @@ broker_start(Broker *broker)
     replica_hw_checkpoint_start(state);
     replica_isr_start(state);
     replica_retention_start(state);
+    /* Kafka's LogManager cannot validate a failed log directory at startup
+     * (createAndValidateLogDirs, 2.8 and 3.4: "none of the specified log dirs
+     * ... can be created or validated", then Exit.halt). */
+    if (sim_disk_io_error(disk))
+        broker_log_dir_failed(state, "startup");
 }
 
 Broker *

@@ -72,6 +72,9 @@ typedef struct BrokerState {
     gint32 shutdown_correlation;      /* the attempt in flight; -1: none */
     SimTimerId shutdown_timer;
     gboolean shutdown_checkpointed;   /* the last HW checkpoint is written */
+    /* The log directory failed (broker_log_dir_failed): the broker serves
+     * nothing more and halts. */
+    gboolean log_dir_failed;
 } BrokerState;
 
 struct Broker {
@@ -95,6 +98,14 @@ void broker_resign_controller(BrokerState *state);
 gboolean broker_serving(const BrokerState *state);
 void broker_shutdown_handle_response(BrokerState *state,
                                      const KControlledShutdownResponse *response);
+/* An I/O call on the log directory answered `status`: SIM_DISK_EIO fails the
+ * directory (broker_log_dir_failed) with `operation` named; returns
+ * `status`. */
+SimDiskStatus broker_log_dir_status(BrokerState *state, SimDiskStatus status,
+                                    const char *operation);
+/* The log directory failed: Kafka's LogDirFailureChannel and
+ * ReplicaManager/LogManager.handleLogDirFailure (broker_shutdown.c). */
+void broker_log_dir_failed(BrokerState *state, const char *operation);
 /* Asserts broker_shutdown.c's invariants. */
 void broker_shutdown_check_invariants(const BrokerState *state);
 

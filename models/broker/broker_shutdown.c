@@ -22,6 +22,10 @@
  *  5. The process exits: the node goes down as after a crash, but with
  *     nothing unflushed and no leadership left behind.
  *
+ * The other way a broker stops itself: its log directory fails (an I/O
+ * error, broker_log_dir_failed) and, that being its only one, it halts at
+ * once — none of the steps above (see broker_log_dir_failed).
+ *
  * Invariants (broker_shutdown_check_invariants):
  *  1. phase NONE: no shutdown timer and no ControlledShutdown in flight.
  *  2. phase CONTROLLED: a timer is pending (the answer's timeout or the
@@ -136,17 +140,18 @@ broker_shutdown_handle_response(BrokerState *state, const KControlledShutdownRes
 
 /* ---- 2 to 5: stopping ---- */
 
+/* The process exits; `arg` says how ("stopped cleanly", "halted: ..."). */
 static void
 exit_event(void *ctx, void *arg, guint64 incarnation)
 {
     Broker *broker = ctx;
-    (void)arg;
+    const char *how = arg;
     /* Only the process that asked to exit: not one started since. */
     if (broker->state == NULL ||
         sim_node_incarnation(broker->world, broker->node) != (guint32)incarnation)
         return;
-    broker_record_event(broker, HISTORY_EVENT_NODE, NULL, NULL, "broker %d stopped cleanly",
-                        broker->config.broker_id);
+    broker_record_event(broker, HISTORY_EVENT_NODE, NULL, NULL, "broker %d %s",
+                        broker->config.broker_id, how);
     sim_node_crash(broker->world, broker->node);
 }
 
@@ -159,8 +164,8 @@ exit_soon(BrokerState *state)
     sim_timer_cancel(broker->world, state->shutdown_timer);
     state->shutdown_timer = SIM_EVENT_ID_NONE;
     state->shutdown_phase = BROKER_SHUTDOWN_EXITING;
-    sim_world_schedule(broker->world, sim_now_ns(broker->world), exit_event, NULL, broker, NULL,
-                       sim_node_incarnation(broker->world, broker->node));
+    sim_world_schedule(broker->world, sim_now_ns(broker->world), exit_event, NULL, broker,
+                       (void *)"stopped cleanly", sim_node_incarnation(broker->world, broker->node));
 }
 
 static void
@@ -261,7 +266,48 @@ broker_shutting_down(const Broker *broker)
 gboolean
 broker_serving(const BrokerState *state)
 {
-    return state->shutdown_phase < BROKER_SHUTDOWN_STOPPING;
+    return state->shutdown_phase < BROKER_SHUTDOWN_STOPPING && !state->log_dir_failed;
+}
+
+/* ---- the log directory's failure: a halt ---- */
+
+/* Kafka 2.8 and 3.4 (ZooKeeper mode): an IOException on a log directory is
+ * wrapped in a KafkaStorageException (the request that met it is answered
+ * KAFKA_STORAGE_ERROR) and the directory is put on the LogDirFailureChannel;
+ * the ReplicaManager's LogDirFailureHandler thread takes it at once and runs
+ * ReplicaManager.handleLogDirFailure: fetchers removed and the directory's
+ * partitions marked offline, then LogManager.handleLogDirFailure removes the
+ * directory from the live ones and, when none is left, logs "Shutdown broker
+ * because all log dirs in ... have failed" and calls Exit.halt(1) — before
+ * the /log_dir_event_notification znode that would tell the controller is
+ * written. A ksim broker has one log directory (log.dirs with one entry), so
+ * its failure halts the process: no controlled shutdown, no session close;
+ * the controller learns of it when the broker's coordination session
+ * expires, as after a crash. The halt runs once the caller's stack has
+ * unwound (the crash frees the state the caller uses); until then the
+ * broker serves nothing. */
+void
+broker_log_dir_failed(BrokerState *state, const char *operation)
+{
+    Broker *broker = state->broker;
+    if (state->log_dir_failed)
+        return;
+    state->log_dir_failed = TRUE;
+    broker_record_event(broker, HISTORY_EVENT_NODE, NULL, NULL,
+                        "broker %d: I/O error on its log dir (%s): the dir goes offline, "
+                        "and with it every replica; it was the broker's only log dir",
+                        broker->config.broker_id, operation);
+    sim_world_schedule(broker->world, sim_now_ns(broker->world), exit_event, NULL, broker,
+                       (void *)"halted: all its log dirs have failed",
+                       sim_node_incarnation(broker->world, broker->node));
+}
+
+SimDiskStatus
+broker_log_dir_status(BrokerState *state, SimDiskStatus status, const char *operation)
+{
+    if (status == SIM_DISK_EIO)
+        broker_log_dir_failed(state, operation);
+    return status;
 }
 
 void

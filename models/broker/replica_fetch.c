@@ -20,6 +20,7 @@
 
 #include "replica_internal.h"
 #include "sim_assert.h"
+#include "sim_disk.h"
 
 /* ---- fetch (leader side) ---- */
 
@@ -160,12 +161,50 @@ read_partition(BrokerState *state, const KFetchRequest *request, const KFetchPar
     return bytes;
 }
 
-/* Builds the response; returns the bytes of records it carries and whether
- * any partition had an error. */
+/* A fetch response whose reads missed the page cache goes out once the
+ * disk has read them (sim_disk.h, "Timing"); dropped if the broker crashes
+ * first. */
+static void
+fetch_send_drop(void *ctx, void *arg, guint64 arg_u64)
+{
+    (void)ctx;
+    (void)arg_u64;
+    sim_msg_free(arg);
+}
+
+static void
+fetch_send_done(void *ctx, void *arg, guint64 to)
+{
+    SimWorld *world = ctx;
+    SimMsg *msg = arg;
+    /* The event runs on the broker's node, whose context is the broker. */
+    Broker *broker = sim_node_ctx(world, (SimNodeId)(to >> 32));
+    KSIM_ASSERT(broker->state != NULL);
+    broker_send(broker->state, (SimNodeId)(to & G_MAXUINT32), msg);
+}
+
+static void
+fetch_send(BrokerState *state, SimNodeId to, KFetchResponse *response, gint64 stall_ns)
+{
+    Broker *broker = state->broker;
+    if (stall_ns == 0) {
+        broker_send(state, to, &response->base);
+        return;
+    }
+    guint64 nodes = ((guint64)broker->node << 32) | (guint64)to;
+    sim_world_schedule_for(broker->world, broker->node, sim_now_ns(broker->world) + stall_ns,
+                           fetch_send_done, fetch_send_drop, &response->base, nodes);
+}
+
+/* Builds the response; returns the bytes of records it carries, whether
+ * any partition had an error, and how long its reads keep the broker
+ * waiting on the disk. */
 static KFetchResponse *
 fetch_build_response(BrokerState *state, const KFetchRequest *request, gboolean update_follower,
-                     gint64 *bytes, gboolean *errors)
+                     gint64 *bytes, gboolean *errors, gint64 *stall_ns)
 {
+    SimDisk *disk = sim_node_disk(state->broker->world, state->broker->node);
+    sim_disk_call_begin(disk);
     KFetchResponse *response = kproto_new(KMSG_FETCH_RESPONSE);
     response->correlation_id = request->correlation_id;
     *bytes = 0;
@@ -178,6 +217,7 @@ fetch_build_response(BrokerState *state, const KFetchRequest *request, gboolean 
         g_array_append_val(response->partitions, out);
     }
     kproto_update_size(&response->base);
+    *stall_ns = sim_disk_call_stall_ns(disk);
     return response;
 }
 
@@ -186,9 +226,10 @@ delayed_fetch_complete(BrokerState *state, DelayedFetch *delayed)
 {
     gint64 bytes;
     gboolean errors;
+    gint64 stall_ns;
     KFetchResponse *response =
-        fetch_build_response(state, delayed->request, TRUE, &bytes, &errors);
-    broker_send(state, delayed->client, &response->base);
+        fetch_build_response(state, delayed->request, TRUE, &bytes, &errors, &stall_ns);
+    fetch_send(state, delayed->client, response, stall_ns);
     g_ptr_array_remove(state->delayed_fetches, delayed);
     replica_delayed_fetch_free(delayed);
 }
@@ -276,9 +317,11 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
     Broker *broker = state->broker;
     gint64 bytes;
     gboolean errors;
-    KFetchResponse *response = fetch_build_response(state, request, TRUE, &bytes, &errors);
+    gint64 stall_ns;
+    KFetchResponse *response =
+        fetch_build_response(state, request, TRUE, &bytes, &errors, &stall_ns);
     if (errors || bytes >= request->min_bytes || request->max_wait_ms <= 0) {
-        broker_send(state, from, &response->base);
+        fetch_send(state, from, response, stall_ns);
         sim_msg_free(&request->base);
         return;
     }

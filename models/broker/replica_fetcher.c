@@ -32,6 +32,7 @@
 
 #include "replica_internal.h"
 #include "sim_assert.h"
+#include "sim_disk.h"
 #include "sim_net.h"
 
 static void fetcher_maybe_send(BrokerState *state, Fetcher *fetcher);
@@ -284,6 +285,7 @@ follower_append(BrokerState *state, Partition *p, const KFetchPartitionResponse 
             plog_append_encoded_as_follower(p->log, data->encoded->data + start,
                                             data->encoded->len - start, broker_now_ms(broker),
                                             &status);
+        broker_log_dir_status(state, status, "follower append");
     }
     gint64 leo = plog_log_end_offset(p->log);
     replica_hw_set(state, p, MAX(MIN(leo, data->high_watermark), plog_log_start_offset(p->log)));
@@ -314,6 +316,8 @@ replica_handle_fetch_response(BrokerState *state, SimNodeId from, KFetchResponse
     sim_timer_cancel(state->broker->world, fetcher->timeout_timer);
     fetcher->in_flight_correlation = 0;
     gboolean backoff = FALSE;
+    SimDisk *disk = sim_node_disk(state->broker->world, state->broker->node);
+    sim_disk_call_begin(disk);
     for (guint i = 0; i < response->partitions->len; i++) {
         const KFetchPartitionResponse *data =
             &g_array_index(response->partitions, KFetchPartitionResponse, i);
@@ -334,8 +338,18 @@ replica_handle_fetch_response(BrokerState *state, SimNodeId from, KFetchResponse
         else
             backoff = TRUE;
     }
+    /* The fetcher thread appends what it fetched before it fetches again
+     * (AbstractFetcherThread.processFetchRequest): writes that wait on the
+     * disk (sim_disk.h, "Timing") delay the next fetch, so the leader sees
+     * this follower's fetch offset later, and a follower whose disk cannot
+     * keep up falls behind and out of the ISR. */
+    gint64 stall_ns = sim_disk_call_stall_ns(disk);
     if (backoff)
         fetcher_backoff(state, fetcher);
+    else if (stall_ns > 0 && !sim_timer_pending(state->broker->world, fetcher->backoff_timer))
+        fetcher->backoff_timer = sim_timer_set(state->broker->world, state->broker->node, stall_ns,
+                                               fetcher_backoff_done,
+                                               GINT_TO_POINTER(fetcher->leader_id));
     else
         fetcher_maybe_send(state, fetcher);
 }

@@ -220,8 +220,9 @@ checkpoint_renamed(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
     KSIM_ASSERT(broker->state != NULL);
     broker->state->checkpoint_in_flight = FALSE;
     if (status == SIM_DISK_OK)
-        sim_disk_rename(sim_node_disk(broker->world, broker->node), HW_CHECKPOINT_TMP,
-                        HW_CHECKPOINT_FILE);
+        status = sim_disk_rename(sim_node_disk(broker->world, broker->node), HW_CHECKPOINT_TMP,
+                                 HW_CHECKPOINT_FILE);
+    broker_log_dir_status(broker->state, status, "HW checkpoint");
 }
 
 /* Kafka writes the checkpoint to a temporary file, fsyncs it and renames it
@@ -241,8 +242,11 @@ replica_hw_checkpoint_write(BrokerState *state)
     }
     SimDisk *disk = sim_node_disk(broker->world, broker->node);
     sim_disk_delete(disk, HW_CHECKPOINT_TMP);
-    sim_disk_create(disk, HW_CHECKPOINT_TMP);
-    if (sim_disk_append(disk, HW_CHECKPOINT_TMP, text->str, text->len) == SIM_DISK_OK) {
+    SimDiskStatus status =
+        broker_log_dir_status(state, sim_disk_create(disk, HW_CHECKPOINT_TMP), "HW checkpoint");
+    if (status != SIM_DISK_EIO &&
+        broker_log_dir_status(state, sim_disk_append(disk, HW_CHECKPOINT_TMP, text->str, text->len),
+                              "HW checkpoint") == SIM_DISK_OK) {
         state->checkpoint_in_flight = TRUE;
         sim_disk_fsync(disk, HW_CHECKPOINT_TMP, checkpoint_renamed, NULL);
     }

@@ -13,6 +13,7 @@
 
 #include "replica_internal.h"
 #include "sim_assert.h"
+#include "sim_disk.h"
 
 /* ---- produce (leader side) ---- */
 
@@ -52,8 +53,16 @@ check_producer(Partition *p, const PlogBatch *batch, gint64 *duplicate_base)
     return KAFKA_ERROR_UNKNOWN_PRODUCER_ID;
 }
 
+/* What a produce's answer needs of its request. */
+typedef struct {
+    SimNodeId client;
+    gint32 correlation_id;
+    gint16 acks;
+    gint64 timeout_ms;
+} ProduceAsk;
+
 static void
-answer_appended(BrokerState *state, Partition *p, SimNodeId from, const KProduceRequest *request,
+answer_appended(BrokerState *state, Partition *p, SimNodeId from, const ProduceAsk *request,
                 gint64 base, gint64 end)
 {
     if (request->acks == 0) {
@@ -81,6 +90,64 @@ answer_appended(BrokerState *state, Partition *p, SimNodeId from, const KProduce
     replica_hw_delay_produce(state, p, delayed, request->timeout_ms);
 }
 
+/* A produce whose append keeps the request handler waiting on the disk
+ * (sim_disk.h, "Timing"): Kafka's Log.append returns once its write() into
+ * the page cache has, and only then does ReplicaManager.appendRecords answer
+ * (acks=1) or put the request in the produce purgatory (acks=all). */
+typedef struct {
+    Broker *broker;
+    KTopicPartition tp;
+    ProduceAsk ask;
+    gint64 base;
+    gint64 end;
+} AppendWait;
+
+static void
+append_wait_drop(void *ctx, void *arg, guint64 arg_u64)
+{
+    (void)ctx;
+    (void)arg_u64;
+    g_free(arg);
+}
+
+static void
+append_wait_done(void *ctx, void *arg, guint64 arg_u64)
+{
+    (void)ctx;
+    (void)arg_u64;
+    AppendWait *wait = arg;
+    BrokerState *state = wait->broker->state;
+    KSIM_ASSERT(state != NULL);
+    Partition *p = replica_get(state, &wait->tp);
+    /* acks=all waits for the HW only while this broker leads; an acks=1
+     * append is done and answered as such. */
+    if (p == NULL || (!p->is_leader && wait->ask.acks == -1))
+        replica_produce_respond(state, wait->ask.client, wait->ask.correlation_id, &wait->tp,
+                                KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER, -1, -1);
+    else
+        answer_appended(state, p, wait->ask.client, &wait->ask, wait->base, wait->end);
+    g_free(wait);
+}
+
+static void
+answer_after_append(BrokerState *state, Partition *p, const ProduceAsk *ask, gint64 base,
+                    gint64 end, gint64 stall_ns)
+{
+    Broker *broker = state->broker;
+    if (stall_ns == 0 || ask->acks == 0) {
+        answer_appended(state, p, ask->client, ask, base, end);
+        return;
+    }
+    AppendWait *wait = g_new0(AppendWait, 1);
+    wait->broker = broker;
+    wait->tp = p->tp;
+    wait->ask = *ask;
+    wait->base = base;
+    wait->end = end;
+    sim_world_schedule_for(broker->world, broker->node, sim_now_ns(broker->world) + stall_ns,
+                           append_wait_done, append_wait_drop, wait, 0);
+}
+
 void
 replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *request)
 {
@@ -96,6 +163,7 @@ replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *requ
     gint64 duplicate_base = -1;
     if (error == KAFKA_ERROR_NONE)
         error = check_producer(p, request->batch, &duplicate_base);
+    ProduceAsk ask = {from, request->correlation_id, request->acks, request->timeout_ms};
     if (error == KAFKA_ERROR_NOT_ENOUGH_REPLICAS)
         SIM_MARK(broker->world, not_enough_replicas);
     if (error == KAFKA_ERROR_INVALID_PRODUCER_EPOCH)
@@ -106,7 +174,7 @@ replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *requ
         SIM_MARK(broker->world, out_of_order_sequence);
     if (error == KAFKA_ERROR_DUPLICATE_SEQUENCE_NUMBER) {
         /* A retried batch already in the log: answer as the first time. */
-        answer_appended(state, p, from, request, duplicate_base,
+        answer_appended(state, p, from, &ask, duplicate_base,
                         duplicate_base + request->batch->record_count);
         return;
     }
@@ -117,8 +185,11 @@ replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *requ
     }
     request->batch->leader_epoch = p->leader_epoch;
     SimDiskStatus status = SIM_DISK_OK;
+    SimDisk *disk = sim_node_disk(broker->world, broker->node);
+    sim_disk_call_begin(disk);
     gint64 base = plog_append(p->log, request->batch, broker_now_ms(broker), &status);
-    if (status != SIM_DISK_OK) {
+    gint64 stall_ns = sim_disk_call_stall_ns(disk);
+    if (broker_log_dir_status(state, status, "produce append") != SIM_DISK_OK) {
         if (request->acks != 0)
             replica_produce_respond(state, from, request->correlation_id, &request->tp,
                             KAFKA_ERROR_KAFKA_STORAGE_ERROR, -1, -1);
@@ -127,7 +198,7 @@ replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *requ
     gint64 end = base + request->batch->record_count;
     replica_hw_maybe_increment(state, p);
     replica_fetch_try_complete(state, p, FALSE);
-    answer_appended(state, p, from, request, base, end);
+    answer_after_append(state, p, &ask, base, end, stall_ns);
 }
 
 /* A coordinator's batch for a producer (a transaction marker, a
@@ -168,7 +239,7 @@ replica_append_internal(BrokerState *state, const KTopicPartition *tp, PlogBatch
     batch->leader_epoch = p->leader_epoch;
     SimDiskStatus status = SIM_DISK_OK;
     gint64 base = plog_append(p->log, batch, broker_now_ms(broker), &status);
-    if (status != SIM_DISK_OK) {
+    if (broker_log_dir_status(state, status, "append") != SIM_DISK_OK) {
         done_cb(state, KAFKA_ERROR_KAFKA_STORAGE_ERROR, -1, done_id);
         return;
     }

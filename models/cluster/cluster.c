@@ -236,8 +236,11 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
         g_autofree char *name = g_strdup_printf("broker-%u", i + 1);
         Broker *broker = broker_new(world, name, &broker_config,
                                     zk_server_node(cluster->zk), history, &observer);
-        sim_disk_set_fsync_latency(sim_node_disk(world, broker_node(broker)),
-                                   config->fsync_latency);
+        SimDisk *disk = sim_node_disk(world, broker_node(broker));
+        sim_disk_set_fsync_latency(disk, config->fsync_latency);
+        sim_disk_set_bandwidth(disk, config->disk_bandwidth_bytes_per_s);
+        sim_disk_set_dirty_limit(disk, config->disk_dirty_limit_bytes);
+        sim_disk_set_page_cache(disk, config->disk_page_cache_bytes);
         g_ptr_array_add(cluster->brokers, broker);
     }
     return cluster;

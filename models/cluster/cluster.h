@@ -51,6 +51,9 @@ typedef struct {
      * broker i+1's at index i, each a rack name or NULL (no rack). Copied by
      * cluster_new; the admin's replica placement reads them. */
     const char *const *racks;
+    gint64 disk_bandwidth_bytes_per_s; /* 0: unlimited */
+    gint64 disk_dirty_limit_bytes;     /* 0: writes never wait */
+    gint64 disk_page_cache_bytes;      /* 0: every byte stays cached */
 } ClusterConfig;
 
 /* Kafka's RackAwareMode (kafka.admin.RackAwareMode, 3.6), how the admin

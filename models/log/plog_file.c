@@ -44,6 +44,8 @@ plog_file_write_checked(SimDisk *disk, const char *name, const GString *body)
     if (sim_disk_exists(disk, temp))
         sim_disk_delete(disk, temp);
     SimDiskStatus status = sim_disk_create(disk, temp);
+    if (status == SIM_DISK_EIO)
+        return status;
     KSIM_ASSERT(status == SIM_DISK_OK);
     status = sim_disk_append(disk, temp, text->str, text->len);
     if (status != SIM_DISK_OK) {
@@ -51,6 +53,8 @@ plog_file_write_checked(SimDisk *disk, const char *name, const GString *body)
         return status;
     }
     status = sim_disk_rename(disk, temp, name);
+    if (status == SIM_DISK_EIO)
+        return status;
     KSIM_ASSERT(status == SIM_DISK_OK);
     sim_disk_fsync(disk, name, NULL, NULL);
     return SIM_DISK_OK;

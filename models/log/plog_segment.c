@@ -176,7 +176,9 @@ file_create_empty(SimDisk *disk, const char *name)
         return;
     }
     SimDiskStatus status = sim_disk_create(disk, name);
-    KSIM_ASSERT(status == SIM_DISK_OK);
+    /* A failed disk (EIO) leaves the file missing: its appends fail too, and
+     * the broker takes the first failure as its log directory's. */
+    KSIM_ASSERT(status == SIM_DISK_OK || status == SIM_DISK_EIO);
 }
 
 PlogSegment *
@@ -570,6 +572,9 @@ plog_segment_append(PlogSegment *segment, const PlogBatchHeader *header, const g
     };
     AppendPlan plan;
     plan_batch(segment, &desc, &plan);
+    /* The batch stands for its records' full size in the disk's timing
+     * (writeback, page cache): Kafka writes size_bytes into the file. */
+    sim_disk_charge_next(segment->disk, MAX(desc.size_bytes, (gint64)encoded_bytes));
     SimDiskStatus status =
         sim_disk_append(segment->disk, segment->log_name, encoded, encoded_bytes);
     if (status != SIM_DISK_OK)
@@ -647,6 +652,11 @@ plog_segment_read_raw(const PlogSegment *segment, gint64 position, GByteArray *o
         g_byte_array_set_size(out, start);
         return -1;
     }
+    /* A batch read to be sent (a fetch) costs disk time for what is not in
+     * the page cache, at the batch's full size. */
+    sim_disk_charge_next(segment->disk,
+                         MAX(plog_batch_header_size_bytes(header), encoded_bytes));
+    sim_disk_charge_read(segment->disk, segment->log_name, position, (gsize)encoded_bytes);
     return position + encoded_bytes;
 }
 
@@ -688,6 +698,8 @@ plog_segment_read(const PlogSegment *segment, gint64 position, GByteArray *scrat
                                (gsize)encoded_bytes);
     if (got != encoded_bytes)
         return -1;
+    sim_disk_charge_next(segment->disk, MAX(plog_batch_header_size_bytes(&h), encoded_bytes));
+    sim_disk_charge_read(segment->disk, segment->log_name, position, (gsize)encoded_bytes);
     *out = plog_batch_decode(scratch->data, (gsize)encoded_bytes);
     return *out == NULL ? -1 : position + encoded_bytes;
 }

@@ -84,12 +84,13 @@ static const KConfigChoice ACTION_CHOICES[] = {
     {"resume", NULL},     {"partition", NULL},  {"one-way", NULL},        {"isolate", NULL},
     {"heal", NULL},       {"disk-slow", NULL},  {"disk-full", NULL},      {"lose", NULL},
     {"delay", NULL},      {"duplicate", NULL},  {"expire-session", NULL}, {"crash-zk", NULL},
-    {"restart-zk", NULL}, {"add-partitions", NULL}, {"shutdown", NULL}, {NULL, NULL}};
+    {"restart-zk", NULL}, {"add-partitions", NULL}, {"shutdown", NULL}, {"disk-error", NULL},
+    {NULL, NULL}};
 /* Random faults are only the kinds that can be undone after their duration. */
 static const KConfigChoice RANDOM_KIND_CHOICES[] = {
     {"crash", NULL},     {"power-loss", NULL}, {"pause", NULL},
     {"partition", NULL}, {"isolate", NULL},    {"disk-slow", NULL},
-    {"disk-full", NULL}, {"crash-zk", NULL},   {NULL, NULL}};
+    {"disk-full", NULL}, {"crash-zk", NULL},   {"disk-error", NULL}, {NULL, NULL}};
 
 /* ---- The registry ---- */
 
@@ -366,6 +367,15 @@ static const KConfigKey REGISTRY[] = {
     KEY("racks", CLUSTER, LIST, NULL, KSIM_KEY,
         .doc = "Racks dealt to the brokers round robin: racks = a, b, c puts brokers 1, 4 in a, "
                "2, 5 in b, 3, 6 in c (null: none; a broker's broker.rack overrides it)."),
+    KEY("disk.bandwidth", CLUSTER, SIZE, "200MB", RANGE(0, I64), KSIM_KEY,
+        .doc = "Bytes per second the disk writes back dirty pages and reads page-cache misses "
+               "at (disk-slow divides it by its factor); 0: unlimited."),
+    KEY("disk.dirty.bytes", CLUSTER, SIZE, "1GB", RANGE(0, I64), KSIM_KEY,
+        .doc = "Linux's vm.dirty_bytes: dirty page-cache bytes past which a write waits for "
+               "writeback; 0: writes never wait."),
+    KEY("disk.page.cache.bytes", CLUSTER, SIZE, "0", RANGE(0, I64), KSIM_KEY,
+        .doc = "Page-cache size for reads: a read of pages not cached costs disk time; 0: every "
+               "byte stays cached."),
 
     /* ksim: a producer's workload. */
     KEY("topic", WORKLOAD, STRING, NULL, KSIM_KEY,
@@ -437,7 +447,7 @@ static const KConfigKey REGISTRY[] = {
         .doc = "lose, delay, duplicate: messages affected."),
     KEY("delay", FAULT, DURATION, NULL, RANGE(1, I64), KSIM_KEY, .doc = "delay: extra latency."),
     KEY("factor", FAULT, DOUBLE, NULL, RANGE(1, 1000000), KSIM_KEY,
-        .doc = "disk-slow: fsync latency multiplier."),
+        .doc = "disk-slow: fsync latency multiplier and disk bandwidth divisor."),
     KEY("topic", FAULT, STRING, NULL, KSIM_KEY, .doc = "add-partitions: the topic to grow."),
     KEY("partitions", FAULT, INT, NULL, RANGE(1, 1 << 24), KSIM_KEY,
         .doc = "add-partitions: the topic's new partition count (larger than before)."),

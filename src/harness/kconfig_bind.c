@@ -215,6 +215,9 @@ static const KConfigBinding CLUSTER_BINDINGS[] = {
     BIND(ClusterConfig, network_latency, "network.latency", DIST),
     BIND(ClusterConfig, network_bandwidth_bytes_per_s, "network.bandwidth", BYTES),
     BIND(ClusterConfig, fsync_latency, "disk.fsync.latency", DIST),
+    BIND(ClusterConfig, disk_bandwidth_bytes_per_s, "disk.bandwidth", BYTES),
+    BIND(ClusterConfig, disk_dirty_limit_bytes, "disk.dirty.bytes", BYTES),
+    BIND(ClusterConfig, disk_page_cache_bytes, "disk.page.cache.bytes", BYTES),
 };
 
 static const KConfigBindTable BROKER_TABLE = TABLE("broker", BROKER, BrokerConfig, BROKER_BINDINGS);

@@ -327,6 +327,21 @@ restart_when_down(void *ctx, void *arg, guint64 node)
                            NULL, run, NULL, node);
 }
 
+/* The end of a disk-error: the operator replaces the failed disk with a new,
+ * empty one (stopping the broker first if it has not halted yet) and starts
+ * the broker, which recovers with no log and fetches its replicas again. */
+static void
+replace_failed_disk(Run *run, SimNodeId node)
+{
+    SimDisk *disk = sim_node_disk(run->world, node);
+    if (!sim_disk_io_error(disk))
+        return;
+    if (sim_node_state(run->world, node) != SIM_NODE_DOWN)
+        sim_node_crash(run->world, node);
+    sim_disk_replace(disk);
+    restart_when_down(run, NULL, node);
+}
+
 /* Applies a fault to nodes and net; fills `undo` so it can be reverted. */
 static void
 apply_action(Run *run, ScenarioAction action, const ScenarioFault *fault, Undo *undo)
@@ -364,6 +379,9 @@ apply_action(Run *run, ScenarioAction action, const ScenarioFault *fault, Undo *
             break;
         case SCENARIO_ACTION_DISK_FULL:
             sim_disk_set_full(sim_node_disk(run->world, node), TRUE);
+            break;
+        case SCENARIO_ACTION_DISK_ERROR:
+            sim_disk_set_io_error(sim_node_disk(run->world, node), TRUE);
             break;
         case SCENARIO_ACTION_EXPIRE_SESSION:
             expire_session(run, undo, node);
@@ -519,6 +537,8 @@ undo_fire(void *ctx, void *arg, guint64 instant)
                 sim_disk_set_slow(sim_node_disk(run->world, node), 1.0);
             if (undo->action == SCENARIO_ACTION_DISK_FULL)
                 sim_disk_set_full(sim_node_disk(run->world, node), FALSE);
+            if (undo->action == SCENARIO_ACTION_DISK_ERROR)
+                replace_failed_disk(run, node);
         }
         if (inverse != undo->action)
             apply_action(run, inverse, NULL, undo);
@@ -650,6 +670,7 @@ heal_everything(Run *run)
     for (SimNodeId node = 0; node < sim_world_node_count(run->world); node++) {
         sim_disk_set_slow(sim_node_disk(run->world, node), 1.0);
         sim_disk_set_full(sim_node_disk(run->world, node), FALSE);
+        replace_failed_disk(run, node);
         if (sim_node_state(run->world, node) == SIM_NODE_PAUSED)
             sim_node_resume(run->world, node);
         restart_when_down(run, NULL, node);

@@ -142,6 +142,8 @@ typedef enum {
     SCENARIO_ACTION_RESTART_ZK,
     SCENARIO_ACTION_ADD_PARTITIONS, /* topic, partitions: grow a topic (kafka-topics --alter) */
     SCENARIO_ACTION_SHUTDOWN,       /* target broker stops cleanly (SIGTERM); duration: restart */
+    SCENARIO_ACTION_DISK_ERROR,     /* target broker's log dir fails (EIO); duration: disk
+                                     * replaced by an empty one, broker restarted */
 } ScenarioAction;
 
 /* "crash", "power-loss", ... as written in files. (transfer none) */

@@ -87,6 +87,8 @@ static const ActionInfo ACTIONS[] = {
     [SCENARIO_ACTION_SHUTDOWN] = {"shutdown", TARGETS_BROKERS, FAULT_KEY_TARGET, FAULT_KEY_DURATION},
     [SCENARIO_ACTION_ADD_PARTITIONS] = {"add-partitions", 0, FAULT_KEY_TOPIC | FAULT_KEY_PARTITIONS,
                                         0},
+    [SCENARIO_ACTION_DISK_ERROR] = {"disk-error", TARGETS_BROKERS, FAULT_KEY_TARGET,
+                                    FAULT_KEY_DURATION},
 };
 
 static const char *const TARGET_FORMS[] = {
