@@ -84,6 +84,8 @@ typedef struct {
 /* Linux's TCP_RTO_MIN and TCP_RTO_MAX. */
 #define TCP_RTO_MIN_NS (200 * SIM_NS_PER_MS)
 #define TCP_RTO_MAX_NS (120 * SIM_NS_PER_S)
+/* The most delay impairments add to one message (about 31 years). */
+#define IMPAIR_EXTRA_NS_MAX (G_GINT64_CONSTANT(1000000000) * SIM_NS_PER_S)
 
 static Link *
 link_at(const SimNet *net, SimNodeId from, SimNodeId to)
@@ -474,7 +476,7 @@ static void
 impair_loss(SimNet *net, const Impair *imp, ImpairEffect *effect)
 {
     SimRng *rng = impair_rng(net, imp->from, imp->to);
-    gint64 rto = rto_ns(net, imp->from, imp->to);
+    gint64 rto = MIN(rto_ns(net, imp->from, imp->to), TCP_RTO_MAX_NS);
     guint lost = 0;
     while (lost <= SIM_NET_TCP_RETRIES_MAX &&
            sim_rng_chance(rng, imp->what.loss_numerator, imp->what.loss_denominator)) {
@@ -503,7 +505,10 @@ impair_effect(SimNet *net, SimNodeId from, SimNodeId to, ImpairEffect *effect)
             impair_loss(net, imp, effect);
             break;
         case SIM_IMPAIR_LATENCY:
-            effect->extra_ns += sim_dist_sample(&imp->what.latency, impair_rng(net, from, to));
+            /* Bounded so that any number of impairments cannot overflow. */
+            effect->extra_ns =
+                MIN(effect->extra_ns + sim_dist_sample(&imp->what.latency, impair_rng(net, from, to)),
+                    IMPAIR_EXTRA_NS_MAX);
             break;
         case SIM_IMPAIR_BANDWIDTH: {
             gint64 cap = imp->what.bandwidth_bytes_per_s;

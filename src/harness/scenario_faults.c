@@ -605,6 +605,13 @@ fold_jitter(const KConfig *cfg, SimDist *latency)
     return NULL;
 }
 
+/* A required key's text; "null" when the file wrote Kafka's null. */
+static const char *
+text_of(const KConfig *cfg, const char *key)
+{
+    return kconfig_is_null(cfg, key) ? "null" : kconfig_get_string(cfg, key);
+}
+
 /* The loss, latency, bandwidth and clock actions' own keys. */
 static gboolean
 fault_window_values(const Build *b, const RawGroup *group, const KConfig *cfg,
@@ -616,20 +623,25 @@ fault_window_values(const Build *b, const RawGroup *group, const KConfig *cfg,
     switch (fault->action) {
     case SCENARIO_ACTION_LOSS:
         key = "rate";
-        why = parse_loss_rate(kconfig_get_string(cfg, key), &fault->loss_per_million);
+        why = parse_loss_rate(text_of(cfg, key), &fault->loss_per_million);
         break;
     case SCENARIO_ACTION_LATENCY:
+        key = "latency";
+        if (kconfig_is_null(cfg, key)) {
+            why = g_strdup("null is not a latency: a duration such as 50ms or a distribution");
+            break;
+        }
+        fault->latency = kconfig_get_dist(cfg, key);
         key = "jitter";
-        fault->latency = kconfig_get_dist(cfg, "latency");
         why = fold_jitter(cfg, &fault->latency);
         break;
     case SCENARIO_ACTION_BANDWIDTH:
         key = "bandwidth";
-        why = parse_bandwidth(kconfig_get_string(cfg, key), &fault->bandwidth_bytes_per_s);
+        why = parse_bandwidth(text_of(cfg, key), &fault->bandwidth_bytes_per_s);
         break;
     case SCENARIO_ACTION_CLOCK:
         key = "offset";
-        why = parse_clock_offset(kconfig_get_string(cfg, key), &fault->clock_offset_ns);
+        why = parse_clock_offset(text_of(cfg, key), &fault->clock_offset_ns);
         break;
     default:
         return TRUE;
