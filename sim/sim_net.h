@@ -46,7 +46,9 @@
  *  - extra latency, a distribution per message (a constant plus or minus a
  *    uniform jitter is SIM_DIST_UNIFORM), the same for FIN and RST notices
  *    (at its mean);
- *  - a bandwidth cap: messages are transmitted no faster than it.
+ *  - a bandwidth cap: messages are transmitted no faster than it. A
+ *    message's transmission time is fixed when it is sent, so what is queued
+ *    behind a cap when it ends still goes out at the capped rate.
  * FIFO per connection holds through all three: a message that waits for its
  * retransmission or draws a long delay holds back every later one on the
  * connection (head-of-line blocking), as TCP does. Impairments on one link
