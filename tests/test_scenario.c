@@ -800,6 +800,14 @@ test_scenario_window_fault_errors(void **state)
          "does not apply to action 'clock'"},
         {"action = clock\ntarget = *\noffset = 1s\n", 7, "target", "'*' cannot be used"},
     };
+    g_autofree char *long_rate = g_strnfill(5000, '7');
+    g_autofree char *long_body =
+        g_strdup_printf("action = loss\ntarget = broker:1\nrate = %s%%\n", long_rate);
+    g_autofree char *long_text = g_strconcat(WINDOW_HEAD, long_body, NULL);
+    g_autoptr(GError) long_error = NULL;
+    g_autoptr(Scenario) long_scenario = scenario_load_data(long_text, "t.ini", &long_error);
+    assert_null(long_scenario);
+    assert_true(strlen(long_error->message) < 400); /* the value is quoted cut short */
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *text = g_strconcat(WINDOW_HEAD, cases[i].body, NULL);
         g_autoptr(GError) error = NULL;

@@ -648,8 +648,10 @@ fault_window_values(const Build *b, const RawGroup *group, const KConfig *cfg,
     }
     if (why == NULL)
         return TRUE;
+    /* A long value is quoted cut short, as every scenario message quotes it. */
+    g_autofree char *shown = kconfig_echo_quoted(why);
     Loc loc = scenario_loc_key(b->scenario, group, key);
-    scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc, "%s", why);
+    scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc, "%s", shown);
     g_free(why);
     return FALSE;
 }
