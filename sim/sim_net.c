@@ -12,6 +12,9 @@
  *  3. No OPEN connection crosses a cut path: cutting a path in either direction
  *     breaks the connection (TCP needs both directions).
  *  4. sent + duplicated = delivered + dropped + in flight.
+ *  5. A directed link's `impairments` counts the entries of `impairs` on it;
+ *     ids increase in the order impairments began, and each is in `impairs`
+ *     from sim_net_impair until sim_net_impair_end or a heal.
  *
  * Connection transitions:
  *   NONE|CLOSED --send, path open, peer up--> OPEN          (conn_for_send)
@@ -43,6 +46,8 @@ typedef struct {
     guint64 loss_numerator;
     guint64 loss_denominator;
     SimRng *rng; /* created on the first draw */
+    SimRng *impair_rng; /* the impairments' draws, created on the first */
+    guint impairments;  /* entries of SimNet.impairs on this link */
     /* Undirected, meaningful at [min][max] only. */
     guint32 conn_state;
     guint32 conn_generation;
@@ -63,7 +68,24 @@ struct SimNet {
     guint64 duplicated;
     guint64 delivered;
     guint64 dropped;
+    guint64 retransmissions;
+    GArray *impairs; /* Impair, by id */
+    guint64 impair_id_last;
 };
+
+/* One impairment in force. */
+typedef struct {
+    guint64 id;
+    SimNodeId from;
+    SimNodeId to;
+    SimImpairment what;
+} Impair;
+
+/* Linux's TCP_RTO_MIN and TCP_RTO_MAX. */
+#define TCP_RTO_MIN_NS (200 * SIM_NS_PER_MS)
+#define TCP_RTO_MAX_NS (120 * SIM_NS_PER_S)
+/* The most delay impairments add to one message (about 31 years). */
+#define IMPAIR_EXTRA_NS_MAX (G_GINT64_CONSTANT(1000000000) * SIM_NS_PER_S)
 
 static Link *
 link_at(const SimNet *net, SimNodeId from, SimNodeId to)
@@ -85,6 +107,7 @@ sim_net_new(SimWorld *world)
     SimNet *net = g_new0(SimNet, 1);
     net->world = world;
     net->default_latency = SIM_DIST_CONST(100 * SIM_NS_PER_US);
+    net->impairs = g_array_new(FALSE, FALSE, sizeof(Impair));
     return net;
 }
 
@@ -93,8 +116,11 @@ sim_net_free(SimNet *net)
 {
     if (net == NULL)
         return;
-    for (gsize i = 0; i < (gsize)net->capacity * net->capacity; i++)
+    for (gsize i = 0; i < (gsize)net->capacity * net->capacity; i++) {
         sim_rng_free(net->links[i].rng);
+        sim_rng_free(net->links[i].impair_rng);
+    }
+    g_array_free(net->impairs, TRUE);
     g_free(net->links);
     g_free(net);
 }
@@ -236,10 +262,27 @@ notice_arrive(void *ctx, void *arg, guint64 packed)
         ops->disconnect(world, sim_node_ctx(world, node), peer, reason);
 }
 
+/* The mean extra latency of the link's impairments (no draw: notices and
+ * retransmission timers use it). */
+static gint64
+impair_latency_mean_ns(const SimNet *net, SimNodeId from, SimNodeId to)
+{
+    if (link_at(net, from, to)->impairments == 0)
+        return 0;
+    double sum = 0;
+    for (guint i = 0; i < net->impairs->len; i++) {
+        const Impair *imp = &g_array_index(net->impairs, Impair, i);
+        if (imp->from == from && imp->to == to && imp->what.kind == SIM_IMPAIR_LATENCY)
+            sum += sim_dist_mean(&imp->what.latency);
+    }
+    return (gint64)sum;
+}
+
 static gint64
 one_way_ns(SimNet *net, SimNodeId from, SimNodeId to)
 {
-    return sim_dist_sample(&link_at(net, from, to)->latency, link_rng(net, from, to));
+    return sim_dist_sample(&link_at(net, from, to)->latency, link_rng(net, from, to)) +
+           impair_latency_mean_ns(net, from, to);
 }
 
 /* Tells `node`, after `delay_ns`, that its connection to `peer` failed. */
@@ -376,13 +419,13 @@ apply_faults(SimNet *net, Link *link, SimNodeId from, SimNodeId to, gint64 *extr
 
 static gint64
 arrival_time(SimNet *net, Link *link, SimNodeId from, SimNodeId to, guint32 size_bytes,
-             gint64 extra_ns)
+             gint64 extra_ns, gint64 bandwidth_bytes_per_s)
 {
     gint64 now = sim_now_ns(net->world);
     gint64 departure = now;
-    if (link->bandwidth_bytes_per_s > 0) {
+    if (bandwidth_bytes_per_s > 0) {
         gint64 start = MAX(now, link->transmit_free_ns);
-        departure = start + (gint64)size_bytes * SIM_NS_PER_S / link->bandwidth_bytes_per_s;
+        departure = start + (gint64)size_bytes * SIM_NS_PER_S / bandwidth_bytes_per_s;
         link->transmit_free_ns = departure;
     }
     gint64 latency = link->latency.kind == SIM_DIST_CONSTANT
@@ -391,6 +434,149 @@ arrival_time(SimNet *net, Link *link, SimNodeId from, SimNodeId to, guint32 size
     gint64 arrival = MAX(departure + latency + extra_ns, link->arrival_last_ns);
     link->arrival_last_ns = arrival;
     return arrival;
+}
+
+/* ---- impairments ---- */
+
+static SimRng *
+impair_rng(SimNet *net, SimNodeId from, SimNodeId to)
+{
+    Link *link = link_at(net, from, to);
+    if (link->impair_rng == NULL) {
+        g_autofree char *name = g_strdup_printf("net-impair/%s->%s",
+                                                sim_node_name(net->world, from),
+                                                sim_node_name(net->world, to));
+        link->impair_rng = sim_rng_new(sim_world_seed(net->world), name);
+    }
+    return link->impair_rng;
+}
+
+/* The retransmission timeout on the path: Linux's srtt plus a variance term
+ * floored at TCP_RTO_MIN (tcp_set_rto), the round trip taken at its mean. */
+static gint64
+rto_ns(const SimNet *net, SimNodeId from, SimNodeId to)
+{
+    double rtt = sim_dist_mean(&link_at(net, from, to)->latency) +
+                 sim_dist_mean(&link_at(net, to, from)->latency);
+    return (gint64)rtt + impair_latency_mean_ns(net, from, to) +
+           impair_latency_mean_ns(net, to, from) + TCP_RTO_MIN_NS;
+}
+
+/* What the link's impairments do to one message. */
+typedef struct {
+    gint64 extra_ns;              /* retransmission waits and added latency */
+    gint64 bandwidth_bytes_per_s; /* the lowest cap, or the link's own; 0: none */
+    gboolean timed_out;           /* TCP gave up: the connection times out */
+} ImpairEffect;
+
+/* Transmissions lost before one gets through, each a retransmission timeout
+ * later than the one before; `timed_out` when all SIM_NET_TCP_RETRIES_MAX
+ * retransmissions are lost too. */
+static void
+impair_loss(SimNet *net, const Impair *imp, ImpairEffect *effect)
+{
+    SimRng *rng = impair_rng(net, imp->from, imp->to);
+    gint64 rto = MIN(rto_ns(net, imp->from, imp->to), TCP_RTO_MAX_NS);
+    guint lost = 0;
+    while (lost <= SIM_NET_TCP_RETRIES_MAX &&
+           sim_rng_chance(rng, imp->what.loss_numerator, imp->what.loss_denominator)) {
+        effect->extra_ns += rto;
+        rto = MIN(2 * rto, TCP_RTO_MAX_NS);
+        lost++;
+    }
+    net->retransmissions += MIN(lost, SIM_NET_TCP_RETRIES_MAX);
+    if (lost > SIM_NET_TCP_RETRIES_MAX)
+        effect->timed_out = TRUE;
+}
+
+static void
+impair_effect(SimNet *net, SimNodeId from, SimNodeId to, ImpairEffect *effect)
+{
+    Link *link = link_at(net, from, to);
+    *effect = (ImpairEffect){0, link->bandwidth_bytes_per_s, FALSE};
+    if (link->impairments == 0)
+        return;
+    for (guint i = 0; i < net->impairs->len && !effect->timed_out; i++) {
+        const Impair *imp = &g_array_index(net->impairs, Impair, i);
+        if (imp->from != from || imp->to != to)
+            continue;
+        switch (imp->what.kind) {
+        case SIM_IMPAIR_LOSS:
+            impair_loss(net, imp, effect);
+            break;
+        case SIM_IMPAIR_LATENCY:
+            /* Bounded so that any number of impairments cannot overflow. */
+            effect->extra_ns =
+                MIN(effect->extra_ns + sim_dist_sample(&imp->what.latency, impair_rng(net, from, to)),
+                    IMPAIR_EXTRA_NS_MAX);
+            break;
+        case SIM_IMPAIR_BANDWIDTH: {
+            gint64 cap = imp->what.bandwidth_bytes_per_s;
+            gint64 own = effect->bandwidth_bytes_per_s;
+            effect->bandwidth_bytes_per_s = own == 0 ? cap : MIN(own, cap);
+            break;
+        }
+        }
+    }
+}
+
+/* TCP gave up on the message: the connection is dead, and the sender learns
+ * so once its retransmissions are spent; the peer finds out on its next send. */
+static void
+impair_time_out(SimNet *net, SimMsg *msg, gint64 after_ns)
+{
+    conn_break(net, msg->from, msg->to);
+    notice_send(net, msg->from, msg->to, SIM_DISCONNECT_RESET, after_ns);
+    drop(net, msg, SIM_DROP_BROKEN);
+}
+
+guint64
+sim_net_impair(SimNet *net, SimNodeId from, SimNodeId to, const SimImpairment *impairment)
+{
+    KSIM_ASSERT(impairment != NULL);
+    KSIM_ASSERT(from != to);
+    KSIM_ASSERT(net->impairs->len < SIM_NET_IMPAIRMENTS_MAX);
+    switch (impairment->kind) {
+    case SIM_IMPAIR_LOSS:
+        KSIM_ASSERT(impairment->loss_denominator > 0);
+        KSIM_ASSERT(impairment->loss_numerator < impairment->loss_denominator);
+        break;
+    case SIM_IMPAIR_LATENCY:
+        break;
+    case SIM_IMPAIR_BANDWIDTH:
+        KSIM_ASSERT(impairment->bandwidth_bytes_per_s > 0);
+        break;
+    default:
+        KSIM_ASSERT(!"unknown impairment kind");
+    }
+    Impair imp = {++net->impair_id_last, from, to, *impairment};
+    g_array_append_val(net->impairs, imp);
+    link_at(net, from, to)->impairments++;
+    trace(net, SIM_TRACE_FAULT, from, to, SIM_FAULT_IMPAIR, (imp.id << 8) | impairment->kind);
+    return imp.id;
+}
+
+void
+sim_net_impair_end(SimNet *net, guint64 id)
+{
+    for (guint i = 0; i < net->impairs->len; i++) {
+        const Impair *imp = &g_array_index(net->impairs, Impair, i);
+        if (imp->id != id)
+            continue;
+        Link *link = link_at(net, imp->from, imp->to);
+        KSIM_ASSERT(link->impairments > 0);
+        link->impairments--;
+        trace(net, SIM_TRACE_FAULT, imp->from, imp->to, SIM_FAULT_IMPAIR_END,
+              (imp->id << 8) | imp->what.kind);
+        g_array_remove_index(net->impairs, i);
+        return;
+    }
+}
+
+guint
+sim_net_impairments(const SimNet *net, SimNodeId from, SimNodeId to)
+{
+    return link_at(net, from, to)->impairments;
 }
 
 static SimMsg *
@@ -429,14 +615,24 @@ sim_net_send(SimNet *net, SimNodeId from, SimNodeId to, SimMsg *msg)
         drop(net, msg, SIM_DROP_FAULT);
         return;
     }
+    ImpairEffect effect;
+    impair_effect(net, from, to, &effect);
+    if (effect.timed_out) {
+        impair_time_out(net, msg, effect.extra_ns);
+        return;
+    }
     SimMsg *copy = duplicate ? msg_clone(msg) : NULL;
     if (duplicate && copy == NULL)
         trace(net, SIM_TRACE_DUPLICATE, to, from, msg->type, G_MAXUINT64);
-    schedule_delivery(net, msg, arrival_time(net, link, from, to, msg->size_bytes, extra_ns));
+    schedule_delivery(net, msg,
+                      arrival_time(net, link, from, to, msg->size_bytes,
+                                   extra_ns + effect.extra_ns, effect.bandwidth_bytes_per_s));
     if (copy != NULL) {
         net->duplicated++;
         trace(net, SIM_TRACE_DUPLICATE, to, from, copy->type, copy->size_bytes);
-        schedule_delivery(net, copy, arrival_time(net, link, from, to, copy->size_bytes, 0));
+        schedule_delivery(net, copy,
+                          arrival_time(net, link, from, to, copy->size_bytes, 0,
+                                       effect.bandwidth_bytes_per_s));
     }
 }
 
@@ -522,8 +718,10 @@ sim_net_heal(SimNet *net)
             link->cut = FALSE;
             link->lose_next = link->delay_next = link->duplicate_next = 0;
             link->loss_numerator = 0;
+            link->impairments = 0;
         }
     }
+    g_array_set_size(net->impairs, 0);
     for (SimNodeId a = 0; a < net->n_nodes; a++) {
         for (SimNodeId b = a + 1; b < net->n_nodes; b++)
             resets_after_heal(net, a, b);
@@ -584,6 +782,12 @@ sim_net_messages_dropped(const SimNet *net)
     return net->dropped;
 }
 
+guint64
+sim_net_retransmissions(const SimNet *net)
+{
+    return net->retransmissions;
+}
+
 /* ---- node lifecycle ---- */
 
 void
@@ -622,6 +826,16 @@ sim_net_check_invariants(const SimNet *net)
         }
     }
     KSIM_ASSERT(net->delivered + net->dropped <= net->sent + net->duplicated);
+    KSIM_ASSERT(net->impairs->len <= SIM_NET_IMPAIRMENTS_MAX);
+    guint counted = 0;
+    for (SimNodeId a = 0; a < net->n_nodes; a++) {
+        for (SimNodeId b = 0; b < net->n_nodes; b++)
+            counted += link_at(net, a, b)->impairments;
+    }
+    KSIM_ASSERT(counted == net->impairs->len);
+    for (guint i = 1; i < net->impairs->len; i++)
+        KSIM_ASSERT(g_array_index(net->impairs, Impair, i - 1).id <
+                    g_array_index(net->impairs, Impair, i).id);
 }
 
 const char *
@@ -643,7 +857,8 @@ sim_net_fault_name(guint kind)
         [SIM_FAULT_ISOLATE] = "isolate",     [SIM_FAULT_LOSE] = "lose",
         [SIM_FAULT_DELAY] = "delay",         [SIM_FAULT_DUPLICATE] = "duplicate",
         [SIM_FAULT_LOSS_RATIO] = "loss_ratio", [SIM_FAULT_DISK_SLOW] = "disk_slow",
-        [SIM_FAULT_DISK_FULL] = "disk_full",
+        [SIM_FAULT_DISK_FULL] = "disk_full", [SIM_FAULT_CLOCK] = "clock",
+        [SIM_FAULT_IMPAIR] = "impair",       [SIM_FAULT_IMPAIR_END] = "impair_end",
     };
     return kind < G_N_ELEMENTS(names) ? names[kind] : NULL;
 }

@@ -31,6 +31,31 @@
  * duplicate the next N messages, or a loss ratio. A paused node's kernel still
  * receives: deliveries to it are held until it resumes.
  *
+ * Impairments (sim_net_impair ... sim_net_impair_end): a directed link's path
+ * degrades for a while, as `tc netem` would make it, and the connection on it
+ * stays up, as TCP keeps it up:
+ *  - packet loss at a ratio: TCP retransmits what the path lost, so the
+ *    message is not lost but arrives one retransmission timeout later per
+ *    lost transmission (RTO = the round trip + Linux's TCP_RTO_MIN 200 ms,
+ *    doubling per retry up to TCP_RTO_MAX 120 s); a message lost
+ *    SIM_NET_TCP_RETRIES_MAX times in a row (Linux's tcp_retries2, 15) times
+ *    the connection out: it breaks and the sender learns RESET once its
+ *    retransmissions are spent. A message is one unit here (a large fetch
+ *    response is not split into segments, and congestion control is not
+ *    modelled);
+ *  - extra latency, a distribution per message (a constant plus or minus a
+ *    uniform jitter is SIM_DIST_UNIFORM), the same for FIN and RST notices
+ *    (at its mean);
+ *  - a bandwidth cap: messages are transmitted no faster than it. A
+ *    message's transmission time is fixed when it is sent, so what is queued
+ *    behind a cap when it ends still goes out at the capped rate.
+ * FIFO per connection holds through all three: a message that waits for its
+ * retransmission or draws a long delay holds back every later one on the
+ * connection (head-of-line blocking), as TCP does. Impairments on one link
+ * compose (independent losses, summed delays, the lowest cap). Draws come
+ * from the stream "net-impair/FROM->TO", apart from the link's latency
+ * stream. sim_net_heal ends every impairment.
+ *
  * Ownership: a message belongs to the network from sim_net_send until delivery,
  * then to the receiver, which frees it with sim_msg_free. A dropped message is
  * freed by the network.
@@ -80,6 +105,9 @@ typedef enum {
     SIM_FAULT_LOSS_RATIO,
     SIM_FAULT_DISK_SLOW,
     SIM_FAULT_DISK_FULL,
+    SIM_FAULT_CLOCK,      /* a node's wall clock stepped; b = the step in ns (two's complement) */
+    SIM_FAULT_IMPAIR,     /* a link impairment began; b = its id */
+    SIM_FAULT_IMPAIR_END, /* a link impairment ended; b = its id */
 } SimFaultKind;
 
 /* "partition", "broken", ... for a drop reason; "partition", "heal", ...
@@ -119,7 +147,7 @@ void sim_net_cut_one_way(SimNet *net, SimNodeId from, SimNodeId to);
 void sim_net_mend_one_way(SimNet *net, SimNodeId from, SimNodeId to);
 /* Cuts every path to and from `node`. */
 void sim_net_isolate(SimNet *net, SimNodeId node);
-/* Restores every path and clears single-message faults. */
+/* Restores every path, clears single-message faults and ends every impairment. */
 void sim_net_heal(SimNet *net);
 
 /* Single-message faults on the directed link from `from` to `to`. */
@@ -130,10 +158,40 @@ void sim_net_duplicate_next(SimNet *net, SimNodeId from, SimNodeId to, guint cou
 void sim_net_set_loss(SimNet *net, SimNodeId from, SimNodeId to, guint64 numerator,
                       guint64 denominator);
 
+typedef enum {
+    SIM_IMPAIR_LOSS = 1,  /* loss_numerator / loss_denominator of transmissions lost */
+    SIM_IMPAIR_LATENCY,   /* `latency` more per message */
+    SIM_IMPAIR_BANDWIDTH, /* at most bandwidth_bytes_per_s */
+} SimImpairKind;
+
+typedef struct {
+    SimImpairKind kind;
+    guint64 loss_numerator; /* LOSS: < loss_denominator */
+    guint64 loss_denominator;
+    SimDist latency;              /* LATENCY */
+    gint64 bandwidth_bytes_per_s; /* BANDWIDTH: > 0 */
+} SimImpairment;
+
+/* Linux's tcp_retries2: transmissions of one message lost in a row that time
+ * its connection out. */
+#define SIM_NET_TCP_RETRIES_MAX 15u
+/* At most this many impairments at once over all links. */
+#define SIM_NET_IMPAIRMENTS_MAX 65536u
+
+/* Starts impairing the link from `from` to `to` (from != to); returns its id
+ * (> 0) for sim_net_impair_end. Traced. */
+guint64 sim_net_impair(SimNet *net, SimNodeId from, SimNodeId to, const SimImpairment *impairment);
+/* Ends an impairment; nothing when it has ended already (a heal ends all). */
+void sim_net_impair_end(SimNet *net, guint64 id);
+/* Impairments in force on the link from `from` to `to`. */
+guint sim_net_impairments(const SimNet *net, SimNodeId from, SimNodeId to);
+
 /* Counters for reports and tests. */
 guint64 sim_net_messages_sent(const SimNet *net);
 guint64 sim_net_messages_delivered(const SimNet *net);
 guint64 sim_net_messages_dropped(const SimNet *net);
+/* Transmissions an impairment's loss made TCP repeat. */
+guint64 sim_net_retransmissions(const SimNet *net);
 
 /* Lifecycle, called by sim_world. */
 void sim_net_node_added(SimNet *net, SimNodeId node);

@@ -27,6 +27,7 @@ typedef struct {
     SimNodeState state;
     gboolean host_off;
     guint32 incarnation;
+    gint64 clock_offset_ns; /* the wall clock minus virtual time */
     SimDisk *disk;
     GArray *held; /* SimEventId, in the order the events came due */
     /* sim_disk_changes(disk) + 1 when the disk was last checked; 0: never. */
@@ -213,6 +214,38 @@ const GPtrArray *
 sim_world_node_names(const SimWorld *world)
 {
     return world->node_names;
+}
+
+gint64
+sim_node_clock_offset_ns(const SimWorld *world, SimNodeId node)
+{
+    return node_get(world, node)->clock_offset_ns;
+}
+
+gint64
+sim_node_wall_ns(const SimWorld *world, SimNodeId node)
+{
+    gint64 offset = node_get(world, node)->clock_offset_ns;
+    /* A step back past the epoch stops at it (offsets are bounded far below
+     * the int64 range, so the sum cannot overflow). */
+    return MAX(world->now_ns + offset, 0);
+}
+
+gint64
+sim_node_wall_ms(const SimWorld *world, SimNodeId node)
+{
+    return sim_node_wall_ns(world, node) / SIM_NS_PER_MS;
+}
+
+void
+sim_node_clock_step(SimWorld *world, SimNodeId node, gint64 delta_ns)
+{
+    Node *n = node_get(world, node);
+    KSIM_ASSERT(delta_ns >= -SIM_CLOCK_OFFSET_NS_MAX && delta_ns <= SIM_CLOCK_OFFSET_NS_MAX);
+    n->clock_offset_ns = CLAMP(n->clock_offset_ns + delta_ns, -SIM_CLOCK_OFFSET_NS_MAX,
+                               SIM_CLOCK_OFFSET_NS_MAX);
+    sim_trace_add(world->trace, world->now_ns, SIM_TRACE_FAULT, node, SIM_NODE_NONE,
+                  SIM_FAULT_CLOCK, (guint64)delta_ns, NULL);
 }
 
 static void

@@ -24,6 +24,13 @@
  *
  * Time. sim_now_ns() is the only clock. An event scheduled for "now" runs after
  * the events already due.
+ *
+ * Wall clocks. Each node also has a wall clock (what System.currentTimeMillis
+ * returns on its host): virtual time plus the node's clock offset, 0 unless a
+ * clock fault stepped it (sim_node_clock_step). It is for what a model stamps
+ * or compares with a stamp (record timestamps, time-based retention and
+ * segment rolls); timers and timeouts run on sim_now_ns, a monotonic clock.
+ * A wall clock reads 0 at virtual time 0 and never below 0.
  */
 #ifndef SIM_WORLD_H
 #define SIM_WORLD_H
@@ -108,6 +115,21 @@ SimDisk *sim_node_disk(SimWorld *world, SimNodeId node);
 guint32 sim_node_incarnation(const SimWorld *world, SimNodeId node);
 /* The node names indexed by id, for trace writers. (transfer none) */
 const GPtrArray *sim_world_node_names(const SimWorld *world);
+
+/* The largest clock offset either way (about 126 years); steps saturate
+ * there, so wall time plus virtual time stays far inside int64. */
+#define SIM_CLOCK_OFFSET_NS_MAX (G_GINT64_CONSTANT(4000000000) * SIM_NS_PER_S)
+
+/* The node's wall clock: sim_now_ns plus its offset, at least 0. */
+gint64 sim_node_wall_ns(const SimWorld *world, SimNodeId node);
+/* The same in milliseconds, as Kafka's Time.milliseconds() reads it. */
+gint64 sim_node_wall_ms(const SimWorld *world, SimNodeId node);
+/* The node's offset: its wall clock minus virtual time (before the clamp at 0). */
+gint64 sim_node_clock_offset_ns(const SimWorld *world, SimNodeId node);
+/* Steps the node's wall clock by `delta_ns` (forward when positive), as an
+ * NTP step or an operator's `date -s` does; traced. The offset survives
+ * crashes and restarts: it belongs to the host, not the process. */
+void sim_node_clock_step(SimWorld *world, SimNodeId node, gint64 delta_ns);
 
 void sim_node_crash(SimWorld *world, SimNodeId node);
 void sim_node_power_loss(SimWorld *world, SimNodeId node);

@@ -64,6 +64,26 @@ expect 2 "K/N" -- sweep "$data/example.ini" --seeds 1..2 --shard 3/2
 expect 2 "unknown benchmark" -- bench nothing
 expect 2 "partitions" -- partition key
 expect 2 "strategy" -- assign --strategy nope --topic t:1 --member a:t
+# Faults over a time window and clock steps: each bad value names file, line, group and key.
+tmp=$(mktemp -d)
+window_fault() { # window_fault NAME BODY...: a scenario whose [fault f] ends with BODY
+  local file="$tmp/$1.ini"; shift
+  printf '[scenario]\nduration = 60s\n[topic a]\n[fault f]\nat = 5s\n' >"$file"
+  printf '%s\n' "$@" >>"$file"
+  echo "$file"
+}
+expect 2 "loss-rate.ini:8: \[fault f\] rate: '120%' is not a loss rate" -- \
+  check "$(window_fault loss-rate 'action = loss' 'target = broker:1' 'rate = 120%')"
+expect 2 "jitter.ini:9: \[fault f\] jitter: 60ms is more than latency 50ms" -- \
+  check "$(window_fault jitter 'action = latency' 'target = broker:1' 'latency = 50ms' 'jitter = 60ms')"
+expect 2 "bandwidth.ini:8: \[fault f\] bandwidth: '0B/s' is not a bandwidth" -- \
+  check "$(window_fault bandwidth 'action = bandwidth' 'target = broker:1' 'bandwidth = 0B/s')"
+expect 2 "offset.ini:8: \[fault f\] offset: '30' is not a clock step" -- \
+  check "$(window_fault offset 'action = clock' 'target = broker:1' 'offset = 30')"
+expect 2 "clock-to.ini:9: \[fault f\] to: does not apply to action 'clock'" -- \
+  check "$(window_fault clock-to 'action = clock' 'target = broker:1' 'offset = +1s' 'to = broker:2')"
+expect 0 "" -- check "$(window_fault good 'action = loss' 'target = broker:1' 'to = broker:2' 'rate = 0.2' 'duration = 1s')"
+rm -rf "$tmp"
 # A failed expectation: exit 1, and the replay command names each setting once.
 out=$(mktemp -d)
 expect 1 "replay: ksim run '.*hw-truncation.ini' --seed 7 --set 'ksim.truncation.mode=hw'$" -- \

@@ -633,6 +633,67 @@ test_plog_encoded_equals_in_chunks(void **state)
 }
 
 static void
+test_plog_log_append_time_stamps_leader_appends(void **state)
+{
+    /* Goal: with LogAppendTime the leader's append replaces the producer's
+     * timestamps by its clock and sets the timestamp-type attribute, and a
+     * follower's append keeps the leader's stamp; with CreateTime (the
+     * default) the producer's stamp stays. Retention then ages the segment
+     * from the append time. */
+    Fixture *fx = *state;
+    fx->config.segment_bytes = 2 * (PLOG_BATCH_OVERHEAD_BYTES + 100);
+    fx->config.retention_ms = 1000;
+    fx->config.log_append_time = TRUE;
+    fx_open(fx);
+    append_at(fx, 1, 100, 5, 70000); /* the producer said 5 ms, the broker's clock 70 s */
+    g_autoptr(PlogBatch) first = read_batch(fx, 0);
+    assert_int_equal(first->first_timestamp_ms, 70000);
+    assert_int_equal(first->max_timestamp_ms, 70000);
+    assert_true((first->attributes & PLOG_BATCH_LOG_APPEND_TIME) != 0);
+    g_autoptr(PlogBatch) copy = make_batch(1, 1 + VALUE_BASE, 100, 42);
+    copy->base_offset = 1;
+    copy->attributes |= PLOG_BATCH_LOG_APPEND_TIME;
+    SimDiskStatus status = SIM_DISK_ENOENT;
+    plog_append_as_follower(fx->log, copy, 90000, &status);
+    assert_int_equal(status, SIM_DISK_OK);
+    g_autoptr(PlogBatch) second = read_batch(fx, 1);
+    assert_int_equal(second->max_timestamp_ms, 42);
+    for (int i = 2; i < 4; i++)
+        append_at(fx, 1, 100, 5, 70000);
+    /* [0, 2) is newest at 70000 (its follower batch says 42): kept until 71000. */
+    assert_int_equal(plog_apply_retention(fx->log, 71000), 0);
+    assert_int_equal(plog_apply_retention(fx->log, 71001), 1);
+    fx->config.log_append_time = FALSE;
+    fx_crash_restart(fx);
+    append_at(fx, 1, 100, 5, 80000);
+    g_autoptr(PlogBatch) created = read_batch(fx, 4);
+    assert_int_equal(created->max_timestamp_ms, 5);
+    assert_int_equal(created->attributes & PLOG_BATCH_LOG_APPEND_TIME, 0);
+}
+
+static void
+test_plog_segments_stamped_by_the_node_wall_clock(void **state)
+{
+    /* Goal: a segment's creation time is the node's wall clock, so a clock
+     * stepped forward ages an empty-timestamp segment for segment.ms at once:
+     * a batch without timestamps rolls by creation time (Kafka's
+     * LogSegment.timeWaitedForRoll), measured on the stepped clock. */
+    Fixture *fx = *state;
+    fx->config.roll_ms = 10000;
+    fx_open(fx);
+    append_at(fx, 1, 100, PLOG_NO_TIMESTAMP, 0);
+    append_at(fx, 1, 100, PLOG_NO_TIMESTAMP, 5000);
+    assert_int_equal(plog_segment_count(fx->log), 1);
+    sim_node_clock_step(fx->world, fx->node, 3600 * SIM_NS_PER_S);
+    fx_crash_restart(fx);
+    /* Recovery re-creates the segment at the stepped clock, an hour ahead. */
+    append_at(fx, 1, 100, PLOG_NO_TIMESTAMP, sim_node_wall_ms(fx->world, fx->node) + 5000);
+    assert_int_equal(plog_segment_count(fx->log), 1);
+    append_at(fx, 1, 100, PLOG_NO_TIMESTAMP, sim_node_wall_ms(fx->world, fx->node) + 10001);
+    assert_int_equal(plog_segment_count(fx->log), 2);
+}
+
+static void
 test_plog_retention_keeps_active_segment(void **state)
 {
     /* Goal: retention by time deletes every old segment but the active one;
@@ -990,6 +1051,8 @@ main(void)
         TEST(test_plog_recovery_drops_segments_after_a_gap),
         TEST(test_plog_recovery_keeps_segments_after_a_clean_cut),
         TEST(test_plog_retention_keeps_active_segment),
+        TEST(test_plog_log_append_time_stamps_leader_appends),
+        TEST(test_plog_segments_stamped_by_the_node_wall_clock),
         TEST(test_plog_read_all_encoded_from_log_start),
         TEST(test_plog_encoded_equals_in_chunks),
         TEST(test_plog_retention_by_bytes),

@@ -123,7 +123,7 @@ test_scenario_example_faults(void **state)
     g_autoptr(Scenario) scenario = load_fixture("example.ini");
     g_autoptr(GPtrArray) variants = scenario_variants(scenario);
     const ScenarioVariant *v = variants->pdata[0];
-    assert_int_equal(scenario_variant_faults(v)->len, 8);
+    assert_int_equal(scenario_variant_faults(v)->len, 12);
 
     const ScenarioFault *kill = fault_at(v, 0);
     assert_string_equal(kill->name, "kill-leader");
@@ -171,6 +171,15 @@ test_scenario_example_faults(void **state)
     assert_int_equal(broken->target.kind, SCENARIO_TARGET_BROKER);
     assert_int_equal(broken->target.broker, 3);
     assert_int_equal(broken->duration_ns, 5 * S_NS);
+    const ScenarioFault *lossy = fault_at(v, 8);
+    assert_int_equal(lossy->action, SCENARIO_ACTION_LOSS);
+    assert_int_equal(lossy->loss_per_million, 100000);
+    assert_int_equal(lossy->to.broker, 3);
+    const ScenarioFault *slow_link = fault_at(v, 9);
+    assert_int_equal(slow_link->latency.kind, SIM_DIST_UNIFORM);
+    assert_true(slow_link->latency.b == 70.0 * MS_NS);
+    assert_int_equal(fault_at(v, 10)->bandwidth_bytes_per_s, 1000000);
+    assert_int_equal(fault_at(v, 11)->clock_offset_ns, 3600 * S_NS);
 
     const ScenarioRandomFaults *random = scenario_variant_random_faults(v);
     assert_non_null(random);
@@ -213,7 +222,7 @@ typedef struct {
 } GoodCase;
 
 static const GoodCase good_cases[] = {
-    {"example.ini", 6, "acks-durability", 3, 1, 1, 1, 8, TRUE},
+    {"example.ini", 6, "acks-durability", 3, 1, 1, 1, 12, TRUE},
     {"good-minimal.ini", 1, "good-minimal", 3, 0, 0, 0, 0, FALSE},
     {"good-defaults.ini", 1, "good-defaults", 5, 1, 1, 0, 2, FALSE},
     {"good-comments-crlf.ini", 1, "good-comments-crlf", 3, 1, 1, 0, 0, FALSE},
@@ -866,6 +875,133 @@ test_scenario_inline_bad_text(void **state)
     }
 }
 
+/* ---- Faults over a time window: loss, latency, bandwidth, clock ---- */
+
+#define WINDOW_HEAD "[scenario]\nduration = 60s\n[topic a]\n[fault f]\nat = 5s\n"
+
+/* The window faults' keys parse into the fault: rates as shares or
+ * percentages, latency with its jitter folded in, bandwidth per second,
+ * signed clock steps. */
+static void
+test_scenario_window_faults(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "[scenario]\nduration = 60s\n[topic a]\n"
+        "[fault l]\nat = 1s\naction = loss\ntarget = follower(a-0)\nrate = 20%\nduration = 5s\n"
+        "[fault m]\nat = 2s\naction = loss\ntarget = broker:1\nto = broker:2\nrate = 0.05\n"
+        "[fault d]\nat = 3s\naction = latency\ntarget = broker:2\nlatency = 50ms\n"
+        "jitter = 20ms\nduration = 1s\n"
+        "[fault e]\nat = 4s\naction = latency\ntarget = zk\nlatency = lognormal:2ms,0.5\n"
+        "[fault b]\nat = 5s\naction = bandwidth\ntarget = broker:3\nbandwidth = 1MB/s\n"
+        "[fault c]\nat = 6s\naction = clock\ntarget = leader(a-0)\noffset = +2h\nduration = 10s\n"
+        "[fault k]\nat = 7s\naction = clock\ntarget = broker:1\noffset = -30s\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(Scenario) scenario = scenario_load_data(text, "t.ini", &error);
+    if (scenario == NULL)
+        fail_msg("%s", error->message);
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    const ScenarioVariant *v = variants->pdata[0];
+    const ScenarioFault *loss = fault_at(v, 0);
+    assert_int_equal(loss->action, SCENARIO_ACTION_LOSS);
+    assert_string_equal(scenario_action_name(loss->action), "loss");
+    assert_int_equal(loss->target.kind, SCENARIO_TARGET_FOLLOWER);
+    assert_int_equal(loss->to.kind, SCENARIO_TARGET_NONE);
+    assert_int_equal(loss->loss_per_million, 200000);
+    assert_int_equal(loss->duration_ns, 5 * S_NS);
+    const ScenarioFault *link = fault_at(v, 1);
+    assert_int_equal(link->to.kind, SCENARIO_TARGET_BROKER);
+    assert_int_equal(link->loss_per_million, 50000);
+    assert_int_equal(link->duration_ns, 0);
+    const ScenarioFault *jittered = fault_at(v, 2);
+    assert_int_equal(jittered->latency.kind, SIM_DIST_UNIFORM);
+    assert_true(jittered->latency.a == 30.0 * MS_NS);
+    assert_true(jittered->latency.b == 70.0 * MS_NS);
+    const ScenarioFault *dist = fault_at(v, 3);
+    assert_int_equal(dist->latency.kind, SIM_DIST_LOGNORMAL);
+    const ScenarioFault *capped = fault_at(v, 4);
+    assert_int_equal(capped->action, SCENARIO_ACTION_BANDWIDTH);
+    assert_int_equal(capped->bandwidth_bytes_per_s, 1000000);
+    const ScenarioFault *jump = fault_at(v, 5);
+    assert_int_equal(jump->action, SCENARIO_ACTION_CLOCK);
+    assert_int_equal(jump->clock_offset_ns, 2 * 3600 * S_NS);
+    assert_int_equal(jump->duration_ns, 10 * S_NS);
+    assert_int_equal(fault_at(v, 6)->clock_offset_ns, -30 * S_NS);
+}
+
+/* Each bad value of a window fault names the file, line, group and key. */
+static void
+test_scenario_window_fault_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body; /* after WINDOW_HEAD: lines 6 and on */
+        guint line;
+        const char *key;
+        const char *fragment;
+    } cases[] = {
+        {"action = loss\ntarget = broker:1\nrate = 1.5\n", 8, "rate", "'1.5' is not a loss rate"},
+        {"action = loss\ntarget = broker:1\nrate = 100%\n", 8, "rate", "is a partition"},
+        {"action = loss\ntarget = broker:1\nrate = 0\n", 8, "rate", "above 0 and below 1"},
+        {"action = loss\ntarget = broker:1\nrate = 20 %\n", 8, "rate", "is not a loss rate"},
+        {"action = loss\ntarget = broker:1\nrate = 0x0.1\n", 8, "rate", "is not a loss rate"},
+        {"action = loss\ntarget = broker:1\nrate = -0.2\n", 8, "rate", "is not a loss rate"},
+        {"action = loss\ntarget = broker:1\n", 4, "rate", "is required by action 'loss'"},
+        {"action = loss\ntarget = broker:1\nrate = 0.2\nlatency = 5ms\n", 9, "latency",
+         "does not apply to action 'loss'"},
+        {"action = latency\ntarget = broker:1\nlatency = 50\n", 8, "latency", "unit"},
+        {"action = latency\ntarget = broker:1\nlatency = 50ms\njitter = 60ms\n", 9, "jitter",
+         "60ms is more than latency 50ms"},
+        {"action = latency\ntarget = broker:1\nlatency = uniform:1ms..2ms\njitter = 1ms\n", 9,
+         "jitter", "applies to a constant latency only"},
+        {"action = latency\ntarget = broker:1\nlatency = 5ms\njitter = -1ms\n", 9, "jitter",
+         ""},
+        {"action = bandwidth\ntarget = broker:1\nbandwidth = 0\n", 8, "bandwidth",
+         "'0' is not a bandwidth"},
+        {"action = bandwidth\ntarget = broker:1\nbandwidth = fast\n", 8, "bandwidth",
+         "is not a bandwidth"},
+        {"action = bandwidth\ntarget = broker:1\nbandwidth = 1MB/h\n", 8, "bandwidth",
+         "unknown unit"},
+        {"action = bandwidth\ntarget = broker:1\nbandwidth = 1MB\ncount = 3\n", 9, "count",
+         "does not apply to action 'bandwidth'"},
+        {"action = clock\ntarget = broker:1\noffset = 30\n", 8, "offset", "is not a clock step"},
+        {"action = clock\ntarget = broker:1\noffset = +0s\n", 8, "offset", "other than 0"},
+        {"action = clock\ntarget = broker:1\noffset = ++3s\n", 8, "offset", "is not a clock step"},
+        {"action = clock\ntarget = broker:1\noffset = +100001h\n", 8, "offset",
+         "at most 100000h"},
+        {"action = clock\ntarget = broker:1\noffset = 3 parsecs\n", 8, "offset",
+         "is not a clock step"},
+        {"action = clock\ntarget = broker:1\n", 4, "offset", "is required by action 'clock'"},
+        {"action = clock\ntarget = broker:1\noffset = null\n", 8, "offset",
+         "'null' is not a clock step"},
+        {"action = loss\ntarget = broker:1\nrate = null\n", 8, "rate", "'null' is not a loss rate"},
+        {"action = bandwidth\ntarget = broker:1\nbandwidth = null\n", 8, "bandwidth",
+         "is not a bandwidth"},
+        {"action = latency\ntarget = broker:1\nlatency = null\n", 8, "latency",
+         "null is not a latency"},
+        {"action = clock\ntarget = broker:1\noffset = 1s\nto = broker:2\n", 9, "to",
+         "does not apply to action 'clock'"},
+        {"action = clock\ntarget = *\noffset = 1s\n", 7, "target", "'*' cannot be used"},
+    };
+    g_autofree char *long_rate = g_strnfill(5000, '7');
+    g_autofree char *long_body =
+        g_strdup_printf("action = loss\ntarget = broker:1\nrate = %s%%\n", long_rate);
+    g_autofree char *long_text = g_strconcat(WINDOW_HEAD, long_body, NULL);
+    g_autoptr(GError) long_error = NULL;
+    g_autoptr(Scenario) long_scenario = scenario_load_data(long_text, "t.ini", &long_error);
+    assert_null(long_scenario);
+    assert_true(strlen(long_error->message) < 400); /* the value is quoted cut short */
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = g_strconcat(WINDOW_HEAD, cases[i].body, NULL);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(Scenario) scenario = scenario_load_data(text, "t.ini", &error);
+        if (scenario != NULL)
+            fail_msg("case %u loaded, but it is bad:\n%s", i, text);
+        assert_located_message(error->message, "t.ini", cases[i].line, "fault f", cases[i].key,
+                               cases[i].fragment);
+    }
+}
+
 /* ---- The INI grammar (scenario_ini.c) ---- */
 
 typedef struct {
@@ -1477,6 +1613,8 @@ main(void)
         cmocka_unit_test(test_scenario_bad_fixtures_all_listed),
         cmocka_unit_test(test_scenario_inline_bad_text),
         cmocka_unit_test(test_scenario_brokers_racks_and_targets),
+        cmocka_unit_test(test_scenario_window_faults),
+        cmocka_unit_test(test_scenario_window_fault_errors),
         cmocka_unit_test(test_scenario_ini_grammar_reads),
         cmocka_unit_test(test_scenario_ini_grammar_errors),
         cmocka_unit_test(test_scenario_internal_topic_targets),

@@ -731,6 +731,203 @@ test_sim_net_heal_clears_message_faults(void **state)
     }
 }
 
+/* ---- impairments ---- */
+
+static SimImpairment
+loss_of(guint64 numerator, guint64 denominator)
+{
+    SimImpairment imp = {.kind = SIM_IMPAIR_LOSS};
+    imp.loss_numerator = numerator;
+    imp.loss_denominator = denominator;
+    return imp;
+}
+
+static void
+test_sim_net_impair_loss_retransmits(void **state)
+{
+    /* Goal: 20% packet loss loses no message on a TCP connection: each lost
+     * transmission costs one retransmission timeout (RTT 2 ms + 200 ms, then
+     * doubling), about 0.25 retransmissions per message, order is kept, the
+     * connection stays up, and the reverse direction is untouched. */
+    Fixture *fx = *state;
+    enum { COUNT = 2000 };
+    open_connection(fx, 0, 1);
+    g_array_set_size(received(fx, 1), 0);
+    SimImpairment loss = loss_of(1, 5);
+    sim_net_impair(fx->net, 0, 1, &loss);
+    gint64 start = sim_now_ns(fx->world);
+    for (guint32 i = 0; i < COUNT; i++) {
+        run_to(fx, start + (gint64)i * MS);
+        send_msg(fx, 0, 1, i);
+        send_msg(fx, 1, 0, i);
+    }
+    run_to(fx, start + 1000 * SIM_NS_PER_S);
+    GArray *log = received(fx, 1);
+    assert_int_equal(log->len, COUNT);
+    gboolean late = FALSE;
+    for (guint i = 0; i < log->len; i++) {
+        const Entry *e = &g_array_index(log, Entry, i);
+        assert_int_equal(e->value, i);
+        gint64 delay = e->time_ns - (start + (gint64)i * MS);
+        assert_true(delay >= 1 * MS);
+        /* The first retransmission is due 202 ms after the send. */
+        if (delay == 1 * MS + 202 * MS)
+            late = TRUE;
+        if (i > 0)
+            assert_true(e->time_ns >= g_array_index(log, Entry, i - 1).time_ns);
+    }
+    assert_true(late);
+    guint64 retransmissions = sim_net_retransmissions(fx->net);
+    if (retransmissions < COUNT / 5 || retransmissions > COUNT * 3 / 10)
+        fail_msg("%" G_GUINT64_FORMAT " retransmissions, expected about %u", retransmissions,
+                 COUNT / 4);
+    GArray *back = received(fx, 0);
+    assert_int_equal(back->len, COUNT);
+    for (guint i = 0; i < back->len; i++)
+        assert_int_equal(g_array_index(back, Entry, i).time_ns, start + (gint64)i * MS + 1 * MS);
+    assert_int_equal(disconnects(fx, 0)->len, 0);
+    assert_int_equal(disconnects(fx, 1)->len, 0);
+}
+
+static void
+test_sim_net_impair_loss_times_out(void **state)
+{
+    /* Goal: when every transmission and all 15 retransmissions of a message
+     * are lost, TCP gives up: the message is dropped, the connection breaks,
+     * and the sender learns RESET once its backed-off retransmission timers
+     * are spent (202 ms doubling, capped at 120 s: 926.646 s in all). */
+    Fixture *fx = *state;
+    open_connection(fx, 0, 1);
+    gint64 start = sim_now_ns(fx->world);
+    SimImpairment loss = loss_of(999999, 1000000);
+    guint64 id = sim_net_impair(fx->net, 0, 1, &loss);
+    send_msg(fx, 0, 1, 7);
+    sim_net_impair_end(fx->net, id);
+    assert_int_equal(sim_net_impairments(fx->net, 0, 1), 0);
+    run_to(fx, start + 1000 * SIM_NS_PER_S);
+    assert_int_equal(received(fx, 1)->len, 1); /* only the opening message */
+    assert_int_equal(sim_net_retransmissions(fx->net), SIM_NET_TCP_RETRIES_MAX);
+    Entry expected = {start + 926646 * MS, 1, SIM_DISCONNECT_RESET};
+    assert_entries(disconnects(fx, 0), &expected, 1);
+    assert_counters(fx, 2, 1, 1);
+}
+
+/* Sends COUNT messages from 0 to 1 `gap_ns` apart from now; checks they
+ * arrive in order, each `lo_ns` to `hi_ns` after its send unless it waited
+ * for the one before; returns the mean delay in ms and sets `held_back` when
+ * one waited. */
+static double
+latency_run(Fixture *fx, guint count, gint64 gap_ns, gint64 lo_ns, gint64 hi_ns,
+            gboolean *held_back)
+{
+    GArray *log = received(fx, 1);
+    g_array_set_size(log, 0);
+    gint64 start = sim_now_ns(fx->world);
+    for (guint32 i = 0; i < count; i++) {
+        run_to(fx, start + (gint64)i * gap_ns);
+        send_msg(fx, 0, 1, i);
+    }
+    run_to(fx, sim_now_ns(fx->world) + 1 * SIM_NS_PER_S);
+    assert_int_equal(log->len, count);
+    gint64 previous = 0;
+    double delay_sum = 0;
+    *held_back = FALSE;
+    for (guint i = 0; i < log->len; i++) {
+        const Entry *e = &g_array_index(log, Entry, i);
+        gint64 delay = e->time_ns - (start + (gint64)i * gap_ns);
+        assert_int_equal(e->value, i);
+        assert_true(delay >= lo_ns);
+        assert_true(delay <= hi_ns || e->time_ns == previous);
+        *held_back |= i > 0 && e->time_ns == previous;
+        delay_sum += (double)delay;
+        previous = e->time_ns;
+    }
+    return delay_sum / count / (double)MS;
+}
+
+static void
+test_sim_net_impair_latency_keeps_order(void **state)
+{
+    /* Goal: 50 ms +- 20 ms of extra latency delays each message by 30 to
+     * 70 ms beyond the link's 1 ms (51 ms on average when messages are far
+     * apart); sent 1 ms apart they still arrive in order, a message drawing
+     * less than the one before waiting for it (TCP's head-of-line blocking);
+     * two latency impairments add up; once they end a message takes the
+     * link's 1 ms again. */
+    Fixture *fx = *state;
+    SimImpairment latency = {.kind = SIM_IMPAIR_LATENCY};
+    latency.latency = (SimDist){SIM_DIST_UNIFORM, 30.0 * MS, 70.0 * MS};
+    guint64 id = sim_net_impair(fx->net, 0, 1, &latency);
+    gboolean held_back = FALSE;
+    double mean_ms = latency_run(fx, 400, 100 * MS, 31 * MS, 71 * MS, &held_back);
+    assert_false(held_back);
+    if (mean_ms < 49 || mean_ms > 53)
+        fail_msg("mean delay %g ms, expected about 51 ms", mean_ms);
+    latency_run(fx, 400, 1 * MS, 31 * MS, 71 * MS, &held_back);
+    assert_true(held_back);
+    GArray *log = received(fx, 1);
+    SimImpairment more = {.kind = SIM_IMPAIR_LATENCY, .latency = SIM_DIST_CONST(100 * MS)};
+    guint64 second = sim_net_impair(fx->net, 0, 1, &more);
+    g_array_set_size(log, 0);
+    gint64 sent = sim_now_ns(fx->world);
+    send_msg(fx, 0, 1, 1);
+    run_to(fx, sent + 1 * SIM_NS_PER_S);
+    assert_true(g_array_index(log, Entry, 0).time_ns - sent >= 131 * MS);
+    sim_net_impair_end(fx->net, id);
+    sim_net_impair_end(fx->net, second);
+    g_array_set_size(log, 0);
+    sent = sim_now_ns(fx->world);
+    send_msg(fx, 0, 1, 2);
+    run_to(fx, sent + 1 * SIM_NS_PER_S);
+    Entry expected = {sent + 1 * MS, 0, 2};
+    assert_entries(log, &expected, 1);
+}
+
+static void
+test_sim_net_impair_bandwidth_caps(void **state)
+{
+    /* Goal: a 1000 B/s cap transmits 100-byte messages one per 100 ms, the
+     * lower of two caps wins, and once the caps end the link is unlimited
+     * again. */
+    Fixture *fx = *state;
+    SimImpairment cap = {.kind = SIM_IMPAIR_BANDWIDTH, .bandwidth_bytes_per_s = 1000};
+    SimImpairment wider = {.kind = SIM_IMPAIR_BANDWIDTH, .bandwidth_bytes_per_s = 100000};
+    guint64 a = sim_net_impair(fx->net, 0, 1, &cap);
+    guint64 b = sim_net_impair(fx->net, 0, 1, &wider);
+    for (guint32 i = 0; i < 3; i++)
+        send_msg(fx, 0, 1, i);
+    run_to(fx, 1 * SIM_NS_PER_S);
+    static const Entry capped[] = {{101 * MS, 0, 0}, {201 * MS, 0, 1}, {301 * MS, 0, 2}};
+    assert_entries(received(fx, 1), capped, 3);
+    sim_net_impair_end(fx->net, a);
+    sim_net_impair_end(fx->net, b);
+    g_array_set_size(received(fx, 1), 0);
+    send_msg(fx, 0, 1, 9);
+    run_to(fx, 2 * SIM_NS_PER_S);
+    Entry expected = {1 * SIM_NS_PER_S + 1 * MS, 0, 9};
+    assert_entries(received(fx, 1), &expected, 1);
+}
+
+static void
+test_sim_net_heal_ends_impairments(void **state)
+{
+    /* Goal: a heal ends every impairment, and ending one afterwards is a
+     * no-op; the next message takes the link's own latency. */
+    Fixture *fx = *state;
+    SimImpairment latency = {.kind = SIM_IMPAIR_LATENCY, .latency = SIM_DIST_CONST(100 * MS)};
+    guint64 id = sim_net_impair(fx->net, 0, 1, &latency);
+    sim_net_impair(fx->net, 1, 0, &latency);
+    assert_int_equal(sim_net_impairments(fx->net, 0, 1), 1);
+    sim_net_heal(fx->net);
+    assert_int_equal(sim_net_impairments(fx->net, 0, 1), 0);
+    assert_int_equal(sim_net_impairments(fx->net, 1, 0), 0);
+    sim_net_impair_end(fx->net, id);
+    send_msg(fx, 0, 1, 3);
+    run_to(fx, 10 * MS);
+    Entry expected = {1 * MS, 0, 3};
+    assert_entries(received(fx, 1), &expected, 1);
+}
+
 /* ---- pause, crash of the receiver ---- */
 
 static void
@@ -830,6 +1027,11 @@ main(void)
         NET_TEST(test_sim_net_duplicate_next),
         NET_TEST(test_sim_net_loss_ratio),
         NET_TEST(test_sim_net_heal_clears_message_faults),
+        NET_TEST(test_sim_net_impair_loss_retransmits),
+        NET_TEST(test_sim_net_impair_loss_times_out),
+        NET_TEST(test_sim_net_impair_latency_keeps_order),
+        NET_TEST(test_sim_net_impair_bandwidth_caps),
+        NET_TEST(test_sim_net_heal_ends_impairments),
         NET_TEST(test_sim_net_paused_receiver_gets_messages_on_resume),
         NET_TEST(test_sim_net_crash_drops_messages_to_crashed_node),
         NET_TEST(test_sim_net_counters_balance),

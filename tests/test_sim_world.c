@@ -634,6 +634,34 @@ test_sim_world_names_the_event_it_dispatches(void **state)
 }
 
 static void
+test_sim_world_wall_clock_steps(void **state)
+{
+    /* Goal: a node's wall clock is virtual time until a step moves it; steps
+     * add up, leave other nodes' clocks and timers (virtual time) alone,
+     * survive a crash and restart, and a step back past the epoch reads 0. */
+    Fixture *fx = *state;
+    timer(fx, 0, 10 * MS, 1);
+    sim_world_run_until(fx->world, 4 * MS);
+    assert_int_equal(sim_node_wall_ns(fx->world, 0), 4 * MS);
+    sim_node_clock_step(fx->world, 0, 30 * SIM_NS_PER_S);
+    sim_node_clock_step(fx->world, 0, 2 * SIM_NS_PER_S);
+    assert_int_equal(sim_node_wall_ms(fx->world, 0), 32004);
+    assert_int_equal(sim_node_clock_offset_ns(fx->world, 0), 32 * SIM_NS_PER_S);
+    assert_int_equal(sim_node_wall_ms(fx->world, 1), 4);
+    sim_world_run_until(fx->world, 20 * MS);
+    static const Entry expected[] = {{10 * MS, 0, ENTRY_TIMER, 1}};
+    assert_log(fx, expected, G_N_ELEMENTS(expected));
+    sim_node_crash(fx->world, 0);
+    sim_node_restart(fx->world, 0);
+    assert_int_equal(sim_node_wall_ms(fx->world, 0), 32020);
+    sim_node_clock_step(fx->world, 1, -1 * SIM_NS_PER_S);
+    assert_int_equal(sim_node_wall_ns(fx->world, 1), 0);
+    sim_node_clock_step(fx->world, 1, SIM_CLOCK_OFFSET_NS_MAX);
+    sim_node_clock_step(fx->world, 1, SIM_CLOCK_OFFSET_NS_MAX);
+    assert_int_equal(sim_node_clock_offset_ns(fx->world, 1), SIM_CLOCK_OFFSET_NS_MAX);
+}
+
+static void
 test_sim_world_free_accepts_null(void **state)
 {
     /* Goal: sim_world_free(NULL) is a no-op, as the house style promises. */
@@ -664,6 +692,7 @@ main(void)
         WORLD_TEST(test_sim_world_now_event_runs_after_due),
         WORLD_TEST(test_sim_world_engine_events_ignore_node_state),
         WORLD_TEST(test_sim_world_names_the_event_it_dispatches),
+        WORLD_TEST(test_sim_world_wall_clock_steps),
         cmocka_unit_test(test_sim_world_free_accepts_null),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -131,10 +131,14 @@ broker_find_coordinator(BrokerState *state, SimNodeId from,
     broker_send(state, from, &response->base);
 }
 
+/* The broker host's wall clock (Kafka's Time.milliseconds()): record and
+ * marker timestamps, LogAppendTime, time-based retention and rolls, and the
+ * transaction coordinator's start times and timeouts read it, as Kafka's do.
+ * Timers and the ISR's lag run on virtual time. */
 gint64
 broker_now_ms(const Broker *broker)
 {
-    return sim_now_ns(broker->world) / SIM_NS_PER_MS;
+    return sim_node_wall_ms(broker->world, broker->node);
 }
 
 /* ---- helpers shared with replica.c and controller.c ---- */

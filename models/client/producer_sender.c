@@ -799,6 +799,19 @@ stamp_sequence(ProducerState *state, ProducerBatch *batch)
     partition->next_sequence = plog_sequence_add(partition->next_sequence, records->record_count);
 }
 
+/* CreateTime: KafkaProducer.doSend stamps each record with the producer's
+ * wall clock (Time.milliseconds()) when it is sent; ksim stamps a batch's
+ * records with the time the batch was created, read on the producer host's
+ * wall clock, once: retries carry the same timestamps. The clock's offset is
+ * taken now, at the first drain, a linger after the creation. */
+static void
+stamp_create_time(const Producer *producer, ProducerBatch *batch)
+{
+    gint64 wall_ns = batch->created_ns + sim_node_clock_offset_ns(producer->world, producer->node);
+    batch->records->first_timestamp_ms = MAX(wall_ns, 0) / SIM_NS_PER_MS;
+    batch->records->max_timestamp_ms = batch->records->first_timestamp_ms;
+}
+
 /* Sends one attempt of `batch`; with acks=0 the batch is done at once. */
 static void
 send_batch(ProducerState *state, ProducerBatch *batch, ProducerConnection *conn, GArray *deferred)
@@ -808,6 +821,8 @@ send_batch(ProducerState *state, ProducerBatch *batch, ProducerConnection *conn,
     producer_batch_close(batch);
     if (producer_idempotent(producer) && batch->records->base_sequence < 0)
         stamp_sequence(state, batch);
+    if (batch->attempts == 0)
+        stamp_create_time(producer, batch);
     batch->attempts++;
     KProduceRequest *request = kproto_new(KMSG_PRODUCE_REQUEST);
     request->correlation_id = state->correlation_next++;
@@ -815,8 +830,6 @@ send_batch(ProducerState *state, ProducerBatch *batch, ProducerConnection *conn,
     request->acks = config->acks;
     request->timeout_ms = config->request_timeout_ms;
     request->batch = plog_batch_copy(batch->records);
-    request->batch->first_timestamp_ms = batch->created_ns / SIM_NS_PER_MS;
-    request->batch->max_timestamp_ms = request->batch->first_timestamp_ms;
     kproto_update_size(&request->base);
     producer->stats.produce_requests++;
     if (config->acks == 0) {

@@ -107,10 +107,11 @@ log_active(const Plog *log)
     return segment_at(log, log->segments->len - 1);
 }
 
+/* The node's wall clock: a segment's creation time is stamped with it. */
 static gint64
 log_now_ms(const Plog *log)
 {
-    return sim_now_ns(log->world) / SIM_NS_PER_MS;
+    return sim_node_wall_ms(log->world, log->node);
 }
 
 gint64
@@ -636,11 +637,27 @@ log_append(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *status)
                               status);
 }
 
+/* LogAppendTime: Kafka's LogValidator (3.x, assignOffsetsNonCompressed)
+ * sets the batch's max timestamp to the leader's clock and the timestamp-type
+ * attribute, and a reader takes every record's timestamp from it; ksim sets
+ * the first timestamp too, so the batch's invariant first <= max holds
+ * whatever the producer's clock said. A follower keeps the leader's stamp. */
+static void
+stamp_log_append_time(PlogBatch *batch, gint64 now_ms)
+{
+    KSIM_ASSERT(now_ms >= 0);
+    batch->first_timestamp_ms = now_ms;
+    batch->max_timestamp_ms = now_ms;
+    batch->attributes |= PLOG_BATCH_LOG_APPEND_TIME;
+}
+
 gint64
 plog_append(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *status)
 {
     KSIM_ASSERT(batch != NULL);
     batch->base_offset = plog_log_end_offset(log);
+    if (log->config.log_append_time)
+        stamp_log_append_time(batch, now_ms);
     return log_append(log, batch, now_ms, status);
 }
 

@@ -61,6 +61,10 @@ typedef struct {
     gint64 retention_bytes;      /* log.retention.bytes: -1, unlimited */
     gint64 flush_interval_messages; /* log.flush.interval.messages: G_MAXINT64, never */
     gint64 flush_interval_ms;       /* log.flush.interval.ms: -1, unset: never */
+    /* log.message.timestamp.type: FALSE is CreateTime (Kafka's default, the
+     * producer's stamp is kept), TRUE LogAppendTime (plog_append stamps each
+     * batch with the appending broker's wall clock). */
+    gboolean log_append_time;
 } PlogConfig;
 
 typedef enum {

@@ -58,9 +58,14 @@ typedef enum {
      * transaction state can be rebuilt from batch headers alone, as its
      * producer state is. */
     PLOG_BATCH_CONTROL_COMMIT = 1 << 2,
+    /* Kafka's timestamp-type attribute bit (0x08): the timestamps are the
+     * leader's LogAppendTime, not the producer's CreateTime. */
+    PLOG_BATCH_LOG_APPEND_TIME = 1 << 3,
 } PlogBatchFlags;
 
-#define PLOG_BATCH_FLAGS_ALL (PLOG_BATCH_TRANSACTIONAL | PLOG_BATCH_CONTROL | PLOG_BATCH_CONTROL_COMMIT)
+#define PLOG_BATCH_FLAGS_ALL                                                                       \
+    (PLOG_BATCH_TRANSACTIONAL | PLOG_BATCH_CONTROL | PLOG_BATCH_CONTROL_COMMIT |                   \
+     PLOG_BATCH_LOG_APPEND_TIME)
 /* Kafka's ControlRecordType keys of a marker's one record. */
 #define PLOG_CONTROL_ABORT_KEY 0
 #define PLOG_CONTROL_COMMIT_KEY 1

@@ -79,12 +79,15 @@ static const KConfigChoice PROCESSING_MODE_CHOICES[] = {{"auto", NULL},
                                                         {"process-then-commit", NULL},
                                                         {"process-then-commit-async", NULL},
                                                         {NULL, NULL}};
+static const KConfigChoice TIMESTAMP_TYPE_CHOICES[] = {
+    {"CreateTime", NULL}, {"LogAppendTime", NULL}, {NULL, NULL}};
 static const KConfigChoice ACTION_CHOICES[] = {
     {"crash", NULL},      {"power-loss", NULL}, {"restart", NULL},        {"pause", NULL},
     {"resume", NULL},     {"partition", NULL},  {"one-way", NULL},        {"isolate", NULL},
     {"heal", NULL},       {"disk-slow", NULL},  {"disk-full", NULL},      {"lose", NULL},
     {"delay", NULL},      {"duplicate", NULL},  {"expire-session", NULL}, {"crash-zk", NULL},
     {"restart-zk", NULL}, {"add-partitions", NULL}, {"shutdown", NULL}, {"disk-error", NULL},
+    {"loss", NULL},       {"latency", NULL},    {"bandwidth", NULL},      {"clock", NULL},
     {NULL, NULL}};
 /* Random faults are only the kinds that can be undone after their duration. */
 static const KConfigChoice RANDOM_KIND_CHOICES[] = {
@@ -145,6 +148,9 @@ static const KConfigKey REGISTRY[] = {
         .doc = "A log segment is rolled at this age, in hours."),
     KEY("log.index.interval.bytes", BROKER, SIZE, "4096", RANGE(0, I32),
         .doc = "Bytes of log between two sparse offset index entries."),
+    KEY("log.message.timestamp.type", BROKER, ENUM, "CreateTime", .choices = TIMESTAMP_TYPE_CHOICES,
+        .doc = "Record timestamps: the producer's clock (CreateTime) or the leader's at append "
+               "(LogAppendTime)."),
     KEY("log.retention.ms", BROKER, DURATION, NULL, RANGE(-1, I64), IN_MS,
         .fallback = "log.retention.minutes",
         .doc = "Segments older than this are deleted; -1: no limit (null: minutes)."),
@@ -252,6 +258,9 @@ static const KConfigKey REGISTRY[] = {
         .overrides = "log.flush.interval.ms", .doc = "fsync when data is this old."),
     KEY("index.interval.bytes", TOPIC, SIZE, "4096", RANGE(0, I32),
         .overrides = "log.index.interval.bytes", .doc = "Bytes between sparse index entries."),
+    KEY("message.timestamp.type", TOPIC, ENUM, "CreateTime", .choices = TIMESTAMP_TYPE_CHOICES,
+        .overrides = "log.message.timestamp.type",
+        .doc = "CreateTime (the producer's clock) or LogAppendTime (the leader's at append)."),
     KEY("cleanup.policy", TOPIC, LIST, "delete", .choices = CLEANUP_POLICY_CHOICES,
         .overrides = "log.cleanup.policy", .doc = "delete and/or compact old segments.",
         .only_default = "log compaction is not modelled; old segments are deleted"),
@@ -449,6 +458,16 @@ static const KConfigKey REGISTRY[] = {
     KEY("factor", FAULT, DOUBLE, NULL, RANGE(1, 1000000), KSIM_KEY,
         .doc = "disk-slow: fsync latency multiplier and disk bandwidth divisor."),
     KEY("topic", FAULT, STRING, NULL, KSIM_KEY, .doc = "add-partitions: the topic to grow."),
+    KEY("rate", FAULT, STRING, NULL, KSIM_KEY,
+        .doc = "loss: the share of transmissions the path loses, 0.2 or 20% (TCP retransmits)."),
+    KEY("latency", FAULT, TIME_DIST, NULL, KSIM_KEY,
+        .doc = "latency: one-way delay added per message, 50ms or a distribution."),
+    KEY("jitter", FAULT, DURATION, NULL, RANGE(0, I64), KSIM_KEY,
+        .doc = "latency: the added delay varies uniformly by this much either way."),
+    KEY("bandwidth", FAULT, STRING, NULL, KSIM_KEY,
+        .doc = "bandwidth: the link's cap in bytes per second, e.g. 1MB/s."),
+    KEY("offset", FAULT, STRING, NULL, KSIM_KEY,
+        .doc = "clock: the wall-clock step, +30s forward or -30s back."),
     KEY("partitions", FAULT, INT, NULL, RANGE(1, 1 << 24), KSIM_KEY,
         .doc = "add-partitions: the topic's new partition count (larger than before)."),
 

@@ -45,6 +45,11 @@ static const KConfigBindValue TRUNCATION_VALUES[] = {
     {"leader-epoch", BROKER_TRUNCATE_LEADER_EPOCH},
     {"kip-101", BROKER_TRUNCATE_KIP101},
 };
+/* PlogConfig.log_append_time. */
+static const KConfigBindValue TIMESTAMP_TYPE_VALUES[] = {
+    {"CreateTime", FALSE},
+    {"LogAppendTime", TRUE},
+};
 /* A null partitioner.class is Kafka's built-in partitioner: sticky for
  * keyless records (Kafka 2.4+). */
 static const KConfigBindValue PARTITIONER_VALUES[] = {
@@ -100,6 +105,8 @@ static const KConfigBinding BROKER_BINDINGS[] = {
     BIND(BrokerConfig, log.segment_bytes, "log.segment.bytes", BYTES),
     BIND(BrokerConfig, log.roll_ms, "log.roll.ms", MS),
     BIND(BrokerConfig, log.index_interval_bytes, "log.index.interval.bytes", BYTES),
+    BIND_WITH(BrokerConfig, log.log_append_time, "log.message.timestamp.type", ENUM,
+              VALUES(TIMESTAMP_TYPE_VALUES)),
     BIND(BrokerConfig, log.retention_ms, "log.retention.ms", MS),
     BIND(BrokerConfig, log.retention_bytes, "log.retention.bytes", BYTES),
     BIND(BrokerConfig, log_retention_check_interval_ms, "log.retention.check.interval.ms", MS),
@@ -142,6 +149,8 @@ static const KConfigBinding TOPIC_BINDINGS[] = {
     BIND(TopicConfig, log.flush_interval_messages, "flush.messages", INT),
     BIND(TopicConfig, log.flush_interval_ms, "flush.ms", MS_OR_NEVER),
     BIND(TopicConfig, log.index_interval_bytes, "index.interval.bytes", BYTES),
+    BIND_WITH(TopicConfig, log.log_append_time, "message.timestamp.type", ENUM,
+              VALUES(TIMESTAMP_TYPE_VALUES)),
 };
 
 static const KConfigBinding PRODUCER_BINDINGS[] = {

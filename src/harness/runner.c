@@ -46,6 +46,8 @@ typedef struct {
     ScenarioAction action;
     GArray *nodes;         /* SimNodeId the fault hit */
     GArray *cuts;          /* pairs of SimNodeId cut (from, to) */
+    GArray *impairs;       /* guint64 ids of the link impairments begun */
+    gint64 clock_step_ns;  /* clock: the step each node's wall clock took */
     guint window;          /* index in run->windows */
     gint32 broker;         /* the one broker the fault hit, or -1 */
     gboolean random;
@@ -418,6 +420,94 @@ apply_link_fault(Run *run, const ScenarioFault *fault, Undo *undo, GString *desc
     }
 }
 
+/* loss, latency, bandwidth: the link impairment a fault asks for, and its
+ * parameters in words. */
+static SimImpairment
+impairment_of(const ScenarioFault *fault, GString *describe)
+{
+    SimImpairment imp = {0};
+    switch (fault->action) {
+    case SCENARIO_ACTION_LOSS:
+        imp.kind = SIM_IMPAIR_LOSS;
+        imp.loss_numerator = fault->loss_per_million;
+        imp.loss_denominator = SCENARIO_LOSS_DENOMINATOR;
+        g_string_append_printf(describe, ", %g%% of transmissions lost (TCP retransmits)",
+                               fault->loss_per_million * 100.0 / SCENARIO_LOSS_DENOMINATOR);
+        break;
+    case SCENARIO_ACTION_LATENCY: {
+        imp.kind = SIM_IMPAIR_LATENCY;
+        imp.latency = fault->latency;
+        g_string_append_printf(describe, ", +%.6g ms%s one way",
+                               sim_dist_mean(&fault->latency) / (double)SIM_NS_PER_MS,
+                               fault->latency.kind == SIM_DIST_CONSTANT ? "" : " on average");
+        break;
+    }
+    case SCENARIO_ACTION_BANDWIDTH:
+        imp.kind = SIM_IMPAIR_BANDWIDTH;
+        imp.bandwidth_bytes_per_s = fault->bandwidth_bytes_per_s;
+        g_string_append_printf(describe, ", at most %" G_GINT64_FORMAT " bytes/s",
+                               fault->bandwidth_bytes_per_s);
+        break;
+    default:
+        KSIM_ASSERT(!"not a link impairment");
+    }
+    return imp;
+}
+
+static void
+impair_one(Run *run, Undo *undo, SimNodeId from, SimNodeId to, const SimImpairment *imp)
+{
+    guint64 id = sim_net_impair(sim_world_net(run->world), from, to, imp);
+    g_array_append_val(undo->impairs, id);
+}
+
+/* With `to`: the links from each target node to each `to` node. Without:
+ * every link to and from each target node, once each. */
+static void
+apply_impairment(Run *run, const ScenarioFault *fault, Undo *undo, GString *describe)
+{
+    g_autoptr(GArray) to = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
+    gboolean directed = fault->to.kind != SCENARIO_TARGET_NONE;
+    if (directed) {
+        g_string_append(describe, " -> ");
+        resolve(run, &fault->to, to, describe);
+    } else {
+        g_string_append(describe, " (every link to and from it)");
+    }
+    SimImpairment imp = impairment_of(fault, describe);
+    for (guint i = 0; i < undo->nodes->len; i++) {
+        SimNodeId a = g_array_index(undo->nodes, SimNodeId, i);
+        if (directed) {
+            for (guint j = 0; j < to->len; j++) {
+                SimNodeId b = g_array_index(to, SimNodeId, j);
+                if (a != b)
+                    impair_one(run, undo, a, b, &imp);
+            }
+            continue;
+        }
+        for (SimNodeId b = 0; b < sim_world_node_count(run->world); b++) {
+            if (b == a)
+                continue;
+            impair_one(run, undo, a, b, &imp);
+            /* A link between two targets gets its other direction from b. */
+            if (!node_in(undo->nodes, b))
+                impair_one(run, undo, b, a, &imp);
+        }
+    }
+}
+
+/* clock: steps each target's wall clock. */
+static void
+apply_clock(Run *run, const ScenarioFault *fault, Undo *undo, GString *describe)
+{
+    g_string_append_printf(describe, ", wall clock %+.6g s",
+                           (double)fault->clock_offset_ns / (double)SIM_NS_PER_S);
+    undo->clock_step_ns = fault->clock_offset_ns;
+    for (guint i = 0; i < undo->nodes->len; i++)
+        sim_node_clock_step(run->world, g_array_index(undo->nodes, SimNodeId, i),
+                            fault->clock_offset_ns);
+}
+
 static void undo_fire(void *ctx, void *arg, guint64 arg_u64);
 static void undo_drop(void *ctx, void *arg, guint64 arg_u64);
 
@@ -446,6 +536,7 @@ undo_new(Run *run, ScenarioAction action)
     undo->action = action;
     undo->nodes = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
     undo->cuts = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
+    undo->impairs = g_array_new(FALSE, FALSE, sizeof(guint64));
     return undo;
 }
 
@@ -454,6 +545,7 @@ undo_free(Undo *undo)
 {
     g_array_free(undo->nodes, TRUE);
     g_array_free(undo->cuts, TRUE);
+    g_array_free(undo->impairs, TRUE);
     g_free(undo);
 }
 
@@ -483,7 +575,14 @@ start_fault(Run *run, const ScenarioFault *fault, gint64 duration_ns, gboolean r
                     fault->action == SCENARIO_ACTION_LOSE ||
                     fault->action == SCENARIO_ACTION_DELAY ||
                     fault->action == SCENARIO_ACTION_DUPLICATE;
-    if (link)
+    gboolean impairment = fault->action == SCENARIO_ACTION_LOSS ||
+                          fault->action == SCENARIO_ACTION_LATENCY ||
+                          fault->action == SCENARIO_ACTION_BANDWIDTH;
+    if (impairment)
+        apply_impairment(run, fault, undo, describe);
+    else if (fault->action == SCENARIO_ACTION_CLOCK)
+        apply_clock(run, fault, undo, describe);
+    else if (link)
         apply_link_fault(run, fault, undo, describe);
     else
         apply_action(run, fault->action, fault, undo);
@@ -547,6 +646,12 @@ undo_fire(void *ctx, void *arg, guint64 instant)
         for (guint i = 0; i + 1 < undo->cuts->len; i += 2)
             sim_net_mend_one_way(sim_world_net(run->world), g_array_index(undo->cuts, SimNodeId, i),
                                  g_array_index(undo->cuts, SimNodeId, i + 1));
+        for (guint i = 0; i < undo->impairs->len; i++)
+            sim_net_impair_end(sim_world_net(run->world), g_array_index(undo->impairs, guint64, i));
+        /* The clock is corrected by the step back (an NTP step). */
+        for (guint i = 0; i < undo->nodes->len && undo->clock_step_ns != 0; i++)
+            sim_node_clock_step(run->world, g_array_index(undo->nodes, SimNodeId, i),
+                                -undo->clock_step_ns);
     }
     if (!instant || undo->action == SCENARIO_ACTION_HEAL || undo->action == SCENARIO_ACTION_RESTART ||
         undo->action == SCENARIO_ACTION_RESUME || undo->action == SCENARIO_ACTION_LOSE ||
@@ -674,6 +779,9 @@ heal_everything(Run *run)
         if (sim_node_state(run->world, node) == SIM_NODE_PAUSED)
             sim_node_resume(run->world, node);
         restart_when_down(run, NULL, node);
+        gint64 clock_offset = sim_node_clock_offset_ns(run->world, node);
+        if (clock_offset != 0)
+            sim_node_clock_step(run->world, node, -clock_offset);
     }
     sim_net_heal(sim_world_net(run->world));
     for (guint i = 0; i < run->windows->len; i++)

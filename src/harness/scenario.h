@@ -144,6 +144,10 @@ typedef enum {
     SCENARIO_ACTION_SHUTDOWN,       /* target broker stops cleanly (SIGTERM); duration: restart */
     SCENARIO_ACTION_DISK_ERROR,     /* target broker's log dir fails (EIO); duration: disk
                                      * replaced by an empty one, broker restarted */
+    SCENARIO_ACTION_LOSS,           /* target [-> to], rate; duration: heal after */
+    SCENARIO_ACTION_LATENCY,        /* target [-> to], latency [jitter]; duration: heal after */
+    SCENARIO_ACTION_BANDWIDTH,      /* target [-> to], bandwidth; duration: heal after */
+    SCENARIO_ACTION_CLOCK,          /* target, offset; duration: stepped back after */
 } ScenarioAction;
 
 /* "crash", "power-loss", ... as written in files. (transfer none) */
@@ -196,7 +200,14 @@ typedef struct {
     double factor;      /* disk-slow; else 0 */
     char *topic;        /* add-partitions; else NULL */
     guint partitions;   /* add-partitions: the new count; else 0 */
+    guint32 loss_per_million;     /* loss: transmissions lost per million; else 0 */
+    SimDist latency;              /* latency: with the jitter folded in; else const 0 */
+    gint64 bandwidth_bytes_per_s; /* bandwidth; else 0 */
+    gint64 clock_offset_ns;       /* clock: the step; else 0 */
 } ScenarioFault;
+
+/* The denominator of ScenarioFault.loss_per_million. */
+#define SCENARIO_LOSS_DENOMINATOR 1000000u
 
 typedef struct {
     GArray *kinds;    /* ScenarioAction, in the order written */

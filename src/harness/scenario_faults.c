@@ -23,6 +23,12 @@ enum {
     FAULT_KEY_FACTOR = 1u << 6,
     FAULT_KEY_TOPIC = 1u << 7,
     FAULT_KEY_PARTITIONS = 1u << 8,
+    /* The window faults on links and the clock fault. */
+    FAULT_KEY_RATE = 1u << 16,
+    FAULT_KEY_LATENCY = 1u << 17,
+    FAULT_KEY_JITTER = 1u << 18,
+    FAULT_KEY_BANDWIDTH = 1u << 19,
+    FAULT_KEY_OFFSET = 1u << 20,
 };
 
 static const struct {
@@ -34,6 +40,9 @@ static const struct {
     {"count", FAULT_KEY_COUNT},           {"delay", FAULT_KEY_DELAY},
     {"factor", FAULT_KEY_FACTOR},         {"topic", FAULT_KEY_TOPIC},
     {"partitions", FAULT_KEY_PARTITIONS},
+    {"rate", FAULT_KEY_RATE},             {"latency", FAULT_KEY_LATENCY},
+    {"jitter", FAULT_KEY_JITTER},         {"bandwidth", FAULT_KEY_BANDWIDTH},
+    {"offset", FAULT_KEY_OFFSET},
 };
 
 #define TARGET_BIT(kind) (1u << (kind))
@@ -89,6 +98,15 @@ static const ActionInfo ACTIONS[] = {
                                         0},
     [SCENARIO_ACTION_DISK_ERROR] = {"disk-error", TARGETS_BROKERS, FAULT_KEY_TARGET,
                                     FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_LOSS] = {"loss", TARGETS_NODES, FAULT_KEY_TARGET | FAULT_KEY_RATE,
+                              FAULT_KEY_TO | FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_LATENCY] = {"latency", TARGETS_NODES, FAULT_KEY_TARGET | FAULT_KEY_LATENCY,
+                                 FAULT_KEY_TO | FAULT_KEY_JITTER | FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_BANDWIDTH] = {"bandwidth", TARGETS_NODES,
+                                   FAULT_KEY_TARGET | FAULT_KEY_BANDWIDTH,
+                                   FAULT_KEY_TO | FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_CLOCK] = {"clock", TARGETS_NODES, FAULT_KEY_TARGET | FAULT_KEY_OFFSET,
+                               FAULT_KEY_DURATION},
 };
 
 static const char *const TARGET_FORMS[] = {
@@ -717,6 +735,151 @@ fault_slow_factor(const Build *b, const RawGroup *group, const ScenarioFault *fa
     return FALSE;
 }
 
+/* ---- loss, latency, bandwidth, clock ---- */
+
+/* "0.2" or "20%": a share of transmissions strictly between 0 and 1, kept
+ * to a millionth. NULL and `out` set, or why not. (transfer full) */
+static char *
+parse_loss_rate(const char *text, guint32 *out)
+{
+    g_autofree char *trimmed = g_strstrip(g_strdup(text));
+    gsize length = strlen(trimmed);
+    gboolean percent = length > 0 && trimmed[length - 1] == '%';
+    if (percent)
+        trimmed[length - 1] = '\0';
+    char *end = NULL;
+    double value = g_ascii_strtod(trimmed, &end);
+    /* Decimal only: strtod would also read hexadecimal. */
+    gboolean number = g_ascii_isdigit(trimmed[0]) && strpbrk(trimmed, "xX") == NULL &&
+                      end != trimmed && *end == '\0';
+    double share = percent ? value / 100.0 : value;
+    double per_million = number ? share * SCENARIO_LOSS_DENOMINATOR : -1;
+    if (number && per_million >= 0.5 && per_million < SCENARIO_LOSS_DENOMINATOR - 0.5) {
+        *out = (guint32)(per_million + 0.5);
+        return NULL;
+    }
+    return g_strdup_printf("'%s' is not a loss rate: a share above 0 and below 1, such as 0.2 "
+                           "or 20%% (at least 0.0001%%; losing everything is a partition: "
+                           "action = one-way or partition)",
+                           text);
+}
+
+/* "1MB/s", "125000" or "10MiB" (bytes per second), above 0. (transfer full) */
+static char *
+parse_bandwidth(const char *text, gint64 *out)
+{
+    g_autofree char *trimmed = g_strstrip(g_strdup(text));
+    if (g_str_has_suffix(trimmed, "/s"))
+        trimmed[strlen(trimmed) - 2] = '\0';
+    g_autoptr(GError) local = NULL;
+    gint64 bytes = 0;
+    gboolean parsed = g_ascii_isdigit(trimmed[0]) && sim_parse_bytes(trimmed, &bytes, &local);
+    if (parsed && bytes >= 1) {
+        *out = bytes;
+        return NULL;
+    }
+    return g_strdup_printf("'%s' is not a bandwidth: bytes per second above 0, such as 1MB/s, "
+                           "10MiB/s or 125000%s%s%s",
+                           text, local != NULL ? " (" : "", local != NULL ? local->message : "",
+                           local != NULL ? ")" : "");
+}
+
+/* "+30s", "30s" (forward) or "-2h" (back): a step other than 0, at most
+ * KCONFIG_TIME_NS_MAX either way, with a unit. (transfer full) */
+static char *
+parse_clock_offset(const char *text, gint64 *out)
+{
+    g_autofree char *trimmed = g_strstrip(g_strdup(text));
+    gboolean back = trimmed[0] == '-';
+    const char *magnitude = trimmed + (back || trimmed[0] == '+' ? 1 : 0);
+    gsize length = strlen(magnitude);
+    g_autoptr(GError) local = NULL;
+    gint64 ns = 0;
+    gboolean parsed = g_ascii_isdigit(magnitude[0]) && g_ascii_isalpha(magnitude[length - 1]) &&
+                      sim_parse_duration_ns(magnitude, 0, &ns, &local);
+    if (parsed && ns > 0 && ns <= KCONFIG_TIME_NS_MAX) {
+        *out = back ? -ns : ns;
+        return NULL;
+    }
+    return g_strdup_printf("'%s' is not a clock step: a signed duration with a unit other than "
+                           "0, such as +30s or -2h, at most 100000h either way%s%s%s",
+                           text, local != NULL ? " (" : "", local != NULL ? local->message : "",
+                           local != NULL ? ")" : "");
+}
+
+/* latency = L with jitter = J: uniform in [L - J, L + J], as netem draws it;
+ * a distribution takes no jitter. */
+static char *
+fold_jitter(const KConfig *cfg, SimDist *latency)
+{
+    if (kconfig_is_null(cfg, "jitter"))
+        return NULL;
+    gint64 jitter = kconfig_get_duration_ns(cfg, "jitter");
+    if (latency->kind != SIM_DIST_CONSTANT)
+        return g_strdup("applies to a constant latency only (latency is a distribution: "
+                        "write the spread there, e.g. uniform:30ms..70ms)");
+    if ((double)jitter > latency->a) {
+        g_autofree char *j = scenario_format_duration(jitter);
+        g_autofree char *l = scenario_format_duration((gint64)latency->a);
+        return g_strdup_printf("%s is more than latency %s: a delay cannot be negative", j, l);
+    }
+    if (jitter > 0)
+        *latency = (SimDist){SIM_DIST_UNIFORM, latency->a - (double)jitter,
+                             latency->a + (double)jitter};
+    return NULL;
+}
+
+/* A required key's text; "null" when the file wrote Kafka's null. */
+static const char *
+text_of(const KConfig *cfg, const char *key)
+{
+    return kconfig_is_null(cfg, key) ? "null" : kconfig_get_string(cfg, key);
+}
+
+/* The loss, latency, bandwidth and clock actions' own keys. */
+static gboolean
+fault_window_values(const Build *b, const RawGroup *group, const KConfig *cfg,
+                    ScenarioFault *fault, GError **error)
+{
+    char *why = NULL;
+    const char *key = NULL;
+    fault->latency = SIM_DIST_CONST(0);
+    switch (fault->action) {
+    case SCENARIO_ACTION_LOSS:
+        key = "rate";
+        why = parse_loss_rate(text_of(cfg, key), &fault->loss_per_million);
+        break;
+    case SCENARIO_ACTION_LATENCY:
+        key = "latency";
+        if (kconfig_is_null(cfg, key)) {
+            why = g_strdup("null is not a latency: a duration such as 50ms or a distribution");
+            break;
+        }
+        fault->latency = kconfig_get_dist(cfg, key);
+        key = "jitter";
+        why = fold_jitter(cfg, &fault->latency);
+        break;
+    case SCENARIO_ACTION_BANDWIDTH:
+        key = "bandwidth";
+        why = parse_bandwidth(text_of(cfg, key), &fault->bandwidth_bytes_per_s);
+        break;
+    case SCENARIO_ACTION_CLOCK:
+        key = "offset";
+        why = parse_clock_offset(text_of(cfg, key), &fault->clock_offset_ns);
+        break;
+    default:
+        return TRUE;
+    }
+    if (why == NULL)
+        return TRUE;
+    /* A long value is quoted cut short, as every scenario message quotes it. */
+    g_autofree char *shown = kconfig_echo_quoted(why);
+    Loc loc = scenario_loc_key(b->scenario, group, key);
+    scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc, "%s", shown);
+    g_free(why);
+    return FALSE;
+}
+
 gboolean
 scenario_build_fault(Build *b, const RawGroup *group, GError **error)
 {
@@ -747,6 +910,8 @@ scenario_build_fault(Build *b, const RawGroup *group, GError **error)
         !fault_add_partitions(b, group, cfg, fault, error))
         return FALSE;
     if (fault->action == SCENARIO_ACTION_DISK_SLOW && !fault_slow_factor(b, group, fault, error))
+        return FALSE;
+    if (!fault_window_values(b, group, cfg, fault, error))
         return FALSE;
     return fault_targets(b, group, cfg, info, fault, error);
 }
