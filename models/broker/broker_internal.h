@@ -72,6 +72,11 @@ typedef struct BrokerState {
     gint32 shutdown_correlation;      /* the attempt in flight; -1: none */
     SimTimerId shutdown_timer;
     gboolean shutdown_checkpointed;   /* the last HW checkpoint is written */
+    /* Controller requests (LeaderAndIsr, UpdateMetadata, StopReplica) waiting
+     * to be applied, in arrival order; the head is applied when the timer
+     * fires (broker.c, "controller requests"). */
+    GQueue controller_requests;       /* SimMsg* (owned) */
+    SimTimerId controller_request_timer;
 } BrokerState;
 
 struct Broker {
