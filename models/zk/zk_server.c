@@ -422,6 +422,13 @@ zk_server_free(ZkServer *server)
     g_free(server);
 }
 
+void
+zk_server_set_ephemeral_listener(ZkServer *server, ZkEphemeralEndedFn ended_cb, void *user_data)
+{
+    server->ephemeral_ended_cb = ended_cb;
+    server->ephemeral_ended_data = user_data;
+}
+
 SimNodeId
 zk_server_node(const ZkServer *server)
 {

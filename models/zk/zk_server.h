@@ -111,6 +111,14 @@ gboolean zk_server_session_alive(const ZkServer *server, guint64 session_id);
  * NULL when there is no such znode. (transfer full) */
 GBytes *zk_server_znode_get(const ZkServer *server, const char *path, ZkStat *stat);
 
+/* Told of every ephemeral znode a session's end (expiry or close) deletes,
+ * with its data, at the instant the server ends the session: an observer's
+ * view (the cluster's monitor notes when /controller goes), which changes
+ * nothing the server does. */
+typedef void (*ZkEphemeralEndedFn)(void *user_data, const char *path, GBytes *data);
+void zk_server_set_ephemeral_listener(ZkServer *server, ZkEphemeralEndedFn ended_cb,
+                                      void *user_data);
+
 /* Asserts the invariants listed in zk_server.c (O(size of the tree)). */
 void zk_server_check_invariants(const ZkServer *server);
 

@@ -84,6 +84,8 @@ struct ZkServer {
     SimNodeId node;
     ZkServerConfig cfg;
     ZkState *state; /* NULL while down or loading */
+    ZkEphemeralEndedFn ephemeral_ended_cb;
+    void *ephemeral_ended_data;
 };
 
 typedef struct {
