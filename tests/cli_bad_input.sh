@@ -29,6 +29,10 @@ expect 2 "bad-leader-and-isr-time.ini:8: \[cluster\] ksim.leader.and.isr.partiti
   run "$data/bad-leader-and-isr-time.ini"
 expect 2 "bad-update-metadata-time.ini:8: \[cluster\] ksim.update.metadata.partition.time: '-5us'" -- \
   run "$data/bad-update-metadata-time.ini"
+expect 2 "bad-zk-byte-time.ini:8: \[cluster\] zookeeper.byte.time: '20' needs a unit" -- \
+  run "$data/bad-zk-byte-time.ini"
+expect 2 "zookeeper.request.time: '-1ms' is not a non-negative number" -- \
+  run "$data/example.ini" --set zookeeper.request.time=-1ms
 # The parser's own checks, which GKeyFile alone would not make: each names its line.
 expect 2 "bad-duplicate-key.ini:16: \[producer writer\] acks: set twice (first at line 15)" -- \
   run "$data/bad-duplicate-key.ini"

@@ -409,6 +409,8 @@ static const BadCase bad_cases[] = {
      "zookeeper.max.in.flight.requests", "'0' is out of range; expected an integer of at least 1"},
     {"bad-leader-and-isr-time.ini", KSIM_SCENARIO_ERROR_VALUE, 8, "cluster",
      "ksim.leader.and.isr.partition.time", "'50' needs a unit"},
+    {"bad-zk-byte-time.ini", KSIM_SCENARIO_ERROR_VALUE, 8, "cluster", "zookeeper.byte.time",
+     "'20' needs a unit"},
     {"bad-update-metadata-time.ini", KSIM_SCENARIO_ERROR_VALUE, 8, "cluster",
      "ksim.update.metadata.partition.time", "'-5us' is not a non-negative number"},
     {"bad-unknown-group.ini", KSIM_SCENARIO_ERROR_UNKNOWN, 9, "topik orders", NULL,

@@ -230,6 +230,8 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
                              config->network_bandwidth_bytes_per_s);
     ZkServerConfig zk_config;
     zk_server_config_init(&zk_config);
+    zk_config.request_ns = config->zk_request_ns;
+    zk_config.byte_ns = config->zk_byte_ns;
     cluster->zk = zk_server_new(world, "zk", &zk_config);
     zk_server_set_ephemeral_listener(cluster->zk, observe_ephemeral_ended, cluster);
     cluster->admin_node = sim_node_add(world, "admin", &ADMIN_OPS, cluster);

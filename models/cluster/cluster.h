@@ -42,6 +42,10 @@ typedef struct {
     SimDist network_latency;
     gint64 network_bandwidth_bytes_per_s; /* 0: unlimited */
     SimDist fsync_latency;
+    /* The coordination node's service time (zookeeper.request.time,
+     * zookeeper.byte.time): ZkServerConfig.request_ns and byte_ns. */
+    gint64 zk_request_ns;
+    gint64 zk_byte_ns;
 } ClusterConfig;
 
 /* Builds the nodes in `world`: the coordination node "zk", brokers "broker-1"

@@ -368,6 +368,12 @@ static const KConfigKey REGISTRY[] = {
         .doc = "Bytes per second per link direction; 0: unlimited."),
     KEY("disk.fsync.latency", CLUSTER, TIME_DIST, "const:2ms", KSIM_KEY,
         .doc = "Time for an fsync to make writes durable."),
+    KEY("zookeeper.request.time", CLUSTER, DURATION, "10us", RANGE(0, 1000000000), KSIM_KEY,
+        .doc = "The coordination node's time to serve one request; it serves them one at a "
+               "time, in arrival order."),
+    KEY("zookeeper.byte.time", CLUSTER, DURATION, "20ns", RANGE(0, 1000000), KSIM_KEY,
+        .doc = "The coordination node's time per byte of a request and of the data it reads "
+               "(about 30,000 1 KiB reads a second with zookeeper.request.time)."),
 
     /* ksim: a producer's workload. */
     KEY("topic", WORKLOAD, STRING, NULL, KSIM_KEY,

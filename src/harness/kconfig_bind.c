@@ -218,6 +218,8 @@ static const KConfigBinding CLUSTER_BINDINGS[] = {
     BIND(ClusterConfig, network_latency, "network.latency", DIST),
     BIND(ClusterConfig, network_bandwidth_bytes_per_s, "network.bandwidth", BYTES),
     BIND(ClusterConfig, fsync_latency, "disk.fsync.latency", DIST),
+    BIND(ClusterConfig, zk_request_ns, "zookeeper.request.time", NS),
+    BIND(ClusterConfig, zk_byte_ns, "zookeeper.byte.time", NS),
 };
 
 static const KConfigBindTable BROKER_TABLE = TABLE("broker", BROKER, BrokerConfig, BROKER_BINDINGS);
