@@ -11,6 +11,9 @@
  *     at least the highest the broker has seen (a deposed controller is fenced).
  *  3. `controller` is non-NULL only while this broker believes it holds
  *     /controller.
+ *  4. Controller requests wait in `controller_requests` only while the head
+ *     is being applied (its timer pending), and are applied in arrival order
+ *     (controller_request_arrived, controller_request_done_cb).
  *
  * Group requests (FindCoordinator ... OffsetFetch, TxnOffsetCommit) go to the
  * group coordinator, group_coord.c; transaction requests (FindCoordinator for
@@ -877,6 +880,9 @@ broker_check_invariants(const Broker *broker)
     txn_coord_check_invariants(broker->state->txns);
     zk_client_check_invariants(broker->state->zk);
     broker_shutdown_check_invariants(broker->state);
+    /* 4. A controller request is being applied exactly while one waits. */
+    KSIM_ASSERT(sim_timer_pending(broker->world, state->controller_request_timer) ==
+                !g_queue_is_empty(&state->controller_requests));
 }
 
 void
