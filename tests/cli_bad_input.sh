@@ -33,6 +33,8 @@ expect 2 "bad-zk-byte-time.ini:8: \[cluster\] zookeeper.byte.time: '20' needs a 
   run "$data/bad-zk-byte-time.ini"
 expect 2 "zookeeper.request.time: '-1ms' is not a non-negative number" -- \
   run "$data/example.ini" --set zookeeper.request.time=-1ms
+expect 2 "ksim.leader.and.isr.partition.time: '2s' is out of range.*of at most 1000000000ns" -- \
+  run "$data/example.ini" --set ksim.leader.and.isr.partition.time=2s
 # The parser's own checks, which GKeyFile alone would not make: each names its line.
 expect 2 "bad-duplicate-key.ini:16: \[producer writer\] acks: set twice (first at line 15)" -- \
   run "$data/bad-duplicate-key.ini"

@@ -676,6 +676,10 @@ static void
 append_duration_form(GString *out, const KConfigKey *key)
 {
     const char *with_unit = "a duration with a unit (ns, us, ms, s, m, h), e.g. 30s";
+    if (key->unit_ns == 0 && key->max < KCONFIG_TIME_NS_MAX) {
+        g_string_append_printf(out, "%s, of at most %" G_GINT64_FORMAT "ns", with_unit, key->max);
+        return;
+    }
     if (key->unit_ns == 0) {
         g_string_append_printf(out, "%s, of at most %s", with_unit, TIME_MAX_TEXT);
         return;
