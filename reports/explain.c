@@ -209,6 +209,7 @@ explain_event_kind_name(guint32 kind)
         [HISTORY_EVENT_OFFLINE] = "offline",
         [HISTORY_EVENT_VIOLATION] = "violation",
         [HISTORY_EVENT_CONTROLLER] = "controller",
+        [HISTORY_EVENT_CONTROLLER_LOST] = "controller_lost",
         [HISTORY_EVENT_SESSION] = "session",
         [HISTORY_EVENT_TXN_RESUMED] = "txn_resumed",
         [HISTORY_EVENT_RETENTION] = "retention",

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "failover.h"
 #include "sim_assert.h"
 #include "stats.h"
 
@@ -85,6 +86,19 @@ availability(const MetricsRun *run, guint unused)
     (void)unused;
     double share = checker_result_stats(run->check)->availability;
     return share < 0 ? 1.0 : share;
+}
+
+enum { FAILOVER_LONGEST, FAILOVER_UNAVAILABLE };
+
+/* The longest controller failover (ms), or the partitions' summed
+ * unavailability (s), from the history (failover.h). */
+static double
+failover_value(const MetricsRun *run, guint which)
+{
+    g_autoptr(FailoverResult) result = failover_run(checker_result_history(run->check));
+    if (which == FAILOVER_LONGEST)
+        return failover_result_longest_ms(result);
+    return (double)failover_result_unavailable_ns(result) / 1e9;
 }
 
 static double
@@ -234,6 +248,11 @@ static const Metric METRICS[] = {
     VALUE("availability", availability, 0,
           "share of the one-second windows with a send outstanding that also hold an "
           "acknowledgement (1: always; 1 without sends)"),
+    VALUE("controller_failover_ms", failover_value, FAILOVER_LONGEST,
+          "the longest controller failover: from the controller's session ending to a new "
+          "controller in charge and every partition that can be led led again, ms (0: none)"),
+    VALUE("unavailable_partition_s", failover_value, FAILOVER_UNAVAILABLE,
+          "seconds without a leader serving produce, summed over the partitions"),
     ANOMALY(consumer_anomaly, consumer_name, CONSUMER_LOST_CONSUMPTION,
             "acknowledged committed records below a group's committed offset that no member "
             "processed, summed over the groups"),

@@ -6,11 +6,13 @@
  */
 #include "report_internal.h"
 
-/* Patterns of one anomaly the report explains; the rest are counted. */
-#define REPORT_PATTERNS_SHOWN 5
+#include "failover.h"
 
 #include <stdarg.h>
 #include <string.h>
+
+/* Patterns of one anomaly the report explains; the rest are counted. */
+#define REPORT_PATTERNS_SHOWN 5
 
 /* ---- document ---- */
 
@@ -774,6 +776,63 @@ doc_runs(Document *doc, const Report *report)
     }
 }
 
+/* Worst partitions a report names per run. */
+#define DOC_WORST_MAX 5u
+
+static void
+failover_row(Block *table, const RunData *data, const FailoverResult *failover)
+{
+    const History *history = checker_result_history(data->result);
+    GPtrArray *row = table_row(table);
+    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, g_strdup_printf("%u", failover_result_windows(failover)->len));
+    row_cell(row, g_strdup_printf("%.1f", failover_result_longest_ms(failover)));
+    row_cell(row, g_strdup_printf("%.3f", (double)failover_result_unavailable_ns(failover) / 1e9));
+    g_autoptr(GArray) worst = failover_result_worst(failover, G_MAXUINT);
+    row_cell(row, g_strdup_printf("%u", worst->len));
+    GString *names = g_string_new(worst->len == 0 ? "-" : "");
+    for (guint i = 0; i < MIN(worst->len, DOC_WORST_MAX); i++) {
+        const FailoverPartition *p = &g_array_index(worst, FailoverPartition, i);
+        g_autofree char *where = checker_partition_label(history, p->topic, p->partition);
+        g_string_append_printf(names, "%s%s %.3f s", i > 0 ? ", " : "", where,
+                               (double)p->unavailable_ns / 1e9);
+    }
+    if (worst->len > DOC_WORST_MAX)
+        g_string_append_printf(names, " and %u more", worst->len - DOC_WORST_MAX);
+    row_cell(row, g_string_free(names, FALSE));
+}
+
+/* Controller failovers and partitions without a leader, when a run had any. */
+static void
+doc_failover(Document *doc, const Report *report)
+{
+    static const char *const header[] = {"Run", "Controller failovers", "Longest (ms)",
+                                         "Unavailable (partition-s)", "Partitions unavailable",
+                                         "Worst partitions", NULL};
+    GPtrArray *results = g_ptr_array_new_with_free_func((GDestroyNotify)failover_result_free);
+    gboolean any = FALSE;
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        FailoverResult *failover = failover_run(checker_result_history(data->result));
+        any |= failover_result_windows(failover)->len > 0 ||
+               failover_result_unavailable_ns(failover) > 0;
+        g_ptr_array_add(results, failover);
+    }
+    if (any) {
+        doc_heading(doc, 2, "Leadership");
+        doc_paragraph(doc, "A controller failover runs from the old controller's coordination "
+                           "session ending to the new controller in charge with every partition "
+                           "that can be led led again (controller_failover_ms). A partition is "
+                           "unavailable while no broker leads it: from its leader's crash or "
+                           "stop, or its going offline, to its next leader.");
+        Block *table = doc_table(doc, header);
+        for (guint i = 0; i < report->runs->len; i++)
+            failover_row(table, g_ptr_array_index(report->runs, i),
+                         g_ptr_array_index(results, i));
+    }
+    g_ptr_array_free(results, TRUE);
+}
+
 Document *
 report_document_build(const Report *report)
 {
@@ -787,6 +846,7 @@ report_document_build(const Report *report)
     doc_consumers(doc, report);
     doc_transactions(doc, report);
     doc_latency(doc, report);
+    doc_failover(doc, report);
     doc_replicas(doc, report);
     doc_heading(doc, 2, "Timeline");
     doc_paragraph(doc, "Cluster events in time order (acknowledgements left out; they are in "

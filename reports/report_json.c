@@ -14,6 +14,7 @@
  */
 #include "report_internal.h"
 
+#include "failover.h"
 #include "metrics.h"
 #include "sim_assert.h"
 
@@ -537,6 +538,132 @@ json_pipelines(JsonBuilder *b, const RunData *data)
     json_builder_end_object(b);
 }
 
+/* Per-partition lists in summary.json name at most this many partitions;
+ * a larger run gets a count and aggregates with them. */
+#define JSON_PARTITIONS_MAX 1000u
+#define JSON_WORST_MAX 10u
+
+static void
+json_failover(JsonBuilder *b, const RunData *data)
+{
+    const History *history = checker_result_history(data->result);
+    g_autoptr(FailoverResult) failover = failover_run(history);
+    json_builder_set_member_name(b, "failover");
+    json_builder_begin_object(b);
+    json_double(b, "controller_failover_ms", failover_result_longest_ms(failover));
+    json_builder_set_member_name(b, "controller_failovers");
+    json_builder_begin_array(b);
+    const GArray *windows = failover_result_windows(failover);
+    for (guint i = 0; i < windows->len; i++) {
+        const FailoverWindow *w = &g_array_index(windows, FailoverWindow, i);
+        json_builder_begin_object(b);
+        json_int(b, "old_controller", w->old_controller);
+        json_double(b, "lost_s", (double)w->lost_ns / 1e9);
+        json_seconds_or_null(b, "claimed_s", w->claimed_ns);
+        json_seconds_or_null(b, "led_again_s", w->led_ns);
+        json_double(b, "ms", (double)failover_window_ns(failover, w) / 1e6);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_double(b, "unavailable_partition_s",
+                (double)failover_result_unavailable_ns(failover) / 1e9);
+    g_autoptr(GArray) worst = failover_result_worst(failover, G_MAXUINT);
+    json_int(b, "partitions_unavailable", worst->len);
+    json_builder_set_member_name(b, "worst_partitions");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < MIN(worst->len, JSON_WORST_MAX); i++) {
+        const FailoverPartition *p = &g_array_index(worst, FailoverPartition, i);
+        g_autofree char *where = checker_partition_label(history, p->topic, p->partition);
+        json_builder_begin_object(b);
+        json_string(b, "partition", where);
+        json_double(b, "unavailable_s", (double)p->unavailable_ns / 1e9);
+        json_int(b, "outages", p->outages);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+}
+
+/* The replica whose state stands for its partition at the end: the online
+ * leader, else the online replica with the highest HW, else NULL. */
+static gboolean
+replica_better(const HistoryReplica *r, const HistoryReplica *best)
+{
+    if (best == NULL)
+        return TRUE;
+    if (r->online != best->online)
+        return r->online;
+    if (r->is_leader != best->is_leader)
+        return r->is_leader;
+    return r->hw > best->hw;
+}
+
+static gint
+replica_ptr_compare(gconstpointer a, gconstpointer b)
+{
+    const HistoryReplica *x = *(const HistoryReplica *const *)a;
+    const HistoryReplica *y = *(const HistoryReplica *const *)b;
+    if (x->topic != y->topic)
+        return x->topic < y->topic ? -1 : 1;
+    return (x->partition > y->partition) - (x->partition < y->partition);
+}
+
+/* Each partition's high watermark and log end offset at the end (its
+ * leader's, or its best replica's); a per-partition array up to
+ * JSON_PARTITIONS_MAX partitions, aggregates with the first ones beyond. */
+static void
+json_partitions_final(JsonBuilder *b, const RunData *data)
+{
+    const History *history = checker_result_history(data->result);
+    const GArray *replicas = history_replicas(history);
+    g_autoptr(GPtrArray) best = g_ptr_array_new();
+    g_autoptr(GPtrArray) sorted = g_ptr_array_new();
+    for (guint i = 0; i < replicas->len; i++)
+        g_ptr_array_add(sorted, &g_array_index(replicas, HistoryReplica, i));
+    g_ptr_array_sort(sorted, replica_ptr_compare);
+    for (guint i = 0; i < sorted->len; i++) {
+        const HistoryReplica *r = g_ptr_array_index(sorted, i);
+        const HistoryReplica *last = best->len > 0 ? g_ptr_array_index(best, best->len - 1) : NULL;
+        if (last != NULL && replica_ptr_compare(&r, &last) == 0) {
+            if (replica_better(r, last))
+                best->pdata[best->len - 1] = (gpointer)r;
+        } else {
+            g_ptr_array_add(best, (gpointer)r);
+        }
+    }
+    gint64 hw_sum = 0, hw_min = G_MAXINT64, hw_max = -1;
+    for (guint i = 0; i < best->len; i++) {
+        const HistoryReplica *r = g_ptr_array_index(best, i);
+        hw_sum += r->hw;
+        hw_min = MIN(hw_min, r->hw);
+        hw_max = MAX(hw_max, r->hw);
+    }
+    json_builder_set_member_name(b, "partitions_final");
+    json_builder_begin_object(b);
+    json_int(b, "count", best->len);
+    json_int(b, "high_watermark_sum", hw_sum);
+    json_int(b, "high_watermark_min", best->len > 0 ? hw_min : 0);
+    json_int(b, "high_watermark_max", best->len > 0 ? hw_max : 0);
+    json_builder_set_member_name(b, best->len <= JSON_PARTITIONS_MAX ? "partitions" : "first");
+    json_builder_begin_array(b);
+    guint shown = best->len <= JSON_PARTITIONS_MAX ? best->len : JSON_WORST_MAX;
+    for (guint i = 0; i < shown; i++) {
+        const HistoryReplica *r = g_ptr_array_index(best, i);
+        g_autofree char *where = checker_partition_label(history, r->topic, r->partition);
+        json_builder_begin_object(b);
+        json_string(b, "partition", where);
+        json_int(b, "replica", r->broker);
+        json_builder_set_member_name(b, "leader");
+        json_builder_add_boolean_value(b, r->is_leader && r->online);
+        json_int(b, "high_watermark", r->hw);
+        json_int(b, "log_end_offset", r->leo);
+        json_int(b, "log_start_offset", r->log_start);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+}
+
 static void
 json_run(JsonBuilder *b, const RunData *data)
 {
@@ -560,6 +687,8 @@ json_run(JsonBuilder *b, const RunData *data)
     json_metric_count(b, "invariant_violations", "invariant_violations", &metrics);
     json_strings(b, "violations", checker_result_violations(data->result));
     json_stats(b, data->result, &metrics);
+    json_failover(b, data);
+    json_partitions_final(b, data);
     json_examples(b, data);
     json_consumers(b, data);
     json_transactions(b, data, &metrics);

@@ -23,6 +23,18 @@ expect 2 "not a non-negative integer" -- run "$data/example.ini" --seed -3
 expect 2 "did you mean" -- run "$data/bad-unknown-key.ini"
 expect 2 "bad-rf-above-brokers.ini:" -- run "$data/bad-rf-above-brokers.ini"
 expect 2 "bad-unit.ini:" -- run "$data/bad-unit.ini"
+expect 2 "bad-zk-in-flight.ini:8: \[cluster\] zookeeper.max.in.flight.requests: '0' is out of range" -- \
+  run "$data/bad-zk-in-flight.ini"
+expect 2 "bad-leader-and-isr-time.ini:8: \[cluster\] ksim.leader.and.isr.partition.time: '50' needs a unit" -- \
+  run "$data/bad-leader-and-isr-time.ini"
+expect 2 "bad-update-metadata-time.ini:8: \[cluster\] ksim.update.metadata.partition.time: '-5us'" -- \
+  run "$data/bad-update-metadata-time.ini"
+expect 2 "bad-zk-byte-time.ini:8: \[cluster\] zookeeper.byte.time: '20' needs a unit" -- \
+  run "$data/bad-zk-byte-time.ini"
+expect 2 "zookeeper.request.time: '-1ms' is not a non-negative number" -- \
+  run "$data/example.ini" --set zookeeper.request.time=-1ms
+expect 2 "ksim.leader.and.isr.partition.time: '2s' is out of range.*of at most 1000000000ns" -- \
+  run "$data/example.ini" --set ksim.leader.and.isr.partition.time=2s
 # The parser's own checks, which GKeyFile alone would not make: each names its line.
 expect 2 "bad-duplicate-key.ini:16: \[producer writer\] acks: set twice (first at line 15)" -- \
   run "$data/bad-duplicate-key.ini"

@@ -14,6 +14,7 @@
 
 #include "cluster.h"
 #include "config_fixture.h"
+#include "failover.h"
 #include "history.h"
 #include "sim_world.h"
 #include "zk_server.h"
@@ -182,6 +183,55 @@ test_broker_restart_recovers_replicas_from_disk(void **state)
     fixture_free(f);
 }
 
+/* The controller failover's length (ms) in a 3-broker cluster with one
+ * topic of `partitions` partitions when its controller crashes, with each
+ * LeaderAndIsr partition state taking `per_partition_ns` to apply. */
+static double
+failover_ms(guint partitions, gint64 per_partition_ns)
+{
+    ClusterConfig config;
+    fixture_cluster_config(&config);
+    config.broker.zookeeper_session_timeout_ms = 6000;
+    config.broker.leader_and_isr_partition_ns = per_partition_ns;
+    g_autoptr(SimWorld) world = sim_world_new(24);
+    g_autoptr(History) history = history_new();
+    Cluster *cluster = cluster_new(world, &config, history);
+    sim_world_set_after_event(world, check_after_event, cluster);
+    GError *error = NULL;
+    assert_true(cluster_create_topic(cluster, TOPIC, partitions, 3, NULL, &error));
+    assert_true(cluster_wait_settled(cluster, 20 * SIM_NS_PER_S));
+    gint32 controller = cluster_controller(cluster);
+    /* The crash as the runner notes it (src/harness/runner.c, window_open). */
+    HistoryEvent crash = {0};
+    crash.time_ns = sim_now_ns(world);
+    crash.kind = HISTORY_EVENT_FAULT;
+    crash.broker = controller;
+    crash.partition = -1;
+    crash.text = (char *)"fault began: crash broker";
+    history_event(history, &crash);
+    sim_node_crash(world, broker_node(cluster_broker(cluster, controller)));
+    sim_world_run_until(world, sim_now_ns(world) + 15 * SIM_NS_PER_S);
+    g_autoptr(FailoverResult) result = failover_run(history);
+    assert_int_equal(failover_result_windows(result)->len, 1);
+    const FailoverWindow *w = &g_array_index(failover_result_windows(result), FailoverWindow, 0);
+    assert_true(w->led_ns > 0);
+    double ms = failover_result_longest_ms(result);
+    cluster_free(cluster);
+    return ms;
+}
+
+static void
+test_broker_controller_requests_take_time_per_partition(void **state)
+{
+    /* Goal: a broker applies a LeaderAndIsr partition state after another,
+     * so at 1 ms a state a failover with 30 partitions (each broker
+     * replicating all 30) lasts at least 30 ms longer than at 0. */
+    (void)state;
+    double free_ms = failover_ms(30, 0);
+    double costly_ms = failover_ms(30, SIM_NS_PER_MS);
+    assert_true(costly_ms - free_ms >= 30.0);
+}
+
 int
 main(void)
 {
@@ -189,6 +239,7 @@ main(void)
         cmocka_unit_test(test_broker_registers_and_registers_again),
         cmocka_unit_test(test_broker_controller_fails_over),
         cmocka_unit_test(test_broker_restart_recovers_replicas_from_disk),
+        cmocka_unit_test(test_broker_controller_requests_take_time_per_partition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

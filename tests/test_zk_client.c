@@ -341,6 +341,39 @@ test_zk_client_free_delivers_nothing(void **state)
     harness_free(h);
 }
 
+static void
+test_zk_client_max_in_flight_pipelines_in_windows(void **state)
+{
+    /* Goal: with zookeeper.max.in.flight.requests = 3, twelve reads go out
+     * three at a time, each window after the previous one's answers (a
+     * round trip of 1 ms with a server that takes no time), in order. */
+    (void)state;
+    ZkServerConfig cfg;
+    zk_server_config_init(&cfg);
+    cfg.request_ns = 0;
+    cfg.byte_ns = 0;
+    Harness *h = harness_new_with(46, &cfg, TIMEOUT_NS);
+    wait_established(h);
+    zk_client_set_max_in_flight(client_of(h, 0), 3);
+    Order order = {0};
+    OrderTicket tickets[ORDER_MAX];
+    submit_reads(h, &order, tickets, 0, 12);
+    run_for(h, 1500 * SIM_NS_PER_US);
+    assert_int_equal(order.count, 3);
+    run_for(h, SIM_NS_PER_MS);
+    assert_int_equal(order.count, 6);
+    run_for(h, 2 * SIM_NS_PER_MS);
+    assert_int_equal(order.count, 12);
+    assert_completed_in_order(&order, 0, 12, ZK_OK);
+    /* Unlimited again: twelve more all answered within one round trip. */
+    zk_client_set_max_in_flight(client_of(h, 0), 0);
+    submit_reads(h, &order, tickets, 12, 12);
+    run_for(h, 1500 * SIM_NS_PER_US);
+    assert_int_equal(order.count, 24);
+    assert_completed_in_order(&order, 12, 24, ZK_OK);
+    harness_free(h);
+}
+
 int
 main(void)
 {
@@ -353,6 +386,7 @@ main(void)
         cmocka_unit_test(test_zk_client_reconnects_within_backoff_and_keeps_watches),
         cmocka_unit_test(test_zk_client_expired_session_refuses_requests),
         cmocka_unit_test(test_zk_client_versioned_writes_race),
+        cmocka_unit_test(test_zk_client_max_in_flight_pipelines_in_windows),
         cmocka_unit_test(test_zk_client_free_delivers_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

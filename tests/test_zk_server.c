@@ -1031,11 +1031,124 @@ test_zk_server_deterministic(void **state)
     assert_int_not_equal(fingerprint_run(40), fingerprint_run(41));
 }
 
+/* The time from submitting a GET of `path` from member 0 to its answer. */
+static gint64
+timed_get(Harness *h, const char *path)
+{
+    Outcome o = {0};
+    gint64 start = sim_now_ns(h->world);
+    RUN(h, &o, zk_client_get(client_of(h, 0), path, FALSE, outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
+    outcome_reset(&o);
+    return sim_now_ns(h->world) - start;
+}
+
+static void
+test_zk_server_service_time_grows_with_bytes(void **state)
+{
+    /* Goal: a read costs the server request_ns plus byte_ns per byte of the
+     * znode's data: 2,000 more bytes read take 2,000 * byte_ns longer. */
+    (void)state;
+    ZkServerConfig cfg;
+    zk_server_config_init(&cfg);
+    cfg.request_ns = SIM_NS_PER_MS;
+    cfg.byte_ns = SIM_NS_PER_US;
+    Harness *h = harness_new_with(60, &cfg, TIMEOUT_NS);
+    wait_established(h);
+    g_autofree char *big = g_strnfill(2001, 'x');
+    Outcome o = {0};
+    RUN(h, &o, zk_client_create(client_of(h, 0), "/aaaa", text("x"), 1, 0, outcome_cb, &o));
+    RUN(h, &o, zk_client_create(client_of(h, 0), "/bbbb", text(big), 2001, 0, outcome_cb, &o));
+    outcome_reset(&o);
+    gint64 small = timed_get(h, "/aaaa");
+    gint64 large = timed_get(h, "/bbbb");
+    assert_true(small > SIM_NS_PER_MS + 2 * 500 * SIM_NS_PER_US); /* round trip and service */
+    assert_int_equal(large - small, 2000 * SIM_NS_PER_US);
+    harness_free(h);
+}
+
+static void
+test_zk_server_serves_one_request_at_a_time(void **state)
+{
+    /* Goal: pipelined requests are served one after another in arrival
+     * order, so the fifth answer comes four service times after the first. */
+    (void)state;
+    ZkServerConfig cfg;
+    zk_server_config_init(&cfg);
+    cfg.request_ns = SIM_NS_PER_MS;
+    cfg.byte_ns = 0;
+    Harness *h = harness_new_with(61, &cfg, TIMEOUT_NS);
+    wait_established(h);
+    Outcome o[5] = {{0}};
+    gint64 start = sim_now_ns(h->world);
+    for (guint i = 0; i < 5; i++)
+        zk_client_exists(client_of(h, 0), "/", FALSE, outcome_cb, &o[i]);
+    wait_done(h, &o[0]);
+    gint64 first = sim_now_ns(h->world) - start;
+    wait_done(h, &o[4]);
+    gint64 fifth = sim_now_ns(h->world) - start;
+    assert_int_equal(first, SIM_NS_PER_MS + 2 * 500 * SIM_NS_PER_US);
+    assert_int_equal(fifth - first, 4 * SIM_NS_PER_MS);
+    for (guint i = 0; i < 5; i++) {
+        assert_true(o[i].done);
+        outcome_reset(&o[i]);
+    }
+    harness_free(h);
+}
+
+typedef struct {
+    guint count;
+    char path[64];
+    char data[16];
+    gint64 time_ns;
+    SimWorld *world;
+} Ended;
+
+static void
+ended_cb(void *user_data, const char *path, GBytes *data)
+{
+    Ended *ended = user_data;
+    ended->count++;
+    g_strlcpy(ended->path, path, sizeof ended->path);
+    gsize len = 0;
+    const char *bytes = g_bytes_get_data(data, &len);
+    g_strlcpy(ended->data, bytes, MIN(len + 1, sizeof ended->data));
+    ended->time_ns = sim_now_ns(ended->world);
+}
+
+static void
+test_zk_server_ephemeral_listener_hears_session_end(void **state)
+{
+    /* Goal: the listener hears of each ephemeral a session's end deletes,
+     * with its data, when the session ends; persistent znodes are not named. */
+    (void)state;
+    Harness *h = harness_new(62);
+    Ended ended = {0};
+    ended.world = h->world;
+    zk_server_set_ephemeral_listener(h->server, ended_cb, &ended);
+    wait_established(h);
+    Outcome o = {0};
+    RUN(h, &o, zk_client_create(client_of(h, 1), "/controller", text("2"), 1, ZK_EPHEMERAL,
+                                outcome_cb, &o));
+    RUN(h, &o, zk_client_create(client_of(h, 1), "/kept", text("k"), 1, 0, outcome_cb, &o));
+    RUN(h, &o, zk_client_close_session(client_of(h, 1), outcome_cb, &o));
+    assert_int_equal(o.error, ZK_OK);
+    outcome_reset(&o);
+    assert_int_equal(ended.count, 1);
+    assert_string_equal(ended.path, "/controller");
+    assert_string_equal(ended.data, "2");
+    assert_true(ended.time_ns < sim_now_ns(h->world));
+    harness_free(h);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zk_server_crud_versions),
+        cmocka_unit_test(test_zk_server_service_time_grows_with_bytes),
+        cmocka_unit_test(test_zk_server_serves_one_request_at_a_time),
+        cmocka_unit_test(test_zk_server_ephemeral_listener_hears_session_end),
         cmocka_unit_test(test_zk_server_sequential_names),
         cmocka_unit_test(test_zk_server_children_sorted),
         cmocka_unit_test(test_zk_server_data_watch_one_shot),

@@ -11,6 +11,9 @@
  *     at least the highest the broker has seen (a deposed controller is fenced).
  *  3. `controller` is non-NULL only while this broker believes it holds
  *     /controller.
+ *  4. Controller requests wait in `controller_requests` only while the head
+ *     is being applied (its timer pending), and are applied in arrival order
+ *     (controller_request_arrived, controller_request_done_cb).
  *
  * Group requests (FindCoordinator ... OffsetFetch, TxnOffsetCommit) go to the
  * group coordinator, group_coord.c; transaction requests (FindCoordinator for
@@ -42,6 +45,9 @@
 #include <string.h>
 
 #define REGISTRATION_RETRY_MS 1000
+/* A bound on controller requests waiting to be applied: a controller sends
+ * a broker one at a time, so a few controllers' worth at most. */
+#define CONTROLLER_REQUESTS_MAX 1024u
 
 static void broker_start(Broker *broker);
 static void register_broker(BrokerState *state);
@@ -230,6 +236,7 @@ state_free(BrokerState *state)
     g_tree_destroy(state->metadata);
     g_array_free(state->live_brokers, TRUE);
     g_ptr_array_free(state->zk_pending, TRUE);
+    g_queue_clear_full(&state->controller_requests, (GDestroyNotify)sim_msg_free);
     broker_services_free(state->services);
     g_free(state);
 }
@@ -346,6 +353,88 @@ handle_update_metadata(BrokerState *state, SimNodeId from, KUpdateMetadataReques
                       KAFKA_ERROR_NONE);
 }
 
+/* ---- controller requests ---- */
+
+/* Kafka's broker applies a controller request on a request handler thread,
+ * under the replica manager's replicaStateChangeLock for LeaderAndIsr and
+ * StopReplica (ReplicaManager.becomeLeaderOrFollower, Kafka 2.8) and the
+ * metadata cache's lock for UpdateMetadata, one partition state after
+ * another: its time grows with the partitions it carries. Here they are
+ * applied one request at a time, in arrival order, each taking its
+ * partition count times ksim.leader.and.isr.partition.time (LeaderAndIsr,
+ * StopReplica) or ksim.update.metadata.partition.time (UpdateMetadata);
+ * the request takes effect, and is answered, when that time is over. */
+
+static gint64
+controller_request_cost_ns(const BrokerState *state, const SimMsg *msg)
+{
+    const BrokerConfig *config = &state->broker->config;
+    if (msg->type == KMSG_UPDATE_METADATA_REQUEST)
+        return (gint64)((const KUpdateMetadataRequest *)msg)->partitions->len *
+               config->update_metadata_partition_ns;
+    return (gint64)((const KLeaderAndIsrRequest *)msg)->partitions->len *
+           config->leader_and_isr_partition_ns;
+}
+
+static void
+controller_request_apply(BrokerState *state, SimMsg *msg)
+{
+    if (msg->type == KMSG_LEADER_AND_ISR_REQUEST)
+        handle_leader_and_isr(state, msg->from, (KLeaderAndIsrRequest *)msg);
+    else if (msg->type == KMSG_UPDATE_METADATA_REQUEST)
+        handle_update_metadata(state, msg->from, (KUpdateMetadataRequest *)msg);
+    else
+        handle_stop_replica(state, msg->from, (KLeaderAndIsrRequest *)msg);
+    sim_msg_free(msg);
+}
+
+static void controller_request_next(BrokerState *state);
+
+static void
+controller_request_done_cb(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)world;
+    (void)arg;
+    BrokerState *state = broker->state;
+    KSIM_ASSERT(state != NULL);
+    state->controller_request_timer = SIM_EVENT_ID_NONE;
+    SimMsg *head = g_queue_pop_head(&state->controller_requests);
+    KSIM_ASSERT(head != NULL);
+    if (broker_serving(state))
+        controller_request_apply(state, head);
+    else
+        sim_msg_free(head); /* stopping: it is never answered */
+    controller_request_next(state);
+}
+
+/* Starts applying the head of the queue, unless one is being applied. */
+static void
+controller_request_next(BrokerState *state)
+{
+    SimWorld *world = state->broker->world;
+    if (sim_timer_pending(world, state->controller_request_timer) ||
+        g_queue_is_empty(&state->controller_requests))
+        return;
+    const SimMsg *head = g_queue_peek_head(&state->controller_requests);
+    state->controller_request_timer =
+        sim_timer_set(world, state->broker->node, controller_request_cost_ns(state, head),
+                      controller_request_done_cb, NULL);
+}
+
+static void
+controller_request_arrived(BrokerState *state, SimMsg *msg)
+{
+    const BrokerConfig *config = &state->broker->config;
+    if (config->leader_and_isr_partition_ns == 0 && config->update_metadata_partition_ns == 0) {
+        controller_request_apply(state, msg);
+        return;
+    }
+    KSIM_ASSERT(g_queue_get_length(&state->controller_requests) < CONTROLLER_REQUESTS_MAX);
+    g_queue_push_tail(&state->controller_requests, msg);
+    controller_request_next(state);
+}
+
 static gboolean
 append_partition_state(gpointer key, gpointer value, gpointer data)
 {
@@ -406,14 +495,10 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         replica_handle_epoch_response(state, from, (KEpochMessage *)msg);
         break;
     case KMSG_LEADER_AND_ISR_REQUEST:
-        handle_leader_and_isr(state, from, (KLeaderAndIsrRequest *)msg);
-        break;
     case KMSG_UPDATE_METADATA_REQUEST:
-        handle_update_metadata(state, from, (KUpdateMetadataRequest *)msg);
-        break;
     case KMSG_STOP_REPLICA_REQUEST:
-        handle_stop_replica(state, from, (KLeaderAndIsrRequest *)msg);
-        break;
+        controller_request_arrived(state, msg);
+        return; /* kept, or handled and freed */
     case KMSG_CONTROLLED_SHUTDOWN_RESPONSE:
         broker_shutdown_handle_response(state, (const KControlledShutdownResponse *)msg);
         break;
@@ -608,6 +693,8 @@ broker_start(Broker *broker)
     state->correlation_next = 1;
     state->shutdown_correlation = -1;
     state->shutdown_timer = SIM_EVENT_ID_NONE;
+    g_queue_init(&state->controller_requests);
+    state->controller_request_timer = SIM_EVENT_ID_NONE;
     state->producer_ids = producer_ids_new(state->services);
     broker->state = state;
     state->groups = group_coord_new(state->services);
@@ -621,6 +708,7 @@ broker_start(Broker *broker)
     state->zk = zk_client_new(broker->world, broker->node, broker->zk_node,
                                  broker->config.zookeeper_session_timeout_ms * SIM_NS_PER_MS,
                                  &ZK_CALLBACKS, state);
+    zk_client_set_max_in_flight(state->zk, (guint)broker->config.zookeeper_max_in_flight_requests);
     /* The replica manager's timers; the order they are set in reaches the
      * event queue, so it stays: the HW checkpoint, ISR expiration, retention. */
     replica_hw_checkpoint_start(state);
@@ -805,6 +893,9 @@ broker_check_invariants(const Broker *broker)
     txn_coord_check_invariants(broker->state->txns);
     zk_client_check_invariants(broker->state->zk);
     broker_shutdown_check_invariants(broker->state);
+    /* 4. A controller request is being applied exactly while one waits. */
+    KSIM_ASSERT(sim_timer_pending(broker->world, state->controller_request_timer) ==
+                !g_queue_is_empty(&state->controller_requests));
 }
 
 void

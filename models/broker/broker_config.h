@@ -43,6 +43,7 @@ typedef struct {
     gint64 replica_socket_timeout_ms;                     /* replica.socket.timeout.ms */
     gint64 replica_high_watermark_checkpoint_interval_ms; /* replica.high.watermark.checkpoint... */
     gint64 zookeeper_session_timeout_ms;                  /* zookeeper.session.timeout.ms */
+    gint32 zookeeper_max_in_flight_requests;              /* zookeeper.max.in.flight.requests */
     gint64 controller_socket_timeout_ms;                  /* controller.socket.timeout.ms */
     gint64 log_retention_check_interval_ms;               /* log.retention.check.interval.ms */
     gboolean auto_leader_rebalance_enable;                /* auto.leader.rebalance.enable */
@@ -52,6 +53,11 @@ typedef struct {
     gint64 leader_imbalance_check_interval_ms;     /* leader.imbalance.check.interval.seconds */
     gint32 leader_imbalance_per_broker_percentage; /* leader.imbalance.per.broker.percentage */
     BrokerTruncationMode truncation_mode;          /* ksim.truncation.mode */
+    /* The broker's time to apply one partition state of a LeaderAndIsr
+     * request (ksim.leader.and.isr.partition.time) and of an UpdateMetadata
+     * request (ksim.update.metadata.partition.time), in ns. */
+    gint64 leader_and_isr_partition_ns;
+    gint64 update_metadata_partition_ns;
     /* The group coordinator (group_coord.h). */
     gint32 offsets_topic_num_partitions;     /* offsets.topic.num.partitions */
     gint16 offsets_topic_replication_factor; /* offsets.topic.replication.factor */

@@ -75,6 +75,11 @@ typedef struct BrokerState {
     /* The log directory failed (broker_log_dir_failed): the broker serves
      * nothing more and halts. */
     gboolean log_dir_failed;
+    /* Controller requests (LeaderAndIsr, UpdateMetadata, StopReplica) waiting
+     * to be applied, in arrival order; the head is applied when the timer
+     * fires (broker.c, "controller requests"). */
+    GQueue controller_requests;       /* SimMsg* (owned) */
+    SimTimerId controller_request_timer;
 } BrokerState;
 
 struct Broker {

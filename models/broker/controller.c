@@ -20,6 +20,24 @@
  * Its work is one idempotent pass, `refresh`: read everything, then reconcile.
  * A watch that fires during a pass schedules another pass after it.
  *
+ * What a failover costs (Kafka 2.8's KafkaController.onControllerFailover):
+ * the first pass of a new controller is initializeControllerContext's
+ * reads — the brokers (getAllBrokerAndEpochsInCluster), the topics and
+ * their assignments (getAllTopicsInCluster,
+ * getReplicaAssignmentAndTopicIdForTopics) and every partition's state
+ * znode, one GetData each (KafkaZkClient.getTopicPartitionStates, which
+ * since Kafka 1.1, KAFKA-5642, sends them all asynchronously) — each a real
+ * request the coordination node serves in turn (zk_server.h: service time),
+ * at most zookeeper.max.in.flight.requests unanswered (ZooKeeperClient's
+ * semaphore, zk_client_set_max_in_flight). Then the state writes, pipelined
+ * the same way, and the requests of ControllerBrokerRequestBatch: to each
+ * live broker one LeaderAndIsr with every partition it replicates (Kafka's
+ * replicaStateMachine.startup) and one UpdateMetadata with every partition,
+ * then those of the partitions elected. Their size grows with the
+ * partitions they carry (kproto_update_size), and each broker applies them
+ * one partition state after another (broker.c, "controller requests"), so a
+ * failover's time grows with the partition count.
+ *
  * Controlled shutdown (Kafka 2.8's KafkaController.doControlledShutdown): a
  * broker about to stop sends ControlledShutdown; it is marked as shutting
  * down until it leaves /brokers/ids, and every pass from then on moves its

@@ -49,6 +49,28 @@ struct Cluster {
 
 /* ---- invariant monitor ---- */
 
+/* The controller's session ended: the start of a controller failover (the
+ * failover metrics, reports/failover.c). */
+static void
+observe_ephemeral_ended(void *user_data, const char *path, GBytes *data)
+{
+    Cluster *cluster = user_data;
+    if (cluster->history == NULL || strcmp(path, "/controller") != 0)
+        return;
+    gsize len = 0;
+    const char *bytes = g_bytes_get_data(data, &len);
+    g_autofree char *text = g_strndup(bytes, len);
+    HistoryEvent event = {0};
+    event.time_ns = sim_now_ns(cluster->world);
+    event.kind = HISTORY_EVENT_CONTROLLER_LOST;
+    event.broker = (gint32)g_ascii_strtoll(text, NULL, 10);
+    event.partition = -1;
+    event.text = g_strdup_printf("controller %d's coordination session ended; /controller is gone",
+                                 event.broker);
+    history_event(cluster->history, &event);
+    g_free(event.text);
+}
+
 static void
 violation(Cluster *cluster, const KTopicPartition *tp, gint32 broker, const char *format, ...)
     G_GNUC_PRINTF(4, 5);
@@ -219,7 +241,10 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
                              config->network_bandwidth_bytes_per_s);
     ZkServerConfig zk_config;
     zk_server_config_init(&zk_config);
+    zk_config.request_ns = config->zk_request_ns;
+    zk_config.byte_ns = config->zk_byte_ns;
     cluster->zk = zk_server_new(world, "zk", &zk_config);
+    zk_server_set_ephemeral_listener(cluster->zk, observe_ephemeral_ended, cluster);
     cluster->admin_node = sim_node_add(world, "admin", &ADMIN_OPS, cluster);
     cluster->admin =
         zk_client_new(world, cluster->admin_node, zk_server_node(cluster->zk),

@@ -54,6 +54,10 @@ typedef struct {
     gint64 disk_bandwidth_bytes_per_s; /* 0: unlimited */
     gint64 disk_dirty_limit_bytes;     /* 0: writes never wait */
     gint64 disk_page_cache_bytes;      /* 0: every byte stays cached */
+    /* The coordination node's service time (zookeeper.request.time,
+     * zookeeper.byte.time): ZkServerConfig.request_ns and byte_ns. */
+    gint64 zk_request_ns;
+    gint64 zk_byte_ns;
 } ClusterConfig;
 
 /* Kafka's RackAwareMode (kafka.admin.RackAwareMode, 3.6), how the admin

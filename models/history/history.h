@@ -112,6 +112,9 @@ typedef enum {
                                   * then), else 0; acks: 0 deleted by retention.ms, 1 by
                                   * retention.bytes; the records it held come with it
                                   * (history_event_records) */
+    HISTORY_EVENT_CONTROLLER_LOST, /* the controller's coordination session ended (expired
+                                    * or closed) and /controller went with it: broker is
+                                    * the controller that held it */
 } HistoryEventKind;
 
 /* A cluster event. Fields not meaningful for a kind are -1 or 0; `text` is a

@@ -9,6 +9,8 @@
 /* Approximate fixed costs on the wire, per request and per partition entry. */
 #define HEADER_BYTES 40u
 #define PARTITION_ENTRY_BYTES 40u
+/* A live broker in LeaderAndIsr and UpdateMetadata: id, host, port, listener. */
+#define BROKER_ENTRY_BYTES 32u
 
 static void
 fetch_partition_response_clear(gpointer data)
@@ -337,6 +339,39 @@ kproto_new(KafkaMsgType type)
     return msg;
 }
 
+/* The bytes of one partition state as Kafka 2.8's wire format carries it,
+ * partitions grouped under their topic's name:
+ *  - LeaderAndIsr v4 (LeaderAndIsrPartitionState): partition, controller
+ *    epoch, leader, leader epoch, ISR, zk version, replicas, adding and
+ *    removing replicas, is_new: 41 bytes and 4 per ISR member and replica;
+ *  - UpdateMetadata v6 (UpdateMetadataPartitionState): partition,
+ *    controller epoch, leader, leader epoch, ISR, zk version, replicas,
+ *    offline replicas: 32 bytes and 4 per ISR member and replica;
+ *  - StopReplica v3 (StopReplicaPartitionState): partition, leader epoch,
+ *    delete: 9 bytes.
+ * A topic's name costs its length and 2, and 4 for its partition array. */
+static guint64
+controller_request_bytes(guint32 type, const GArray *partitions)
+{
+    guint64 size = 0;
+    const char *topic = NULL;
+    for (guint i = 0; i < partitions->len; i++) {
+        const KPartitionState *ps = &g_array_index(partitions, KPartitionState, i);
+        if (topic == NULL || strcmp(topic, ps->tp.topic) != 0) {
+            topic = ps->tp.topic;
+            size += 2 + strlen(topic) + 4;
+        }
+        guint64 members = 4u * ((guint64)ps->n_isr + ps->n_replicas);
+        if (type == KMSG_LEADER_AND_ISR_REQUEST)
+            size += 41 + members;
+        else if (type == KMSG_UPDATE_METADATA_REQUEST)
+            size += 32 + members;
+        else
+            size += 9;
+    }
+    return size;
+}
+
 void
 kproto_update_size(SimMsg *msg)
 {
@@ -361,12 +396,18 @@ kproto_update_size(SimMsg *msg)
         break;
     }
     case KMSG_LEADER_AND_ISR_REQUEST:
-    case KMSG_STOP_REPLICA_REQUEST:
-        size += PARTITION_ENTRY_BYTES * ((KLeaderAndIsrRequest *)msg)->partitions->len;
+    case KMSG_STOP_REPLICA_REQUEST: {
+        const KLeaderAndIsrRequest *request = (const KLeaderAndIsrRequest *)msg;
+        size += controller_request_bytes(msg->type, request->partitions) +
+                BROKER_ENTRY_BYTES * request->live_leaders->len;
         break;
-    case KMSG_UPDATE_METADATA_REQUEST:
-        size += PARTITION_ENTRY_BYTES * ((KUpdateMetadataRequest *)msg)->partitions->len;
+    }
+    case KMSG_UPDATE_METADATA_REQUEST: {
+        const KUpdateMetadataRequest *request = (const KUpdateMetadataRequest *)msg;
+        size += controller_request_bytes(msg->type, request->partitions) +
+                BROKER_ENTRY_BYTES * request->live_brokers->len;
         break;
+    }
     case KMSG_METADATA_RESPONSE:
         size += PARTITION_ENTRY_BYTES * ((KMetadataResponse *)msg)->partitions->len;
         break;

@@ -15,7 +15,9 @@
  *
  * Invariants (zk_client_check_invariants):
  *  1. CONNECTED ⇔ a session is established on the connection: session_id and
- *     the negotiated timeout are set and nothing is queued.
+ *     the negotiated timeout are set; requests wait in `queued` there only
+ *     while `max_in_flight` of them are in flight (`in_flight`, which counts
+ *     the requests of client_pump in `pending`: not pings or SetWatches).
  *  2. Only CONNECTED has requests in flight (`pending`), in increasing xid
  *     order, all below `xid_next`.
  *  3. The tick timer is pending in CONNECTING and CONNECTED (connect, read
@@ -43,6 +45,7 @@ typedef struct {
     ZkOpType type;
     char *path; /* the first op's path, for watches and results (may be NULL) */
     gboolean watch;
+    gboolean counted;     /* sent by client_pump: counted in `in_flight` */
     ZkResultFn cb;
     void *arg;
     guint version_op;     /* MULTI: the op whose version the result reports */
@@ -70,6 +73,8 @@ struct ZkClient {
     gint64 connect_sent_ns;
     GQueue queued;      /* Request *, waiting for the session */
     GQueue pending;     /* Request *, sent, in xid order */
+    guint in_flight;     /* requests in `pending` sent by client_pump */
+    guint max_in_flight; /* 0: unlimited */
     GQueue completions; /* Request *, refused, completed by the completion timer */
     GTree *watch_data;  /* paths with a data watch */
     GTree *watch_exist; /* paths with an exist watch (the znode did not exist) */
@@ -214,8 +219,11 @@ requests_take(ZkClient *c, GQueue *out)
 {
     g_queue_init(out);
     Request *r;
-    while ((r = g_queue_pop_head(&c->pending)) != NULL)
+    while ((r = g_queue_pop_head(&c->pending)) != NULL) {
+        r->counted = FALSE;
         g_queue_push_tail(out, r);
+    }
+    c->in_flight = 0;
     while ((r = g_queue_pop_head(&c->queued)) != NULL)
         g_queue_push_tail(out, r);
 }
@@ -340,6 +348,22 @@ client_send(ZkClient *c, Request *r)
     r->msg = NULL;
     g_queue_push_tail(&c->pending, r);
     c->last_send_ns = client_now(c);
+}
+
+/* Sends queued requests while fewer than `max_in_flight` are unanswered, as
+ * Kafka's ZooKeeperClient does with a semaphore of
+ * zookeeper.max.in.flight.requests permits (Kafka 2.x, ZooKeeperClient.send):
+ * KafkaZkClient pipelines its reads and writes up to that many. */
+static void
+client_pump(ZkClient *c)
+{
+    while (c->state == ZK_CLIENT_CONNECTED && !g_queue_is_empty(&c->queued) &&
+           (c->max_in_flight == 0 || c->in_flight < c->max_in_flight)) {
+        Request *r = g_queue_pop_head(&c->queued);
+        r->counted = TRUE;
+        c->in_flight++;
+        client_send(c, r);
+    }
 }
 
 static Request *
@@ -492,9 +516,7 @@ client_on_connect_reply(ZkClient *c, const ZkConnectReplyMsg *msg)
     c->state = ZK_CLIENT_CONNECTED;
     if (!is_new)
         client_send_set_watches(c);
-    Request *r;
-    while ((r = g_queue_pop_head(&c->queued)) != NULL)
-        client_send(c, r);
+    client_pump(c);
     client_arm_tick(c);
     notify_established(c, is_new);
 }
@@ -564,6 +586,10 @@ client_on_reply(ZkClient *c, const ZkReplyMsg *reply)
         return;
     }
     g_queue_pop_head(&c->pending);
+    if (head->counted) {
+        KSIM_ASSERT(c->in_flight > 0);
+        c->in_flight--;
+    }
     /* As ZooKeeper's client, only answers to real requests advance the last
      * zxid seen (the one SetWatches compares against). */
     if (head->type != ZK_OP_PING)
@@ -577,6 +603,8 @@ client_on_reply(ZkClient *c, const ZkReplyMsg *reply)
     request_free(head);
     if (expired && !c->free_requested && c->state == ZK_CLIENT_CONNECTED)
         client_expire(c);
+    if (!c->free_requested)
+        client_pump(c);
 }
 
 static void
@@ -683,6 +711,16 @@ zk_client_new_session(ZkClient *c)
     client_connect(c);
 }
 
+void
+zk_client_set_max_in_flight(ZkClient *c, guint max_in_flight)
+{
+    KSIM_ASSERT(c != NULL);
+    c->max_in_flight = max_in_flight;
+    client_enter(c);
+    client_pump(c);
+    client_leave(c);
+}
+
 ZkClientState
 zk_client_state(const ZkClient *c)
 {
@@ -710,7 +748,9 @@ client_submit(ZkClient *c, Request *r)
     zk_msg_request_finish(r->msg);
     switch (c->state) {
     case ZK_CLIENT_CONNECTED:
-        client_send(c, r);
+        KSIM_ASSERT(g_queue_get_length(&c->queued) < REQUESTS_MAX);
+        g_queue_push_tail(&c->queued, r);
+        client_pump(c);
         client_arm_tick(c);
         return;
     case ZK_CLIENT_CONNECTING:
@@ -883,8 +923,15 @@ zk_client_check_invariants(const ZkClient *c)
     if (connected) {
         KSIM_ASSERT(c->session_id != 0);
         KSIM_ASSERT(c->negotiated_timeout_ns > 0);
-        KSIM_ASSERT(c->queued.length == 0);
+        if (c->queued.length > 0) {
+            KSIM_ASSERT(c->max_in_flight > 0);
+            KSIM_ASSERT(c->in_flight >= c->max_in_flight);
+        }
     }
+    guint counted = 0;
+    for (GList *link = c->pending.head; link != NULL; link = link->next)
+        counted += ((const Request *)link->data)->counted ? 1u : 0u;
+    KSIM_ASSERT(counted == c->in_flight);
     if (!connected)
         KSIM_ASSERT(c->pending.length == 0);
     gint64 xid_last = 0;

@@ -125,6 +125,11 @@ void zk_client_handle_disconnect(ZkClient *client, SimNodeId peer);
  * other states. */
 void zk_client_new_session(ZkClient *client);
 
+/* At most `max_in_flight` requests unanswered at once (0, the default: no
+ * limit); the others wait, in order, for answers. Kafka's
+ * zookeeper.max.in.flight.requests. Pings and SetWatches are not counted. */
+void zk_client_set_max_in_flight(ZkClient *client, guint max_in_flight);
+
 ZkClientState zk_client_state(const ZkClient *client);
 /* The current session's id (0 before the first is established). */
 guint64 zk_client_session_id(const ZkClient *client);

@@ -44,6 +44,8 @@
  *     in non-decreasing order.
  *  6. Every session has a pending expiry timer, and its deadline is at most
  *     its timeout plus one tick away.
+ *  7. The service timer is pending exactly while the inbox holds a message
+ *     (its head is being served); with no service time the inbox is empty.
  *
  * Disk layout: "coord/log.<10-digit index>" files of records
  *   u32 length | u32 XXH32(payload) | payload
@@ -155,6 +157,8 @@ zk_server_state_new(void)
     state->child_watches =
         g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_tree_destroy);
     g_queue_init(&state->outbox);
+    g_queue_init(&state->inbox);
+    state->service_timer = SIM_EVENT_ID_NONE;
     return state;
 }
 
@@ -166,6 +170,7 @@ state_free(ZkState *state)
     if (state == NULL)
         return;
     g_queue_clear_full(&state->outbox, zk_server_outgoing_free);
+    g_queue_clear_full(&state->inbox, (GDestroyNotify)sim_msg_free);
     g_hash_table_destroy(state->data_watches);
     g_hash_table_destroy(state->child_watches);
     g_tree_destroy(state->sessions);
@@ -212,6 +217,75 @@ zk_server_note(ZkServer *server, SimNodeId peer, guint64 a, guint64 b, const cha
 /* ---- node callbacks ---- */
 
 static void
+server_serve(ZkServer *server, SimMsg *msg)
+{
+    if (msg->type == ZK_MSG_CONNECT)
+        zk_server_on_connect(server, msg->from, (const ZkConnectMsg *)msg);
+    else if (msg->type == ZK_MSG_REQUEST)
+        zk_server_on_request(server, msg->from, (const ZkRequestMsg *)msg);
+    sim_msg_free(msg);
+}
+
+/* The bytes a request costs to serve: its own, and what it reads. */
+static guint64
+request_bytes(const ZkState *state, const SimMsg *msg)
+{
+    guint64 bytes = msg->size_bytes;
+    if (msg->type != ZK_MSG_REQUEST)
+        return bytes;
+    const ZkRequestMsg *req = (const ZkRequestMsg *)msg;
+    if (req->n_ops != 1 || !zk_server_path_valid(req->ops[0].path))
+        return bytes;
+    const Znode *node = zk_server_znode_lookup(state, req->ops[0].path);
+    if (node == NULL)
+        return bytes;
+    if (req->type == ZK_OP_GET)
+        bytes += g_bytes_get_size(node->data);
+    if (req->type == ZK_OP_CHILDREN) {
+        for (GTreeNode *n = g_tree_node_first(node->children); n != NULL;
+             n = g_tree_node_next(n))
+            bytes += 4 + strlen(g_tree_node_key(n));
+    }
+    return bytes;
+}
+
+static void server_service_done_cb(SimWorld *world, void *ctx, void *arg);
+
+/* Starts serving the inbox's head, if any and none is being served. */
+static void
+server_service_next(ZkServer *server)
+{
+    ZkState *state = server->state;
+    if (sim_timer_pending(server->world, state->service_timer) || g_queue_is_empty(&state->inbox))
+        return;
+    const SimMsg *head = g_queue_peek_head(&state->inbox);
+    gint64 cost = server->cfg.request_ns + server->cfg.byte_ns * (gint64)request_bytes(state, head);
+    state->service_timer =
+        sim_timer_set(server->world, server->node, cost, server_service_done_cb, NULL);
+}
+
+static void
+server_service_done_cb(SimWorld *world, void *ctx, void *arg)
+{
+    ZkServer *server = ctx;
+    (void)world;
+    (void)arg;
+    KSIM_ASSERT(server->state != NULL);
+    server->state->service_timer = SIM_EVENT_ID_NONE;
+    SimMsg *head = g_queue_pop_head(&server->state->inbox);
+    KSIM_ASSERT(head != NULL);
+    server_serve(server, head);
+    if (server->state != NULL)
+        server_service_next(server);
+}
+
+static gboolean
+server_costs_time(const ZkServer *server)
+{
+    return server->cfg.request_ns > 0 || server->cfg.byte_ns > 0;
+}
+
+static void
 server_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
 {
     ZkServer *server = ctx;
@@ -222,11 +296,37 @@ server_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         sim_msg_free(msg);
         return;
     }
-    if (msg->type == ZK_MSG_CONNECT)
-        zk_server_on_connect(server, from, (const ZkConnectMsg *)msg);
-    else if (msg->type == ZK_MSG_REQUEST)
-        zk_server_on_request(server, from, (const ZkRequestMsg *)msg);
-    sim_msg_free(msg);
+    KSIM_ASSERT(msg->from == from);
+    if (!server_costs_time(server)) {
+        server_serve(server, msg);
+        return;
+    }
+    KSIM_ASSERT(g_queue_get_length(&server->state->inbox) < ZK_SERVER_INBOX_MAX);
+    g_queue_push_tail(&server->state->inbox, msg);
+    server_service_next(server);
+}
+
+/* Drops what `peer` sent that is not served yet: its connection is gone. */
+static void
+inbox_purge(ZkServer *server, SimNodeId peer)
+{
+    ZkState *state = server->state;
+    gboolean head_dropped = FALSE;
+    for (GList *link = state->inbox.head; link != NULL;) {
+        GList *next = link->next;
+        SimMsg *msg = link->data;
+        if (msg->from == peer) {
+            head_dropped |= link == state->inbox.head;
+            sim_msg_free(msg);
+            g_queue_delete_link(&state->inbox, link);
+        }
+        link = next;
+    }
+    if (head_dropped) {
+        sim_timer_cancel(server->world, state->service_timer);
+        state->service_timer = SIM_EVENT_ID_NONE;
+        server_service_next(server);
+    }
 }
 
 static void
@@ -237,6 +337,7 @@ server_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReaso
     (void)reason;
     if (server->state == NULL)
         return;
+    inbox_purge(server, peer);
     zk_server_unbind_node(server, peer);
     zk_server_outbox_purge(server->state, peer);
 }
@@ -283,6 +384,8 @@ zk_server_config_init(ZkServerConfig *cfg)
     cfg->tick_ns = 2000 * SIM_NS_PER_MS;
     cfg->snapshot_txns = 100000;
     cfg->load_delay_ns = 10 * SIM_NS_PER_MS;
+    cfg->request_ns = 10 * SIM_NS_PER_US;
+    cfg->byte_ns = 20;
 }
 
 ZkServer *
@@ -298,6 +401,8 @@ zk_server_new(SimWorld *world, const char *name, const ZkServerConfig *cfg)
     KSIM_ASSERT(server->cfg.tick_ns > 0);
     KSIM_ASSERT(server->cfg.snapshot_txns > 0);
     KSIM_ASSERT(server->cfg.load_delay_ns >= 0);
+    KSIM_ASSERT(server->cfg.request_ns >= 0);
+    KSIM_ASSERT(server->cfg.byte_ns >= 0);
     if (server->cfg.session_timeout_ns_min == 0)
         server->cfg.session_timeout_ns_min = 2 * server->cfg.tick_ns;
     if (server->cfg.session_timeout_ns_max == 0)
@@ -315,6 +420,13 @@ zk_server_free(ZkServer *server)
         return;
     state_free(server->state);
     g_free(server);
+}
+
+void
+zk_server_set_ephemeral_listener(ZkServer *server, ZkEphemeralEndedFn ended_cb, void *user_data)
+{
+    server->ephemeral_ended_cb = ended_cb;
+    server->ephemeral_ended_data = user_data;
 }
 
 SimNodeId
@@ -448,4 +560,9 @@ zk_server_check_invariants(const ZkServer *server)
      * the "exactly when" of 4. */
     KSIM_ASSERT(state->watch_pairs == watches);
     check_durability(state);
+    /* 7. The inbox's head is being served exactly when the inbox is not empty. */
+    KSIM_ASSERT(sim_timer_pending(server->world, state->service_timer) ==
+                !g_queue_is_empty((GQueue *)&state->inbox));
+    if (!server_costs_time(server))
+        KSIM_ASSERT(g_queue_is_empty((GQueue *)&state->inbox));
 }

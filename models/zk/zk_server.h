@@ -37,6 +37,11 @@
  * a fresh timeout, as ZooKeeper's do after recovery. Acknowledged changes
  * survive a power loss, since they were fsynced before they were answered.
  *
+ * Service time: requests and connects wait in an inbox and are served one at
+ * a time, in arrival order, each taking `request_ns` plus `byte_ns` a byte
+ * (ZooKeeper's request processors are a pipeline of single threads); a
+ * connection that fails takes its waiting requests with it.
+ *
  * Disk full: a change that cannot be logged is refused with ZK_SYSTEM_ERROR
  * and changes nothing; a session expiry that cannot be logged is retried a tick
  * later.
@@ -65,10 +70,19 @@ typedef struct {
     guint32 snapshot_txns;
     /* How long a restarted server takes to load before it serves. */
     gint64 load_delay_ns;
+    /* Service time of one request, as one request processor thread
+     * serves them in arrival order: `request_ns` plus `byte_ns` for each
+     * byte of the request and of the data it reads (a GET's znode data, a
+     * listing's child names). Both 0: served on arrival, taking no time. */
+    gint64 request_ns;
+    gint64 byte_ns;
 } ZkServerConfig;
 
 /* ZooKeeper's defaults: tick 2 s, sessions 4 s..40 s, snapshot every 100000
- * transactions; loading takes 10 ms. These stay here, unlike the Kafka
+ * transactions; loading takes 10 ms; a request takes 10 us plus 20 ns a
+ * byte (about 30,000 1 KiB reads a second, the order of one server's share
+ * in the ZooKeeper 3.2 benchmark of its overview's "ZooKeeper Throughput as
+ * the Read-Write Ratio Varies"). These stay here, unlike the Kafka
  * models' defaults (which are the harness's key registry's): a scenario has
  * no key for the coordination service's internals, so this is their only
  * source. */
@@ -96,6 +110,14 @@ gboolean zk_server_session_alive(const ZkServer *server, guint64 session_id);
 /* Copies the znode's stat into `stat` (may be NULL) and returns its data, or
  * NULL when there is no such znode. (transfer full) */
 GBytes *zk_server_znode_get(const ZkServer *server, const char *path, ZkStat *stat);
+
+/* Told of every ephemeral znode a session's end (expiry or close) deletes,
+ * with its data, at the instant the server ends the session: an observer's
+ * view (the cluster's monitor notes when /controller goes), which changes
+ * nothing the server does. */
+typedef void (*ZkEphemeralEndedFn)(void *user_data, const char *path, GBytes *data);
+void zk_server_set_ephemeral_listener(ZkServer *server, ZkEphemeralEndedFn ended_cb,
+                                      void *user_data);
 
 /* Asserts the invariants listed in zk_server.c (O(size of the tree)). */
 void zk_server_check_invariants(const ZkServer *server);

@@ -20,6 +20,9 @@ G_STATIC_ASSERT(sizeof(gsize) >= sizeof(guint64));
 
 /* A bound on ops per request (a multi) and per logged transaction. */
 #define OPS_MAX 4096
+/* A bound on messages waiting to be served (ZooKeeper bounds them with
+ * globalOutstandingLimit). */
+#define ZK_SERVER_INBOX_MAX (1u << 22)
 
 typedef enum {
     TXN_CREATE_SESSION = 1,
@@ -72,6 +75,8 @@ typedef struct {
     gboolean snapshot_in_flight;
     guint32 snapshot_log_index; /* logs below it are covered by the snapshot */
     GQueue outbox;              /* Outgoing *, in send order */
+    GQueue inbox;               /* SimMsg * received, not yet served, in arrival order */
+    SimTimerId service_timer;   /* pending while the inbox's head is being served */
 } ZkState;
 
 struct ZkServer {
@@ -79,6 +84,8 @@ struct ZkServer {
     SimNodeId node;
     ZkServerConfig cfg;
     ZkState *state; /* NULL while down or loading */
+    ZkEphemeralEndedFn ephemeral_ended_cb;
+    void *ephemeral_ended_data;
 };
 
 typedef struct {

@@ -54,6 +54,11 @@ zk_server_session_close(ZkServer *server, Session *s)
     if (!zk_server_log_append(server, TXN_CLOSE_SESSION, zxid, s->id, NULL, 0))
         return FALSE;
     sim_timer_cancel(server->world, s->expiry_timer);
+    for (GTreeNode *n = g_tree_node_first(s->ephemerals);
+         server->ephemeral_ended_cb != NULL && n != NULL; n = g_tree_node_next(n)) {
+        const Znode *node = zk_server_znode_lookup(state, g_tree_node_key(n));
+        server->ephemeral_ended_cb(server->ephemeral_ended_data, node->path, node->data);
+    }
     Txn txn;
     zk_server_txn_init(&txn, zxid, s->id);
     zk_server_session_close_apply(state, &txn, s);

@@ -138,6 +138,9 @@ static const KConfigKey REGISTRY[] = {
         .doc = "Longest wait to connect to the coordination node (null: the session timeout).",
         .only_default = "the coordination client keeps reconnecting for as long as its session "
                         "lasts"),
+    KEY("zookeeper.max.in.flight.requests", BROKER, INT, "10", RANGE(1, I32),
+        .doc = "Most coordination requests a broker (its controller above all) has "
+               "unanswered at once; the others wait (Kafka 1.1+)."),
     KEY("controller.socket.timeout.ms", BROKER, DURATION, "30000", RANGE(0, I32), IN_MS,
         .doc = "Timeout of the controller's requests to brokers."),
     KEY("log.segment.bytes", BROKER, SIZE, "1073741824", RANGE(14, I32),
@@ -225,6 +228,15 @@ static const KConfigKey REGISTRY[] = {
         .doc = "The broker's rack or availability zone (null: none); the admin places a topic's "
                "replicas rack-aware when every broker has one (kafka-topics refuses some with "
                "and some without unless disable.rack.aware)."),
+    KEY("ksim.leader.and.isr.partition.time", BROKER, DURATION, "50us", RANGE(0, 1000000000),
+        KSIM_KEY,
+        .doc = "A broker's time to apply one partition state of a LeaderAndIsr request "
+               "(becoming leader or follower); calibrated so a controller failover costs "
+               "about what Kafka 1.1's does (14 s for 100,000 partitions, J. Rao 2018)."),
+    KEY("ksim.update.metadata.partition.time", BROKER, DURATION, "5us", RANGE(0, 1000000000),
+        KSIM_KEY,
+        .doc = "A broker's time to apply one partition state of an UpdateMetadata request "
+               "(a metadata cache update)."),
 
     /* Topic (Kafka's LogConfig), each overriding a broker key. */
     KEY("partitions", TOPIC, INT, "1", RANGE(1, 1 << 24), .overrides = "num.partitions", KSIM_KEY,
@@ -385,6 +397,12 @@ static const KConfigKey REGISTRY[] = {
     KEY("disk.page.cache.bytes", CLUSTER, SIZE, "0", RANGE(0, I64), KSIM_KEY,
         .doc = "Page-cache size for reads: a read of pages not cached costs disk time; 0: every "
                "byte stays cached."),
+    KEY("zookeeper.request.time", CLUSTER, DURATION, "10us", RANGE(0, 1000000000), KSIM_KEY,
+        .doc = "The coordination node's time to serve one request; it serves them one at a "
+               "time, in arrival order."),
+    KEY("zookeeper.byte.time", CLUSTER, DURATION, "20ns", RANGE(0, 1000000), KSIM_KEY,
+        .doc = "The coordination node's time per byte of a request and of the data it reads "
+               "(about 30,000 1 KiB reads a second with zookeeper.request.time)."),
 
     /* ksim: a producer's workload. */
     KEY("topic", WORKLOAD, STRING, NULL, KSIM_KEY,
@@ -700,6 +718,10 @@ static void
 append_duration_form(GString *out, const KConfigKey *key)
 {
     const char *with_unit = "a duration with a unit (ns, us, ms, s, m, h), e.g. 30s";
+    if (key->unit_ns == 0 && key->max < KCONFIG_TIME_NS_MAX) {
+        g_string_append_printf(out, "%s, of at most %" G_GINT64_FORMAT "ns", with_unit, key->max);
+        return;
+    }
     if (key->unit_ns == 0) {
         g_string_append_printf(out, "%s, of at most %s", with_unit, TIME_MAX_TEXT);
         return;

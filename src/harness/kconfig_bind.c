@@ -101,6 +101,7 @@ static const KConfigBinding BROKER_BINDINGS[] = {
     BIND(BrokerConfig, replica_high_watermark_checkpoint_interval_ms,
          "replica.high.watermark.checkpoint.interval.ms", MS),
     BIND(BrokerConfig, zookeeper_session_timeout_ms, "zookeeper.session.timeout.ms", MS),
+    BIND(BrokerConfig, zookeeper_max_in_flight_requests, "zookeeper.max.in.flight.requests", INT),
     BIND(BrokerConfig, controller_socket_timeout_ms, "controller.socket.timeout.ms", MS),
     BIND(BrokerConfig, log.segment_bytes, "log.segment.bytes", BYTES),
     BIND(BrokerConfig, log.roll_ms, "log.roll.ms", MS),
@@ -137,6 +138,8 @@ static const KConfigBinding BROKER_BINDINGS[] = {
          "leader.imbalance.per.broker.percentage", INT),
     BIND_WITH(BrokerConfig, truncation_mode, "ksim.truncation.mode", ENUM,
               VALUES(TRUNCATION_VALUES)),
+    BIND(BrokerConfig, leader_and_isr_partition_ns, "ksim.leader.and.isr.partition.time", NS),
+    BIND(BrokerConfig, update_metadata_partition_ns, "ksim.update.metadata.partition.time", NS),
 };
 
 static const KConfigBinding TOPIC_BINDINGS[] = {
@@ -227,6 +230,8 @@ static const KConfigBinding CLUSTER_BINDINGS[] = {
     BIND(ClusterConfig, disk_bandwidth_bytes_per_s, "disk.bandwidth", BYTES),
     BIND(ClusterConfig, disk_dirty_limit_bytes, "disk.dirty.bytes", BYTES),
     BIND(ClusterConfig, disk_page_cache_bytes, "disk.page.cache.bytes", BYTES),
+    BIND(ClusterConfig, zk_request_ns, "zookeeper.request.time", NS),
+    BIND(ClusterConfig, zk_byte_ns, "zookeeper.byte.time", NS),
 };
 
 static const KConfigBindTable BROKER_TABLE = TABLE("broker", BROKER, BrokerConfig, BROKER_BINDINGS);
