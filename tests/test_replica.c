@@ -5,7 +5,8 @@
  * ISR, the ISR shrinks after replica.lag.time.max.ms, a leader that becomes
  * follower truncates in both truncation modes, a follower of a leader that
  * lacks its epochs truncates by epoch (not to its HW), and the HW checkpoint
- * is written and read back after a restart.
+ * is written and read back after a restart, and a follower whose fetch
+ * response was lost fetches again after replica.socket.timeout.ms.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -398,6 +399,51 @@ test_replica_duplicate_answered_when_hw_reaches_it(void **state)
     fixture_free(f);
 }
 
+static void
+test_replica_lost_fetch_response_sent_again_after_socket_timeout(void **state)
+{
+    /* Goal: a follower whose fetch response is lost (the connection stays
+     * up) waits for it until replica.socket.timeout.ms, then fetches again
+     * after replica.fetch.backoff.ms, catches up and rejoins the ISR (Kafka's
+     * AbstractFetcherThread: a fetch that fails with a timeout backs off the
+     * partitions and is sent again). Without the request timeout it would
+     * wait for ever and stay out of the ISR. */
+    (void)state;
+    ClusterConfig config;
+    fixture_config_fast(&config);
+    config.broker.replica_socket_timeout_ms = 4000;
+    config.broker.replica_fetch_backoff_ms = 1000;
+    Fixture *f = fixture_new(13, &config, 1, -1, NULL);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    gint32 followers[2];
+    followers_of(f, leader, followers);
+    driver_produce(f->driver, TOPIC, 0, 20, 10);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(info_of(f, followers[0], 0).leo, 20);
+
+    /* The leader's next message to the follower is the answer to its
+     * waiting fetch (replica.fetch.wait.max.ms at most): lost. */
+    SimNet *net = sim_world_net(f->world);
+    guint64 dropped = sim_net_messages_dropped(net);
+    sim_net_lose_next(net, node_of(f, leader), node_of(f, followers[0]), 1);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(sim_net_messages_dropped(net), dropped + 1);
+    driver_produce(f->driver, TOPIC, 0, 30, 10);
+    run_for(f, 2 * SIM_NS_PER_S);
+    BrokerPartitionInfo info = info_of(f, leader, 0);
+    assert_int_equal(info.hw, 50);
+    assert_false(isr_has(&info, followers[0]));
+    assert_int_equal(info_of(f, followers[0], 0).leo, 20);
+
+    /* At most 4 s after the loss the fetch times out; 1 s later it is sent
+     * again. */
+    run_for(f, 3 * SIM_NS_PER_S);
+    info = info_of(f, leader, 0);
+    assert_int_equal(info_of(f, followers[0], 0).leo, 50);
+    assert_true(isr_has(&info, followers[0]));
+    fixture_free(f);
+}
+
 int
 main(void)
 {
@@ -409,6 +455,7 @@ main(void)
         cmocka_unit_test(test_replica_follower_of_an_emptier_leader_truncates_by_epoch),
         cmocka_unit_test(test_replica_hw_checkpoint_read_back_after_restart),
         cmocka_unit_test(test_replica_duplicate_answered_when_hw_reaches_it),
+        cmocka_unit_test(test_replica_lost_fetch_response_sent_again_after_socket_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

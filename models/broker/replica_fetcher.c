@@ -121,7 +121,13 @@ fetcher_timeout(SimWorld *world, void *ctx, void *arg)
     if (fetcher == NULL)
         return;
     /* replica.socket.timeout.ms passed without an answer: close the
-     * connection, as Kafka's network client does, and try again. */
+     * connection, as Kafka's network client does, and try again after
+     * replica.fetch.backoff.ms (Kafka 2.8's ReplicaFetcherBlockingSend and
+     * AbstractFetcherThread: the failed fetch delays its partitions). Kafka
+     * times the request with the broker's request.timeout.ms and uses
+     * replica.socket.timeout.ms for the connection; both default to 30000,
+     * and a lost answer costs the follower this long (it may leave the ISR
+     * meanwhile, and rejoins once it has caught up). */
     sim_net_close(sim_world_net(world), broker->node, fetcher->node);
     fetcher_backoff(broker->state, fetcher);
 }

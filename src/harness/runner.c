@@ -937,6 +937,9 @@ runner_run_healed(const ScenarioVariant *variant, guint64 seed, FILE *trace_out,
     cluster_finish(run.cluster);
     if (trace_writer != NULL)
         trace_writer_finish(trace_writer, run.history);
+    /* The run ends here: freeing the world drops the messages still in flight, and those
+     * drops are no part of the run (the fingerprint is taken below, before them). */
+    sim_trace_set_listener(sim_world_trace(run.world), NULL, NULL);
     result->violations = cluster_violations(run.cluster);
     result->virtual_ns = sim_now_ns(run.world);
     result->events = sim_world_events(run.world);
