@@ -472,7 +472,7 @@ mark_step_messages(Diagram *d, guint lane, gint64 t_ns, guint slice, gint prefer
     gint in = -1, out = -1;
     for (guint i = 0; i < d->messages->len; i++) {
         const DiagramMessage *m = &g_array_index(d->messages, DiagramMessage, i);
-        if (m->slice != slice || m->from == m->to)
+        if (m->slice != slice)
             continue;
         if (m->to == lane && m->end_ns <= t_ns && better(d, i, in, prefer, TRUE))
             in = (gint)i;
@@ -1182,8 +1182,8 @@ diagram_window_svg(const DiagramTrace *trace, const History *history, gint64 fro
         for (guint i = 0; i < lanes->len; i++)
             lane_add(d, g_array_index(lanes, guint32, i));
     } else {
-        /* Every node with a message in the window: collect with every node
-         * a lane, then keep those that appear. */
+        /* Every node with a message or a fault in the window: collect with
+         * every node a lane, then keep those that appear. */
         for (guint32 node = 0; node < diagram_trace_node_count(trace); node++)
             lane_add(d, node);
         messages_collect(d);
@@ -1195,14 +1195,20 @@ diagram_window_svg(const DiagramTrace *trace, const History *history, gint64 fro
             for (guint k = 0; k < 2; k++)
                 peer_add(used, ends[k]);
         }
+        const GArray *events = diagram_trace_events(trace);
+        for (guint i = 0; i < events->len; i++) {
+            const DiagramRecord *r = &g_array_index(events, DiagramRecord, i);
+            if (r->time_ns >= from_ns && r->time_ns <= to_ns && r->node != SIM_NODE_NONE)
+                peer_add(used, r->node);
+        }
         g_array_set_size(d->messages, 0);
         g_ptr_array_set_size(d->notes, 0);
         labels_clear(d);
         g_array_set_size(d->lanes, 0);
         for (guint i = 0; i < used->len; i++)
             lane_add(d, g_array_index(used, guint32, i));
+        lanes_sort(d);
     }
-    lanes_sort(d);
     return diagram_finish(d, history, NULL, NULL, DIAGRAM_WINDOW_CONTROL_MAX,
                           DIAGRAM_WINDOW_EXCHANGES_MAX);
 }

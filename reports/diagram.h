@@ -58,8 +58,8 @@
 
 /* The diagram of window [from_ns, to_ns] of the run `trace` kept, with the
  * lanes of `lanes` (node ids, in order; NULL or empty: every node that
- * sends or receives a message drawn in the window: clients first, then
- * brokers, then the others), labelled with the cluster events of `history`
+ * sends or receives a message drawn in the window or is hit by a fault in
+ * it: clients first, then brokers, then the others), labelled with the cluster events of `history`
  * (may be NULL) on those lanes: every event but acknowledgements, and the
  * acknowledgements answered by the Produce responses drawn. `title` heads
  * it. (transfer full) */

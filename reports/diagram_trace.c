@@ -283,6 +283,11 @@ diagram_trace_record(void *user_data, const SimTraceRecord *record, const char *
 {
     DiagramTrace *trace = user_data;
     KSIM_ASSERT(!trace->finished);
+    /* Timers and disk operations, most of a trace, are never kept; the
+     * history's new events are looked at on the next record kept. */
+    if (record->kind == SIM_TRACE_TIMER || record->kind == SIM_TRACE_DISK_WRITE ||
+        record->kind == SIM_TRACE_DISK_FSYNC)
+        return;
     if (trace->history != NULL)
         watch_history(trace);
     if (trace->keep_from_ns >= 0 && !trace->keep_opened &&

@@ -90,7 +90,7 @@ parse_options(int *argc, char ***argv, DiagramOptions *o)
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *context = g_option_context_new(
-        "CAPSULE|SCENARIO - draw the space-time diagram of a window of a run");
+        "- draw the space-time diagram of a window of a run");
     g_option_context_add_main_entries(context, entries, NULL);
     GError *error = NULL;
     gboolean ok = g_option_context_parse(context, argc, argv, &error);
