@@ -539,19 +539,31 @@ draw_bands(Layout *l)
         num(o, y1 - y0);
         g_string_append_printf(o, "\" fill=\"url(#%s-band-%s)\" stroke=\"%s\"/>", l->id,
                                BAND_NAME[b->kind], BAND_FILL[b->kind]);
-        /* Its name, up the lane's left side from its start. */
-        double w = g_utf8_strlen(b->text, -1) * NAME_CHAR_PX;
-        g_string_append(o, "<text x=\"");
-        num(o, x - 10);
-        g_string_append(o, "\" y=\"");
-        num(o, y0 + 10);
-        g_string_append_printf(o, "\" text-anchor=\"end\" font-size=\"9\" font-style=\"italic\" "
-                                  "fill=\"%s\" stroke=\"#fff\" stroke-width=\"3\" "
-                                  "paint-order=\"stroke\">",
-                               b->kind == DIAGRAM_BAND_PAUSED ? "#8a6200" : BAND_FILL[b->kind]);
-        xml_escape(o, b->text);
-        g_string_append(o, "</text></g>\n");
-        box_add(l, x - 10 - w, y0 + 1, x - 10, y0 + 12);
+        /* Its name down the lane's left side from its start, cut to the
+         * band's length (the title has it whole). */
+        glong room = (glong)((y1 - y0 - 6) / NAME_CHAR_PX);
+        glong chars = g_utf8_strlen(b->text, -1);
+        if (room >= 6) {
+            g_autofree char *shown =
+                chars <= room ? g_strdup(b->text)
+                              : g_strconcat(g_utf8_substring(b->text, 0, room - 1), "…", NULL);
+            double w = MIN(chars, room) * NAME_CHAR_PX;
+            g_string_append(o, "<text x=\"");
+            num(o, x - 10);
+            g_string_append(o, "\" y=\"");
+            num(o, y0 + 4);
+            g_string_append(o, "\" transform=\"rotate(90 ");
+            num(o, x - 10);
+            g_string_append_c(o, ' ');
+            num(o, y0 + 4);
+            g_string_append_printf(o, ")\" font-size=\"9\" font-style=\"italic\" fill=\"%s\" "
+                                      "stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">",
+                                   b->kind == DIAGRAM_BAND_PAUSED ? "#8a6200" : BAND_FILL[b->kind]);
+            xml_escape(o, shown);
+            g_string_append(o, "</text>");
+            box_add(l, x - 20, y0, x - 8, y0 + 4 + w);
+        }
+        g_string_append(o, "</g>\n");
     }
 }
 
