@@ -19,6 +19,7 @@
  */
 #include "diagram_internal.h"
 
+#include "plot.h"
 #include "sim_assert.h"
 #include "sim_net.h"
 #include "trace_messages.h"
@@ -107,37 +108,20 @@ static const char *const BAND_FILL[DIAGRAM_BAND_COUNT] = {
 
 /* ---- text ---- */
 
-/* Appends `text` escaped for XML character data and attribute values: the
- * five special characters as entities, control characters (which XML 1.0
- * does not allow) as '?', and invalid UTF-8 replaced. */
+/* Appends `text` escaped for XML character data and attribute values:
+ * invalid UTF-8 replaced, control characters (which XML 1.0 does not
+ * allow) as '?', then the five special characters as plot_html_escape
+ * writes them. */
 static void
 xml_escape(GString *out, const char *text)
 {
     if (text == NULL)
         return;
     g_autofree char *valid = g_utf8_make_valid(text, -1);
-    for (const char *c = valid; *c != '\0'; c++) {
-        switch (*c) {
-        case '&':
-            g_string_append(out, "&amp;");
-            break;
-        case '<':
-            g_string_append(out, "&lt;");
-            break;
-        case '>':
-            g_string_append(out, "&gt;");
-            break;
-        case '"':
-            g_string_append(out, "&quot;");
-            break;
-        case '\'':
-            g_string_append(out, "&#39;");
-            break;
-        default:
-            g_string_append_c(out, (guchar)*c < 0x20 && *c != '\t' && *c != '\n' ? '?' : *c);
-            break;
-        }
-    }
+    for (char *c = valid; *c != '\0'; c++)
+        if ((guchar)*c < 0x20 && *c != '\t' && *c != '\n')
+            *c = '?';
+    plot_html_escape(out, valid);
 }
 
 static void
