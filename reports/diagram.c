@@ -615,7 +615,7 @@ keep_every_kth(Diagram *d, guint slice, MessagePick pick, guint room, gboolean e
     }
     if (n == 0 || room == 0)
         return 0;
-    guint k = (n + room - 1) / room, seen = 0, kept = 0;
+    guint k = room >= n ? 1 : (n + room - 1) / room, seen = 0, kept = 0;
     for (guint i = 0; i < d->messages->len; i++) {
         DiagramMessage *m = &g_array_index(d->messages, DiagramMessage, i);
         if (m->slice != slice || m->kept || !pick(m))

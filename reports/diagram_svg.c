@@ -169,6 +169,17 @@ id_sanitize(const char *id)
     return g_string_free(out, FALSE);
 }
 
+/* `text` cut to `chars` characters, the last an ellipsis, when it is
+ * longer. (transfer full) */
+static char *
+cut_text(const char *text, glong chars)
+{
+    if (g_utf8_strlen(text, -1) <= chars)
+        return g_strdup(text);
+    g_autofree char *head = g_utf8_substring(text, 0, MAX(chars - 1, 0));
+    return g_strconcat(head, "…", NULL);
+}
+
 /* ---- layout ---- */
 
 static double
@@ -486,9 +497,7 @@ draw_lanes(Layout *l)
         g_string_append(o, "\" y=\"");
         num(o, HEADER_TOP_PX + 15);
         g_string_append(o, "\" text-anchor=\"middle\" font-weight=\"bold\" font-size=\"11\">");
-        g_autofree char *shown = g_utf8_strlen(name, -1) > 20
-                                     ? g_strconcat(g_utf8_substring(name, 0, 19), "…", NULL)
-                                     : g_strdup(name);
+        g_autofree char *shown = cut_text(name, 20);
         xml_escape(o, shown);
         g_string_append(o, "<title>");
         xml_escape(o, name);
@@ -528,9 +537,7 @@ draw_bands(Layout *l)
         glong room = (glong)((y1 - y0 - 6) / NAME_CHAR_PX);
         glong chars = g_utf8_strlen(b->text, -1);
         if (room >= 6) {
-            g_autofree char *shown =
-                chars <= room ? g_strdup(b->text)
-                              : g_strconcat(g_utf8_substring(b->text, 0, room - 1), "…", NULL);
+            g_autofree char *shown = cut_text(b->text, room);
             double w = MIN(chars, room) * NAME_CHAR_PX;
             g_string_append(o, "<text x=\"");
             num(o, x - 10);
@@ -682,9 +689,7 @@ message_label(const DiagramMessage *m)
     if (m->drop_reason >= 0)
         g_string_append(text, " dropped");
     if (m->note != NULL) {
-        g_autofree char *note = g_utf8_strlen(m->note, -1) > 44
-                                    ? g_strconcat(g_utf8_substring(m->note, 0, 43), "…", NULL)
-                                    : g_strdup(m->note);
+        g_autofree char *note = cut_text(m->note, 44);
         g_string_append_printf(text, ": %s", note);
     }
     return g_string_free(text, FALSE);
