@@ -158,6 +158,8 @@ run_data_free(gpointer pointer)
             g_ptr_array_free(data->chains[a], TRUE);
         if (data->patterns[a] != NULL)
             g_ptr_array_free(data->patterns[a], TRUE);
+        if (data->diagrams[a] != NULL)
+            g_ptr_array_free(data->diagrams[a], TRUE);
     }
     if (data->consumer_chains != NULL)
         g_ptr_array_free(data->consumer_chains, TRUE);
@@ -240,7 +242,7 @@ static gboolean
 report_write_all(Report *report, GError **error)
 {
     if (!report_csv_write_all(report, error) || !report_plots_render(report, error) ||
-        !documents_write(report, error))
+        !report_diagrams_write(report, error) || !documents_write(report, error))
         return FALSE;
     g_autofree char *summary = report_json_summary(report->input, report->runs, report->warnings);
     return outfile_dir_write(report->out, "summary.json", summary, strlen(summary), error);

@@ -36,6 +36,11 @@
  *                         LEO and HW of each replica and the ISR size over time
  *                         (replicas plot; see below how they are derived);
  *   RUN-events.csv        every cluster event but the ACKs, in time order;
+ *   RUN-ANOMALY-pattern-K.svg  the space-time diagram of pattern K of an
+ *                         anomaly (diagram.h; ANOMALY as "lost-write"), for
+ *                         the patterns the explanations show, when the run
+ *                         kept its trace for diagrams (ReportRun.diagram_trace);
+ *                         inline in report.html beside the pattern;
  *   NAME.gp, NAME.svg, NAME.png  each plot's gnuplot script and images:
  *                         outcomes, latency-cdf, latency-timeline, throughput,
  *                         RUN-replicas-T-P.
@@ -65,6 +70,7 @@
 #include "checker.h"
 #include "checker_consumer.h"
 #include "checker_txn.h"
+#include "diagram_trace.h"
 #include "history.h"
 #include "outfile.h"
 
@@ -119,6 +125,9 @@ typedef struct {
     /* The coverage marks the run reached, in the marks table's order. */
     const ReportMark *marks;
     guint marks_len;
+    /* What the run kept of its trace for space-time diagrams, or NULL: the
+     * explanations then have none. */
+    const DiagramTrace *diagram_trace;
 } ReportRun;
 
 typedef struct {

@@ -222,6 +222,19 @@ pattern_partitions_text(const History *history, const Pattern *pattern)
     return g_string_free(out, FALSE);
 }
 
+/* Pattern `k`'s space-time diagram, when one was drawn. */
+static void
+doc_diagram(Document *doc, const GPtrArray *diagrams, guint k)
+{
+    if (diagrams == NULL || k >= diagrams->len || g_ptr_array_index(diagrams, k) == NULL)
+        return;
+    Block *block = doc_add(doc, BLOCK_SVG,
+                           g_strdup_printf("Space-time diagram of pattern %u, its steps numbered "
+                                           "as in the list",
+                                           k + 1));
+    block->name = g_strdup(g_ptr_array_index(diagrams, k));
+}
+
 static char *
 pattern_examples_text(const Pattern *pattern)
 {
@@ -278,6 +291,7 @@ doc_examples(Document *doc, const RunData *data, CheckerAnomaly anomaly)
         Block *list = doc_list(doc, TRUE);
         for (guint i = 0; i < pattern->chain->len; i++)
             g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(pattern->chain, i)));
+        doc_diagram(doc, data->diagrams[anomaly], k);
     }
     if (patterns->len > shown)
         doc_paragraph(doc, "%u more patterns, of %s listed in anomalies.csv.", patterns->len - shown,

@@ -6,6 +6,8 @@
 
 #include "plot.h"
 
+#include <string.h>
+
 #define HTML_STYLE                                                                                 \
     "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;"       \
     "line-height:1.45}table{border-collapse:collapse;margin:1em 0;font-size:0.9em}"                \
@@ -77,6 +79,24 @@ html_image(GString *out, const Block *block, const char *dir)
     g_string_append(out, "\">\n");
 }
 
+/* An SVG of the report inline (without its XML declaration), so its hover
+ * titles work; nothing when it cannot be read. */
+static void
+html_svg(GString *out, const Block *block, const char *dir)
+{
+    g_autofree char *name = g_strconcat(block->name, ".svg", NULL);
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    g_autofree char *contents = NULL;
+    if (!g_file_get_contents(path, &contents, NULL, NULL))
+        return;
+    const char *svg = g_str_has_prefix(contents, "<?xml") ? strchr(contents, '\n') : contents;
+    g_string_append(out, "<figure style=\"margin:1em 0;overflow-x:auto\">\n");
+    g_string_append(out, svg != NULL ? svg : "");
+    g_string_append(out, "<figcaption>");
+    plot_html_escape(out, block->text);
+    g_string_append_printf(out, " (%s.svg)</figcaption>\n</figure>\n", block->name);
+}
+
 static void
 html_text_block(GString *out, const char *open, const char *close, const char *text)
 {
@@ -110,6 +130,9 @@ html_block(GString *out, const Block *block, const char *dir)
         break;
     case BLOCK_IMAGE:
         html_image(out, block, dir);
+        break;
+    case BLOCK_SVG:
+        html_svg(out, block, dir);
         break;
     }
 }

@@ -37,7 +37,13 @@ typedef struct {
     TxnCheck *txn_owned;
     const TxnCheck *txn;
     GPtrArray *txn_chains[TXN_ANOMALY_COUNT]; /* per example: GPtrArray of sentences */
+    /* Per anomaly, per pattern shown, the basename of its diagram's SVG
+     * (NULL: none drawn); NULL when the run has no diagrams. */
+    GPtrArray *diagrams[CHECKER_ANOMALY_COUNT];
 } RunData;
+
+/* Patterns of one anomaly the report explains; the rest are counted. */
+#define REPORT_PATTERNS_SHOWN 5
 
 /* One plot to draw: a builder, the series and the shaded windows. */
 typedef enum {
@@ -77,6 +83,7 @@ typedef enum {
     BLOCK_LIST,
     BLOCK_ORDERED,
     BLOCK_IMAGE,
+    BLOCK_SVG, /* an SVG of the report (`name`.svg), inline in HTML */
 } BlockKind;
 
 typedef struct {
@@ -143,6 +150,14 @@ void report_plots_job_free(gpointer pointer);
 /* Draws every job with series; a plot that cannot be drawn is a warning.
  * FALSE with `error` set when a script cannot be written. */
 gboolean report_plots_render(Report *report, GError **error);
+
+/* ---- report_diagrams.c ---- */
+
+/* Writes the space-time diagram of each pattern the explanations show, for
+ * the runs that kept their trace for diagrams, and notes them in each
+ * RunData's `diagrams`. FALSE with `error` set when a file cannot be
+ * written. */
+gboolean report_diagrams_write(Report *report, GError **error);
 
 /* ---- report_document.c ---- */
 

@@ -63,6 +63,7 @@ md_block(GString *out, const Block *block)
         g_string_append_c(out, '\n');
         break;
     case BLOCK_IMAGE:
+    case BLOCK_SVG:
         g_string_append_printf(out, "![%s](%s.svg)\n\n", block->text, block->name);
         break;
     }

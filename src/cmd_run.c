@@ -244,6 +244,13 @@ fill_report_marks(ReportRun *run, const RunOutcome *outcome, GArray *marks)
     run->marks_len = marks->len;
 }
 
+/* The run's kept trace for its diagrams. */
+static void
+fill_report_diagrams(ReportRun *run, const RunOutcome *outcome)
+{
+    run->diagram_trace = outcome->result->diagram_trace;
+}
+
 /* Writes the report and the replay capsule into `dir` and renames it into
  * place; takes `dir`. */
 static int
@@ -263,6 +270,7 @@ write_report(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, OutDir
         GArray *marks = g_array_new(FALSE, FALSE, sizeof(ReportMark));
         g_ptr_array_add(arrays, marks);
         fill_report_marks(&runs[i], g_ptr_array_index(outcomes, i), marks);
+        fill_report_diagrams(&runs[i], g_ptr_array_index(outcomes, i));
     }
     ReportInput input = {KSIM_VERSION, KSIM_GIT_COMMIT, scenario_name(scenario),
                          scenario_sha256(scenario), seed, runs, n};
@@ -401,7 +409,8 @@ cmd_run_scenario(const Scenario *scenario, const RunRequest *request, GPtrArray 
         RunCoreChecks checks = {.paranoid = request->paranoid,
                                 .sets = request->sets,
                                 .check_determinism = request->check_determinism,
-                                .trace_format = request->trace_format};
+                                .trace_format = request->trace_format,
+                                .keep_diagrams = TRUE};
         RunOutcome *outcome = run_core_variant_checked(
             scenario, variant, seed, trace != NULL ? outfile_stream(trace) : NULL, &checks);
         if (trace != NULL && !outfile_commit(trace, &error)) {

@@ -21,6 +21,7 @@ int cmd_check(int argc, char **argv);
 
 int cmd_replay(int argc, char **argv);
 int cmd_shrink(int argc, char **argv);
+int cmd_diagram(int argc, char **argv);
 
 /* What `ksim run` makes of a loaded scenario; `ksim replay` asks the same. */
 typedef struct {

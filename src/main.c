@@ -22,6 +22,7 @@ static const Command COMMANDS[] = {
     {"replay", cmd_replay, "rerun a run's capsule.json and check its fingerprints"},
     {"shrink", cmd_shrink, "search for the smallest scenario that fails like a failing run"},
     {"bisect", cmd_bisect, "find a failing run's point of no return, or a key's threshold"},
+    {"diagram", cmd_diagram, "draw the space-time diagram (SVG) of a window of a run"},
     {"check", cmd_check, "validate a scenario and list the runs it would make, without running"},
     {"partition", cmd_partition, "print the partition Kafka's default partitioner picks for keys"},
     {"assign", cmd_assign, "print a consumer group assignment"},

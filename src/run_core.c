@@ -110,6 +110,7 @@ run_core_variant_checked(const Scenario *scenario, ScenarioVariant *variant, gui
     RunnerChecks runner_checks = {0};
     runner_checks.paranoid = checks != NULL && checks->paranoid;
     runner_checks.trace_format = checks != NULL ? checks->trace_format : TRACE_FORMAT_JSONL;
+    runner_checks.keep_diagrams = checks != NULL && checks->keep_diagrams;
     outcome->paranoid = runner_paranoid_wanted(variant, &runner_checks);
     /* The replay of a checked run checks too, so it stops where this one did. */
     g_autofree char *replay =

@@ -56,6 +56,8 @@ typedef struct {
     gboolean check_determinism;
     gboolean heal;     /* ksim bisect: heal every fault at heal_at_ns (runner_run_healed) */
     gint64 heal_at_ns;
+    /* Keep what the report's space-time diagrams draw (RunnerChecks). */
+    gboolean keep_diagrams;
 } RunCoreChecks;
 
 /* run_core_variant, checked as `checks` (NULL: unchecked, unless the

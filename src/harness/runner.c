@@ -790,11 +790,12 @@ heal_everything(Run *run)
 
 /* ---- the run ---- */
 
-/* The --trace writer and the checks' trace listener, both hearing every
- * record. */
+/* The --trace writer, the checks' trace listener and the diagrams' trace,
+ * each hearing every record. */
 typedef struct {
     TraceWriter *writer; /* may be NULL */
     const RunnerChecks *checks;
+    DiagramTrace *diagram; /* may be NULL */
 } TraceTee;
 
 static void
@@ -803,7 +804,24 @@ trace_tee(void *user_data, const SimTraceRecord *record, const char *note)
     TraceTee *tee = user_data;
     if (tee->writer != NULL)
         trace_writer_record(tee->writer, record, note);
-    tee->checks->trace_listener(tee->checks->trace_listener_data, record, note);
+    if (tee->checks->trace_listener != NULL)
+        tee->checks->trace_listener(tee->checks->trace_listener_data, record, note);
+    if (tee->diagram != NULL)
+        diagram_trace_record(tee->diagram, record, note);
+}
+
+/* The diagrams' trace the checks ask for, or NULL. */
+static DiagramTrace *
+diagram_trace_wanted(const Run *run, const RunnerChecks *checks)
+{
+    if (checks == NULL || (!checks->keep_diagrams && checks->diagram_to_ns <= 0))
+        return NULL;
+    DiagramTrace *trace = diagram_trace_new(
+        sim_world_node_names(run->world), checks->keep_diagrams ? run->history : NULL,
+        checks->diagram_records_max > 0 ? checks->diagram_records_max : DIAGRAM_TRACE_RECORDS_MAX);
+    if (checks->diagram_to_ns > 0)
+        diagram_trace_keep_between(trace, checks->diagram_from_ns, checks->diagram_to_ns);
+    return trace;
 }
 
 static gboolean
@@ -904,8 +922,8 @@ runner_run_healed(const ScenarioVariant *variant, guint64 seed, FILE *trace_out,
                                         checks != NULL ? checks->trace_format : TRACE_FORMAT_JSONL);
         sim_trace_set_listener(sim_world_trace(run.world), trace_writer_record, trace_writer);
     }
-    TraceTee tee = {trace_writer, checks};
-    if (checks != NULL && checks->trace_listener != NULL)
+    TraceTee tee = {trace_writer, checks, diagram_trace_wanted(&run, checks)};
+    if (checks != NULL && (checks->trace_listener != NULL || tee.diagram != NULL))
         sim_trace_set_listener(sim_world_trace(run.world), trace_tee, &tee);
     run.cluster = build_cluster(&run);
     run.clients = runner_clients_new(run.world, run.cluster, run.history, variant);
@@ -937,6 +955,11 @@ runner_run_healed(const ScenarioVariant *variant, guint64 seed, FILE *trace_out,
     cluster_finish(run.cluster);
     if (trace_writer != NULL)
         trace_writer_finish(trace_writer, run.history);
+    if (tee.diagram != NULL)
+        diagram_trace_finish(tee.diagram, sim_now_ns(run.world));
+    /* Freeing the clients and the cluster below may still trace (closing
+     * connections); the diagrams' trace has ended. */
+    result->diagram_trace = g_steal_pointer(&tee.diagram);
     /* The run ends here: freeing the world drops the messages still in flight, and those
      * drops are no part of the run (the fingerprint is taken below, before them). */
     sim_trace_set_listener(sim_world_trace(run.world), NULL, NULL);
@@ -968,6 +991,7 @@ runner_result_free(RunnerResult *result)
     g_array_free(result->fault_windows, TRUE);
     g_array_free(result->random_faults, TRUE);
     history_free(result->history);
+    diagram_trace_free(result->diagram_trace);
     g_free(result->label);
     g_free(result->unconverged);
     g_free(result);

@@ -16,6 +16,7 @@
 #include <glib.h>
 #include <stdio.h>
 
+#include "diagram_trace.h"
 #include "history.h"
 #include "runner_paranoid.h"
 #include "scenario.h"
@@ -52,6 +53,7 @@ typedef struct {
     GArray *random_faults;    /* RunnerRandomFault, in start order; a fault that found
                                * no live broker is left out (it did nothing) */
     SimMarks marks;           /* the coverage marks the run reached (sim_marks.h) */
+    DiagramTrace *diagram_trace; /* owned; NULL unless RunnerChecks asked for it */
 } RunnerResult;
 
 /* Runs `variant` with `seed`; writes the full trace as JSON Lines to

@@ -57,6 +57,15 @@ typedef struct {
      * (the determinism self-check's digest, selfcheck.h); NULL: none. */
     SimTraceListener trace_listener;
     void *trace_listener_data;
+    /* Keep what space-time diagrams draw (diagram_trace.h) in
+     * RunnerResult.diagram_trace: the messages near the run's cluster
+     * events (keep_diagrams, for the report), and every message of
+     * [diagram_from_ns, diagram_to_ns] when diagram_to_ns > 0 (ksim
+     * diagram), at most diagram_records_max records (0: the default). */
+    gboolean keep_diagrams;
+    gint64 diagram_from_ns;
+    gint64 diagram_to_ns;
+    guint diagram_records_max;
 } RunnerChecks;
 
 typedef struct RunnerParanoid RunnerParanoid;

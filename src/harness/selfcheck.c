@@ -91,6 +91,8 @@ child_main(const ScenarioVariant *variant, guint64 seed, const RunnerChecks *che
     RunnerChecks mine = checks != NULL ? *checks : (RunnerChecks){0};
     mine.trace_listener = digest_record;
     mine.trace_listener_data = digests;
+    mine.keep_diagrams = FALSE; /* only this process's result is reported */
+    mine.diagram_to_ns = 0;
     RunnerResult *result = runner_run_checked(variant, seed, NULL, &mine);
     SelfcheckHeader header = {result->fingerprint, digests->len};
     gboolean written = write_all(fd, &header, sizeof header) &&

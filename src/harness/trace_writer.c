@@ -13,6 +13,7 @@
 #include "sim_assert.h"
 #include "sim_disk.h"
 #include "sim_net.h"
+#include "trace_messages.h"
 #include "zk_proto.h"
 
 #include <json-glib/json-glib.h>
@@ -46,15 +47,6 @@ static const char *const role_names[ROLE_COUNT] = {
     [ROLE_NOTES] = "notes",
 };
 
-/* A message sent and not yet delivered or dropped (Chrome). */
-typedef struct {
-    gint64 send_ns;
-    guint64 type;
-    guint64 bytes;
-    guint64 id;
-    guint8 role; /* the sender's thread */
-} Flight;
-
 /* When a node went down or paused (Chrome). */
 typedef struct {
     gint64 down_ns;   /* -1: up */
@@ -71,9 +63,8 @@ struct TraceWriter {
     gboolean finished;
     /* Chrome */
     guint64 events;        /* written so far: the separator before the next */
-    guint64 next_flow;
     gint64 last_ns;
-    GHashTable *in_flight; /* link key (from << 32 | to) -> GQueue of Flight */
+    TraceFlights *in_flight; /* sends paired with their deliveries (trace_messages.h) */
     GArray *nodes;         /* NodeState by node id */
 };
 
@@ -95,12 +86,6 @@ trace_format_parse(const char *name, TraceFormat *format)
     return TRUE;
 }
 
-static void
-flight_queue_free(gpointer queue)
-{
-    g_queue_free_full(queue, g_free);
-}
-
 TraceWriter *
 trace_writer_new(FILE *out, const GPtrArray *node_names, TraceFormat format)
 {
@@ -112,8 +97,7 @@ trace_writer_new(FILE *out, const GPtrArray *node_names, TraceFormat format)
     writer->generator = json_generator_new();
     json_generator_set_pretty(writer->generator, FALSE);
     if (format == TRACE_FORMAT_CHROME) {
-        writer->in_flight =
-            g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, flight_queue_free);
+        writer->in_flight = trace_flights_new();
         writer->nodes = g_array_new(FALSE, TRUE, sizeof(NodeState));
         fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
     }
@@ -126,8 +110,7 @@ trace_writer_free(TraceWriter *writer)
     if (writer == NULL)
         return;
     g_object_unref(writer->generator);
-    if (writer->in_flight != NULL)
-        g_hash_table_destroy(writer->in_flight);
+    trace_flights_free(writer->in_flight);
     if (writer->nodes != NULL)
         g_array_free(writer->nodes, TRUE);
     g_free(writer);
@@ -166,15 +149,6 @@ add_named(JsonBuilder *builder, const char *member, const char *name, guint64 va
 }
 
 static const char *
-message_name(guint64 type)
-{
-    if (type > G_MAXUINT)
-        return NULL;
-    const char *name = kafka_msg_type_name((guint)type);
-    return name != NULL ? name : zk_msg_type_name((guint)type);
-}
-
-static const char *
 disconnect_name(guint64 reason)
 {
     return reason == SIM_DISCONNECT_CLOSED ? "closed"
@@ -190,17 +164,17 @@ add_fields(JsonBuilder *b, const SimTraceRecord *record)
     switch ((SimTraceKind)record->kind) {
     case SIM_TRACE_SEND:
     case SIM_TRACE_DELIVER:
-        add_named(b, "message", message_name(record->a), record->a);
+        add_named(b, "message", trace_message_name(record->a), record->a);
         add_u64(b, "bytes", record->b);
         return;
     case SIM_TRACE_DROP:
-        add_named(b, "message", message_name(record->a), record->a);
+        add_named(b, "message", trace_message_name(record->a), record->a);
         add_named(b, "reason",
                   record->b <= G_MAXUINT ? sim_net_drop_reason_name((guint)record->b) : NULL,
                   record->b);
         return;
     case SIM_TRACE_DUPLICATE:
-        add_named(b, "message", message_name(record->a), record->a);
+        add_named(b, "message", trace_message_name(record->a), record->a);
         if (record->b != G_MAXUINT64)
             add_u64(b, "bytes", record->b);
         return;
@@ -445,56 +419,13 @@ event_end(TraceWriter *writer, JsonBuilder *b)
     g_object_unref(b);
 }
 
-static gint64
-link_key(guint32 from, guint32 to)
-{
-    return ((gint64)from << 32) | to;
-}
-
 static void
-flight_push(TraceWriter *writer, guint32 from, guint32 to, const SimTraceRecord *record,
-            guint64 bytes)
-{
-    gint64 key = link_key(from, to);
-    GQueue *queue = g_hash_table_lookup(writer->in_flight, &key);
-    if (queue == NULL) {
-        queue = g_queue_new();
-        g_hash_table_insert(writer->in_flight, g_memdup2(&key, sizeof key), queue);
-    }
-    Flight *flight = g_new0(Flight, 1);
-    flight->send_ns = record->time_ns;
-    flight->type = record->a;
-    flight->bytes = bytes;
-    flight->id = ++writer->next_flow;
-    flight->role = (guint8)message_role(writer, from, record->a, TRUE);
-    g_queue_push_tail(queue, flight);
-}
-
-/* The oldest message of `type` (and `bytes`, unless G_MAXUINT64) in flight
- * from `from` to `to`, taken off its link; NULL when none. Links deliver
- * in order, so the oldest match is the one. */
-static Flight *
-flight_take(TraceWriter *writer, guint32 from, guint32 to, guint64 type, guint64 bytes)
-{
-    gint64 key = link_key(from, to);
-    GQueue *queue = g_hash_table_lookup(writer->in_flight, &key);
-    if (queue == NULL)
-        return NULL;
-    for (GList *l = queue->head; l != NULL; l = l->next) {
-        Flight *flight = l->data;
-        if (flight->type == type && (bytes == G_MAXUINT64 || flight->bytes == bytes)) {
-            g_queue_delete_link(queue, l);
-            return flight;
-        }
-    }
-    return NULL;
-}
-
-static void
-emit_message(TraceWriter *writer, guint32 from, guint32 to, const Flight *flight, gint64 end_ns,
+emit_message(TraceWriter *writer, const TraceFlight *flight, gint64 end_ns,
              const char *dropped)
 {
-    const char *message = message_name(flight->type);
+    guint32 from = flight->from, to = flight->to;
+    Role sender = message_role(writer, from, flight->type, TRUE);
+    const char *message = trace_message_name(flight->type);
     g_autofree char *number = message == NULL ? g_strdup_printf("message %" G_GUINT64_FORMAT,
                                                                 flight->type)
                                               : NULL;
@@ -502,7 +433,7 @@ emit_message(TraceWriter *writer, guint32 from, guint32 to, const Flight *flight
                                 ? g_strdup_printf("%s dropped (%s)", message != NULL ? message : number,
                                                   dropped)
                                 : g_strdup(message != NULL ? message : number);
-    JsonBuilder *b = event_begin(writer, "X", name, "message", from, flight->role, flight->send_ns);
+    JsonBuilder *b = event_begin(writer, "X", name, "message", from, sender, flight->send_ns);
     member_us(b, "dur", end_ns - flight->send_ns);
     json_builder_set_member_name(b, "args");
     json_builder_begin_object(b);
@@ -512,7 +443,7 @@ emit_message(TraceWriter *writer, guint32 from, guint32 to, const Flight *flight
     event_end(writer, b);
     if (dropped != NULL)
         return;
-    b = event_begin(writer, "s", name, "flow", from, flight->role, flight->send_ns);
+    b = event_begin(writer, "s", name, "flow", from, sender, flight->send_ns);
     member_int(b, "id", (gint64)flight->id);
     event_end(writer, b);
     Role role = message_role(writer, to, flight->type, FALSE);
@@ -558,24 +489,18 @@ write_chrome(TraceWriter *writer, const SimTraceRecord *record, const char *note
     writer->last_ns = MAX(writer->last_ns, record->time_ns);
     switch ((SimTraceKind)record->kind) {
     case SIM_TRACE_SEND:
-        flight_push(writer, record->node, record->peer, record, record->b);
-        return;
     case SIM_TRACE_DUPLICATE:
-        /* node: the receiver; the copy is in flight beside the original. */
-        if (record->b != G_MAXUINT64)
-            flight_push(writer, record->peer, record->node, record, record->b);
-        return;
     case SIM_TRACE_DELIVER:
     case SIM_TRACE_DROP: {
-        gboolean dropped = record->kind == SIM_TRACE_DROP;
-        g_autofree Flight *flight = flight_take(writer, record->peer, record->node, record->a,
-                                                dropped ? G_MAXUINT64 : record->b);
-        if (flight == NULL)
+        TraceFlight flight;
+        TraceFlightEvent event = trace_flights_follow(writer->in_flight, record, &flight);
+        if (event != TRACE_FLIGHT_DELIVERED && event != TRACE_FLIGHT_DROPPED)
             return;
+        gboolean dropped = event == TRACE_FLIGHT_DROPPED;
         const char *reason = dropped && record->b <= G_MAXUINT
                                  ? sim_net_drop_reason_name((guint)record->b)
                                  : NULL;
-        emit_message(writer, record->peer, record->node, flight, record->time_ns,
+        emit_message(writer, &flight, record->time_ns,
                      dropped ? (reason != NULL ? reason : "dropped") : NULL);
         return;
     }
