@@ -1008,6 +1008,13 @@ fold_rerun(SeedResult *result, const SeedResult *rerun)
     result->line = json_text(root);
 }
 
+/* A seed whose worker crashed: its line holds no runs (nor fingerprints). */
+static gboolean
+line_crashed(const SeedResult *r)
+{
+    return strstr(r->line, "\"crashed\":") != NULL;
+}
+
 static gboolean
 line_rechecked(const SeedResult *result)
 {
@@ -1202,8 +1209,7 @@ print_failures(GArray *results, const Scenario *scenario, char **sets, const cha
             printf("  seed %" G_GUINT64_FORMAT ": %s\n", r->seed, replay);
         else
             printf("  seed %" G_GUINT64_FORMAT "\n", r->seed);
-        if (scenario != NULL && out_dir != NULL &&
-            strstr(r->line, "\"crashed\":") == NULL)
+        if (scenario != NULL && out_dir != NULL && !line_crashed(r))
             print_seed_capsule(scenario, sets, r, out_dir);
         g_autofree char *why = failure_reasons(r->line);
         if (why[0] != '\0')
@@ -1431,7 +1437,7 @@ rerun_tasks(const SweepOptions *o, const GArray *results, const GArray *reruns)
     for (guint i = 0; i < results->len; i++) {
         const SeedResult *r = &g_array_index(results, SeedResult, i);
         if (!recheck_sampled(r->seed, o->recheck) || g_hash_table_contains(done, &r->seed) ||
-            line_rechecked(r) || strstr(r->line, "\"crashed\":") != NULL)
+            line_rechecked(r) || line_crashed(r))
             continue;
         SeedTask task = {r->seed, TRUE};
         g_array_append_val(tasks, task);
