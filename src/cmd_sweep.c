@@ -45,6 +45,7 @@
  * Test hook (tests only; nothing else sets it): KSIM_TEST_SWEEP_CRASH=SEED
  * makes the worker that runs SEED (its first pass) abort, as a crash would.
  */
+#include "cmd_sweep.h"
 #include "commands.h"
 
 #include "ksim_version.h"
@@ -67,37 +68,12 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#define JOBS_MAX 256
-#define PARANOID_SAMPLE_DEFAULT 5
-#define RECHECK_DEFAULT 5
 #define CRASH_ENV "KSIM_TEST_SWEEP_CRASH"
 /* Seeds drawn per round of --until-marks: a constant, so which seeds ran
  * depends on the range and the marks alone, never on --jobs. */
 #define UNTIL_MARKS_ROUND 16
 /* Missing seeds named in a message; the rest are counted. */
 #define MISSING_SHOWN 20
-
-typedef struct {
-    char *seeds_text;
-    char *shard_text;
-    gint jobs;
-    char *out_dir;
-    char **sets;
-    gboolean merge;
-    gint paranoid_sample; /* percent of the seeds checked after every event */
-    gboolean paranoid;    /* all of them */
-    char *recheck_text;   /* percent of the seeds run twice */
-    guint recheck;
-    gboolean resume;
-    gboolean until_marks;
-    char *budget_text;
-    guint64 budget_seeds;  /* 0: no limit */
-    gint64 budget_us;      /* 0: no limit */
-    gboolean force;        /* run seeds even over the size estimate's limits */
-    char **rest;
-    guint64 first, last;
-    guint shard_index, shard_count;
-} SweepOptions;
 
 typedef struct {
     guint64 seed;
@@ -112,201 +88,6 @@ typedef struct {
     guint64 seed;
     gboolean rerun;
 } SeedTask;
-
-/* A seed as the scenario's `seed` key takes it: a decimal integer from 0 to
- * G_MAXINT64, no sign, no wrap-around. So `seed += shards` never overflows. */
-static gboolean
-parse_seed_number(const char *text, guint64 *out)
-{
-    return g_ascii_string_to_unsigned(text, 10, 0, G_MAXINT64, out, NULL);
-}
-
-static gboolean
-parse_range(const char *text, guint64 *first, guint64 *last)
-{
-    g_auto(GStrv) parts = g_strsplit(text, "..", 2);
-    if (g_strv_length(parts) != 2)
-        return FALSE;
-    if (!parse_seed_number(parts[0], first) || !parse_seed_number(parts[1], last))
-        return FALSE;
-    return *first <= *last;
-}
-
-/* K/N, each a decimal integer from 1 to G_MAXUINT32 without a sign. */
-static gboolean
-parse_shard(const char *text, guint *index, guint *count)
-{
-    g_auto(GStrv) parts = g_strsplit(text, "/", -1);
-    guint64 k = 0, n = 0;
-    if (g_strv_length(parts) != 2 ||
-        !g_ascii_string_to_unsigned(parts[0], 10, 1, G_MAXUINT32, &k, NULL) ||
-        !g_ascii_string_to_unsigned(parts[1], 10, 1, G_MAXUINT32, &n, NULL) || k > n)
-        return FALSE;
-    *index = (guint)(k - 1);
-    *count = (guint)n;
-    return TRUE;
-}
-
-/* "5" or "5%": a percentage 0..100. */
-static gboolean
-parse_percent(const char *text, guint *out)
-{
-    g_autofree char *digits = g_strdup(text);
-    gsize len = strlen(digits);
-    if (len > 0 && digits[len - 1] == '%')
-        digits[len - 1] = '\0';
-    guint64 value;
-    if (!g_ascii_string_to_unsigned(digits, 10, 0, 100, &value, NULL))
-        return FALSE;
-    *out = (guint)value;
-    return TRUE;
-}
-
-/* "500" (seeds) or "30s", "10m", "2h" (wall time). */
-static gboolean
-parse_budget(const char *text, guint64 *seeds, gint64 *us)
-{
-    guint64 value;
-    if (g_ascii_string_to_unsigned(text, 10, 1, G_MAXINT64, &value, NULL)) {
-        *seeds = value;
-        return TRUE;
-    }
-    gsize len = strlen(text);
-    if (len < 2)
-        return FALSE;
-    g_autofree char *number = g_strndup(text, len - 1);
-    const char unit = text[len - 1];
-    gint64 scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 0;
-    if (scale == 0 || !g_ascii_string_to_unsigned(number, 10, 1, 1000000, &value, NULL))
-        return FALSE;
-    *us = (gint64)value * scale * G_USEC_PER_SEC;
-    return TRUE;
-}
-
-static gboolean
-check_sweep_options(SweepOptions *o)
-{
-    o->recheck = RECHECK_DEFAULT;
-    if (o->recheck_text != NULL && !parse_percent(o->recheck_text, &o->recheck)) {
-        fprintf(stderr, "ksim sweep: --recheck takes a percentage 0..100, e.g. 5%% (got '%s')\n",
-                o->recheck_text);
-        return FALSE;
-    }
-    if (o->budget_text != NULL && !o->until_marks) {
-        fprintf(stderr, "ksim sweep: --budget goes with --until-marks\n");
-        return FALSE;
-    }
-    if (o->budget_text != NULL && !parse_budget(o->budget_text, &o->budget_seeds, &o->budget_us)) {
-        fprintf(stderr,
-                "ksim sweep: --budget takes a number of seeds (e.g. 500) or a wall time "
-                "(e.g. 30s, 10m, 2h) (got '%s')\n",
-                o->budget_text);
-        return FALSE;
-    }
-    if (o->until_marks && o->resume) {
-        fprintf(stderr, "ksim sweep: --until-marks cannot --resume: it decides its seeds as it "
-                        "goes; run it again\n");
-        return FALSE;
-    }
-    return TRUE;
-}
-
-static gboolean
-check_options(SweepOptions *o)
-{
-    if (o->merge) {
-        if (o->rest == NULL || o->rest[0] == NULL || o->out_dir == NULL) {
-            fprintf(stderr, "ksim sweep: --merge needs shard directories and --out DIR\n");
-            return FALSE;
-        }
-        return TRUE;
-    }
-    if (o->rest == NULL || o->rest[0] == NULL || o->rest[1] != NULL) {
-        fprintf(stderr, "ksim sweep: give exactly one scenario file (see 'ksim sweep --help')\n");
-        return FALSE;
-    }
-    if (o->seeds_text == NULL || !parse_range(o->seeds_text, &o->first, &o->last)) {
-        fprintf(stderr,
-                "ksim sweep: --seeds takes a range A..B of seeds from 0 to %" G_GINT64_FORMAT
-                " with A <= B, e.g. 1..100 (got '%s')\n",
-                G_MAXINT64,
-                o->seeds_text != NULL ? o->seeds_text : "");
-        return FALSE;
-    }
-    o->shard_index = 0;
-    o->shard_count = 1;
-    if (o->shard_text != NULL && !parse_shard(o->shard_text, &o->shard_index, &o->shard_count)) {
-        fprintf(stderr,
-                "ksim sweep: --shard takes K/N with 1 <= K <= N <= %u, e.g. 2/8 (got '%s')\n",
-                G_MAXUINT32, o->shard_text);
-        return FALSE;
-    }
-    if (o->paranoid)
-        o->paranoid_sample = 100;
-    if (o->paranoid_sample < 0 || o->paranoid_sample > 100) {
-        fprintf(stderr, "ksim sweep: --paranoid-sample takes a percentage 0..100 (got %d)\n",
-                o->paranoid_sample);
-        return FALSE;
-    }
-    if (o->jobs < 1 || o->jobs > JOBS_MAX) {
-        fprintf(stderr, "ksim sweep: --jobs must be between 1 and %d (got %d)\n", JOBS_MAX,
-                o->jobs);
-        return FALSE;
-    }
-    return check_sweep_options(o);
-}
-
-static gboolean
-parse_sweep_options(int *argc, char ***argv, SweepOptions *o)
-{
-    o->jobs = (gint)MAX(1, MIN(g_get_num_processors(), JOBS_MAX));
-    o->paranoid_sample = PARANOID_SAMPLE_DEFAULT;
-    GOptionEntry entries[] = {
-        {"seeds", 0, 0, G_OPTION_ARG_STRING, &o->seeds_text, "the seeds to run, e.g. 1..1000",
-         "A..B"},
-        {"jobs", 'j', 0, G_OPTION_ARG_INT, &o->jobs, "worker processes (default: the cores)",
-         "N"},
-        {"shard", 0, 0, G_OPTION_ARG_STRING, &o->shard_text,
-         "run every N-th seed, starting with the K-th (for spreading over hosts)", "K/N"},
-        {"out", 0, 0, G_OPTION_ARG_FILENAME, &o->out_dir,
-         "where sweep.jsonl and sweep.json go (default: out/NAME-sweep)", "DIR"},
-        {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "override a scenario key",
-         "KEY=VALUE"},
-        {"merge", 0, 0, G_OPTION_ARG_NONE, &o->merge,
-         "merge the sweep.jsonl of shard directories into --out", NULL},
-        {"paranoid-sample", 0, 0, G_OPTION_ARG_INT, &o->paranoid_sample,
-         "check every invariant after every event for this percentage of the seeds, chosen by "
-         "a hash of the seed (default: 5)",
-         "PERCENT"},
-        {"paranoid", 0, 0, G_OPTION_ARG_NONE, &o->paranoid,
-         "check every seed (--paranoid-sample 100)", NULL},
-        {"recheck", 0, 0, G_OPTION_ARG_STRING, &o->recheck_text,
-         "run this percentage of the seeds twice, in separate workers, and fail a seed whose "
-         "fingerprints differ (default: 5%)",
-         "PERCENT"},
-        {"resume", 0, 0, G_OPTION_ARG_NONE, &o->resume,
-         "finish an interrupted sweep: run only the seeds missing from DIR.journal.jsonl", NULL},
-        {"until-marks", 0, 0, G_OPTION_ARG_NONE, &o->until_marks,
-         "draw seeds from the range until every coverage mark is reached", NULL},
-        {"budget", 0, 0, G_OPTION_ARG_STRING, &o->budget_text,
-         "with --until-marks: stop after this many seeds or this wall time", "N|TIME"},
-        {"force", 0, 0, G_OPTION_ARG_NONE, &o->force,
-         "run even when a run's estimated memory or events are over the limits", NULL},
-        {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->rest, NULL,
-         "SCENARIO | DIR..."},
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    GOptionContext *context =
-        g_option_context_new("SCENARIO --seeds A..B - run a scenario over many seeds");
-    g_option_context_add_main_entries(context, entries, NULL);
-    GError *error = NULL;
-    gboolean ok = g_option_context_parse(context, argc, argv, &error);
-    if (!ok)
-        fprintf(stderr, "ksim sweep: %s\n", error->message);
-    g_clear_error(&error);
-    g_option_context_free(context);
-    return ok && check_options(o);
-}
 
 /* ---- JSON ---- */
 
@@ -440,9 +221,9 @@ static char *
 run_seed(const Scenario *scenario, const SweepOptions *o, const SeedTask *task)
 {
     g_autoptr(GPtrArray) variants = scenario_variants(scenario);
-    RunCoreChecks checks = {
-        .paranoid = runner_paranoid_sampled(task->seed, (guint)o->paranoid_sample),
-        .sets = o->sets};
+    RunCoreChecks checks = {.paranoid =
+                                runner_paranoid_sampled(task->seed, (guint)o->paranoid_sample),
+                            .sets = o->sets};
     gboolean paranoid = FALSE, passed = TRUE;
     g_autoptr(JsonBuilder) builder = json_builder_new();
     json_builder_begin_object(builder);
@@ -469,8 +250,8 @@ crash_line(const Scenario *scenario, const SweepOptions *o, const SeedTask *task
     json_builder_begin_object(builder);
     seed_line_begin(builder, task);
     json_builder_end_array(builder);
-    g_autofree char *why = g_strdup_printf("the worker died of signal %d (%s)", signal,
-                                           g_strsignal(signal));
+    g_autofree char *why =
+        g_strdup_printf("the worker died of signal %d (%s)", signal, g_strsignal(signal));
     json_string(builder, "crashed", why);
     return seed_line_end(builder, scenario, o, task, FALSE);
 }
@@ -507,7 +288,7 @@ crash_hook(const SeedTask *task)
 {
     const char *text = g_getenv(CRASH_ENV);
     guint64 seed;
-    if (text != NULL && !task->rerun && parse_seed_number(text, &seed) && seed == task->seed)
+    if (text != NULL && !task->rerun && sweep_parse_seed_number(text, &seed) && seed == task->seed)
         abort();
 }
 
@@ -531,12 +312,13 @@ progress(guint64 done, guint64 total, guint failed, gint64 start_us)
     double rate = elapsed > 0 ? (double)done / elapsed : 0;
     double left = rate > 0 && total > done ? (double)(total - done) / rate : 0;
     int width = 30;
-    int filled = total > 0 ? (int)((double)width * (double)MIN(done, total) / (double)total)
-                           : width;
-    fprintf(stderr, "\r[%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
-                    " seeds, %u failed, %.1f seeds/s, %.0f s left   ",
-            filled, "##############################", width - filled, "", done, total, failed,
-            rate, left);
+    int filled =
+        total > 0 ? (int)((double)width * (double)MIN(done, total) / (double)total) : width;
+    fprintf(stderr,
+            "\r[%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+            " seeds, %u failed, %.1f seeds/s, %.0f s left   ",
+            filled, "##############################", width - filled, "", done, total, failed, rate,
+            left);
     fflush(stderr);
 }
 
@@ -569,8 +351,7 @@ line_marks(JsonObject *object)
     JsonArray *runs = member_array(object, "runs");
     for (guint i = 0; runs != NULL && i < json_array_get_length(runs); i++) {
         JsonObject *run = json_array_get_object_element(runs, i);
-        JsonObject *marks =
-            run != NULL ? member_object(run, "marks") : NULL;
+        JsonObject *marks = run != NULL ? member_object(run, "marks") : NULL;
         if (marks == NULL)
             continue;
         g_autoptr(GList) names = json_object_get_members(marks);
@@ -663,10 +444,9 @@ identity_difference(JsonObject *there, JsonObject *here, gboolean binary, gboole
     if (!json_object_has_member(there, "scenario_sha256"))
         return g_strdup("merged shards, not one sweep");
     if (g_strcmp0(member_text(there, "scenario_sha256"), member_text(here, "scenario_sha256")))
-        return g_strdup_printf("another scenario text (%s, sha256 %.12s…, not %.12s…)",
-                               member_text(there, "scenario"),
-                               member_text(there, "scenario_sha256"),
-                               member_text(here, "scenario_sha256"));
+        return g_strdup_printf(
+            "another scenario text (%s, sha256 %.12s…, not %.12s…)", member_text(there, "scenario"),
+            member_text(there, "scenario_sha256"), member_text(here, "scenario_sha256"));
     gint64 first = json_object_get_int_member_with_default(there, "first", -1);
     gint64 last = json_object_get_int_member_with_default(there, "last", -1);
     if (first != json_object_get_int_member(here, "first") ||
@@ -681,8 +461,7 @@ identity_difference(JsonObject *there, JsonObject *here, gboolean binary, gboole
     g_autofree char *sets_there = sets_text(there), *sets_here = sets_text(here);
     if (strcmp(sets_there, sets_here) != 0)
         return g_strdup_printf("other settings (%s, not %s)", sets_there, sets_here);
-    if (binary &&
-        g_strcmp0(member_text(there, "git_commit"), member_text(here, "git_commit")))
+    if (binary && g_strcmp0(member_text(there, "git_commit"), member_text(here, "git_commit")))
         return g_strdup_printf("another ksim binary (commit %s, not %s)",
                                member_text(there, "git_commit"), member_text(here, "git_commit"));
     return NULL;
@@ -716,13 +495,13 @@ check_identity(const char *path, const char *what, const char *header, gboolean 
     g_autoptr(JsonNode) there = json_line_parse(text);
     g_autoptr(JsonNode) here = json_line_parse(header);
     g_autofree char *difference =
-        there != NULL ? identity_difference(json_node_get_object(there),
-                                            json_node_get_object(here), binary, TRUE)
+        there != NULL ? identity_difference(json_node_get_object(there), json_node_get_object(here),
+                                            binary, TRUE)
                       : g_strdup("something that is not a sweep's results");
     if (difference == NULL)
         return TRUE;
-    fprintf(stderr, "ksim sweep: %s holds %s of %s; give another --out, or remove it\n", path,
-            what, difference);
+    fprintf(stderr, "ksim sweep: %s holds %s of %s; give another --out, or remove it\n", path, what,
+            difference);
     return FALSE;
 }
 
@@ -795,7 +574,7 @@ typedef struct {
     GArray *results; /* first-pass lines */
     GArray *reruns;  /* --recheck lines */
     guint failed;
-    guint64 total;   /* for the progress bar */
+    guint64 total; /* for the progress bar */
     guint64 done;
     gint64 start_us;
     gboolean show;
@@ -876,8 +655,9 @@ job_ended(Pass *pass, Job *job, Job *jobs, guint n_jobs, guint index)
     job->pid = -1;
     if (WIFSIGNALED(status) && job->done < job->tasks->len) {
         const SeedTask *task = &g_array_index(job->tasks, SeedTask, job->done);
-        fprintf(stderr, "%sksim sweep: the worker running seed %" G_GUINT64_FORMAT
-                        " died of signal %d (%s); carrying on\n",
+        fprintf(stderr,
+                "%sksim sweep: the worker running seed %" G_GUINT64_FORMAT
+                " died of signal %d (%s); carrying on\n",
                 pass->show ? "\n" : "", task->seed, WTERMSIG(status),
                 g_strsignal(WTERMSIG(status)));
         g_autofree char *line = crash_line(pass->scenario, pass->o, task, WTERMSIG(status));
@@ -1147,8 +927,7 @@ failure_reasons(const char *line)
             g_string_append_printf(text, "%s%s", text->len ? "; " : "",
                                    member_text(object, own[i]));
     }
-    JsonArray *runs =
-        object != NULL ? member_array(object, "runs") : NULL;
+    JsonArray *runs = object != NULL ? member_array(object, "runs") : NULL;
     for (guint i = 0; runs != NULL && i < json_array_get_length(runs); i++) {
         JsonObject *run = json_array_get_object_element(runs, i);
         JsonArray *failed = member_array(run, "failed");
@@ -1277,8 +1056,7 @@ check_shards(GPtrArray *summaries, char **dirs)
     g_autoptr(GHashTable) shards = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, NULL);
     for (guint i = 0; i < summaries->len; i++) {
         JsonObject *shard = json_node_get_object(g_ptr_array_index(summaries, i));
-        g_autofree char *difference =
-            i > 0 ? identity_difference(shard, one, TRUE, FALSE) : NULL;
+        g_autofree char *difference = i > 0 ? identity_difference(shard, one, TRUE, FALSE) : NULL;
         if (difference == NULL && !json_object_has_member(shard, "scenario_sha256"))
             difference = g_strdup("merged shards, not one sweep");
         const char *k = member_text(shard, "shard"), *n = strchr(k, '/');
@@ -1287,8 +1065,7 @@ check_shards(GPtrArray *summaries, char **dirs)
             difference = g_strdup_printf("shard %s, of another number of shards than %s", k,
                                          member_text(one, "shard"));
         if (difference != NULL) {
-            fprintf(stderr,
-                    "ksim sweep: %s is not a shard of the same sweep as %s: it holds %s\n",
+            fprintf(stderr, "ksim sweep: %s is not a shard of the same sweep as %s: it holds %s\n",
                     dirs[i], dirs[0], difference);
             return FALSE;
         }
@@ -1334,7 +1111,8 @@ merge(const SweepOptions *o)
 {
     g_autoptr(GArray) results = results_new();
     g_autoptr(GArray) reruns = results_new();
-    g_autoptr(GPtrArray) summaries = g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
+    g_autoptr(GPtrArray) summaries =
+        g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
     for (guint i = 0; o->rest[i] != NULL; i++) {
         JsonNode *summary = read_summary(o->rest[i]);
         if (summary == NULL)
@@ -1377,18 +1155,6 @@ merge(const SweepOptions *o)
 }
 
 /* ---- the sweep ---- */
-
-static void
-options_clear(SweepOptions *o)
-{
-    g_free(o->seeds_text);
-    g_free(o->shard_text);
-    g_free(o->out_dir);
-    g_free(o->recheck_text);
-    g_free(o->budget_text);
-    g_strfreev(o->sets);
-    g_strfreev(o->rest);
-}
 
 /* The shard's seeds of the range not in `done`, from `*next` on, at most
  * `max` of them (0: all); `*next` moves past them. */
@@ -1500,8 +1266,7 @@ prepare(const char *out_dir, const char *journal, const char *header, const Swee
         return FALSE;
     if (!g_file_test(journal, G_FILE_TEST_EXISTS)) {
         if (o->resume)
-            fprintf(stderr, "ksim sweep: nothing to resume (no %s): running every seed\n",
-                    journal);
+            fprintf(stderr, "ksim sweep: nothing to resume (no %s): running every seed\n", journal);
         return TRUE;
     }
     if (!o->resume) {
@@ -1519,9 +1284,8 @@ prepare(const char *out_dir, const char *journal, const char *header, const Swee
 static void
 print_header(const Scenario *scenario, const SweepOptions *o)
 {
-    printf("ksim %s (commit %s)\nscenario  %s (%s)\nsha256    %s\n", KSIM_VERSION,
-           KSIM_GIT_COMMIT, scenario_name(scenario), scenario_path(scenario),
-           scenario_sha256(scenario));
+    printf("ksim %s (commit %s)\nscenario  %s (%s)\nsha256    %s\n", KSIM_VERSION, KSIM_GIT_COMMIT,
+           scenario_name(scenario), scenario_path(scenario), scenario_sha256(scenario));
     printf("seeds     %s%s%s, %" G_GUINT64_FORMAT " %s with %d jobs\n", o->seeds_text,
            o->shard_text != NULL ? ", shard " : "", o->shard_text != NULL ? o->shard_text : "",
            seed_count(o), o->until_marks ? "to draw from until every mark is reached" : "to run",
@@ -1576,8 +1340,8 @@ sweep_run(const Scenario *scenario, SweepOptions *o, const char *out_dir)
     print_marks(results);
     printf("%u seeds in %.1f s (%.2f seeds/s), %u failed, %u checked after every event, "
            "%u run twice; results in %s/sweep.jsonl\n",
-           results->len, wall_s, results->len / MAX(wall_s, 1e-9), failed,
-           paranoid_count(results), rechecked, out_dir);
+           results->len, wall_s, results->len / MAX(wall_s, 1e-9), failed, paranoid_count(results),
+           rechecked, out_dir);
     if (workers != 0)
         return workers;
     if (!complete)
@@ -1605,11 +1369,11 @@ int
 cmd_sweep(int argc, char **argv)
 {
     SweepOptions options = {0};
-    if (!parse_sweep_options(&argc, &argv, &options)) {
-        options_clear(&options);
+    if (!sweep_options_parse(&argc, &argv, &options)) {
+        sweep_options_clear(&options);
         return 2;
     }
     int status = options.merge ? merge(&options) : sweep(&options);
-    options_clear(&options);
+    sweep_options_clear(&options);
     return status;
 }
