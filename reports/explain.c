@@ -6,6 +6,8 @@
  *     indices into history_events, so they are in time order.
  *  2. Every event with a partition >= 0 is in exactly its partition's list.
  *  3. The cluster list holds exactly the NODE, FAULT and SESSION events.
+ *  4. Each partition's milestones are exactly the events of its list whose
+ *     kind is a milestone kind (milestone_kind), in the same order.
  * The Explainer does not change after explain_new; the hash table is only
  * looked up, never iterated, so its order reaches no output.
  */
@@ -20,8 +22,9 @@
 #define CLUSTER_EVENTS_UNFRAMED 3
 
 typedef struct {
-    guint64 key;     /* topic << 32 | partition */
-    GArray *events;  /* guint indices into history_events */
+    guint64 key;         /* topic << 32 | partition */
+    GArray *events;      /* guint indices into history_events */
+    GArray *milestones;  /* the indices among them a chain may tell (milestone_kind) */
     GHashTable *brokers; /* broker id + 1 (as a pointer) of every broker its events
                           * name, as broker or in an ISR; looked up only */
 } PartitionEvents;
@@ -49,9 +52,9 @@ typedef struct {
 typedef struct {
     guint16 topic;
     gint32 partition;
-    gint64 lo, hi;    /* the offsets of interest [lo, hi); lo < 0: unknown */
-    guint after;      /* events after this index; G_MAXUINT: from the start */
-    GHashTable *replicas; /* broker id + 1 of the partition's final replicas (replica_set) */
+    gint64 lo, hi;           /* the offsets of interest [lo, hi); lo < 0: unknown */
+    guint after;             /* events after this index; G_MAXUINT: from the start */
+    GHashTable *replicas;    /* broker id + 1 of the partition's final replicas (replica_set) */
     const GHashTable *named; /* the partition's PartitionEvents.brokers; NULL: none */
 } Scope;
 
@@ -66,6 +69,7 @@ partition_events_free(gpointer data)
 {
     PartitionEvents *p = data;
     g_array_free(p->events, TRUE);
+    g_array_free(p->milestones, TRUE);
     g_hash_table_destroy(p->brokers);
     g_free(p);
 }
@@ -97,6 +101,17 @@ broker_set_has(const GHashTable *set, gint32 broker_id)
            g_hash_table_contains((GHashTable *)set, GINT_TO_POINTER(broker_id + 1));
 }
 
+/* The kinds partition_event_selected may tell: a chain walks only these, so
+ * explaining a record costs the partition's elections and truncations, not
+ * every acknowledgement after it. */
+static gboolean
+milestone_kind(HistoryEventKind kind)
+{
+    return kind == HISTORY_EVENT_ELECTED || kind == HISTORY_EVENT_OFFLINE ||
+           kind == HISTORY_EVENT_TRUNCATED || kind == HISTORY_EVENT_RETENTION ||
+           kind == HISTORY_EVENT_CONTROLLER;
+}
+
 static PartitionEvents *
 partition_events_get(Explainer *explainer, guint16 topic, gint32 partition)
 {
@@ -107,6 +122,7 @@ partition_events_get(Explainer *explainer, guint16 topic, gint32 partition)
     p = g_new0(PartitionEvents, 1);
     p->key = key;
     p->events = g_array_new(FALSE, FALSE, sizeof(guint));
+    p->milestones = g_array_new(FALSE, FALSE, sizeof(guint));
     p->brokers = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_ptr_array_add(explainer->partitions, p);
     g_hash_table_insert(explainer->by_key, &p->key, p);
@@ -130,6 +146,8 @@ explain_new(const CheckerResult *result)
         if (event->partition >= 0) {
             PartitionEvents *p = partition_events_get(explainer, event->topic, event->partition);
             g_array_append_val(p->events, i);
+            if (milestone_kind(event->kind))
+                g_array_append_val(p->milestones, i);
             const gint32 *members;
             guint n = history_isr_members(explainer->history, event->isr, &members);
             for (guint m = 0; m < n; m++)
@@ -159,6 +177,14 @@ explain_partition_events(const Explainer *explainer, guint16 topic, gint32 parti
     guint64 key = partition_key(topic, partition);
     const PartitionEvents *p = g_hash_table_lookup(explainer->by_key, &key);
     return p != NULL ? p->events : NULL;
+}
+
+const GArray *
+explain_partition_milestones(const Explainer *explainer, guint16 topic, gint32 partition)
+{
+    guint64 key = partition_key(topic, partition);
+    const PartitionEvents *p = g_hash_table_lookup(explainer->by_key, &key);
+    return p != NULL ? p->milestones : NULL;
 }
 
 /* The first position in `list` (increasing indices) holding an index > after. */
@@ -559,7 +585,7 @@ static void
 chain_events(Chain *chain, const Explainer *explainer, const Scope *scope)
 {
     static const GArray empty = {NULL, 0};
-    const GArray *list = explain_partition_events(explainer, scope->topic, scope->partition);
+    const GArray *list = explain_partition_milestones(explainer, scope->topic, scope->partition);
     list = list != NULL ? list : &empty;
     guint end = chain_end(explainer, list, scope);
     guint cluster_left = end == G_MAXUINT ? CLUSTER_EVENTS_UNFRAMED : G_MAXUINT;
@@ -755,8 +781,12 @@ explain_divergence(Chain *chain, const Explainer *explainer, const CheckerExampl
                                     example->value, TRUE));
     chain_record_ack(chain, explainer, example->topic, example->partition, example->offset);
     g_autoptr(GHashTable) replicas = replica_set(explainer, example->topic, example->partition);
-    Scope scope = {example->topic,  example->partition, example->offset, example->offset + 1,
-                   G_MAXUINT,       replicas,
+    Scope scope = {example->topic,
+                   example->partition,
+                   example->offset,
+                   example->offset + 1,
+                   G_MAXUINT,
+                   replicas,
                    named_set(explainer, example->topic, example->partition)};
     chain_events(chain, explainer, &scope);
 }
@@ -818,19 +848,19 @@ explain_expired(const Explainer *explainer, const CheckerExample *example)
             chain_ack(&chain, explainer, ack, example->offset, FALSE);
     }
     g_autofree char *sentence = explain_event_sentence(explainer, (guint)example->op_other);
-    g_autofree char *remark = g_strdup_printf(
-        " — removing offset %" G_GINT64_FORMAT ", which held value %" G_GUINT64_FORMAT,
-        example->offset, example->value);
+    g_autofree char *remark = g_strdup_printf(" — removing offset %" G_GINT64_FORMAT
+                                              ", which held value %" G_GUINT64_FORMAT,
+                                              example->offset, example->value);
     chain_add_event(&chain, (guint)example->op_other, timed(deletion->time_ns, sentence, remark));
     const CheckerPartition *p =
         checker_result_partition(explainer->result, example->topic, example->partition);
     if (p != NULL) {
         g_autofree char *place = final_place(explainer, p);
-        chain_add(&chain, g_strdup_printf(
-                              "At the end, %s starts at offset %" G_GINT64_FORMAT
-                              ": the record was kept as long as retention promised, then "
-                              "deleted — expired, not lost.",
-                              place, p->log_start));
+        chain_add(&chain,
+                  g_strdup_printf("At the end, %s starts at offset %" G_GINT64_FORMAT
+                                  ": the record was kept as long as retention promised, then "
+                                  "deleted — expired, not lost.",
+                                  place, p->log_start));
     }
     return chain_finish(&chain, NULL);
 }
@@ -887,10 +917,18 @@ explain_check_invariants(const Explainer *explainer)
         const PartitionEvents *p = g_ptr_array_index(explainer->partitions, i);
         check_increasing(p->events);
         in_partitions += p->events->len;
+        guint milestones = 0;
         for (guint k = 0; k < p->events->len; k++) {
-            const HistoryEvent *event = event_at(explainer, g_array_index(p->events, guint, k));
+            guint index = g_array_index(p->events, guint, k);
+            const HistoryEvent *event = event_at(explainer, index);
             KSIM_ASSERT(partition_key(event->topic, event->partition) == p->key);
+            if (milestone_kind(event->kind)) {
+                KSIM_ASSERT(milestones < p->milestones->len);
+                KSIM_ASSERT(g_array_index(p->milestones, guint, milestones) == index);
+                milestones++;
+            }
         }
+        KSIM_ASSERT(milestones == p->milestones->len);
     }
     check_increasing(explainer->cluster);
     for (guint i = 0; i < explainer->events->len; i++) {

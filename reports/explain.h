@@ -68,6 +68,11 @@ GPtrArray *explain_expired(const Explainer *explainer, const CheckerExample *exa
 /* Indices into history_events of one partition's events, in time order, or
  * NULL when it has none (transfer none). */
 const GArray *explain_partition_events(const Explainer *explainer, guint16 topic, gint32 partition);
+/* The same partition's elections, offline spells, truncations, retention
+ * deletions and controller events alone (the milestones a chain tells), in
+ * order; NULL when it has none. */
+const GArray *explain_partition_milestones(const Explainer *explainer, guint16 topic,
+                                           gint32 partition);
 
 /* A sentence for event `index` of history_events: its own text, or for an
  * ACK (which carries none) one built from its fields (transfer full). */

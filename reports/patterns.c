@@ -38,13 +38,13 @@ role_of(Roles *roles, gint32 broker)
 }
 
 /* The latest election of the partition before event `ack`, or NULL: a
- * binary search for the ack in its partition's (ascending) list, then a walk
- * back to the election. */
+ * binary search for the ack in its partition's (ascending) milestones, then a
+ * walk back to the election. */
 static const HistoryEvent *
 election_before(const Explainer *explainer, const GArray *events, const HistoryEvent *ack,
                 guint ack_index)
 {
-    const GArray *list = explain_partition_events(explainer, ack->topic, ack->partition);
+    const GArray *list = explain_partition_milestones(explainer, ack->topic, ack->partition);
     guint lo = 0, hi = list != NULL ? list->len : 0;
     while (lo < hi) {
         guint mid = lo + (hi - lo) / 2;
@@ -102,7 +102,8 @@ patterns_signature(const Explainer *explainer, const History *history,
         case HISTORY_EVENT_ELECTED: {
             const char *held = offset < 0 || e->offset <= offset ? "without it" : "with it";
             g_string_append_printf(out, "; %c was elected %s%s", role_of(&roles, e->broker), held,
-                                   e->text != NULL && strstr(e->text, "unclean") ? " (unclean)" : "");
+                                   e->text != NULL && strstr(e->text, "unclean") ? " (unclean)"
+                                                                                 : "");
             break;
         }
         /* The first removal seals the loss: later steps follow from it. */
@@ -120,12 +121,12 @@ patterns_signature(const Explainer *explainer, const History *history,
         case HISTORY_EVENT_NODE:
             /* What happened to the acknowledging broker, not to every node. */
             if (e->broker >= 0 && roles.n > 0 && e->broker == roles.ids[0] && e->text != NULL) {
-                const char *verb = strstr(e->text, "lost power")  ? "lost power"
-                                   : strstr(e->text, "crash")     ? "crashed"
-                                   : strstr(e->text, "restart")   ? "restarted"
-                                   : strstr(e->text, "paus")      ? "paused"
-                                   : strstr(e->text, "stopped")   ? "stopped"
-                                                                  : NULL;
+                const char *verb = strstr(e->text, "lost power") ? "lost power"
+                                   : strstr(e->text, "crash")    ? "crashed"
+                                   : strstr(e->text, "restart")  ? "restarted"
+                                   : strstr(e->text, "paus")     ? "paused"
+                                   : strstr(e->text, "stopped")  ? "stopped"
+                                                                 : NULL;
                 if (verb != NULL)
                     g_string_append_printf(out, "; A %s", verb);
             }
@@ -152,7 +153,7 @@ patterns_signature(const Explainer *explainer, const History *history,
 typedef struct {
     const Explainer *explainer;
     const CheckerResult *result;
-    GPtrArray *patterns;  /* Pattern, in order of first record */
+    GPtrArray *patterns;      /* Pattern, in order of first record */
     GHashTable *by_signature; /* signature (the pattern's) -> Pattern; looked up only */
 } Grouping;
 
@@ -161,8 +162,8 @@ grouping_add(Grouping *g, const CheckerExample *example, gint64 send_ns)
 {
     GArray *events = NULL;
     GPtrArray *chain = explain_example_events(g->explainer, example, &events);
-    char *signature = patterns_signature(g->explainer, checker_result_history(g->result), example,
-                                         events);
+    char *signature =
+        patterns_signature(g->explainer, checker_result_history(g->result), example, events);
     Pattern *p = g_hash_table_lookup(g->by_signature, signature);
     if (p == NULL) {
         p = g_new0(Pattern, 1);

@@ -643,6 +643,13 @@ test_checker_explains_handmade_loss(void **state)
     explain_check_invariants(explainer);
     const CheckerExample *lost =
         &g_array_index(checker_result_examples(result, CHECKER_LOST_WRITE), CheckerExample, 0);
+    /* A chain walks the partition's milestones (truncation, election), not
+     * its acknowledgements. */
+    const GArray *milestones =
+        explain_partition_milestones(explainer, lost->topic, lost->partition);
+    assert_non_null(milestones);
+    assert_int_equal(milestones->len, 2);
+    assert_int_equal(explain_partition_events(explainer, lost->topic, lost->partition)->len, 3);
     GPtrArray *chain = explain_example(explainer, lost);
     assert_mentions(chain, "producer sent value 12 to t-0");
     assert_mentions(chain, "broker 1, leader of t-0 in epoch 1, acknowledged offsets 0..1 "
@@ -896,7 +903,8 @@ expiry_history(const ExpiryCase *c)
 static void
 test_checker_expired_by_retention(void **state)
 {
-    /* Goal: only a qualifying deletion that held the value, below the committed log's start, expires it. */
+    /* Goal: only a qualifying deletion that held the value, below the committed log's start,
+     * expires it. */
     (void)state;
     for (guint i = 0; i < G_N_ELEMENTS(expiry_cases); i++) {
         const ExpiryCase *c = &expiry_cases[i];
