@@ -20,6 +20,9 @@ static const Bench BENCHES[] = {
      "3 brokers, RF 3, acks=all, 10^6 records from a simple driver, then the check;\n"
      "                   --producer: driven by the real producer (batching on)"},
     {"cluster-producer", bench_cluster_producer, "the same as cluster --producer"},
+    {"scale", bench_scale,
+     "30 brokers, RF 3, acks=all, 10^3/10^4/10^5 partitions over 100 topics, 10^4\n"
+     "                   records/s, a broker crash and a controller failover (--sizes, --virtual)"},
 };
 
 static void

@@ -38,6 +38,24 @@ replica_partition_compare(gconstpointer a, gconstpointer b)
     return ktp_compare(&x->tp, &y->tp);
 }
 
+void
+replica_sorted_insert(GPtrArray *partitions, Partition *p)
+{
+    /* A binary search for the place: sorting the whole array at every
+     * insertion made N partitions cost N^2 log N to create. */
+    guint lo = 0;
+    guint hi = partitions->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        const Partition *q = g_ptr_array_index(partitions, mid);
+        if (ktp_compare(&q->tp, &p->tp) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    g_ptr_array_insert(partitions, (gint)lo, p);
+}
+
 Partition *
 replica_get(BrokerState *state, const KTopicPartition *tp)
 {
@@ -59,8 +77,7 @@ partition_add(BrokerState *state, const KTopicPartition *tp, Plog *log)
     p->hw = 0;
     g_queue_init(&p->delayed_produce);
     g_hash_table_insert(state->partitions, &p->tp, p);
-    g_ptr_array_add(state->partitions_sorted, p);
-    g_ptr_array_sort(state->partitions_sorted, replica_partition_compare);
+    replica_sorted_insert(state->partitions_sorted, p);
     return p;
 }
 
@@ -81,6 +98,8 @@ static void
 replica_free(Partition *partition)
 {
     g_queue_clear_full(&partition->delayed_produce, replica_delayed_produce_free);
+    if (partition->fetch_watchers != NULL)
+        g_ptr_array_free(partition->fetch_watchers, TRUE);
     plog_free(partition->log);
     g_free(partition->name);
     g_free(partition);

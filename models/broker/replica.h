@@ -58,6 +58,10 @@ typedef struct Partition {
     gint64 leader_epoch_start_offset;
     gboolean isr_update_in_flight;
     GQueue delayed_produce;           /* DelayedProduce*, by required offset */
+    /* The long-polling fetches that name this partition, in the order they
+     * were delayed (DelayedFetch*, borrowed; NULL until the first): its
+     * watch key in the fetch purgatory. */
+    GPtrArray *fetch_watchers;
     /* Follower side. */
     gboolean fetching;                /* in its leader's fetcher */
     gboolean truncation_pending;      /* leader-epoch, kip-101: ask before fetching */

@@ -10,6 +10,10 @@
  * Invariants (replica_fetch_check_invariants):
  *  1. Every delayed fetch owns its request, remembers one log size per
  *     requested partition, and has its timeout pending.
+ *  2. Every delayed fetch is on the watch list (Partition.fetch_watchers)
+ *     of each requested partition this broker has, and leaves them all when
+ *     it is answered (replica_delayed_fetch_free): an append or a new HW
+ *     looks at its partition's watchers only.
  *
  * Transitions of a delayed fetch (replica_handle_fetch delays it):
  *   WAITING --enough bytes, or the HW moved for a consumer-->
@@ -28,6 +32,13 @@ void
 replica_delayed_fetch_free(DelayedFetch *delayed)
 {
     sim_timer_cancel(delayed->state->broker->world, delayed->timeout_timer);
+    for (guint i = 0; delayed->watched != NULL && i < delayed->watched->len; i++) {
+        Partition *p = g_ptr_array_index(delayed->watched, i);
+        while (g_ptr_array_remove(p->fetch_watchers, delayed))
+            ;
+    }
+    if (delayed->watched != NULL)
+        g_ptr_array_free(delayed->watched, TRUE);
     sim_msg_free(&delayed->request->base);
     g_array_free(delayed->sizes_at_delay, TRUE);
     g_free(delayed);
@@ -244,15 +255,28 @@ delayed_fetch_timeout(SimWorld *world, void *ctx, void *arg)
     delayed_fetch_complete(broker->state, delayed);
 }
 
-static gboolean
-fetch_watches(const KFetchRequest *request, const Partition *p)
+/* Puts `delayed` on the watch list of each partition it names, as Kafka's
+ * DelayedOperationPurgatory.tryCompleteElseWatch watches one key per
+ * partition and checkAndComplete(key) tries only that key's watchers
+ * (DelayedOperation.scala, 2.x-3.x), so that an append looks only at the
+ * fetches waiting on its partition. Kafka purges completed operations from
+ * the lists lazily; here an answered fetch leaves them at once, which
+ * changes nothing a run shows. */
+static void
+fetch_watch(BrokerState *state, DelayedFetch *delayed)
 {
+    const KFetchRequest *request = delayed->request;
+    delayed->watched = g_ptr_array_sized_new(request->partitions->len);
     for (guint i = 0; i < request->partitions->len; i++) {
         const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
-        if (ktp_equal(&entry->tp, &p->tp))
-            return TRUE;
+        Partition *p = replica_get(state, &entry->tp);
+        if (p == NULL)
+            continue;
+        if (p->fetch_watchers == NULL)
+            p->fetch_watchers = g_ptr_array_new();
+        g_ptr_array_add(p->fetch_watchers, delayed);
+        g_ptr_array_add(delayed->watched, p);
     }
-    return FALSE;
 }
 
 /* The logical size of each requested partition's log now (0 if absent). */
@@ -293,11 +317,13 @@ bytes_since_delay(BrokerState *state, const DelayedFetch *delayed)
 void
 replica_fetch_try_complete(BrokerState *state, const Partition *p, gboolean hw_moved)
 {
+    if (p->fetch_watchers == NULL || p->fetch_watchers->len == 0)
+        return;
     g_autoptr(GPtrArray) ready = g_ptr_array_new();
-    for (guint i = 0; i < state->delayed_fetches->len; i++) {
-        DelayedFetch *delayed = g_ptr_array_index(state->delayed_fetches, i);
-        if (!fetch_watches(delayed->request, p))
-            continue;
+    for (guint i = 0; i < p->fetch_watchers->len; i++) {
+        DelayedFetch *delayed = g_ptr_array_index(p->fetch_watchers, i);
+        if (i > 0 && g_ptr_array_index(p->fetch_watchers, i - 1) == delayed)
+            continue; /* a request that names the partition twice */
         gboolean consumer = delayed->request->replica_id < 0;
         if ((consumer && hw_moved) ||
             bytes_since_delay(state, delayed) >= delayed->request->min_bytes)
@@ -336,6 +362,7 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
                                            request->max_wait_ms * SIM_NS_PER_MS,
                                            delayed_fetch_timeout, delayed);
     g_ptr_array_add(state->delayed_fetches, delayed);
+    fetch_watch(state, delayed);
 }
 
 /* ---- OffsetsForLeaderEpoch ---- */
@@ -391,5 +418,13 @@ replica_fetch_check_invariants(const BrokerState *state)
         KSIM_ASSERT(delayed->request != NULL);
         KSIM_ASSERT(delayed->sizes_at_delay->len == delayed->request->partitions->len);
         KSIM_ASSERT(sim_timer_pending(state->broker->world, delayed->timeout_timer));
+        /* Each partition it watches has it on its watch list. */
+        KSIM_ASSERT(delayed->watched != NULL);
+        KSIM_ASSERT(delayed->watched->len <= delayed->request->partitions->len);
+        for (guint j = 0; j < delayed->watched->len; j++) {
+            const Partition *p = g_ptr_array_index(delayed->watched, j);
+            KSIM_ASSERT(p->fetch_watchers != NULL);
+            KSIM_ASSERT(g_ptr_array_find(p->fetch_watchers, delayed, NULL));
+        }
     }
 }

@@ -80,8 +80,7 @@ replica_fetcher_add_partition(BrokerState *state, Partition *p, gint32 leader_id
         g_ptr_array_add(state->fetchers, fetcher);
     }
     fetcher->node = leader_node;
-    g_ptr_array_add(fetcher->partitions, p);
-    g_ptr_array_sort(fetcher->partitions, replica_partition_compare);
+    replica_sorted_insert(fetcher->partitions, p);
     p->fetching = TRUE;
     fetcher_maybe_send(state, fetcher);
 }

@@ -42,6 +42,7 @@ typedef struct {
 typedef struct {
     KFetchRequest *request;           /* owned */
     GArray *sizes_at_delay;           /* gint64 per request partition: its log size then */
+    GPtrArray *watched;               /* Partition* whose fetch_watchers hold it (borrowed) */
     SimNodeId client;
     SimTimerId timeout_timer;
     BrokerState *state;
@@ -49,6 +50,9 @@ typedef struct {
 
 /* replica.c */
 gint replica_partition_compare(gconstpointer a, gconstpointer b);
+/* Inserts `p` into `partitions`, sorted by topic-partition, after any equal
+ * one (what appending and a stable sort give, in O(log N) compares). */
+void replica_sorted_insert(GPtrArray *partitions, Partition *p);
 gboolean replica_in_isr(const Partition *p, gint32 broker_id);
 
 /* replica_hw.c */

@@ -21,6 +21,9 @@ void bench_json_print(JsonBuilder *builder);
 gint64 bench_peak_rss_bytes(void);
 /* The current resident set size in bytes (VmRSS), or 0 if unknown. */
 gint64 bench_rss_bytes(void);
+/* Resets the peak (VmHWM) to the current RSS, so that the next
+ * bench_peak_rss_bytes measures what follows; a no-op where Linux cannot. */
+void bench_reset_peak_rss(void);
 
 /* The cluster benchmarks' cluster: 3 brokers with Kafka's defaults and the
  * topic "bench" of 3 partitions, replication factor 3, settled. */

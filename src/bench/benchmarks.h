@@ -13,4 +13,8 @@ int bench_cluster(int argc, char **argv);
 /* The cluster benchmark driven by the real producer (batching on). */
 int bench_cluster_producer(int argc, char **argv);
 
+/* 30 brokers, 10^3 to 10^5 partitions over 100 topics, a broker crash and a
+ * controller failover (bench_scale.c). */
+int bench_scale(int argc, char **argv);
+
 #endif
