@@ -15,6 +15,9 @@ set(KSIM_FLOOR_PROBES
   "ksim_history broker.h no"
   "ksim_proto broker.h no"           # the wire knows neither end
   "ksim_proto producer.h no"
+  "ksim_raft broker.h no"            # the quorum knows no broker
+  "ksim_raft zk_client.h no"         # nor ZooKeeper
+  "ksim_raft plog.h yes"             # its metadata log is a partition log
   "ksim_broker producer.h no"        # brokers and clients meet only in wire messages
   "ksim_broker consumer.h no"
   "ksim_client broker.h no"
@@ -28,6 +31,7 @@ set(KSIM_FLOOR_PROBES
   "ksim_broker zk_client.h yes"
   "ksim_client kafka_proto.h yes"
   "ksim_cluster broker.h yes"
+  "ksim_cluster raft_node.h yes"
   "ksim_harness cluster.h yes"
   "ksim_harness producer.h yes"
   "ksim_reports history.h yes"

@@ -74,6 +74,8 @@ struct Plog {
     GByteArray *scratch; /* encoding and read buffer */
     SimEventId flush_timer;
     PlogRecoveryInfo recovery;
+    PlogFlushedFn flushed_cb; /* may be NULL */
+    void *flushed_data;
 };
 
 static void flush_timer_cb(void *ctx, void *arg, guint64 arg_u64);
@@ -520,6 +522,15 @@ flush_complete(Plog *log, PlogFlush *flush)
         return;
     log->recovery_point = flush->target_offset;
     write_recovery_point(log);
+    if (log->flushed_cb != NULL)
+        log->flushed_cb(log->flushed_data, log, log->recovery_point);
+}
+
+void
+plog_set_flushed_listener(Plog *log, PlogFlushedFn flushed_cb, void *user_data)
+{
+    log->flushed_cb = flushed_cb;
+    log->flushed_data = user_data;
 }
 
 /* An fsync of one of a flush's files completed (or found its file deleted by

@@ -183,6 +183,14 @@ const PlogRecoveryInfo *plog_recovery_info(const Plog *log);
 /* Flushes started and not yet complete. */
 guint plog_flushes_in_flight(const Plog *log);
 
+/* Told when a flush completes and the recovery point advances to
+ * `recovery_point` (the metadata log's Raft client waits for its appends to
+ * be durable before it fetches again). It runs on the log's node, from the
+ * fsync's completion; it must not free the log. */
+typedef void (*PlogFlushedFn)(void *user_data, Plog *log, gint64 recovery_point);
+/* Sets the listener (NULL: none). */
+void plog_set_flushed_listener(Plog *log, PlogFlushedFn flushed_cb, void *user_data);
+
 /* Starts an fsync of every segment holding data below `up_to_offset` (capped
  * at the LEO) and above the recovery point; when they all complete, the
  * recovery point advances to that offset and its checkpoint is written. */
