@@ -255,11 +255,15 @@ append_windows(GString *out, const PlotSpec *spec)
         g_string_append(out, ", graph 1 " WINDOW_STYLE "\n");
         if (window->label == NULL)
             continue;
+        /* The label (the band's number in the report, see the fault table
+         * beside the plot) sits inside the top of its band, centred, so
+         * labels of neighbouring bands do not run into each other, and the
+         * key stays outside the graph. */
         g_string_append_printf(out, "set label %u ", i + 1);
         plot_gnuplot_quote(out, window->label);
         g_string_append(out, " at first ");
-        append_double(out, window->start_s);
-        g_string_append(out, ", graph 1 left offset 0.3,-1 front font \",9\" "
+        append_double(out, (window->start_s + window->end_s) / 2.0);
+        g_string_append(out, ", graph 1 center offset 0,-0.8 front font \",10\" "
                              "textcolor rgb \"#990000\" noenhanced\n");
     }
 }
@@ -288,11 +292,19 @@ append_plot_xy(GString *out, const PlotSpec *spec, const char *style_y1, const c
 
 /* ---- The plots ---- */
 
+/* Ticks of a logarithmic axis of milliseconds, labelled with their unit
+ * (1 ms, 10 ms, 1 s) rather than gnuplot's "10000.000000"; gnuplot shows
+ * only those within the range. */
+#define MS_LOG_TICKS                                                                               \
+    "('1 µs' 0.001, '10 µs' 0.01, '100 µs' 0.1, '1 ms' 1, '10 ms' 10, '100 ms' 100, '1 s' 1000, " \
+    "'10 s' 10000, '100 s' 100000, '1000 s' 1000000)"
+
 GString *
 plot_script_latency_timeline(const PlotSpec *spec)
 {
     GString *out = script_begin(spec, "virtual time (s)", "produce latency (ms)");
     g_string_append(out, "set logscale y\n");
+    g_string_append(out, "set ytics " MS_LOG_TICKS "\n");
     append_windows(out, spec);
     append_plot_xy(out, spec, "points pointtype 7 pointsize 0.4", NULL);
     return script_end(out, spec);
@@ -303,6 +315,7 @@ plot_script_latency_cdf(const PlotSpec *spec)
 {
     GString *out = script_begin(spec, "produce latency (ms)", "fraction of records at or below");
     g_string_append(out, "set logscale x\n");
+    g_string_append(out, "set xtics " MS_LOG_TICKS "\n");
     g_string_append(out, "set yrange [0:1]\n");
     g_string_append(out, "set ytics 0.1\n");
     append_plot_xy(out, spec, "steps linewidth 2", NULL);
@@ -312,7 +325,7 @@ plot_script_latency_cdf(const PlotSpec *spec)
 GString *
 plot_script_throughput(const PlotSpec *spec)
 {
-    GString *out = script_begin(spec, "virtual time (s)", "acknowledged records/s");
+    GString *out = script_begin(spec, "virtual time (s)", "records/s");
     g_string_append(out, "set yrange [0:*]\n");
     append_windows(out, spec);
     append_plot_xy(out, spec, "lines linewidth 2", NULL);

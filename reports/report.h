@@ -31,7 +31,10 @@
  *                         beyond LATENCY_POINTS_TARGET points, every k-th send
  *                         plus every send slower than the run's p99);
  *   RUN-latency-cdf.csv   latency CDF of acked sends (CDF plot);
- *   RUN-throughput.csv    acked records/s per window (throughput plot);
+ *   RUN-throughput.csv    acked and offered (sends invoked) records/s per
+ *                         window (throughput plot);
+ *   faults.csv            per run, each fault window: its number (as the
+ *                         plots' shaded bands show it), label, start, end;
  *   RUN-replicas-T-P.csv  per partition (the first REPORT_PARTITION_PLOTS_MAX),
  *                         LEO and HW of each replica and the ISR size over time
  *                         (replicas plot; see below how they are derived);
@@ -138,6 +141,10 @@ typedef struct {
     guint64 seed;
     const ReportRun *runs;
     guint runs_len;
+    /* TRUE: a replicas plot for every partition (up to
+     * REPORT_PARTITION_PLOTS_MAX); FALSE (`--plots anomalies`, the default):
+     * only for the partitions an anomaly example names. */
+    gboolean plots_all;
 } ReportInput;
 
 /* Zeroes `run` and sets last_heal_ns to CHECKER_HEAL_AUTO. */

@@ -190,18 +190,49 @@ csv_cdf(const Report *report, const RunData *data, guint64 *rows, GError **error
     return csv_commit(&out, error);
 }
 
+/* Sends invoked per window of `series` (the offered load), counted from the
+ * history's sends; `offered` gets one count per window. */
+static void
+offered_counts(const RunData *data, const StatsSeries *series, GArray *offered)
+{
+    guint windows = stats_series_window_count(series);
+    g_array_set_size(offered, windows);
+    memset(offered->data, 0, sizeof(guint64) * windows);
+    if (windows == 0)
+        return;
+    gint64 first_ns = stats_series_window_start_ns(series, 0);
+    gint64 width_ns = windows > 1 ? stats_series_window_start_ns(series, 1) - first_ns : 0;
+    guint ops = history_ops(checker_result_history(data->result))->len;
+    for (guint64 op = 1; width_ns > 0 && op <= ops; op++) {
+        CheckerSend send;
+        if (!checker_result_send(data->result, op, &send) || send.invoke_ns < first_ns)
+            continue;
+        guint64 w = (guint64)((send.invoke_ns - first_ns) / width_ns);
+        if (w < windows)
+            g_array_index(offered, guint64, w)++;
+    }
+}
+
 static gboolean
 csv_throughput(const Report *report, const RunData *data, guint64 *rows, GError **error)
 {
-    static const char *const header[] = {"time_s", "acked_per_s", NULL};
+    static const char *const header[] = {"time_s", "acked_per_s", "offered_per_s", NULL};
     g_autofree char *name = g_strdup_printf("%s-throughput.csv", data->slug);
     CsvOut out;
     if (!csv_open(&out, report->out, name, header, error))
         return FALSE;
     const StatsSeries *series = checker_result_throughput(data->result);
-    for (guint w = 0; w < stats_series_window_count(series); w++) {
+    g_autoptr(GArray) offered = g_array_new(FALSE, TRUE, sizeof(guint64));
+    offered_counts(data, series, offered);
+    guint windows = stats_series_window_count(series);
+    double width_s = windows > 1 ? (double)(stats_series_window_start_ns(series, 1) -
+                                            stats_series_window_start_ns(series, 0)) /
+                                       1e9
+                                 : 1.0;
+    for (guint w = 0; w < windows; w++) {
         outfile_csv_double(out.csv, (double)stats_series_window_start_ns(series, w) / 1e9);
         outfile_csv_double(out.csv, stats_series_rate_per_s(series, w));
+        outfile_csv_double(out.csv, (double)g_array_index(offered, guint64, w) / width_s);
         outfile_csv_end_row(out.csv);
     }
     *rows = outfile_csv_rows(out.csv);
@@ -475,23 +506,71 @@ csv_run(Report *report, const RunData *data, PlotJob *cdf, PlotJob *timeline, Pl
                                 plot_label(label), 1, 2, PLOT_AXIS_Y1);
     if (!csv_throughput(report, data, &rows, error))
         return FALSE;
-    if (rows > 0)
+    if (rows > 0) {
+        g_autofree char *shown = plot_label(label);
         report_plots_job_series(throughput, g_strdup_printf("%s-throughput.csv", data->slug),
-                                plot_label(label), 1, 2, PLOT_AXIS_Y1);
+                                g_strdup_printf("%s acknowledged", shown), 1, 2, PLOT_AXIS_Y1);
+        report_plots_job_series(throughput, g_strdup_printf("%s-throughput.csv", data->slug),
+                                g_strdup_printf("%s offered", shown), 1, 3, PLOT_AXIS_Y1);
+    }
     if (!csv_events(report, data, error))
         return FALSE;
     const GArray *partitions = checker_result_partitions(data->result);
-    for (guint p = 0; p < partitions->len && p < REPORT_PARTITION_PLOTS_MAX; p++) {
-        if (!csv_replicas(report, data, &g_array_index(partitions, CheckerPartition, p), error))
+    guint plotted = 0;
+    for (guint p = 0; p < partitions->len && plotted < REPORT_PARTITION_PLOTS_MAX; p++) {
+        const CheckerPartition *partition = &g_array_index(partitions, CheckerPartition, p);
+        if (!report->input->plots_all && !report_partition_has_anomaly(data, partition))
+            continue;
+        plotted++;
+        if (!csv_replicas(report, data, partition, error))
             return FALSE;
     }
     return TRUE;
 }
 
 gboolean
+report_partition_has_anomaly(const RunData *data, const CheckerPartition *partition)
+{
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++) {
+        const GArray *examples = checker_result_examples(data->result, a);
+        for (guint e = 0; e < examples->len; e++) {
+            const CheckerExample *example = &g_array_index(examples, CheckerExample, e);
+            if (example->topic == partition->topic && example->partition == partition->partition)
+                return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+/* faults.csv: each run's fault windows, numbered as the plots show them. */
+static gboolean
+csv_faults(Report *report, GError **error)
+{
+    static const char *const header[] = {"run", "number", "fault", "start_s", "end_s", NULL};
+    CsvOut out;
+    if (!csv_open(&out, report->out, "faults.csv", header, error))
+        return FALSE;
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        for (guint w = 0; w < data->run->windows_len; w++) {
+            const ReportWindow *window = &data->run->windows[w];
+            g_autofree char *number = report_plots_fault_number(w);
+            outfile_csv_string(out.csv, data->run->label ? data->run->label : data->slug);
+            outfile_csv_string(out.csv, number);
+            outfile_csv_string(out.csv, window->label ? window->label : "fault");
+            outfile_csv_double(out.csv, (double)window->start_ns / 1e9);
+            outfile_csv_double(out.csv, (double)window->end_ns / 1e9);
+            outfile_csv_end_row(out.csv);
+        }
+    }
+    return csv_commit(&out, error);
+}
+
+gboolean
 report_csv_write_all(Report *report, GError **error)
 {
-    if (!csv_outcomes(report, error) || !csv_anomalies(report, error))
+    if (!csv_outcomes(report, error) || !csv_anomalies(report, error) ||
+        !csv_faults(report, error))
         return FALSE;
     if (report->runs->len > 0) {
         PlotJob *bars =
@@ -510,7 +589,7 @@ report_csv_write_all(Report *report, GError **error)
         report_plots_job_add(report, JOB_TIMELINE, g_strdup("latency-timeline"),
                              g_strdup("Produce latency over time (acknowledged sends)"));
     PlotJob *throughput = report_plots_job_add(report, JOB_THROUGHPUT, g_strdup("throughput"),
-                                               g_strdup("Acknowledged records per second"));
+                                               g_strdup("Offered and acknowledged records per second"));
     report_plots_job_shared_windows(timeline, report);
     report_plots_job_shared_windows(throughput, report);
     for (guint i = 0; i < report->runs->len; i++) {

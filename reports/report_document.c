@@ -677,6 +677,54 @@ latency_row(Block *table, const RunData *data)
     row_cell(row, recovery_text(stats));
 }
 
+/* TRUE when every run has the first run's fault windows. */
+static gboolean
+windows_shared(const Report *report)
+{
+    const RunData *first = g_ptr_array_index(report->runs, 0);
+    for (guint r = 1; r < report->runs->len; r++) {
+        const RunData *data = g_ptr_array_index(report->runs, r);
+        if (data->run->windows_len != first->run->windows_len)
+            return FALSE;
+        for (guint i = 0; i < data->run->windows_len; i++) {
+            if (data->run->windows[i].start_ns != first->run->windows[i].start_ns ||
+                data->run->windows[i].end_ns != first->run->windows[i].end_ns)
+                return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* The legend of the numbered fault bands the time plots shade: per number,
+ * the fault, its target and its window; once for all runs when they share
+ * their windows (also in faults.csv). */
+static void
+doc_fault_legend(Document *doc, const Report *report)
+{
+    static const char *const header[] = {"Run", "#", "Fault and target", "Start–end (s)", NULL};
+    if (report->runs->len == 0)
+        return;
+    gboolean shared = windows_shared(report);
+    guint runs = shared ? 1 : report->runs->len;
+    const RunData *first = g_ptr_array_index(report->runs, 0);
+    if (shared && first->run->windows_len == 0)
+        return;
+    doc_paragraph(doc, "Faults, numbered as the shaded bands on the plots (also faults.csv):");
+    Block *table = doc_table(doc, header);
+    for (guint r = 0; r < runs; r++) {
+        const RunData *data = g_ptr_array_index(report->runs, r);
+        for (guint i = 0; i < data->run->windows_len; i++) {
+            const ReportWindow *w = &data->run->windows[i];
+            GPtrArray *row = table_row(table);
+            row_cell(row, g_strdup(shared ? "all runs" : (data->run->label ? data->run->label : data->slug)));
+            row_cell(row, report_plots_fault_number(i));
+            row_cell(row, g_strdup(w->label ? w->label : "fault"));
+            row_cell(row, g_strdup_printf("%.3f–%.3f", (double)w->start_ns / 1e9,
+                                          (double)w->end_ns / 1e9));
+        }
+    }
+}
+
 static void
 doc_latency(Document *doc, const Report *report)
 {
@@ -704,6 +752,7 @@ doc_latency(Document *doc, const Report *report)
     doc_image(doc, job_find(report, "latency-cdf"));
     doc_image(doc, job_find(report, "latency-timeline"));
     doc_image(doc, job_find(report, "throughput"));
+    doc_fault_legend(doc, report);
 }
 
 static void
@@ -713,7 +762,9 @@ doc_replicas(Document *doc, const Report *report)
     doc_paragraph(doc, "LEO and HW of each replica and the ISR size over time, per partition, "
                        "derived from the leaders' acknowledgements, elections, truncations and "
                        "ISR changes; a follower's lines are lower bounds that move when its "
-                       "leader acknowledges. Shaded: fault windows.");
+                       "leader acknowledges. Shaded and numbered: fault windows (see the fault "
+                       "table under Latency). Only the partitions an anomaly names are drawn "
+                       "unless the run asked for --plots all.");
     for (guint i = 0; i < report->jobs->len; i++) {
         const PlotJob *job = g_ptr_array_index(report->jobs, i);
         if (job->kind == JOB_REPLICAS)

@@ -79,16 +79,35 @@ html_image(GString *out, const Block *block, const char *dir)
     g_string_append(out, "\">\n");
 }
 
-/* An SVG of the report inline (without its XML declaration), so its hover
- * titles work; nothing when it cannot be read. */
+/* A link to an SVG of the report, for one past the inline budget. */
 static void
-html_svg(GString *out, const Block *block, const char *dir)
+html_svg_link(GString *out, const Block *block)
+{
+    g_string_append(out, "<p class=\"diagram-link\">Diagram: <a href=\"");
+    plot_html_escape(out, block->name);
+    g_string_append(out, ".svg\">");
+    plot_html_escape(out, block->text);
+    g_string_append_printf(out, " (%s.svg)</a></p>\n", block->name);
+}
+
+/* An SVG of the report inline (without its XML declaration), so its hover
+ * titles work, while `*inline_bytes` stays within REPORT_SVG_INLINE_BUDGET
+ * (the first one always is); past it, a link to its file. Nothing when it
+ * cannot be read. */
+static void
+html_svg(GString *out, const Block *block, const char *dir, gsize *inline_bytes)
 {
     g_autofree char *name = g_strconcat(block->name, ".svg", NULL);
     g_autofree char *path = g_build_filename(dir, name, NULL);
     g_autofree char *contents = NULL;
-    if (!g_file_get_contents(path, &contents, NULL, NULL))
+    gsize len = 0;
+    if (!g_file_get_contents(path, &contents, &len, NULL))
         return;
+    if (*inline_bytes > 0 && *inline_bytes + len > REPORT_SVG_INLINE_BUDGET) {
+        html_svg_link(out, block);
+        return;
+    }
+    *inline_bytes += len;
     const char *svg = g_str_has_prefix(contents, "<?xml") ? strchr(contents, '\n') : contents;
     g_string_append(out, "<figure style=\"margin:1em 0;overflow-x:auto\">\n");
     g_string_append(out, svg != NULL ? svg : "");
@@ -106,7 +125,7 @@ html_text_block(GString *out, const char *open, const char *close, const char *t
 }
 
 static void
-html_block(GString *out, const Block *block, const char *dir)
+html_block(GString *out, const Block *block, const char *dir, gsize *svg_inline_bytes)
 {
     switch (block->kind) {
     case BLOCK_HEADING:
@@ -132,7 +151,7 @@ html_block(GString *out, const Block *block, const char *dir)
         html_image(out, block, dir);
         break;
     case BLOCK_SVG:
-        html_svg(out, block, dir);
+        html_svg(out, block, dir, svg_inline_bytes);
         break;
     }
 }
@@ -145,8 +164,9 @@ report_html_render(const Document *doc, const Report *report)
     const char *scenario = report->input->scenario ? report->input->scenario : "";
     plot_html_escape(out, scenario);
     g_string_append(out, "</title>\n<style>" HTML_STYLE "</style>\n</head>\n<body>\n");
+    gsize svg_inline_bytes = 0;
     for (guint i = 0; i < doc->len; i++)
-        html_block(out, g_ptr_array_index(doc, i), report->dir);
+        html_block(out, g_ptr_array_index(doc, i), report->dir, &svg_inline_bytes);
     g_string_append(out, "</body>\n</html>\n");
     return out;
 }

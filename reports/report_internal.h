@@ -73,6 +73,10 @@ typedef struct {
     GPtrArray *warnings; /* strings */
 } Report;
 
+/* The bytes of SVG report.html holds inline; diagrams beyond it are linked
+ * (they are files of their own), so the page stays under a megabyte. */
+#define REPORT_SVG_INLINE_BUDGET (320 * 1024)
+
 /* ---- document model ---- */
 
 typedef enum {
@@ -127,6 +131,10 @@ char *report_json_summary(const ReportInput *input, const GPtrArray *runs,
 
 /* ---- report_csv.c ---- */
 
+/* TRUE when an anomaly example of `data` lies in `partition` (the replicas
+ * plots `--plots anomalies` keeps). */
+gboolean report_partition_has_anomaly(const RunData *data, const CheckerPartition *partition);
+
 /* Writes every CSV file and adds the plot jobs their series feed. */
 gboolean report_csv_write_all(Report *report, GError **error);
 
@@ -138,7 +146,11 @@ PlotJob *report_plots_job_add(Report *report, JobKind kind, char *basename, char
 /* Adds a series to `job`; takes `csv` and `label`. */
 void report_plots_job_series(PlotJob *job, char *csv, char *label, guint x, guint y, PlotAxis axis);
 
-/* Adds `windows` to the windows `job` shades. */
+/* The number fault window `index` (from 0) carries on the plots and in the
+ * fault table: "1", "2", ... (transfer full). */
+char *report_plots_fault_number(guint index);
+
+/* Adds `windows` to the windows `job` shades, each labelled with its number. */
 void report_plots_job_windows(PlotJob *job, const ReportWindow *windows, guint len);
 
 /* Adds the windows every run shares, if they all share them. */

@@ -50,12 +50,22 @@ report_plots_job_series(PlotJob *job, char *csv, char *label, guint x, guint y, 
     g_array_append_val(job->series, series);
 }
 
+char *
+report_plots_fault_number(guint index)
+{
+    return g_strdup_printf("%u", index + 1);
+}
+
 void
 report_plots_job_windows(PlotJob *job, const ReportWindow *windows, guint len)
 {
+    /* A band shows its number; the fault table beside the plot names it
+     * (report_plots_fault_number), as full labels overlap each other. */
     for (guint i = 0; i < len; i++) {
+        char *number = report_plots_fault_number(i);
+        g_ptr_array_add(job->strings, number);
         PlotWindow window = {(double)windows[i].start_ns / 1e9, (double)windows[i].end_ns / 1e9,
-                             windows[i].label};
+                             number};
         g_array_append_val(job->windows, window);
     }
 }

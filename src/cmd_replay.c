@@ -153,7 +153,7 @@ replay(const ReplayOptions *options)
     printf("replaying %s (%u runs, seed %" G_GUINT64_FORMAT ")\n", path, capsule->runs->len,
            capsule->seed);
     RunRequest request = {"ksim replay", out_dir, capsule->seed, sets, options->trace,
-                          options->paranoid, FALSE, TRACE_FORMAT_JSONL, NULL};
+                          options->paranoid, FALSE, TRACE_FORMAT_JSONL, NULL, FALSE};
     g_autoptr(GPtrArray) fingerprints = g_ptr_array_new_with_free_func(g_free);
     int status = cmd_run_scenario(scenario, &request, fingerprints);
     if (status == 2 || status == RUNNER_EXIT_INVARIANT)

@@ -38,6 +38,7 @@ typedef struct {
     gboolean trace;
     TraceFormat trace_format;
     char *history; /* --history=jepsen */
+    char *plots;   /* --plots=all|anomalies */
     gboolean paranoid;
     gboolean check; /* --check: only what `ksim check` does */
     gboolean force; /* --force: run even over the size estimate's limits */
@@ -100,6 +101,10 @@ parse_run_options(int *argc, char ***argv, RunOptions *options)
          "also write each run's client history in another checker's form: jepsen (history-N.edn, "
          "as Jepsen's Kafka workload reads it)",
          "FORMAT"},
+        {"plots", 0, 0, G_OPTION_ARG_STRING, &options->plots,
+         "which partitions get a replicas plot: anomalies (those an anomaly names; the default) "
+         "or all",
+         "WHICH"},
         {"paranoid", 0, 0, G_OPTION_ARG_NONE, &options->paranoid,
          "check every invariant after every event; a violation stops the run (exit status 3)",
          NULL},
@@ -132,6 +137,12 @@ parse_run_options(int *argc, char ***argv, RunOptions *options)
     if (ok && options->history != NULL && strcmp(options->history, "jepsen") != 0) {
         g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--history: '%s' is not a history format (jepsen)", options->history);
+        ok = FALSE;
+    }
+    if (ok && options->plots != NULL && strcmp(options->plots, "all") != 0 &&
+        strcmp(options->plots, "anomalies") != 0) {
+        g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--plots: '%s' is not a choice (all, anomalies)", options->plots);
         ok = FALSE;
     }
     if (!ok)
@@ -273,7 +284,7 @@ write_report(const Scenario *scenario, guint64 seed, GPtrArray *outcomes, OutDir
         fill_report_diagrams(&runs[i], g_ptr_array_index(outcomes, i));
     }
     ReportInput input = {KSIM_VERSION, KSIM_GIT_COMMIT, scenario_name(scenario),
-                         scenario_sha256(scenario), seed, runs, n};
+                         scenario_sha256(scenario), seed, runs, n, request->plots_all};
     printf("\n");
     report_print_table(stdout, &input);
     g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
@@ -334,6 +345,7 @@ options_clear(RunOptions *options)
     g_free(options->out_dir);
     g_free(options->seed_text);
     g_free(options->history);
+    g_free(options->plots);
     g_strfreev(options->sets);
     g_strfreev(options->rest);
 }
@@ -369,7 +381,8 @@ run_scenario(const RunOptions *options)
     RunRequest request = {"ksim run", options->out_dir,
                           options->seed_set ? (guint64)options->seed : scenario_seed(scenario),
                           options->sets, options->trace, options->paranoid,
-                          options->check_determinism, options->trace_format, options->history};
+                          options->check_determinism, options->trace_format, options->history,
+                          options->plots != NULL && strcmp(options->plots, "all") == 0};
     return cmd_run_scenario(scenario, &request, NULL);
 }
 

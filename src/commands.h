@@ -34,6 +34,7 @@ typedef struct {
     gboolean check_determinism;
     TraceFormat trace_format; /* of the trace, when `trace` */
     const char *history;      /* --history=jepsen; NULL: none */
+    gboolean plots_all;       /* --plots all (ReportInput.plots_all) */
 } RunRequest;
 
 /* Runs every variant of `scenario` as `request` says, prints the banner, one

@@ -163,7 +163,7 @@ static const PlotCase plot_cases[] = {
      {"set title 'Produce latency' noenhanced\n", "set xlabel 'virtual time (s)' noenhanced\n",
       "set logscale y\n", "set object 1 rect from first 1, graph 0 to first 2.5, graph 1 behind",
       "set object 2 rect from first 3, graph 0 to first 3.25, graph 1 behind",
-      "set label 1 'crash broker 1' at first 1, graph 1",
+      "set label 1 'crash broker 1' at first 1.75, graph 1 center", "set ytics ('1 µs' 0.001",
       "plot 'lat-acks0.csv' using 1:2 every ::1 with points pointtype 7 pointsize 0.4 "
       "title 'acks=0' noenhanced",
       "'lat-all.csv' using 1:2 every ::1 with points pointtype 7 pointsize 0.4 "

@@ -157,7 +157,7 @@ scenario_new(void)
         run->last_heal_ns = MS(4100);
     }
     s->runs[0].expectations_failed = failed;
-    s->input = (ReportInput){"0.1.0", "abcdef123456", "acks-durability", "5e5e", 7, s->runs, 2};
+    s->input = (ReportInput){"0.1.0", "abcdef123456", "acks-durability", "5e5e", 7, s->runs, 2, TRUE};
     return s;
 }
 
@@ -484,7 +484,7 @@ test_report_latency_points_thinned(void **state)
     report_run_init(&run);
     run.label = "long";
     run.history = h;
-    ReportInput input = {"0", "0", "long", "0", 1, &run, 1};
+    ReportInput input = {"0", "0", "long", "0", 1, &run, 1, FALSE};
     assert_true(report_write(&input, *state, NULL, NULL));
     guint rows = csv_check(*state, "run1-long-latency.csv");
     assert_true(rows >= REPORT_LATENCY_POINTS_TARGET - 1);
