@@ -20,6 +20,7 @@ static const Bench BENCHES[] = {
      "3 brokers, RF 3, acks=all, 10^6 records from a simple driver, then the check;\n"
      "                   --producer: driven by the real producer (batching on)"},
     {"cluster-producer", bench_cluster_producer, "the same as cluster --producer"},
+    {"queue", bench_queue, "a broker's request queue as M/M/1 and M/M/c against queueing theory"},
 };
 
 static void

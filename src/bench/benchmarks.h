@@ -12,5 +12,7 @@ int bench_log(int argc, char **argv);
 int bench_cluster(int argc, char **argv);
 /* The cluster benchmark driven by the real producer (batching on). */
 int bench_cluster_producer(int argc, char **argv);
+/* The request station against M/M/1 and M/M/c theory (virtual time). */
+int bench_queue(int argc, char **argv);
 
 #endif
