@@ -724,6 +724,7 @@ doc_fault_legend(Document *doc, const Report *report)
         }
     }
 }
+static void doc_requests(Document *doc, const Report *report);
 
 static void
 doc_latency(Document *doc, const Report *report)
@@ -753,6 +754,62 @@ doc_latency(Document *doc, const Report *report)
     doc_image(doc, job_find(report, "latency-timeline"));
     doc_image(doc, job_find(report, "throughput"));
     doc_fault_legend(doc, report);
+    doc_requests(doc, report);
+}
+
+/* Per-request broker times of produce requests (HistoryRequest), as Kafka's
+ * request metrics split them; each column is the percentile of its own
+ * distribution, so they need not add up to the total's. */
+enum { PART_READ, PART_QUEUE, PART_LOCAL, PART_REMOTE, PART_SEND, PART_TOTAL, PARTS };
+
+static void
+request_rows(Block *table, const RunData *data)
+{
+    static const double qs[] = {0.5, 0.99, 0.999};
+    static const char *const names[] = {"p50", "p99", "p99.9"};
+    const GArray *requests = history_requests(checker_result_history(data->result));
+    StatsHistogram *parts[PARTS];
+    for (guint k = 0; k < PARTS; k++)
+        parts[k] = stats_histogram_new(2);
+    for (guint i = 0; i < requests->len; i++) {
+        const HistoryRequest *r = &g_array_index(requests, HistoryRequest, i);
+        if (r->kind != HISTORY_REQUEST_PRODUCE)
+            continue;
+        gint64 values[PARTS] = {r->read_ns, r->queue_ns, r->local_ns, r->remote_ns, r->send_ns, 0};
+        values[PART_TOTAL] = r->read_ns + r->queue_ns + r->local_ns + r->remote_ns + r->send_ns;
+        for (guint k = 0; k < PARTS; k++)
+            stats_histogram_record(parts[k], MAX(values[k], 0));
+    }
+    const StatsHistogram *acked = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
+    for (guint q = 0; q < G_N_ELEMENTS(qs); q++) {
+        GPtrArray *row = table_row(table);
+        row_cell(row, g_strdup_printf("%s %s", data->run->label ? data->run->label : data->slug,
+                                      names[q]));
+        for (guint k = 0; k < PARTS; k++)
+            row_cell(row, report_quantile_ms_text(parts[k], qs[q]));
+        row_cell(row, report_quantile_ms_text(acked, qs[q]));
+    }
+    for (guint k = 0; k < PARTS; k++)
+        stats_histogram_free(parts[k]);
+}
+
+static void
+doc_requests(Document *doc, const Report *report)
+{
+    static const char *const header[] = {"Run",      "read ms",   "queue ms",
+                                         "local ms", "remote ms", "send ms",
+                                         "broker total ms", "client latency ms", NULL};
+    doc_heading(doc, 3, "Where produce time goes on the broker");
+    doc_paragraph(doc, "Each produce request's time on its leader, split as Kafka's request "
+                       "metrics split it: read (network thread), queue (RequestQueueTimeMs), "
+                       "local (an I/O thread, LocalTimeMs), remote (waiting for followers under "
+                       "acks=all, RemoteTimeMs) and send (writing the response, "
+                       "ResponseSendTimeMs). Each column is that part's own percentile; the "
+                       "client latency (a record's send to its acknowledgement) also holds "
+                       "batching and the network.");
+    Block *table = doc_table(doc, header);
+    for (guint i = 0; i < report->runs->len; i++)
+        request_rows(table, g_ptr_array_index(report->runs, i));
 }
 
 static void

@@ -23,6 +23,7 @@ static const Bench BENCHES[] = {
     {"scale", bench_scale,
      "30 brokers, RF 3, acks=all, 10^3/10^4/10^5 partitions over 100 topics, 10^4\n"
      "                   records/s, a broker crash and a controller failover (--sizes, --virtual)"},
+    {"queue", bench_queue, "a broker's request queue as M/M/1 and M/M/c against queueing theory"},
 };
 
 static void

@@ -152,6 +152,8 @@ broker_now_ms(const Broker *broker)
 void
 broker_send(BrokerState *state, SimNodeId to, SimMsg *msg)
 {
+    if (state->requests != NULL && request_channel_respond(state->requests, to, msg))
+        return; /* its network thread writes it */
     sim_net_send(sim_world_net(state->broker->world), state->broker->node, to, msg);
 }
 
@@ -238,6 +240,7 @@ state_free(BrokerState *state)
     g_ptr_array_free(state->zk_pending, TRUE);
     g_queue_clear_full(&state->controller_requests, (GDestroyNotify)sim_msg_free);
     broker_services_free(state->services);
+    request_channel_free(state->requests);
     g_free(state);
 }
 
@@ -457,6 +460,20 @@ handle_metadata(BrokerState *state, SimNodeId from, KMetadataRequest *request)
     broker_send(state, from, &response->base);
 }
 
+static void broker_dispatch(BrokerState *state, SimNodeId from, SimMsg *msg);
+
+/* A request's I/O-thread service is over (request_channel.c). */
+static void
+request_handle_cb(void *owner, SimNodeId from, SimMsg *msg)
+{
+    BrokerState *state = owner;
+    if (!broker_serving(state)) {
+        sim_msg_free(msg); /* stopped meanwhile: never answered */
+        return;
+    }
+    broker_dispatch(state, from, msg);
+}
+
 static void
 broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
 {
@@ -471,6 +488,16 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         sim_msg_free(msg);
         return;
     }
+    if (request_channel_takes(msg)) {
+        request_channel_arrived(state->requests, from, msg);
+        return;
+    }
+    broker_dispatch(state, from, msg);
+}
+
+static void
+broker_dispatch(BrokerState *state, SimNodeId from, SimMsg *msg)
+{
     if (state->controller != NULL && controller_handle_message(state->controller, from, msg))
         return;
     if (txn_coord_handle_message(state->txns, from, msg) ||
@@ -531,6 +558,7 @@ broker_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReaso
         controller_peer_disconnected(state->controller, peer);
     replica_peer_disconnected(state, peer);
     txn_coord_peer_disconnected(state->txns, peer);
+    request_channel_peer_disconnected(state->requests, peer);
 }
 
 static const SimNodeOps BROKER_OPS = {
@@ -684,6 +712,8 @@ broker_start(Broker *broker)
     BrokerState *state = g_new0(BrokerState, 1);
     state->broker = broker;
     state->services = broker_services_new(state);
+    state->requests = request_channel_new(broker->world, broker->node, &broker->config,
+                                          broker->history, request_handle_cb, state);
     state->controller_id = -1;
     state->controller_epoch = -1;
     state->metadata = g_tree_new_full(ktp_tree_compare, NULL, NULL, g_free);
@@ -893,6 +923,7 @@ broker_check_invariants(const Broker *broker)
     txn_coord_check_invariants(broker->state->txns);
     zk_client_check_invariants(broker->state->zk);
     broker_shutdown_check_invariants(broker->state);
+    request_channel_check_invariants(broker->state->requests);
     /* 4. A controller request is being applied exactly while one waits. */
     KSIM_ASSERT(sim_timer_pending(broker->world, state->controller_request_timer) ==
                 !g_queue_is_empty(&state->controller_requests));

@@ -29,6 +29,12 @@ typedef enum {
     BROKER_TRUNCATE_KIP101,
 } BrokerTruncationMode;
 
+/* How a request's service time is drawn from its mean (request_channel.c). */
+typedef enum {
+    BROKER_SERVICE_FIXED = 0,   /* exactly the mean */
+    BROKER_SERVICE_EXPONENTIAL, /* exponential with that mean (an M/M/c station) */
+} BrokerServiceDistribution;
+
 /* Broker configuration; each field is the Kafka key in its comment, in the
  * unit its name ends with (a *.seconds key is kept in ms). */
 typedef struct {
@@ -58,6 +64,17 @@ typedef struct {
      * request (ksim.update.metadata.partition.time), in ns. */
     gint64 leader_and_isr_partition_ns;
     gint64 update_metadata_partition_ns;
+    /* Request handling (request_channel.c): Kafka's SocketServer and
+     * KafkaRequestHandlerPool, and the service-time model (ksim keys). */
+    gint32 num_network_threads;              /* num.network.threads */
+    gint32 queued_max_requests;              /* queued.max.requests */
+    gint32 num_io_threads;                   /* num.io.threads */
+    BrokerServiceDistribution request_service_distribution; /* ksim.request.service.distribution */
+    gint64 request_time_ns;                  /* ksim.request.time: per request, I/O thread */
+    gint64 request_batch_time_ns;            /* ksim.request.batch.time: per batch/partition */
+    gint64 request_mib_time_ns;              /* ksim.request.mib.time: per MiB produced */
+    gint64 network_request_time_ns;          /* ksim.network.request.time: per request/response */
+    gint64 network_mib_time_ns;              /* ksim.network.mib.time: per MiB read or written */
     /* The group coordinator (group_coord.h). */
     gint32 offsets_topic_num_partitions;     /* offsets.topic.num.partitions */
     gint16 offsets_topic_replication_factor; /* offsets.topic.replication.factor */

@@ -19,6 +19,7 @@
 #include "controller.h"
 #include "producer_ids.h"
 #include "replica.h"
+#include "request_channel.h"
 #include "zk_client.h"
 
 /* Where a clean shutdown is (broker_shutdown.c), in the order it goes. */
@@ -34,6 +35,7 @@ typedef enum {
 typedef struct BrokerState {
     Broker *broker;
     BrokerServices *services;         /* what the children see of this (broker_services.h) */
+    RequestChannel *requests;         /* network threads, request queue, I/O threads */
     ZkClient *zk;
     gboolean registered;
     gint32 controller_id;             /* as last learnt; -1 unknown */

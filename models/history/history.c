@@ -26,6 +26,7 @@ struct History {
     HistoryOpArray ops; /* a block of ops_room.capacity rows (sim_block_grow) */
     GArray *events;   /* HistoryEvent */
     GArray *replicas; /* HistoryReplica */
+    GArray *requests; /* HistoryRequest */
     GPtrArray *topic_names;
     GHashTable *topic_ids; /* name -> index + 1; looked up only */
     GPtrArray *process_names;
@@ -83,6 +84,7 @@ history_new(void)
     history->events = g_array_new(FALSE, FALSE, sizeof(HistoryEvent));
     g_array_set_clear_func(history->events, event_clear);
     history->replicas = g_array_new(FALSE, FALSE, sizeof(HistoryReplica));
+    history->requests = g_array_new(FALSE, FALSE, sizeof(HistoryRequest));
     g_array_set_clear_func(history->replicas, replica_clear);
     history->ops_end_ns = -1;
     history->topic_names = g_ptr_array_new_with_free_func(g_free);
@@ -111,6 +113,7 @@ history_free(History *history)
     if (history->event_records != NULL)
         g_array_free(history->event_records, TRUE);
     g_array_free(history->replicas, TRUE);
+    g_array_free(history->requests, TRUE);
     g_hash_table_destroy(history->topic_ids);
     g_hash_table_destroy(history->isr_ids);
     g_array_free(history->isr_members, TRUE);
@@ -630,4 +633,16 @@ history_isr_contains(const History *history, guint32 isr, gint32 broker_id)
             return TRUE;
     }
     return FALSE;
+}
+
+void
+history_request(History *history, const HistoryRequest *request)
+{
+    g_array_append_val(history->requests, *request);
+}
+
+const GArray *
+history_requests(const History *history)
+{
+    return history->requests;
 }

@@ -171,8 +171,39 @@ typedef struct {
                           * NULL: epochs unknown */
 } HistoryReplica;
 
+/* Kinds of broker requests whose handling times are recorded. */
+typedef enum {
+    HISTORY_REQUEST_PRODUCE = 0,
+    HISTORY_REQUEST_FETCH_FOLLOWER,
+    HISTORY_REQUEST_FETCH_CONSUMER,
+    HISTORY_REQUEST_OTHER,
+    HISTORY_REQUEST_KINDS,
+} HistoryRequestKind;
+
+/* One request a broker handled, timed as Kafka's RequestChannel metrics
+ * time it (RequestQueueTimeMs, LocalTimeMs, RemoteTimeMs,
+ * ResponseSendTimeMs; TotalTimeMs is their sum plus the network thread's
+ * read): all in ns. */
+typedef struct {
+    gint64 time_ns;       /* when the broker received it */
+    gint64 read_ns;       /* waiting for and reading on its network thread */
+    gint64 queue_ns;      /* in the request queue (and its thread blocked on it) */
+    gint64 local_ns;      /* on an I/O thread */
+    gint64 remote_ns;     /* in a purgatory: acks=all replication, fetch long poll */
+    gint64 send_ns;       /* waiting for and writing on its network thread */
+    gint32 broker;
+    guint16 io_threads;   /* the broker's num.io.threads (utilisation = busy / threads) */
+    guint8 kind;          /* HistoryRequestKind */
+    gint8 acks;           /* produce: -1, 1; else 0 */
+} HistoryRequest;
+
+void history_request(History *history, const HistoryRequest *request);
+const GArray *history_requests(const History *history); /* HistoryRequest, in completion order */
+
+
 History *history_new(void);
 void history_free(History *history);
+
 
 /* Topic names are interned: the same name always gets the same index. */
 guint16 history_topic(History *history, const char *name);

@@ -45,6 +45,10 @@ static const KConfigBindValue TRUNCATION_VALUES[] = {
     {"leader-epoch", BROKER_TRUNCATE_LEADER_EPOCH},
     {"kip-101", BROKER_TRUNCATE_KIP101},
 };
+static const KConfigBindValue SERVICE_DISTRIBUTION_VALUES[] = {
+    {"fixed", BROKER_SERVICE_FIXED},
+    {"exponential", BROKER_SERVICE_EXPONENTIAL},
+};
 /* PlogConfig.log_append_time. */
 static const KConfigBindValue TIMESTAMP_TYPE_VALUES[] = {
     {"CreateTime", FALSE},
@@ -140,6 +144,16 @@ static const KConfigBinding BROKER_BINDINGS[] = {
               VALUES(TRUNCATION_VALUES)),
     BIND(BrokerConfig, leader_and_isr_partition_ns, "ksim.leader.and.isr.partition.time", NS),
     BIND(BrokerConfig, update_metadata_partition_ns, "ksim.update.metadata.partition.time", NS),
+    BIND(BrokerConfig, num_network_threads, "num.network.threads", INT),
+    BIND(BrokerConfig, queued_max_requests, "queued.max.requests", INT),
+    BIND(BrokerConfig, num_io_threads, "num.io.threads", INT),
+    BIND_WITH(BrokerConfig, request_service_distribution, "ksim.request.service.distribution",
+              ENUM, VALUES(SERVICE_DISTRIBUTION_VALUES)),
+    BIND(BrokerConfig, request_time_ns, "ksim.request.time", NS),
+    BIND(BrokerConfig, request_batch_time_ns, "ksim.request.batch.time", NS),
+    BIND(BrokerConfig, request_mib_time_ns, "ksim.request.mib.time", NS),
+    BIND(BrokerConfig, network_request_time_ns, "ksim.network.request.time", NS),
+    BIND(BrokerConfig, network_mib_time_ns, "ksim.network.mib.time", NS),
 };
 
 static const KConfigBinding TOPIC_BINDINGS[] = {

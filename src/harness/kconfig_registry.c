@@ -13,6 +13,8 @@ static const KConfigChoice CLEANUP_POLICY_CHOICES[] = {
     {"delete", NULL}, {"compact", NULL}, {NULL, NULL}};
 static const KConfigChoice TRUNCATION_CHOICES[] = {
     {"hw", NULL}, {"leader-epoch", NULL}, {"kip-101", NULL}, {NULL, NULL}};
+static const KConfigChoice SERVICE_DISTRIBUTION_CHOICES[] = {
+    {"fixed", NULL}, {"exponential", NULL}, {NULL, NULL}};
 static const KConfigChoice PARTITIONER_CHOICES[] = {
     {"sticky", NULL},
     {"round-robin", NULL},
@@ -201,6 +203,35 @@ const KConfigKey kconfig_registry_table[] = {
         KSIM_KEY,
         .doc = "A broker's time to apply one partition state of an UpdateMetadata request "
                "(a metadata cache update)."),
+
+    /* Request handling: Kafka's SocketServer, RequestChannel and
+     * KafkaRequestHandlerPool. The service-time defaults are calibrated in
+     * scenarios/example.ini's comments. */
+    KEY("num.network.threads", BROKER, INT, "3", RANGE(1, 1024),
+        .doc = "Network threads (SocketServer processors): each connection is pinned to one, "
+               "which reads its requests and writes its responses in order."),
+    KEY("queued.max.requests", BROKER, INT, "500", RANGE(1, 1000000),
+        .doc = "Requests that may wait for an I/O thread; when full, a network thread with a "
+               "request blocks and reads nothing more until there is room."),
+    KEY("num.io.threads", BROKER, INT, "8", RANGE(1, 1024),
+        .doc = "I/O threads (request handlers) that take requests from the request queue."),
+    KEY("ksim.request.service.distribution", BROKER, ENUM, "fixed",
+        .choices = SERVICE_DISTRIBUTION_CHOICES, KSIM_KEY,
+        .doc = "How a request's I/O-thread and network-thread times are drawn from their "
+               "means: fixed (the mean) or exponential (M/M/c queueing)."),
+    KEY("ksim.request.time", BROKER, DURATION, "50us", RANGE(0, 1000000000), KSIM_KEY,
+        .doc = "An I/O thread's time per request (parsing, authorisation, dispatch)."),
+    KEY("ksim.request.batch.time", BROKER, DURATION, "10us", RANGE(0, 1000000000), KSIM_KEY,
+        .doc = "An I/O thread's time per record batch produced or partition fetched "
+               "(validation, offset assignment, log append or read setup)."),
+    KEY("ksim.request.mib.time", BROKER, DURATION, "1ms", RANGE(0, 1000000000), KSIM_KEY,
+        .doc = "An I/O thread's time per MiB produced (CRC check and copy into the page cache; "
+               "1ms: about 1 GiB/s per thread)."),
+    KEY("ksim.network.request.time", BROKER, DURATION, "10us", RANGE(0, 1000000000), KSIM_KEY,
+        .doc = "A network thread's time per request read or response written."),
+    KEY("ksim.network.mib.time", BROKER, DURATION, "500us", RANGE(0, 1000000000), KSIM_KEY,
+        .doc = "A network thread's time per MiB read or written (fetched data goes out "
+               "zero-copy, so this is socket time; 500us: about 2 GiB/s per thread)."),
 
     /* Topic (Kafka's LogConfig), each overriding a broker key. */
     KEY("partitions", TOPIC, INT, "1", RANGE(1, 1 << 24), .overrides = "num.partitions", KSIM_KEY,
