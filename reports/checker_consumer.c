@@ -16,6 +16,7 @@
  */
 #include "checker_consumer.h"
 
+#include "kafka_error.h"
 #include "sim_assert.h"
 
 #include <string.h>
@@ -83,6 +84,7 @@ static const char *const ANOMALY_NAMES[] = {
     [CONSUMER_DUPLICATE_CONSUMPTION] = "duplicate_consumption",
     [CONSUMER_POLL_SKIP] = "poll_skip",
     [CONSUMER_NONMONOTONIC_POLL] = "nonmonotonic_poll",
+    [CONSUMER_TRUNCATED_READ] = "truncated_read",
 };
 
 const char *
@@ -341,10 +343,55 @@ poll_skip_check(Walk *w, GroupState *g, guint64 op_id, const HistoryOp *op, Memb
             skipped == 1 ? "" : "s");
 }
 
+/* A polled record the final committed log no longer holds at its offset. */
+static void
+truncated_read_check(Walk *w, GroupState *g, guint64 op_id, const HistoryOp *op)
+{
+    const CheckerPartition *cp =
+        checker_result_partition(w->check->producer, op->topic, op->partition);
+    if (cp == NULL || op->offset < cp->log_start)
+        return;
+    /* The final log's records above its HW still exist: only a record
+     * another one replaced, or that is gone from the log, no longer does. */
+    guint index = 0, hi = cp->records->len;
+    while (index < hi) {
+        guint mid = index + (hi - index) / 2;
+        if (g_array_index(cp->records, HistoryRecord, mid).offset < op->offset)
+            index = mid + 1;
+        else
+            hi = mid;
+    }
+    guint64 there = 0;
+    if (index < cp->records->len) {
+        const HistoryRecord *record = &g_array_index(cp->records, HistoryRecord, index);
+        if (record->offset == op->offset)
+            there = record->value;
+    }
+    if (there == op->value)
+        return;
+    ConsumerExample *e = example_add(w->check, g, CONSUMER_TRUNCATED_READ, op);
+    if (e == NULL)
+        return;
+    e->op = op_id;
+    e->op_other = 0;
+    e->offset_other = cp->hw;
+    g_autofree char *who = label_of(w->check, op->process);
+    g_autofree char *where = checker_partition_label(w->check->history, op->topic, op->partition);
+    g_autofree char *now_there =
+        there != 0 ? g_strdup_printf("value %" G_GUINT64_FORMAT, there)
+                   : g_strdup_printf("nothing (its HW is %" G_GINT64_FORMAT ")", cp->hw);
+    e->summary = g_strdup_printf("%s polled value %" G_GUINT64_FORMAT " at offset %" G_GINT64_FORMAT
+                                 " of %s at %.3f s, a record that no longer exists: the final "
+                                 "log holds %s at that offset",
+                                 who, op->value, op->offset, where, (double)op->invoke_ns / 1e9,
+                                 now_there);
+}
+
 static void
 on_poll(Walk *w, GroupState *g, guint64 op_id, const HistoryOp *op)
 {
     g->public.counts.polled++;
+    truncated_read_check(w, g, op_id, op);
     MemberPartition *m = member_partition(w->members, op);
     if (m->max >= 0 && op->offset <= m->max) {
         ConsumerExample *e = example_add(w->check, g, CONSUMER_NONMONOTONIC_POLL, op);
@@ -506,6 +553,16 @@ on_reset(Walk *w, GroupState *g, guint64 op_id, const HistoryOp *op)
         return;
     }
     g->public.counts.resets++;
+    if (op->error == KAFKA_ERROR_CLIENT_LOG_TRUNCATION) {
+        /* KIP-320's move back to where the logs diverge: what lies above
+         * it is no longer what the member read. */
+        MemberPartition *m = member_partition(w->members, op);
+        m->start = op->offset;
+        m->start_op = op_id;
+        m->last = -1;
+        m->max = -1;
+        return;
+    }
     if (op->value == HISTORY_RESET_NO_POSITION)
         return;
     gint64 from = (gint64)op->value;

@@ -37,6 +37,18 @@
  *  - nonmonotonic_poll: within one member's continuous assignment, a poll of
  *    an offset at or below the highest offset it polled before in that
  *    assignment; counted once per such poll.
+ *  - truncated_read ("read a record that no longer exists"): a poll of a
+ *    value at an offset, at or above the final log's start, where the final
+ *    log of the partition (the replica the committed log is taken from, its
+ *    records above the HW included) holds another value or none: the record
+ *    was truncated away after the member read it (an unclean election, or the HW design's truncation); counted
+ *    once per such poll.
+ *
+ * A RESET with LOG_TRUNCATION (KIP-320: the member's validation found the
+ * log truncated below its position and moved it back to the end offset the
+ * leader gave) starts a new continuous reading at the new position: the
+ * offsets above it now hold other records, so reading them again is neither
+ * a nonmonotonic poll nor a skip.
  *
  * Resets (HISTORY_FN_RESET ops: the leader answered a member's fetch with
  * OFFSET_OUT_OF_RANGE). A reset is not an anomaly when retention caused it:
@@ -84,6 +96,7 @@ typedef enum {
     CONSUMER_DUPLICATE_CONSUMPTION,
     CONSUMER_POLL_SKIP,
     CONSUMER_NONMONOTONIC_POLL,
+    CONSUMER_TRUNCATED_READ,
     CONSUMER_ANOMALY_COUNT,
 } ConsumerAnomaly;
 
@@ -104,6 +117,10 @@ typedef enum {
  *                          op_other: the earlier poll of the higher
  *                          offset_other (at time_other_ns); value: the value
  *                          polled again;
+ *   truncated_read:        op: the poll of value at offset (by process, at
+ *                          time_ns); offset_other: the final log's HW;
+ *                          op_other: 0 (the summary names what the final
+ *                          log holds at offset);
  *   a reset by retention (ConsumerGroupResult.reset_examples; `anomaly` is
  *                          CONSUMER_ANOMALY_COUNT, none): op: the RESET (by
  *                          process, at time_ns); offset_other: the position

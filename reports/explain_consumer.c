@@ -289,6 +289,15 @@ conclusion(const ConsumerChain *chain)
                                ": its position moved back (an out-of-range reset after the log "
                                "was truncated, or a record read twice).",
                                e->offset, where, e->offset_other);
+    case CONSUMER_TRUNCATED_READ:
+        return g_strdup_printf("The member read a record that no longer exists: after the poll, "
+                               "offset %" G_GINT64_FORMAT " of %s was truncated away (a leader "
+                               "without it was elected: an unclean election, or the HW design's "
+                               "truncation). A consumer that validates its position after the "
+                               "leader change (KIP-320, ksim.consumer.validate.positions) finds "
+                               "the truncation and moves back to where the logs diverge, so it "
+                               "reads what replaced the record, but cannot unread it.",
+                               e->offset, where);
     case CONSUMER_ANOMALY_COUNT:
         break;
     }

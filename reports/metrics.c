@@ -264,6 +264,9 @@ static const Metric METRICS[] = {
     ANOMALY(consumer_anomaly, consumer_name, CONSUMER_NONMONOTONIC_POLL,
             "polls at or below an offset polled before within one assignment, summed over the "
             "groups"),
+    ANOMALY(consumer_anomaly, consumer_name, CONSUMER_TRUNCATED_READ,
+            "polls of a record the final log no longer holds at its offset (read, then "
+            "truncated away), summed over the groups"),
     VALUE("consumer.groups", consumer_groups, 0, "consumer groups (by group.id)"),
     FIELD("consumed.processed", consumer_count, ConsumerCounts, processed,
           "records processed, summed over the groups"),

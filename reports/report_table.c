@@ -23,6 +23,11 @@ print_consumer_lines(FILE *stream, const RunData *data)
                 group->group, c->processed, c->anomalies[CONSUMER_LOST_CONSUMPTION],
                 c->anomalies[CONSUMER_DUPLICATE_CONSUMPTION], c->anomalies[CONSUMER_POLL_SKIP],
                 c->anomalies[CONSUMER_NONMONOTONIC_POLL], p50, p99);
+        if (c->anomalies[CONSUMER_TRUNCATED_READ] > 0)
+            fprintf(stream,
+                    "  group %s: truncated_read %" G_GUINT64_FORMAT
+                    " (polls of records that no longer exist: truncated away after the read)\n",
+                    group->group, c->anomalies[CONSUMER_TRUNCATED_READ]);
         if (c->resets > 0 || c->reset_failures > 0)
             fprintf(stream,
                     "  group %s: resets %" G_GUINT64_FORMAT ", reset_skipped %" G_GUINT64_FORMAT

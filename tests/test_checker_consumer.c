@@ -16,6 +16,7 @@
 #include "checker_consumer.h"
 #include "explain.h"
 #include "history.h"
+#include "kafka_error.h"
 
 #define MS(x) ((gint64)(x)*G_GINT64_CONSTANT(1000000))
 #define PRODUCER 7
@@ -592,6 +593,63 @@ test_checker_consumer_reset_failure_counted(void **state)
     checked_free(&c);
 }
 
+/* A poll of a record the final log no longer holds at its offset (another
+ * value there, or nothing: above the final HW) is a truncated_read. */
+static void
+test_checker_consumer_truncated_read(void **state)
+{
+    (void)state;
+    History *h = history_make();
+    assign(h, 100, MEMBER_A, 0);
+    gint64 ms = consume(h, 101, MEMBER_A, 0, 2);
+    guint64 gone = HISTORY_VALUE(PRODUCER, 99);
+    history_record(h, MS(ms++), HISTORY_FN_POLL, MEMBER_A, 0, 0, 2, 0, gone);
+    history_record(h, MS(ms++), HISTORY_FN_POLL, MEMBER_A, 0, 0, RECORDS + 1, 0,
+                   HISTORY_VALUE(PRODUCER, 98));
+    Checked c = check_of(h);
+    const ConsumerCounts *counts = group_g(&c);
+    assert_int_equal(counts->anomalies[CONSUMER_TRUNCATED_READ], 2);
+    const ConsumerGroupResult *g = checker_consumer_find_group(c.check, "g");
+    const ConsumerExample *e =
+        &g_array_index(g->examples[CONSUMER_TRUNCATED_READ], ConsumerExample, 0);
+    assert_int_equal(e->offset, 2);
+    assert_true(e->value == gone);
+    assert_non_null(strstr(e->summary, "no longer exists"));
+    assert_string_equal(checker_consumer_anomaly_name(CONSUMER_TRUNCATED_READ), "truncated_read");
+    checked_free(&c);
+}
+
+/* A RESET with LOG_TRUNCATION (KIP-320's move back) starts a new continuous
+ * reading: polling the offsets again is not a nonmonotonic_poll. */
+static void
+test_checker_consumer_truncation_reset_restarts_reading(void **state)
+{
+    (void)state;
+    History *h = history_make();
+    assign(h, 100, MEMBER_A, 0);
+    gint64 ms = consume(h, 101, MEMBER_A, 0, 4);
+    guint64 op = history_invoke(h, MS(ms), HISTORY_FN_RESET, MEMBER_A, 0, 0, 2, 4);
+    history_complete(h, op, MS(ms), HISTORY_OK, -1, 2, KAFKA_ERROR_CLIENT_LOG_TRUNCATION);
+    ms = consume(h, ms + 1, MEMBER_A, 2, RECORDS);
+    Checked c = check_of(h);
+    const ConsumerCounts *counts = group_g(&c);
+    assert_int_equal(counts->anomalies[CONSUMER_NONMONOTONIC_POLL], 0);
+    assert_int_equal(counts->anomalies[CONSUMER_POLL_SKIP], 0);
+    assert_int_equal(counts->resets, 1);
+    checked_free(&c);
+
+    /* Without the truncation error the same jump back is judged. */
+    h = history_make();
+    assign(h, 100, MEMBER_A, 0);
+    ms = consume(h, 101, MEMBER_A, 0, 4);
+    op = history_invoke(h, MS(ms), HISTORY_FN_RESET, MEMBER_A, 0, 0, 0, 4);
+    history_complete(h, op, MS(ms), HISTORY_OK, -1, 2, KAFKA_ERROR_OFFSET_OUT_OF_RANGE);
+    consume(h, ms + 1, MEMBER_A, 2, RECORDS);
+    c = check_of(h);
+    assert_int_equal(group_g(&c)->anomalies[CONSUMER_NONMONOTONIC_POLL], 2);
+    checked_free(&c);
+}
+
 int
 main(void)
 {
@@ -610,6 +668,8 @@ main(void)
         cmocka_unit_test(test_checker_consumer_history_groups),
         cmocka_unit_test(test_checker_consumer_reset_by_retention),
         cmocka_unit_test(test_checker_consumer_reset_failure_counted),
+        cmocka_unit_test(test_checker_consumer_truncated_read),
+        cmocka_unit_test(test_checker_consumer_truncation_reset_restarts_reading),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

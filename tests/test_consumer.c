@@ -241,6 +241,7 @@ test_consumer_config_defaults(void **unused)
     assert_int_equal(config.partition_assignment_strategy, ASSIGNOR_RANGE);
     assert_int_equal(config.default_api_timeout_ms, 60000);
     assert_int_equal(config.processing_mode, CONSUMER_PROCESSING_AUTO);
+    assert_true(config.validate_positions); /* KIP-320, Kafka 2.3+ */
 }
 
 /* Every record acknowledged with acks=all is polled and processed exactly
@@ -449,36 +450,46 @@ test_consumer_resets_below_log_start(void **unused)
 }
 
 /* A leader crash mid-consumption: the consumer moves to the new leader and
- * continues from its position, with no gap and no repeat. */
+ * continues from its position, with no gap and no repeat; validating its
+ * position there (KIP-320) finds no truncation, and without validation no
+ * OffsetsForLeaderEpoch is sent. */
 static void
 test_consumer_continues_after_leader_crash(void **unused)
 {
     (void)unused;
-    Fixture *f = fixture_new(15, 1, -1);
-    send_many(f, 100, 1);
-    run_for(f, 500 * SIM_NS_PER_MS);
-    ConsumerConfig config;
-    kconfig_bind_consumer_defaults(&config);
-    config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
-    config.max_poll_records = 10;
-    start_consumer(f, &config, 1);
-    run_for(f, 30 * SIM_NS_PER_MS);
-    gint64 position = consumer_position(f->consumer, TOPIC, 0);
-    assert_true(position > 0 && position < 100);
-    gint32 old_leader = cluster_leader(f->cluster, TOPIC, 0);
-    sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, old_leader)));
-    run_for(f, 200 * SIM_NS_PER_MS);
-    send_many(f, 50, 1);
-    run_for(f, 10 * SIM_NS_PER_S);
-    gint32 new_leader = cluster_leader(f->cluster, TOPIC, 0);
-    assert_true(new_leader > 0 && new_leader != old_leader);
-    assert_int_equal(f->acked->len, 150);
-    assert_seen_exactly(f, HISTORY_FN_POLL, 0, 0, 150);
-    assert_seen_exactly(f, HISTORY_FN_PROCESS, 0, 0, 150);
-    ConsumerStats stats;
-    consumer_stats(f->consumer, &stats);
-    assert_true(stats.fetch_errors > 0);
-    fixture_free(f);
+    for (int validate = 0; validate < 2; validate++) {
+        Fixture *f = fixture_new(15, 1, -1);
+        send_many(f, 100, 1);
+        run_for(f, 500 * SIM_NS_PER_MS);
+        ConsumerConfig config;
+        kconfig_bind_consumer_defaults(&config);
+        config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
+        config.max_poll_records = 10;
+        config.validate_positions = validate;
+        start_consumer(f, &config, 1);
+        run_for(f, 30 * SIM_NS_PER_MS);
+        gint64 position = consumer_position(f->consumer, TOPIC, 0);
+        assert_true(position > 0 && position < 100);
+        gint32 old_leader = cluster_leader(f->cluster, TOPIC, 0);
+        sim_node_crash(f->world, broker_node(cluster_broker(f->cluster, old_leader)));
+        run_for(f, 200 * SIM_NS_PER_MS);
+        send_many(f, 50, 1);
+        run_for(f, 10 * SIM_NS_PER_S);
+        gint32 new_leader = cluster_leader(f->cluster, TOPIC, 0);
+        assert_true(new_leader > 0 && new_leader != old_leader);
+        assert_int_equal(f->acked->len, 150);
+        assert_seen_exactly(f, HISTORY_FN_POLL, 0, 0, 150);
+        assert_seen_exactly(f, HISTORY_FN_PROCESS, 0, 0, 150);
+        ConsumerStats stats;
+        consumer_stats(f->consumer, &stats);
+        assert_true(stats.fetch_errors > 0);
+        if (validate)
+            assert_true(stats.validations > 0);
+        else
+            assert_int_equal(stats.validations, 0);
+        assert_int_equal(stats.truncations, 0);
+        fixture_free(f);
+    }
 }
 
 /* How often each acknowledged value was processed, and the anomalies. */

@@ -112,6 +112,7 @@ consumer_partition_new(ConsumerState *state, const KTopicPartition *tp)
     p->position = -1;
     p->leader = KAFKA_NO_LEADER;
     p->leader_epoch = -1;
+    p->position_epoch = -1;
     return p;
 }
 
@@ -124,6 +125,7 @@ state_new(Consumer *consumer)
     state->brokers = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
     state->buffer = g_array_new(FALSE, FALSE, sizeof(ConsumerRecord));
     state->fetches = g_ptr_array_new_with_free_func(consumer_fetch_free);
+    state->validations = g_ptr_array_new_with_free_func(consumer_fetch_free);
     state->correlation_next = 1;
     state->metadata_needed = TRUE;
     state->metadata_node = SIM_NODE_NONE;
@@ -167,6 +169,8 @@ state_free(ConsumerState *state)
     SimWorld *world = state->consumer->world;
     for (guint i = 0; i < state->fetches->len; i++)
         sim_timer_cancel(world, ((CFetch *)g_ptr_array_index(state->fetches, i))->timer);
+    for (guint i = 0; i < state->validations->len; i++)
+        sim_timer_cancel(world, ((CFetch *)g_ptr_array_index(state->validations, i))->timer);
     sim_timer_cancel(world, state->metadata_timer);
     sim_timer_cancel(world, state->wake_timer);
     sim_timer_cancel(world, state->poll_timer);
@@ -184,6 +188,7 @@ state_free(ConsumerState *state)
     g_array_free(state->brokers, TRUE);
     g_array_free(state->buffer, TRUE);
     g_ptr_array_free(state->fetches, TRUE);
+    g_ptr_array_free(state->validations, TRUE);
     g_array_free(state->processing, TRUE);
     g_free(state);
 }
@@ -239,6 +244,7 @@ void
 consumer_run(ConsumerState *state)
 {
     gint64 now = consumer_now(state);
+    consumer_send_validations(state, now);
     consumer_send_fetches(state, now);
     consumer_maybe_request_metadata(state, now);
     consumer_group_run(state, now);
@@ -256,6 +262,8 @@ consumer_message_cb(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
     KSIM_ASSERT(consumer->state != NULL);
     if (msg->type == KMSG_FETCH_RESPONSE)
         consumer_handle_fetch_response(consumer->state, from, (const KFetchResponse *)msg);
+    else if (msg->type == KMSG_EPOCH_RESPONSE)
+        consumer_handle_epoch_response(consumer->state, from, (const KEpochMessage *)msg);
     else if (msg->type == KMSG_METADATA_RESPONSE)
         consumer_handle_metadata_response(consumer->state, from, (const KMetadataResponse *)msg);
     else
@@ -467,6 +475,16 @@ consumer_position(const Consumer *consumer, const char *topic, gint32 partition)
 }
 
 void
+consumer_buffer_drop(ConsumerState *state, CPartition *p)
+{
+    for (guint i = state->buffer->len; i-- > 0;) {
+        if (ktp_equal(&g_array_index(state->buffer, ConsumerRecord, i).tp, &p->tp))
+            g_array_remove_index(state->buffer, i);
+    }
+    p->buffered = 0;
+}
+
+void
 consumer_seek(Consumer *consumer, const char *topic, gint32 partition, gint64 offset)
 {
     ConsumerState *state = consumer->state;
@@ -479,12 +497,11 @@ consumer_seek(Consumer *consumer, const char *topic, gint32 partition, gint64 of
     KSIM_ASSERT(p != NULL);
     /* As Kafka's seek: records fetched for the old position are dropped, and
      * an answer to a fetch in flight no longer matches the position. */
-    for (guint i = state->buffer->len; i-- > 0;) {
-        if (ktp_equal(&g_array_index(state->buffer, ConsumerRecord, i).tp, &tp))
-            g_array_remove_index(state->buffer, i);
-    }
-    p->buffered = 0;
+    consumer_buffer_drop(state, p);
     p->position = offset;
+    /* Kafka's seek(offset) knows no epoch: nothing to validate. */
+    p->position_epoch = -1;
+    p->awaiting_validation = FALSE;
     p->stopped = FALSE;
     consumer_record_assign(state, p);
     consumer_run(state);
@@ -531,7 +548,20 @@ check_buffer(const ConsumerState *state)
         }
         KSIM_ASSERT(count == p->buffered);
         KSIM_ASSERT(!(p->in_flight && (p->buffered > 0 || p->stopped)));
+        /* KIP-320: a partition awaiting validation holds no records and is
+         * in a validation or a fetch, never both. */
+        if (p->awaiting_validation)
+            KSIM_ASSERT(p->buffered == 0);
+        if (p->validating)
+            KSIM_ASSERT(p->awaiting_validation && !p->in_flight);
     }
+    guint validating = 0;
+    for (guint i = 0; i < state->validations->len; i++)
+        validating += ((const CFetch *)g_ptr_array_index(state->validations, i))->entries->len;
+    guint flagged = 0;
+    for (guint i = 0; i < state->partitions->len; i++)
+        flagged += ((const CPartition *)g_ptr_array_index(state->partitions, i))->validating;
+    KSIM_ASSERT(flagged <= validating);
 }
 
 static void

@@ -35,6 +35,25 @@
  * next poll raise to the application, whose loop ends there (a restart of
  * the process starts it again).
  *
+ * Position validation (KIP-320, Kafka 2.3+; ksim.consumer.validate.positions,
+ * default true), as Kafka's SubscriptionState and OffsetsForLeaderEpochUtils:
+ * a position remembers the leader epoch of the last record consumed before
+ * it. When the metadata names a new leader or leader epoch for a partition
+ * with such a position, the partition stops fetching (its buffered records
+ * are dropped) and asks the leader, with OffsetsForLeaderEpoch, where that
+ * epoch ends in its log. An end offset below the position means the log was
+ * truncated under the consumer (an unclean election, or the HW design's
+ * truncation): with auto.offset.reset earliest or latest the position moves
+ * to that end offset, the first offset known to diverge, and a RESET op with
+ * LOG_TRUNCATION records the jump back; with none, a FAILed RESET op records
+ * it and the next poll raises LogTruncationException (the loop ends). An
+ * answer without an epoch (the epoch is older than the leader's log) resets
+ * as a partition without a position would. Positions set without an epoch
+ * (a reset, a seek, a committed offset: ksim's OffsetCommit carries no
+ * leader epoch) are not validated. With the key false the consumer is the
+ * pre-KIP-320 one: a leader change only moves the next fetch to the new
+ * leader, at the same offset.
+ *
  * Initial position without ListOffsets. A partition with no position (just
  * assigned, without a committed offset) is fetched at offset 0 as a probe;
  * the answer's log start offset and high watermark (carried with
@@ -140,6 +159,7 @@ typedef struct {
     AssignorStrategy partition_assignment_strategy; /* partition.assignment.strategy's first */
     gint64 default_api_timeout_ms;          /* default.api.timeout.ms (bounds commitSync) */
     ConsumerProcessingMode processing_mode; /* ksim: the loop's commits (processing.mode) */
+    gboolean validate_positions; /* ksim.consumer.validate.positions: KIP-320 (Kafka 2.3+) */
 } ConsumerConfig;
 
 /* One record as a poll returns it. */
@@ -148,6 +168,7 @@ typedef struct {
     gint64 offset;
     guint64 key;
     guint64 value;
+    gint32 leader_epoch; /* its batch's leader epoch (Kafka's ConsumerRecord.leaderEpoch) */
 } ConsumerRecord;
 
 /* Called once per poll that returned records, before their processing. */
@@ -173,6 +194,8 @@ typedef struct {
     guint64 commits_ok;        /* commits (not partitions) that completed OK */
     guint64 commits_failed;    /* commits that completed FAIL or INFO */
     guint64 group_errors;      /* fatal JoinGroup errors: the member stopped joining */
+    guint64 validations;       /* OffsetsForLeaderEpoch requests validating positions */
+    guint64 truncations;       /* validations that found the log truncated below the position */
 } ConsumerStats;
 
 /* The end of a commit started by consumer_commit_sync / _async: OK, FAIL or

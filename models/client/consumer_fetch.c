@@ -113,6 +113,7 @@ consumer_handle_metadata_response(ConsumerState *state, SimNodeId from,
          * back to an older leader epoch. */
         if (p == NULL || ps->leader_epoch < p->leader_epoch)
             continue;
+        consumer_validate_leader_changed(state, p, ps->leader, ps->leader_epoch);
         p->leader = ps->leader;
         p->leader_epoch = ps->leader_epoch;
     }
@@ -162,7 +163,8 @@ fetch_find(const ConsumerState *state, SimNodeId node)
 static SimNodeId
 fetchable_node(ConsumerState *state, const CPartition *p, gint64 now)
 {
-    if (p->stopped || p->buffered > 0 || p->in_flight || p->committed_pending)
+    if (p->stopped || p->buffered > 0 || p->in_flight || p->committed_pending ||
+        p->awaiting_validation)
         return SIM_NODE_NONE;
     if (now < p->backoff_until_ns) {
         consumer_wake_at(state, p->backoff_until_ns);
@@ -225,7 +227,7 @@ fetch_add(ConsumerState *state, GPtrArray *building, SimNodeId node, CPartition 
         fetch->entries = g_array_new(FALSE, FALSE, sizeof(CFetchEntry));
         g_ptr_array_add(building, fetch);
     }
-    CFetchEntry entry = {p->tp, p->position >= 0 ? p->position : 0, p->position < 0};
+    CFetchEntry entry = {p->tp, p->position >= 0 ? p->position : 0, p->position < 0, -1};
     g_array_append_val(fetch->entries, entry);
     p->in_flight = TRUE;
 }
@@ -266,8 +268,8 @@ fetch_detach(ConsumerState *state, CFetch *fetch)
 
 /* A partition-level error that Kafka answers with a metadata refresh and a
  * retry after retry.backoff.ms. */
-static void
-partition_retry_later(ConsumerState *state, CPartition *p)
+void
+consumer_partition_retry_later(ConsumerState *state, CPartition *p)
 {
     state->consumer->stats.fetch_errors++;
     state->metadata_needed = TRUE;
@@ -319,6 +321,10 @@ partition_reset(ConsumerState *state, CPartition *p, const KFetchPartitionRespon
     Consumer *consumer = state->consumer;
     gint64 from = p->position;
     gboolean initial = from < 0;
+    /* Kafka takes the epoch from ListOffsets; the probe's answer carries
+     * none, so a reset position is not validated (KIP-320) until a record
+     * has been consumed from it. */
+    p->position_epoch = -1;
     switch (consumer->config.auto_offset_reset) {
     case CONSUMER_RESET_EARLIEST:
         p->position = data->log_start_offset;
@@ -428,7 +434,8 @@ buffer_records(ConsumerState *state, CPartition *p, const KFetchPartitionRespons
                 continue;
             if (added == 0 && offset > p->position)
                 p->position = offset; /* past skipped batches */
-            ConsumerRecord record = {p->tp, offset, records[r].key, records[r].value};
+            ConsumerRecord record = {p->tp, offset, records[r].key, records[r].value,
+                                     batch->leader_epoch};
             g_array_append_val(state->buffer, record);
             next = offset + 1;
             added++;
@@ -451,7 +458,8 @@ handle_fetch_partition(ConsumerState *state, const CFetchEntry *entry,
     CPartition *p = consumer_partition_find(state, &entry->tp);
     gint64 expected = entry->probe ? -1 : entry->fetch_offset;
     /* A seek or a new assignment since the request makes the answer stale. */
-    if (p == NULL || p->stopped || p->position != expected || p->buffered > 0)
+    if (p == NULL || p->stopped || p->position != expected || p->buffered > 0 ||
+        p->awaiting_validation)
         return 0;
     switch (data->error) {
     case KAFKA_ERROR_NONE:
@@ -466,7 +474,7 @@ handle_fetch_partition(ConsumerState *state, const CFetchEntry *entry,
         partition_reset(state, p, data);
         return 0;
     default:
-        partition_retry_later(state, p);
+        consumer_partition_retry_later(state, p);
         return 0;
     }
 }
@@ -502,6 +510,7 @@ void
 consumer_connection_failed(ConsumerState *state, SimNodeId node)
 {
     consumer_group_connection_failed(state, node);
+    consumer_validate_connection_failed(state, node);
     if (state->metadata_correlation != 0 && state->metadata_node == node)
         metadata_failed(state);
     CFetch *fetch = fetch_find(state, node);
@@ -512,7 +521,7 @@ consumer_connection_failed(ConsumerState *state, SimNodeId node)
         CPartition *p =
             consumer_partition_find(state, &g_array_index(fetch->entries, CFetchEntry, i).tp);
         if (p != NULL)
-            partition_retry_later(state, p);
+            consumer_partition_retry_later(state, p);
     }
     consumer_fetch_free(fetch);
 }

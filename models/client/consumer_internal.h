@@ -22,6 +22,11 @@ typedef struct {
     gboolean stopped;  /* auto.offset.reset=none gave up on it */
     gint32 leader;     /* broker id or KAFKA_NO_LEADER */
     gint32 leader_epoch;
+    /* KIP-320: the leader epoch of the record before the position (-1:
+     * unknown, no validation), and a validation awaited or in flight. */
+    gint32 position_epoch;
+    gboolean awaiting_validation;
+    gboolean validating;
     gint64 backoff_until_ns;
     guint buffered;    /* its records in the buffer */
     gboolean in_flight;
@@ -32,6 +37,7 @@ typedef struct {
     KTopicPartition tp;
     gint64 fetch_offset;
     gboolean probe; /* sent without a position, to learn the log's bounds */
+    gint32 epoch;   /* a validation's: the position's epoch asked about */
 } CFetchEntry;
 
 typedef struct {
@@ -102,6 +108,7 @@ typedef struct {
     GArray *brokers;       /* KBrokerEndpoint */
     GArray *buffer;        /* ConsumerRecord, in arrival order */
     GPtrArray *fetches;    /* CFetch* (owned) */
+    GPtrArray *validations; /* CFetch* (owned): OffsetsForLeaderEpoch in flight, one per node */
     gint32 correlation_next;
     gboolean metadata_needed;
     gint32 metadata_correlation; /* 0: none in flight */
@@ -207,6 +214,26 @@ void consumer_handle_fetch_response(ConsumerState *state, SimNodeId from,
 /* The connection to `node` failed: its group requests, metadata request and
  * fetch fail. */
 void consumer_connection_failed(ConsumerState *state, SimNodeId node);
+
+/* Drops the buffered records of `p` (a seek, a validation). */
+void consumer_buffer_drop(ConsumerState *state, CPartition *p);
+/* A partition-level error: a metadata refresh and a retry after
+ * retry.backoff.ms. */
+void consumer_partition_retry_later(ConsumerState *state, CPartition *p);
+
+/* ---- consumer_validate.c: position validation (KIP-320) ---- */
+
+/* The metadata gave `p` leader `leader` at `leader_epoch` (not older than
+ * its own): a new leader or epoch makes a position with an epoch await
+ * validation (Kafka's maybeValidatePositionForCurrentLeader). */
+void consumer_validate_leader_changed(ConsumerState *state, CPartition *p, gint32 leader,
+                                      gint32 leader_epoch);
+/* One OffsetsForLeaderEpoch per leader broker without one in flight. */
+void consumer_send_validations(ConsumerState *state, gint64 now);
+void consumer_handle_epoch_response(ConsumerState *state, SimNodeId from,
+                                    const KEpochMessage *response);
+/* The connection to `node` failed: its validation fails. */
+void consumer_validate_connection_failed(ConsumerState *state, SimNodeId node);
 
 /* ---- consumer_group.c: group membership ---- */
 

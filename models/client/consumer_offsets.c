@@ -263,6 +263,7 @@ consumer_handle_offset_fetch_response(ConsumerState *state, const KOffsetMessage
         /* No committed offset: auto.offset.reset through the probe. */
         if (entry->offset >= 0) {
             p->position = entry->offset;
+            p->position_epoch = -1; /* ksim's OffsetCommit carries no leader epoch */
             consumer_record_assign(state, p);
         }
     }

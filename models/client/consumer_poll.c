@@ -121,6 +121,7 @@ poll_take(ConsumerState *state)
          * position jumps over them, as Kafka's nextFetchOffset does. */
         KSIM_ASSERT(p != NULL && p->position <= record->offset && p->buffered > 0);
         p->position = record->offset + 1;
+        p->position_epoch = record->leader_epoch;
         p->buffered--;
         record_op(consumer, HISTORY_FN_POLL, record, p->history_topic);
     }

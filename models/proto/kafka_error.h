@@ -58,6 +58,9 @@ typedef enum {
     /* TransactionAbortedException: a send failed because its transaction
      * was aborted before it was sent. */
     KAFKA_ERROR_CLIENT_TRANSACTION_ABORTED = 1004,
+    /* LogTruncationException (KIP-320): validating its position, the
+     * consumer found the log truncated below it. */
+    KAFKA_ERROR_CLIENT_LOG_TRUNCATION = 1005,
 } KafkaError;
 
 /* Kafka's name for the error, e.g. "NOT_LEADER_OR_FOLLOWER". */

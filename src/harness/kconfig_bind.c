@@ -215,6 +215,7 @@ static const KConfigBinding CONSUMER_BINDINGS[] = {
     BIND(ConsumerConfig, request_timeout_ms, "request.timeout.ms", MS),
     BIND(ConsumerConfig, retry_backoff_ms, "retry.backoff.ms", MS),
     BIND(ConsumerConfig, metadata_max_age_ms, "metadata.max.age.ms", MS),
+    BIND(ConsumerConfig, validate_positions, "ksim.consumer.validate.positions", BOOL),
 };
 
 /* The one [consumer-group] ksim key the consumer itself honours; the others

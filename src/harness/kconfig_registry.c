@@ -357,6 +357,10 @@ const KConfigKey kconfig_registry_table[] = {
     KEY("metadata.max.age.ms", CONSUMER, DURATION, "300000", RANGE(0, I64), IN_MS,
         .doc = "Metadata refresh period (how soon new partitions are noticed)."),
     KEY("client.id", CONSUMER, STRING, "", .doc = "A name for the consumer in logs."),
+    KEY("ksim.consumer.validate.positions", CONSUMER, BOOL, "true", KSIM_KEY,
+        .doc = "true: after a leader change the consumer validates its position with "
+               "OffsetsForLeaderEpoch and detects truncation (KIP-320, Kafka 2.3+); false: the "
+               "consumer before KIP-320, which fetches on at the same offset."),
 
     /* ksim: [scenario]. */
     KEY("name", SCENARIO, STRING, NULL, KSIM_KEY,
