@@ -3,14 +3,28 @@
  * of a broker (see request_channel.h), built from request_queue stations.
  *
  * Invariants:
- *  1. Every request the channel took is in exactly one place: a network
- *     thread's station (reading, or blocked on a full request queue), the
- *     request queue or an I/O thread; once handled it is the handler's, and
+ *  1. Every request the channel took is in exactly one place: waiting on
+ *     its muted connection, a network thread's station (reading, or blocked
+ *     on a full request queue), the request queue or an I/O thread; once handled it is the handler's, and
  *     the channel keeps only its timing in `pending` until it is answered.
  *  2. `pending` holds at most one entry per (peer, response type,
  *     correlation id): a request answered twice is timed once.
  *  3. A peer's requests and responses all pass through one network thread
  *     (`processor_of`), so a connection's messages keep their order.
+ *  4. A connection is muted from the read of a request until its response
+ *     is written (or, with no response due, until an I/O thread handled it);
+ *     a muted connection has at most one request in the channel and keeps
+ *     the others, in arrival order, in `waiting`. As Kafka's SocketServer
+ *     (Processor.processCompletedReceives mutes the channel, and
+ *     processCompletedSends or a NoOpResponse unmutes it; Kafka 3.7), so
+ *     pipelined requests on one connection are handled one at a time, in
+ *     order. A connection here is a (peer, request type) pair. That is
+ *     Kafka's layout where it matters: a broker's replica fetcher, its
+ *     controller channel and a consumer's coordinator each have a
+ *     connection of their own, and a producer's requests to a broker are
+ *     nearly all Produce. It differs where a client sends other kinds on
+ *     the connection it fetches or produces on (Metadata, ListOffsets):
+ *     in Kafka those wait behind a long-polling fetch; here they do not.
  *
  * Transitions: arrived --request_channel_arrived--> reading;
  * reading --processor_done_cb, queue has room--> queued (or blocked, retried
@@ -55,9 +69,23 @@ typedef struct {
     gint64 local_ns;
     gint64 handled_ns; /* when its I/O thread finished */
     gint64 remote_ns;
+    guint64 conn_id;   /* the connection it came on (Conn.id) */
     guint8 kind;       /* HistoryRequestKind */
     gint8 acks;
 } Timing;
+
+/* A connection: a peer and the request type it carries (invariant 4). */
+typedef struct {
+    SimNodeId peer;
+    gint32 type; /* the request's KafkaMsgType */
+} ConnKey;
+
+typedef struct {
+    ConnKey key;
+    guint64 id; /* unique in the channel: a reconnect is a new connection */
+    gboolean muted;
+    GQueue waiting; /* Item* (owned), arrived while muted */
+} Conn;
 
 typedef struct {
     ItemKind kind;
@@ -80,7 +108,19 @@ struct RequestChannel {
     GHashTable *processor_of;      /* SimNodeId+1 -> processor index+1; looked up only */
     guint processor_next;
     GTree *pending;                /* PendingKey* -> Timing* (owned) */
+    GTree *conns;                  /* ConnKey* -> Conn* (owned) */
+    guint64 conn_next;
 };
+
+static gint
+conn_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    const ConnKey *x = a, *y = b;
+    (void)user_data;
+    if (x->peer != y->peer)
+        return x->peer < y->peer ? -1 : 1;
+    return (x->type > y->type) - (x->type < y->type);
+}
 
 static gint
 pending_compare(gconstpointer a, gconstpointer b, gpointer user_data)
@@ -101,6 +141,49 @@ item_free(gpointer data)
     if (item->msg != NULL)
         sim_msg_free(item->msg);
     g_free(item);
+}
+
+static void
+conn_free(gpointer data)
+{
+    Conn *conn = data;
+    g_queue_clear_full(&conn->waiting, item_free);
+    g_free(conn);
+}
+
+static Conn *
+conn_of(RequestChannel *channel, SimNodeId peer, gint32 type)
+{
+    ConnKey key = {peer, type};
+    Conn *conn = g_tree_lookup(channel->conns, &key);
+    if (conn == NULL) {
+        conn = g_new0(Conn, 1);
+        conn->key = key;
+        conn->id = ++channel->conn_next;
+        g_queue_init(&conn->waiting);
+        g_tree_insert(channel->conns, &conn->key, conn);
+    }
+    return conn;
+}
+
+static void read_request(RequestChannel *channel, Item *item);
+
+/* The request of connection `conn_id` is done: read its next one, if any.
+ * A connection closed since (the peer disconnected, and perhaps came back
+ * on a new one) has nothing more to read. */
+static void
+conn_unmute(RequestChannel *channel, SimNodeId peer, gint32 type, guint64 conn_id)
+{
+    ConnKey key = {peer, type};
+    Conn *conn = g_tree_lookup(channel->conns, &key);
+    if (conn == NULL || conn->id != conn_id || !conn->muted)
+        return;
+    Item *next = g_queue_pop_head(&conn->waiting);
+    if (next == NULL) {
+        conn->muted = FALSE;
+        return;
+    }
+    read_request(channel, next);
 }
 
 /* A service time of mean `mean_ns` as ksim.request.service.distribution
@@ -243,9 +326,13 @@ io_done_cb(void *owner, void *data, const RequestQueueTiming *done)
     }
     SimMsg *msg = item->msg;
     SimNodeId peer = item->peer;
+    gint32 type = (gint32)msg->type;
+    guint64 conn_id = item->timing.conn_id;
     item->msg = NULL;
     item_free(item);
     channel->handle(channel->owner, peer, msg);
+    if (!answered)
+        conn_unmute(channel, peer, type, conn_id); /* Kafka's NoOpResponse */
     return TRUE;
 }
 
@@ -257,9 +344,13 @@ processor_done_cb(void *owner, void *data, const RequestQueueTiming *done)
     if (item->kind == ITEM_RESPONSE) {
         record(channel, &item->timing, done->done_ns - done->enqueued_ns);
         SimMsg *msg = item->msg;
+        SimNodeId peer = item->peer;
+        gint32 request_type = (gint32)msg->type - 1; /* responses are requests + 1 */
+        guint64 conn_id = item->timing.conn_id;
         item->msg = NULL;
-        sim_net_send(sim_world_net(channel->world), channel->node, item->peer, msg);
+        sim_net_send(sim_world_net(channel->world), channel->node, peer, msg);
         item_free(item);
+        conn_unmute(channel, peer, request_type, conn_id);
         return TRUE;
     }
     /* Read: Kafka stamps the request's start here (RequestChannel.Request
@@ -306,6 +397,7 @@ request_channel_new(SimWorld *world, SimNodeId node, const BrokerConfig *config,
         channel->processors[i] = request_queue_new(world, node, 1, 0, processor_done_cb, channel);
     channel->processor_of = g_hash_table_new(g_direct_hash, g_direct_equal);
     channel->pending = g_tree_new_full(pending_compare, NULL, NULL, g_free);
+    channel->conns = g_tree_new_full(conn_compare, NULL, NULL, conn_free);
     return channel;
 }
 
@@ -320,6 +412,7 @@ request_channel_free(RequestChannel *channel)
     g_free(channel->processors);
     g_hash_table_destroy(channel->processor_of);
     g_tree_destroy(channel->pending);
+    g_tree_destroy(channel->conns);
     g_free(channel);
 }
 
@@ -331,11 +424,26 @@ request_channel_arrived(RequestChannel *channel, SimNodeId from, SimMsg *msg)
     item->kind = ITEM_REQUEST;
     item->peer = from;
     item->msg = msg;
-    item->timing.arrived_ns = sim_now_ns(channel->world);
     item->timing.read_ns = -1;
     classify(&item->timing, msg);
-    RequestQueue *processor = channel->processors[processor_for(channel, from)];
-    gboolean offered = request_queue_offer(processor, item, network_cost_ns(channel, msg));
+    Conn *conn = conn_of(channel, from, (gint32)msg->type);
+    item->timing.conn_id = conn->id;
+    if (conn->muted) {
+        g_queue_push_tail(&conn->waiting, item);
+        return;
+    }
+    conn->muted = TRUE;
+    read_request(channel, item);
+}
+
+/* A network thread reads the request: Kafka's request metrics start here,
+ * so the time it waited on a muted connection is the client's alone. */
+static void
+read_request(RequestChannel *channel, Item *item)
+{
+    item->timing.arrived_ns = sim_now_ns(channel->world);
+    RequestQueue *processor = channel->processors[processor_for(channel, item->peer)];
+    gboolean offered = request_queue_offer(processor, item, network_cost_ns(channel, item->msg));
     KSIM_ASSERT(offered); /* a network thread's own queue is unbounded */
 }
 
@@ -377,6 +485,17 @@ collect_peer(gpointer key, gpointer value, gpointer data)
     return pending->peer > peer->peer;
 }
 
+static gboolean
+collect_conn(gpointer key, gpointer value, gpointer data)
+{
+    const ConnKey *conn = key;
+    PeerKeys *peer = data;
+    (void)value;
+    if (conn->peer == peer->peer)
+        g_ptr_array_add(peer->keys, key);
+    return conn->peer > peer->peer;
+}
+
 void
 request_channel_peer_disconnected(RequestChannel *channel, SimNodeId peer)
 {
@@ -385,11 +504,28 @@ request_channel_peer_disconnected(RequestChannel *channel, SimNodeId peer)
     for (guint i = 0; i < keys.keys->len; i++)
         g_tree_remove(channel->pending, g_ptr_array_index(keys.keys, i));
     g_ptr_array_free(keys.keys, TRUE);
+    /* The connections close: what they had not read is gone with them. */
+    PeerKeys conns = {peer, g_ptr_array_new()};
+    g_tree_foreach(channel->conns, collect_conn, &conns);
+    for (guint i = 0; i < conns.keys->len; i++)
+        g_tree_remove(channel->conns, g_ptr_array_index(conns.keys, i));
+    g_ptr_array_free(conns.keys, TRUE);
+}
+
+static gboolean
+check_conn(gpointer key, gpointer value, gpointer data)
+{
+    const Conn *conn = value;
+    (void)key;
+    (void)data;
+    KSIM_ASSERT(conn->muted || conn->waiting.length == 0); /* invariant 4 */
+    return FALSE;
 }
 
 void
 request_channel_check_invariants(const RequestChannel *channel)
 {
+    g_tree_foreach(channel->conns, check_conn, NULL);
     request_queue_check_invariants(channel->io);
     for (guint i = 0; i < channel->n_processors; i++)
         request_queue_check_invariants(channel->processors[i]);
