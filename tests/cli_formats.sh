@@ -65,7 +65,7 @@ case "$message" in *"--history: 'edn' is not a history format (jepsen)"*) ;;
 # leader already deposed), each named once on the first screen.
 "$ksim" run "$source_dir/scenarios/acks-durability.ini" --out "$work/ad" >/dev/null ||
   fail "acks-durability run"
-grep -q '^acks=1: 14258 lost_write, every record in 2 patterns:' "$work/ad/report.md" ||
+grep -Eq '^acks=1: [0-9]+ lost_write, every record in 2 patterns:' "$work/ad/report.md" ||
   fail "acks-durability: acks=1's lost writes are not in 2 patterns"
 grep -q 'a deposed leader (a newer one had been elected); A truncated it' "$work/ad/report.md" ||
   fail "acks-durability: no deposed-leader pattern"
