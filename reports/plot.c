@@ -287,7 +287,6 @@ append_plot_xy(GString *out, const PlotSpec *spec, const char *style_y1, const c
         plot_gnuplot_quote(out, series->label);
         g_string_append(out, " noenhanced");
     }
-    g_string_append_c(out, '\n');
 }
 
 /* ---- The plots ---- */
@@ -307,6 +306,7 @@ plot_script_latency_timeline(const PlotSpec *spec)
     g_string_append(out, "set ytics " MS_LOG_TICKS "\n");
     append_windows(out, spec);
     append_plot_xy(out, spec, "points pointtype 7 pointsize 0.4", NULL);
+    g_string_append_c(out, '\n');
     return script_end(out, spec);
 }
 
@@ -319,6 +319,7 @@ plot_script_latency_cdf(const PlotSpec *spec)
     g_string_append(out, "set yrange [0:1]\n");
     g_string_append(out, "set ytics 0.1\n");
     append_plot_xy(out, spec, "steps linewidth 2", NULL);
+    g_string_append_c(out, '\n');
     return script_end(out, spec);
 }
 
@@ -329,6 +330,7 @@ plot_script_throughput(const PlotSpec *spec)
     g_string_append(out, "set yrange [0:*]\n");
     append_windows(out, spec);
     append_plot_xy(out, spec, "lines linewidth 2", NULL);
+    g_string_append_c(out, '\n');
     return script_end(out, spec);
 }
 
@@ -360,6 +362,7 @@ plot_script_replicas(const PlotSpec *spec)
     append_windows(out, spec);
     append_plot_xy(out, spec, "steps linewidth 2",
                    "steps linewidth 2 dashtype 2 linecolor rgb \"#404040\"");
+    g_string_append_c(out, '\n');
     return script_end(out, spec);
 }
 
@@ -412,6 +415,57 @@ plot_script_outcome_bars(const PlotSpec *spec)
         g_string_append(out, " noenhanced");
     }
     append_bar_numbers(out, spec);
+    g_string_append_c(out, '\n');
+    return script_end(out, spec);
+}
+
+GString *
+plot_script_tradeoff(const PlotSpec *spec)
+{
+    KSIM_ASSERT(spec != NULL);
+    KSIM_ASSERT(spec->label_column > 0);
+    GString *out = script_begin(spec, "produce latency p99 (ms)", "acknowledged records lost");
+    const PlotSeries *runs = &spec->series[0];
+    KSIM_ASSERT(runs->x_column > 0);
+    g_string_append(out, "set logscale x\n");
+    g_string_append(out, "set xtics " MS_LOG_TICKS "\n");
+    g_string_append(out, "set mxtics 10\n");
+    /* Room around the points for their labels; a run that lost nothing
+     * sits on the floor of the plot, not below it. */
+    g_string_append(out, "set yrange [0:*]\n");
+    g_string_append(out, "set offsets graph 0.15, graph 0.3, graph 0.15, 0\n");
+    g_string_append(out, "set key off\n");
+    g_string_append(out, "plot ");
+    append_path(out, runs->csv_path);
+    g_string_append_printf(out,
+                           " using %u:%u every ::1 with points pointtype 7 pointsize 1.5 "
+                           "notitle, \\\n     ",
+                           runs->x_column, runs->y_column);
+    append_path(out, runs->csv_path);
+    g_string_append_printf(out,
+                           " using %u:%u:%u every ::1 with labels left offset char 1,0.8 "
+                           "noenhanced notitle\n",
+                           runs->x_column, runs->y_column, spec->label_column);
+    return script_end(out, spec);
+}
+
+GString *
+plot_script_load(const PlotSpec *spec)
+{
+    GString *out = script_begin(spec, "offered load", "produce latency p99 (ms)");
+    g_string_append(out, "set logscale y\n");
+    g_string_append(out, "set ytics " MS_LOG_TICKS "\n");
+    g_string_append(out, "set offsets graph 0.05, graph 0.05, 0, 0\n");
+    append_plot_xy(out, spec, "linespoints linewidth 2 pointtype 7", NULL);
+    if (spec->marks_csv != NULL) {
+        g_string_append(out, ", \\\n     ");
+        append_path(out, spec->marks_csv);
+        g_string_append(out, " using 1:2 every ::1 with points pointtype 6 pointsize 3 "
+                             "linewidth 2 linecolor rgb \"#990000\" title 'knee', \\\n     ");
+        append_path(out, spec->marks_csv);
+        g_string_append(out, " using 1:2:3 every ::1 with labels right offset char -1.5,1 "
+                             "textcolor rgb \"#990000\" noenhanced notitle");
+    }
     g_string_append_c(out, '\n');
     return script_end(out, spec);
 }

@@ -16,7 +16,11 @@
  *                                 (left axis) and ISR size (right axis) over
  *                                 time, fault windows shaded;
  *   plot_script_outcome_bars      acknowledged / lost / duplicated per run as
- *                                 grouped bars with their numbers on top.
+ *                                 grouped bars with their numbers on top;
+ *   plot_script_tradeoff          [vary] runs: records lost against p99
+ *                                 latency (log scale), one labelled point each;
+ *   plot_script_load              [vary] runs along an offered load: p99
+ *                                 latency (log scale) per curve, knees marked.
  *
  * CSV files are read with `set datafile separator comma` and their first row
  * is skipped as a header (outfile_csv writes one). A series whose CSV has no
@@ -102,8 +106,10 @@ typedef struct {
     guint series_len;
     const PlotWindow *windows; /* time plots only; ignored by the CDF and bars */
     guint windows_len;
-    guint label_column; /* bars: 1-based column of the run labels */
+    guint label_column; /* bars, tradeoff: 1-based column of the run labels */
     PlotPng png;        /* copy PlotTerminals.png here */
+    /* plot_script_load: a CSV of marked points (x, y, label; may be NULL). */
+    const char *marks_csv;
 } PlotSpec;
 
 /* The builders. Each returns a new script (transfer full). */
@@ -116,6 +122,15 @@ GString *plot_script_replicas(const PlotSpec *spec);
  * holds the run labels and each series' `y_column` one count. The CSV must
  * have at least one data row. */
 GString *plot_script_outcome_bars(const PlotSpec *spec);
+
+/* Tradeoff: series[0]'s x column is each run's p99 in ms, its y column the
+ * records it lost; `label_column` names the point. */
+GString *plot_script_tradeoff(const PlotSpec *spec);
+
+/* Load: one curve per series (x the load, y a latency in ms), drawn with
+ * lines and points; `marks_csv`, when set, adds a ringed point and its label
+ * at each of its rows. */
+GString *plot_script_load(const PlotSpec *spec);
 
 /* Runs `script` in `workdir` (see plot_run), then checks that gnuplot made
  * BASENAME.svg and, unless spec->png is PLOT_PNG_NONE, BASENAME.png, both

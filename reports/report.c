@@ -186,6 +186,48 @@ report_runs_prepare(const ReportInput *input, gboolean explain)
     return runs;
 }
 
+Comparison *
+report_comparison_new(const GPtrArray *runs)
+{
+    guint n = runs->len;
+    g_autofree CompareRun *compared = g_new0(CompareRun, MAX(n, 1u));
+    GPtrArray *strings = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < n; i++) {
+        const RunData *data = g_ptr_array_index(runs, i);
+        const ReportRun *run = data->run;
+        const char **keys = g_new0(const char *, run->settings_len + 1);
+        const char **values = g_new0(const char *, run->settings_len + 1);
+        for (guint k = 0; k < run->settings_len; k++) {
+            keys[k] = run->settings[k].key;
+            values[k] = run->settings[k].value;
+        }
+        g_ptr_array_add(strings, keys);
+        g_ptr_array_add(strings, values);
+        const StatsHistogram *acked = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
+        gboolean measured = stats_histogram_count(acked) > 0;
+        compared[i] = (CompareRun){
+            .label = run->label ? run->label : data->slug,
+            .keys = keys,
+            .values = values,
+            .keys_len = run->settings_len,
+            .p50_ms = measured ? (double)stats_histogram_quantile(acked, 0.5) / 1e6 : -1,
+            .p99_ms = measured ? (double)stats_histogram_quantile(acked, 0.99) / 1e6 : -1,
+            .lost = checker_result_counts(data->result)->anomalies[CHECKER_LOST_WRITE],
+        };
+    }
+    /* Runs of one scenario share its [vary] keys; anything else (a report
+     * of runs put together by hand) has nothing to compare. */
+    gboolean same = n > 0;
+    for (guint i = 1; i < n && same; i++) {
+        same = compared[i].keys_len == compared[0].keys_len;
+        for (guint k = 0; same && k < compared[0].keys_len; k++)
+            same = strcmp(compared[i].keys[k], compared[0].keys[k]) == 0;
+    }
+    Comparison *comparison = same ? compare_new(compared, n) : NULL;
+    g_ptr_array_free(strings, TRUE);
+    return comparison;
+}
+
 gboolean
 report_expectations_passed(const ReportRun *run)
 {
@@ -260,7 +302,9 @@ report_write_into(const ReportInput *input, OutDir *out, GPtrArray *warnings, GE
     report.runs = report_runs_prepare(input, TRUE);
     report.jobs = g_ptr_array_new_with_free_func(report_plots_job_free);
     report.warnings = g_ptr_array_new_with_free_func(g_free);
+    report.comparison = report_comparison_new(report.runs);
     gboolean ok = report_write_all(&report, error);
+    compare_free(report.comparison);
     for (guint i = 0; warnings != NULL && i < report.warnings->len; i++)
         g_ptr_array_add(warnings, g_strdup(g_ptr_array_index(report.warnings, i)));
     g_ptr_array_free(report.warnings, TRUE);

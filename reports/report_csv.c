@@ -566,6 +566,144 @@ csv_faults(Report *report, GError **error)
     return csv_commit(&out, error);
 }
 
+/* ---- the comparison of [vary] runs ---- */
+
+/* comparison.csv: one row per run, its varied keys as columns; the
+ * durability-against-latency plot reads it and labels each point with the
+ * run's number (the report's comparison table names the runs), as labels
+ * of whole run names would print over each other. */
+static gboolean
+csv_comparison_runs(Report *report, GError **error)
+{
+    const RunData *first = g_ptr_array_index(report->runs, 0);
+    GPtrArray *header = g_ptr_array_new();
+    g_ptr_array_add(header, (gpointer) "number");
+    g_ptr_array_add(header, (gpointer) "run");
+    for (guint k = 0; k < first->run->settings_len; k++)
+        g_ptr_array_add(header, (gpointer)first->run->settings[k].key);
+    static const char *const counts[] = {"acked",  "lost_write", "duplicate", "nonmonotonic_send",
+                                         "p50_ms", "p99_ms",     "max_ms",    "availability"};
+    for (guint i = 0; i < G_N_ELEMENTS(counts); i++)
+        g_ptr_array_add(header, (gpointer)counts[i]);
+    g_ptr_array_add(header, NULL);
+    CsvOut out;
+    gboolean opened =
+        csv_open(&out, report->out, "comparison.csv", (const char *const *)header->pdata, error);
+    g_ptr_array_free(header, TRUE);
+    if (!opened)
+        return FALSE;
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        const CheckerCounts *c = checker_result_counts(data->result);
+        const StatsHistogram *acked = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
+        const CheckerStats *stats = checker_result_stats(data->result);
+        g_autofree char *label = plot_label(data->run->label);
+        outfile_csv_int(out.csv, (gint64)data->number);
+        outfile_csv_string(out.csv, label);
+        for (guint k = 0; k < data->run->settings_len; k++)
+            outfile_csv_string(out.csv, data->run->settings[k].value);
+        outfile_csv_int(out.csv, (gint64)c->acked);
+        outfile_csv_int(out.csv, (gint64)c->anomalies[CHECKER_LOST_WRITE]);
+        outfile_csv_int(out.csv, (gint64)c->anomalies[CHECKER_DUPLICATE]);
+        outfile_csv_int(out.csv, (gint64)c->anomalies[CHECKER_NONMONOTONIC_SEND]);
+        const double quantiles[] = {0.5, 0.99, 1.0};
+        for (guint q = 0; q < G_N_ELEMENTS(quantiles); q++) {
+            if (stats_histogram_count(acked) == 0)
+                outfile_csv_string(out.csv, "");
+            else
+                outfile_csv_double(out.csv,
+                                   (double)stats_histogram_quantile(acked, quantiles[q]) / 1e6);
+        }
+        if (stats->availability < 0)
+            outfile_csv_string(out.csv, "");
+        else
+            outfile_csv_double(out.csv, stats->availability);
+        outfile_csv_end_row(out.csv);
+    }
+    if (!csv_commit(&out, error))
+        return FALSE;
+    guint keys = first->run->settings_len;
+    PlotJob *tradeoff =
+        report_plots_job_add(report, JOB_TRADEOFF, g_strdup("comparison-tradeoff"),
+                             g_strdup("Records lost against p99 latency, per run"));
+    report_plots_job_series(tradeoff, g_strdup("comparison.csv"), g_strdup("runs"), keys + 8,
+                            keys + 4, PLOT_AXIS_Y1);
+    return TRUE;
+}
+
+/* comparison-load-N.csv per curve (the load, p50, p99) and
+ * comparison-knees.csv; the latency-against-load plot reads them. */
+static gboolean
+csv_comparison_load(Report *report, GError **error)
+{
+    const char *key = compare_load_key(report->comparison);
+    const GPtrArray *curves = compare_curves(report->comparison);
+    PlotJob *load = report_plots_job_add(
+        report, JOB_LOAD, g_strdup("comparison-load"),
+        g_strdup_printf("Produce latency p99 against %s, knees marked", key));
+    load->x_label = g_strdup(key);
+    static const char *const header[] = {"load", "p50_ms", "p99_ms", "run", NULL};
+    static const char *const knee_header[] = {"load", "p99_ms", "label", NULL};
+    CsvOut knees;
+    if (!csv_open(&knees, report->out, "comparison-knees.csv", knee_header, error))
+        return FALSE;
+    gboolean any_knee = FALSE;
+    for (guint i = 0; i < curves->len; i++) {
+        const CompareCurve *curve = g_ptr_array_index(curves, i);
+        if (curve->points->len == 0)
+            continue;
+        g_autofree char *name = g_strdup_printf("comparison-load-%u.csv", i + 1);
+        CsvOut out;
+        if (!csv_open(&out, report->out, name, header, error)) {
+            outfile_csv_free(knees.csv);
+            outfile_abort(knees.file);
+            return FALSE;
+        }
+        for (guint p = 0; p < curve->points->len; p++) {
+            const ComparePoint *point = &g_array_index(curve->points, ComparePoint, p);
+            const RunData *data = g_ptr_array_index(report->runs, point->run);
+            g_autofree char *label = plot_label(data->run->label);
+            outfile_csv_double(out.csv, point->x);
+            outfile_csv_double(out.csv, point->p50_ms);
+            outfile_csv_double(out.csv, point->p99_ms);
+            outfile_csv_string(out.csv, label);
+            outfile_csv_end_row(out.csv);
+        }
+        if (!csv_commit(&out, error)) {
+            outfile_csv_free(knees.csv);
+            outfile_abort(knees.file);
+            return FALSE;
+        }
+        report_plots_job_series(load, g_strdup(name), plot_label(curve->label), 1, 3,
+                                PLOT_AXIS_Y1);
+        if (curve->knee >= 0) {
+            const ComparePoint *knee =
+                &g_array_index(curve->points, ComparePoint, (guint)curve->knee);
+            g_autofree char *label = plot_label(curve->label);
+            outfile_csv_double(knees.csv, knee->x);
+            outfile_csv_double(knees.csv, knee->p99_ms);
+            outfile_csv_string(knees.csv, label);
+            outfile_csv_end_row(knees.csv);
+            any_knee = TRUE;
+        }
+    }
+    if (!csv_commit(&knees, error))
+        return FALSE;
+    if (any_knee)
+        load->marks_csv = g_strdup("comparison-knees.csv");
+    return TRUE;
+}
+
+static gboolean
+csv_comparison(Report *report, GError **error)
+{
+    if (report->comparison == NULL)
+        return TRUE;
+    if (!csv_comparison_runs(report, error))
+        return FALSE;
+    return compare_load_key(report->comparison) == NULL || csv_comparison_load(report, error);
+}
+
 gboolean
 report_csv_write_all(Report *report, GError **error)
 {
@@ -596,5 +734,5 @@ report_csv_write_all(Report *report, GError **error)
         if (!csv_run(report, g_ptr_array_index(report->runs, i), cdf, timeline, throughput, error))
             return FALSE;
     }
-    return TRUE;
+    return csv_comparison(report, error);
 }

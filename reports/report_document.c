@@ -359,6 +359,165 @@ doc_verdict(Document *doc, const Report *report)
     }
 }
 
+/* ---- document: the [vary] runs compared ---- */
+
+static char *
+load_value_text(double value)
+{
+    char text[G_ASCII_DTOSTR_BUF_SIZE];
+    return g_strdup(g_ascii_formatd(text, sizeof text, "%.6g", value));
+}
+
+/* What one load curve shows: where its p99 starts to climb, in words. */
+static void
+doc_curve_sentence(Block *list, const char *key, const CompareCurve *curve)
+{
+    guint n = curve->points->len;
+    if (n == 0)
+        return;
+    const ComparePoint *first = &g_array_index(curve->points, ComparePoint, 0);
+    const ComparePoint *last = &g_array_index(curve->points, ComparePoint, n - 1);
+    g_autofree char *first_x = load_value_text(first->x);
+    g_autofree char *last_x = load_value_text(last->x);
+    if (curve->knee < 0) {
+        g_ptr_array_add(list->rows,
+                        g_strdup_printf("%s: no knee between %s = %s and %s (p99 %.3f ms to "
+                                        "%.3f ms)",
+                                        curve->label, key, first_x, last_x, first->p99_ms,
+                                        last->p99_ms));
+        return;
+    }
+    const ComparePoint *knee = &g_array_index(curve->points, ComparePoint, (guint)curve->knee);
+    g_autofree char *knee_x = load_value_text(knee->x);
+    g_ptr_array_add(list->rows,
+                    g_strdup_printf("%s: p99 grows slowly up to the knee at %s = %s (%.3f ms, "
+                                    "against %.3f ms at %s), then steeply: %.3f ms at %s",
+                                    curve->label, key, knee_x, knee->p99_ms, first->p99_ms,
+                                    first_x, last->p99_ms, last_x));
+}
+
+/* The load curves as a table: a row per load, a p50 and p99 column per
+ * curve. */
+static void
+doc_load_table(Document *doc, const Comparison *comparison)
+{
+    const GPtrArray *curves = compare_curves(comparison);
+    GPtrArray *header = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(header, g_strdup(compare_load_key(comparison)));
+    for (guint i = 0; i < curves->len; i++) {
+        const CompareCurve *curve = g_ptr_array_index(curves, i);
+        g_ptr_array_add(header, g_strdup_printf("%s p50 ms", curve->label));
+        g_ptr_array_add(header, g_strdup_printf("%s p99 ms", curve->label));
+    }
+    g_ptr_array_add(header, NULL);
+    Block *table = doc_table(doc, (const char *const *)header->pdata);
+    g_ptr_array_free(header, TRUE);
+    /* The loads of every curve, in increasing order, once each. */
+    g_autoptr(GArray) loads = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < curves->len; i++) {
+        const CompareCurve *curve = g_ptr_array_index(curves, i);
+        for (guint p = 0; p < curve->points->len; p++) {
+            double x = g_array_index(curve->points, ComparePoint, p).x;
+            guint at = 0;
+            while (at < loads->len && g_array_index(loads, double, at) < x)
+                at++;
+            if (at == loads->len || g_array_index(loads, double, at) != x)
+                g_array_insert_val(loads, at, x);
+        }
+    }
+    for (guint l = 0; l < loads->len; l++) {
+        double x = g_array_index(loads, double, l);
+        GPtrArray *row = table_row(table);
+        row_cell(row, load_value_text(x));
+        for (guint i = 0; i < curves->len; i++) {
+            const CompareCurve *curve = g_ptr_array_index(curves, i);
+            const ComparePoint *found = NULL;
+            for (guint p = 0; p < curve->points->len && found == NULL; p++) {
+                const ComparePoint *point = &g_array_index(curve->points, ComparePoint, p);
+                if (point->x == x)
+                    found = point;
+            }
+            gboolean knee = found != NULL && curve->knee >= 0 &&
+                            found == &g_array_index(curve->points, ComparePoint, (guint)curve->knee);
+            row_cell(row, found ? g_strdup_printf("%.3f", found->p50_ms) : g_strdup("-"));
+            row_cell(row, found ? g_strdup_printf("%.3f%s", found->p99_ms, knee ? " (knee)" : "")
+                                : g_strdup("-"));
+        }
+    }
+}
+
+/* A row per run: its number, its varied values as columns, what it lost
+ * and what it paid. */
+static void
+doc_runs_side_by_side(Document *doc, const Report *report)
+{
+    const RunData *first = g_ptr_array_index(report->runs, 0);
+    GPtrArray *header = g_ptr_array_new();
+    g_ptr_array_add(header, (gpointer) "#");
+    for (guint k = 0; k < first->run->settings_len; k++)
+        g_ptr_array_add(header, (gpointer)first->run->settings[k].key);
+    static const char *const columns[] = {"Lost", "Duplicated", "Reordered", "p50 ms", "p99 ms",
+                                          "Availability"};
+    for (guint i = 0; i < G_N_ELEMENTS(columns); i++)
+        g_ptr_array_add(header, (gpointer)columns[i]);
+    g_ptr_array_add(header, NULL);
+    Block *table = doc_table(doc, (const char *const *)header->pdata);
+    g_ptr_array_free(header, TRUE);
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        const CheckerCounts *c = checker_result_counts(data->result);
+        const StatsHistogram *acked = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
+        GPtrArray *row = table_row(table);
+        row_cell(row, g_strdup_printf("%u", data->number));
+        for (guint k = 0; k < data->run->settings_len; k++)
+            row_cell(row, g_strdup(data->run->settings[k].value));
+        row_cell(row, report_u64_text(c->anomalies[CHECKER_LOST_WRITE]));
+        row_cell(row, report_u64_text(c->anomalies[CHECKER_DUPLICATE]));
+        row_cell(row, report_u64_text(c->anomalies[CHECKER_NONMONOTONIC_SEND]));
+        row_cell(row, report_quantile_ms_text(acked, 0.5));
+        row_cell(row, report_quantile_ms_text(acked, 0.99));
+        row_cell(row, availability_text(checker_result_stats(data->result)));
+    }
+}
+
+/* The [vary] runs side by side: durability against latency on one plot,
+ * and latency along an offered load with its knee. */
+static void
+doc_comparison(Document *doc, const Report *report)
+{
+    const Comparison *comparison = report->comparison;
+    if (comparison == NULL)
+        return;
+    const RunData *first = g_ptr_array_index(report->runs, 0);
+    GString *keys = g_string_new(NULL);
+    for (guint k = 0; k < first->run->settings_len; k++)
+        g_string_append_printf(keys, "%s%s", k > 0 ? ", " : "", first->run->settings[k].key);
+    doc_heading(doc, 2, "Comparison");
+    doc_paragraph(doc,
+                  "The %u runs side by side over %s: what each paid in latency and kept in "
+                  "durability. The plot numbers each run as the table does; comparison.csv "
+                  "has these rows.",
+                  report->runs->len, keys->str);
+    g_string_free(keys, TRUE);
+    doc_runs_side_by_side(doc, report);
+    doc_image(doc, job_find(report, "comparison-tradeoff"));
+    const char *key = compare_load_key(comparison);
+    if (key == NULL)
+        return;
+    doc_paragraph(doc,
+                  "Latency against %s. The knee is where p99 stops growing with the load and "
+                  "starts to climb (Kneedle: the point farthest below the straight line from "
+                  "the lowest load's p99 to the highest's, both scaled to [0, 1]; none when "
+                  "the curve bends less than %.1f).",
+                  key, COMPARE_KNEE_MIN);
+    Block *list = doc_list(doc, FALSE);
+    const GPtrArray *curves = compare_curves(comparison);
+    for (guint i = 0; i < curves->len; i++)
+        doc_curve_sentence(list, key, g_ptr_array_index(curves, i));
+    doc_load_table(doc, comparison);
+    doc_image(doc, job_find(report, "comparison-load"));
+}
+
 /* Records retention deleted after they were committed: not an anomaly, but
  * the reason they are not in the committed log, with the first example. */
 static void
@@ -961,6 +1120,7 @@ report_document_build(const Report *report)
     Document *doc = g_ptr_array_new_with_free_func(block_free);
     doc_header(doc, report);
     doc_verdict(doc, report);
+    doc_comparison(doc, report);
     doc_heading(doc, 2, "Explanations");
     for (guint i = 0; i < report->runs->len; i++)
         doc_run_explanations(doc, g_ptr_array_index(report->runs, i));

@@ -10,6 +10,7 @@
 
 #include <glib.h>
 
+#include "compare.h"
 #include "explain.h"
 #include "patterns.h"
 #include "plot.h"
@@ -52,6 +53,8 @@ typedef enum {
     JOB_TIMELINE,
     JOB_THROUGHPUT,
     JOB_REPLICAS,
+    JOB_TRADEOFF,
+    JOB_LOAD,
 } JobKind;
 
 typedef struct {
@@ -61,6 +64,8 @@ typedef struct {
     GArray *series;     /* PlotSeries; strings borrowed from `strings` */
     GPtrArray *strings; /* owned */
     GArray *windows;    /* PlotWindow; labels borrowed from the input */
+    char *x_label;      /* NULL: the plot's default */
+    char *marks_csv;    /* JOB_LOAD's marked points, or NULL */
     gboolean drawn;
 } PlotJob;
 
@@ -71,6 +76,7 @@ typedef struct {
     GPtrArray *runs;     /* RunData */
     GPtrArray *jobs;     /* PlotJob */
     GPtrArray *warnings; /* strings */
+    Comparison *comparison; /* the [vary] runs side by side, or NULL */
 } Report;
 
 /* The bytes of SVG report.html holds inline; diagrams beyond it are linked
@@ -122,6 +128,9 @@ char *report_u64_text(guint64 value);
 /* Adds a warning to the report (shown in the documents, returned to the
  * caller of report_write). */
 void report_warn(Report *report, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+/* The comparison of the runs (compare.h), or NULL when there is none. */
+Comparison *report_comparison_new(const GPtrArray *runs);
 
 /* ---- report_json.c ---- */
 

@@ -696,6 +696,53 @@ json_run(JsonBuilder *b, const RunData *data)
     json_builder_end_object(b);
 }
 
+/* The [vary] runs' load curves (compare.h), when a varied key is a load:
+ * "comparison": {"load_key", "curves": [{"label", "knee" (the load, or
+ * null), "points": [{"load", "p50_ms", "p99_ms", "run"}]}]}. */
+static void
+json_comparison(JsonBuilder *b, const GPtrArray *runs)
+{
+    Comparison *comparison = report_comparison_new(runs);
+    if (comparison == NULL || compare_load_key(comparison) == NULL) {
+        compare_free(comparison);
+        return;
+    }
+    json_builder_set_member_name(b, "comparison");
+    json_builder_begin_object(b);
+    json_string(b, "load_key", compare_load_key(comparison));
+    json_builder_set_member_name(b, "curves");
+    json_builder_begin_array(b);
+    const GPtrArray *curves = compare_curves(comparison);
+    for (guint i = 0; i < curves->len; i++) {
+        const CompareCurve *curve = g_ptr_array_index(curves, i);
+        json_builder_begin_object(b);
+        json_string(b, "label", curve->label);
+        json_builder_set_member_name(b, "knee");
+        if (curve->knee >= 0)
+            json_builder_add_double_value(
+                b, g_array_index(curve->points, ComparePoint, (guint)curve->knee).x);
+        else
+            json_builder_add_null_value(b);
+        json_builder_set_member_name(b, "points");
+        json_builder_begin_array(b);
+        for (guint p = 0; p < curve->points->len; p++) {
+            const ComparePoint *point = &g_array_index(curve->points, ComparePoint, p);
+            const RunData *data = g_ptr_array_index(runs, point->run);
+            json_builder_begin_object(b);
+            json_double(b, "load", point->x);
+            json_double(b, "p50_ms", point->p50_ms);
+            json_double(b, "p99_ms", point->p99_ms);
+            json_string(b, "run", data->run->label ? data->run->label : data->slug);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    compare_free(comparison);
+}
+
 char *
 report_json_summary(const ReportInput *input, const GPtrArray *runs, const GPtrArray *warnings)
 {
@@ -713,6 +760,7 @@ report_json_summary(const ReportInput *input, const GPtrArray *runs, const GPtrA
     for (guint i = 0; i < runs->len; i++)
         json_run(b, g_ptr_array_index(runs, i));
     json_builder_end_array(b);
+    json_comparison(b, runs);
     json_strings(b, "warnings", warnings);
     json_builder_end_object(b);
     g_autoptr(JsonNode) root = json_builder_get_root(b);

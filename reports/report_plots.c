@@ -23,6 +23,8 @@ report_plots_job_free(gpointer pointer)
     g_array_free(job->series, TRUE);
     g_ptr_array_free(job->strings, TRUE);
     g_array_free(job->windows, TRUE);
+    g_free(job->x_label);
+    g_free(job->marks_csv);
     g_free(job);
 }
 
@@ -107,6 +109,10 @@ job_script(const PlotJob *job, const PlotSpec *spec)
         return plot_script_latency_timeline(spec);
     case JOB_THROUGHPUT:
         return plot_script_throughput(spec);
+    case JOB_TRADEOFF:
+        return plot_script_tradeoff(spec);
+    case JOB_LOAD:
+        return plot_script_load(spec);
     default:
         return plot_script_replicas(spec);
     }
@@ -123,6 +129,8 @@ job_spec(const PlotJob *job, PlotPng png, const char *basename, PlotSpec *spec)
     spec->windows = (const PlotWindow *)(gconstpointer)job->windows->data;
     spec->windows_len = job->windows->len;
     spec->label_column = 1;
+    spec->x_label = job->x_label;
+    spec->marks_csv = job->marks_csv;
     spec->png = png;
 }
 

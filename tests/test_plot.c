@@ -139,6 +139,13 @@ static const PlotSeries outcome_series[] = {
     {"outcomes.csv", "lost", 0, 3, PLOT_AXIS_Y1},
     {"outcomes.csv", "duplicated", 0, 4, PLOT_AXIS_Y1},
 };
+static const PlotSeries tradeoff_series[] = {
+    {"comparison.csv", "runs", 9, 5, PLOT_AXIS_Y1},
+};
+static const PlotSeries load_series[] = {
+    {"load-1.csv", "acks=1", 1, 3, PLOT_AXIS_Y1},
+    {"load-2.csv", "acks=all", 1, 3, PLOT_AXIS_Y1},
+};
 static const PlotWindow fault_windows[] = {
     {1.0, 2.5, "crash broker 1"},
     {3.0, 3.25, NULL},
@@ -159,7 +166,7 @@ typedef struct {
 static const PlotCase plot_cases[] = {
     {"latency_timeline",
      plot_script_latency_timeline,
-     {"latency", "Produce latency", NULL, NULL, NULL, latency_series, 2, fault_windows, 2, 0, 0},
+     {"latency", "Produce latency", NULL, NULL, NULL, latency_series, 2, fault_windows, 2, 0, 0, NULL},
      {"set title 'Produce latency' noenhanced\n", "set xlabel 'virtual time (s)' noenhanced\n",
       "set logscale y\n", "set object 1 rect from first 1, graph 0 to first 2.5, graph 1 behind",
       "set object 2 rect from first 3, graph 0 to first 3.25, graph 1 behind",
@@ -171,21 +178,21 @@ static const PlotCase plot_cases[] = {
      {"set label 2", "axes x1y2", NULL}},
     {"latency_cdf",
      plot_script_latency_cdf,
-     {"cdf", "Latency CDF", "latency (ms)", NULL, NULL, cdf_series, 2, fault_windows, 2, 0, 0},
+     {"cdf", "Latency CDF", "latency (ms)", NULL, NULL, cdf_series, 2, fault_windows, 2, 0, 0, NULL},
      {"set logscale x\n", "set yrange [0:1]\n", "set xlabel 'latency (ms)' noenhanced\n",
       "plot 'cdf-acks0.csv' using 1:2 every ::1 with steps linewidth 2 title 'acks=0'",
       "'cdf-all.csv' using 1:2 every ::1 with steps linewidth 2 title 'acks=all'"},
      {"set object", "set logscale y", NULL}},
     {"throughput",
      plot_script_throughput,
-     {"throughput", NULL, NULL, "records/s", NULL, throughput_series, 1, fault_windows, 1, 0, 0},
+     {"throughput", NULL, NULL, "records/s", NULL, throughput_series, 1, fault_windows, 1, 0, 0, NULL},
      {"set yrange [0:*]\n", "set ylabel 'records/s' noenhanced\n", "set object 1 rect",
       "plot 'tput-acks0.csv' using 1:2 every ::1 with lines linewidth 2 title 'acks=0'"},
      {"set title", "set object 2", NULL}},
     {"replicas",
      plot_script_replicas,
      {"partition-0", "topic t, partition 0", NULL, NULL, NULL, replica_series, 5, fault_windows, 2,
-      0, 0},
+      0, 0, NULL},
      {"set y2label 'ISR size' noenhanced\n", "set y2tics 1\n", "set ytics nomirror\n",
       "plot 'replicas.csv' using 1:2 every ::1 with steps linewidth 2 title 'LEO broker 1'",
       "'replicas.csv' using 1:5 every ::1 with steps linewidth 2 title 'HW broker 2'",
@@ -195,7 +202,7 @@ static const PlotCase plot_cases[] = {
     {"outcome_bars",
      plot_script_outcome_bars,
      {"outcomes", "Acknowledged, lost, duplicated", NULL, NULL, NULL, outcome_series, 3, NULL, 0, 1,
-      0},
+      0, NULL},
      {"set style data histogram\n", "set style histogram clustered gap 1\n",
       "stats 'outcomes.csv' using 2 every ::1 nooutput\n",
       "set xrange [-0.5:STATS_records - 0.5]\n",
@@ -204,6 +211,23 @@ static const PlotCase plot_cases[] = {
       "'outcomes.csv' using ($0 + -0.25):2:2 every ::1 with labels",
       "'outcomes.csv' using ($0 + 0.25):4:4 every ::1 with labels"},
      {"set object", NULL}},
+    {"tradeoff",
+     plot_script_tradeoff,
+     {"tradeoff", "Lost against p99", NULL, NULL, NULL, tradeoff_series, 1, NULL, 0, 1, 0, NULL},
+     {"set logscale x\n", "set yrange [0:*]\n", "set xlabel 'produce latency p99 (ms)'",
+      "plot 'comparison.csv' using 9:5 every ::1 with points pointtype 7",
+      "'comparison.csv' using 9:5:1 every ::1 with labels left"},
+     {"set logscale y", "set object", NULL}},
+    {"load",
+     plot_script_load,
+     {"load", NULL, "workload.rate", NULL, NULL, load_series, 2, NULL, 0, 0, 0, "knees.csv"},
+     {"set logscale y\n", "set xlabel 'workload.rate' noenhanced\n",
+      "plot 'load-1.csv' using 1:3 every ::1 with linespoints linewidth 2 pointtype 7 title "
+      "'acks=1'",
+      "'load-2.csv' using 1:3 every ::1 with linespoints",
+      "'knees.csv' using 1:2 every ::1 with points pointtype 6",
+      "'knees.csv' using 1:2:3 every ::1 with labels"},
+     {"set logscale x", "set title", NULL}},
 };
 
 static void
@@ -264,7 +288,7 @@ test_plot_scripts_quote_hostile_names(void **state)
     };
     static const PlotWindow windows[] = {{0.5, 1.0, "crash\nsystem 'touch pwned'"}};
     PlotSpec spec = {
-        "it's out", "title\nsystem 'touch pwned'", NULL, NULL, NULL, series, 1, windows, 1, 0, 0};
+        "it's out", "title\nsystem 'touch pwned'", NULL, NULL, NULL, series, 1, windows, 1, 0, 0, NULL};
     g_autoptr(GString) script = plot_script_latency_timeline(&spec);
     assert_contains(script->str, "plot 'it''s data.csv' using 1:2");
     assert_contains(script->str, "title 'x''; system ''touch pwned' noenhanced");
@@ -381,6 +405,22 @@ write_all_csvs(const char *directory)
     write_csv(directory, "tput-acks0.csv", tput_header, tput, 5);
     write_csv(directory, "replicas.csv", replica_header, replicas, 5);
     write_outcomes_csv(directory);
+    /* The comparison's files; numbers stand in for the run labels. */
+    static const char *const comparison_header[] = {
+        "number", "run", "acks", "acked", "lost_write", "duplicate", "nonmonotonic_send",
+        "p50_ms", "p99_ms", NULL};
+    static const double comparison[] = {1, 1, 0, 900, 300, 0, 2, 3.5, 5900,
+                                        2, 2, 1, 900, 140, 1, 1, 5.0, 8200,
+                                        3, 3, -1, 900, 0, 0, 0, 7.2, 9700};
+    write_csv(directory, "comparison.csv", comparison_header, comparison, 3);
+    static const char *const load_header[] = {"load", "p50_ms", "p99_ms", NULL};
+    static const double load_1[] = {3000, 1.4, 3, 9000, 2, 7.4, 15000, 4, 22.8, 21000, 157, 528};
+    static const double load_2[] = {3000, 9, 14, 9000, 14, 31, 15000, 333, 965, 21000, 960, 2046};
+    write_csv(directory, "load-1.csv", load_header, load_1, 4);
+    write_csv(directory, "load-2.csv", load_header, load_2, 4);
+    static const char *const knee_header[] = {"load", "p99_ms", "label", NULL};
+    static const double knees[] = {15000, 22.8, 1, 9000, 31, 2};
+    write_csv(directory, "knees.csv", knee_header, knees, 2);
 }
 
 static void
@@ -435,7 +475,7 @@ test_plot_render_hostile_names(void **state)
     write_csv(directory, "it's data.csv", header, cells, 2);
     static const PlotSeries series[] = {{"it's data.csv", "x'; print 'y", 1, 2, PLOT_AXIS_Y1}};
     static const PlotWindow windows[] = {{0.12, 0.15, "it's\ndown"}};
-    PlotSpec spec = {"it's out", "a\nb", NULL, NULL, NULL, series, 1, windows, 1, 0, 0};
+    PlotSpec spec = {"it's out", "a\nb", NULL, NULL, NULL, series, 1, windows, 1, 0, 0, NULL};
     g_autoptr(GString) script = plot_script_latency_timeline(&spec);
     g_autoptr(GError) error = NULL;
     if (!plot_render(script, &spec, directory, &error))
