@@ -334,6 +334,21 @@ plot_script_throughput(const PlotSpec *spec)
     return script_end(out, spec);
 }
 
+GString *
+plot_script_utilization(const PlotSpec *spec)
+{
+    GString *out = script_begin(spec, "virtual time (s)", "I/O threads busy (share)");
+    /* Many runs' names would squeeze the graph from the side. */
+    if (spec->series_len > 4)
+        g_string_append(out, "set key below noenhanced\n");
+    g_string_append(out, "set yrange [0:1.05]\n");
+    g_string_append(out, "set ytics 0.1\n");
+    append_windows(out, spec);
+    append_plot_xy(out, spec, "lines linewidth 2", NULL);
+    g_string_append_c(out, '\n');
+    return script_end(out, spec);
+}
+
 /* The right axis runs from 0 to half a unit above the largest ISR size, so
  * a full ISR is not drawn on the frame; gnuplot finds the largest itself. */
 static void

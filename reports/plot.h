@@ -17,6 +17,7 @@
  *                                 time, fault windows shaded;
  *   plot_script_outcome_bars      acknowledged / lost / duplicated per run as
  *                                 grouped bars with their numbers on top;
+ *   plot_script_utilization       a broker's I/O-thread utilisation over time;
  *   plot_script_tradeoff          [vary] runs: records lost against p99
  *                                 latency (log scale), one labelled point each;
  *   plot_script_load              [vary] runs along an offered load: p99
@@ -117,6 +118,8 @@ GString *plot_script_latency_timeline(const PlotSpec *spec);
 GString *plot_script_latency_cdf(const PlotSpec *spec);
 GString *plot_script_throughput(const PlotSpec *spec);
 GString *plot_script_replicas(const PlotSpec *spec);
+/* Utilisation (a share in [0, 1]) over virtual time, fault windows shaded. */
+GString *plot_script_utilization(const PlotSpec *spec);
 
 /* Bars: every series names the same CSV, one row per run; `label_column`
  * holds the run labels and each series' `y_column` one count. The CSV must

@@ -283,7 +283,8 @@ documents_write(const Report *report, GError **error)
 static gboolean
 report_write_all(Report *report, GError **error)
 {
-    if (!report_csv_write_all(report, error) || !report_plots_render(report, error) ||
+    if (!report_csv_write_all(report, error) || !report_latency_write(report, error) ||
+        !report_plots_render(report, error) ||
         !report_diagrams_write(report, error) || !documents_write(report, error))
         return FALSE;
     g_autofree char *summary = report_json_summary(report->input, report->runs, report->warnings);

@@ -5,6 +5,7 @@
  * latency, replicas, timeline and runs (report_document_build).
  */
 #include "report_internal.h"
+#include "utilization.h"
 
 #include "failover.h"
 
@@ -884,6 +885,7 @@ doc_fault_legend(Document *doc, const Report *report)
     }
 }
 static void doc_requests(Document *doc, const Report *report);
+static void doc_utilization(Document *doc, const Report *report);
 
 static void
 doc_latency(Document *doc, const Report *report)
@@ -914,6 +916,7 @@ doc_latency(Document *doc, const Report *report)
     doc_image(doc, job_find(report, "throughput"));
     doc_fault_legend(doc, report);
     doc_requests(doc, report);
+    doc_utilization(doc, report);
 }
 
 /* Per-request broker times of produce requests (HistoryRequest), as Kafka's
@@ -969,6 +972,49 @@ doc_requests(Document *doc, const Report *report)
     Block *table = doc_table(doc, header);
     for (guint i = 0; i < report->runs->len; i++)
         request_rows(table, g_ptr_array_index(report->runs, i));
+}
+
+/* How busy the brokers' I/O threads were (utilization.h). */
+static void
+doc_utilization(Document *doc, const Report *report)
+{
+    static const char *const header[] = {"Run",  "Busiest broker", "its mean", "its peak",
+                                         "all brokers' mean", NULL};
+    doc_heading(doc, 3, "How busy the brokers were");
+    doc_paragraph(doc, "The share of each broker's I/O threads (num.io.threads) busy handling "
+                       "requests: a request holds one from the end of its queue wait to the end "
+                       "of its local time. Kafka shows the same as 1 − "
+                       "RequestHandlerAvgIdlePercent. A broker near 1 queues every request: its "
+                       "latency climbs with the load. Per broker and time bucket in "
+                       "RUN-utilization.csv.");
+    Block *table = doc_table(doc, header);
+    for (guint i = 0; i < report->runs->len; i++) {
+        const RunData *data = g_ptr_array_index(report->runs, i);
+        Utilization *u =
+            utilization_new(checker_result_history(data->result), data->run->virtual_s);
+        const UtilizationBroker *busiest = utilization_busiest(u);
+        GPtrArray *row = table_row(table);
+        row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+        if (busiest == NULL) {
+            for (guint k = 0; k < 4; k++)
+                row_cell(row, g_strdup("-"));
+            utilization_free(u);
+            continue;
+        }
+        double busy = 0, capacity = 0;
+        for (guint b = 0; b < u->brokers->len; b++) {
+            const UtilizationBroker *broker = g_ptr_array_index(u->brokers, b);
+            busy += broker->busy_s;
+            capacity += u->span_s * broker->io_threads;
+        }
+        row_cell(row, g_strdup_printf("%d (%u I/O thread%s)", busiest->broker, busiest->io_threads,
+                                      busiest->io_threads == 1 ? "" : "s"));
+        row_cell(row, g_strdup_printf("%.1f%%", busiest->mean * 100));
+        row_cell(row, g_strdup_printf("%.1f%% (%.3g s buckets)", busiest->peak * 100, u->bucket_s));
+        row_cell(row, g_strdup_printf("%.1f%%", capacity > 0 ? busy / capacity * 100 : 0));
+        utilization_free(u);
+    }
+    doc_image(doc, job_find(report, "utilization"));
 }
 
 static void

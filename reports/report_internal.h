@@ -1,7 +1,7 @@
 /*
  * report_internal: the types and helpers the report writers share —
  * report.c (entry points, per-run data, number formatting, warnings),
- * report_json.c, report_table.c, report_csv.c, report_plots.c,
+ * report_json.c, report_table.c, report_csv.c, report_latency.c, report_plots.c,
  * report_document.c, report_markdown.c and report_html.c. Nothing outside
  * reports/ includes it.
  */
@@ -55,6 +55,7 @@ typedef enum {
     JOB_REPLICAS,
     JOB_TRADEOFF,
     JOB_LOAD,
+    JOB_UTILIZATION,
 } JobKind;
 
 typedef struct {
@@ -146,6 +147,11 @@ gboolean report_partition_has_anomaly(const RunData *data, const CheckerPartitio
 
 /* Writes every CSV file and adds the plot jobs their series feed. */
 gboolean report_csv_write_all(Report *report, GError **error);
+
+/* ---- report_latency.c ---- */
+
+/* Writes each run's utilisation CSV and adds the utilisation plot job. */
+gboolean report_latency_write(Report *report, GError **error);
 
 /* ---- report_plots.c ---- */
 

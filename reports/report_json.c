@@ -16,6 +16,7 @@
 
 #include "failover.h"
 #include "metrics.h"
+#include "utilization.h"
 #include "sim_assert.h"
 
 #include <math.h>
@@ -664,6 +665,83 @@ json_partitions_final(JsonBuilder *b, const RunData *data)
     json_builder_end_object(b);
 }
 
+/* A distribution's p50, p99, p99.9 in ms (0 when empty). */
+static void
+json_quantiles(JsonBuilder *b, const char *name, const StatsHistogram *h)
+{
+    gboolean any = stats_histogram_count(h) > 0;
+    json_builder_set_member_name(b, name);
+    json_builder_begin_object(b);
+    json_double(b, "p50", any ? (double)stats_histogram_quantile(h, 0.5) / 1e6 : 0);
+    json_double(b, "p99", any ? (double)stats_histogram_quantile(h, 0.99) / 1e6 : 0);
+    json_double(b, "p999", any ? (double)stats_histogram_quantile(h, 0.999) / 1e6 : 0);
+    json_builder_end_object(b);
+}
+
+/* Produce requests' time on their leaders, split as Kafka's request metrics
+ * split it (each part its own distribution), beside the client's latency:
+ * "latency_breakdown_ms": {"requests", "read", "queue" (RequestQueueTimeMs),
+ * "local" (LocalTimeMs), "remote" (RemoteTimeMs), "send"
+ * (ResponseSendTimeMs), "broker_total" (TotalTimeMs), "client"}. What the
+ * client's latency holds beyond the broker's total is batching, the network
+ * and retries. */
+static void
+json_latency_breakdown(JsonBuilder *b, const RunData *data)
+{
+    enum { READ, QUEUE, LOCAL, REMOTE, SEND, TOTAL, PARTS };
+    static const char *const names[] = {"read", "queue", "local", "remote", "send", "broker_total"};
+    StatsHistogram *parts[PARTS];
+    for (guint k = 0; k < PARTS; k++)
+        parts[k] = stats_histogram_new(2);
+    const GArray *requests = history_requests(checker_result_history(data->result));
+    guint64 count = 0;
+    for (guint i = 0; i < requests->len; i++) {
+        const HistoryRequest *r = &g_array_index(requests, HistoryRequest, i);
+        if (r->kind != HISTORY_REQUEST_PRODUCE)
+            continue;
+        gint64 values[PARTS] = {r->read_ns, r->queue_ns, r->local_ns, r->remote_ns, r->send_ns,
+                                r->read_ns + r->queue_ns + r->local_ns + r->remote_ns +
+                                    r->send_ns};
+        for (guint k = 0; k < PARTS; k++)
+            stats_histogram_record(parts[k], MAX(values[k], 0));
+        count++;
+    }
+    json_builder_set_member_name(b, "latency_breakdown_ms");
+    json_builder_begin_object(b);
+    json_int(b, "requests", (gint64)count);
+    for (guint k = 0; k < PARTS; k++)
+        json_quantiles(b, names[k], parts[k]);
+    json_quantiles(b, "client", checker_result_latency(data->result, CHECKER_LATENCY_ACKED));
+    json_builder_end_object(b);
+    for (guint k = 0; k < PARTS; k++)
+        stats_histogram_free(parts[k]);
+}
+
+/* "utilization": {"bucket_s", "brokers": [{"broker", "io_threads", "mean",
+ * "peak"}]}: each broker's I/O-thread utilisation (utilization.h). */
+static void
+json_utilization(JsonBuilder *b, const RunData *data)
+{
+    Utilization *u = utilization_new(checker_result_history(data->result), data->run->virtual_s);
+    json_builder_set_member_name(b, "utilization");
+    json_builder_begin_object(b);
+    json_double(b, "bucket_s", u->bucket_s);
+    json_builder_set_member_name(b, "brokers");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < u->brokers->len; i++) {
+        const UtilizationBroker *broker = g_ptr_array_index(u->brokers, i);
+        json_builder_begin_object(b);
+        json_int(b, "broker", broker->broker);
+        json_int(b, "io_threads", broker->io_threads);
+        json_double(b, "mean", broker->mean);
+        json_double(b, "peak", broker->peak);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    utilization_free(u);
+}
+
 static void
 json_run(JsonBuilder *b, const RunData *data)
 {
@@ -687,6 +765,8 @@ json_run(JsonBuilder *b, const RunData *data)
     json_metric_count(b, "invariant_violations", "invariant_violations", &metrics);
     json_strings(b, "violations", checker_result_violations(data->result));
     json_stats(b, data->result, &metrics);
+    json_latency_breakdown(b, data);
+    json_utilization(b, data);
     json_failover(b, data);
     json_partitions_final(b, data);
     json_examples(b, data);

@@ -113,6 +113,8 @@ job_script(const PlotJob *job, const PlotSpec *spec)
         return plot_script_tradeoff(spec);
     case JOB_LOAD:
         return plot_script_load(spec);
+    case JOB_UTILIZATION:
+        return plot_script_utilization(spec);
     default:
         return plot_script_replicas(spec);
     }

@@ -1,0 +1,131 @@
+/*
+ * utilization: the brokers' I/O-thread utilisation over a run (see
+ * utilization.h).
+ */
+#include "utilization.h"
+
+#include "sim_assert.h"
+
+#include <math.h>
+
+double
+utilization_bucket_s(double span_s)
+{
+    if (!(span_s > 0))
+        return 1.0;
+    double target = span_s / 100.0;
+    double power = pow(10.0, floor(log10(target)));
+    static const double steps[] = {1, 2, 5, 10};
+    for (guint i = 0; i < G_N_ELEMENTS(steps); i++) {
+        /* A relative margin, so that 0.8 s / 100 = 0.008 is not rounded
+         * past 0.01 by the error of the division. */
+        if (steps[i] * power >= target * (1 - 1e-9))
+            return steps[i] * power;
+    }
+    return 10 * power;
+}
+
+static void
+broker_free(gpointer pointer)
+{
+    UtilizationBroker *broker = pointer;
+    g_array_free(broker->share, TRUE);
+    g_free(broker);
+}
+
+static UtilizationBroker *
+broker_of(Utilization *u, gint32 id, guint16 io_threads)
+{
+    guint at = 0;
+    while (at < u->brokers->len &&
+           ((UtilizationBroker *)g_ptr_array_index(u->brokers, at))->broker < id)
+        at++;
+    if (at < u->brokers->len) {
+        UtilizationBroker *found = g_ptr_array_index(u->brokers, at);
+        if (found->broker == id) {
+            /* A broker keeps its num.io.threads for the run. */
+            KSIM_ASSERT(found->io_threads == io_threads);
+            return found;
+        }
+    }
+    UtilizationBroker *broker = g_new0(UtilizationBroker, 1);
+    broker->broker = id;
+    broker->io_threads = io_threads;
+    broker->share = g_array_sized_new(FALSE, TRUE, sizeof(double), u->buckets);
+    g_array_set_size(broker->share, u->buckets);
+    g_ptr_array_insert(u->brokers, (gint)at, broker);
+    return broker;
+}
+
+/* Adds the busy interval [start, end) (seconds) to its buckets. */
+static void
+add_busy(Utilization *u, UtilizationBroker *broker, double start, double end)
+{
+    start = MAX(start, 0.0);
+    end = MIN(end, u->span_s);
+    if (end <= start)
+        return;
+    broker->busy_s += end - start;
+    guint first = (guint)(start / u->bucket_s);
+    for (guint b = first; b < u->buckets; b++) {
+        double lo = b * u->bucket_s, hi = lo + u->bucket_s;
+        if (lo >= end)
+            break;
+        double overlap = MIN(hi, end) - MAX(lo, start);
+        if (overlap > 0)
+            g_array_index(broker->share, double, b) += overlap;
+    }
+}
+
+Utilization *
+utilization_new(const History *history, double span_s)
+{
+    Utilization *u = g_new0(Utilization, 1);
+    u->span_s = span_s > 0 ? span_s : 0;
+    u->bucket_s = utilization_bucket_s(span_s);
+    u->buckets = span_s > 0 ? (guint)ceil(span_s / u->bucket_s - 1e-9) : 0;
+    u->brokers = g_ptr_array_new_with_free_func(broker_free);
+    if (u->buckets == 0)
+        return u;
+    const GArray *requests = history_requests(history);
+    for (guint i = 0; i < requests->len; i++) {
+        const HistoryRequest *r = &g_array_index(requests, HistoryRequest, i);
+        if (r->io_threads == 0 || r->local_ns <= 0)
+            continue;
+        gint64 start_ns = r->time_ns + MAX(r->read_ns, 0) + MAX(r->queue_ns, 0);
+        UtilizationBroker *broker = broker_of(u, r->broker, r->io_threads);
+        add_busy(u, broker, (double)start_ns / 1e9, (double)(start_ns + r->local_ns) / 1e9);
+    }
+    for (guint i = 0; i < u->brokers->len; i++) {
+        UtilizationBroker *broker = g_ptr_array_index(u->brokers, i);
+        broker->mean = broker->busy_s / (u->span_s * broker->io_threads);
+        for (guint b = 0; b < u->buckets; b++) {
+            double length = MIN(u->bucket_s, u->span_s - b * u->bucket_s);
+            double *share = &g_array_index(broker->share, double, b);
+            *share = length > 0 ? *share / (length * broker->io_threads) : 0;
+            broker->peak = MAX(broker->peak, *share);
+        }
+    }
+    return u;
+}
+
+void
+utilization_free(Utilization *utilization)
+{
+    if (utilization == NULL)
+        return;
+    g_ptr_array_free(utilization->brokers, TRUE);
+    g_free(utilization);
+}
+
+const UtilizationBroker *
+utilization_busiest(const Utilization *utilization)
+{
+    const UtilizationBroker *busiest = NULL;
+    for (guint i = 0; i < utilization->brokers->len; i++) {
+        const UtilizationBroker *broker = g_ptr_array_index(utilization->brokers, i);
+        if (busiest == NULL || broker->mean > busiest->mean)
+            busiest = broker;
+    }
+    return busiest;
+}
