@@ -44,6 +44,8 @@ grep -q '^## Comparison' "$out/report.md" || fail "report.md has no comparison"
 grep -q '^| workload.rate | acks=1 p50 ms | acks=1 p99 ms | acks=all p50 ms | acks=all p99 ms |' \
   "$out/report.md" || fail "report.md has no load table"
 grep -q '(knee)' "$out/report.md" || fail "report.md marks no knee"
+python3 "$source_dir/tests/report_html_check.py" "$out/report.html" 10 ||
+  fail "latency-vs-load: report.html"
 if command -v gnuplot >/dev/null; then
   for plot in comparison-tradeoff comparison-load; do
     [ -s "$out/$plot.svg" ] || fail "$plot.svg missing"

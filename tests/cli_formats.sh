@@ -67,6 +67,11 @@ case "$message" in *"--history: 'edn' is not a history format (jepsen)"*) ;;
   fail "acks-durability run"
 grep -Eq '^acks=1: [0-9]+ lost_write, every record in 2 patterns:' "$work/ad/report.md" ||
   fail "acks-durability: acks=1's lost writes are not in 2 patterns"
+# The page as a browser reads it: well-formed HTML and inline SVG, images
+# inline, under a megabyte, and a first screen of verdict, cost and patterns
+# (tests/report_html_check.py).
+python3 "$source_dir/tests/report_html_check.py" "$work/ad/report.html" 3 --anomalies ||
+  fail "acks-durability: report.html"
 grep -q 'a deposed leader (a newer one had been elected); A truncated it' "$work/ad/report.md" ||
   fail "acks-durability: no deposed-leader pattern"
 
