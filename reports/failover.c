@@ -99,9 +99,8 @@ text_has(const char *text, const char *part)
     return text != NULL && strstr(text, part) != NULL;
 }
 
-/* TRUE for an event that stops broker event->broker's process. */
-static gboolean
-stops_broker(const HistoryEvent *event)
+gboolean
+failover_event_stops_broker(const HistoryEvent *event)
 {
     if (event->broker < 0)
         return FALSE;
@@ -135,7 +134,7 @@ sweep_event(FailoverResult *result, Sweep *sweep, const HistoryEvent *event)
     else if (event->kind == HISTORY_EVENT_OFFLINE && event->partition >= 0)
         partition_unled(sweep, sweep_partition(sweep, event->topic, event->partition),
                         event->time_ns, TRUE);
-    else if (stops_broker(event))
+    else if (failover_event_stops_broker(event))
         broker_stopped(sweep, event->broker, event->time_ns);
     if (event->kind == HISTORY_EVENT_CONTROLLER_LOST) {
         FailoverWindow w = {event->broker, event->time_ns, -1, -1};

@@ -57,6 +57,10 @@ gint64 failover_result_unavailable_ns(const FailoverResult *result);
  * (topic, partition) (transfer full; a GArray of FailoverPartition). */
 GArray *failover_result_worst(const FailoverResult *result, guint n);
 
+/* TRUE for an event that stops broker event->broker's process: a crash or
+ * power-loss fault on it, or its clean stop. */
+gboolean failover_event_stops_broker(const HistoryEvent *event);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FailoverResult, failover_result_free)
 
 #endif

@@ -349,6 +349,19 @@ plot_script_utilization(const PlotSpec *spec)
     return script_end(out, spec);
 }
 
+GString *
+plot_script_metrics(const PlotSpec *spec)
+{
+    GString *out = script_begin(spec, "virtual time (s)", "count, or events per second");
+    g_string_append(out, "set key below noenhanced\n");
+    g_string_append(out, "set yrange [0:*]\n");
+    g_string_append(out, "set offsets 0, 0, graph 0.1, 0\n");
+    append_windows(out, spec);
+    append_plot_xy(out, spec, "steps linewidth 2", NULL);
+    g_string_append_c(out, '\n');
+    return script_end(out, spec);
+}
+
 /* The right axis runs from 0 to half a unit above the largest ISR size, so
  * a full ISR is not drawn on the frame; gnuplot finds the largest itself. */
 static void

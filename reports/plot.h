@@ -18,6 +18,7 @@
  *   plot_script_outcome_bars      acknowledged / lost / duplicated per run as
  *                                 grouped bars with their numbers on top;
  *   plot_script_utilization       a broker's I/O-thread utilisation over time;
+ *   plot_script_metrics           Kafka's metrics (JMX names) over time;
  *   plot_script_tradeoff          [vary] runs: records lost against p99
  *                                 latency (log scale), one labelled point each;
  *   plot_script_load              [vary] runs along an offered load: p99
@@ -120,6 +121,9 @@ GString *plot_script_throughput(const PlotSpec *spec);
 GString *plot_script_replicas(const PlotSpec *spec);
 /* Utilisation (a share in [0, 1]) over virtual time, fault windows shaded. */
 GString *plot_script_utilization(const PlotSpec *spec);
+/* Metrics (counts and rates on one axis) over virtual time, as steps, the
+ * key below, fault windows shaded. */
+GString *plot_script_metrics(const PlotSpec *spec);
 
 /* Bars: every series names the same CSV, one row per run; `label_column`
  * holds the run labels and each series' `y_column` one count. The CSV must

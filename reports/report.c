@@ -284,6 +284,7 @@ static gboolean
 report_write_all(Report *report, GError **error)
 {
     if (!report_csv_write_all(report, error) || !report_latency_write(report, error) ||
+        !report_jmx_write(report, error) ||
         !report_plots_render(report, error) ||
         !report_diagrams_write(report, error) || !documents_write(report, error))
         return FALSE;

@@ -5,6 +5,7 @@
  * latency, replicas, timeline and runs (report_document_build).
  */
 #include "report_internal.h"
+#include "jmx.h"
 #include "utilization.h"
 
 #include "failover.h"
@@ -1160,6 +1161,95 @@ doc_failover(Document *doc, const Report *report)
     g_ptr_array_free(results, TRUE);
 }
 
+/* ---- document: Kafka's metrics ---- */
+
+/* Rows of changes a run's fault table shows; the rest are counted. */
+#define DOC_CHANGES_MAX 15u
+
+static char *
+jmx_value_text(const JmxSeries *series, double value)
+{
+    switch (series->kind) {
+    case JMX_METER:
+        return g_strdup_printf("%.1f/s", value);
+    case JMX_TIMER_P99:
+        return g_strdup_printf("%.1f ms", value);
+    default:
+        return g_strdup_printf("%.0f", value);
+    }
+}
+
+static void
+doc_metric_changes(Block *table, const RunData *data, guint *left)
+{
+    const ReportRun *run = data->run;
+    JmxMetrics *m = jmx_metrics_new(checker_result_history(data->result), run->virtual_s);
+    guint shown = 0;
+    for (guint w = 0; w < run->windows_len; w++) {
+        const ReportWindow *window = &run->windows[w];
+        double start = (double)window->start_ns / 1e9, end = (double)window->end_ns / 1e9;
+        /* Until ten seconds after the fault, or the next fault's start. */
+        double until = end + 10.0;
+        if (w + 1 < run->windows_len) {
+            double next = (double)run->windows[w + 1].start_ns / 1e9;
+            if (next > start && next < until)
+                until = MAX(next, end);
+        }
+        g_autoptr(GArray) changes = jmx_changes(m, start, until);
+        for (guint c = 0; c < changes->len; c++) {
+            const JmxChange *change = &g_array_index(changes, JmxChange, c);
+            if (shown >= DOC_CHANGES_MAX) {
+                (*left)++;
+                continue;
+            }
+            shown++;
+            GPtrArray *row = table_row(table);
+            row_cell(row, g_strdup(run->label ? run->label : data->slug));
+            g_autofree char *number = report_plots_fault_number(w);
+            row_cell(row, g_strdup_printf("%s: %s", number, window->label ? window->label : "fault"));
+            row_cell(row, g_strdup(change->series->short_name));
+            g_autofree char *before = jmx_value_text(change->series, change->before);
+            g_autofree char *after = jmx_value_text(change->series, change->after);
+            row_cell(row, g_strdup_printf("%s → %s", before, after));
+            row_cell(row, g_strdup_printf("%.1f s", change->at_s));
+        }
+    }
+    jmx_metrics_free(m);
+}
+
+/* The metrics operators watch, and how each fault moved them. */
+static void
+doc_metrics(Document *doc, const Report *report)
+{
+    static const char *const header[] = {"Run", "Fault", "Metric", "Change", "At", NULL};
+    gboolean any_window = FALSE;
+    for (guint i = 0; i < report->runs->len; i++)
+        any_window |= ((const RunData *)g_ptr_array_index(report->runs, i))->run->windows_len > 0;
+    doc_heading(doc, 2, "Kafka's metrics");
+    doc_paragraph(doc, "The broker and client metrics an operator's dashboards show, under "
+                       "their JMX names, read from the run: RUN-metrics.csv has one column per "
+                       "metric and broker, a row per time bucket. Gauges "
+                       "(UnderReplicatedPartitions, OfflinePartitionsCount, "
+                       "ActiveControllerCount) take their worst value in each bucket, so a blip "
+                       "shorter than a dashboard's sampling still shows; meters are per second; "
+                       "request times are the p99 of the produce requests completed in the "
+                       "bucket.");
+    doc_image(doc, job_find(report, "metrics"));
+    if (!any_window)
+        return;
+    doc_paragraph(doc, "How each fault moved the cluster's metrics: the value in the bucket "
+                       "before it began, and the one farthest from it until ten seconds after "
+                       "it ended (or the next fault began), with when.");
+    Block *table = doc_table(doc, header);
+    guint left = 0;
+    for (guint i = 0; i < report->runs->len; i++)
+        doc_metric_changes(table, g_ptr_array_index(report->runs, i), &left);
+    if (left > 0)
+        doc_paragraph(doc, "… and %u more changes, past %u per run (RUN-metrics.csv has them "
+                           "all).",
+                      left, DOC_CHANGES_MAX);
+}
+
 Document *
 report_document_build(const Report *report)
 {
@@ -1175,6 +1265,7 @@ report_document_build(const Report *report)
     doc_transactions(doc, report);
     doc_latency(doc, report);
     doc_failover(doc, report);
+    doc_metrics(doc, report);
     doc_replicas(doc, report);
     doc_heading(doc, 2, "Timeline");
     doc_paragraph(doc, "Cluster events in time order (acknowledgements left out; they are in "

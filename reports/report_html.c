@@ -57,13 +57,35 @@ html_list(GString *out, const Block *block)
     g_string_append_printf(out, "</%s>\n", tag);
 }
 
-/* The PNG inline; without one (gnuplot lacking a PNG terminal), the SVG. */
+/* A link to an image's PNG file, for one past the inline budget. */
 static void
-html_image(GString *out, const Block *block, const char *dir)
+html_png_link(GString *out, const Block *block)
+{
+    g_string_append(out, "<p class=\"plot-link\">Plot: <a href=\"");
+    plot_html_escape(out, block->name);
+    g_string_append(out, ".png\">");
+    plot_html_escape(out, block->text);
+    g_string_append(out, " (");
+    plot_html_escape(out, block->name);
+    g_string_append(out, ".png)</a></p>\n");
+}
+
+/* The PNG inline while `*inline_bytes` stays within
+ * REPORT_PNG_INLINE_BUDGET (the first one always is), past it a link to its
+ * file; without a PNG (gnuplot lacking a PNG terminal), the SVG. */
+static void
+html_image(GString *out, const Block *block, const char *dir, gsize *inline_bytes)
 {
     g_autofree char *png_name = g_strconcat(block->name, ".png", NULL);
     g_autofree char *png = g_build_filename(dir, png_name, NULL);
-    if (plot_html_embed_png(out, png, block->text, NULL)) {
+    g_autoptr(GString) embedded = g_string_new(NULL);
+    if (plot_html_embed_png(embedded, png, block->text, NULL)) {
+        if (*inline_bytes > 0 && *inline_bytes + embedded->len > REPORT_PNG_INLINE_BUDGET) {
+            html_png_link(out, block);
+            return;
+        }
+        *inline_bytes += embedded->len;
+        g_string_append_len(out, embedded->str, (gssize)embedded->len);
         g_string_append_c(out, '\n');
         return;
     }
@@ -124,8 +146,13 @@ html_text_block(GString *out, const char *open, const char *close, const char *t
     g_string_append(out, close);
 }
 
+typedef struct {
+    gsize svg; /* bytes of SVG inline so far */
+    gsize png; /* bytes of base64 PNG inline so far */
+} InlineBytes;
+
 static void
-html_block(GString *out, const Block *block, const char *dir, gsize *svg_inline_bytes)
+html_block(GString *out, const Block *block, const char *dir, InlineBytes *inline_bytes)
 {
     switch (block->kind) {
     case BLOCK_HEADING:
@@ -148,10 +175,10 @@ html_block(GString *out, const Block *block, const char *dir, gsize *svg_inline_
         html_list(out, block);
         break;
     case BLOCK_IMAGE:
-        html_image(out, block, dir);
+        html_image(out, block, dir, &inline_bytes->png);
         break;
     case BLOCK_SVG:
-        html_svg(out, block, dir, svg_inline_bytes);
+        html_svg(out, block, dir, &inline_bytes->svg);
         break;
     }
 }
@@ -164,9 +191,9 @@ report_html_render(const Document *doc, const Report *report)
     const char *scenario = report->input->scenario ? report->input->scenario : "";
     plot_html_escape(out, scenario);
     g_string_append(out, "</title>\n<style>" HTML_STYLE "</style>\n</head>\n<body>\n");
-    gsize svg_inline_bytes = 0;
+    InlineBytes inline_bytes = {0, 0};
     for (guint i = 0; i < doc->len; i++)
-        html_block(out, g_ptr_array_index(doc, i), report->dir, &svg_inline_bytes);
+        html_block(out, g_ptr_array_index(doc, i), report->dir, &inline_bytes);
     g_string_append(out, "</body>\n</html>\n");
     return out;
 }

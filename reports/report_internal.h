@@ -56,6 +56,7 @@ typedef enum {
     JOB_TRADEOFF,
     JOB_LOAD,
     JOB_UTILIZATION,
+    JOB_METRICS,
 } JobKind;
 
 typedef struct {
@@ -83,6 +84,10 @@ typedef struct {
 /* The bytes of SVG report.html holds inline; diagrams beyond it are linked
  * (they are files of their own), so the page stays under a megabyte. */
 #define REPORT_SVG_INLINE_BUDGET (320 * 1024)
+/* The bytes of base64 PNG plots it holds inline; plots beyond it are linked
+ * (their PNG files sit beside the report). With the SVG budget and the text,
+ * the page stays under 1 MB (10^6 bytes). */
+#define REPORT_PNG_INLINE_BUDGET (500 * 1000)
 
 /* ---- document model ---- */
 
@@ -152,6 +157,11 @@ gboolean report_csv_write_all(Report *report, GError **error);
 
 /* Writes each run's utilisation CSV and adds the utilisation plot job. */
 gboolean report_latency_write(Report *report, GError **error);
+
+/* ---- report_jmx.c ---- */
+
+/* Writes each run's metrics CSV (jmx.h) and adds the moved-metrics plot job. */
+gboolean report_jmx_write(Report *report, GError **error);
 
 /* ---- report_plots.c ---- */
 

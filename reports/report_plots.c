@@ -115,6 +115,8 @@ job_script(const PlotJob *job, const PlotSpec *spec)
         return plot_script_load(spec);
     case JOB_UTILIZATION:
         return plot_script_utilization(spec);
+    case JOB_METRICS:
+        return plot_script_metrics(spec);
     default:
         return plot_script_replicas(spec);
     }

@@ -72,6 +72,16 @@ grep -Eq '^acks=1: [0-9]+ lost_write, every record in 2 patterns:' "$work/ad/rep
 # (tests/report_html_check.py).
 python3 "$source_dir/tests/report_html_check.py" "$work/ad/report.html" 3 --anomalies ||
   fail "acks-durability: report.html"
+# Kafka's metrics under their JMX names, a column per metric and broker, and
+# how the first fault (broker 2, leader of orders-0 and follower of the
+# rest, crashes) moved them: every partition under-replicated.
+head -1 "$work/ad/run1-acks-0-metrics.csv" |
+  grep -q '^time_s,"kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions",' ||
+  fail "acks-durability: metrics.csv header"
+head -1 "$work/ad/run1-acks-0-metrics.csv" | grep -q '"kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec;broker=3"' ||
+  fail "acks-durability: metrics.csv has no per-broker column"
+grep -q '^| acks=0 | 1: crash broker-2 (leader(orders-0)) | UnderReplicatedPartitions | 0 → 3 |' \
+  "$work/ad/report.md" || fail "acks-durability: no metric change across the first fault"
 grep -q 'a deposed leader (a newer one had been elected); A truncated it' "$work/ad/report.md" ||
   fail "acks-durability: no deposed-leader pattern"
 

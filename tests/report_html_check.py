@@ -75,7 +75,7 @@ def main():
     path, runs = sys.argv[1], int(sys.argv[2])
     options = sys.argv[3:]
     anomalies = "--anomalies" in options
-    max_bytes = 1 << 20
+    max_bytes = 1000000  # 1 MB
     if "--max-bytes" in options:
         max_bytes = int(options[options.index("--max-bytes") + 1])
     text = open(path, encoding="utf-8").read()

@@ -1,0 +1,502 @@
+/*
+ * jmx: Kafka's metrics over a run, from its history (see jmx.h). One pass
+ * over the cluster events in time order keeps each partition's leader, ISR
+ * size and replica count and each gauge's current value; the requests and
+ * the client operations are bucketed by when they completed.
+ */
+#include "jmx.h"
+
+#include "failover.h"
+#include "sim_assert.h"
+#include "stats.h"
+#include "utilization.h"
+
+#include <math.h>
+#include <string.h>
+
+enum {
+    S_URP = 0,
+    S_OFFLINE,
+    S_CONTROLLERS,
+    S_SHRINKS,
+    S_EXPANDS,
+    S_ELECTIONS,
+    S_MESSAGES_IN,
+    S_TOTAL_TIME,
+    S_QUEUE_TIME,
+    S_LOCAL_TIME,
+    S_REMOTE_TIME,
+    S_RECORD_ERRORS,
+    S_CLUSTER,
+};
+
+static const struct {
+    const char *name;
+    const char *short_name;
+    JmxKind kind;
+} CLUSTER[S_CLUSTER] = {
+    [S_URP] = {"kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions",
+               "UnderReplicatedPartitions", JMX_GAUGE_MAX},
+    [S_OFFLINE] = {"kafka.controller:type=KafkaController,name=OfflinePartitionsCount",
+                   "OfflinePartitionsCount", JMX_GAUGE_MAX},
+    [S_CONTROLLERS] = {"kafka.controller:type=KafkaController,name=ActiveControllerCount",
+                       "ActiveControllerCount", JMX_GAUGE_MIN},
+    [S_SHRINKS] = {"kafka.server:type=ReplicaManager,name=IsrShrinksPerSec", "IsrShrinksPerSec",
+                   JMX_METER},
+    [S_EXPANDS] = {"kafka.server:type=ReplicaManager,name=IsrExpandsPerSec", "IsrExpandsPerSec",
+                   JMX_METER},
+    [S_ELECTIONS] = {"kafka.controller:type=ControllerStats,name=LeaderElectionRateAndTimeMs",
+                     "LeaderElectionRateAndTimeMs", JMX_METER},
+    [S_MESSAGES_IN] = {"kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec",
+                       "MessagesInPerSec", JMX_METER},
+    [S_TOTAL_TIME] = {"kafka.network:type=RequestMetrics,name=TotalTimeMs,request=Produce",
+                      "Produce TotalTimeMs p99", JMX_TIMER_P99},
+    [S_QUEUE_TIME] = {"kafka.network:type=RequestMetrics,name=RequestQueueTimeMs,request=Produce",
+                      "Produce RequestQueueTimeMs p99", JMX_TIMER_P99},
+    [S_LOCAL_TIME] = {"kafka.network:type=RequestMetrics,name=LocalTimeMs,request=Produce",
+                      "Produce LocalTimeMs p99", JMX_TIMER_P99},
+    [S_REMOTE_TIME] = {"kafka.network:type=RequestMetrics,name=RemoteTimeMs,request=Produce",
+                       "Produce RemoteTimeMs p99", JMX_TIMER_P99},
+    [S_RECORD_ERRORS] = {"kafka.producer:type=producer-metrics,name=record-error-rate",
+                         "producer record-error-rate", JMX_METER},
+};
+
+typedef struct {
+    gint32 leader;
+    gboolean led;
+    gboolean offline;
+    guint replicas; /* the first election's ISR size */
+    guint isr;
+} PartitionState;
+
+typedef struct {
+    JmxMetrics *m;
+    const History *history;
+    GArray *partitions;   /* PartitionState */
+    GHashTable *index_of; /* (topic << 32 | partition) -> index + 1; looked up only */
+    GArray *brokers;      /* gint32, sorted: the brokers that led a partition */
+    GArray *controllers;  /* gint32: brokers that are controller now */
+    double gauges[S_CLUSTER];
+    GArray *broker_urp;   /* double per broker (index as `brokers`) */
+    GPtrArray *urp_series; /* JmxSeries* per broker */
+    GPtrArray *in_series;  /* JmxSeries* per broker */
+    guint bucket;          /* the bucket gauges are filled up to */
+} Sweep;
+
+static JmxSeries *
+series_new(const char *name, const char *short_name, gint32 broker, JmxKind kind, guint buckets)
+{
+    JmxSeries *s = g_new0(JmxSeries, 1);
+    s->name = g_strdup(name);
+    s->short_name = g_strdup(short_name);
+    s->broker = broker;
+    s->kind = kind;
+    s->values = g_array_sized_new(FALSE, TRUE, sizeof(double), buckets);
+    g_array_set_size(s->values, buckets);
+    return s;
+}
+
+static void
+series_free(gpointer pointer)
+{
+    JmxSeries *s = pointer;
+    g_free(s->name);
+    g_free(s->short_name);
+    g_array_free(s->values, TRUE);
+    g_free(s);
+}
+
+static JmxSeries *
+cluster(const Sweep *sweep, guint index)
+{
+    return g_ptr_array_index(sweep->m->series, index);
+}
+
+static guint
+bucket_of(const JmxMetrics *m, gint64 time_ns)
+{
+    double t = (double)time_ns / 1e9;
+    if (t <= 0)
+        return 0;
+    guint b = (guint)(t / m->bucket_s);
+    return MIN(b, m->buckets - 1);
+}
+
+static double
+bucket_length(const JmxMetrics *m, guint b)
+{
+    return MIN(m->bucket_s, m->span_s - b * m->bucket_s);
+}
+
+static gint
+broker_index(const Sweep *sweep, gint32 broker)
+{
+    for (guint i = 0; i < sweep->brokers->len; i++)
+        if (g_array_index(sweep->brokers, gint32, i) == broker)
+            return (gint)i;
+    return -1;
+}
+
+/* A gauge's worst value in bucket `b` so far, given its value now. */
+static void
+gauge_touch(JmxSeries *s, guint b, double value, gboolean first)
+{
+    double *slot = &g_array_index(s->values, double, b);
+    if (first)
+        *slot = value;
+    else if (s->kind == JMX_GAUGE_MIN)
+        *slot = MIN(*slot, value);
+    else
+        *slot = MAX(*slot, value);
+}
+
+static void
+gauges_touch(Sweep *sweep, guint b, gboolean first)
+{
+    static const guint gauges[] = {S_URP, S_OFFLINE, S_CONTROLLERS};
+    for (guint i = 0; i < G_N_ELEMENTS(gauges); i++)
+        gauge_touch(cluster(sweep, gauges[i]), b, sweep->gauges[gauges[i]], first);
+    for (guint i = 0; i < sweep->brokers->len; i++)
+        gauge_touch(g_ptr_array_index(sweep->urp_series, i), b,
+                    g_array_index(sweep->broker_urp, double, i), first);
+}
+
+/* Fills the gauges of the buckets before `b` with their current values. */
+static void
+advance(Sweep *sweep, guint b)
+{
+    while (sweep->bucket < b) {
+        sweep->bucket++;
+        gauges_touch(sweep, sweep->bucket, TRUE);
+    }
+}
+
+static PartitionState *
+partition_of(Sweep *sweep, guint16 topic, gint32 partition)
+{
+    guint64 key = ((guint64)topic << 32) | (guint32)partition;
+    gpointer found = g_hash_table_lookup(sweep->index_of, &key);
+    if (found != NULL)
+        return &g_array_index(sweep->partitions, PartitionState, GPOINTER_TO_UINT(found) - 1);
+    PartitionState state = {.leader = -1};
+    g_array_append_val(sweep->partitions, state);
+    g_hash_table_insert(sweep->index_of, g_memdup2(&key, sizeof key),
+                        GUINT_TO_POINTER(sweep->partitions->len));
+    return &g_array_index(sweep->partitions, PartitionState, sweep->partitions->len - 1);
+}
+
+/* Adds or removes a partition's contribution to the URP gauges. */
+static void
+urp_count(Sweep *sweep, const PartitionState *p, double sign)
+{
+    if (!p->led || p->isr >= p->replicas)
+        return;
+    sweep->gauges[S_URP] += sign;
+    gint i = broker_index(sweep, p->leader);
+    if (i >= 0)
+        g_array_index(sweep->broker_urp, double, i) += sign;
+}
+
+static guint
+isr_size(const Sweep *sweep, guint32 isr)
+{
+    const gint32 *members = NULL;
+    return isr == 0 ? 0 : history_isr_members(sweep->history, isr, &members);
+}
+
+static void
+meter_add(JmxSeries *s, guint b, double n)
+{
+    g_array_index(s->values, double, b) += n;
+}
+
+static void
+controllers_remove(Sweep *sweep, gint32 broker)
+{
+    for (guint i = 0; i < sweep->controllers->len; i++) {
+        if (g_array_index(sweep->controllers, gint32, i) == broker) {
+            g_array_remove_index(sweep->controllers, i);
+            break;
+        }
+    }
+    sweep->gauges[S_CONTROLLERS] = sweep->controllers->len;
+}
+
+static void
+sweep_event(Sweep *sweep, const HistoryEvent *e, guint b)
+{
+    if (e->kind == HISTORY_EVENT_ELECTED && e->partition >= 0) {
+        PartitionState *p = partition_of(sweep, e->topic, e->partition);
+        urp_count(sweep, p, -1);
+        if (p->offline)
+            sweep->gauges[S_OFFLINE]--;
+        guint isr = isr_size(sweep, e->isr);
+        if (p->replicas == 0)
+            p->replicas = isr;
+        p->leader = e->broker;
+        p->led = TRUE;
+        p->offline = FALSE;
+        p->isr = isr;
+        urp_count(sweep, p, +1);
+        meter_add(cluster(sweep, S_ELECTIONS), b, 1);
+    } else if (e->kind == HISTORY_EVENT_ISR_CHANGED && e->partition >= 0) {
+        PartitionState *p = partition_of(sweep, e->topic, e->partition);
+        guint isr = isr_size(sweep, e->isr);
+        if (isr < p->isr)
+            meter_add(cluster(sweep, S_SHRINKS), b, 1);
+        else if (isr > p->isr)
+            meter_add(cluster(sweep, S_EXPANDS), b, 1);
+        urp_count(sweep, p, -1);
+        p->isr = isr;
+        urp_count(sweep, p, +1);
+    } else if (e->kind == HISTORY_EVENT_OFFLINE && e->partition >= 0) {
+        PartitionState *p = partition_of(sweep, e->topic, e->partition);
+        urp_count(sweep, p, -1);
+        p->led = FALSE;
+        if (!p->offline)
+            sweep->gauges[S_OFFLINE]++;
+        p->offline = TRUE;
+    } else if (e->kind == HISTORY_EVENT_ACK && e->partition >= 0) {
+        double n = (double)(e->offset_end - e->offset);
+        meter_add(cluster(sweep, S_MESSAGES_IN), b, n);
+        gint i = broker_index(sweep, e->broker);
+        if (i >= 0)
+            meter_add(g_ptr_array_index(sweep->in_series, i), b, n);
+    } else if (e->kind == HISTORY_EVENT_CONTROLLER && e->partition < 0 && e->text != NULL &&
+               strstr(e->text, "became controller") != NULL) {
+        controllers_remove(sweep, e->broker);
+        g_array_append_val(sweep->controllers, e->broker);
+        sweep->gauges[S_CONTROLLERS] = sweep->controllers->len;
+    } else if (e->kind == HISTORY_EVENT_CONTROLLER_LOST) {
+        controllers_remove(sweep, e->broker);
+    }
+    if (failover_event_stops_broker(e)) {
+        /* A stopped broker's metrics are gone with it: it leads nothing
+         * and controls nothing. */
+        for (guint i = 0; i < sweep->partitions->len; i++) {
+            PartitionState *p = &g_array_index(sweep->partitions, PartitionState, i);
+            if (p->led && p->leader == e->broker) {
+                urp_count(sweep, p, -1);
+                p->led = FALSE;
+            }
+        }
+        controllers_remove(sweep, e->broker);
+    }
+}
+
+static gint
+gint32_compare(gconstpointer a, gconstpointer b)
+{
+    gint32 x = *(const gint32 *)a, y = *(const gint32 *)b;
+    return (x > y) - (x < y);
+}
+
+/* The brokers that ever led a partition or handled a request, sorted. */
+static GArray *
+brokers_of(const History *history)
+{
+    GArray *brokers = g_array_new(FALSE, FALSE, sizeof(gint32));
+    const GArray *events = history_events(history);
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *e = &g_array_index(events, HistoryEvent, i);
+        if (e->kind != HISTORY_EVENT_ELECTED || e->partition < 0 || e->broker < 0)
+            continue;
+        gboolean known = FALSE;
+        for (guint k = 0; k < brokers->len && !known; k++)
+            known = g_array_index(brokers, gint32, k) == e->broker;
+        if (!known)
+            g_array_append_val(brokers, e->broker);
+    }
+    g_array_sort(brokers, gint32_compare);
+    return brokers;
+}
+
+/* The request timers: p99 of the produce requests completed per bucket. */
+static void
+request_timers(Sweep *sweep)
+{
+    JmxMetrics *m = sweep->m;
+    static const guint timers[] = {S_TOTAL_TIME, S_QUEUE_TIME, S_LOCAL_TIME, S_REMOTE_TIME};
+    StatsHistogram **h = g_new0(StatsHistogram *, m->buckets * G_N_ELEMENTS(timers));
+    const GArray *requests = history_requests(sweep->history);
+    for (guint i = 0; i < requests->len; i++) {
+        const HistoryRequest *r = &g_array_index(requests, HistoryRequest, i);
+        if (r->kind != HISTORY_REQUEST_PRODUCE)
+            continue;
+        gint64 parts[] = {MAX(r->read_ns, 0) + MAX(r->queue_ns, 0) + MAX(r->local_ns, 0) +
+                              MAX(r->remote_ns, 0) + MAX(r->send_ns, 0),
+                          MAX(r->queue_ns, 0), MAX(r->local_ns, 0), MAX(r->remote_ns, 0)};
+        guint b = bucket_of(m, r->time_ns + parts[0]);
+        for (guint t = 0; t < G_N_ELEMENTS(timers); t++) {
+            StatsHistogram **slot = &h[b * G_N_ELEMENTS(timers) + t];
+            if (*slot == NULL)
+                *slot = stats_histogram_new(2);
+            stats_histogram_record(*slot, parts[t]);
+        }
+    }
+    for (guint b = 0; b < m->buckets; b++) {
+        for (guint t = 0; t < G_N_ELEMENTS(timers); t++) {
+            StatsHistogram *slot = h[b * G_N_ELEMENTS(timers) + t];
+            if (slot == NULL)
+                continue;
+            g_array_index(cluster(sweep, timers[t])->values, double, b) =
+                (double)stats_histogram_quantile(slot, 0.99) / 1e6;
+            stats_histogram_free(slot);
+        }
+    }
+    g_free(h);
+}
+
+static void
+record_errors(Sweep *sweep)
+{
+    const HistoryOpArray *ops = history_ops(sweep->history);
+    for (guint i = 0; i < ops->len; i++) {
+        const HistoryOp *op = &ops->data[i];
+        if (op->fn == HISTORY_FN_SEND && op->type == HISTORY_FAIL && op->complete_ns >= 0)
+            meter_add(cluster(sweep, S_RECORD_ERRORS), bucket_of(sweep->m, op->complete_ns), 1);
+    }
+}
+
+/* Meters from counts to rates. */
+static void
+meters_per_second(JmxMetrics *m)
+{
+    for (guint i = 0; i < m->series->len; i++) {
+        JmxSeries *s = g_ptr_array_index(m->series, i);
+        if (s->kind != JMX_METER)
+            continue;
+        for (guint b = 0; b < m->buckets; b++) {
+            double length = bucket_length(m, b);
+            double *v = &g_array_index(s->values, double, b);
+            *v = length > 0 ? *v / length : 0;
+        }
+    }
+}
+
+JmxMetrics *
+jmx_metrics_new(const History *history, double span_s)
+{
+    JmxMetrics *m = g_new0(JmxMetrics, 1);
+    m->span_s = span_s > 0 ? span_s : 0;
+    m->bucket_s = utilization_bucket_s(span_s);
+    m->buckets = span_s > 0 ? (guint)ceil(span_s / m->bucket_s - 1e-9) : 0;
+    m->series = g_ptr_array_new_with_free_func(series_free);
+    if (m->buckets == 0)
+        return m;
+    for (guint i = 0; i < S_CLUSTER; i++)
+        g_ptr_array_add(m->series, series_new(CLUSTER[i].name, CLUSTER[i].short_name, -1,
+                                              CLUSTER[i].kind, m->buckets));
+    Sweep sweep = {.m = m, .history = history};
+    sweep.partitions = g_array_new(FALSE, FALSE, sizeof(PartitionState));
+    sweep.index_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    sweep.brokers = brokers_of(history);
+    sweep.controllers = g_array_new(FALSE, FALSE, sizeof(gint32));
+    sweep.broker_urp = g_array_new(FALSE, TRUE, sizeof(double));
+    g_array_set_size(sweep.broker_urp, sweep.brokers->len);
+    sweep.urp_series = g_ptr_array_new();
+    sweep.in_series = g_ptr_array_new();
+    for (guint i = 0; i < sweep.brokers->len; i++) {
+        gint32 broker = g_array_index(sweep.brokers, gint32, i);
+        g_autofree char *name = g_strdup_printf(
+            "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions;broker=%d", broker);
+        g_autofree char *shown = g_strdup_printf("UnderReplicatedPartitions broker %d", broker);
+        JmxSeries *s = series_new(name, shown, broker, JMX_GAUGE_MAX, m->buckets);
+        g_ptr_array_add(m->series, s);
+        g_ptr_array_add(sweep.urp_series, s);
+    }
+    for (guint i = 0; i < sweep.brokers->len; i++) {
+        gint32 broker = g_array_index(sweep.brokers, gint32, i);
+        g_autofree char *name = g_strdup_printf(
+            "kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec;broker=%d", broker);
+        g_autofree char *shown = g_strdup_printf("MessagesInPerSec broker %d", broker);
+        JmxSeries *s = series_new(name, shown, broker, JMX_METER, m->buckets);
+        g_ptr_array_add(m->series, s);
+        g_ptr_array_add(sweep.in_series, s);
+    }
+    gauges_touch(&sweep, 0, TRUE);
+    const GArray *events = history_events(history);
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *e = &g_array_index(events, HistoryEvent, i);
+        if ((double)e->time_ns / 1e9 > m->span_s)
+            break;
+        guint b = bucket_of(m, e->time_ns);
+        advance(&sweep, b);
+        sweep_event(&sweep, e, b);
+        gauges_touch(&sweep, sweep.bucket, FALSE);
+    }
+    advance(&sweep, m->buckets - 1);
+    request_timers(&sweep);
+    record_errors(&sweep);
+    meters_per_second(m);
+    g_array_free(sweep.partitions, TRUE);
+    g_hash_table_destroy(sweep.index_of);
+    g_array_free(sweep.brokers, TRUE);
+    g_array_free(sweep.controllers, TRUE);
+    g_array_free(sweep.broker_urp, TRUE);
+    g_ptr_array_free(sweep.urp_series, TRUE);
+    g_ptr_array_free(sweep.in_series, TRUE);
+    return m;
+}
+
+void
+jmx_metrics_free(JmxMetrics *metrics)
+{
+    if (metrics == NULL)
+        return;
+    g_ptr_array_free(metrics->series, TRUE);
+    g_free(metrics);
+}
+
+gboolean
+jmx_series_moved(const JmxSeries *series)
+{
+    /* The first bucket holds the cluster's start (no controller yet, the
+     * first elections); movement is judged after it. */
+    for (guint b = 2; b < series->values->len; b++)
+        if (g_array_index(series->values, double, b) != g_array_index(series->values, double, 1))
+            return TRUE;
+    return FALSE;
+}
+
+/* A gauge changes when it changes; a rate or a time when it moved by half
+ * its value before and by at least one (event per second, or ms), so the
+ * noise of a busy series is not a change. */
+static gboolean
+significant(const JmxSeries *s, double before, double after)
+{
+    if (s->kind == JMX_GAUGE_MAX || s->kind == JMX_GAUGE_MIN)
+        return after != before;
+    double delta = fabs(after - before);
+    return delta >= 1.0 && delta >= 0.5 * fabs(before);
+}
+
+GArray *
+jmx_changes(const JmxMetrics *metrics, double start_s, double until_s)
+{
+    GArray *changes = g_array_new(FALSE, FALSE, sizeof(JmxChange));
+    if (metrics->buckets == 0)
+        return changes;
+    guint first = (guint)MAX(0.0, floor(start_s / metrics->bucket_s));
+    first = MIN(first, metrics->buckets - 1);
+    guint last = (guint)MAX(0.0, ceil(until_s / metrics->bucket_s));
+    last = MIN(MAX(last, first + 1), metrics->buckets);
+    guint before_bucket = first > 0 ? first - 1 : 0;
+    for (guint i = 0; i < metrics->series->len; i++) {
+        const JmxSeries *s = g_ptr_array_index(metrics->series, i);
+        if (s->broker >= 0)
+            continue;
+        double before = g_array_index(s->values, double, before_bucket);
+        JmxChange change = {s, before, before, -1};
+        for (guint b = first; b < last; b++) {
+            double v = g_array_index(s->values, double, b);
+            if (fabs(v - before) > fabs(change.after - before)) {
+                change.after = v;
+                change.at_s = b * metrics->bucket_s;
+            }
+        }
+        if (change.at_s >= 0 && significant(s, before, change.after))
+            g_array_append_val(changes, change);
+    }
+    return changes;
+}
