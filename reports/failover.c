@@ -18,11 +18,13 @@ typedef struct {
     gboolean led;         /* it serves */
     gboolean offline;     /* the controller found no eligible leader */
     gint64 unled_since_ns;
+    guint outage;         /* index in `outages` of the open outage, while unled */
 } PartitionState;
 
 struct FailoverResult {
     GArray *windows;    /* FailoverWindow */
     GArray *partitions; /* FailoverPartition, by (topic, partition) */
+    GArray *outages;    /* FailoverOutage, by start */
     gint64 end_ns;
 };
 
@@ -30,6 +32,7 @@ typedef struct {
     GArray *states;       /* PartitionState */
     GHashTable *index_of; /* (topic << 32 | partition) -> index + 1 */
     guint pending;        /* led before, now neither led nor offline */
+    GArray *outages;      /* the result's */
 } Sweep;
 
 static PartitionState *
@@ -39,7 +42,7 @@ sweep_partition(Sweep *sweep, guint16 topic, gint32 partition)
     gpointer found = g_hash_table_lookup(sweep->index_of, &key);
     if (found != NULL)
         return &g_array_index(sweep->states, PartitionState, GPOINTER_TO_UINT(found) - 1);
-    PartitionState state = {{topic, partition, 0, 0}, -1, FALSE, FALSE, -1};
+    PartitionState state = {{topic, partition, 0, 0}, -1, FALSE, FALSE, -1, 0};
     g_array_append_val(sweep->states, state);
     guint64 *stored = g_memdup2(&key, sizeof key);
     g_hash_table_insert(sweep->index_of, stored, GUINT_TO_POINTER(sweep->states->len));
@@ -61,6 +64,9 @@ partition_unled(Sweep *sweep, PartitionState *p, gint64 now_ns, gboolean offline
         p->led = FALSE;
         p->unled_since_ns = now_ns;
         p->out.outages++;
+        FailoverOutage outage = {p->out.topic, p->out.partition, now_ns, -1};
+        p->outage = sweep->outages->len;
+        g_array_append_val(sweep->outages, outage);
     }
     p->offline = offline;
     gboolean is = pending(p);
@@ -71,8 +77,10 @@ static void
 partition_led(Sweep *sweep, PartitionState *p, gint32 broker, gint64 now_ns)
 {
     gboolean was = pending(p);
-    if (!p->led && p->unled_since_ns >= 0)
+    if (!p->led && p->unled_since_ns >= 0) {
         p->out.unavailable_ns += now_ns - p->unled_since_ns;
+        g_array_index(sweep->outages, FailoverOutage, p->outage).end_ns = now_ns;
+    }
     p->leader = broker;
     p->led = TRUE;
     p->offline = FALSE;
@@ -158,8 +166,10 @@ failover_run(const History *history)
     FailoverResult *result = g_new0(FailoverResult, 1);
     result->windows = g_array_new(FALSE, FALSE, sizeof(FailoverWindow));
     result->partitions = g_array_new(FALSE, FALSE, sizeof(FailoverPartition));
+    result->outages = g_array_new(FALSE, FALSE, sizeof(FailoverOutage));
     Sweep sweep = {g_array_new(FALSE, FALSE, sizeof(PartitionState)),
-                   g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL), 0};
+                   g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL), 0,
+                   result->outages};
     const GArray *events = history_events(history);
     result->end_ns = MAX(history_ops_end_ns(history), 0);
     for (guint i = 0; i < events->len; i++) {
@@ -169,8 +179,10 @@ failover_run(const History *history)
     }
     for (guint i = 0; i < sweep.states->len; i++) {
         PartitionState *p = &g_array_index(sweep.states, PartitionState, i);
-        if (!p->led && p->unled_since_ns >= 0)
+        if (!p->led && p->unled_since_ns >= 0) {
             p->out.unavailable_ns += result->end_ns - p->unled_since_ns;
+            g_array_index(result->outages, FailoverOutage, p->outage).end_ns = result->end_ns;
+        }
         g_array_append_val(result->partitions, p->out);
     }
     g_array_sort(result->partitions, partition_compare);
@@ -186,6 +198,7 @@ failover_result_free(FailoverResult *result)
         return;
     g_array_unref(result->windows);
     g_array_unref(result->partitions);
+    g_array_unref(result->outages);
     g_free(result);
 }
 
@@ -199,6 +212,12 @@ const GArray *
 failover_result_partitions(const FailoverResult *result)
 {
     return result->partitions;
+}
+
+const GArray *
+failover_result_outages(const FailoverResult *result)
+{
+    return result->outages;
 }
 
 gint64

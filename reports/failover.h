@@ -35,6 +35,14 @@ typedef struct {
     guint outages;         /* how many times it lost its leader */
 } FailoverPartition;
 
+/* One stretch of time a partition had no leader serving produce. */
+typedef struct {
+    guint16 topic;
+    gint32 partition;
+    gint64 start_ns;
+    gint64 end_ns; /* its next leader; the end of the history if none came */
+} FailoverOutage;
+
 typedef struct FailoverResult FailoverResult;
 
 /* Reads `history` (borrowed, only during the call). (transfer full) */
@@ -46,6 +54,10 @@ const GArray *failover_result_windows(const FailoverResult *result);
 /* Every partition ever led, sorted by (topic, partition) (GArray of
  * FailoverPartition; transfer none). */
 const GArray *failover_result_partitions(const FailoverResult *result);
+/* Every outage, in the order they began (GArray of FailoverOutage;
+ * transfer none); each partition's add up to its unavailable_ns. */
+const GArray *failover_result_outages(const FailoverResult *result);
+
 /* The time a failover took: lost → led again, or lost → the end of the
  * history when it never finished. */
 gint64 failover_window_ns(const FailoverResult *result, const FailoverWindow *window);

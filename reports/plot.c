@@ -362,6 +362,32 @@ plot_script_metrics(const PlotSpec *spec)
     return script_end(out, spec);
 }
 
+GString *
+plot_script_outages(const PlotSpec *spec)
+{
+    GString *out = script_begin(spec, "virtual time (s)", "partition");
+    const PlotSeries *rows = &spec->series[0];
+    KSIM_ASSERT(rows->x_column > 0);
+    g_string_append(out, "set key off\n");
+    g_string_append(out, "set ytics noenhanced\n");
+    g_string_append(out, "set grid xtics\n");
+    /* The worst partition on top; half a row of room at each end. */
+    g_string_append(out, "stats ");
+    append_path(out, rows->csv_path);
+    g_string_append_printf(out, " using %u every ::1 nooutput\n", rows->y_column);
+    g_string_append(out, "set yrange [STATS_max + 0.5:-0.5]\n");
+    g_string_append(out, "set xrange [0:*]\n");
+    append_windows(out, spec);
+    g_string_append(out, "plot ");
+    append_path(out, rows->csv_path);
+    g_string_append_printf(out,
+                           " using %u:%u:($%u-$%u):(0):ytic(%u) every ::1 with vectors nohead "
+                           "linewidth 8 linecolor rgb \"#b03030\" notitle\n",
+                           rows->x_column, rows->y_column, rows->x_column + 1, rows->x_column,
+                           rows->y_column + 1);
+    return script_end(out, spec);
+}
+
 /* The right axis runs from 0 to half a unit above the largest ISR size, so
  * a full ISR is not drawn on the frame; gnuplot finds the largest itself. */
 static void

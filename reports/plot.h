@@ -19,6 +19,7 @@
  *                                 grouped bars with their numbers on top;
  *   plot_script_utilization       a broker's I/O-thread utilisation over time;
  *   plot_script_metrics           Kafka's metrics (JMX names) over time;
+ *   plot_script_outages           when each partition had no leader;
  *   plot_script_tradeoff          [vary] runs: records lost against p99
  *                                 latency (log scale), one labelled point each;
  *   plot_script_load              [vary] runs along an offered load: p99
@@ -124,6 +125,10 @@ GString *plot_script_utilization(const PlotSpec *spec);
 /* Metrics (counts and rates on one axis) over virtual time, as steps, the
  * key below, fault windows shaded. */
 GString *plot_script_metrics(const PlotSpec *spec);
+/* Outages: series[0]'s y column is a partition's row (0 on top), the next
+ * its name, its x column an outage's start and the next its end, in
+ * seconds; a bar per outage. */
+GString *plot_script_outages(const PlotSpec *spec);
 
 /* Bars: every series names the same CSV, one row per run; `label_column`
  * holds the run labels and each series' `y_column` one count. The CSV must

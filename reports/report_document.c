@@ -1157,6 +1157,14 @@ doc_failover(Document *doc, const Report *report)
         for (guint i = 0; i < report->runs->len; i++)
             failover_row(table, g_ptr_array_index(report->runs, i),
                          g_ptr_array_index(results, i));
+        const PlotJob *outages = job_find(report, "unavailability");
+        if (outages != NULL && outages->drawn) {
+            doc_paragraph(doc, "When each partition had no leader, a bar per outage, for the "
+                               "first run with faults and its %u most unavailable partitions "
+                               "(RUN-unavailability.csv).",
+                          REPORT_OUTAGE_PARTITIONS);
+            doc_image(doc, outages);
+        }
     }
     g_ptr_array_free(results, TRUE);
 }

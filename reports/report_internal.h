@@ -57,7 +57,11 @@ typedef enum {
     JOB_LOAD,
     JOB_UTILIZATION,
     JOB_METRICS,
+    JOB_OUTAGES,
 } JobKind;
+
+/* Partitions the unavailability plot draws; the rest are counted. */
+#define REPORT_OUTAGE_PARTITIONS 20u
 
 typedef struct {
     JobKind kind;

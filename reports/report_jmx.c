@@ -2,10 +2,13 @@
  * report_jmx: each run's Kafka metrics under their JMX names (jmx.h) —
  * RUN-metrics.csv with a column per metric and broker, a plot of the
  * cluster metrics that moved in the first run with faults, and per fault the
- * change of each cluster metric across it.
+ * change of each cluster metric across it; and, for that run, when each of
+ * its most unavailable partitions had no leader (RUN-unavailability.csv and
+ * its plot).
  */
 #include "report_internal.h"
 
+#include "failover.h"
 #include "jmx.h"
 #include "outfile.h"
 
@@ -48,6 +51,51 @@ metrics_csv(Report *report, const JmxMetrics *m, const char *name, GError **erro
     return outfile_commit(file, error);
 }
 
+/* The plotted run's outages (failover.h) of its REPORT_OUTAGE_PARTITIONS most
+ * unavailable partitions: a row per outage, the partition's row on the plot
+ * (0 the worst), its name, start and end in seconds. */
+static gboolean
+outages_csv(Report *report, const RunData *data, GError **error)
+{
+    const History *history = checker_result_history(data->result);
+    g_autoptr(FailoverResult) failover = failover_run(history);
+    g_autoptr(GArray) worst = failover_result_worst(failover, REPORT_OUTAGE_PARTITIONS);
+    if (worst->len == 0)
+        return TRUE;
+    static const char *const header[] = {"row", "partition", "start_s", "end_s", NULL};
+    g_autofree char *name = g_strdup_printf("%s-unavailability.csv", data->slug);
+    OutFile *file = outfile_dir_file_open(report->out, name, error);
+    if (file == NULL)
+        return FALSE;
+    OutFileCsv *csv = outfile_csv_new(outfile_stream(file), header);
+    const GArray *outages = failover_result_outages(failover);
+    for (guint w = 0; w < worst->len; w++) {
+        const FailoverPartition *p = &g_array_index(worst, FailoverPartition, w);
+        g_autofree char *where = checker_partition_label(history, p->topic, p->partition);
+        for (guint i = 0; i < outages->len; i++) {
+            const FailoverOutage *o = &g_array_index(outages, FailoverOutage, i);
+            if (o->topic != p->topic || o->partition != p->partition)
+                continue;
+            outfile_csv_int(csv, (gint64)w);
+            outfile_csv_string(csv, where);
+            outfile_csv_double(csv, (double)o->start_ns / 1e9);
+            outfile_csv_double(csv, (double)o->end_ns / 1e9);
+            outfile_csv_end_row(csv);
+        }
+    }
+    outfile_csv_free(csv);
+    if (!outfile_commit(file, error))
+        return FALSE;
+    const char *label = data->run->label ? data->run->label : data->slug;
+    PlotJob *job = report_plots_job_add(
+        report, JOB_OUTAGES, g_strdup("unavailability"),
+        g_strdup_printf("%s: when each partition had no leader (the %u most unavailable)", label,
+                        worst->len));
+    report_plots_job_windows(job, data->run->windows, data->run->windows_len);
+    report_plots_job_series(job, g_strdup(name), g_strdup("no leader"), 3, 1, PLOT_AXIS_Y1);
+    return TRUE;
+}
+
 gboolean
 report_jmx_write(Report *report, GError **error)
 {
@@ -87,5 +135,5 @@ report_jmx_write(Report *report, GError **error)
         }
         jmx_metrics_free(m);
     }
-    return TRUE;
+    return outages_csv(report, g_ptr_array_index(report->runs, plotted), error);
 }

@@ -117,6 +117,8 @@ job_script(const PlotJob *job, const PlotSpec *spec)
         return plot_script_utilization(spec);
     case JOB_METRICS:
         return plot_script_metrics(spec);
+    case JOB_OUTAGES:
+        return plot_script_outages(spec);
     default:
         return plot_script_replicas(spec);
     }

@@ -82,6 +82,12 @@ head -1 "$work/ad/run1-acks-0-metrics.csv" | grep -q '"kafka.server:type=BrokerT
   fail "acks-durability: metrics.csv has no per-broker column"
 grep -q '^| acks=0 | 1: crash broker-2 (leader(orders-0)) | UnderReplicatedPartitions | 0 → 3 |' \
   "$work/ad/report.md" || fail "acks-durability: no metric change across the first fault"
+# When each partition had no leader: orders-0 from broker 2's crash at 10 s
+# until its next leader, orders-1 and orders-2 from broker 1's at 40 s.
+grep -q '^2,orders-0,10,1[0-9.]*$' "$work/ad/run1-acks-0-unavailability.csv" ||
+  fail "acks-durability: orders-0's outage"
+[ "$(tail -n +2 "$work/ad/run1-acks-0-unavailability.csv" | wc -l)" -eq 3 ] ||
+  fail "acks-durability: outages"
 grep -q 'a deposed leader (a newer one had been elected); A truncated it' "$work/ad/report.md" ||
   fail "acks-durability: no deposed-leader pattern"
 

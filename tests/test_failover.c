@@ -146,10 +146,30 @@ test_failover_none(void **state)
     assert_true(failover_result_longest_ms(result) == 0.0);
 }
 
+static void
+test_failover_outages_are_the_unled_stretches(void **state)
+{
+    /* Goal: the crashed leader's partition has one outage, from the crash to
+     * its next leader, and the outages add up to the unavailability. */
+    (void)state;
+    History *history = crashed_controller();
+    FailoverResult *result = failover_run(history);
+    const GArray *outages = failover_result_outages(result);
+    assert_int_equal(outages->len, 1);
+    const FailoverOutage *o = &g_array_index(outages, FailoverOutage, 0);
+    assert_int_equal(o->partition, 0);
+    assert_int_equal(o->start_ns, MS(10));
+    assert_int_equal(o->end_ns, MS(130));
+    assert_int_equal(failover_result_unavailable_ns(result), o->end_ns - o->start_ns);
+    failover_result_free(result);
+    history_free(history);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_failover_outages_are_the_unled_stretches),
         cmocka_unit_test(test_failover_measures_from_session_end_to_led_again),
         cmocka_unit_test(test_failover_waits_for_the_new_controller),
         cmocka_unit_test(test_failover_offline_partitions_do_not_hold_it_open),

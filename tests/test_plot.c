@@ -146,6 +146,9 @@ static const PlotSeries load_series[] = {
     {"load-1.csv", "acks=1", 1, 3, PLOT_AXIS_Y1},
     {"load-2.csv", "acks=all", 1, 3, PLOT_AXIS_Y1},
 };
+static const PlotSeries outage_series[] = {
+    {"outages.csv", "no leader", 3, 1, PLOT_AXIS_Y1},
+};
 static const PlotWindow fault_windows[] = {
     {1.0, 2.5, "crash broker 1"},
     {3.0, 3.25, NULL},
@@ -223,6 +226,13 @@ static const PlotCase plot_cases[] = {
      {"metrics", NULL, NULL, NULL, NULL, throughput_series, 1, fault_windows, 2, 0, 0, NULL},
      {"set key below noenhanced\n", "set yrange [0:*]\n", "set object 2 rect",
       "plot 'tput-acks0.csv' using 1:2 every ::1 with steps linewidth 2 title 'acks=0'"},
+     {"set logscale", NULL}},
+    {"outages",
+     plot_script_outages,
+     {"outages", NULL, NULL, NULL, NULL, outage_series, 1, fault_windows, 1, 0, 0, NULL},
+     {"stats 'outages.csv' using 1 every ::1 nooutput\n",
+      "set yrange [STATS_max + 0.5:-0.5]\n", "set object 1 rect",
+      "plot 'outages.csv' using 3:1:($4-$3):(0):ytic(2) every ::1 with vectors nohead"},
      {"set logscale", NULL}},
     {"tradeoff",
      plot_script_tradeoff,
@@ -434,6 +444,9 @@ write_all_csvs(const char *directory)
     static const char *const knee_header[] = {"load", "p99_ms", "label", NULL};
     static const double knees[] = {15000, 22.8, 1, 9000, 31, 2};
     write_csv(directory, "knees.csv", knee_header, knees, 2);
+    static const char *const outage_header[] = {"row", "partition", "start_s", "end_s", NULL};
+    static const double outages[] = {0, 7, 1.0, 2.5, 0, 7, 3.0, 3.5, 1, 8, 1.0, 1.2};
+    write_csv(directory, "outages.csv", outage_header, outages, 3);
 }
 
 static void
