@@ -26,6 +26,8 @@ block_free(gpointer pointer)
     g_free(block->name);
     if (block->rows != NULL)
         g_ptr_array_free(block->rows, TRUE);
+    if (block->links != NULL)
+        g_ptr_array_free(block->links, TRUE);
     g_free(block);
 }
 
@@ -347,16 +349,25 @@ doc_verdict(Document *doc, const Report *report)
                           checker_anomaly_name(a), all ? "every record" : "the examples",
                           patterns->len, patterns->len == 1 ? "" : "s");
             Block *list = doc_list(doc, FALSE);
+            /* Each pattern links to its space-time diagram. */
+            list->links = g_ptr_array_new_with_free_func(g_free);
+            const GPtrArray *diagrams = data->diagrams[a];
             guint shown = MIN(patterns->len, (guint)REPORT_PATTERNS_SHOWN);
             for (guint k = 0; k < shown; k++) {
                 const Pattern *pattern = g_ptr_array_index(patterns, k);
                 g_ptr_array_add(list->rows,
                                 g_strdup_printf("%" G_GUINT64_FORMAT " %s: %s", pattern->count,
                                                 all ? "records" : "examples", pattern->signature));
+                const char *diagram = diagrams != NULL && k < diagrams->len
+                                          ? g_ptr_array_index(diagrams, k)
+                                          : NULL;
+                g_ptr_array_add(list->links, g_strdup(diagram));
             }
-            if (patterns->len > shown)
+            if (patterns->len > shown) {
                 g_ptr_array_add(list->rows,
                                 g_strdup_printf("%u more patterns", patterns->len - shown));
+                g_ptr_array_add(list->links, NULL);
+            }
         }
     }
 }

@@ -50,8 +50,17 @@ html_list(GString *out, const Block *block)
     const char *tag = block->kind == BLOCK_LIST ? "ul" : "ol";
     g_string_append_printf(out, "<%s>\n", tag);
     for (guint i = 0; i < block->rows->len; i++) {
+        const char *link =
+            block->links != NULL && i < block->links->len ? g_ptr_array_index(block->links, i)
+                                                          : NULL;
         g_string_append(out, "<li>");
         plot_html_escape(out, g_ptr_array_index(block->rows, i));
+        if (link != NULL) {
+            /* The diagram's id: its inline <svg>, or the link to its file. */
+            g_string_append(out, " (<a href=\"#");
+            plot_html_escape(out, link);
+            g_string_append(out, "\">diagram</a>)");
+        }
         g_string_append(out, "</li>\n");
     }
     g_string_append_printf(out, "</%s>\n", tag);
@@ -105,7 +114,9 @@ html_image(GString *out, const Block *block, const char *dir, gsize *inline_byte
 static void
 html_svg_link(GString *out, const Block *block)
 {
-    g_string_append(out, "<p class=\"diagram-link\">Diagram: <a href=\"");
+    g_string_append(out, "<p class=\"diagram-link\" id=\"");
+    plot_html_escape(out, block->name);
+    g_string_append(out, "\">Diagram: <a href=\"");
     plot_html_escape(out, block->name);
     g_string_append(out, ".svg\">");
     plot_html_escape(out, block->text);
@@ -131,7 +142,7 @@ html_svg(GString *out, const Block *block, const char *dir, gsize *inline_bytes)
     }
     *inline_bytes += len;
     const char *svg = g_str_has_prefix(contents, "<?xml") ? strchr(contents, '\n') : contents;
-    g_string_append(out, "<figure style=\"margin:1em 0;overflow-x:auto\">\n");
+    g_string_append(out, "<figure style=\"margin:1em 0;overflow:auto;max-height:85vh\">\n");
     g_string_append(out, svg != NULL ? svg : "");
     g_string_append(out, "<figcaption>");
     plot_html_escape(out, block->text);

@@ -112,6 +112,9 @@ typedef struct {
     char *text;      /* heading, paragraph, warning, image alt text */
     char *name;      /* image basename */
     GPtrArray *rows; /* table: GPtrArray of cells (header first); lists: items */
+    /* lists: per item, the basename of the diagram it links to, or NULL
+     * (NULL: none links) */
+    GPtrArray *links;
 } Block;
 
 typedef GPtrArray Document; /* Block */

@@ -57,9 +57,16 @@ md_block(GString *out, const Block *block)
         break;
     case BLOCK_LIST:
     case BLOCK_ORDERED:
-        for (guint i = 0; i < block->rows->len; i++)
-            g_string_append_printf(out, "%s %s\n", block->kind == BLOCK_LIST ? "-" : "1.",
+        for (guint i = 0; i < block->rows->len; i++) {
+            const char *link = block->links != NULL && i < block->links->len
+                                   ? g_ptr_array_index(block->links, i)
+                                   : NULL;
+            g_string_append_printf(out, "%s %s", block->kind == BLOCK_LIST ? "-" : "1.",
                                    (char *)g_ptr_array_index(block->rows, i));
+            if (link != NULL)
+                g_string_append_printf(out, " ([diagram](%s.svg))", link);
+            g_string_append_c(out, '\n');
+        }
         g_string_append_c(out, '\n');
         break;
     case BLOCK_IMAGE:

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Checks a ksim report.html with real parsers, as a browser would read it.
 
+In-page links (each pattern's "diagram") must name an element's id.
+
 html.parser (the standard library's HTML tokenizer) walks the whole page:
 every non-void element is closed in order, nothing is left open, no
 attribute is repeated; each inline <svg> parses as XML (a browser renders
@@ -107,6 +109,13 @@ def main():
             fail(f"inline SVG {svgs + 1} is not XML: {e}")
         svgs += 1
         start = j + 6
+    # Every in-page link (a pattern's "diagram") names an element's id.
+    ids = {a.get("id") for k, t, a in walker.events if k == "start" and a and a.get("id")}
+    ids |= set(__import__("re").findall(r'<svg[^>]* id="([^"]+)"', text))
+    for k, t, a in walker.events:
+        if k == "start" and t == "a" and a.get("href", "").startswith("#"):
+            if a["href"][1:] not in ids:
+                fail(f"a link to {a['href']} has no target")
     for img in walker.imgs:
         if not img.get("src", "").startswith("data:image/"):
             fail(f"an <img> is not inline: {img.get('src', '')[:60]}")
