@@ -323,9 +323,8 @@ request_timers(Sweep *sweep)
         const HistoryRequest *r = &g_array_index(requests, HistoryRequest, i);
         if (r->kind != HISTORY_REQUEST_PRODUCE)
             continue;
-        gint64 parts[] = {MAX(r->read_ns, 0) + MAX(r->queue_ns, 0) + MAX(r->local_ns, 0) +
-                              MAX(r->remote_ns, 0) + MAX(r->send_ns, 0),
-                          MAX(r->queue_ns, 0), MAX(r->local_ns, 0), MAX(r->remote_ns, 0)};
+        gint64 parts[] = {history_request_total_ns(r), MAX(r->queue_ns, 0), MAX(r->local_ns, 0),
+                          MAX(r->remote_ns, 0)};
         guint b = bucket_of(m, r->time_ns + parts[0]);
         for (guint t = 0; t < G_N_ELEMENTS(timers); t++) {
             StatsHistogram **slot = &h[b * G_N_ELEMENTS(timers) + t];
@@ -380,7 +379,7 @@ jmx_metrics_new(const History *history, double span_s)
     JmxMetrics *m = g_new0(JmxMetrics, 1);
     m->span_s = span_s > 0 ? span_s : 0;
     m->bucket_s = utilization_bucket_s(span_s);
-    m->buckets = span_s > 0 ? (guint)ceil(span_s / m->bucket_s - 1e-9) : 0;
+    m->buckets = utilization_bucket_count(span_s);
     m->series = g_ptr_array_new_with_free_func(series_free);
     if (m->buckets == 0)
         return m;

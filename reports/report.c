@@ -186,6 +186,26 @@ report_runs_prepare(const ReportInput *input, gboolean explain)
     return runs;
 }
 
+guint64
+report_request_parts(const RunData *data, StatsHistogram *parts[REPORT_PARTS])
+{
+    for (guint k = 0; k < REPORT_PARTS; k++)
+        parts[k] = stats_histogram_new(2);
+    const GArray *requests = history_requests(checker_result_history(data->result));
+    guint64 count = 0;
+    for (guint i = 0; i < requests->len; i++) {
+        const HistoryRequest *r = &g_array_index(requests, HistoryRequest, i);
+        if (r->kind != HISTORY_REQUEST_PRODUCE)
+            continue;
+        const gint64 values[REPORT_PARTS] = {r->read_ns,   r->queue_ns, r->local_ns,
+                                             r->remote_ns, r->send_ns,  history_request_total_ns(r)};
+        for (guint k = 0; k < REPORT_PARTS; k++)
+            stats_histogram_record(parts[k], MAX(values[k], 0));
+        count++;
+    }
+    return count;
+}
+
 Comparison *
 report_comparison_new(const GPtrArray *runs)
 {

@@ -934,36 +934,23 @@ doc_latency(Document *doc, const Report *report)
 /* Per-request broker times of produce requests (HistoryRequest), as Kafka's
  * request metrics split them; each column is the percentile of its own
  * distribution, so they need not add up to the total's. */
-enum { PART_READ, PART_QUEUE, PART_LOCAL, PART_REMOTE, PART_SEND, PART_TOTAL, PARTS };
-
 static void
 request_rows(Block *table, const RunData *data)
 {
     static const double qs[] = {0.5, 0.99, 0.999};
     static const char *const names[] = {"p50", "p99", "p99.9"};
-    const GArray *requests = history_requests(checker_result_history(data->result));
-    StatsHistogram *parts[PARTS];
-    for (guint k = 0; k < PARTS; k++)
-        parts[k] = stats_histogram_new(2);
-    for (guint i = 0; i < requests->len; i++) {
-        const HistoryRequest *r = &g_array_index(requests, HistoryRequest, i);
-        if (r->kind != HISTORY_REQUEST_PRODUCE)
-            continue;
-        gint64 values[PARTS] = {r->read_ns, r->queue_ns, r->local_ns, r->remote_ns, r->send_ns, 0};
-        values[PART_TOTAL] = r->read_ns + r->queue_ns + r->local_ns + r->remote_ns + r->send_ns;
-        for (guint k = 0; k < PARTS; k++)
-            stats_histogram_record(parts[k], MAX(values[k], 0));
-    }
+    StatsHistogram *parts[REPORT_PARTS];
+    report_request_parts(data, parts);
     const StatsHistogram *acked = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
     for (guint q = 0; q < G_N_ELEMENTS(qs); q++) {
         GPtrArray *row = table_row(table);
         row_cell(row, g_strdup_printf("%s %s", data->run->label ? data->run->label : data->slug,
                                       names[q]));
-        for (guint k = 0; k < PARTS; k++)
+        for (guint k = 0; k < REPORT_PARTS; k++)
             row_cell(row, report_quantile_ms_text(parts[k], qs[q]));
         row_cell(row, report_quantile_ms_text(acked, qs[q]));
     }
-    for (guint k = 0; k < PARTS; k++)
+    for (guint k = 0; k < REPORT_PARTS; k++)
         stats_histogram_free(parts[k]);
 }
 

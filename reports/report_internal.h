@@ -142,6 +142,23 @@ char *report_u64_text(guint64 value);
  * caller of report_write). */
 void report_warn(Report *report, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
+/* The parts of a produce request's time on its leader, as Kafka's request
+ * metrics split it (HistoryRequest). */
+typedef enum {
+    REPORT_PART_READ = 0,
+    REPORT_PART_QUEUE,  /* RequestQueueTimeMs */
+    REPORT_PART_LOCAL,  /* LocalTimeMs */
+    REPORT_PART_REMOTE, /* RemoteTimeMs */
+    REPORT_PART_SEND,   /* ResponseSendTimeMs */
+    REPORT_PART_TOTAL,  /* TotalTimeMs */
+    REPORT_PARTS,
+} ReportRequestPart;
+
+/* Fills `parts` with new histograms of each part over the run's produce
+ * requests (free each with stats_histogram_free) and returns how many there
+ * were. */
+guint64 report_request_parts(const RunData *data, StatsHistogram *parts[REPORT_PARTS]);
+
 /* The comparison of the runs (compare.h), or NULL when there is none. */
 Comparison *report_comparison_new(const GPtrArray *runs);
 

@@ -688,32 +688,18 @@ json_quantiles(JsonBuilder *b, const char *name, const StatsHistogram *h)
 static void
 json_latency_breakdown(JsonBuilder *b, const RunData *data)
 {
-    enum { READ, QUEUE, LOCAL, REMOTE, SEND, TOTAL, PARTS };
-    static const char *const names[] = {"read", "queue", "local", "remote", "send", "broker_total"};
-    StatsHistogram *parts[PARTS];
-    for (guint k = 0; k < PARTS; k++)
-        parts[k] = stats_histogram_new(2);
-    const GArray *requests = history_requests(checker_result_history(data->result));
-    guint64 count = 0;
-    for (guint i = 0; i < requests->len; i++) {
-        const HistoryRequest *r = &g_array_index(requests, HistoryRequest, i);
-        if (r->kind != HISTORY_REQUEST_PRODUCE)
-            continue;
-        gint64 values[PARTS] = {r->read_ns, r->queue_ns, r->local_ns, r->remote_ns, r->send_ns,
-                                r->read_ns + r->queue_ns + r->local_ns + r->remote_ns +
-                                    r->send_ns};
-        for (guint k = 0; k < PARTS; k++)
-            stats_histogram_record(parts[k], MAX(values[k], 0));
-        count++;
-    }
+    static const char *const names[REPORT_PARTS] = {"read",   "queue", "local",
+                                                    "remote", "send",  "broker_total"};
+    StatsHistogram *parts[REPORT_PARTS];
+    guint64 count = report_request_parts(data, parts);
     json_builder_set_member_name(b, "latency_breakdown_ms");
     json_builder_begin_object(b);
     json_int(b, "requests", (gint64)count);
-    for (guint k = 0; k < PARTS; k++)
+    for (guint k = 0; k < REPORT_PARTS; k++)
         json_quantiles(b, names[k], parts[k]);
     json_quantiles(b, "client", checker_result_latency(data->result, CHECKER_LATENCY_ACKED));
     json_builder_end_object(b);
-    for (guint k = 0; k < PARTS; k++)
+    for (guint k = 0; k < REPORT_PARTS; k++)
         stats_histogram_free(parts[k]);
 }
 

@@ -25,6 +25,12 @@ utilization_bucket_s(double span_s)
     return 10 * power;
 }
 
+guint
+utilization_bucket_count(double span_s)
+{
+    return span_s > 0 ? (guint)ceil(span_s / utilization_bucket_s(span_s) - 1e-9) : 0;
+}
+
 static void
 broker_free(gpointer pointer)
 {
@@ -83,7 +89,7 @@ utilization_new(const History *history, double span_s)
     Utilization *u = g_new0(Utilization, 1);
     u->span_s = span_s > 0 ? span_s : 0;
     u->bucket_s = utilization_bucket_s(span_s);
-    u->buckets = span_s > 0 ? (guint)ceil(span_s / u->bucket_s - 1e-9) : 0;
+    u->buckets = utilization_bucket_count(span_s);
     u->brokers = g_ptr_array_new_with_free_func(broker_free);
     if (u->buckets == 0)
         return u;

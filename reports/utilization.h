@@ -35,6 +35,8 @@ typedef struct {
 
 /* The bucket length for a run of `span_s` seconds (see above). */
 double utilization_bucket_s(double span_s);
+/* How many of them cover [0, span_s]: 0 when span_s is not positive. */
+guint utilization_bucket_count(double span_s);
 
 /* The utilisation of the brokers that handled requests in `history`, over
  * [0, span_s]; none when span_s is not positive. */

@@ -641,6 +641,13 @@ history_request(History *history, const HistoryRequest *request)
     g_array_append_val(history->requests, *request);
 }
 
+gint64
+history_request_total_ns(const HistoryRequest *request)
+{
+    return MAX(request->read_ns, 0) + MAX(request->queue_ns, 0) + MAX(request->local_ns, 0) +
+           MAX(request->remote_ns, 0) + MAX(request->send_ns, 0);
+}
+
 const GArray *
 history_requests(const History *history)
 {

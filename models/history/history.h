@@ -199,6 +199,9 @@ typedef struct {
 
 void history_request(History *history, const HistoryRequest *request);
 const GArray *history_requests(const History *history); /* HistoryRequest, in completion order */
+/* Its TotalTimeMs in ns: read, queue, local, remote and send (each part
+ * counted from 0 up). */
+gint64 history_request_total_ns(const HistoryRequest *request);
 
 
 History *history_new(void);
