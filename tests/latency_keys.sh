@@ -121,3 +121,28 @@ bad = {k: v for k, v in run["anomalies"].items() if v}
 print("anomalies:", bad)
 assert run["latency_ms"]["produce"]["count"] > 1000 and not bad, bad
 PY
+
+# buffer.memory bounds the accumulator: against a broker slower than the
+# offered load (500ms per MiB, 3 MB/s offered), a 32 MiB buffer queues
+# records for hundreds of ms, while a 64 KiB one with max.block.ms = 0 fails
+# the sends that find it full (BufferExhaustedException) and keeps the queue,
+# and so the acknowledged records' latency, short.
+scenario buffer "ksim.request.mib.time = 500ms
+ksim.request.service.distribution = exponential" "workload.rate = 3000
+workload.record.size = const:1000
+linger.ms = 0
+max.block.ms = 0" "buffer.memory = 33554432, 65536"
+# The template's 100-byte records give way to these 1 KB ones.
+sed -i 's/^workload.record.size = const:100$//' "$out/buffer.ini"
+"$ksim" run "$out/buffer.ini" --out "$out/buffer" >/dev/null 2>"$out/buffer.err" ||
+  fail "buffer: ksim run: $(cat "$out/buffer.err")"
+python3 - "$out/buffer/summary.json" <<'PY' || fail "buffer.memory"
+import json, sys
+runs = {r["label"]: r for r in json.load(open(sys.argv[1]))["runs"]}
+big, small = runs["buffer.memory=33554432"], runs["buffer.memory=65536"]
+p50 = lambda r: r["latency_ms"]["produce"]["p50"]
+print(f"32 MiB: p50 {p50(big):.3f} ms, {big['produce']['failed']} failed; "
+      f"64 KiB: p50 {p50(small):.3f} ms, {small['produce']['failed']} failed")
+assert p50(big) > 10 * p50(small), (p50(big), p50(small))
+assert small["produce"]["failed"] > 2 * big["produce"]["failed"]
+PY
