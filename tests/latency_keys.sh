@@ -146,3 +146,26 @@ print(f"32 MiB: p50 {p50(big):.3f} ms, {big['produce']['failed']} failed; "
 assert p50(big) > 10 * p50(small), (p50(big), p50(small))
 assert small["produce"]["failed"] > 2 * big["produce"]["failed"]
 PY
+
+# fetch.min.bytes holds a consumer's fetch until that many bytes can be read
+# below the HW, or fetch.max.wait.ms passes (Kafka's DelayedFetch): at 100
+# records/s of 100 bytes, 1 MB never accumulates, so every fetch waits the
+# full 300 ms and end-to-end delivery slows by about half of it at p50.
+scenario fetch "group.initial.rebalance.delay.ms = 0" "workload.rate = 100
+linger.ms = 0" "fetch.min.bytes = 1, 1000000" "
+[consumer-group readers]
+topics = t
+members = 1
+auto.offset.reset = earliest
+fetch.max.wait.ms = 300"
+"$ksim" run "$out/fetch.ini" --out "$out/fetch" >/dev/null 2>"$out/fetch.err" ||
+  fail "fetch: ksim run: $(cat "$out/fetch.err")"
+python3 - "$out/fetch/summary.json" <<'PY' || fail "fetch.min.bytes"
+import json, sys
+runs = {r["label"]: r["consumers"]["readers"] for r in json.load(open(sys.argv[1]))["runs"]}
+one, big = runs["fetch.min.bytes=1"], runs["fetch.min.bytes=1000000"]
+print(f"fetch.min.bytes=1: e2e p50 {one['e2e_p50_ms']:.3f} ms ({one['polled']} polled); "
+      f"1000000: {big['e2e_p50_ms']:.3f} ms ({big['polled']} polled)")
+assert one["polled"] > 50 and big["polled"] > 50, (one["polled"], big["polled"])
+assert big["e2e_p50_ms"] > one["e2e_p50_ms"] + 75, (one["e2e_p50_ms"], big["e2e_p50_ms"])
+PY

@@ -310,10 +310,17 @@ bytes_since_delay(BrokerState *state, const DelayedFetch *delayed)
 }
 
 /* New data in `p`, or a new HW: a long-polling fetch that watches it answers
- * once replica.fetch.min.bytes (fetch.min.bytes) have accumulated, as Kafka's
- * DelayedFetch.tryComplete does; a consumer, which reads below the HW only,
- * answers when the HW moves (records it waited for may already be in the
- * log). */
+ * once replica.fetch.min.bytes (fetch.min.bytes) can be read, as Kafka's
+ * DelayedFetch.tryComplete (3.x) sums each partition's bytes from the fetch
+ * offset to the end the fetch may read (the LEO for a follower, the HW or
+ * LSO for a consumer) and completes at fetchMinBytes. Here that sum is what
+ * the fetch could read when it was delayed plus what was appended since; a
+ * consumer's is counted only when the HW moves, since it reads nothing
+ * above the HW, and with fetch.min.bytes = 1 (the default) any move of the
+ * HW is enough, exactly as in Kafka. With a larger fetch.min.bytes the sum
+ * is an estimate: appends still above the HW count early, and bytes that
+ * were above it when the fetch was delayed count only once more is
+ * appended (Kafka reads the HW's byte position instead). */
 void
 replica_fetch_try_complete(BrokerState *state, const Partition *p, gboolean hw_moved)
 {
@@ -325,8 +332,16 @@ replica_fetch_try_complete(BrokerState *state, const Partition *p, gboolean hw_m
         if (i > 0 && g_ptr_array_index(p->fetch_watchers, i - 1) == delayed)
             continue; /* a request that names the partition twice */
         gboolean consumer = delayed->request->replica_id < 0;
-        if ((consumer && hw_moved) ||
-            bytes_since_delay(state, delayed) >= delayed->request->min_bytes)
+        if (consumer && !hw_moved)
+            continue;
+        /* A consumer delayed with nothing to read below the HW has a byte
+         * once the HW moves, which is all fetch.min.bytes = 1 asks. */
+        if (consumer && delayed->request->min_bytes <= 1) {
+            g_ptr_array_add(ready, delayed);
+            continue;
+        }
+        gint64 since = bytes_since_delay(state, delayed);
+        if (since == G_MAXINT64 || delayed->bytes_at_delay + since >= delayed->request->min_bytes)
             g_ptr_array_add(ready, delayed);
     }
     /* Completing one may complete others (a follower's fetch moves the HW),
@@ -354,6 +369,7 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
     sim_msg_free(&response->base);
     DelayedFetch *delayed = g_new0(DelayedFetch, 1);
     delayed->request = request;
+    delayed->bytes_at_delay = bytes;
     delayed->sizes_at_delay = g_array_new(FALSE, FALSE, sizeof(gint64));
     log_sizes(state, request, delayed->sizes_at_delay);
     delayed->client = from;

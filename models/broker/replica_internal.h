@@ -42,6 +42,7 @@ typedef struct {
 typedef struct {
     KFetchRequest *request;           /* owned */
     GArray *sizes_at_delay;           /* gint64 per request partition: its log size then */
+    gint64 bytes_at_delay;            /* what the fetch could have read then (< min_bytes) */
     GPtrArray *watched;               /* Partition* whose fetch_watchers hold it (borrowed) */
     SimNodeId client;
     SimTimerId timeout_timer;
