@@ -508,14 +508,15 @@ holds(const GArray *tps, gint32 partition)
  * joins, and the members are sampled every 1 ms until the three are stable
  * and cover the partitions. Returns the generations the join took. */
 static gint32
-third_member_joins(AssignorStrategy strategy, JoinWatch *watch, guint64 *revoked)
+third_member_joins(AssignorStrategy strategy, gboolean eager_listed, JoinWatch *watch,
+                   guint64 *revoked)
 {
     memset(watch, 0, sizeof *watch);
     Fixture *f = fixture_new(26, 6, 5);
     ConsumerConfig config;
     group_config(&config);
     config.partition_assignment_strategy = strategy;
-    config.eager_assignor_listed = !assignor_strategy_cooperative(strategy);
+    config.eager_assignor_listed = eager_listed;
     add_member(f, &config, SIM_NS_PER_MS);
     add_member(f, &config, SIM_NS_PER_MS);
     assert_true(run_until_covered(f, 6, 30 * SIM_NS_PER_S) >= 0);
@@ -593,7 +594,7 @@ test_group_eager_join_stops_the_world(void **unused)
     (void)unused;
     JoinWatch watch;
     guint64 revoked = 0;
-    assert_int_equal(third_member_joins(ASSIGNOR_STICKY, &watch, &revoked), 1);
+    assert_int_equal(third_member_joins(ASSIGNOR_STICKY, TRUE, &watch, &revoked), 1);
     print_message("eager: %" G_GUINT64_FORMAT " ms to settle, the two members %" G_GUINT64_FORMAT
                   " ms without partitions\n",
                   watch.took_ms, watch.empty_ms);
@@ -613,7 +614,7 @@ test_group_cooperative_join_keeps_partitions(void **unused)
     (void)unused;
     JoinWatch watch;
     guint64 revoked = 0;
-    assert_int_equal(third_member_joins(ASSIGNOR_COOPERATIVE_STICKY, &watch, &revoked), 2);
+    assert_int_equal(third_member_joins(ASSIGNOR_COOPERATIVE_STICKY, FALSE, &watch, &revoked), 2);
     print_message("cooperative: %" G_GUINT64_FORMAT " ms to settle, the two members "
                   "%" G_GUINT64_FORMAT " ms without partitions, %" G_GUINT64_FORMAT
                   " polls while rebalancing\n",
@@ -624,6 +625,23 @@ test_group_cooperative_join_keeps_partitions(void **unused)
     assert_false(watch.overlap);
     assert_true(watch.polls_rebalancing > 0);
     assert_int_equal(revoked, 2);
+}
+
+/* cooperative-sticky listed with an eager assignor (Kafka's upgrade path:
+ * "cooperative-sticky, range") runs the eager protocol: members revoke
+ * everything, report nothing owned, so nothing is withheld and one
+ * rebalance settles the group. */
+static void
+test_group_cooperative_sticky_with_eager_assignor_runs_eager(void **unused)
+{
+    (void)unused;
+    JoinWatch watch;
+    guint64 revoked = 0;
+    assert_int_equal(third_member_joins(ASSIGNOR_COOPERATIVE_STICKY, TRUE, &watch, &revoked), 1);
+    assert_true(watch.original_empty);
+    assert_false(watch.overlap);
+    assert_int_equal(watch.polls_rebalancing, 0);
+    assert_int_equal(revoked, 0);
 }
 
 /* Cooperative: when only a follower revokes, its rejoin (reporting fewer
@@ -921,6 +939,7 @@ main(void)
         cmocka_unit_test(test_group_eager_join_stops_the_world),
         cmocka_unit_test(test_group_cooperative_join_keeps_partitions),
         cmocka_unit_test(test_group_cooperative_follower_revocation_rebalances),
+        cmocka_unit_test(test_group_cooperative_sticky_with_eager_assignor_runs_eager),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
