@@ -490,6 +490,7 @@ typedef struct {
     gboolean original_empty;   /* an original member held nothing at some point */
     guint64 empty_ms;          /* summed over the original members: ms holding nothing */
     guint64 took_ms;           /* from the join to a stable, covering group */
+    guint duplicates;          /* values processed more than once */
     guint64 polls_rebalancing; /* polls by the original members while not stable */
 } JoinWatch;
 
@@ -581,6 +582,13 @@ third_member_joins(AssignorStrategy strategy, gboolean eager_listed, JoinWatch *
         consumer_stats(f->consumers[m], &stats);
         *revoked += stats.partitions_revoked;
     }
+    const HistoryOpArray *ops = history_ops(f->history);
+    g_autoptr(GHashTable) processed = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < ops->len; i++) {
+        HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->fn == HISTORY_FN_PROCESS && !g_hash_table_add(processed, &op->value))
+            watch->duplicates++;
+    }
     gint32 took = consumer_generation(f->consumers[0]) - generation;
     fixture_free(f);
     return took;
@@ -602,6 +610,7 @@ test_group_eager_join_stops_the_world(void **unused)
     assert_true(watch.original_dropped);
     assert_false(watch.overlap);
     assert_int_equal(revoked, 0);
+    assert_int_equal(watch.duplicates, 0);
 }
 
 /* Cooperative (cooperative-sticky, KIP-429): the original members keep what
@@ -624,6 +633,8 @@ test_group_cooperative_join_keeps_partitions(void **unused)
     assert_false(watch.original_dropped);
     assert_false(watch.overlap);
     assert_true(watch.polls_rebalancing > 0);
+    /* The revoked partitions' positions were committed before they went. */
+    assert_int_equal(watch.duplicates, 0);
     assert_int_equal(revoked, 2);
 }
 
