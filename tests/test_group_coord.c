@@ -681,6 +681,7 @@ test_group_cooperative_follower_revocation_rebalances(void **unused)
     assert_int_equal(assigned_count(b), 2);
     gint32 generation = consumer_generation(a);
     Consumer *c = add_member_named(f, &config, SIM_NS_PER_MS, "c");
+    guint64 ops_before = history_ops(f->history)->len;
     start = sim_now_ns(f->world);
     while (!(covers_exactly(f, 4) && assigned_count(c) == 1) &&
            sim_now_ns(f->world) - start < 30 * SIM_NS_PER_S)
@@ -693,6 +694,20 @@ test_group_cooperative_follower_revocation_rebalances(void **unused)
     ConsumerStats stats;
     consumer_stats(a, &stats);
     assert_int_equal(stats.partitions_revoked, 2); /* to "b", none to "c" */
+    /* "b" (process 11) committed the partition it gave "c" before "c" began
+     * reading it: its revocation commits first. */
+    g_autoptr(GArray) moved = consumer_assignment(c);
+    gint32 partition = g_array_index(moved, KTopicPartition, 0).partition;
+    const HistoryOpArray *ops = history_ops(f->history);
+    guint commits = 0;
+    for (guint64 i = ops_before; i < ops->len; i++) {
+        const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->fn == HISTORY_FN_ASSIGN && op->process == CONSUMER_PROCESS + 2)
+            break;
+        commits += op->fn == HISTORY_FN_COMMIT && op->process == CONSUMER_PROCESS + 1 &&
+                   op->partition == partition;
+    }
+    assert_true(commits >= 1);
     fixture_free(f);
 }
 
