@@ -694,8 +694,8 @@ test_group_cooperative_follower_revocation_rebalances(void **unused)
     ConsumerStats stats;
     consumer_stats(a, &stats);
     assert_int_equal(stats.partitions_revoked, 2); /* to "b", none to "c" */
-    /* "b" (process 11) committed the partition it gave "c" before "c" began
-     * reading it: its revocation commits first. */
+    /* The partition "c" got was committed by its last owner "b" (process
+     * 11) after "c" came and before "c" began reading it. */
     g_autoptr(GArray) moved = consumer_assignment(c);
     gint32 partition = g_array_index(moved, KTopicPartition, 0).partition;
     const HistoryOpArray *ops = history_ops(f->history);
