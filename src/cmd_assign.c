@@ -3,8 +3,11 @@
  * [--owned ID:T-P,T-P ...]`: the assignment a consumer group's leader
  * computes, one line per member sorted by member id: "ID T-P T-P ..." with the
  * partitions sorted by topic then number, or "ID" alone for a member that gets
- * nothing. `--owned` (sticky only) gives a member's partitions from the
- * previous generation; without it sticky starts from nothing.
+ * nothing. `--owned` (sticky and cooperative-sticky) gives a member's
+ * partitions from the previous generation; without it sticky starts from
+ * nothing. cooperative-sticky leaves out of every line the partitions that
+ * would pass from one member to another: their owners revoke them first, and
+ * the next rebalance (run again with the new --owned) gives them out.
  *
  * Topic names follow Kafka's rules (letters, digits, '.', '_', '-', at most
  * 249 characters, not "." or ".."), which also keeps ':' and ',' free as
@@ -223,13 +226,15 @@ assign_parse_options(int argc, char **argv, AssignOptions *options, GString *out
      * locale's charset; assign_check_member_id insists on UTF-8. */
     GOptionEntry entries[] = {
         {"strategy", 's', 0, G_OPTION_ARG_STRING, &options->strategy,
-         "Assignment strategy: range (the default), roundrobin or sticky", "NAME"},
+         "Assignment strategy: range (the default), roundrobin, sticky or cooperative-sticky",
+         "NAME"},
         {"topic", 't', 0, G_OPTION_ARG_STRING_ARRAY, &options->topics,
          "A topic and its partition count (repeatable)", "TOPIC:PARTITIONS"},
         {"member", 'm', 0, G_OPTION_ARG_FILENAME_ARRAY, &options->members,
          "A member and the topics it subscribes to (repeatable)", "ID:TOPIC[,TOPIC...]"},
         {"owned", 'o', 0, G_OPTION_ARG_FILENAME_ARRAY, &options->owned,
-         "Sticky only: partitions a member owned before (repeatable)", "ID:TOPIC-PARTITION[,...]"},
+         "Sticky strategies: partitions a member owned before (repeatable)",
+         "ID:TOPIC-PARTITION[,...]"},
         {"help", 'h', 0, G_OPTION_ARG_NONE, &options->help, "Show this help", NULL},
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options->rest, NULL, NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -299,14 +304,15 @@ assign_run(int argc, char **argv, GString *out, GString *err)
     AssignorStrategy strategy = ASSIGNOR_RANGE;
     if (options.strategy != NULL && !assignor_strategy_parse(options.strategy, &strategy)) {
         g_string_append_printf(err,
-                               "ksim assign: unknown strategy '%s' (choose range, roundrobin or "
-                               "sticky)\n",
+                               "ksim assign: unknown strategy '%s' (choose range, roundrobin, "
+                               "sticky or cooperative-sticky)\n",
                                options.strategy);
         return 2;
     }
-    if (options.owned != NULL && strategy != ASSIGNOR_STICKY) {
+    if (options.owned != NULL && strategy != ASSIGNOR_STICKY &&
+        strategy != ASSIGNOR_COOPERATIVE_STICKY) {
         g_string_append_printf(err,
-                               "ksim assign: --owned applies to the sticky strategy only, "
+                               "ksim assign: --owned applies to the sticky strategies only, "
                                "not %s\n",
                                assignor_strategy_name(strategy));
         return 2;
@@ -316,6 +322,8 @@ assign_run(int argc, char **argv, GString *out, GString *err)
         return 2;
     g_autoptr(AssignorResult) result = assignor_assign(input, strategy);
     assignor_result_check_invariants(result, input);
+    if (assignor_strategy_cooperative(strategy))
+        assignor_result_check_cooperative(result, input);
     assignor_result_format(result, out);
     return 0;
 }

@@ -1,7 +1,8 @@
 /*
- * Tests of models/assignor: range, roundrobin and sticky on the examples of
- * Kafka's javadoc and on the cases of Kafka's own tests (RangeAssignorTest,
- * RoundRobinAssignorTest, AbstractStickyAssignorTest), on edge cases, on
+ * Tests of models/assignor: range, roundrobin, sticky and cooperative-sticky
+ * on the examples of Kafka's javadoc and KIP-429 and on the cases of Kafka's
+ * own tests (RangeAssignorTest, RoundRobinAssignorTest,
+ * AbstractStickyAssignorTest, CooperativeStickyAssignorTest), on edge cases, on
  * multi-round stickiness, on random groups (validity and balance), and the
  * `ksim assign` sub-command (run in-process: its source is included so its
  * string-writing core can be called).
@@ -17,6 +18,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -84,6 +87,8 @@ assign_text(const AssignorInput *input, AssignorStrategy strategy)
 {
     g_autoptr(AssignorResult) result = assignor_assign(input, strategy);
     assignor_result_check_invariants(result, input);
+    if (assignor_strategy_cooperative(strategy))
+        assignor_result_check_cooperative(result, input);
     GString *out = g_string_new(NULL);
     assignor_result_format(result, out);
     return g_string_free(out, FALSE);
@@ -454,6 +459,62 @@ static const AssignCase STICKY_CASES[] = {
      "m3\n"},
 };
 
+/* Cooperative-sticky cases: KIP-429's example of a member joining, and
+ * CooperativeStickyAssignorTest's. A partition that changes owner is in no
+ * line of the first rebalance and goes to its new owner in the second. */
+static const AssignCase COOPERATIVE_CASES[] = {
+    {"KIP-429: a third member joins two on 6 partitions, first rebalance",
+     ASSIGNOR_COOPERATIVE_STICKY,
+     "t:6",
+     {"C1@1:t", "C2@1:t", "C3:t"},
+     {"C1:t-0,t-1,t-2", "C2:t-3,t-4,t-5"},
+     "C1 t-0 t-1\nC2 t-3 t-4\nC3\n"},
+    {"KIP-429: a third member joins two on 6 partitions, second rebalance",
+     ASSIGNOR_COOPERATIVE_STICKY,
+     "t:6",
+     {"C1@2:t", "C2@2:t", "C3@2:t"},
+     {"C1:t-0,t-1", "C2:t-3,t-4"},
+     "C1 t-0 t-1\nC2 t-3 t-4\nC3 t-2 t-5\n"},
+    {"sticky on the same first rebalance moves the partitions at once",
+     ASSIGNOR_STICKY,
+     "t:6",
+     {"C1@1:t", "C2@1:t", "C3:t"},
+     {"C1:t-0,t-1,t-2", "C2:t-3,t-4,t-5"},
+     "C1 t-0 t-1\nC2 t-3 t-4\nC3 t-2 t-5\n"},
+    {"a member leaves: its partitions had no other owner, nothing is withheld",
+     ASSIGNOR_COOPERATIVE_STICKY,
+     "t:6",
+     {"C1@2:t", "C3@2:t"},
+     {"C1:t-0,t-1", "C3:t-2,t-5"},
+     "C1 t-0 t-1 t-3\nC3 t-2 t-4 t-5\n"},
+    {"testAllConsumersHaveOwnedPartitionInvalidatedWhenClaimedByMultipleConsumersInSameGeneration"
+     "WithEqualPartitionsPerConsumer",
+     ASSIGNOR_COOPERATIVE_STICKY,
+     "topic:3",
+     {"consumer1@1:topic", "consumer2@1:topic", "consumer3@1:topic"},
+     {"consumer1:topic-0,topic-1", "consumer2:topic-0,topic-2"},
+     "consumer1 topic-1\nconsumer2 topic-2\nconsumer3\n"},
+    {"testAllConsumersHaveOwnedPartitionInvalidatedWhenClaimedByMultipleConsumersInSameGeneration"
+     "WithUnequalPartitionsPerConsumer",
+     ASSIGNOR_COOPERATIVE_STICKY,
+     "topic:4",
+     {"consumer1@1:topic", "consumer2@1:topic", "consumer3@1:topic"},
+     {"consumer1:topic-0,topic-1", "consumer2:topic-0,topic-2"},
+     "consumer1 topic-1 topic-3\nconsumer2 topic-2\nconsumer3\n"},
+    {"testAssignorWithOldVersionSubscriptions",
+     ASSIGNOR_COOPERATIVE_STICKY,
+     "topic1:3",
+     {"consumer1@1:topic1", "consumer2@1:topic1", "consumer3@1:topic1"},
+     {"consumer1:topic1-0", "consumer2:topic1-1"},
+     "consumer1 topic1-0\nconsumer2 topic1-1\nconsumer3 topic1-2\n"},
+    {"a fresh group: nobody owns anything, everything is assigned",
+     ASSIGNOR_COOPERATIVE_STICKY,
+     "t0:2 t1:2 t2:2 t3:2",
+     {"C0:t0,t1,t2,t3", "C1:t0,t1,t2,t3", "C2:t0,t1,t2,t3"},
+     {NULL},
+     "C0 t0-0 t1-1 t3-0\nC1 t0-1 t2-0 t3-1\nC2 t1-0 t2-1\n"},
+};
+
 static void
 test_assignor_range_matches_kafka(void **state)
 {
@@ -476,6 +537,15 @@ test_assignor_sticky_matches_kafka(void **state)
     /* Goal: sticky gives the assignments Kafka's own tests expect. */
     (void)state;
     run_cases(STICKY_CASES, G_N_ELEMENTS(STICKY_CASES));
+}
+
+static void
+test_assignor_cooperative_matches_kafka(void **state)
+{
+    /* Goal: cooperative-sticky withholds moving partitions as KIP-429 and
+     * Kafka's CooperativeStickyAssignorTest expect. */
+    (void)state;
+    run_cases(COOPERATIVE_CASES, G_N_ELEMENTS(COOPERATIVE_CASES));
 }
 
 /* Adds, as owned partitions, what each member of `previous` that is also in
@@ -721,6 +791,130 @@ test_assignor_sticky_random_groups_are_valid_and_balanced(void **state)
     }
 }
 
+/* TRUE if member `m` of `result` got `topic`-`partition`. */
+static gboolean
+result_has(const AssignorResult *result, guint m, const char *topic, guint32 partition)
+{
+    for (guint i = 0; i < assignor_result_partition_count(result, m); i++) {
+        if (assignor_result_partition_number(result, m, i) == partition &&
+            strcmp(assignor_result_partition_topic(result, m, i), topic) == 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* Each member of `cooperative` has exactly the partitions of `sticky` that
+ * it owned in `previous` or that no member of `sticky` owned there. */
+static void
+check_sticky_less_moves(const AssignorResult *cooperative, const AssignorResult *sticky,
+                        const AssignorResult *previous)
+{
+    for (guint m = 0; m < assignor_result_member_count(sticky); m++) {
+        const char *id = assignor_result_member_id(sticky, m);
+        for (guint i = 0; i < assignor_result_partition_count(sticky, m); i++) {
+            const char *topic = assignor_result_partition_topic(sticky, m, i);
+            guint32 partition = assignor_result_partition_number(sticky, m, i);
+            /* Its owner in `previous`, if still a member. */
+            const char *owner = NULL;
+            for (guint o = 0; o < assignor_result_member_count(previous); o++) {
+                const char *other = assignor_result_member_id(previous, o);
+                if (result_has(previous, o, topic, partition) &&
+                    assignor_result_find_member(sticky, other) >= 0)
+                    owner = other;
+            }
+            gboolean stays = owner == NULL || strcmp(owner, id) == 0;
+            assert_int_equal(result_has(cooperative, m, topic, partition), stays);
+        }
+        assert_true(assignor_result_partition_count(cooperative, m) <=
+                    assignor_result_partition_count(sticky, m));
+    }
+}
+
+static void
+test_assignor_cooperative_random_groups_converge(void **state)
+{
+    /* Goal: on random groups (members joining, leaving, changing
+     * subscriptions), cooperative-sticky is sticky less the partitions that
+     * change owner, never gives a partition away while its owner keeps
+     * claiming it, and, rebalanced with what each member now owns (Kafka's
+     * CooperativeStickyAssignorTest.verifyValidityAndBalance), reaches a
+     * balanced assignment with nothing withheld within a few rounds. */
+    (void)state;
+    for (guint64 seed = 1; seed <= 300; seed++) {
+        g_autoptr(SimRng) rng = sim_rng_new(seed, "test/assignor/cooperative");
+        RandomGroup group;
+        random_group(rng, &group);
+        g_autoptr(AssignorInput) first = random_input(&group, ASSIGNOR_GENERATION_NONE, NULL);
+        AssignorResult *previous = assignor_assign(first, ASSIGNOR_COOPERATIVE_STICKY);
+        assignor_result_check_invariants(previous, first);
+        gboolean present[10];
+        for (guint m = 0; m < group.n_members; m++) {
+            present[m] = sim_rng_chance(rng, 4, 5);
+            if (sim_rng_chance(rng, 1, 4))
+                group.subscribed[m][sim_rng_range(rng, 0, 9)] ^= TRUE;
+        }
+        gboolean withheld = TRUE;
+        for (gint32 round = 1; withheld; round++) {
+            assert_true(round <= 4);
+            g_autoptr(AssignorInput) input = random_input(&group, round, present);
+            add_owned_from(input, previous);
+            g_autoptr(AssignorResult) sticky = assignor_assign(input, ASSIGNOR_STICKY);
+            AssignorResult *next = assignor_assign(input, ASSIGNOR_COOPERATIVE_STICKY);
+            assignor_result_check_invariants(next, input);
+            assignor_result_check_cooperative(next, input);
+            check_sticky_less_moves(next, sticky, previous);
+            guint total = 0, given = 0;
+            for (guint m = 0; m < assignor_result_member_count(sticky); m++) {
+                total += assignor_result_partition_count(sticky, m);
+                given += assignor_result_partition_count(next, m);
+            }
+            withheld = given < total;
+            if (!withheld)
+                check_kafka_balance(next);
+            assignor_result_free(previous);
+            previous = next;
+        }
+        assignor_result_free(previous);
+    }
+}
+
+/* TRUE if the cooperative check of `result` fails (it aborts: run it in a
+ * child process). */
+static gboolean
+cooperative_check_fails(const AssignorResult *result, const AssignorInput *input)
+{
+    fflush(NULL);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        /* The failed assertion's message is expected: keep the log clean. */
+        if (freopen("/dev/null", "w", stderr) == NULL)
+            _exit(3);
+        assignor_result_check_cooperative(result, input);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void
+test_assignor_cooperative_check_catches_a_move(void **state)
+{
+    /* Goal: the cooperative check accepts cooperative-sticky's withheld
+     * partitions and refuses sticky's immediate move of the same rebalance
+     * (Kafka's validateCooperativeAssignment). */
+    (void)state;
+    const char *const members[] = {"C1@1:t", "C2@1:t", "C3:t", NULL};
+    const char *const owned[] = {"C1:t-0,t-1,t-2", "C2:t-3,t-4,t-5", NULL};
+    g_autoptr(AssignorInput) input = input_from("t:6", members, owned);
+    g_autoptr(AssignorResult) cooperative = assignor_assign(input, ASSIGNOR_COOPERATIVE_STICKY);
+    assert_false(cooperative_check_fails(cooperative, input));
+    g_autoptr(AssignorResult) sticky = assignor_assign(input, ASSIGNOR_STICKY);
+    assert_int_equal(assignor_result_partition_count(sticky, 2), 2);
+    assert_true(cooperative_check_fails(sticky, input));
+}
+
 static void
 test_assignor_all_strategies_valid_on_random_groups(void **state)
 {
@@ -735,6 +929,10 @@ test_assignor_all_strategies_valid_on_random_groups(void **state)
         assignor_result_check_invariants(range, input);
         g_autoptr(AssignorResult) round_robin = assignor_assign(input, ASSIGNOR_ROUNDROBIN);
         assignor_result_check_invariants(round_robin, input);
+        /* With nothing owned, cooperative-sticky withholds nothing. */
+        g_autofree char *sticky = assign_text(input, ASSIGNOR_STICKY);
+        g_autofree char *cooperative = assign_text(input, ASSIGNOR_COOPERATIVE_STICKY);
+        assert_string_equal(sticky, cooperative);
     }
 }
 
@@ -801,6 +999,14 @@ static const CommandCase COMMAND_CASES[] = {
     {{"assign", "--strategy", "sticky", "--topic", "t:2", "--member", "host:9092:t", "--member",
       "a:ghost", NULL},
      "a\nhost:9092 t-0 t-1\n"},
+    /* KIP-429's joiner: the partitions moving to C3 wait for their owners. */
+    {{"assign", "--strategy", "cooperative-sticky", "--topic", "t:6", "--member", "C1:t",
+      "--member", "C2:t", "--member", "C3:t", "--owned", "C1:t-0,t-1,t-2", "--owned",
+      "C2:t-3,t-4,t-5", NULL},
+     "C1 t-0 t-1\nC2 t-3 t-4\nC3\n"},
+    {{"assign", "-s", "cooperative-sticky", "-t", "t:6", "-m", "C1:t", "-m", "C2:t", "-m", "C3:t",
+      "-o", "C1:t-0,t-1", "-o", "C2:t-3,t-4", NULL},
+     "C1 t-0 t-1\nC2 t-3 t-4\nC3 t-2 t-5\n"},
 };
 
 static void
@@ -842,7 +1048,7 @@ static const BadAssignCase BAD_ASSIGN_CASES[] = {
     {{"assign", "--member", "a:t,t", NULL}, "lists topic 't' twice"},
     {{"assign", "--member", "a:t", "--member", "a:u", NULL}, "member 'a' is given twice"},
     {{"assign", "--topic", "t:1", NULL}, "at least one --member"},
-    {{"assign", "--member", "a:t", "--owned", "a:t-0", NULL}, "sticky strategy only"},
+    {{"assign", "--member", "a:t", "--owned", "a:t-0", NULL}, "sticky strategies only"},
     {{"assign", "-s", "sticky", "--member", "a:t", "--owned", "b:t-0", NULL}, "no --member 'b'"},
     {{"assign", "-s", "sticky", "--member", "a:t", "--owned", "a:t0", NULL}, "not TOPIC-PARTITION"},
     {{"assign", "-s", "sticky", "--member", "a:t", "--owned", "a:t-x", NULL},
@@ -875,6 +1081,9 @@ main(void)
         cmocka_unit_test(test_assignor_range_matches_kafka),
         cmocka_unit_test(test_assignor_roundrobin_matches_kafka),
         cmocka_unit_test(test_assignor_sticky_matches_kafka),
+        cmocka_unit_test(test_assignor_cooperative_matches_kafka),
+        cmocka_unit_test(test_assignor_cooperative_random_groups_converge),
+        cmocka_unit_test(test_assignor_cooperative_check_catches_a_move),
         cmocka_unit_test(test_assignor_sticky_keeps_partitions_when_a_member_leaves),
         cmocka_unit_test(test_assignor_sticky_moves_only_what_a_joiner_needs),
         cmocka_unit_test(test_assignor_sticky_ignores_declaration_order),

@@ -4,7 +4,8 @@
  * (coordination node, controller, three brokers) fed by a real producer:
  * coordinator choice, assignment, rebalances after a crash, a poll timeout
  * and added partitions, and committed offsets across a coordinator failover.
- * A raw client node (the probe) sends single Heartbeat and OffsetCommit
+ * The eager and the cooperative rebalance protocols side by side, as a member
+ * joins. A raw client node (the probe) sends single Heartbeat and OffsetCommit
  * requests to check the coordinator's fencing: unknown members, other
  * generations, and a heartbeat during a rebalance.
  */
@@ -114,14 +115,14 @@ group_config(ConsumerConfig *config)
     config->metadata_max_age_ms = 1000;
 }
 
-/* Adds a member of GROUP subscribed to TOPIC, polling every 10 ms with
- * `processing_ns` of processing per poll. */
+/* Adds a member of GROUP named `name` (its client id) subscribed to TOPIC,
+ * polling every 10 ms with `processing_ns` of processing per poll. */
 static Consumer *
-add_member(Fixture *f, const ConsumerConfig *config, gint64 processing_ns)
+add_member_named(Fixture *f, const ConsumerConfig *config, gint64 processing_ns,
+                 const char *name)
 {
     assert_true(f->n_consumers < MEMBERS_MAX);
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
-    g_autofree char *name = g_strdup_printf("consumer-%u", f->n_consumers);
     Consumer *consumer = consumer_new(f->world, name, CONSUMER_PROCESS + f->n_consumers, bootstrap,
                                       config, f->history);
     f->consumers[f->n_consumers++] = consumer;
@@ -131,6 +132,14 @@ add_member(Fixture *f, const ConsumerConfig *config, gint64 processing_ns)
     SimDist processing = SIM_DIST_CONST(processing_ns);
     consumer_start_polling(consumer, &interval, &processing, NULL, NULL);
     return consumer;
+}
+
+/* add_member_named, named "consumer-N" by its index. */
+static Consumer *
+add_member(Fixture *f, const ConsumerConfig *config, gint64 processing_ns)
+{
+    g_autofree char *name = g_strdup_printf("consumer-%u", f->n_consumers);
+    return add_member_named(f, config, processing_ns, name);
 }
 
 static void
@@ -471,6 +480,237 @@ test_group_added_partitions_are_assigned(void **unused)
     fixture_free(f);
 }
 
+/* ---- the eager and the cooperative protocols ---- */
+
+/* What one sampling of the members saw while a third member joined two. */
+typedef struct {
+    gboolean overlap;          /* a partition owned by two members at once */
+    gboolean original_dropped; /* an original member held a partition it keeps
+                                  at the end, lost it, then got it back */
+    gboolean original_empty;   /* an original member held nothing at some point */
+    guint64 empty_ms;          /* summed over the original members: ms holding nothing */
+    guint64 took_ms;           /* from the join to a stable, covering group */
+    guint duplicates;          /* values processed more than once */
+    guint64 polls_rebalancing; /* polls by the original members while not stable */
+} JoinWatch;
+
+/* TRUE if `tps` holds partition `partition` of TOPIC. */
+static gboolean
+holds(const GArray *tps, gint32 partition)
+{
+    for (guint i = 0; i < tps->len; i++) {
+        if (g_array_index(tps, KTopicPartition, i).partition == partition)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* Two members of `strategy` share 6 partitions while records flow; a third
+ * joins, and the members are sampled every 1 ms until the three are stable
+ * and cover the partitions. Returns the generations the join took. */
+static gint32
+third_member_joins(AssignorStrategy strategy, gboolean eager_listed, JoinWatch *watch,
+                   guint64 *revoked)
+{
+    memset(watch, 0, sizeof *watch);
+    Fixture *f = fixture_new(26, 6, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    config.partition_assignment_strategy = strategy;
+    config.eager_assignor_listed = eager_listed;
+    add_member(f, &config, SIM_NS_PER_MS);
+    add_member(f, &config, SIM_NS_PER_MS);
+    assert_true(run_until_covered(f, 6, 30 * SIM_NS_PER_S) >= 0);
+    gint32 generation = consumer_generation(f->consumers[0]);
+    GArray *before[2] = {consumer_assignment(f->consumers[0]),
+                         consumer_assignment(f->consumers[1])};
+    add_member(f, &config, SIM_NS_PER_MS);
+    /* Samples: held[m][p] over time, checked against the final holders. */
+    g_autoptr(GPtrArray) samples = g_ptr_array_new_with_free_func(g_free);
+    for (guint step = 0; step < 30000 && !covers_exactly(f, 6); step++) {
+        if (step % 10 == 0)
+            send_many(f, 6, 6);
+        ConsumerStats stats[2];
+        for (guint m = 0; m < 2; m++)
+            consumer_stats(f->consumers[m], &stats[m]);
+        run_for(f, SIM_NS_PER_MS);
+        guint8 *held = g_new0(guint8, 2 * 6);
+        guint owners[6] = {0};
+        for (guint m = 0; m < 3; m++) {
+            g_autoptr(GArray) tps = consumer_assignment(f->consumers[m]);
+            for (gint32 p = 0; p < 6; p++) {
+                owners[p] += holds(tps, p);
+                if (m < 2)
+                    held[m * 6 + (guint)p] = holds(tps, p);
+            }
+            if (m < 2 && tps->len == 0) {
+                watch->original_empty = TRUE;
+                watch->empty_ms++;
+            }
+        }
+        for (guint p = 0; p < 6; p++)
+            watch->overlap = watch->overlap || owners[p] > 1;
+        for (guint m = 0; m < 2; m++) {
+            ConsumerStats now;
+            consumer_stats(f->consumers[m], &now);
+            if (!consumer_group_stable(f->consumers[m]))
+                watch->polls_rebalancing += now.polls - stats[m].polls;
+        }
+        g_ptr_array_add(samples, held);
+    }
+    assert_true(covers_exactly(f, 6));
+    watch->took_ms = samples->len;
+    /* A partition an original member has at the end, and had before, it
+     * should have held all along. */
+    for (guint m = 0; m < 2; m++) {
+        g_autoptr(GArray) after = consumer_assignment(f->consumers[m]);
+        for (gint32 p = 0; p < 6; p++) {
+            if (!holds(after, p) || !holds(before[m], p))
+                continue;
+            for (guint i = 0; i < samples->len; i++) {
+                const guint8 *held = g_ptr_array_index(samples, i);
+                watch->original_dropped = watch->original_dropped || !held[m * 6 + (guint)p];
+            }
+        }
+    }
+    for (guint m = 0; m < 2; m++)
+        g_array_free(before[m], TRUE);
+    assert_int_equal(assigned_count(f->consumers[2]), 2);
+    *revoked = 0;
+    for (guint m = 0; m < 3; m++) {
+        ConsumerStats stats;
+        consumer_stats(f->consumers[m], &stats);
+        *revoked += stats.partitions_revoked;
+    }
+    const HistoryOpArray *ops = history_ops(f->history);
+    g_autoptr(GHashTable) processed = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < ops->len; i++) {
+        HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->fn == HISTORY_FN_PROCESS && !g_hash_table_add(processed, &op->value))
+            watch->duplicates++;
+    }
+    gint32 took = consumer_generation(f->consumers[0]) - generation;
+    fixture_free(f);
+    return took;
+}
+
+/* Eager (sticky): every member revokes everything before it rejoins, and
+ * polls nothing until the new generation's assignment; one rebalance. */
+static void
+test_group_eager_join_stops_the_world(void **unused)
+{
+    (void)unused;
+    JoinWatch watch;
+    guint64 revoked = 0;
+    assert_int_equal(third_member_joins(ASSIGNOR_STICKY, TRUE, &watch, &revoked), 1);
+    print_message("eager: %" G_GUINT64_FORMAT " ms to settle, the two members %" G_GUINT64_FORMAT
+                  " ms without partitions\n",
+                  watch.took_ms, watch.empty_ms);
+    assert_true(watch.original_empty);
+    assert_true(watch.original_dropped);
+    assert_false(watch.overlap);
+    assert_int_equal(revoked, 0);
+    assert_int_equal(watch.duplicates, 0);
+}
+
+/* Cooperative (cooperative-sticky, KIP-429): the original members keep what
+ * they keep throughout and go on polling while the group rebalances; the two
+ * partitions moving to the joiner are revoked after the first rebalance and
+ * given out by a second; no partition ever has two owners. */
+static void
+test_group_cooperative_join_keeps_partitions(void **unused)
+{
+    (void)unused;
+    JoinWatch watch;
+    guint64 revoked = 0;
+    assert_int_equal(third_member_joins(ASSIGNOR_COOPERATIVE_STICKY, FALSE, &watch, &revoked), 2);
+    print_message("cooperative: %" G_GUINT64_FORMAT " ms to settle, the two members "
+                  "%" G_GUINT64_FORMAT " ms without partitions, %" G_GUINT64_FORMAT
+                  " polls while rebalancing\n",
+                  watch.took_ms, watch.empty_ms, watch.polls_rebalancing);
+    assert_false(watch.original_empty);
+    assert_int_equal(watch.empty_ms, 0);
+    assert_false(watch.original_dropped);
+    assert_false(watch.overlap);
+    assert_true(watch.polls_rebalancing > 0);
+    /* The revoked partitions' positions were committed before they went. */
+    assert_int_equal(watch.duplicates, 0);
+    assert_int_equal(revoked, 2);
+}
+
+/* cooperative-sticky listed with an eager assignor (Kafka's upgrade path:
+ * "cooperative-sticky, range") runs the eager protocol: members revoke
+ * everything, report nothing owned, so nothing is withheld and one
+ * rebalance settles the group. */
+static void
+test_group_cooperative_sticky_with_eager_assignor_runs_eager(void **unused)
+{
+    (void)unused;
+    JoinWatch watch;
+    guint64 revoked = 0;
+    assert_int_equal(third_member_joins(ASSIGNOR_COOPERATIVE_STICKY, TRUE, &watch, &revoked), 1);
+    assert_true(watch.original_empty);
+    assert_false(watch.overlap);
+    assert_int_equal(watch.polls_rebalancing, 0);
+    assert_int_equal(revoked, 0);
+}
+
+/* Cooperative: when only a follower revokes, its rejoin (reporting fewer
+ * owned partitions) is what makes the coordinator rebalance again, as
+ * Kafka's byte comparison of the subscription metadata does; the joiner gets
+ * the partition from that second rebalance. "a" forms the group and leads;
+ * with "b" they share 4 partitions two each; when "c" joins, "a" (sorted
+ * first) keeps its two and "b" gives one up. */
+static void
+test_group_cooperative_follower_revocation_rebalances(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(27, 4, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    config.partition_assignment_strategy = ASSIGNOR_COOPERATIVE_STICKY;
+    config.eager_assignor_listed = FALSE;
+    Consumer *a = add_member_named(f, &config, SIM_NS_PER_MS, "a");
+    assert_true(run_until_covered(f, 4, 30 * SIM_NS_PER_S) >= 0);
+    Consumer *b = add_member_named(f, &config, SIM_NS_PER_MS, "b");
+    gint64 start = sim_now_ns(f->world);
+    while (!(covers_exactly(f, 4) && assigned_count(b) == 2) &&
+           sim_now_ns(f->world) - start < 30 * SIM_NS_PER_S)
+        run_for(f, 100 * SIM_NS_PER_MS);
+    assert_int_equal(assigned_count(a), 2);
+    assert_int_equal(assigned_count(b), 2);
+    gint32 generation = consumer_generation(a);
+    Consumer *c = add_member_named(f, &config, SIM_NS_PER_MS, "c");
+    guint64 ops_before = history_ops(f->history)->len;
+    start = sim_now_ns(f->world);
+    while (!(covers_exactly(f, 4) && assigned_count(c) == 1) &&
+           sim_now_ns(f->world) - start < 30 * SIM_NS_PER_S)
+        run_for(f, 100 * SIM_NS_PER_MS);
+    assert_int_equal(assigned_count(c), 1);
+    assert_true(covers_exactly(f, 4));
+    assert_int_equal(assigned_count(a), 2);
+    assert_int_equal(assigned_count(b), 1);
+    assert_int_equal(consumer_generation(a), generation + 2);
+    ConsumerStats stats;
+    consumer_stats(a, &stats);
+    assert_int_equal(stats.partitions_revoked, 2); /* to "b", none to "c" */
+    /* The partition "c" got was committed by its last owner "b" (process
+     * 11) after "c" came and before "c" began reading it. */
+    g_autoptr(GArray) moved = consumer_assignment(c);
+    gint32 partition = g_array_index(moved, KTopicPartition, 0).partition;
+    const HistoryOpArray *ops = history_ops(f->history);
+    guint commits = 0;
+    for (guint64 i = ops_before; i < ops->len; i++) {
+        const HistoryOp *op = &g_array_index(ops, HistoryOp, i);
+        if (op->fn == HISTORY_FN_ASSIGN && op->process == CONSUMER_PROCESS + 2)
+            break;
+        commits += op->fn == HISTORY_FN_COMMIT && op->process == CONSUMER_PROCESS + 1 &&
+                   op->partition == partition;
+    }
+    assert_true(commits >= 1);
+    fixture_free(f);
+}
+
 /* The committed offsets of the history's COMMIT ops that completed OK, per
  * partition the last one. */
 static gint64
@@ -722,6 +962,10 @@ main(void)
         cmocka_unit_test(test_group_session_timeout_bounds),
         cmocka_unit_test(test_group_heartbeat_and_commit_fenced_by_member_and_generation),
         cmocka_unit_test(test_group_heartbeat_during_rebalance),
+        cmocka_unit_test(test_group_eager_join_stops_the_world),
+        cmocka_unit_test(test_group_cooperative_join_keeps_partitions),
+        cmocka_unit_test(test_group_cooperative_follower_revocation_rebalances),
+        cmocka_unit_test(test_group_cooperative_sticky_with_eager_assignor_runs_eager),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -448,6 +448,8 @@ static const EnumCase enum_cases[] = {
      ASSIGNOR_ROUNDROBIN},
     {kconfig_bind_consumer, "partition.assignment.strategy",
      "org.apache.kafka.clients.consumer.StickyAssignor", ASSIGNOR_STICKY},
+    {kconfig_bind_consumer, "partition.assignment.strategy",
+     "org.apache.kafka.clients.consumer.CooperativeStickyAssignor", ASSIGNOR_COOPERATIVE_STICKY},
     {kconfig_bind_workload, "workload.arrival", NULL, WORKLOAD_ARRIVAL_CONSTANT},
     {kconfig_bind_workload, "workload.arrival", "bursts", WORKLOAD_ARRIVAL_BURSTS},
     {kconfig_bind_workload, "workload.send", NULL, FALSE},
@@ -480,8 +482,7 @@ test_kconfig_bind_enums_map_through_choices(void **state)
 }
 
 /* Every value table maps canonical choices only, and every canonical choice
- * of its key (cooperative-sticky aside, which the parser refuses); a null
- * entry exactly where the key may be null. */
+ * of its key; a null entry exactly where the key may be null. */
 static void
 test_kconfig_bind_values_cover_choices(void **state)
 {
@@ -508,7 +509,7 @@ test_kconfig_bind_values_cover_choices(void **state)
             assert_int_equal(has_null, key->default_value == NULL);
             for (guint c = 0; key->choices[c].value != NULL; c++) {
                 const char *canonical = key->choices[c].canonical;
-                if (canonical != NULL || strcmp(key->choices[c].value, "cooperative-sticky") == 0)
+                if (canonical != NULL)
                     continue;
                 gboolean found = FALSE;
                 for (guint v = 0; v < b->n_values; v++)
@@ -673,6 +674,37 @@ test_kconfig_bind_driver_and_cluster_defaults(void **state)
     assert_true(cluster.fsync_latency.a == 2.0 * SIM_NS_PER_MS);
 }
 
+/* The group runs the cooperative protocol only when every listed assignor
+ * supports it, as Kafka's ConsumerCoordinator picks the highest protocol all
+ * of them support. */
+static void
+test_kconfig_bind_rebalance_protocol_from_assignors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *list; /* NULL: the default */
+        AssignorStrategy first;
+        gboolean eager_listed;
+    } cases[] = {
+        {NULL, ASSIGNOR_RANGE, TRUE},
+        {"cooperative-sticky", ASSIGNOR_COOPERATIVE_STICKY, FALSE},
+        {"cooperative-sticky, range", ASSIGNOR_COOPERATIVE_STICKY, TRUE},
+        {"sticky, cooperative-sticky", ASSIGNOR_STICKY, TRUE},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(KConfig) cfg = kconfig_new(KCONFIG_SCOPE_CONSUMER);
+        if (cases[i].list != NULL)
+            assert_true(kconfig_set(cfg, "partition.assignment.strategy", cases[i].list, NULL));
+        ConsumerConfig config;
+        kconfig_bind_consumer_from(&config, cfg, NULL);
+        assert_int_equal(config.partition_assignment_strategy, cases[i].first);
+        assert_int_equal(config.eager_assignor_listed, cases[i].eager_listed);
+    }
+    ConsumerConfig defaults;
+    kconfig_bind_consumer_defaults(&defaults);
+    assert_true(defaults.eager_assignor_listed);
+}
+
 int
 main(void)
 {
@@ -685,6 +717,7 @@ main(void)
         cmocka_unit_test(test_kconfig_bind_fill_reads_set_values),
         cmocka_unit_test(test_kconfig_bind_workload_shapes),
         cmocka_unit_test(test_kconfig_bind_driver_and_cluster_defaults),
+        cmocka_unit_test(test_kconfig_bind_rebalance_protocol_from_assignors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -651,8 +651,6 @@ static const InlineBadCase inline_bad_cases[] = {
     {CG "members.start = 5s\nmembers.stop = 5s\n",
      "members.start: 5s is not before members.stop (5s)"},
     {CG "members.stop = 11s\n", "members.stop: 11s is past the end of the scenario"},
-    {CG "partition.assignment.strategy = cooperative-sticky\n",
-     "cooperative-sticky needs the incremental rebalance protocol"},
     {CG "[expect]\nx = lost_consumptoin == 0\n", "lost_consumption"},
 #undef CG
 #define B3 "[scenario]\nduration = 10s\n[cluster]\nbrokers = 3\n"
@@ -782,6 +780,33 @@ test_scenario_internal_topic_targets(void **state)
     assert_int_equal(c->target.kind, SCENARIO_TARGET_LEADER);
     assert_string_equal(c->target.topic, "__transaction_state");
     assert_int_equal(c->target.partition, 49);
+}
+
+/* cooperative-sticky, refused before the cooperative protocol was modelled,
+ * parses alone and in an upgrade list (Kafka's rolling upgrade to it). */
+static void
+test_scenario_cooperative_sticky_accepted(void **state)
+{
+    (void)state;
+    static const char *const lists[] = {
+        "cooperative-sticky",
+        "org.apache.kafka.clients.consumer.CooperativeStickyAssignor, range",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
+        g_autofree char *text = g_strdup_printf(
+            "[scenario]\nduration = 10s\n[topic a]\npartitions = 2\n[consumer-group g]\n"
+            "topics = a\npartition.assignment.strategy = %s\n",
+            lists[i]);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(Scenario) scenario = scenario_load_data(text, "t.ini", &error);
+        if (scenario == NULL)
+            fail_msg("%s: %s", lists[i], error->message);
+        g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+        const ScenarioConsumerGroup *g =
+            scenario_variant_consumer_groups(variants->pdata[0])->pdata[0];
+        g_auto(GStrv) assignors = kconfig_get_list(g->config, "partition.assignment.strategy");
+        assert_string_equal(assignors[0], "cooperative-sticky");
+    }
 }
 
 /* [broker N] keys over [cluster]'s for that broker only; racks dealt round
@@ -1617,6 +1642,7 @@ main(void)
         cmocka_unit_test(test_scenario_defaults_are_filled),
         cmocka_unit_test(test_scenario_comments_and_spacing),
         cmocka_unit_test(test_scenario_consumer_groups),
+        cmocka_unit_test(test_scenario_cooperative_sticky_accepted),
         cmocka_unit_test(test_scenario_bad_fixtures),
         cmocka_unit_test(test_scenario_bad_fixtures_all_listed),
         cmocka_unit_test(test_scenario_inline_bad_text),

@@ -322,12 +322,22 @@ set_subscription(Member *member, const KJoinGroupRequest *request)
 }
 
 /* TRUE when the request's subscription or protocol differs from the
- * member's (Kafka compares the protocol metadata). */
+ * member's. Kafka compares the protocol metadata byte for byte, and the
+ * consumer's (ConsumerProtocolSubscription) carries the owned partitions and
+ * their generation too: a cooperative member that revoked partitions and
+ * rejoins changes it, and so starts the rebalance that gives them out. */
 static gboolean
 subscription_changed(const Member *member, const KJoinGroupRequest *request)
 {
-    if (member->protocol != request->protocol || member->topics->len != request->topics->len)
+    if (member->protocol != request->protocol || member->topics->len != request->topics->len ||
+        member->owned_generation != request->owned_generation ||
+        member->owned->len != request->owned->len)
         return TRUE;
+    for (guint i = 0; i < member->owned->len; i++) {
+        if (ktp_compare(&g_array_index(member->owned, KTopicPartition, i),
+                        &g_array_index(request->owned, KTopicPartition, i)) != 0)
+            return TRUE;
+    }
     g_autoptr(GArray) sorted = g_array_copy(request->topics);
     g_array_sort(sorted, topic_name_compare);
     for (guint i = 0; i < sorted->len; i++) {

@@ -56,6 +56,7 @@
  */
 #include "assignor.h"
 
+#include "assignor_cooperative.h"
 #include "sim_assert.h"
 
 #include <string.h>
@@ -218,12 +219,33 @@ assignor_input_has_member(const AssignorInput *input, const char *member_id)
     return g_hash_table_contains(input->member_by_id, member_id);
 }
 
+guint
+assignor_input_owned_count(const AssignorInput *input, const char *member_id)
+{
+    const InputMember *member = g_hash_table_lookup(input->member_by_id, member_id);
+    KSIM_ASSERT(member != NULL);
+    return member->owned->len;
+}
+
+const char *
+assignor_input_owned_get(const AssignorInput *input, const char *member_id, guint i,
+                         guint32 *partition)
+{
+    const InputMember *member = g_hash_table_lookup(input->member_by_id, member_id);
+    KSIM_ASSERT(member != NULL);
+    KSIM_ASSERT(i < member->owned->len);
+    const InputOwned *owned = &g_array_index(member->owned, InputOwned, i);
+    *partition = owned->partition;
+    return owned->topic;
+}
+
 gboolean
 assignor_strategy_parse(const char *name, AssignorStrategy *out)
 {
     KSIM_ASSERT(name != NULL);
     KSIM_ASSERT(out != NULL);
-    static const AssignorStrategy all[] = {ASSIGNOR_RANGE, ASSIGNOR_ROUNDROBIN, ASSIGNOR_STICKY};
+    static const AssignorStrategy all[] = {ASSIGNOR_RANGE, ASSIGNOR_ROUNDROBIN, ASSIGNOR_STICKY,
+                                           ASSIGNOR_COOPERATIVE_STICKY};
     for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
         if (strcmp(name, assignor_strategy_name(all[i])) == 0) {
             *out = all[i];
@@ -243,9 +265,17 @@ assignor_strategy_name(AssignorStrategy strategy)
         return "roundrobin";
     case ASSIGNOR_STICKY:
         return "sticky";
+    case ASSIGNOR_COOPERATIVE_STICKY:
+        return "cooperative-sticky";
     }
     KSIM_ASSERT(!"unknown assignment strategy");
     return NULL;
+}
+
+gboolean
+assignor_strategy_cooperative(AssignorStrategy strategy)
+{
+    return strategy == ASSIGNOR_COOPERATIVE_STICKY;
 }
 
 /* ---- The problem: members, active topics and partition ids ---- */
@@ -602,6 +632,9 @@ typedef struct {
     guint32 max_quota;
     guint32 over_min_expected; /* members that end with max_quota (if > min) */
     guint32 over_min_current;
+    const gboolean *doubly_claimed; /* per pid, from Owned */
+    gint32 *revoked_from;           /* per pid: owner over quota that gave it up, or -1 */
+    gboolean *transferring;         /* per pid, or NULL: partitionsTransferringOwnership */
 } Constrained;
 
 /* Kafka (since 3.8, KAFKA-16277) sorts a member's owned partitions by
@@ -657,6 +690,11 @@ constrained_keep_owned(Constrained *c, const Owned *owned)
             if (c->over_min_current < c->over_min_expected)
                 g_array_append_val(c->exactly_min, m);
         }
+        for (guint i = 0; i < list->len; i++) {
+            guint32 pid = g_array_index(list, guint32, i);
+            if (!c->assigned[pid])
+                c->revoked_from[pid] = (gint32)m;
+        }
     }
 }
 
@@ -692,6 +730,12 @@ constrained_deal(Constrained *c, const GArray *unassigned)
         guint32 m = constrained_next_member(c, &cursor, &from_under);
         g_array_append_val(c->assignment[m], pid);
         c->assigned[pid] = TRUE;
+        /* ConstrainedAssignmentBuilder.assignNewPartition: it was kept from
+         * another member over its quota, or claimed by two. */
+        if (c->transferring != NULL &&
+            ((c->revoked_from[pid] >= 0 && c->revoked_from[pid] != (gint32)m) ||
+             c->doubly_claimed[pid]))
+            c->transferring[pid] = TRUE;
         guint32 count = c->assignment[m]->len;
         if (count == c->min_quota) {
             KSIM_ASSERT(from_under);
@@ -719,7 +763,8 @@ constrained_verify(const Constrained *c)
 }
 
 static void
-constrained_assign(const Problem *pb, const Owned *owned, GArray **assignment)
+constrained_assign(const Problem *pb, const Owned *owned, GArray **assignment,
+                   gboolean *transferring)
 {
     KSIM_ASSERT(pb->n_members >= 1);
     Constrained c = {
@@ -731,7 +776,12 @@ constrained_assign(const Problem *pb, const Owned *owned, GArray **assignment)
         .min_quota = pb->n_partitions / pb->n_members,
         .max_quota = (pb->n_partitions + pb->n_members - 1) / pb->n_members,
         .over_min_expected = pb->n_partitions % pb->n_members,
+        .doubly_claimed = owned->doubly_claimed,
+        .revoked_from = g_new(gint32, MAX(pb->n_partitions, 1)),
+        .transferring = transferring,
     };
+    for (guint32 pid = 0; pid < pb->n_partitions; pid++)
+        c.revoked_from[pid] = -1;
     constrained_keep_owned(&c, owned);
     g_autoptr(GArray) unassigned = g_array_new(FALSE, FALSE, sizeof(guint32));
     for (guint32 pid = 0; pid < pb->n_partitions; pid++) {
@@ -746,6 +796,7 @@ constrained_assign(const Problem *pb, const Owned *owned, GArray **assignment)
         KSIM_ASSERT(c.assigned[pid]);
     g_array_unref(c.under_min);
     g_array_unref(c.exactly_min);
+    g_free(c.revoked_from);
     g_free(c.assigned);
 }
 
@@ -1233,16 +1284,57 @@ general_assign(const Problem *pb, const Owned *owned, GArray **assignment)
     general_clear(&g);
 }
 
-static void
-assign_sticky(const Problem *pb, GArray **assignment)
+/* AbstractStickyAssignor.assignPartitions. With `transferring` (per pid),
+ * the constrained algorithm marks the partitions it gives a new owner
+ * (partitionsTransferringOwnership); FALSE when the general algorithm ran,
+ * which marks nothing. */
+static gboolean
+assign_sticky(const Problem *pb, GArray **assignment, gboolean *transferring)
 {
     Owned owned;
     owned_init(&owned, pb);
-    if (owned.subscriptions_equal)
-        constrained_assign(pb, &owned, assignment);
+    gboolean constrained = owned.subscriptions_equal;
+    if (constrained)
+        constrained_assign(pb, &owned, assignment, transferring);
     else
         general_assign(pb, &owned, assignment);
     owned_clear(&owned, pb);
+    return constrained;
+}
+
+/* Per member, the pids of the partitions it reported owning, before any
+ * conflict is settled (Kafka's Subscription.ownedPartitions). */
+static GArray **
+claimed_lists(const Problem *pb)
+{
+    GArray **claimed = pid_lists_new(pb->n_members);
+    for (guint32 m = 0; m < pb->n_members; m++) {
+        const GArray *owned = pb->members[m].spec->owned;
+        for (guint i = 0; i < owned->len; i++) {
+            const InputOwned *entry = &g_array_index(owned, InputOwned, i);
+            gint64 pid = problem_pid(pb, entry->topic, entry->partition);
+            if (pid >= 0) {
+                guint32 value = (guint32)pid;
+                g_array_append_val(claimed[m], value);
+            }
+        }
+    }
+    return claimed;
+}
+
+/* CooperativeStickyAssignor.assignPartitions: sticky, less the partitions
+ * that change owner (assignor_cooperative.c). */
+static void
+assign_cooperative_sticky(const Problem *pb, GArray **assignment)
+{
+    g_autofree gboolean *transferring = g_new0(gboolean, MAX(pb->n_partitions, 1));
+    gboolean constrained = assign_sticky(pb, assignment, transferring);
+    GArray **claimed = claimed_lists(pb);
+    if (!constrained)
+        cooperative_transferring_compute(assignment, claimed, pb->n_members, pb->n_partitions,
+                                         transferring);
+    cooperative_withhold(assignment, pb->n_members, pb->n_partitions, transferring);
+    pid_lists_free(claimed, pb->n_members);
 }
 
 /* ---- Result ---- */
@@ -1253,6 +1345,7 @@ typedef struct {
 } ResultPartition;
 
 struct AssignorResult {
+    AssignorStrategy strategy;
     GPtrArray *topic_names; /* char *, owned: the active topics, sorted */
     GPtrArray *member_ids;  /* char *, owned, sorted */
     GPtrArray *partitions;  /* GArray of ResultPartition per member, sorted */
@@ -1298,11 +1391,15 @@ assignor_assign(const AssignorInput *input, AssignorStrategy strategy)
             assign_round_robin(&pb, assigned);
             break;
         case ASSIGNOR_STICKY:
-            assign_sticky(&pb, assigned);
+            assign_sticky(&pb, assigned, NULL);
+            break;
+        case ASSIGNOR_COOPERATIVE_STICKY:
+            assign_cooperative_sticky(&pb, assigned);
             break;
         }
     }
     AssignorResult *result = result_new(&pb, assigned);
+    result->strategy = strategy;
     pid_lists_free(assigned, pb.n_members);
     problem_clear(&pb);
     return result;
@@ -1446,7 +1543,11 @@ assignor_result_check_invariants(const AssignorResult *result, const AssignorInp
         const InputTopic *topic = g_ptr_array_index(input->topics, t);
         gboolean subscribed = g_ptr_array_find(active, topic->name, NULL);
         const guint32 *count = g_hash_table_lookup(counts, topic->name);
-        for (guint32 p = 0; p < topic->partitions; p++)
-            KSIM_ASSERT(count[p] == (subscribed ? 1u : 0u));
+        for (guint32 p = 0; p < topic->partitions; p++) {
+            if (subscribed && result->strategy == ASSIGNOR_COOPERATIVE_STICKY)
+                KSIM_ASSERT(count[p] <= 1u);
+            else
+                KSIM_ASSERT(count[p] == (subscribed ? 1u : 0u));
+        }
     }
 }

@@ -13,12 +13,18 @@
  *    partitions as possible. The "constrained" algorithm runs when every member
  *    has the same subscription, the "general" one otherwise; both follow
  *    Kafka's code step by step, including its tie-breaking.
+ *  - cooperative-sticky (CooperativeStickyAssignor, KIP-429): sticky's
+ *    assignment, from which every partition that would pass from one member
+ *    to another is withheld (assigned to nobody) for this generation: its
+ *    owner revokes it and rejoins, and the next rebalance gives it to its new
+ *    owner. Members report the partitions they own in their subscription
+ *    (Kafka's ConsumerProtocolSubscription ownedPartitions), as for sticky.
  *
  * Input: topics with their partition counts (the group leader's metadata) and
- * members with their subscriptions, and, for sticky, each member's previously
- * owned partitions and the generation they were owned in. As in Kafka, only
- * topics that are known and subscribed by at least one member take part;
- * subscriptions to unknown topics are ignored.
+ * members with their subscriptions, and, for sticky and cooperative-sticky,
+ * each member's previously owned partitions and the generation they were
+ * owned in. As in Kafka, only topics that are known and subscribed by at
+ * least one member take part; subscriptions to unknown topics are ignored.
  *
  * Where Kafka's result depends on the iteration order of a Java HashMap (the
  * order in which sticky visits members' previous assignments, and which of
@@ -47,14 +53,20 @@ typedef enum {
     ASSIGNOR_RANGE,
     ASSIGNOR_ROUNDROBIN,
     ASSIGNOR_STICKY,
+    ASSIGNOR_COOPERATIVE_STICKY,
 } AssignorStrategy;
 
-/* Parses Kafka's short strategy names "range", "roundrobin", "sticky".
- * FALSE for anything else. */
+/* Parses Kafka's short strategy names "range", "roundrobin", "sticky",
+ * "cooperative-sticky". FALSE for anything else. */
 gboolean assignor_strategy_parse(const char *name, AssignorStrategy *out);
 
-/* The short name of a strategy ("range", "roundrobin", "sticky"). */
+/* The short name of a strategy ("range", "roundrobin", "sticky",
+ * "cooperative-sticky"). */
 const char *assignor_strategy_name(AssignorStrategy strategy);
+
+/* TRUE for a strategy that supports Kafka's COOPERATIVE rebalance protocol
+ * (ConsumerPartitionAssignor.supportedProtocols): cooperative-sticky only. */
+gboolean assignor_strategy_cooperative(AssignorStrategy strategy);
 
 /* ---- Input ---- */
 
@@ -79,9 +91,9 @@ gboolean assignor_input_add_member(AssignorInput *input, const char *member_id,
                                    const char *const *topics, guint n_topics, gint32 generation);
 
 /* Records that `member_id` owned `topic`-`partition` before this rebalance
- * (used by sticky only). The topic need not be declared and the partition
- * need not exist; such entries are ignored, as Kafka ignores owned partitions
- * of deleted topics. FALSE, and nothing changes, if the member is not
+ * (used by sticky and cooperative-sticky). The topic need not be declared
+ * and the partition need not exist; such entries are ignored, as Kafka
+ * ignores owned partitions of deleted topics. FALSE, and nothing changes, if the member is not
  * declared or already owns that partition. */
 gboolean assignor_input_add_owned(AssignorInput *input, const char *member_id, const char *topic,
                                   guint32 partition);
@@ -121,9 +133,18 @@ void assignor_result_format(const AssignorResult *result, GString *out);
 /* Checks that `result` is a valid assignment of `input`: every member of the
  * input appears once; each member's list is sorted without duplicates; a
  * partition goes only to a member subscribed to its topic; and every
- * partition of a subscribed, declared topic goes to exactly one member.
+ * partition of a subscribed, declared topic goes to exactly one member (to
+ * at most one with cooperative-sticky, which withholds partitions).
  * Aborts through KSIM_ASSERT on a breach. */
 void assignor_result_check_invariants(const AssignorResult *result, const AssignorInput *input);
+
+/* Checks what the COOPERATIVE protocol requires of an assignment (Kafka's
+ * ConsumerCoordinator.validateCooperativeAssignment): no partition goes to a
+ * member that did not own it while another member that owned it loses it;
+ * such a partition must first be revoked, so it goes to nobody. Ownership is
+ * what the members reported (assignor_input_add_owned), conflicts included.
+ * Aborts through KSIM_ASSERT on a breach. */
+void assignor_result_check_cooperative(const AssignorResult *result, const AssignorInput *input);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(AssignorInput, assignor_input_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(AssignorResult, assignor_result_free)

@@ -35,7 +35,10 @@
  *   UNJOINED ──send_join──▶ JOINING ──handle_join_response──▶ SYNCING
  *   SYNCING ──handle_sync_response──▶ STABLE
  *   STABLE ──join_start, auto commit on──▶ PREPARING ──consumer_commit_finish──▶ UNJOINED
- *   STABLE ──join_start (no commit): revoke, send_join──▶ JOINING
+ *   STABLE ──join_start (no commit): revoke (eager: all; cooperative: only
+ *            what a reset generation lost), send_join──▶ JOINING
+ *   STABLE, cooperative, assignment pending ──assignment_complete (a poll):
+ *            revoke the partitions not assigned any more, rejoin if any
  *   JOINING, SYNCING ──errors──▶ UNJOINED (member id kept unless unknown)
  *   STABLE ──heartbeat ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID,
  *            poll timeout (consumer_leave_group)──▶ UNJOINED
@@ -57,7 +60,9 @@
  *     processing timer never run together.
  *  7. Only a subscribed consumer has group requests, commits, a member id or
  *     a group state other than UNJOINED; heartbeats run only while STABLE
- *     (or PREPARING, still a member of its generation).
+ *     (or PREPARING, still a member of its generation). Only a cooperative
+ *     member has an assignment pending (SyncGroup's, until a poll applies
+ *     it), and only while STABLE.
  *  8. Every commit in flight has exactly one coordinator request.
  *  9. Once the application's poll raised (app_failed: auto.offset.reset=none),
  *     its loop has ended: no poll timer, no poll waiting, no raise pending,
@@ -184,6 +189,8 @@ state_free(ConsumerState *state)
     g_array_free(state->topic_counts, TRUE);
     g_array_free(state->assigned_counts, TRUE);
     g_array_free(state->owned, TRUE);
+    if (state->assignment_pending != NULL)
+        g_array_free(state->assignment_pending, TRUE);
     g_ptr_array_free(state->partitions, TRUE);
     g_array_free(state->brokers, TRUE);
     g_array_free(state->buffer, TRUE);
@@ -453,7 +460,8 @@ gboolean
 consumer_group_stable(const Consumer *consumer)
 {
     const ConsumerState *state = consumer->state;
-    return state != NULL && state->group_state == CGROUP_STABLE && !state->rejoin_needed;
+    return state != NULL && state->group_state == CGROUP_STABLE && !state->rejoin_needed &&
+           state->assignment_pending == NULL;
 }
 
 GArray *
@@ -577,6 +585,10 @@ check_group(const ConsumerState *state)
     if (sim_timer_pending(world, state->heartbeat_timer))
         KSIM_ASSERT(state->group_state == CGROUP_STABLE ||
                     state->group_state == CGROUP_PREPARING);
+    if (state->assignment_pending != NULL) {
+        KSIM_ASSERT(consumer_group_cooperative(state));
+        KSIM_ASSERT(state->group_state == CGROUP_STABLE);
+    }
     if (state->app_commit != NULL)
         KSIM_ASSERT(g_ptr_array_find(state->commits, state->app_commit, NULL));
     for (guint i = 0; i < state->commits->len; i++) {

@@ -63,7 +63,9 @@
  * would.
  *
  * Groups (consumer_subscribe), as Kafka's ConsumerCoordinator with the eager
- * rebalance protocol. FindCoordinator to any broker, then JoinGroup and
+ * rebalance protocol, or the cooperative one (KIP-429) when every listed
+ * assignor is cooperative-sticky (described at the end of this paragraph).
+ * FindCoordinator to any broker, then JoinGroup and
  * SyncGroup; the leader computes the assignment with
  * partition.assignment.strategy (assignor.h) from its metadata. As in Kafka
  * the group work that changes the assignment happens inside poll(): a poll
@@ -78,7 +80,14 @@
  * leaves the group (LeaveGroup) and rejoins as a new member at its next poll.
  * The group leader rejoins when the partition count of a subscribed topic
  * changes in its metadata (refreshed every metadata.max.age.ms), which makes
- * the coordinator rebalance the group.
+ * the coordinator rebalance the group. With the cooperative protocol a
+ * member revokes nothing before joining: it reports the partitions it owns
+ * in JoinGroup, goes on fetching them and returning their records from
+ * poll() through the rebalance, and at the first poll after SyncGroup
+ * revokes only those the new assignment lacks (committing their positions
+ * first when it commits at all; that poll waits for the commit) and rejoins
+ * at once if it revoked any, so that the partitions cooperative-sticky
+ * withheld from their new owners are given out by the next rebalance.
  *
  * Commits. Each commit is one OffsetCommit of the positions of every assigned
  * partition with a known position (Kafka's allConsumed), recorded in the
@@ -157,6 +166,10 @@ typedef struct {
     gboolean enable_auto_commit;           /* enable.auto.commit */
     gint64 auto_commit_interval_ms;        /* auto.commit.interval.ms */
     AssignorStrategy partition_assignment_strategy; /* partition.assignment.strategy's first */
+    /* partition.assignment.strategy also lists an assignor without Kafka's
+     * COOPERATIVE protocol (range, roundrobin, sticky): the group then runs
+     * the eager protocol whatever the first assignor is. */
+    gboolean eager_assignor_listed;
     gint64 default_api_timeout_ms;          /* default.api.timeout.ms (bounds commitSync) */
     ConsumerProcessingMode processing_mode; /* ksim: the loop's commits (processing.mode) */
     gboolean validate_positions; /* ksim.consumer.validate.positions: KIP-320 (Kafka 2.3+) */
@@ -189,6 +202,7 @@ typedef struct {
     guint64 coordinator_lookups; /* FindCoordinator requests */
     guint64 joins;             /* JoinGroup requests */
     guint64 rebalances;        /* assignments received (SyncGroup answers) */
+    guint64 partitions_revoked; /* cooperative: partitions an assignment took away */
     guint64 heartbeats;        /* Heartbeat requests */
     guint64 poll_timeouts;     /* left the group after max.poll.interval.ms without poll */
     guint64 commits_ok;        /* commits (not partitions) that completed OK */

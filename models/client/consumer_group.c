@@ -4,12 +4,30 @@
  * finding the coordinator, joining and syncing (the leader assigns),
  * heartbeats, leaving, and the group's part of poll() and of the
  * background. The state machine is drawn in consumer.c.
+ *
+ * Two rebalance protocols, as Kafka's ConsumerCoordinator (clients 3.x to
+ * 4.0, onJoinPrepare and onJoinComplete) runs them:
+ *  - eager (range, roundrobin, sticky, or a list naming any of them): before
+ *    JoinGroup the member revokes every partition (revoke_all), and poll()
+ *    returns nothing until the new assignment's positions are known;
+ *  - cooperative (KIP-429; every listed assignor is cooperative-sticky): the
+ *    member keeps its partitions through the rebalance and reports them in
+ *    JoinGroup; poll() goes on returning their records; the SyncGroup's
+ *    assignment is applied at the next poll (assignment_complete), which
+ *    revokes only the partitions it lost, committing their positions first
+ *    (what Kafka leaves to the application's onPartitionsRevoked, done here
+ *    whenever the member commits at all), and rejoins at once if it revoked
+ *    any, so the partitions withheld from their new owners can be given out.
+ *    A member whose generation was reset (heartbeat or commit errors) has
+ *    lost its partitions (Kafka's onPartitionsLost): they go without a
+ *    commit.
  */
 #include "consumer_internal.h"
 
 #include "sim_assert.h"
 #include "sim_net.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- assignment ---- */
@@ -64,6 +82,14 @@ gboolean
 consumer_subscribed(const ConsumerState *state)
 {
     return state->consumer->group_id != NULL;
+}
+
+gboolean
+consumer_group_cooperative(const ConsumerState *state)
+{
+    const ConsumerConfig *config = &state->consumer->config;
+    return assignor_strategy_cooperative(config->partition_assignment_strategy) &&
+           !config->eager_assignor_listed;
 }
 
 gint32
@@ -130,6 +156,10 @@ consumer_commit_find(const ConsumerState *state, guint64 id)
 void
 consumer_group_reset(ConsumerState *state, gboolean forget_member)
 {
+    /* An assignment not yet applied is void with its generation (Kafka's
+     * joinGroupIfNeeded skips onJoinComplete after a reset). */
+    if (state->assignment_pending != NULL)
+        g_array_free(g_steal_pointer(&state->assignment_pending), TRUE);
     state->generation = KAFKA_GENERATION_NONE;
     state->is_leader = FALSE;
     if (forget_member)
@@ -210,13 +240,28 @@ send_join(ConsumerState *state)
     request->session_timeout_ms = (gint32)config->session_timeout_ms;
     request->rebalance_timeout_ms = (gint32)config->max_poll_interval_ms;
     request->protocol = (gint32)config->partition_assignment_strategy;
+    /* Kafka's ConsumerCoordinator.metadata: the partitions the member owns
+     * now, and its generation. An eager member owns nothing by now; ksim
+     * reports what it revoked for sticky, whose StickyAssignor carries its
+     * previous assignment in its user data. cooperative-sticky run eagerly
+     * (listed with an eager assignor, Kafka's upgrade path) reads only the
+     * owned partitions, so it sees none and withholds nothing. */
+    static const GArray none = {NULL, 0};
+    const GArray *owned = state->owned;
     request->owned_generation = state->owned_generation;
+    if (consumer_group_cooperative(state)) {
+        owned = consumer->assigned;
+        request->owned_generation = state->generation;
+    } else if (assignor_strategy_cooperative(config->partition_assignment_strategy)) {
+        owned = &none;
+        request->owned_generation = state->generation;
+    }
     for (guint i = 0; i < consumer->topics->len; i++) {
         KTopicName name;
         KPROTO_SET_ID(name.name, (const char *)g_ptr_array_index(consumer->topics, i));
         g_array_append_val(request->topics, name);
     }
-    g_array_append_vals(request->owned, state->owned->data, state->owned->len);
+    g_array_append_vals(request->owned, owned->data, owned->len);
     state->group_state = CGROUP_JOINING;
     state->rejoin_needed = FALSE;
     consumer->stats.joins++;
@@ -241,6 +286,23 @@ revoke_all(ConsumerState *state)
     consumer_assignment_set(state, none, FALSE);
 }
 
+/* Kafka's onJoinPrepare (cooperative): only partitions of topics no longer
+ * subscribed are revoked, and a ksim subscription never changes while
+ * subscribed, so none; but a member out of its generation has lost them all
+ * (onPartitionsLost: no commit, nothing owned to report). */
+static void
+revoke_cooperative(ConsumerState *state)
+{
+    if (state->generation != KAFKA_GENERATION_NONE && state->member_id[0] != '\0')
+        return;
+    g_array_set_size(state->owned, 0);
+    state->owned_generation = KAFKA_GENERATION_NONE;
+    if (state->consumer->assigned->len == 0)
+        return;
+    g_autoptr(GArray) none = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    consumer_assignment_set(state, none, FALSE);
+}
+
 /* One step towards a JoinGroup, from inside poll(). */
 static void
 join_start(ConsumerState *state, gint64 now)
@@ -254,7 +316,10 @@ join_start(ConsumerState *state, gint64 now)
     }
     if (state->group_state == CGROUP_PREPARING)
         return;
-    revoke_all(state);
+    if (consumer_group_cooperative(state))
+        revoke_cooperative(state);
+    else
+        revoke_all(state);
     state->group_state = CGROUP_UNJOINED;
     sim_timer_cancel(consumer->world, state->heartbeat_timer);
     /* The leader assigns from its metadata: have some first. */
@@ -303,8 +368,12 @@ leader_assign(ConsumerState *state, const KJoinGroupResponse *response, KSyncGro
         assignor_input_add_owned(input, owned->member_id, owned->tp.topic,
                                  (guint32)owned->tp.partition);
     }
-    g_autoptr(AssignorResult) result = assignor_assign(input, (AssignorStrategy)response->protocol);
+    AssignorStrategy strategy = (AssignorStrategy)response->protocol;
+    g_autoptr(AssignorResult) result = assignor_assign(input, strategy);
     assignor_result_check_invariants(result, input);
+    /* Kafka's leader validates a cooperative assignment (and throws). */
+    if (consumer_group_cooperative(state))
+        assignor_result_check_cooperative(result, input);
     for (guint m = 0; m < assignor_result_member_count(result); m++) {
         for (guint i = 0; i < assignor_result_partition_count(result, m); i++) {
             KMemberPartition entry;
@@ -408,7 +477,13 @@ handle_sync_response(ConsumerState *state, const KSyncGroupResponse *response)
     }
     g_autoptr(GArray) tps = g_array_copy(response->assignment);
     g_array_sort(tps, consumer_tp_compare);
-    consumer_assignment_set(state, tps, TRUE);
+    if (consumer_group_cooperative(state)) {
+        /* Applied at the next poll (assignment_complete). */
+        KSIM_ASSERT(state->assignment_pending == NULL);
+        state->assignment_pending = g_steal_pointer(&tps);
+    } else {
+        consumer_assignment_set(state, tps, TRUE);
+    }
     state->group_state = CGROUP_STABLE;
     g_array_set_size(state->owned, 0);
     state->owned_generation = KAFKA_GENERATION_NONE;
@@ -418,6 +493,40 @@ handle_sync_response(ConsumerState *state, const KSyncGroupResponse *response)
     state->offset_fetch_retry_ns = G_MININT64;
     consumer->stats.rebalances++;
     heartbeat_schedule(state);
+}
+
+/* TRUE when the member commits offsets at all: automatically, or through its
+ * processing loop. Only such an application commits in its
+ * onPartitionsRevoked. */
+static gboolean
+member_commits(const ConsumerState *state)
+{
+    const ConsumerConfig *config = &state->consumer->config;
+    return config->enable_auto_commit || config->processing_mode != CONSUMER_PROCESSING_AUTO;
+}
+
+/* Kafka's onJoinComplete (cooperative), from inside poll(): the partitions
+ * owned and no longer assigned are revoked, their positions committed
+ * first; the member then rejoins. Kept partitions keep their positions and
+ * buffered records; new ones await their committed offsets. */
+static void
+assignment_complete(ConsumerState *state)
+{
+    Consumer *consumer = state->consumer;
+    g_autoptr(GArray) tps = g_steal_pointer(&state->assignment_pending);
+    g_autoptr(GArray) revoked = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    for (guint i = 0; i < consumer->assigned->len; i++) {
+        const KTopicPartition *tp = &g_array_index(consumer->assigned, KTopicPartition, i);
+        if (bsearch(tp, tps->data, tps->len, sizeof(KTopicPartition), consumer_tp_compare) == NULL)
+            g_array_append_val(revoked, *tp);
+    }
+    if (revoked->len > 0) {
+        if (member_commits(state))
+            consumer_commit_new_of(state, COMMIT_FOR_REVOKE, TRUE, revoked);
+        consumer->stats.partitions_revoked += revoked->len;
+        state->rejoin_needed = TRUE;
+    }
+    consumer_assignment_set(state, tps, TRUE);
 }
 
 /* The leader notices a changed partition count of a subscribed topic
@@ -675,10 +784,17 @@ consumer_group_poll(ConsumerState *state, gint64 now)
         find_coordinator(state, now);
         return FALSE;
     }
+    gboolean cooperative = consumer_group_cooperative(state);
+    if (state->assignment_pending != NULL)
+        assignment_complete(state);
+    /* The revocation's commitSync blocks poll, as in onPartitionsRevoked. */
+    if (cooperative && consumer_commit_pending(state, COMMIT_FOR_REVOKE))
+        return FALSE;
     if (state->rejoin_needed || state->group_state != CGROUP_STABLE) {
         if (state->group_state != CGROUP_JOINING && state->group_state != CGROUP_SYNCING)
             join_start(state, now);
-        return FALSE;
+        /* A cooperative member goes on reading what it owns. */
+        return cooperative;
     }
     if (consumer->config.enable_auto_commit && now >= state->next_auto_commit_ns) {
         consumer_commit_new(state, COMMIT_FOR_AUTO, FALSE);

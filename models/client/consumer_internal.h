@@ -79,6 +79,7 @@ typedef enum {
     COMMIT_FOR_AUTO,
     COMMIT_FOR_JOIN,
     COMMIT_FOR_BEFORE_PROCESSING,
+    COMMIT_FOR_REVOKE, /* cooperative: the revoked partitions, before they go */
 } CommitPurpose;
 
 /* One commitSync / commitAsync, from its invocation to its outcome. */
@@ -142,6 +143,9 @@ typedef struct {
     GArray *assigned_counts; /* CTopicCount: the leader's metadata at its assignment */
     GArray *owned;           /* KTopicPartition revoked at the join (sticky's owned) */
     gint32 owned_generation;
+    /* Cooperative protocol: the SyncGroup's assignment, until the next poll
+     * applies it (Kafka's onJoinComplete runs inside poll); NULL when none. */
+    GArray *assignment_pending; /* KTopicPartition, sorted */
     SimNodeId coordinator;   /* SIM_NODE_NONE: unknown */
     gint64 coordinator_retry_ns;
     gint64 join_retry_ns;
@@ -242,6 +246,9 @@ gint consumer_tp_compare(gconstpointer a, gconstpointer b);
 void consumer_assignment_set(ConsumerState *state, const GArray *tps, gboolean committed_pending);
 /* TRUE in subscribe mode. */
 gboolean consumer_subscribed(const ConsumerState *state);
+/* TRUE when the member runs Kafka's COOPERATIVE rebalance protocol: every
+ * assignor it lists supports it (only cooperative-sticky does). */
+gboolean consumer_group_cooperative(const ConsumerState *state);
 /* The next correlation id. */
 gint32 consumer_correlation_new(ConsumerState *state);
 /* Sends a group request and tracks it until its response or timeout. */
@@ -278,6 +285,11 @@ void consumer_commit_finish(ConsumerState *state, CCommit *commit, HistoryType o
                             KafkaError error);
 /* A new commit of every position (Kafka's allConsumed), owned by state->commits. */
 CCommit *consumer_commit_new(ConsumerState *state, CommitPurpose purpose, gboolean sync);
+/* A new commit of the positions of the partitions in `tps` (sorted) only. */
+CCommit *consumer_commit_new_of(ConsumerState *state, CommitPurpose purpose, gboolean sync,
+                                const GArray *tps);
+/* TRUE while a commit of `purpose` is unfinished. */
+gboolean consumer_commit_pending(const ConsumerState *state, CommitPurpose purpose);
 /* Sends each commit not in flight, in invocation order. */
 void consumer_commits_send(ConsumerState *state, gint64 now);
 /* A commit attempt failed; `unknown` when it may have been applied. */

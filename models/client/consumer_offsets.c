@@ -9,6 +9,7 @@
 #include "sim_assert.h"
 #include "sim_net.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- commits ---- */
@@ -35,9 +36,13 @@ consumer_commit_finish(ConsumerState *state, CCommit *commit, HistoryType outcom
     g_ptr_array_steal_index(state->commits, index);
     switch (commit->purpose) {
     case COMMIT_FOR_JOIN:
-        /* Kafka joins whatever the commit's outcome. */
-        if (state->group_state == CGROUP_PREPARING)
+        /* Kafka joins whatever the commit's outcome, and heartbeats no more
+         * once it joins: at the next poll, which an eager member is waiting
+         * in, a cooperative one may not be. */
+        if (state->group_state == CGROUP_PREPARING) {
             state->group_state = CGROUP_UNJOINED;
+            sim_timer_cancel(consumer->world, state->heartbeat_timer);
+        }
         break;
     case COMMIT_FOR_BEFORE_PROCESSING:
         state->app_commit = NULL;
@@ -55,6 +60,8 @@ consumer_commit_finish(ConsumerState *state, CCommit *commit, HistoryType outcom
             commit->done_cb(consumer, outcome, error, commit->user_data);
         break;
     case COMMIT_FOR_AUTO:
+    case COMMIT_FOR_REVOKE:
+        /* A poll waiting on a revocation goes on from consumer_group_run. */
         break;
     }
     consumer_commit_free(commit);
@@ -64,6 +71,24 @@ consumer_commit_finish(ConsumerState *state, CCommit *commit, HistoryType outcom
  * one. One op per partition enters the history now. */
 CCommit *
 consumer_commit_new(ConsumerState *state, CommitPurpose purpose, gboolean sync)
+{
+    return consumer_commit_new_of(state, purpose, sync, NULL);
+}
+
+gboolean
+consumer_commit_pending(const ConsumerState *state, CommitPurpose purpose)
+{
+    for (guint i = 0; i < state->commits->len; i++) {
+        if (((const CCommit *)g_ptr_array_index(state->commits, i))->purpose == purpose)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* `tps` NULL: every assigned partition. */
+CCommit *
+consumer_commit_new_of(ConsumerState *state, CommitPurpose purpose, gboolean sync,
+                       const GArray *tps)
 {
     Consumer *consumer = state->consumer;
     gint64 now = consumer_now(state);
@@ -78,6 +103,9 @@ consumer_commit_new(ConsumerState *state, CommitPurpose purpose, gboolean sync)
     for (guint i = 0; i < state->partitions->len; i++) {
         const CPartition *p = g_ptr_array_index(state->partitions, i);
         if (p->position < 0)
+            continue;
+        if (tps != NULL && bsearch(&p->tp, tps->data, tps->len, sizeof(KTopicPartition),
+                                   consumer_tp_compare) == NULL)
             continue;
         KOffsetPartition entry = {p->tp, p->position, KAFKA_ERROR_NONE};
         g_array_append_val(commit->offsets, entry);
@@ -215,7 +243,11 @@ void
 consumer_offsets_fetch(ConsumerState *state, gint64 now)
 {
     Consumer *consumer = state->consumer;
-    if (state->group_state != CGROUP_STABLE || state->coordinator == SIM_NODE_NONE ||
+    /* An eager member has partitions only while STABLE; a cooperative one
+     * keeps them through a rebalance, and may have gained some in the
+     * assignment that made it rejoin (OffsetFetch needs no generation). */
+    if ((state->group_state != CGROUP_STABLE && !consumer_group_cooperative(state)) ||
+        state->coordinator == SIM_NODE_NONE ||
         consumer_request_in_flight(state, CREQ_OFFSET_FETCH))
         return;
     KOffsetMessage *request = NULL;

@@ -68,12 +68,11 @@ static const KConfigBindValue OFFSET_RESET_VALUES[] = {
 };
 /* ConsumerConfig.isolation_level is the wire's IsolationLevel byte. */
 static const KConfigBindValue ISOLATION_VALUES[] = {{"read_uncommitted", 0}, {"read_committed", 1}};
-/* cooperative-sticky has no value: it needs the incremental rebalance
- * protocol, and the scenario parser refuses it. */
 static const KConfigBindValue ASSIGNOR_VALUES[] = {
     {"range", ASSIGNOR_RANGE},
     {"roundrobin", ASSIGNOR_ROUNDROBIN},
     {"sticky", ASSIGNOR_STICKY},
+    {"cooperative-sticky", ASSIGNOR_COOPERATIVE_STICKY},
 };
 
 static const KConfigBindValue ARRIVAL_VALUES[] = {
@@ -560,10 +559,30 @@ kconfig_bind_producer_defaults(ProducerConfig *config)
     fill_fresh(&PRODUCER_TABLE, NULL, config);
 }
 
+/* Kafka's ConsumerCoordinator runs the highest rebalance protocol that every
+ * configured assignor supports: COOPERATIVE only when all are
+ * cooperative-sticky. */
+static gboolean
+eager_assignor_listed(const KConfig *cfg)
+{
+    if (cfg == NULL)
+        return TRUE; /* the default, range */
+    g_auto(GStrv) strategies = kconfig_get_list(cfg, "partition.assignment.strategy");
+    for (guint i = 0; strategies[i] != NULL; i++) {
+        AssignorStrategy strategy;
+        gboolean known = assignor_strategy_parse(strategies[i], &strategy);
+        KSIM_ASSERT(known); /* the registry's choices are canonical */
+        if (!assignor_strategy_cooperative(strategy))
+            return TRUE;
+    }
+    return FALSE;
+}
+
 void
 kconfig_bind_consumer_from(ConsumerConfig *config, const KConfig *cfg, const KConfig *group)
 {
     fill_fresh(&CONSUMER_TABLE, cfg, config);
+    config->eager_assignor_listed = eager_assignor_listed(cfg);
     if (group != NULL) {
         kconfig_bind_fill(&CONSUMER_GROUP_TABLE, group, config);
         return;

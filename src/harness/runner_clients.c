@@ -113,9 +113,9 @@ workload_config_from(WorkloadConfig *config, const ScenarioProducer *spec, gint6
 static void
 consumer_config_from(ConsumerConfig *config, const ScenarioConsumerGroup *spec)
 {
-    /* The first assignor of partition.assignment.strategy is the one used
-     * (the parser refuses cooperative-sticky, which needs the incremental
-     * protocol). */
+    /* The first assignor of partition.assignment.strategy is the one used;
+     * the group runs the cooperative protocol when every listed assignor is
+     * cooperative-sticky (kconfig_bind_consumer_from). */
     kconfig_bind_consumer_from(config, spec->config, spec->members_config);
     if (spec->pipeline_output != NULL && spec->exactly_once) {
         /* An exactly-once pipeline reads committed data only and moves its

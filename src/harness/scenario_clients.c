@@ -346,21 +346,6 @@ check_consumer_timeouts(const Build *b, const RawGroup *group, const KConfig *cf
     return TRUE;
 }
 
-/* The consumer model runs the eager rebalance protocol only. */
-static gboolean
-check_assignors(const Build *b, const RawGroup *group, const KConfig *cfg, GError **error)
-{
-    g_auto(GStrv) strategies = kconfig_get_list(cfg, "partition.assignment.strategy");
-    if (!g_strv_contains((const char *const *)strategies, "cooperative-sticky"))
-        return TRUE;
-    Loc loc = scenario_loc_key(b->scenario, group, "partition.assignment.strategy");
-    scenario_loc_error(
-        error, KSIM_SCENARIO_ERROR_VALUE, &loc,
-        "cooperative-sticky needs the incremental rebalance protocol, which ksim does not "
-        "model; use range, roundrobin or sticky");
-    return FALSE;
-}
-
 static gboolean
 check_consumer_group_id(const Build *b, const RawGroup *group,
                         const ScenarioConsumerGroup *consumers, GError **error)
@@ -463,8 +448,7 @@ scenario_build_consumer_group(Build *b, const RawGroup *group, GError **error)
     consumers->exactly_once = kconfig_get_bool(members, "exactly.once");
     if (!kconfig_is_null(members, "pipeline.output"))
         consumers->pipeline_output = g_strdup(kconfig_get_string(members, "pipeline.output"));
-    if (!check_assignors(b, group, consumers->config, error) ||
-        !check_consumer_group_id(b, group, consumers, error) ||
+    if (!check_consumer_group_id(b, group, consumers, error) ||
         !check_consumer_times(b, group, consumers, error) ||
         !check_pipeline(b, group, consumers, members, error))
         return FALSE;
