@@ -226,12 +226,18 @@ pattern_partitions_text(const History *history, const Pattern *pattern)
     return g_string_free(out, FALSE);
 }
 
-/* Pattern `k`'s space-time diagram, when one was drawn. */
+/* Pattern `k`'s space-time diagram, when one was drawn; the one the
+ * verdict shows (`featured`) is pointed to instead. */
 static void
-doc_diagram(Document *doc, const GPtrArray *diagrams, guint k)
+doc_diagram(Document *doc, const GPtrArray *diagrams, guint k, const char *featured)
 {
     if (diagrams == NULL || k >= diagrams->len || g_ptr_array_index(diagrams, k) == NULL)
         return;
+    if (featured != NULL && strcmp(featured, g_ptr_array_index(diagrams, k)) == 0) {
+        doc_paragraph(doc, "Its space-time diagram is under the Verdict, at the top of the "
+                           "report.");
+        return;
+    }
     Block *block = doc_add(doc, BLOCK_SVG,
                            g_strdup_printf("Space-time diagram of pattern %u, its steps numbered "
                                            "as in the list",
@@ -256,7 +262,7 @@ pattern_examples_text(const Pattern *pattern)
  * with its count, partitions, span and two examples, then the explanation
  * of its first record. Every example is in anomalies.csv. */
 static void
-doc_examples(Document *doc, const RunData *data, CheckerAnomaly anomaly)
+doc_examples(Document *doc, const RunData *data, CheckerAnomaly anomaly, const char *featured)
 {
     guint64 count = checker_result_counts(data->result)->anomalies[anomaly];
     const GPtrArray *patterns = data->patterns[anomaly];
@@ -295,7 +301,7 @@ doc_examples(Document *doc, const RunData *data, CheckerAnomaly anomaly)
         Block *list = doc_list(doc, TRUE);
         for (guint i = 0; i < pattern->chain->len; i++)
             g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(pattern->chain, i)));
-        doc_diagram(doc, data->diagrams[anomaly], k);
+        doc_diagram(doc, data->diagrams[anomaly], k, featured);
     }
     if (patterns->len > shown)
         doc_paragraph(doc, "%u more patterns, of %s listed in anomalies.csv.", patterns->len - shown,
@@ -551,7 +557,7 @@ doc_expired(Document *doc, const RunData *data)
 }
 
 static void
-doc_run_explanations(Document *doc, const RunData *data)
+doc_run_explanations(Document *doc, const RunData *data, const char *featured)
 {
     const CheckerCounts *c = checker_result_counts(data->result);
     doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
@@ -565,7 +571,7 @@ doc_run_explanations(Document *doc, const RunData *data)
         return;
     }
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
-        doc_examples(doc, data, a);
+        doc_examples(doc, data, a, featured);
     if (c->invariant_violations == 0)
         return;
     doc_paragraph(doc, "Invariant violations detected by the cluster: %" G_GUINT64_FORMAT ".",
@@ -1256,16 +1262,58 @@ doc_metrics(Document *doc, const Report *report)
                       left, DOC_CHANGES_MAX);
 }
 
+/* The first screen's picture: the space-time diagram of the largest
+ * pattern of lost writes, in the run that lost the most (else of the first
+ * anomaly that has one), under the verdict. Returns its basename, or NULL
+ * when no diagram was drawn. */
+static const char *
+doc_featured_diagram(Document *doc, const Report *report)
+{
+    const RunData *best = NULL;
+    CheckerAnomaly anomaly = CHECKER_LOST_WRITE;
+    for (guint a = 0; a < CHECKER_ANOMALY_COUNT && best == NULL; a++) {
+        guint64 most = 0;
+        for (guint i = 0; i < report->runs->len; i++) {
+            const RunData *data = g_ptr_array_index(report->runs, i);
+            const GPtrArray *diagrams = data->diagrams[a];
+            guint64 count = checker_result_counts(data->result)->anomalies[a];
+            if (diagrams == NULL || diagrams->len == 0 || g_ptr_array_index(diagrams, 0) == NULL ||
+                count <= most)
+                continue;
+            most = count;
+            best = data;
+            anomaly = a;
+        }
+    }
+    if (best == NULL)
+        return NULL;
+    const Pattern *pattern = g_ptr_array_index(best->patterns[anomaly], 0);
+    const char *name = g_ptr_array_index(best->diagrams[anomaly], 0);
+    doc_paragraph(doc, "Why, for the largest pattern: %s, %s, %" G_GUINT64_FORMAT " %s — %s. Its "
+                       "space-time diagram, one lane per node, time downward, the steps numbered "
+                       "as in its explanation below:",
+                  best->run->label ? best->run->label : best->slug, checker_anomaly_name(anomaly),
+                  pattern->count, anomaly == CHECKER_LOST_WRITE ? "records" : "examples",
+                  pattern->signature);
+    Block *block = doc_add(doc, BLOCK_SVG,
+                           g_strdup_printf("%s, %s, pattern 1",
+                                           best->run->label ? best->run->label : best->slug,
+                                           checker_anomaly_name(anomaly)));
+    block->name = g_strdup(name);
+    return name;
+}
+
 Document *
 report_document_build(const Report *report)
 {
     Document *doc = g_ptr_array_new_with_free_func(block_free);
     doc_header(doc, report);
     doc_verdict(doc, report);
+    const char *featured = doc_featured_diagram(doc, report);
     doc_comparison(doc, report);
     doc_heading(doc, 2, "Explanations");
     for (guint i = 0; i < report->runs->len; i++)
-        doc_run_explanations(doc, g_ptr_array_index(report->runs, i));
+        doc_run_explanations(doc, g_ptr_array_index(report->runs, i), featured);
     doc_durability(doc, report);
     doc_consumers(doc, report);
     doc_transactions(doc, report);
