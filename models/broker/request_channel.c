@@ -5,8 +5,9 @@
  * Invariants:
  *  1. Every request the channel took is in exactly one place: waiting on
  *     its muted connection, a network thread's station (reading, or blocked
- *     on a full request queue), the request queue or an I/O thread; once handled it is the handler's, and
- *     the channel keeps only its timing in `pending` until it is answered.
+ *     on a full request queue), the request queue or an I/O thread; once
+ *     handled it is the handler's, and the channel keeps only its timing in
+ *     `pending` until it is answered.
  *  2. `pending` holds at most one entry per (peer, response type,
  *     correlation id): a request answered twice is timed once.
  *  3. A peer's requests and responses all pass through one network thread
@@ -79,6 +80,8 @@ typedef struct {
     SimNodeId peer;
     gint32 type; /* the request's KafkaMsgType */
 } ConnKey;
+/* collect_peer reads either key's peer at its start. */
+G_STATIC_ASSERT(G_STRUCT_OFFSET(PendingKey, peer) == 0 && G_STRUCT_OFFSET(ConnKey, peer) == 0);
 
 typedef struct {
     ConnKey key;
@@ -474,42 +477,36 @@ typedef struct {
     GPtrArray *keys;
 } PeerKeys;
 
+/* Both trees' keys (PendingKey, ConnKey) begin with the peer and sort by it
+ * first, so one walk collects a peer's keys from either and stops past them. */
 static gboolean
 collect_peer(gpointer key, gpointer value, gpointer data)
 {
-    const PendingKey *pending = key;
+    SimNodeId key_peer = *(const SimNodeId *)key;
     PeerKeys *peer = data;
     (void)value;
-    if (pending->peer == peer->peer)
+    if (key_peer == peer->peer)
         g_ptr_array_add(peer->keys, key);
-    return pending->peer > peer->peer;
+    return key_peer > peer->peer;
 }
 
-static gboolean
-collect_conn(gpointer key, gpointer value, gpointer data)
+/* Removes every entry of `peer` from `tree`, keyed by PendingKey or ConnKey. */
+static void
+tree_remove_peer(GTree *tree, SimNodeId peer)
 {
-    const ConnKey *conn = key;
-    PeerKeys *peer = data;
-    (void)value;
-    if (conn->peer == peer->peer)
-        g_ptr_array_add(peer->keys, key);
-    return conn->peer > peer->peer;
+    PeerKeys keys = {peer, g_ptr_array_new()};
+    g_tree_foreach(tree, collect_peer, &keys);
+    for (guint i = 0; i < keys.keys->len; i++)
+        g_tree_remove(tree, g_ptr_array_index(keys.keys, i));
+    g_ptr_array_free(keys.keys, TRUE);
 }
 
 void
 request_channel_peer_disconnected(RequestChannel *channel, SimNodeId peer)
 {
-    PeerKeys keys = {peer, g_ptr_array_new()};
-    g_tree_foreach(channel->pending, collect_peer, &keys);
-    for (guint i = 0; i < keys.keys->len; i++)
-        g_tree_remove(channel->pending, g_ptr_array_index(keys.keys, i));
-    g_ptr_array_free(keys.keys, TRUE);
+    tree_remove_peer(channel->pending, peer);
     /* The connections close: what they had not read is gone with them. */
-    PeerKeys conns = {peer, g_ptr_array_new()};
-    g_tree_foreach(channel->conns, collect_conn, &conns);
-    for (guint i = 0; i < conns.keys->len; i++)
-        g_tree_remove(channel->conns, g_ptr_array_index(conns.keys, i));
-    g_ptr_array_free(conns.keys, TRUE);
+    tree_remove_peer(channel->conns, peer);
 }
 
 static gboolean
