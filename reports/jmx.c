@@ -34,31 +34,32 @@ static const struct {
     const char *name;
     const char *short_name;
     JmxKind kind;
+    gboolean small; /* JmxSeries.small */
 } CLUSTER[S_CLUSTER] = {
     [S_URP] = {"kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions",
-               "UnderReplicatedPartitions", JMX_GAUGE_MAX},
+               "UnderReplicatedPartitions", JMX_GAUGE_MAX, TRUE},
     [S_OFFLINE] = {"kafka.controller:type=KafkaController,name=OfflinePartitionsCount",
-                   "OfflinePartitionsCount", JMX_GAUGE_MAX},
+                   "OfflinePartitionsCount", JMX_GAUGE_MAX, TRUE},
     [S_CONTROLLERS] = {"kafka.controller:type=KafkaController,name=ActiveControllerCount",
-                       "ActiveControllerCount", JMX_GAUGE_MIN},
+                       "ActiveControllerCount", JMX_GAUGE_MIN, TRUE},
     [S_SHRINKS] = {"kafka.server:type=ReplicaManager,name=IsrShrinksPerSec", "IsrShrinksPerSec",
-                   JMX_METER},
+                   JMX_METER, TRUE},
     [S_EXPANDS] = {"kafka.server:type=ReplicaManager,name=IsrExpandsPerSec", "IsrExpandsPerSec",
-                   JMX_METER},
+                   JMX_METER, TRUE},
     [S_ELECTIONS] = {"kafka.controller:type=ControllerStats,name=LeaderElectionRateAndTimeMs",
-                     "LeaderElectionRateAndTimeMs", JMX_METER},
+                     "LeaderElectionRateAndTimeMs", JMX_METER, TRUE},
     [S_MESSAGES_IN] = {"kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec",
-                       "MessagesInPerSec", JMX_METER},
+                       "MessagesInPerSec", JMX_METER, FALSE},
     [S_TOTAL_TIME] = {"kafka.network:type=RequestMetrics,name=TotalTimeMs,request=Produce",
-                      "Produce TotalTimeMs p99", JMX_TIMER_P99},
+                      "Produce TotalTimeMs p99", JMX_TIMER_P99, FALSE},
     [S_QUEUE_TIME] = {"kafka.network:type=RequestMetrics,name=RequestQueueTimeMs,request=Produce",
-                      "Produce RequestQueueTimeMs p99", JMX_TIMER_P99},
+                      "Produce RequestQueueTimeMs p99", JMX_TIMER_P99, FALSE},
     [S_LOCAL_TIME] = {"kafka.network:type=RequestMetrics,name=LocalTimeMs,request=Produce",
-                      "Produce LocalTimeMs p99", JMX_TIMER_P99},
+                      "Produce LocalTimeMs p99", JMX_TIMER_P99, FALSE},
     [S_REMOTE_TIME] = {"kafka.network:type=RequestMetrics,name=RemoteTimeMs,request=Produce",
-                       "Produce RemoteTimeMs p99", JMX_TIMER_P99},
+                       "Produce RemoteTimeMs p99", JMX_TIMER_P99, FALSE},
     [S_RECORD_ERRORS] = {"kafka.producer:type=producer-metrics,name=record-error-rate",
-                         "producer record-error-rate", JMX_METER},
+                         "producer record-error-rate", JMX_METER, FALSE},
 };
 
 typedef struct {
@@ -84,13 +85,15 @@ typedef struct {
 } Sweep;
 
 static JmxSeries *
-series_new(const char *name, const char *short_name, gint32 broker, JmxKind kind, guint buckets)
+series_new(const char *name, const char *short_name, gint32 broker, JmxKind kind, gboolean small,
+           guint buckets)
 {
     JmxSeries *s = g_new0(JmxSeries, 1);
     s->name = g_strdup(name);
     s->short_name = g_strdup(short_name);
     s->broker = broker;
     s->kind = kind;
+    s->small = small;
     s->values = g_array_sized_new(FALSE, TRUE, sizeof(double), buckets);
     g_array_set_size(s->values, buckets);
     return s;
@@ -120,12 +123,6 @@ bucket_of(const JmxMetrics *m, gint64 time_ns)
         return 0;
     guint b = (guint)(t / m->bucket_s);
     return MIN(b, m->buckets - 1);
-}
-
-static double
-bucket_length(const JmxMetrics *m, guint b)
-{
-    return MIN(m->bucket_s, m->span_s - b * m->bucket_s);
 }
 
 static gint
@@ -366,7 +363,7 @@ meters_per_second(JmxMetrics *m)
         if (s->kind != JMX_METER)
             continue;
         for (guint b = 0; b < m->buckets; b++) {
-            double length = bucket_length(m, b);
+            double length = utilization_bucket_length(m->span_s, b);
             double *v = &g_array_index(s->values, double, b);
             *v = length > 0 ? *v / length : 0;
         }
@@ -385,7 +382,7 @@ jmx_metrics_new(const History *history, double span_s)
         return m;
     for (guint i = 0; i < S_CLUSTER; i++)
         g_ptr_array_add(m->series, series_new(CLUSTER[i].name, CLUSTER[i].short_name, -1,
-                                              CLUSTER[i].kind, m->buckets));
+                                              CLUSTER[i].kind, CLUSTER[i].small, m->buckets));
     Sweep sweep = {.m = m, .history = history};
     sweep.partitions = g_array_new(FALSE, FALSE, sizeof(PartitionState));
     sweep.index_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -400,7 +397,7 @@ jmx_metrics_new(const History *history, double span_s)
         g_autofree char *name = g_strdup_printf(
             "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions;broker=%d", broker);
         g_autofree char *shown = g_strdup_printf("UnderReplicatedPartitions broker %d", broker);
-        JmxSeries *s = series_new(name, shown, broker, JMX_GAUGE_MAX, m->buckets);
+        JmxSeries *s = series_new(name, shown, broker, JMX_GAUGE_MAX, TRUE, m->buckets);
         g_ptr_array_add(m->series, s);
         g_ptr_array_add(sweep.urp_series, s);
     }
@@ -409,7 +406,7 @@ jmx_metrics_new(const History *history, double span_s)
         g_autofree char *name = g_strdup_printf(
             "kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec;broker=%d", broker);
         g_autofree char *shown = g_strdup_printf("MessagesInPerSec broker %d", broker);
-        JmxSeries *s = series_new(name, shown, broker, JMX_METER, m->buckets);
+        JmxSeries *s = series_new(name, shown, broker, JMX_METER, FALSE, m->buckets);
         g_ptr_array_add(m->series, s);
         g_ptr_array_add(sweep.in_series, s);
     }

@@ -52,6 +52,9 @@ typedef struct {
     char *short_name; /* "UnderReplicatedPartitions", with " broker N" for a broker's */
     gint32 broker;   /* -1: the cluster's */
     JmxKind kind;
+    /* Its values are counts of partitions or controllers, or rates of ISR
+     * changes or elections: a few, on one axis with each other. */
+    gboolean small;
     GArray *values;  /* double per bucket */
 } JmxSeries;
 

@@ -112,6 +112,10 @@ run_data_new(const ReportRun *run, guint number, gboolean explain)
         data->txn_owned = checker_txn_run(run->history, data->result, NULL);
         data->txn = data->txn_owned;
     }
+    const History *history = checker_result_history(data->result);
+    data->failover = failover_run(history);
+    data->utilization = utilization_new(history, run->virtual_s);
+    data->metrics = jmx_metrics_new(history, run->virtual_s);
     if (!explain)
         return data;
     for (guint a = 0; a < TXN_ANOMALY_COUNT; a++) {
@@ -168,6 +172,9 @@ run_data_free(gpointer pointer)
             g_ptr_array_free(data->txn_chains[a], TRUE);
     }
     checker_txn_free(data->txn_owned);
+    failover_result_free(data->failover);
+    utilization_free(data->utilization);
+    jmx_metrics_free(data->metrics);
     explain_free(data->explainer);
     checker_consumer_free(data->consumers_owned);
     checker_result_free(data->owned);
@@ -226,7 +233,7 @@ report_comparison_new(const GPtrArray *runs)
         const StatsHistogram *acked = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
         gboolean measured = stats_histogram_count(acked) > 0;
         compared[i] = (CompareRun){
-            .label = run->label ? run->label : data->slug,
+            .label = report_run_label(data),
             .keys = keys,
             .values = values,
             .keys_len = run->settings_len,
@@ -246,6 +253,12 @@ report_comparison_new(const GPtrArray *runs)
     Comparison *comparison = same ? compare_new(compared, n) : NULL;
     g_ptr_array_free(strings, TRUE);
     return comparison;
+}
+
+const char *
+report_run_label(const RunData *data)
+{
+    return data->run->label != NULL ? data->run->label : data->slug;
 }
 
 gboolean

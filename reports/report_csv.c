@@ -19,13 +19,9 @@
 
 /* ---- CSV files ---- */
 
-typedef struct {
-    OutFile *file;
-    OutFileCsv *csv;
-} CsvOut;
-
-static gboolean
-csv_open(CsvOut *out, OutDir *dir, const char *name, const char *const *header, GError **error)
+gboolean
+report_csv_open(CsvOut *out, OutDir *dir, const char *name, const char *const *header,
+                GError **error)
 {
     out->file = outfile_dir_file_open(dir, name, error);
     if (out->file == NULL)
@@ -34,12 +30,20 @@ csv_open(CsvOut *out, OutDir *dir, const char *name, const char *const *header, 
     return TRUE;
 }
 
-static gboolean
-csv_commit(CsvOut *out, GError **error)
+gboolean
+report_csv_commit(CsvOut *out, GError **error)
 {
     outfile_csv_free(out->csv);
     out->csv = NULL;
     return outfile_commit(g_steal_pointer(&out->file), error);
+}
+
+void
+report_csv_abort(CsvOut *out)
+{
+    outfile_csv_free(out->csv);
+    out->csv = NULL;
+    outfile_abort(g_steal_pointer(&out->file));
 }
 
 /* gnuplot does not read RFC 4180's doubled quotes, so labels shown by a plot
@@ -68,7 +72,7 @@ csv_outcomes(Report *report, GError **error)
                                          "invariant_violations",
                                          NULL};
     CsvOut out;
-    if (!csv_open(&out, report->out, "outcomes.csv", header, error))
+    if (!report_csv_open(&out, report->out, "outcomes.csv", header, error))
         return FALSE;
     for (guint i = 0; i < report->runs->len; i++) {
         const RunData *data = g_ptr_array_index(report->runs, i);
@@ -84,7 +88,7 @@ csv_outcomes(Report *report, GError **error)
         outfile_csv_int(out.csv, (gint64)c->invariant_violations);
         outfile_csv_end_row(out.csv);
     }
-    return csv_commit(&out, error);
+    return report_csv_commit(&out, error);
 }
 
 static char *
@@ -125,11 +129,11 @@ csv_anomalies(Report *report, GError **error)
     static const char *const header[] = {"run",    "anomaly", "partition",   "value",
                                          "offset", "summary", "explanation", NULL};
     CsvOut out;
-    if (!csv_open(&out, report->out, "anomalies.csv", header, error))
+    if (!report_csv_open(&out, report->out, "anomalies.csv", header, error))
         return FALSE;
     for (guint i = 0; i < report->runs->len; i++)
         csv_anomaly_rows(out.csv, g_ptr_array_index(report->runs, i));
-    return csv_commit(&out, error);
+    return report_csv_commit(&out, error);
 }
 
 /* Acked sends' latency by invoke time; beyond the target, every k-th send and
@@ -141,7 +145,7 @@ csv_latency(const Report *report, const RunData *data, guint64 *positive, GError
     static const char *const header[] = {"time_s", "latency_ms", NULL};
     g_autofree char *name = g_strdup_printf("%s-latency.csv", data->slug);
     CsvOut out;
-    if (!csv_open(&out, report->out, name, header, error))
+    if (!report_csv_open(&out, report->out, name, header, error))
         return FALSE;
     const StatsHistogram *h = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
     gint64 count = stats_histogram_count(h);
@@ -165,7 +169,7 @@ csv_latency(const Report *report, const RunData *data, guint64 *positive, GError
         outfile_csv_end_row(out.csv);
         *positive += latency > 0;
     }
-    return csv_commit(&out, error);
+    return report_csv_commit(&out, error);
 }
 
 static gboolean
@@ -174,7 +178,7 @@ csv_cdf(const Report *report, const RunData *data, guint64 *rows, GError **error
     static const char *const header[] = {"latency_ms", "fraction", NULL};
     g_autofree char *name = g_strdup_printf("%s-latency-cdf.csv", data->slug);
     CsvOut out;
-    if (!csv_open(&out, report->out, name, header, error))
+    if (!report_csv_open(&out, report->out, name, header, error))
         return FALSE;
     g_autoptr(GArray) points = g_array_new(FALSE, FALSE, sizeof(StatsCdfPoint));
     stats_histogram_cdf(checker_result_latency(data->result, CHECKER_LATENCY_ACKED), points);
@@ -187,7 +191,7 @@ csv_cdf(const Report *report, const RunData *data, guint64 *rows, GError **error
         outfile_csv_end_row(out.csv);
     }
     *rows = outfile_csv_rows(out.csv);
-    return csv_commit(&out, error);
+    return report_csv_commit(&out, error);
 }
 
 /* Sends invoked per window of `series` (the offered load), counted from the
@@ -219,7 +223,7 @@ csv_throughput(const Report *report, const RunData *data, guint64 *rows, GError 
     static const char *const header[] = {"time_s", "acked_per_s", "offered_per_s", NULL};
     g_autofree char *name = g_strdup_printf("%s-throughput.csv", data->slug);
     CsvOut out;
-    if (!csv_open(&out, report->out, name, header, error))
+    if (!report_csv_open(&out, report->out, name, header, error))
         return FALSE;
     const StatsSeries *series = checker_result_throughput(data->result);
     g_autoptr(GArray) offered = g_array_new(FALSE, TRUE, sizeof(guint64));
@@ -236,7 +240,7 @@ csv_throughput(const Report *report, const RunData *data, guint64 *rows, GError 
         outfile_csv_end_row(out.csv);
     }
     *rows = outfile_csv_rows(out.csv);
-    return csv_commit(&out, error);
+    return report_csv_commit(&out, error);
 }
 
 static gboolean
@@ -245,7 +249,7 @@ csv_events(const Report *report, const RunData *data, GError **error)
     static const char *const header[] = {"time_s", "kind", "broker", "partition", "text", NULL};
     g_autofree char *name = g_strdup_printf("%s-events.csv", data->slug);
     CsvOut out;
-    if (!csv_open(&out, report->out, name, header, error))
+    if (!report_csv_open(&out, report->out, name, header, error))
         return FALSE;
     const History *history = checker_result_history(data->result);
     const GArray *events = history_events(history);
@@ -264,7 +268,7 @@ csv_events(const Report *report, const RunData *data, GError **error)
         outfile_csv_string(out.csv, text);
         outfile_csv_end_row(out.csv);
     }
-    return csv_commit(&out, error);
+    return report_csv_commit(&out, error);
 }
 
 /* ---- replica lines ---- */
@@ -465,7 +469,7 @@ csv_replicas(Report *report, const RunData *data, const CheckerPartition *partit
     g_autofree char *name = g_strdup_printf("%s.csv", basename);
     g_autoptr(GPtrArray) header = lines_header(&lines);
     CsvOut out;
-    if (!csv_open(&out, report->out, name, (const char *const *)header->pdata, error)) {
+    if (!report_csv_open(&out, report->out, name, (const char *const *)header->pdata, error)) {
         g_free(basename);
         return FALSE;
     }
@@ -484,7 +488,7 @@ csv_replicas(Report *report, const RunData *data, const CheckerPartition *partit
     report_plots_job_series(job, g_strdup(name), g_strdup("ISR size"), 1, 2 + 2 * lines.n,
                             PLOT_AXIS_Y2);
     report_plots_job_windows(job, data->run->windows, data->run->windows_len);
-    return csv_commit(&out, error);
+    return report_csv_commit(&out, error);
 }
 
 /* The per-run CSV files, adding each run's series to the shared plots. */
@@ -493,7 +497,7 @@ csv_run(Report *report, const RunData *data, PlotJob *cdf, PlotJob *timeline, Pl
         GError **error)
 {
     guint64 rows = 0;
-    const char *label = data->run->label ? data->run->label : data->slug;
+    const char *label = report_run_label(data);
     if (!csv_latency(report, data, &rows, error))
         return FALSE;
     if (rows > 0)
@@ -548,14 +552,14 @@ csv_faults(Report *report, GError **error)
 {
     static const char *const header[] = {"run", "number", "fault", "start_s", "end_s", NULL};
     CsvOut out;
-    if (!csv_open(&out, report->out, "faults.csv", header, error))
+    if (!report_csv_open(&out, report->out, "faults.csv", header, error))
         return FALSE;
     for (guint i = 0; i < report->runs->len; i++) {
         const RunData *data = g_ptr_array_index(report->runs, i);
         for (guint w = 0; w < data->run->windows_len; w++) {
             const ReportWindow *window = &data->run->windows[w];
             g_autofree char *number = report_plots_fault_number(w);
-            outfile_csv_string(out.csv, data->run->label ? data->run->label : data->slug);
+            outfile_csv_string(out.csv, report_run_label(data));
             outfile_csv_string(out.csv, number);
             outfile_csv_string(out.csv, window->label ? window->label : "fault");
             outfile_csv_double(out.csv, (double)window->start_ns / 1e9);
@@ -563,7 +567,7 @@ csv_faults(Report *report, GError **error)
             outfile_csv_end_row(out.csv);
         }
     }
-    return csv_commit(&out, error);
+    return report_csv_commit(&out, error);
 }
 
 /* ---- the comparison of [vary] runs ---- */
@@ -588,7 +592,7 @@ csv_comparison_runs(Report *report, GError **error)
     g_ptr_array_add(header, NULL);
     CsvOut out;
     gboolean opened =
-        csv_open(&out, report->out, "comparison.csv", (const char *const *)header->pdata, error);
+        report_csv_open(&out, report->out, "comparison.csv", (const char *const *)header->pdata, error);
     g_ptr_array_free(header, TRUE);
     if (!opened)
         return FALSE;
@@ -620,7 +624,7 @@ csv_comparison_runs(Report *report, GError **error)
             outfile_csv_double(out.csv, stats->availability);
         outfile_csv_end_row(out.csv);
     }
-    if (!csv_commit(&out, error))
+    if (!report_csv_commit(&out, error))
         return FALSE;
     guint keys = first->run->settings_len;
     PlotJob *tradeoff =
@@ -645,7 +649,7 @@ csv_comparison_load(Report *report, GError **error)
     static const char *const header[] = {"load", "p50_ms", "p99_ms", "run", NULL};
     static const char *const knee_header[] = {"load", "p99_ms", "label", NULL};
     CsvOut knees;
-    if (!csv_open(&knees, report->out, "comparison-knees.csv", knee_header, error))
+    if (!report_csv_open(&knees, report->out, "comparison-knees.csv", knee_header, error))
         return FALSE;
     gboolean any_knee = FALSE;
     for (guint i = 0; i < curves->len; i++) {
@@ -654,9 +658,8 @@ csv_comparison_load(Report *report, GError **error)
             continue;
         g_autofree char *name = g_strdup_printf("comparison-load-%u.csv", i + 1);
         CsvOut out;
-        if (!csv_open(&out, report->out, name, header, error)) {
-            outfile_csv_free(knees.csv);
-            outfile_abort(knees.file);
+        if (!report_csv_open(&out, report->out, name, header, error)) {
+            report_csv_abort(&knees);
             return FALSE;
         }
         for (guint p = 0; p < curve->points->len; p++) {
@@ -669,9 +672,8 @@ csv_comparison_load(Report *report, GError **error)
             outfile_csv_string(out.csv, label);
             outfile_csv_end_row(out.csv);
         }
-        if (!csv_commit(&out, error)) {
-            outfile_csv_free(knees.csv);
-            outfile_abort(knees.file);
+        if (!report_csv_commit(&out, error)) {
+            report_csv_abort(&knees);
             return FALSE;
         }
         report_plots_job_series(load, g_strdup(name), plot_label(curve->label), 1, 3,
@@ -687,7 +689,7 @@ csv_comparison_load(Report *report, GError **error)
             any_knee = TRUE;
         }
     }
-    if (!csv_commit(&knees, error))
+    if (!report_csv_commit(&knees, error))
         return FALSE;
     if (any_knee)
         load->marks_csv = g_strdup("comparison-knees.csv");

@@ -26,7 +26,7 @@ write_anomaly(Report *report, RunData *data, CheckerAnomaly anomaly, GError **er
         report_slug_append(basename, checker_anomaly_name(anomaly));
         g_string_append_printf(basename, "-pattern-%u", k + 1);
         g_autofree char *title =
-            g_strdup_printf("%s, %s, pattern %u: %s", data->run->label ? data->run->label : data->slug,
+            g_strdup_printf("%s, %s, pattern %u: %s", report_run_label(data),
                             checker_anomaly_name(anomaly), k + 1, pattern->signature);
         g_autofree char *svg = diagram_pattern_svg(data->run->diagram_trace, history, pattern,
                                                    title, basename->str);

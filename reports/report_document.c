@@ -5,8 +5,6 @@
  * latency, replicas, timeline and runs (report_document_build).
  */
 #include "report_internal.h"
-#include "jmx.h"
-#include "utilization.h"
 
 #include "failover.h"
 
@@ -149,7 +147,7 @@ durability_row(Block *table, const RunData *data)
 {
     const CheckerCounts *c = checker_result_counts(data->result);
     GPtrArray *row = table_row(table);
-    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, g_strdup(report_run_label(data)));
     row_cell(row, report_u64_text(c->attempted));
     row_cell(row, report_u64_text(c->acked));
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
@@ -331,7 +329,7 @@ doc_verdict(Document *doc, const Report *report)
         const CheckerCounts *c = checker_result_counts(data->result);
         const StatsHistogram *acked = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
         GPtrArray *row = table_row(table);
-        row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+        row_cell(row, g_strdup(report_run_label(data)));
         row_cell(row, g_strdup(report_expectations_passed(data->run) ? "passed" : "FAILED"));
         row_cell(row, report_u64_text(c->anomalies[CHECKER_LOST_WRITE]));
         row_cell(row, report_u64_text(c->anomalies[CHECKER_DUPLICATE]));
@@ -344,7 +342,7 @@ doc_verdict(Document *doc, const Report *report)
     }
     for (guint i = 0; i < report->runs->len; i++) {
         const RunData *data = g_ptr_array_index(report->runs, i);
-        const char *label = data->run->label ? data->run->label : data->slug;
+        const char *label = report_run_label(data);
         for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++) {
             const GPtrArray *patterns = data->patterns[a];
             guint64 count = checker_result_counts(data->result)->anomalies[a];
@@ -560,7 +558,7 @@ static void
 doc_run_explanations(Document *doc, const RunData *data, const char *featured)
 {
     const CheckerCounts *c = checker_result_counts(data->result);
-    doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+    doc_heading(doc, 3, "%s", report_run_label(data));
     doc_expired(doc, data);
     guint64 total = c->invariant_violations;
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
@@ -598,7 +596,7 @@ consumer_row(Block *table, const RunData *data, const ConsumerGroupResult *group
 {
     const ConsumerCounts *c = &group->counts;
     GPtrArray *row = table_row(table);
-    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, g_strdup(report_run_label(data)));
     row_cell(row, g_strdup(group->group));
     row_cell(row, report_u64_text(c->members));
     row_cell(row, report_u64_text(c->processed));
@@ -695,7 +693,7 @@ doc_consumers(Document *doc, const Report *report)
             anomalies += totals.anomalies[a];
         if (anomalies == 0)
             continue;
-        doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+        doc_heading(doc, 3, "%s", report_run_label(data));
         for (guint g = 0; g < checker_consumer_group_count(data->consumers); g++)
             doc_consumer_examples(doc, data, g);
     }
@@ -718,7 +716,7 @@ txn_row(Block *table, const RunData *data)
 {
     const TxnCounts *c = checker_txn_counts(data->txn);
     GPtrArray *row = table_row(table);
-    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, g_strdup(report_run_label(data)));
     row_cell(row, report_u64_text(c->transactions));
     for (guint f = 0; f < TXN_FATE_COUNT; f++)
         row_cell(row, report_u64_text(c->fates[f]));
@@ -735,7 +733,7 @@ pipeline_rows(Block *table, const RunData *data)
     for (guint i = 0; i < pipelines->len; i++) {
         const TxnPipelineCounts *p = &g_array_index(pipelines, TxnPipelineCounts, i);
         GPtrArray *row = table_row(table);
-        row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+        row_cell(row, g_strdup(report_run_label(data)));
         row_cell(row, g_strdup(p->pipeline));
         row_cell(row, g_strdup(p->transactional ? "yes" : "no"));
         row_cell(row, report_u64_text(p->inputs));
@@ -819,7 +817,7 @@ doc_transactions(Document *doc, const Report *report)
             anomalies += c->anomalies[a];
         if (anomalies == 0)
             continue;
-        doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+        doc_heading(doc, 3, "%s", report_run_label(data));
         doc_txn_examples(doc, data);
     }
 }
@@ -844,7 +842,7 @@ latency_row(Block *table, const RunData *data)
     const StatsHistogram *failed = checker_result_latency(data->result, CHECKER_LATENCY_FAILED);
     const CheckerStats *stats = checker_result_stats(data->result);
     GPtrArray *row = table_row(table);
-    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, g_strdup(report_run_label(data)));
     row_cell(row, report_u64_text((guint64)stats_histogram_count(acked)));
     for (guint i = 0; i < G_N_ELEMENTS(qs); i++)
         row_cell(row, report_quantile_ms_text(acked, qs[i]));
@@ -894,7 +892,7 @@ doc_fault_legend(Document *doc, const Report *report)
         for (guint i = 0; i < data->run->windows_len; i++) {
             const ReportWindow *w = &data->run->windows[i];
             GPtrArray *row = table_row(table);
-            row_cell(row, g_strdup(shared ? "all runs" : (data->run->label ? data->run->label : data->slug)));
+            row_cell(row, g_strdup(shared ? "all runs" : report_run_label(data)));
             row_cell(row, report_plots_fault_number(i));
             row_cell(row, g_strdup(w->label ? w->label : "fault"));
             row_cell(row, g_strdup_printf("%.3f–%.3f", (double)w->start_ns / 1e9,
@@ -950,7 +948,7 @@ request_rows(Block *table, const RunData *data)
     const StatsHistogram *acked = checker_result_latency(data->result, CHECKER_LATENCY_ACKED);
     for (guint q = 0; q < G_N_ELEMENTS(qs); q++) {
         GPtrArray *row = table_row(table);
-        row_cell(row, g_strdup_printf("%s %s", data->run->label ? data->run->label : data->slug,
+        row_cell(row, g_strdup_printf("%s %s", report_run_label(data),
                                       names[q]));
         for (guint k = 0; k < REPORT_PARTS; k++)
             row_cell(row, report_quantile_ms_text(parts[k], qs[q]));
@@ -995,15 +993,13 @@ doc_utilization(Document *doc, const Report *report)
     Block *table = doc_table(doc, header);
     for (guint i = 0; i < report->runs->len; i++) {
         const RunData *data = g_ptr_array_index(report->runs, i);
-        Utilization *u =
-            utilization_new(checker_result_history(data->result), data->run->virtual_s);
+        const Utilization *u = data->utilization;
         const UtilizationBroker *busiest = utilization_busiest(u);
         GPtrArray *row = table_row(table);
-        row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+        row_cell(row, g_strdup(report_run_label(data)));
         if (busiest == NULL) {
             for (guint k = 0; k < 4; k++)
                 row_cell(row, g_strdup("-"));
-            utilization_free(u);
             continue;
         }
         double busy = 0, capacity = 0;
@@ -1017,7 +1013,6 @@ doc_utilization(Document *doc, const Report *report)
         row_cell(row, g_strdup_printf("%.1f%%", busiest->mean * 100));
         row_cell(row, g_strdup_printf("%.1f%% (%.3g s buckets)", busiest->peak * 100, u->bucket_s));
         row_cell(row, g_strdup_printf("%.1f%%", capacity > 0 ? busy / capacity * 100 : 0));
-        utilization_free(u);
     }
     doc_image(doc, job_find(report, "utilization"));
 }
@@ -1064,7 +1059,7 @@ static void
 doc_run_timeline(Document *doc, const RunData *data)
 {
     static const char *const header[] = {"Time (s)", "Event", "What happened", NULL};
-    doc_heading(doc, 3, "%s", data->run->label ? data->run->label : data->slug);
+    doc_heading(doc, 3, "%s", report_run_label(data));
     if (data->run->windows_len > 0) {
         doc_paragraph(doc, "Fault windows:");
         Block *list = doc_list(doc, FALSE);
@@ -1091,7 +1086,7 @@ doc_runs(Document *doc, const Report *report)
     for (guint i = 0; i < report->runs->len; i++) {
         const RunData *data = g_ptr_array_index(report->runs, i);
         const ReportRun *run = data->run;
-        doc_heading(doc, 3, "%s", run->label ? run->label : data->slug);
+        doc_heading(doc, 3, "%s", report_run_label(data));
         doc_paragraph(doc,
                       "Fingerprint %s; %.3f s of virtual time in %.3f s of wall time; "
                       "%" G_GUINT64_FORMAT " events. Files: %s-*.csv.",
@@ -1112,11 +1107,12 @@ doc_runs(Document *doc, const Report *report)
 #define DOC_WORST_MAX 5u
 
 static void
-failover_row(Block *table, const RunData *data, const FailoverResult *failover)
+failover_row(Block *table, const RunData *data)
 {
+    const FailoverResult *failover = data->failover;
     const History *history = checker_result_history(data->result);
     GPtrArray *row = table_row(table);
-    row_cell(row, g_strdup(data->run->label ? data->run->label : data->slug));
+    row_cell(row, g_strdup(report_run_label(data)));
     row_cell(row, g_strdup_printf("%u", failover_result_windows(failover)->len));
     row_cell(row, g_strdup_printf("%.1f", failover_result_longest_ms(failover)));
     row_cell(row, g_strdup_printf("%.3f", (double)failover_result_unavailable_ns(failover) / 1e9));
@@ -1141,14 +1137,12 @@ doc_failover(Document *doc, const Report *report)
     static const char *const header[] = {"Run", "Controller failovers", "Longest (ms)",
                                          "Unavailable (partition-s)", "Partitions unavailable",
                                          "Worst partitions", NULL};
-    GPtrArray *results = g_ptr_array_new_with_free_func((GDestroyNotify)failover_result_free);
     gboolean any = FALSE;
     for (guint i = 0; i < report->runs->len; i++) {
-        const RunData *data = g_ptr_array_index(report->runs, i);
-        FailoverResult *failover = failover_run(checker_result_history(data->result));
+        const FailoverResult *failover =
+            ((const RunData *)g_ptr_array_index(report->runs, i))->failover;
         any |= failover_result_windows(failover)->len > 0 ||
                failover_result_unavailable_ns(failover) > 0;
-        g_ptr_array_add(results, failover);
     }
     if (any) {
         doc_heading(doc, 2, "Leadership");
@@ -1159,8 +1153,7 @@ doc_failover(Document *doc, const Report *report)
                            "stop, or its going offline, to its next leader.");
         Block *table = doc_table(doc, header);
         for (guint i = 0; i < report->runs->len; i++)
-            failover_row(table, g_ptr_array_index(report->runs, i),
-                         g_ptr_array_index(results, i));
+            failover_row(table, g_ptr_array_index(report->runs, i));
         const PlotJob *outages = job_find(report, "unavailability");
         if (outages != NULL && outages->drawn) {
             doc_paragraph(doc, "When each partition had no leader, a bar per outage, for the "
@@ -1170,7 +1163,6 @@ doc_failover(Document *doc, const Report *report)
             doc_image(doc, outages);
         }
     }
-    g_ptr_array_free(results, TRUE);
 }
 
 /* ---- document: Kafka's metrics ---- */
@@ -1195,7 +1187,7 @@ static void
 doc_metric_changes(Block *table, const RunData *data, guint *left)
 {
     const ReportRun *run = data->run;
-    JmxMetrics *m = jmx_metrics_new(checker_result_history(data->result), run->virtual_s);
+    const JmxMetrics *m = data->metrics;
     guint shown = 0;
     for (guint w = 0; w < run->windows_len; w++) {
         const ReportWindow *window = &run->windows[w];
@@ -1216,7 +1208,7 @@ doc_metric_changes(Block *table, const RunData *data, guint *left)
             }
             shown++;
             GPtrArray *row = table_row(table);
-            row_cell(row, g_strdup(run->label ? run->label : data->slug));
+            row_cell(row, g_strdup(report_run_label(data)));
             g_autofree char *number = report_plots_fault_number(w);
             row_cell(row, g_strdup_printf("%s: %s", number, window->label ? window->label : "fault"));
             row_cell(row, g_strdup(change->series->short_name));
@@ -1226,7 +1218,6 @@ doc_metric_changes(Block *table, const RunData *data, guint *left)
             row_cell(row, g_strdup_printf("%.1f s", change->at_s));
         }
     }
-    jmx_metrics_free(m);
 }
 
 /* The metrics operators watch, and how each fault moved them. */
@@ -1292,12 +1283,12 @@ doc_featured_diagram(Document *doc, const Report *report)
     doc_paragraph(doc, "Why, for the largest pattern: %s, %s, %" G_GUINT64_FORMAT " %s — %s. Its "
                        "space-time diagram, one lane per node, time downward, the steps numbered "
                        "as in its explanation below:",
-                  best->run->label ? best->run->label : best->slug, checker_anomaly_name(anomaly),
+                  report_run_label(best), checker_anomaly_name(anomaly),
                   pattern->count, anomaly == CHECKER_LOST_WRITE ? "records" : "examples",
                   pattern->signature);
     Block *block = doc_add(doc, BLOCK_SVG,
                            g_strdup_printf("%s, %s, pattern 1",
-                                           best->run->label ? best->run->label : best->slug,
+                                           report_run_label(best),
                                            checker_anomaly_name(anomaly)));
     block->name = g_strdup(name);
     return name;

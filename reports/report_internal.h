@@ -12,10 +12,13 @@
 
 #include "compare.h"
 #include "explain.h"
+#include "failover.h"
+#include "jmx.h"
 #include "patterns.h"
 #include "plot.h"
 #include "report.h"
 #include "stats.h"
+#include "utilization.h"
 
 /* ---- per-run data ---- */
 
@@ -41,6 +44,12 @@ typedef struct {
     /* Per anomaly, per pattern shown, the basename of its diagram's SVG
      * (NULL: none drawn); NULL when the run has no diagrams. */
     GPtrArray *diagrams[CHECKER_ANOMALY_COUNT];
+    /* What the run's history shows beside the checkers, read once (owned):
+     * leadership (failover.h), the brokers' I/O threads (utilization.h) and
+     * Kafka's metrics (jmx.h). */
+    FailoverResult *failover;
+    Utilization *utilization;
+    JmxMetrics *metrics;
 } RunData;
 
 /* Patterns of one anomaly the report explains; the rest are counted. */
@@ -128,6 +137,10 @@ GPtrArray *report_runs_prepare(const ReportInput *input, gboolean explain);
 /* Appends `text` as a file name part (see report.c). */
 void report_slug_append(GString *slug, const char *text);
 
+/* The run's label, or its file name prefix when it has none. (transfer
+ * none) */
+const char *report_run_label(const RunData *data);
+
 /* TRUE when no expectation of `run` failed. */
 gboolean report_expectations_passed(const ReportRun *run);
 
@@ -169,6 +182,21 @@ char *report_json_summary(const ReportInput *input, const GPtrArray *runs,
                           const GPtrArray *warnings);
 
 /* ---- report_csv.c ---- */
+
+/* A CSV file of the report being written. */
+typedef struct {
+    OutFile *file;
+    OutFileCsv *csv;
+} CsvOut;
+
+/* Opens `name` in `dir` and writes `header` (NULL-terminated). FALSE with
+ * `error` set when it cannot be created. */
+gboolean report_csv_open(CsvOut *out, OutDir *dir, const char *name, const char *const *header,
+                         GError **error);
+/* Finishes the file and puts it in place. */
+gboolean report_csv_commit(CsvOut *out, GError **error);
+/* Drops the file unfinished. */
+void report_csv_abort(CsvOut *out);
 
 /* TRUE when an anomaly example of `data` lies in `partition` (the replicas
  * plots `--plots anomalies` keeps). */

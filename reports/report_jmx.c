@@ -8,9 +8,6 @@
  */
 #include "report_internal.h"
 
-#include "failover.h"
-#include "jmx.h"
-#include "outfile.h"
 
 /* The run whose metrics are plotted: the first with a fault window, else
  * the first. */
@@ -33,22 +30,21 @@ metrics_csv(Report *report, const JmxMetrics *m, const char *name, GError **erro
     for (guint i = 0; i < m->series->len; i++)
         g_ptr_array_add(header, ((JmxSeries *)g_ptr_array_index(m->series, i))->name);
     g_ptr_array_add(header, NULL);
-    OutFile *file = outfile_dir_file_open(report->out, name, error);
-    if (file == NULL) {
-        g_ptr_array_free(header, TRUE);
-        return FALSE;
-    }
-    OutFileCsv *csv = outfile_csv_new(outfile_stream(file), (const char *const *)header->pdata);
+    CsvOut out;
+    gboolean opened =
+        report_csv_open(&out, report->out, name, (const char *const *)header->pdata, error);
     g_ptr_array_free(header, TRUE);
+    if (!opened)
+        return FALSE;
     for (guint b = 0; b < m->buckets; b++) {
-        outfile_csv_double(csv, b * m->bucket_s);
-        for (guint i = 0; i < m->series->len; i++)
-            outfile_csv_double(csv, g_array_index(((JmxSeries *)g_ptr_array_index(m->series, i))->values,
-                                                  double, b));
-        outfile_csv_end_row(csv);
+        outfile_csv_double(out.csv, b * m->bucket_s);
+        for (guint i = 0; i < m->series->len; i++) {
+            const JmxSeries *series = g_ptr_array_index(m->series, i);
+            outfile_csv_double(out.csv, g_array_index(series->values, double, b));
+        }
+        outfile_csv_end_row(out.csv);
     }
-    outfile_csv_free(csv);
-    return outfile_commit(file, error);
+    return report_csv_commit(&out, error);
 }
 
 /* The plotted run's outages (failover.h) of its REPORT_OUTAGE_PARTITIONS most
@@ -58,17 +54,15 @@ static gboolean
 outages_csv(Report *report, const RunData *data, GError **error)
 {
     const History *history = checker_result_history(data->result);
-    g_autoptr(FailoverResult) failover = failover_run(history);
-    g_autoptr(GArray) worst = failover_result_worst(failover, REPORT_OUTAGE_PARTITIONS);
+    g_autoptr(GArray) worst = failover_result_worst(data->failover, REPORT_OUTAGE_PARTITIONS);
     if (worst->len == 0)
         return TRUE;
     static const char *const header[] = {"row", "partition", "start_s", "end_s", NULL};
     g_autofree char *name = g_strdup_printf("%s-unavailability.csv", data->slug);
-    OutFile *file = outfile_dir_file_open(report->out, name, error);
-    if (file == NULL)
+    CsvOut out;
+    if (!report_csv_open(&out, report->out, name, header, error))
         return FALSE;
-    OutFileCsv *csv = outfile_csv_new(outfile_stream(file), header);
-    const GArray *outages = failover_result_outages(failover);
+    const GArray *outages = failover_result_outages(data->failover);
     for (guint w = 0; w < worst->len; w++) {
         const FailoverPartition *p = &g_array_index(worst, FailoverPartition, w);
         g_autofree char *where = checker_partition_label(history, p->topic, p->partition);
@@ -76,21 +70,19 @@ outages_csv(Report *report, const RunData *data, GError **error)
             const FailoverOutage *o = &g_array_index(outages, FailoverOutage, i);
             if (o->topic != p->topic || o->partition != p->partition)
                 continue;
-            outfile_csv_int(csv, (gint64)w);
-            outfile_csv_string(csv, where);
-            outfile_csv_double(csv, (double)o->start_ns / 1e9);
-            outfile_csv_double(csv, (double)o->end_ns / 1e9);
-            outfile_csv_end_row(csv);
+            outfile_csv_int(out.csv, (gint64)w);
+            outfile_csv_string(out.csv, where);
+            outfile_csv_double(out.csv, (double)o->start_ns / 1e9);
+            outfile_csv_double(out.csv, (double)o->end_ns / 1e9);
+            outfile_csv_end_row(out.csv);
         }
     }
-    outfile_csv_free(csv);
-    if (!outfile_commit(file, error))
+    if (!report_csv_commit(&out, error))
         return FALSE;
-    const char *label = data->run->label ? data->run->label : data->slug;
     PlotJob *job = report_plots_job_add(
         report, JOB_OUTAGES, g_strdup("unavailability"),
-        g_strdup_printf("%s: when each partition had no leader (the %u most unavailable)", label,
-                        worst->len));
+        g_strdup_printf("%s: when each partition had no leader (the %u most unavailable)",
+                        report_run_label(data), worst->len));
     report_plots_job_windows(job, data->run->windows, data->run->windows_len);
     report_plots_job_series(job, g_strdup(name), g_strdup("no leader"), 3, 1, PLOT_AXIS_Y1);
     return TRUE;
@@ -104,36 +96,26 @@ report_jmx_write(Report *report, GError **error)
     guint plotted = plotted_run(report);
     for (guint i = 0; i < report->runs->len; i++) {
         const RunData *data = g_ptr_array_index(report->runs, i);
-        JmxMetrics *m = jmx_metrics_new(checker_result_history(data->result), data->run->virtual_s);
-        if (m->buckets == 0) {
-            jmx_metrics_free(m);
+        const JmxMetrics *m = data->metrics;
+        if (m->buckets == 0)
             continue;
-        }
         g_autofree char *name = g_strdup_printf("%s-metrics.csv", data->slug);
-        if (!metrics_csv(report, m, name, error)) {
-            jmx_metrics_free(m);
+        if (!metrics_csv(report, m, name, error))
             return FALSE;
+        if (i != plotted)
+            continue;
+        PlotJob *job = report_plots_job_add(
+            report, JOB_METRICS, g_strdup("metrics"),
+            g_strdup_printf("%s: the cluster's metrics that moved", report_run_label(data)));
+        report_plots_job_windows(job, data->run->windows, data->run->windows_len);
+        for (guint s = 0; s < m->series->len; s++) {
+            const JmxSeries *series = g_ptr_array_index(m->series, s);
+            /* One axis: the cluster's counts and rates of a few a second. */
+            if (series->broker >= 0 || !series->small || !jmx_series_moved(series))
+                continue;
+            report_plots_job_series(job, g_strdup(name), g_strdup(series->short_name), 1, 2 + s,
+                                    PLOT_AXIS_Y1);
         }
-        if (i == plotted) {
-            const char *label = data->run->label ? data->run->label : data->slug;
-            PlotJob *job = report_plots_job_add(
-                report, JOB_METRICS, g_strdup("metrics"),
-                g_strdup_printf("%s: the cluster's metrics that moved", label));
-            report_plots_job_windows(job, data->run->windows, data->run->windows_len);
-            for (guint s = 0; s < m->series->len; s++) {
-                const JmxSeries *series = g_ptr_array_index(m->series, s);
-                /* Counts of partitions and controllers, and ISR and
-                 * election rates: values on one scale. */
-                gboolean small = series->kind == JMX_GAUGE_MAX || series->kind == JMX_GAUGE_MIN ||
-                                 g_str_has_prefix(series->short_name, "Isr") ||
-                                 g_str_has_prefix(series->short_name, "LeaderElection");
-                if (series->broker >= 0 || !small || !jmx_series_moved(series))
-                    continue;
-                report_plots_job_series(job, g_strdup(name), g_strdup(series->short_name), 1,
-                                        2 + s, PLOT_AXIS_Y1);
-            }
-        }
-        jmx_metrics_free(m);
     }
     return outages_csv(report, g_ptr_array_index(report->runs, plotted), error);
 }

@@ -16,7 +16,6 @@
 
 #include "failover.h"
 #include "metrics.h"
-#include "utilization.h"
 #include "sim_assert.h"
 
 #include <math.h>
@@ -548,7 +547,7 @@ static void
 json_failover(JsonBuilder *b, const RunData *data)
 {
     const History *history = checker_result_history(data->result);
-    g_autoptr(FailoverResult) failover = failover_run(history);
+    const FailoverResult *failover = data->failover;
     json_builder_set_member_name(b, "failover");
     json_builder_begin_object(b);
     json_double(b, "controller_failover_ms", failover_result_longest_ms(failover));
@@ -708,7 +707,7 @@ json_latency_breakdown(JsonBuilder *b, const RunData *data)
 static void
 json_utilization(JsonBuilder *b, const RunData *data)
 {
-    Utilization *u = utilization_new(checker_result_history(data->result), data->run->virtual_s);
+    const Utilization *u = data->utilization;
     json_builder_set_member_name(b, "utilization");
     json_builder_begin_object(b);
     json_double(b, "bucket_s", u->bucket_s);
@@ -725,7 +724,6 @@ json_utilization(JsonBuilder *b, const RunData *data)
     }
     json_builder_end_array(b);
     json_builder_end_object(b);
-    utilization_free(u);
 }
 
 static void
@@ -798,7 +796,7 @@ json_comparison(JsonBuilder *b, const GPtrArray *runs)
             json_double(b, "load", point->x);
             json_double(b, "p50_ms", point->p50_ms);
             json_double(b, "p99_ms", point->p99_ms);
-            json_string(b, "run", data->run->label ? data->run->label : data->slug);
+            json_string(b, "run", report_run_label(data));
             json_builder_end_object(b);
         }
         json_builder_end_array(b);

@@ -1,13 +1,10 @@
 /*
  * report_latency: what the brokers' request handling shows beside the
  * produce latency — each run's I/O-thread utilisation over time
- * (utilization.h), as RUN-utilization.csv (a column per broker) and one plot
- * of each run's busiest broker.
+ * (utilization.h, read once per run into RunData), as RUN-utilization.csv
+ * (a column per broker) and one plot of each run's busiest broker.
  */
 #include "report_internal.h"
-
-#include "outfile.h"
-#include "utilization.h"
 
 static gboolean
 utilization_csv(Report *report, const Utilization *u, const char *name, GError **error)
@@ -19,24 +16,22 @@ utilization_csv(Report *report, const Utilization *u, const char *name, GError *
         g_ptr_array_add(header, g_strdup_printf("broker_%d", broker->broker));
     }
     g_ptr_array_add(header, NULL);
-    OutFile *file = outfile_dir_file_open(report->out, name, error);
-    if (file == NULL) {
-        g_ptr_array_free(header, TRUE);
-        return FALSE;
-    }
-    OutFileCsv *csv = outfile_csv_new(outfile_stream(file), (const char *const *)header->pdata);
+    CsvOut out;
+    gboolean opened =
+        report_csv_open(&out, report->out, name, (const char *const *)header->pdata, error);
     g_ptr_array_free(header, TRUE);
+    if (!opened)
+        return FALSE;
     for (guint b = 0; b < u->buckets; b++) {
         /* Each bucket at its middle. */
-        outfile_csv_double(csv, (b + 0.5) * u->bucket_s);
+        outfile_csv_double(out.csv, (b + 0.5) * u->bucket_s);
         for (guint i = 0; i < u->brokers->len; i++) {
             const UtilizationBroker *broker = g_ptr_array_index(u->brokers, i);
-            outfile_csv_double(csv, g_array_index(broker->share, double, b));
+            outfile_csv_double(out.csv, g_array_index(broker->share, double, b));
         }
-        outfile_csv_end_row(csv);
+        outfile_csv_end_row(out.csv);
     }
-    outfile_csv_free(csv);
-    return outfile_commit(file, error);
+    return report_csv_commit(&out, error);
 }
 
 gboolean
@@ -48,28 +43,19 @@ report_latency_write(Report *report, GError **error)
     report_plots_job_shared_windows(job, report);
     for (guint i = 0; i < report->runs->len; i++) {
         const RunData *data = g_ptr_array_index(report->runs, i);
-        Utilization *u =
-            utilization_new(checker_result_history(data->result), data->run->virtual_s);
+        const Utilization *u = data->utilization;
         const UtilizationBroker *busiest = utilization_busiest(u);
-        if (busiest == NULL) {
-            utilization_free(u);
+        if (busiest == NULL)
             continue;
-        }
         g_autofree char *name = g_strdup_printf("%s-utilization.csv", data->slug);
-        if (!utilization_csv(report, u, name, error)) {
-            utilization_free(u);
+        if (!utilization_csv(report, u, name, error))
             return FALSE;
-        }
-        guint column = 2;
-        for (guint b = 0; b < u->brokers->len; b++) {
-            if (g_ptr_array_index(u->brokers, b) == busiest)
-                column = 2 + b;
-        }
-        const char *label = data->run->label ? data->run->label : data->slug;
-        char *shown = g_strdup_printf("%s: broker %d", label, busiest->broker);
+        guint column = 0; /* its column in the CSV: after time_s, in broker order */
+        while (g_ptr_array_index(u->brokers, column) != busiest)
+            column++;
+        char *shown = g_strdup_printf("%s: broker %d", report_run_label(data), busiest->broker);
         g_strdelimit(shown, "\"", '\'');
-        report_plots_job_series(job, g_strdup(name), shown, 1, column, PLOT_AXIS_Y1);
-        utilization_free(u);
+        report_plots_job_series(job, g_strdup(name), shown, 1, 2 + column, PLOT_AXIS_Y1);
     }
     return TRUE;
 }

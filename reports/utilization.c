@@ -31,6 +31,13 @@ utilization_bucket_count(double span_s)
     return span_s > 0 ? (guint)ceil(span_s / utilization_bucket_s(span_s) - 1e-9) : 0;
 }
 
+double
+utilization_bucket_length(double span_s, guint b)
+{
+    double bucket_s = utilization_bucket_s(span_s);
+    return MIN(bucket_s, span_s - b * bucket_s);
+}
+
 static void
 broker_free(gpointer pointer)
 {
@@ -106,7 +113,7 @@ utilization_new(const History *history, double span_s)
         UtilizationBroker *broker = g_ptr_array_index(u->brokers, i);
         broker->mean = broker->busy_s / (u->span_s * broker->io_threads);
         for (guint b = 0; b < u->buckets; b++) {
-            double length = MIN(u->bucket_s, u->span_s - b * u->bucket_s);
+            double length = utilization_bucket_length(u->span_s, b);
             double *share = &g_array_index(broker->share, double, b);
             *share = length > 0 ? *share / (length * broker->io_threads) : 0;
             broker->peak = MAX(broker->peak, *share);

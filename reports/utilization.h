@@ -37,6 +37,9 @@ typedef struct {
 double utilization_bucket_s(double span_s);
 /* How many of them cover [0, span_s]: 0 when span_s is not positive. */
 guint utilization_bucket_count(double span_s);
+/* The length of bucket `b` of a run of `span_s` seconds: a whole bucket but
+ * the last, which ends with the run. */
+double utilization_bucket_length(double span_s, guint b);
 
 /* The utilisation of the brokers that handled requests in `history`, over
  * [0, span_s]; none when span_s is not positive. */
