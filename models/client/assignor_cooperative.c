@@ -18,6 +18,7 @@
  */
 #include "assignor_cooperative.h"
 
+#include "assignor_internal.h"
 #include "sim_assert.h"
 
 #include <string.h>

@@ -26,10 +26,4 @@ void cooperative_transferring_compute(GArray *const *assignment, GArray *const *
 void cooperative_withhold(GArray **assignment, guint n_members, guint32 n_partitions,
                           const gboolean *transferring);
 
-/* A member's reported owned partitions, in the order given (assignor.c). */
-guint assignor_input_owned_count(const AssignorInput *input, const char *member_id);
-/* The topic of the member's `i`th owned partition, its number in `partition`. */
-const char *assignor_input_owned_get(const AssignorInput *input, const char *member_id, guint i,
-                                     guint32 *partition);
-
 #endif
