@@ -31,6 +31,17 @@ report_csv_open(CsvOut *out, OutDir *dir, const char *name, const char *const *h
 }
 
 gboolean
+report_csv_open_columns(CsvOut *out, OutDir *dir, const char *name, GPtrArray *columns,
+                        GError **error)
+{
+    g_ptr_array_add(columns, NULL);
+    gboolean opened =
+        report_csv_open(out, dir, name, (const char *const *)(gpointer)columns->pdata, error);
+    g_ptr_array_remove_index(columns, columns->len - 1);
+    return opened;
+}
+
+gboolean
 report_csv_commit(CsvOut *out, GError **error)
 {
     outfile_csv_free(out->csv);
@@ -589,10 +600,8 @@ csv_comparison_runs(Report *report, GError **error)
                                          "p50_ms", "p99_ms",     "max_ms",    "availability"};
     for (guint i = 0; i < G_N_ELEMENTS(counts); i++)
         g_ptr_array_add(header, (gpointer)counts[i]);
-    g_ptr_array_add(header, NULL);
     CsvOut out;
-    gboolean opened =
-        report_csv_open(&out, report->out, "comparison.csv", (const char *const *)header->pdata, error);
+    gboolean opened = report_csv_open_columns(&out, report->out, "comparison.csv", header, error);
     g_ptr_array_free(header, TRUE);
     if (!opened)
         return FALSE;

@@ -193,6 +193,10 @@ typedef struct {
  * `error` set when it cannot be created. */
 gboolean report_csv_open(CsvOut *out, OutDir *dir, const char *name, const char *const *header,
                          GError **error);
+/* The same, with the header's names in `columns` (borrowed; not
+ * NULL-terminated: report_csv_open_columns adds the NULL). */
+gboolean report_csv_open_columns(CsvOut *out, OutDir *dir, const char *name, GPtrArray *columns,
+                                 GError **error);
 /* Finishes the file and puts it in place. */
 gboolean report_csv_commit(CsvOut *out, GError **error);
 /* Drops the file unfinished. */

@@ -29,10 +29,8 @@ metrics_csv(Report *report, const JmxMetrics *m, const char *name, GError **erro
     g_ptr_array_add(header, (gpointer) "time_s");
     for (guint i = 0; i < m->series->len; i++)
         g_ptr_array_add(header, ((JmxSeries *)g_ptr_array_index(m->series, i))->name);
-    g_ptr_array_add(header, NULL);
     CsvOut out;
-    gboolean opened =
-        report_csv_open(&out, report->out, name, (const char *const *)header->pdata, error);
+    gboolean opened = report_csv_open_columns(&out, report->out, name, header, error);
     g_ptr_array_free(header, TRUE);
     if (!opened)
         return FALSE;

@@ -15,10 +15,8 @@ utilization_csv(Report *report, const Utilization *u, const char *name, GError *
         const UtilizationBroker *broker = g_ptr_array_index(u->brokers, i);
         g_ptr_array_add(header, g_strdup_printf("broker_%d", broker->broker));
     }
-    g_ptr_array_add(header, NULL);
     CsvOut out;
-    gboolean opened =
-        report_csv_open(&out, report->out, name, (const char *const *)header->pdata, error);
+    gboolean opened = report_csv_open_columns(&out, report->out, name, header, error);
     g_ptr_array_free(header, TRUE);
     if (!opened)
         return FALSE;
