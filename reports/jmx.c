@@ -16,17 +16,23 @@
 
 enum {
     S_URP = 0,
+    S_UNDER_MIN_ISR,
     S_OFFLINE,
     S_CONTROLLERS,
     S_SHRINKS,
     S_EXPANDS,
     S_ELECTIONS,
+    S_UNCLEAN,
     S_MESSAGES_IN,
+    S_BYTES_IN,
+    S_FAILED_PRODUCE,
     S_TOTAL_TIME,
     S_QUEUE_TIME,
     S_LOCAL_TIME,
     S_REMOTE_TIME,
     S_RECORD_ERRORS,
+    S_RECORD_RETRIES,
+    S_LAG_MAX,
     S_CLUSTER,
 };
 
@@ -38,6 +44,8 @@ static const struct {
 } CLUSTER[S_CLUSTER] = {
     [S_URP] = {"kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions",
                "UnderReplicatedPartitions", JMX_GAUGE_MAX, TRUE},
+    [S_UNDER_MIN_ISR] = {"kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount",
+                         "UnderMinIsrPartitionCount", JMX_GAUGE_MAX, TRUE},
     [S_OFFLINE] = {"kafka.controller:type=KafkaController,name=OfflinePartitionsCount",
                    "OfflinePartitionsCount", JMX_GAUGE_MAX, TRUE},
     [S_CONTROLLERS] = {"kafka.controller:type=KafkaController,name=ActiveControllerCount",
@@ -48,8 +56,14 @@ static const struct {
                    JMX_METER, TRUE},
     [S_ELECTIONS] = {"kafka.controller:type=ControllerStats,name=LeaderElectionRateAndTimeMs",
                      "LeaderElectionRateAndTimeMs", JMX_METER, TRUE},
+    [S_UNCLEAN] = {"kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec",
+                   "UncleanLeaderElectionsPerSec", JMX_METER, TRUE},
     [S_MESSAGES_IN] = {"kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec",
                        "MessagesInPerSec", JMX_METER, FALSE},
+    [S_BYTES_IN] = {"kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec", "BytesInPerSec",
+                    JMX_METER, FALSE},
+    [S_FAILED_PRODUCE] = {"kafka.server:type=BrokerTopicMetrics,name=FailedProduceRequestsPerSec",
+                          "FailedProduceRequestsPerSec", JMX_METER, FALSE},
     [S_TOTAL_TIME] = {"kafka.network:type=RequestMetrics,name=TotalTimeMs,request=Produce",
                       "Produce TotalTimeMs p99", JMX_TIMER_P99, FALSE},
     [S_QUEUE_TIME] = {"kafka.network:type=RequestMetrics,name=RequestQueueTimeMs,request=Produce",
@@ -60,6 +74,10 @@ static const struct {
                        "Produce RemoteTimeMs p99", JMX_TIMER_P99, FALSE},
     [S_RECORD_ERRORS] = {"kafka.producer:type=producer-metrics,name=record-error-rate",
                          "producer record-error-rate", JMX_METER, FALSE},
+    [S_RECORD_RETRIES] = {"kafka.producer:type=producer-metrics,name=record-retry-rate",
+                          "producer record-retry-rate", JMX_METER, FALSE},
+    [S_LAG_MAX] = {"kafka.consumer:type=consumer-fetch-manager-metrics,name=records-lag-max",
+                   "consumer records-lag-max", JMX_GAUGE_MAX, FALSE},
 };
 
 typedef struct {
@@ -68,6 +86,7 @@ typedef struct {
     gboolean offline;
     guint replicas; /* the first election's ISR size */
     guint isr;
+    gint32 min_isr; /* its topic's min.insync.replicas; 0: unknown */
 } PartitionState;
 
 typedef struct {
@@ -80,7 +99,8 @@ typedef struct {
     double gauges[S_CLUSTER];
     GArray *broker_urp;   /* double per broker (index as `brokers`) */
     GPtrArray *urp_series; /* JmxSeries* per broker */
-    GPtrArray *in_series;  /* JmxSeries* per broker */
+    GPtrArray *in_series;  /* JmxSeries* per broker: MessagesInPerSec */
+    GPtrArray *bytes_series; /* JmxSeries* per broker: BytesInPerSec */
     guint bucket;          /* the bucket gauges are filled up to */
 } Sweep;
 
@@ -150,7 +170,7 @@ gauge_touch(JmxSeries *s, guint b, double value, gboolean first)
 static void
 gauges_touch(Sweep *sweep, guint b, gboolean first)
 {
-    static const guint gauges[] = {S_URP, S_OFFLINE, S_CONTROLLERS};
+    static const guint gauges[] = {S_URP, S_UNDER_MIN_ISR, S_OFFLINE, S_CONTROLLERS};
     for (guint i = 0; i < G_N_ELEMENTS(gauges); i++)
         gauge_touch(cluster(sweep, gauges[i]), b, sweep->gauges[gauges[i]], first);
     for (guint i = 0; i < sweep->brokers->len; i++)
@@ -175,18 +195,25 @@ partition_of(Sweep *sweep, guint16 topic, gint32 partition)
     gpointer found = g_hash_table_lookup(sweep->index_of, &key);
     if (found != NULL)
         return &g_array_index(sweep->partitions, PartitionState, GPOINTER_TO_UINT(found) - 1);
-    PartitionState state = {.leader = -1};
+    PartitionState state = {.leader = -1,
+                            .min_isr = history_topic_min_isr(sweep->history, topic)};
     g_array_append_val(sweep->partitions, state);
     g_hash_table_insert(sweep->index_of, g_memdup2(&key, sizeof key),
                         GUINT_TO_POINTER(sweep->partitions->len));
     return &g_array_index(sweep->partitions, PartitionState, sweep->partitions->len - 1);
 }
 
-/* Adds or removes a partition's contribution to the URP gauges. */
+/* Adds or removes a partition's contribution to the gauges its leader
+ * keeps: UnderReplicatedPartitions and UnderMinIsrPartitionCount
+ * (Partition.isUnderReplicated, isUnderMinIsr). */
 static void
 urp_count(Sweep *sweep, const PartitionState *p, double sign)
 {
-    if (!p->led || p->isr >= p->replicas)
+    if (!p->led)
+        return;
+    if ((gint64)p->isr < p->min_isr)
+        sweep->gauges[S_UNDER_MIN_ISR] += sign;
+    if (p->isr >= p->replicas)
         return;
     sweep->gauges[S_URP] += sign;
     gint i = broker_index(sweep, p->leader);
@@ -253,12 +280,6 @@ sweep_event(Sweep *sweep, const HistoryEvent *e, guint b)
         if (!p->offline)
             sweep->gauges[S_OFFLINE]++;
         p->offline = TRUE;
-    } else if (e->kind == HISTORY_EVENT_ACK && e->partition >= 0) {
-        double n = (double)(e->offset_end - e->offset);
-        meter_add(cluster(sweep, S_MESSAGES_IN), b, n);
-        gint i = broker_index(sweep, e->broker);
-        if (i >= 0)
-            meter_add(g_ptr_array_index(sweep->in_series, i), b, n);
     } else if (e->kind == HISTORY_EVENT_CONTROLLER && e->partition < 0 && e->text != NULL &&
                strstr(e->text, "became controller") != NULL) {
         controllers_remove(sweep, e->broker);
@@ -343,6 +364,56 @@ request_timers(Sweep *sweep)
     g_free(h);
 }
 
+/* The meters and the lag counted where Kafka marks them
+ * (history_metrics). records-lag-max is the largest lag recorded in the
+ * bucket, or the bucket before's when none was (a consumer that stopped
+ * polling reports no lag, yet still has it). */
+static void
+counted_metrics(Sweep *sweep)
+{
+    JmxMetrics *m = sweep->m;
+    GArray *lag = cluster(sweep, S_LAG_MAX)->values;
+    gboolean *lag_seen = g_new0(gboolean, m->buckets);
+    const GArray *metrics = history_metrics(sweep->history);
+    for (guint k = 0; k < metrics->len; k++) {
+        const HistoryMetric *metric = &g_array_index(metrics, HistoryMetric, k);
+        if ((double)metric->time_ns / 1e9 > m->span_s)
+            break;
+        guint b = bucket_of(m, metric->time_ns);
+        switch ((HistoryMetricKind)metric->kind) {
+        case HISTORY_METRIC_APPEND: {
+            gint i = broker_index(sweep, metric->node);
+            meter_add(cluster(sweep, S_MESSAGES_IN), b, metric->count);
+            meter_add(cluster(sweep, S_BYTES_IN), b, (double)metric->value);
+            if (i >= 0) {
+                meter_add(g_ptr_array_index(sweep->in_series, i), b, metric->count);
+                meter_add(g_ptr_array_index(sweep->bytes_series, i), b, (double)metric->value);
+            }
+            break;
+        }
+        case HISTORY_METRIC_PRODUCE_FAILED:
+            meter_add(cluster(sweep, S_FAILED_PRODUCE), b, 1);
+            break;
+        case HISTORY_METRIC_UNCLEAN_ELECTION:
+            meter_add(cluster(sweep, S_UNCLEAN), b, 1);
+            break;
+        case HISTORY_METRIC_RETRY:
+            meter_add(cluster(sweep, S_RECORD_RETRIES), b, metric->count);
+            break;
+        case HISTORY_METRIC_LAG: {
+            double *slot = &g_array_index(lag, double, b);
+            *slot = lag_seen[b] ? MAX(*slot, (double)metric->value) : (double)metric->value;
+            lag_seen[b] = TRUE;
+            break;
+        }
+        }
+    }
+    for (guint b = 1; b < m->buckets; b++)
+        if (!lag_seen[b])
+            g_array_index(lag, double, b) = g_array_index(lag, double, b - 1);
+    g_free(lag_seen);
+}
+
 static void
 record_errors(Sweep *sweep)
 {
@@ -392,6 +463,7 @@ jmx_metrics_new(const History *history, double span_s)
     g_array_set_size(sweep.broker_urp, sweep.brokers->len);
     sweep.urp_series = g_ptr_array_new();
     sweep.in_series = g_ptr_array_new();
+    sweep.bytes_series = g_ptr_array_new();
     for (guint i = 0; i < sweep.brokers->len; i++) {
         gint32 broker = g_array_index(sweep.brokers, gint32, i);
         g_autofree char *name = g_strdup_printf(
@@ -410,6 +482,15 @@ jmx_metrics_new(const History *history, double span_s)
         g_ptr_array_add(m->series, s);
         g_ptr_array_add(sweep.in_series, s);
     }
+    for (guint i = 0; i < sweep.brokers->len; i++) {
+        gint32 broker = g_array_index(sweep.brokers, gint32, i);
+        g_autofree char *name = g_strdup_printf(
+            "kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec;broker=%d", broker);
+        g_autofree char *shown = g_strdup_printf("BytesInPerSec broker %d", broker);
+        JmxSeries *s = series_new(name, shown, broker, JMX_METER, FALSE, m->buckets);
+        g_ptr_array_add(m->series, s);
+        g_ptr_array_add(sweep.bytes_series, s);
+    }
     gauges_touch(&sweep, 0, TRUE);
     const GArray *events = history_events(history);
     for (guint i = 0; i < events->len; i++) {
@@ -423,6 +504,7 @@ jmx_metrics_new(const History *history, double span_s)
     }
     advance(&sweep, m->buckets - 1);
     request_timers(&sweep);
+    counted_metrics(&sweep);
     record_errors(&sweep);
     meters_per_second(m);
     g_array_free(sweep.partitions, TRUE);
@@ -432,6 +514,7 @@ jmx_metrics_new(const History *history, double span_s)
     g_array_free(sweep.broker_urp, TRUE);
     g_ptr_array_free(sweep.urp_series, TRUE);
     g_ptr_array_free(sweep.in_series, TRUE);
+    g_ptr_array_free(sweep.bytes_series, TRUE);
     return m;
 }
 

@@ -24,14 +24,22 @@
  *     epoch (failover.h), else 1.
  *   IsrShrinksPerSec, IsrExpandsPerSec — ISR changes that shrank or grew an
  *     ISR; LeaderElectionRateAndTimeMs — elections per second.
- *   MessagesInPerSec (per leader broker, and their sum) — records leaders
- *     appended (their acknowledgements, HISTORY_EVENT_ACK).
+ *   UnderMinIsrPartitionCount — led partitions whose ISR is smaller than
+ *     their topic's min.insync.replicas (Partition.isUnderMinIsr).
+ *   UncleanLeaderElectionsPerSec — the controller's elections from outside
+ *     the ISR (HISTORY_METRIC_UNCLEAN_ELECTION).
+ *   MessagesInPerSec, BytesInPerSec (per leader broker, and their sum) —
+ *     records and bytes leaders appended for producers and coordinators,
+ *     as ReplicaManager.appendToLocalLog marks them (HISTORY_METRIC_APPEND);
+ *   FailedProduceRequestsPerSec — the appends it counts as failed
+ *     (HISTORY_METRIC_PRODUCE_FAILED).
  *   Produce TotalTimeMs, RequestQueueTimeMs, LocalTimeMs, RemoteTimeMs —
  *     the produce requests' own timings (HistoryRequest).
- *   producer record-error-rate — sends that failed, per second.
- * Not modelled here: UnderMinIsrPartitionCount and BytesInPerSec (the
- * history keeps neither topics' min.insync.replicas nor record sizes),
- * UncleanLeaderElectionsPerSec, record-retry-rate and records-lag-max.
+ *   producer record-error-rate — sends that failed, per second; producer
+ *     record-retry-rate — records sent again (HISTORY_METRIC_RETRY).
+ *   consumer records-lag-max — the largest lag a consumer recorded for a
+ *     partition in the bucket (HISTORY_METRIC_LAG), or the bucket before's
+ *     when none did.
  */
 #ifndef JMX_H
 #define JMX_H

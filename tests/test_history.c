@@ -235,6 +235,31 @@ test_history_topic_partition_order(void **state)
     assert_string_equal(name, "orders-10");
 }
 
+/* Metric samples are kept in order as given; a topic's min ISR is 0 until
+ * set, and the last setting wins. */
+static void
+test_history_metrics_and_min_isr(void **state)
+{
+    (void)state;
+    History *h = history_new();
+    guint16 t = history_topic(h, "orders"), u = history_topic(h, "other");
+    assert_int_equal(history_topic_min_isr(h, t), 0);
+    history_set_topic_min_isr(h, t, 2);
+    history_set_topic_min_isr(h, t, 3);
+    assert_int_equal(history_topic_min_isr(h, t), 3);
+    assert_int_equal(history_topic_min_isr(h, u), 0);
+    history_metric(h, 5, HISTORY_METRIC_APPEND, 1, 10, 1234);
+    history_metric(h, 7, HISTORY_METRIC_LAG, 9, 1, 42);
+    const GArray *metrics = history_metrics(h);
+    assert_int_equal(metrics->len, 2);
+    const HistoryMetric *m = &g_array_index(metrics, HistoryMetric, 0);
+    assert_true(m->time_ns == 5 && m->kind == HISTORY_METRIC_APPEND && m->node == 1 &&
+                m->count == 10 && m->value == 1234);
+    m = &g_array_index(metrics, HistoryMetric, 1);
+    assert_true(m->time_ns == 7 && m->kind == HISTORY_METRIC_LAG && m->node == 9 && m->value == 42);
+    history_free(h);
+}
+
 int
 main(void)
 {
@@ -248,6 +273,7 @@ main(void)
         cmocka_unit_test(test_history_events_and_replicas),
         cmocka_unit_test(test_history_partition_state_format),
         cmocka_unit_test(test_history_topic_partition_order),
+        cmocka_unit_test(test_history_metrics_and_min_isr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -168,6 +168,14 @@ broker_history_isr(Broker *broker, const gint32 *isr, guint n_isr)
 }
 
 void
+broker_record_metric(Broker *broker, HistoryMetricKind kind, guint32 count, gint64 value)
+{
+    if (broker->history != NULL)
+        history_metric(broker->history, sim_now_ns(broker->world), kind,
+                       broker->config.broker_id, count, value);
+}
+
+void
 broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPartition *tp,
                     const HistoryEvent *fields, const char *format, ...)
 {

@@ -120,6 +120,8 @@ void broker_shutdown_check_invariants(const BrokerState *state);
 guint32 broker_history_isr(Broker *broker, const gint32 *isr, guint n_isr);
 void broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPartition *tp,
                          const HistoryEvent *fields, const char *format, ...) G_GNUC_PRINTF(5, 6);
+/* Adds a metric sample (history_metric) at the present, as this broker. */
+void broker_record_metric(Broker *broker, HistoryMetricKind kind, guint32 count, gint64 value);
 const TopicConfig *broker_topic_config(Broker *broker, const char *topic);
 void *broker_zk_context(BrokerState *state, gsize size);
 /* FindCoordinator for `request->key_type`: the coordinator is the leader of

@@ -139,6 +139,13 @@ broker_services_history_isr(BrokerServices *services, const gint32 *isr, guint n
 }
 
 void
+broker_services_record_metric(BrokerServices *services, HistoryMetricKind kind, guint32 count,
+                              gint64 value)
+{
+    broker_record_metric(services->state->broker, kind, count, value);
+}
+
+void
 broker_services_record_event(BrokerServices *services, HistoryEventKind kind,
                              const KTopicPartition *tp, const HistoryEvent *fields,
                              const char *format, ...)

@@ -642,6 +642,10 @@ record_election(Controller *c, const KPartitionState *old, const KPartitionState
     }
     if (old != NULL && old->leader == next->leader)
         return;
+    /* Kafka's PartitionStateMachine marks uncleanLeaderElectionRate as it
+     * picks a leader outside the ISR (ZooKeeper mode, 2.x-3.x). */
+    if (unclean)
+        broker_services_record_metric(c->services, HISTORY_METRIC_UNCLEAN_ELECTION, 1, 0);
     broker_services_record_event(c->services, HISTORY_EVENT_CONTROLLER, &next->tp, &fields,
                                  "controller %d elected broker %d leader of %s-%d in epoch %d%s",
                                  broker_services_broker_id(c->services), next->leader,

@@ -198,6 +198,9 @@ make_leader(BrokerState *state, Partition *p, const KPartitionState *ps)
         remote->last_fetch_ns = now;
         remote->last_caught_up_ns = replica_in_isr(p, remote->broker_id) ? now : 0;
     }
+    if (broker->history != NULL)
+        history_set_topic_min_isr(broker->history, history_topic(broker->history, p->tp.topic),
+                                  p->config.min_insync_replicas);
     HistoryEvent fields = {0};
     fields.leader_epoch = p->leader_epoch;
     fields.offset = leo;

@@ -148,6 +148,26 @@ answer_after_append(BrokerState *state, Partition *p, const ProduceAsk *ask, gin
                            append_wait_done, append_wait_drop, wait, 0);
 }
 
+/* BrokerTopicMetrics as ReplicaManager.appendToLocalLog (Kafka 3.9) marks
+ * them: messagesInRate and bytesInRate for an append that did not throw... */
+static void
+count_append(Broker *broker, const PlogBatch *batch)
+{
+    broker_record_metric(broker, HISTORY_METRIC_APPEND, (guint32)batch->record_count,
+                         plog_batch_size_bytes(batch));
+}
+
+/* ...and failedProduceRequestRate for one that did, except the errors it
+ * calls expected: UnknownTopicOrPartition, NotLeaderOrFollower,
+ * RecordTooLarge, RecordBatchTooLarge, CorruptRecord, KafkaStorage. */
+static void
+count_failed_append(Broker *broker, KafkaError error)
+{
+    if (error != KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION &&
+        error != KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER && error != KAFKA_ERROR_KAFKA_STORAGE_ERROR)
+        broker_record_metric(broker, HISTORY_METRIC_PRODUCE_FAILED, 1, error);
+}
+
 void
 replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *request)
 {
@@ -172,7 +192,13 @@ replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *requ
         SIM_MARK(broker->world, duplicate_sequence);
     if (error == KAFKA_ERROR_OUT_OF_ORDER_SEQUENCE_NUMBER)
         SIM_MARK(broker->world, out_of_order_sequence);
+    if (error != KAFKA_ERROR_NONE && error != KAFKA_ERROR_DUPLICATE_SEQUENCE_NUMBER)
+        count_failed_append(broker, error);
     if (error == KAFKA_ERROR_DUPLICATE_SEQUENCE_NUMBER) {
+        /* Kafka's UnifiedLog appends nothing for a duplicate, yet
+         * appendToLocalLog marks the batch in bytesInRate and messagesInRate
+         * as for any append that did not throw. */
+        count_append(broker, request->batch);
         /* A retried batch already in the log: answer as the first time. */
         answer_appended(state, p, from, &ask, duplicate_base,
                         duplicate_base + request->batch->record_count);
@@ -195,6 +221,7 @@ replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *requ
                             KAFKA_ERROR_KAFKA_STORAGE_ERROR, -1, -1);
         return;
     }
+    count_append(broker, request->batch);
     gint64 end = base + request->batch->record_count;
     replica_hw_maybe_increment(state, p);
     replica_fetch_try_complete(state, p, FALSE);
@@ -233,6 +260,7 @@ replica_append_internal(BrokerState *state, const KTopicPartition *tp, PlogBatch
     if (error == KAFKA_ERROR_INVALID_PRODUCER_EPOCH)
         SIM_MARK(broker->world, fenced_zombie_write);
     if (error != KAFKA_ERROR_NONE) {
+        count_failed_append(broker, error);
         done_cb(state, error, -1, done_id);
         return;
     }
@@ -243,6 +271,7 @@ replica_append_internal(BrokerState *state, const KTopicPartition *tp, PlogBatch
         done_cb(state, KAFKA_ERROR_KAFKA_STORAGE_ERROR, -1, done_id);
         return;
     }
+    count_append(broker, batch);
     DelayedProduce *delayed = g_new0(DelayedProduce, 1);
     delayed->client = SIM_NODE_NONE;
     delayed->tp = p->tp;

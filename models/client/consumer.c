@@ -115,6 +115,7 @@ consumer_partition_new(ConsumerState *state, const KTopicPartition *tp)
     p->tp = *tp;
     p->history_topic = history_topic(state->consumer->history, tp->topic);
     p->position = -1;
+    p->fetched_end = -1;
     p->leader = KAFKA_NO_LEADER;
     p->leader_epoch = -1;
     p->position_epoch = -1;

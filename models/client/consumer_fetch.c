@@ -467,6 +467,8 @@ handle_fetch_partition(ConsumerState *state, const CFetchEntry *entry,
             partition_reset(state, p, data);
             return 0;
         }
+        p->fetched_end = state->consumer->config.isolation_level == 1 ? data->last_stable_offset
+                                                                      : data->high_watermark;
         return buffer_records(state, p, data);
     case KAFKA_ERROR_OFFSET_OUT_OF_RANGE:
         if (!entry->probe)

@@ -29,6 +29,9 @@ typedef struct {
     gboolean validating;
     gint64 backoff_until_ns;
     guint buffered;    /* its records in the buffer */
+    /* The HW (the LSO when read_committed) of its last answered fetch, for
+     * records-lag; -1: none yet. */
+    gint64 fetched_end;
     gboolean in_flight;
     gboolean committed_pending; /* awaiting OffsetFetch (group assignment) */
 } CPartition;

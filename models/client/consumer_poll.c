@@ -124,6 +124,12 @@ poll_take(ConsumerState *state)
         p->position_epoch = record->leader_epoch;
         p->buffered--;
         record_op(consumer, HISTORY_FN_POLL, record, p->history_topic);
+        /* Kafka's FetchCollector records a partition's lag as it hands its
+         * records over: at the last of them here. */
+        const ConsumerRecord *next = i + 1 < n ? record + 1 : NULL;
+        if (p->fetched_end >= 0 && (next == NULL || !ktp_equal(&next->tp, &record->tp)))
+            history_metric(consumer->history, sim_now_ns(consumer->world), HISTORY_METRIC_LAG,
+                           (gint32)consumer->process, 1, MAX(p->fetched_end - p->position, 0));
     }
     g_array_append_vals(state->processing, state->buffer->data, n);
     g_array_remove_range(state->buffer, 0, n);

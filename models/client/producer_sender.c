@@ -549,6 +549,10 @@ attempt_failed(ProducerState *state, ProducerBatch *batch, KafkaError error, gin
     if (can_retry(state, batch, error, now)) {
         producer_accum_reenqueue(state->accum, batch, now, producer_idempotent(state->producer));
         state->producer->stats.retries++;
+        if (state->producer->history != NULL)
+            history_metric(state->producer->history, now, HISTORY_METRIC_RETRY,
+                           (gint32)state->producer->process,
+                           (guint32)batch->records->record_count, 0);
         return;
     }
     producer_complete_batch(state, batch, batch->maybe_written ? HISTORY_INFO : HISTORY_FAIL, -1,

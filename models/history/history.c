@@ -27,6 +27,8 @@ struct History {
     GArray *events;   /* HistoryEvent */
     GArray *replicas; /* HistoryReplica */
     GArray *requests; /* HistoryRequest */
+    GArray *metrics;  /* HistoryMetric */
+    GArray *topic_min_isr; /* gint32 by topic index */
     GPtrArray *topic_names;
     GHashTable *topic_ids; /* name -> index + 1; looked up only */
     GPtrArray *process_names;
@@ -85,6 +87,8 @@ history_new(void)
     g_array_set_clear_func(history->events, event_clear);
     history->replicas = g_array_new(FALSE, FALSE, sizeof(HistoryReplica));
     history->requests = g_array_new(FALSE, FALSE, sizeof(HistoryRequest));
+    history->metrics = g_array_new(FALSE, FALSE, sizeof(HistoryMetric));
+    history->topic_min_isr = g_array_new(FALSE, TRUE, sizeof(gint32));
     g_array_set_clear_func(history->replicas, replica_clear);
     history->ops_end_ns = -1;
     history->topic_names = g_ptr_array_new_with_free_func(g_free);
@@ -114,6 +118,8 @@ history_free(History *history)
         g_array_free(history->event_records, TRUE);
     g_array_free(history->replicas, TRUE);
     g_array_free(history->requests, TRUE);
+    g_array_free(history->metrics, TRUE);
+    g_array_free(history->topic_min_isr, TRUE);
     g_hash_table_destroy(history->topic_ids);
     g_hash_table_destroy(history->isr_ids);
     g_array_free(history->isr_members, TRUE);
@@ -639,6 +645,37 @@ void
 history_request(History *history, const HistoryRequest *request)
 {
     g_array_append_val(history->requests, *request);
+}
+
+void
+history_metric(History *history, gint64 time_ns, HistoryMetricKind kind, gint32 node,
+               guint32 count, gint64 value)
+{
+    HistoryMetric metric = {time_ns, value, node, count, kind};
+    g_array_append_val(history->metrics, metric);
+}
+
+const GArray *
+history_metrics(const History *history)
+{
+    return history->metrics;
+}
+
+void
+history_set_topic_min_isr(History *history, guint16 topic, gint32 min_isr)
+{
+    KSIM_ASSERT(topic < history->topic_names->len);
+    if (history->topic_min_isr->len <= topic)
+        g_array_set_size(history->topic_min_isr, topic + 1u);
+    g_array_index(history->topic_min_isr, gint32, topic) = min_isr;
+}
+
+gint32
+history_topic_min_isr(const History *history, guint16 topic)
+{
+    return topic < history->topic_min_isr->len
+               ? g_array_index(history->topic_min_isr, gint32, topic)
+               : 0;
 }
 
 gint64

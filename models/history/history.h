@@ -197,6 +197,47 @@ typedef struct {
     gint8 acks;           /* produce: -1, 1; else 0 */
 } HistoryRequest;
 
+/* Counts and samples behind the Kafka metrics a dashboard shows (the
+ * report's jmx.c), recorded where Kafka marks them. */
+typedef enum {
+    /* broker: a leader appended a produce batch — `count` records,
+     * `value` bytes (ReplicaManager.appendToLocalLog's messagesInRate and
+     * bytesInRate) */
+    HISTORY_METRIC_APPEND = 0,
+    /* broker: a produce to one partition failed for a reason Kafka counts
+     * in failedProduceRequestRate (not NOT_LEADER_OR_FOLLOWER,
+     * UNKNOWN_TOPIC_OR_PARTITION or KAFKA_STORAGE_ERROR); `value` the
+     * KafkaError */
+    HISTORY_METRIC_PRODUCE_FAILED,
+    /* controller: it elected a leader from outside the ISR
+     * (ControllerStats.uncleanLeaderElectionRate) */
+    HISTORY_METRIC_UNCLEAN_ELECTION,
+    /* producer process: a batch of `count` records went back to the queue
+     * for another attempt (Sender's record-retry-rate) */
+    HISTORY_METRIC_RETRY,
+    /* consumer process: a partition's lag, `value` records between the
+     * position after a poll and the HW (the LSO when read_committed) of the
+     * last fetch (records-lag, whose max is records-lag-max) */
+    HISTORY_METRIC_LAG,
+} HistoryMetricKind;
+
+typedef struct {
+    gint64 time_ns;
+    gint64 value;
+    gint32 node;   /* broker id, or client process */
+    guint32 count;
+    guint32 kind;  /* HistoryMetricKind */
+} HistoryMetric;
+
+void history_metric(History *history, gint64 time_ns, HistoryMetricKind kind, gint32 node,
+                    guint32 count, gint64 value);
+const GArray *history_metrics(const History *history); /* HistoryMetric, in time order */
+
+/* A topic's min.insync.replicas, as its partitions' leaders know it (for
+ * UnderMinIsrPartitionCount); 0: unknown. */
+void history_set_topic_min_isr(History *history, guint16 topic, gint32 min_isr);
+gint32 history_topic_min_isr(const History *history, guint16 topic);
+
 void history_request(History *history, const HistoryRequest *request);
 const GArray *history_requests(const History *history); /* HistoryRequest, in completion order */
 /* Its TotalTimeMs in ns: read, queue, local, remote and send (each part
