@@ -50,9 +50,11 @@ void broker_services_send(BrokerServices *services, SimNodeId to, SimMsg *msg);
 gint32 broker_services_next_correlation(BrokerServices *services);
 /* The history's set id of an ISR for HistoryEvent.isr; 0 without a history. */
 guint32 broker_services_history_isr(BrokerServices *services, const gint32 *isr, guint n_isr);
-/* Records a history event of this broker (nothing without a history). */
+/* Records a metric sample (history_metric) of this broker (nothing without
+ * a history). */
 void broker_services_record_metric(BrokerServices *services, HistoryMetricKind kind,
                                    guint32 count, gint64 value);
+/* Records a history event of this broker (nothing without a history). */
 void broker_services_record_event(BrokerServices *services, HistoryEventKind kind,
                                   const KTopicPartition *tp, const HistoryEvent *fields,
                                   const char *format, ...) G_GNUC_PRINTF(5, 6);
