@@ -18,6 +18,9 @@ set(KSIM_FLOOR_PROBES
   "ksim_raft broker.h no"            # the quorum knows no broker
   "ksim_raft zk_client.h no"         # nor ZooKeeper
   "ksim_raft plog.h yes"             # its metadata log is a partition log
+  "ksim_kraft broker.h no"           # the KRaft controller knows brokers only by their requests
+  "ksim_kraft zk_client.h no"
+  "ksim_kraft raft_node.h yes"       # it runs on a quorum voter
   "ksim_broker producer.h no"        # brokers and clients meet only in wire messages
   "ksim_broker consumer.h no"
   "ksim_client broker.h no"

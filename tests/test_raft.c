@@ -700,6 +700,53 @@ test_raft_random_faults_keep_invariants(void **unused)
     }
 }
 
+/* Goal: a broker replaying the metadata log (an observer, not a voter)
+ * fetches like a follower, but its end offset commits nothing; it may not
+ * vote. */
+static void
+test_raft_observer_fetch(void **unused)
+{
+    (void)unused;
+    const gint32 epochs[] = {1, 1};
+    Bench b;
+    bench_init(&b, epochs, 2, 1);
+    bench_elect(&b);
+    Probe observer = {0};
+    observer.inbox = g_ptr_array_new_with_free_func(msg_free_cb);
+    observer.node = sim_node_add(b.world, "broker-7", &probe_ops, &observer);
+    SimNodeId leader = raft_node_sim_node(b.node);
+    RaftMsg *fetch = fetch_request(7, 2, 11, 2);
+    raft_msg_finish(fetch);
+    sim_net_send(sim_world_net(b.world), observer.node, leader, &fetch->base);
+    bench_run(&b, 20 * SIM_NS_PER_MS);
+    assert_int_equal(observer.inbox->len, 1);
+    RaftMsg *resp = g_ptr_array_index(observer.inbox, 0);
+    assert_int_equal(resp->error, KAFKA_ERROR_NONE);
+    assert_int_equal(resp->high_watermark, -1); /* its offset 11 counts for nothing */
+    assert_int_equal(raft_node_high_watermark(b.node), -1);
+    /* A voter's fetch commits; the observer then learns the HW. */
+    bench_send(&b, 0, fetch_request(1, 2, 11, 2));
+    bench_run(&b, 20 * SIM_NS_PER_MS);
+    assert_int_equal(raft_node_high_watermark(b.node), 11);
+    fetch = fetch_request(7, 2, 0, 0);
+    raft_msg_finish(fetch);
+    sim_net_send(sim_world_net(b.world), observer.node, leader, &fetch->base);
+    bench_run(&b, 20 * SIM_NS_PER_MS);
+    assert_int_equal(observer.inbox->len, 2);
+    resp = g_ptr_array_index(observer.inbox, 1);
+    assert_int_equal(resp->high_watermark, 11);
+    assert_true(resp->batches != NULL && resp->batches->len > 0);
+    /* Observers do not vote. */
+    RaftMsg *vote = vote_request(7, 9, 2, 11);
+    raft_msg_finish(vote);
+    sim_net_send(sim_world_net(b.world), observer.node, leader, &vote->base);
+    bench_run(&b, 20 * SIM_NS_PER_MS);
+    assert_int_equal(observer.inbox->len, 2);
+    assert_int_equal(raft_node_epoch(b.node), 2);
+    bench_clear(&b);
+    g_ptr_array_unref(observer.inbox);
+}
+
 int
 main(void)
 {
@@ -710,6 +757,7 @@ main(void)
         cmocka_unit_test(test_raft_vote_log_up_to_date),
         cmocka_unit_test(test_raft_vote_once_per_epoch),
         cmocka_unit_test(test_raft_leader_fetch_validation),
+        cmocka_unit_test(test_raft_observer_fetch),
         cmocka_unit_test(test_raft_leader_parks_fetch),
         cmocka_unit_test(test_raft_zombie_leader_truncates),
         cmocka_unit_test(test_raft_random_faults_keep_invariants),

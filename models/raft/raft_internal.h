@@ -15,8 +15,10 @@
 #define RAFT_NEVER G_MAXINT64
 /* Kafka's MAX_FETCH_SIZE_BYTES (= MAX_BATCH_SIZE_BYTES, 8 MiB). */
 #define RAFT_FETCH_MAX_BYTES (8 * 1024 * 1024)
-/* Bounds the parked fetches and the outbox: a handful per voter. */
-#define RAFT_PARKED_MAX (4 * RAFT_VOTERS_MAX)
+/* Bounds the parked fetches and the outbox: a handful per voter, and one
+ * per observer (a broker replaying the log). */
+#define RAFT_OBSERVERS_MAX 1024
+#define RAFT_PARKED_MAX (4 * RAFT_VOTERS_MAX + RAFT_OBSERVERS_MAX)
 #define RAFT_OUTBOX_MAX 4096u
 
 /* One request in flight to a voter (Kafka's RequestManager keeps one per

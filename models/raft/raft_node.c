@@ -748,8 +748,16 @@ node_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
 {
     (void)world;
     RaftNode *node = ctx;
+    if (node->state != NULL && !node->state->halted &&
+        (msg->type < RAFT_MSG_FIRST || msg->type > RAFT_MSG_LAST) &&
+        node->listener.message != NULL) {
+        node->listener.message(node->listener_data, node, from, msg);
+        return;
+    }
+    /* Voters exchange every kind; an observer only fetches. */
+    gboolean from_voter = raft_voter_index_of_node(node, from) >= 0;
     if (node->state == NULL || node->state->halted || msg->type < RAFT_MSG_FIRST ||
-        msg->type > RAFT_MSG_LAST || raft_voter_index_of_node(node, from) < 0) {
+        msg->type > RAFT_MSG_LAST || (!from_voter && msg->type != RAFT_MSG_FETCH_REQUEST)) {
         sim_msg_free(msg);
         return;
     }
@@ -774,6 +782,8 @@ node_crash(SimWorld *world, void *ctx)
 {
     (void)world;
     RaftNode *node = ctx;
+    if (node->listener.crashed != NULL)
+        node->listener.crashed(node->listener_data, node);
     state_free(node->state);
     node->state = NULL;
 }
@@ -912,6 +922,12 @@ raft_node_append(RaftNode *node, const PlogRecord *records, guint n_records)
     raft_rpc_complete_parked(node, FALSE);
     plog_flush(state->log, leo);
     return base;
+}
+
+SimWorld *
+raft_node_world(const RaftNode *node)
+{
+    return node->world;
 }
 
 SimNodeId

@@ -117,6 +117,13 @@ typedef struct {
     /* The node's epoch or the leader it knows changed; `leader_id` may be
      * RAFT_NO_NODE. */
     void (*leader_changed)(void *user_data, RaftNode *node, gint32 epoch, gint32 leader_id);
+    /* A message that is not the quorum's (the controller's RPCs from
+     * brokers), from any node; the callee owns it. Without this callback
+     * such messages are dropped. */
+    void (*message)(void *user_data, RaftNode *node, SimNodeId from, SimMsg *msg);
+    /* The process crashed: everything the layer above keeps in memory is
+     * lost with it (called before the node's state is freed). */
+    void (*crashed)(void *user_data, RaftNode *node);
 } RaftListener;
 
 /* Kafka's defaults, above. */
@@ -143,6 +150,7 @@ void raft_node_set_listener(RaftNode *node, const RaftListener *listener, void *
 gint64 raft_node_append(RaftNode *node, const PlogRecord *records, guint n_records);
 
 SimNodeId raft_node_sim_node(const RaftNode *node);
+SimWorld *raft_node_world(const RaftNode *node);
 gint32 raft_node_id(const RaftNode *node);
 RaftRole raft_node_role(const RaftNode *node);
 const char *raft_role_name(RaftRole role);

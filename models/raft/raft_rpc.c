@@ -332,8 +332,12 @@ try_complete_fetch(RaftNode *node, SimNodeId from, const RaftMsg *req)
     RaftMsg *resp = response_new(node, RAFT_MSG_FETCH_RESPONSE, req, error);
     if (error != KAFKA_ERROR_NONE)
         return resp;
-    guint index = (guint)raft_voter_index_of_node(node, from);
-    note_voter_fetched(node, index);
+    /* An observer (a broker replaying the metadata log) fetches like a
+     * follower, but neither its end offset nor its fetches count: Kafka's
+     * LeaderState keeps observers apart from voters. */
+    gint index = raft_voter_index_of_node(node, from);
+    if (index >= 0)
+        note_voter_fetched(node, (guint)index);
     Plog *log = state->log;
     gboolean valid = req->offset == 0 && plog_log_start_offset(log) == 0;
     if (!valid) {
@@ -349,8 +353,10 @@ try_complete_fetch(RaftNode *node, SimNodeId from, const RaftMsg *req)
     if (valid) {
         /* LeaderState.updateReplicaState: the fetch offset is the
          * follower's end offset. */
-        state->end_offset[index] = req->offset;
-        raft_leader_update_high_watermark(node);
+        if (index >= 0) {
+            state->end_offset[index] = req->offset;
+            raft_leader_update_high_watermark(node);
+        }
         if (req->offset < plog_log_end_offset(log)) {
             resp->batches = plog_batch_array_new();
             PlogReadStatus status = plog_read(log, req->offset, RAFT_FETCH_MAX_BYTES, resp->batches);
@@ -541,14 +547,13 @@ raft_rpc_disconnect(RaftNode *node, SimNodeId peer)
 {
     RaftState *state = node->state;
     gint index = raft_voter_index_of_node(node, peer);
-    if (index < 0)
-        return;
-    RaftPending *p = &state->pending[index];
-    if (p->in_flight) {
+    RaftPending *p = index >= 0 ? &state->pending[index] : NULL;
+    if (p != NULL && p->in_flight) {
         p->in_flight = FALSE;
         p->retry_after_ns = sim_now_ns(node->world) + node->cfg.retry_backoff_ns;
     }
-    /* A parked fetch's answer would go nowhere. */
+    /* A parked fetch's answer would go nowhere (a voter's or an
+     * observer's). */
     for (guint i = 0; i < state->parked->len; i++) {
         RaftParked *parked = g_ptr_array_index(state->parked, i);
         if (parked->from == peer) {

@@ -1,0 +1,859 @@
+/*
+ * kraft_controller: the KRaft controller on a quorum voter (see
+ * kraft_controller.h).
+ *
+ * Two images: `committed`, replayed from the log up to the high watermark
+ * (what a standby knows, and what survives a loss of leadership), and, while
+ * active, `latest`, which also holds what this controller has written and
+ * the quorum not yet committed (Kafka's SnapshotRegistry keeps the same
+ * distinction and reverts to the committed state on renouncing). Decisions
+ * read `latest`, as QuorumController's do.
+ *
+ * Invariants (kraft_controller_check_invariants):
+ *  1. Only an active controller has a `latest` image, sessions and replies
+ *     waiting; `latest` has replayed at least as far as `committed`.
+ *  2. In either image, every partition's ISR is non-empty and within its
+ *     replicas, and a leader is a member of its ISR.
+ */
+#include "kraft_controller.h"
+
+#include "kraft_proto.h"
+#include "sim_assert.h"
+#include "sim_world.h"
+
+#include <string.h>
+
+typedef struct {
+    char *name;
+    guint n_partitions;
+    guint rf;
+    gint32 *replicas; /* n_partitions * rf */
+    gboolean unclean;
+} TopicSpec;
+
+/* A response sent once the quorum has committed `offset`. */
+typedef struct {
+    gint64 offset;
+    SimNodeId to;
+    KraftMsg *response; /* owned */
+} PendingReply;
+
+/* BrokerHeartbeatManager's per-broker state: when it was last heard. */
+typedef struct {
+    gint32 broker_id;
+    gint64 last_contact_ns;
+} Session;
+
+struct KraftController {
+    RaftNode *raft;
+    SimWorld *world;
+    KraftRecordStore *store;
+    KraftControllerConfig cfg;
+    History *history;
+    GPtrArray *topics; /* TopicSpec *, in the order added */
+    KraftImage *committed;
+    /* Active only. */
+    gboolean active;
+    gint32 active_epoch;
+    KraftImage *latest;
+    GArray *sessions; /* Session, sorted by broker id */
+    GQueue *replies;  /* PendingReply *, by offset */
+    SimTimerId fence_timer;
+    SimTimerId claim_timer;
+};
+
+void
+kraft_controller_config_init(KraftControllerConfig *cfg)
+{
+    cfg->session_timeout_ns = 9000 * SIM_NS_PER_MS;
+}
+
+static gint32
+self_id(const KraftController *c)
+{
+    return raft_node_id(c->raft);
+}
+
+static gint64
+now_ns(const KraftController *c)
+{
+    return sim_now_ns(c->world);
+}
+
+static void
+topic_spec_free(gpointer data)
+{
+    TopicSpec *spec = data;
+    g_free(spec->name);
+    g_free(spec->replicas);
+    g_free(spec);
+}
+
+static void
+pending_reply_free(gpointer data)
+{
+    PendingReply *reply = data;
+    sim_msg_free(&reply->response->base);
+    g_free(reply);
+}
+
+static void
+send(KraftController *c, SimNodeId to, KraftMsg *msg)
+{
+    sim_net_send(sim_world_net(c->world), raft_node_sim_node(c->raft), to, &msg->base);
+}
+
+static void
+record_event(KraftController *c, HistoryEventKind kind, guint32 topic, gint32 partition,
+             const KraftPartition *p, const char *format, ...) G_GNUC_PRINTF(6, 7);
+
+static void
+record_event(KraftController *c, HistoryEventKind kind, guint32 topic, gint32 partition,
+             const KraftPartition *p, const char *format, ...)
+{
+    if (c->history == NULL)
+        return;
+    HistoryEvent event = {0};
+    event.time_ns = now_ns(c);
+    event.kind = kind;
+    event.broker = self_id(c);
+    event.partition = partition;
+    event.leader_epoch = -1;
+    if (partition >= 0) {
+        event.topic = history_topic(c->history, kraft_record_store_topic_name(c->store, topic));
+        if (p != NULL) {
+            event.leader_epoch = p->leader_epoch;
+            event.isr = history_isr_intern(c->history, p->isr, p->n_isr);
+        }
+    }
+    va_list args;
+    va_start(args, format);
+    event.text = g_strdup_vprintf(format, args);
+    va_end(args);
+    history_event(c->history, &event);
+    g_free(event.text);
+}
+
+/* ---- replay ---- */
+
+/* Replays the local log from the image's end up to `end`. */
+static void
+replay_log(KraftController *c, KraftImage *image, gint64 end)
+{
+    Plog *log = raft_node_log(c->raft);
+    if (log == NULL)
+        return;
+    end = MIN(end, plog_log_end_offset(log));
+    while (kraft_image_end_offset(image) < end) {
+        g_autoptr(GPtrArray) batches = plog_batch_array_new();
+        PlogReadStatus status =
+            plog_read(log, kraft_image_end_offset(image), 1024 * 1024, batches);
+        KSIM_ASSERT(status == PLOG_READ_OK && batches->len > 0);
+        for (guint i = 0; i < batches->len; i++)
+            kraft_image_replay_batch(image, c->store, g_ptr_array_index(batches, i), end);
+    }
+}
+
+/* ---- sessions ---- */
+
+static Session *
+session_find(KraftController *c, gint32 broker_id)
+{
+    for (guint i = 0; i < c->sessions->len; i++) {
+        Session *s = &g_array_index(c->sessions, Session, i);
+        if (s->broker_id == broker_id)
+            return s;
+        if (s->broker_id > broker_id)
+            break;
+    }
+    return NULL;
+}
+
+static void
+session_touch(KraftController *c, gint32 broker_id)
+{
+    Session *s = session_find(c, broker_id);
+    if (s != NULL) {
+        s->last_contact_ns = now_ns(c);
+        return;
+    }
+    guint i = 0;
+    while (i < c->sessions->len && g_array_index(c->sessions, Session, i).broker_id < broker_id)
+        i++;
+    Session fresh = {broker_id, now_ns(c)};
+    g_array_insert_val(c->sessions, i, fresh);
+}
+
+/* BrokerHeartbeatManager.hasValidSession. */
+static gboolean
+session_valid(KraftController *c, gint32 broker_id)
+{
+    const Session *s = session_find(c, broker_id);
+    return s != NULL && now_ns(c) - s->last_contact_ns < c->cfg.session_timeout_ns;
+}
+
+/* ---- writing ---- */
+
+typedef struct {
+    GArray *records; /* KraftRecord */
+} Batch;
+
+static void
+batch_init(Batch *b)
+{
+    b->records = g_array_new(FALSE, FALSE, sizeof(KraftRecord));
+}
+
+static void
+batch_clear(Batch *b)
+{
+    g_array_free(b->records, TRUE);
+}
+
+static gboolean
+unclean_allowed(const KraftController *c, guint32 topic)
+{
+    const char *name = kraft_record_store_topic_name(c->store, topic);
+    for (guint i = 0; i < c->topics->len; i++) {
+        const TopicSpec *spec = g_ptr_array_index(c->topics, i);
+        if (strcmp(spec->name, name) == 0)
+            return spec->unclean;
+    }
+    return FALSE;
+}
+
+/* Kafka's LeaderAcceptor with generateLeaderAndIsrUpdates' predicate. */
+static gboolean
+acceptable_leader(const KraftController *c, gint32 replica, gint32 to_remove, gint32 to_add)
+{
+    return replica != to_remove &&
+           (replica == to_add || kraft_image_broker_active(c->latest, replica));
+}
+
+/* PartitionChangeBuilder.build with a target ISR (ELR off): adds the
+ * PartitionChange it makes, if any, to `b`. */
+static void
+build_change(KraftController *c, const KraftPartition *p, const gint32 *target, guint n_target,
+             gint32 to_remove, gint32 to_add, Batch *b)
+{
+    gint32 leader = KRAFT_NO_LEADER;
+    gboolean unclean = FALSE;
+    if (p->leader != KRAFT_NO_LEADER && kraft_ids_contain(target, n_target, p->leader) &&
+        acceptable_leader(c, p->leader, to_remove, to_add)) {
+        leader = p->leader; /* the current leader meets every constraint */
+    } else {
+        for (guint i = 0; i < p->n_replicas && leader == KRAFT_NO_LEADER; i++)
+            if (kraft_ids_contain(target, n_target, p->replicas[i]) &&
+                acceptable_leader(c, p->replicas[i], to_remove, to_add))
+                leader = p->replicas[i];
+        if (leader == KRAFT_NO_LEADER && unclean_allowed(c, p->topic)) {
+            for (guint i = 0; i < p->n_replicas && leader == KRAFT_NO_LEADER; i++)
+                if (acceptable_leader(c, p->replicas[i], to_remove, to_add)) {
+                    leader = p->replicas[i];
+                    unclean = TRUE;
+                }
+        }
+    }
+    KraftRecord r = {0};
+    r.type = KRAFT_REC_PARTITION_CHANGE;
+    r.topic = p->topic;
+    r.partition = p->partition;
+    r.leader = leader != p->leader ? leader : KRAFT_NO_LEADER_CHANGE;
+    if (unclean) {
+        /* "If the election was unclean, we have to forcibly set the ISR to
+         * just the new leader. This can result in data loss!" */
+        r.isr_set = TRUE;
+        r.n_isr = 1;
+        r.isr[0] = leader;
+    } else if (n_target > 0 &&
+               (n_target != p->n_isr || memcmp(target, p->isr, sizeof(gint32) * n_target) != 0)) {
+        r.isr_set = TRUE;
+        r.n_isr = (guint8)n_target;
+        memcpy(r.isr, target, sizeof(gint32) * n_target);
+    }
+    if (r.leader == KRAFT_NO_LEADER_CHANGE && !r.isr_set)
+        return;
+    g_array_append_val(b->records, r);
+}
+
+/* Appends the records of `b` as one batch and replays them into `latest`;
+ * returns the offset of the last, or -1 when nothing was written. Leader
+ * changes are recorded in the history as the ZooKeeper-mode controller's
+ * elections are. */
+static gint64
+write_batch(KraftController *c, Batch *b)
+{
+    if (b->records->len == 0)
+        return -1;
+    PlogRecord *plogs = g_new(PlogRecord, b->records->len);
+    for (guint i = 0; i < b->records->len; i++) {
+        guint64 id = kraft_record_store_add(c->store, &g_array_index(b->records, KraftRecord, i));
+        plogs[i] = kraft_record_to_plog(c->store, id);
+    }
+    gint64 base = raft_node_append(c->raft, plogs, b->records->len);
+    if (base < 0) {
+        g_free(plogs);
+        return -1;
+    }
+    for (guint i = 0; i < b->records->len; i++) {
+        const KraftRecord *r = kraft_record_store_get(c->store, plogs[i].value);
+        gint64 offset = base + i;
+        const KraftPartition *before =
+            r->type == KRAFT_REC_PARTITION_CHANGE
+                ? kraft_image_partition(c->latest, r->topic, r->partition)
+                : NULL;
+        gint32 old_leader = before != NULL ? before->leader : KRAFT_NO_LEADER;
+        gboolean was_in_isr = before != NULL && r->isr_set && r->n_isr == 1 &&
+                              kraft_ids_contain(before->isr, before->n_isr, r->isr[0]);
+        kraft_image_replay(c->latest, r, offset);
+        if (r->type != KRAFT_REC_PARTITION_CHANGE || r->leader == KRAFT_NO_LEADER_CHANGE)
+            continue;
+        const KraftPartition *p = kraft_image_partition(c->latest, r->topic, r->partition);
+        const char *topic = kraft_record_store_topic_name(c->store, r->topic);
+        if (p->leader == KRAFT_NO_LEADER) {
+            record_event(c, HISTORY_EVENT_OFFLINE, r->topic, r->partition, p,
+                         "controller %d: %s-%d has no eligible leader and went offline "
+                         "(PartitionChange at offset %" G_GINT64_FORMAT " of the metadata log)",
+                         self_id(c), topic, r->partition, offset);
+            continue;
+        }
+        gboolean unclean = r->isr_set && r->n_isr == 1 && r->isr[0] == p->leader && !was_in_isr &&
+                           old_leader != p->leader;
+        if (unclean && c->history != NULL)
+            history_metric(c->history, now_ns(c), HISTORY_METRIC_UNCLEAN_ELECTION, self_id(c), 1,
+                           0);
+        record_event(c, HISTORY_EVENT_CONTROLLER, r->topic, r->partition, p,
+                     "controller %d elected broker %d leader of %s-%d in epoch %d%s "
+                     "(PartitionChange at offset %" G_GINT64_FORMAT " of the metadata log)",
+                     self_id(c), p->leader, topic, r->partition, p->leader_epoch,
+                     unclean ? " (unclean: it was not in the ISR)" : "", offset);
+    }
+    gint64 last = base + b->records->len - 1;
+    g_free(plogs);
+    return last;
+}
+
+/* Sends `response` once the quorum has committed `offset` (at once when it
+ * has); -1 waits for what is already written, as a write event without
+ * records of its own does. */
+static void
+reply_after(KraftController *c, SimNodeId to, KraftMsg *response, gint64 offset)
+{
+    if (offset < 0)
+        offset = kraft_image_end_offset(c->latest) - 1;
+    if (offset < raft_node_high_watermark(c->raft)) {
+        send(c, to, response);
+        return;
+    }
+    PendingReply *reply = g_new0(PendingReply, 1);
+    reply->offset = offset;
+    reply->to = to;
+    reply->response = response;
+    g_queue_push_tail(c->replies, reply);
+}
+
+static void
+release_replies(KraftController *c, gint64 high_watermark)
+{
+    while (!g_queue_is_empty(c->replies)) {
+        PendingReply *reply = g_queue_peek_head(c->replies);
+        if (reply->offset >= high_watermark)
+            break;
+        g_queue_pop_head(c->replies);
+        send(c, reply->to, reply->response);
+        g_free(reply);
+    }
+}
+
+/* ---- what the active controller decides ---- */
+
+/* Partition changes for every partition `broker` is in the ISR of or leads,
+ * without it (handleBrokerFenced, handleBrokerUncleanShutdown). */
+static void
+remove_broker(KraftController *c, gint32 broker, Batch *b)
+{
+    g_autoptr(GPtrArray) all = kraft_image_partitions(c->latest);
+    for (guint i = 0; i < all->len; i++) {
+        const KraftPartition *p = g_ptr_array_index(all, i);
+        if (!kraft_ids_contain(p->isr, p->n_isr, broker) && p->leader != broker)
+            continue;
+        gint32 target[KAFKA_REPLICAS_MAX];
+        guint n = 0;
+        for (guint k = 0; k < p->n_isr; k++)
+            if (p->isr[k] != broker)
+                target[n++] = p->isr[k];
+        build_change(c, p, target, n, broker, KRAFT_NO_LEADER, b);
+    }
+}
+
+static void
+fence_broker(KraftController *c, gint32 broker, const char *why)
+{
+    const KraftBroker *registration = kraft_image_broker(c->latest, broker);
+    if (registration == NULL || registration->fenced)
+        return;
+    Batch b;
+    batch_init(&b);
+    remove_broker(c, broker, &b);
+    KraftRecord fence = {.type = KRAFT_REC_FENCE_BROKER, .broker_id = broker,
+                         .broker_epoch = registration->epoch};
+    g_array_append_val(b.records, fence);
+    gint64 offset = write_batch(c, &b);
+    batch_clear(&b);
+    if (offset >= 0)
+        record_event(c, HISTORY_EVENT_SESSION, 0, -1, NULL,
+                     "controller %d fenced broker %d (%s; FenceBroker at offset %" G_GINT64_FORMAT
+                     " of the metadata log)",
+                     self_id(c), broker, why, offset);
+}
+
+static void schedule_fence_check(KraftController *c);
+
+/* maybeFenceOneStaleBroker: the unfenced broker silent longest, if past
+ * its session. */
+static void
+fence_timer_fired(SimWorld *world, void *ctx, void *arg)
+{
+    (void)world;
+    (void)ctx;
+    KraftController *c = arg;
+    c->fence_timer = SIM_EVENT_ID_NONE;
+    if (!c->active)
+        return;
+    const Session *stale = NULL;
+    for (guint i = 0; i < c->sessions->len; i++) {
+        const Session *s = &g_array_index(c->sessions, Session, i);
+        if (!kraft_image_broker_active(c->latest, s->broker_id))
+            continue;
+        if (now_ns(c) - s->last_contact_ns < c->cfg.session_timeout_ns)
+            continue;
+        if (stale == NULL || s->last_contact_ns < stale->last_contact_ns)
+            stale = s;
+    }
+    if (stale != NULL)
+        fence_broker(c, stale->broker_id, "its session timed out");
+    schedule_fence_check(c);
+}
+
+/* BrokerHeartbeatManager.nextCheckTimeNs: when the first unfenced broker's
+ * session would lapse. */
+static void
+schedule_fence_check(KraftController *c)
+{
+    if (sim_timer_pending(c->world, c->fence_timer))
+        sim_timer_cancel(c->world, c->fence_timer);
+    c->fence_timer = SIM_EVENT_ID_NONE;
+    gint64 next = G_MAXINT64;
+    for (guint i = 0; i < c->sessions->len; i++) {
+        const Session *s = &g_array_index(c->sessions, Session, i);
+        if (kraft_image_broker_active(c->latest, s->broker_id))
+            next = MIN(next, s->last_contact_ns + c->cfg.session_timeout_ns);
+    }
+    if (next == G_MAXINT64)
+        return;
+    c->fence_timer = sim_timer_set(c->world, raft_node_sim_node(c->raft),
+                                   MAX(next - now_ns(c), 0), fence_timer_fired, c);
+}
+
+/* Creates the topics the log lacks whose replicas are all active. */
+static void
+create_topics(KraftController *c)
+{
+    for (guint t = 0; t < c->topics->len; t++) {
+        const TopicSpec *spec = g_ptr_array_index(c->topics, t);
+        guint32 topic = kraft_record_store_topic(c->store, spec->name);
+        if (kraft_image_topic_partitions(c->latest, topic) > 0)
+            continue;
+        gboolean ready = TRUE;
+        for (guint i = 0; i < spec->n_partitions * spec->rf && ready; i++)
+            ready = kraft_image_broker_active(c->latest, spec->replicas[i]);
+        if (!ready)
+            continue;
+        Batch b;
+        batch_init(&b);
+        KraftRecord r = {.type = KRAFT_REC_TOPIC, .topic = topic,
+                         .partitions = (gint32)spec->n_partitions};
+        g_array_append_val(b.records, r);
+        for (guint p = 0; p < spec->n_partitions; p++) {
+            KraftRecord pr = {.type = KRAFT_REC_PARTITION, .topic = topic, .partition = (gint32)p};
+            pr.n_replicas = pr.n_isr = (guint8)spec->rf;
+            memcpy(pr.replicas, &spec->replicas[p * spec->rf], sizeof(gint32) * spec->rf);
+            memcpy(pr.isr, pr.replicas, sizeof(gint32) * spec->rf);
+            pr.leader = pr.replicas[0];
+            g_array_append_val(b.records, pr);
+        }
+        gint64 offset = write_batch(c, &b);
+        batch_clear(&b);
+        if (offset >= 0)
+            record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+                         "controller %d created topic %s with %u partitions (Topic and "
+                         "Partition records up to offset %" G_GINT64_FORMAT " of the metadata log)",
+                         self_id(c), spec->name, spec->n_partitions, offset);
+    }
+}
+
+/* ---- requests ---- */
+
+static KraftMsg *
+response_new(const KraftController *c, const KraftMsg *request, KraftMsgType type,
+             KafkaError error)
+{
+    KraftMsg *response = kraft_msg_new(type, request->correlation_id);
+    response->error = (gint16)error;
+    response->controller_id = c->active ? self_id(c) : raft_node_leader_id(c->raft);
+    response->broker_id = request->broker_id;
+    return response;
+}
+
+static void
+handle_registration(KraftController *c, SimNodeId from, const KraftMsg *req)
+{
+    const KraftBroker *existing = kraft_image_broker(c->latest, req->broker_id);
+    if (existing != NULL && existing->incarnation != req->incarnation &&
+        session_valid(c, req->broker_id)) {
+        send(c, from, response_new(c, req, KRAFT_MSG_REGISTRATION_RESPONSE,
+                                   KAFKA_ERROR_DUPLICATE_BROKER_REGISTRATION));
+        return;
+    }
+    Batch b;
+    batch_init(&b);
+    KraftRecord r = {.type = KRAFT_REC_REGISTER_BROKER, .broker_id = req->broker_id,
+                     .incarnation = req->incarnation};
+    g_array_append_val(b.records, r);
+    /* A new incarnation restarted without a clean shutdown: what the old one
+     * led or was in sync for is no longer (handleBrokerUncleanShutdown). */
+    if (existing != NULL && existing->incarnation != req->incarnation)
+        remove_broker(c, req->broker_id, &b);
+    gint64 last = write_batch(c, &b);
+    gint64 epoch = last - (gint64)b.records->len + 1;
+    batch_clear(&b);
+    if (last < 0)
+        return;
+    session_touch(c, req->broker_id);
+    schedule_fence_check(c);
+    KraftMsg *response = response_new(c, req, KRAFT_MSG_REGISTRATION_RESPONSE, KAFKA_ERROR_NONE);
+    response->broker_epoch = epoch;
+    reply_after(c, from, response, last);
+}
+
+static void
+handle_heartbeat(KraftController *c, SimNodeId from, const KraftMsg *req)
+{
+    const KraftBroker *broker = kraft_image_broker(c->latest, req->broker_id);
+    if (broker == NULL || broker->epoch != req->broker_epoch) {
+        send(c, from, response_new(c, req, KRAFT_MSG_HEARTBEAT_RESPONSE,
+                                   KAFKA_ERROR_STALE_BROKER_EPOCH));
+        return;
+    }
+    session_touch(c, req->broker_id);
+    gboolean caught_up = req->metadata_offset >= broker->epoch;
+    gint64 offset = -1;
+    if (broker->fenced && !req->want_fence && caught_up) {
+        /* handleBrokerUnfenced: unfence it, then elect leaders where it is
+         * the one that can lead. */
+        Batch b;
+        batch_init(&b);
+        KraftRecord r = {.type = KRAFT_REC_UNFENCE_BROKER, .broker_id = broker->id,
+                         .broker_epoch = broker->epoch};
+        g_array_append_val(b.records, r);
+        g_autoptr(GPtrArray) all = kraft_image_partitions(c->latest);
+        for (guint i = 0; i < all->len; i++) {
+            const KraftPartition *p = g_ptr_array_index(all, i);
+            if (p->leader == KRAFT_NO_LEADER && kraft_ids_contain(p->replicas, p->n_replicas, broker->id))
+                build_change(c, p, p->isr, p->n_isr, KRAFT_NO_LEADER, broker->id, &b);
+        }
+        offset = write_batch(c, &b);
+        batch_clear(&b);
+        if (offset >= 0)
+            record_event(c, HISTORY_EVENT_SESSION, 0, -1, NULL,
+                         "controller %d unfenced broker %d (UnfenceBroker at offset %" G_GINT64_FORMAT
+                         " of the metadata log)",
+                         self_id(c), req->broker_id, offset);
+        create_topics(c);
+    } else if (!broker->fenced && req->want_fence) {
+        fence_broker(c, broker->id, "it asked to be fenced");
+    }
+    schedule_fence_check(c);
+    broker = kraft_image_broker(c->latest, req->broker_id);
+    KraftMsg *response = response_new(c, req, KRAFT_MSG_HEARTBEAT_RESPONSE, KAFKA_ERROR_NONE);
+    response->broker_epoch = broker->epoch;
+    response->caught_up = caught_up;
+    response->fenced = broker->fenced;
+    reply_after(c, from, response, offset);
+}
+
+/* ReplicationControlManager.validateAlterPartitionData. */
+static KafkaError
+validate_alter(KraftController *c, const KraftMsg *req, const KraftPartition *p)
+{
+    if (p == NULL)
+        return KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    if (req->leader_epoch > p->leader_epoch || req->partition_epoch > p->partition_epoch)
+        return KAFKA_ERROR_NOT_CONTROLLER;
+    if (req->leader_epoch < p->leader_epoch)
+        return KAFKA_ERROR_FENCED_LEADER_EPOCH;
+    if (req->broker_id != p->leader)
+        return KAFKA_ERROR_INVALID_REQUEST;
+    if (req->partition_epoch < p->partition_epoch)
+        return KAFKA_ERROR_INVALID_UPDATE_VERSION;
+    if (req->n_isr == 0 || !kraft_ids_contain(req->isr, req->n_isr, p->leader))
+        return KAFKA_ERROR_INVALID_REQUEST;
+    for (guint i = 0; i < req->n_isr; i++)
+        if (!kraft_ids_contain(p->replicas, p->n_replicas, req->isr[i]))
+            return KAFKA_ERROR_INVALID_REQUEST;
+    for (guint i = 0; i < req->n_isr; i++)
+        if (!kraft_image_broker_active(c->latest, req->isr[i]))
+            return KAFKA_ERROR_INELIGIBLE_REPLICA; /* KIP-841 */
+    return KAFKA_ERROR_NONE;
+}
+
+static void
+fill_partition(KraftMsg *response, const KraftPartition *p)
+{
+    response->topic = p->topic;
+    response->partition = p->partition;
+    response->leader = p->leader;
+    response->leader_epoch = p->leader_epoch;
+    response->partition_epoch = p->partition_epoch;
+    response->n_isr = p->n_isr;
+    memcpy(response->isr, p->isr, sizeof(gint32) * p->n_isr);
+}
+
+static void
+handle_alter_partition(KraftController *c, SimNodeId from, const KraftMsg *req)
+{
+    const KraftBroker *broker = kraft_image_broker(c->latest, req->broker_id);
+    KafkaError error = KAFKA_ERROR_NONE;
+    if (broker == NULL || broker->epoch != req->broker_epoch)
+        error = KAFKA_ERROR_STALE_BROKER_EPOCH;
+    const KraftPartition *p = kraft_image_partition(c->latest, req->topic, req->partition);
+    if (error == KAFKA_ERROR_NONE)
+        error = validate_alter(c, req, p);
+    KraftMsg *response = response_new(c, req, KRAFT_MSG_ALTER_PARTITION_RESPONSE, error);
+    response->topic = req->topic;
+    response->partition = req->partition;
+    if (error != KAFKA_ERROR_NONE) {
+        send(c, from, response);
+        return;
+    }
+    Batch b;
+    batch_init(&b);
+    build_change(c, p, req->isr, req->n_isr, KRAFT_NO_LEADER, KRAFT_NO_LEADER, &b);
+    gint64 offset = write_batch(c, &b);
+    batch_clear(&b);
+    p = kraft_image_partition(c->latest, req->topic, req->partition);
+    fill_partition(response, p);
+    reply_after(c, from, response, offset);
+}
+
+/* ---- the quorum's callbacks ---- */
+
+static void
+deactivate(KraftController *c)
+{
+    if (!c->active)
+        return;
+    c->active = FALSE;
+    kraft_image_free(c->latest);
+    c->latest = NULL;
+    g_array_set_size(c->sessions, 0);
+    g_queue_clear_full(c->replies, pending_reply_free);
+    sim_timer_cancel(c->world, c->fence_timer);
+    c->fence_timer = SIM_EVENT_ID_NONE;
+    record_event(c, HISTORY_EVENT_CONTROLLER_LOST, 0, -1, NULL,
+                 "controller %d is no longer the active controller", self_id(c));
+}
+
+/* QuorumController.claim: active from the epoch's first commit, every
+ * registered broker's session starting now. */
+static void
+activate(KraftController *c)
+{
+    c->active = TRUE;
+    c->active_epoch = raft_node_epoch(c->raft);
+    c->latest = kraft_image_copy(c->committed);
+    replay_log(c, c->latest, G_MAXINT64);
+    const GArray *brokers = kraft_image_brokers(c->latest);
+    for (guint i = 0; i < brokers->len; i++)
+        session_touch(c, g_array_index(brokers, KraftBroker, i).id);
+    record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+                 "controller %d became controller (the active KRaft controller) in epoch %d",
+                 self_id(c), c->active_epoch);
+    schedule_fence_check(c);
+    create_topics(c);
+}
+
+static void
+claim_fired(SimWorld *world, void *ctx, void *arg)
+{
+    (void)world;
+    (void)ctx;
+    KraftController *c = arg;
+    c->claim_timer = SIM_EVENT_ID_NONE;
+    if (!c->active && raft_node_role(c->raft) == RAFT_ROLE_LEADER &&
+        raft_node_high_watermark(c->raft) >= 0)
+        activate(c);
+}
+
+static void
+on_committed(void *user_data, RaftNode *raft, gint64 high_watermark)
+{
+    (void)raft;
+    KraftController *c = user_data;
+    replay_log(c, c->committed, high_watermark);
+    if (c->active)
+        release_replies(c, high_watermark);
+    else if (raft_node_role(c->raft) == RAFT_ROLE_LEADER &&
+             !sim_timer_pending(c->world, c->claim_timer))
+        /* Claimed from the event loop, not inside the quorum's callback:
+         * activating writes records. */
+        c->claim_timer =
+            sim_timer_set(c->world, raft_node_sim_node(c->raft), 0, claim_fired, c);
+}
+
+static void
+on_leader_changed(void *user_data, RaftNode *raft, gint32 epoch, gint32 leader_id)
+{
+    (void)raft;
+    KraftController *c = user_data;
+    if (c->active && (leader_id != self_id(c) || epoch != c->active_epoch))
+        deactivate(c);
+}
+
+static void
+on_message(void *user_data, RaftNode *raft, SimNodeId from, SimMsg *msg)
+{
+    (void)raft;
+    KraftController *c = user_data;
+    if (msg->type < KRAFT_MSG_FIRST || msg->type > KRAFT_MSG_LAST) {
+        sim_msg_free(msg);
+        return;
+    }
+    const KraftMsg *req = (const KraftMsg *)msg;
+    KraftMsgType answer = req->base.type + 1;
+    gboolean request = msg->type == KRAFT_MSG_REGISTRATION_REQUEST ||
+                       msg->type == KRAFT_MSG_HEARTBEAT_REQUEST ||
+                       msg->type == KRAFT_MSG_ALTER_PARTITION_REQUEST;
+    if (!request) {
+        sim_msg_free(msg);
+        return;
+    }
+    if (!c->active) {
+        send(c, from, response_new(c, req, answer, KAFKA_ERROR_NOT_CONTROLLER));
+    } else if (msg->type == KRAFT_MSG_REGISTRATION_REQUEST) {
+        handle_registration(c, from, req);
+    } else if (msg->type == KRAFT_MSG_HEARTBEAT_REQUEST) {
+        handle_heartbeat(c, from, req);
+    } else {
+        handle_alter_partition(c, from, req);
+    }
+    sim_msg_free(msg);
+}
+
+static void
+on_crashed(void *user_data, RaftNode *raft)
+{
+    (void)raft;
+    KraftController *c = user_data;
+    deactivate(c);
+    sim_timer_cancel(c->world, c->claim_timer);
+    c->claim_timer = SIM_EVENT_ID_NONE;
+    /* Memory is gone: a restarted controller replays the log from the start. */
+    kraft_image_free(c->committed);
+    c->committed = kraft_image_new();
+}
+
+KraftController *
+kraft_controller_new(RaftNode *raft, KraftRecordStore *store, const KraftControllerConfig *cfg,
+                     History *history)
+{
+    KraftController *c = g_new0(KraftController, 1);
+    c->raft = raft;
+    c->world = raft_node_world(raft);
+    c->store = store;
+    if (cfg != NULL)
+        c->cfg = *cfg;
+    else
+        kraft_controller_config_init(&c->cfg);
+    c->history = history;
+    c->topics = g_ptr_array_new_with_free_func(topic_spec_free);
+    c->committed = kraft_image_new();
+    c->sessions = g_array_new(FALSE, FALSE, sizeof(Session));
+    c->replies = g_queue_new();
+    c->fence_timer = SIM_EVENT_ID_NONE;
+    c->claim_timer = SIM_EVENT_ID_NONE;
+    RaftListener listener = {on_committed, on_leader_changed, on_message, on_crashed};
+    raft_node_set_listener(raft, &listener, c);
+    return c;
+}
+
+void
+kraft_controller_free(KraftController *c)
+{
+    if (c == NULL)
+        return;
+    kraft_image_free(c->committed);
+    kraft_image_free(c->latest);
+    g_array_free(c->sessions, TRUE);
+    g_queue_free_full(c->replies, pending_reply_free);
+    g_ptr_array_free(c->topics, TRUE);
+    g_free(c);
+}
+
+void
+kraft_controller_add_topic(KraftController *c, const char *name, const gint32 *replicas,
+                           guint n_partitions, guint rf, gboolean unclean)
+{
+    KSIM_ASSERT(n_partitions > 0 && rf > 0 && rf <= KAFKA_REPLICAS_MAX);
+    TopicSpec *spec = g_new0(TopicSpec, 1);
+    spec->name = g_strdup(name);
+    spec->n_partitions = n_partitions;
+    spec->rf = rf;
+    spec->replicas = g_memdup2(replicas, sizeof(gint32) * n_partitions * rf);
+    spec->unclean = unclean;
+    g_ptr_array_add(c->topics, spec);
+    kraft_record_store_topic(c->store, name);
+}
+
+gboolean
+kraft_controller_active(const KraftController *c)
+{
+    return c->active;
+}
+
+const KraftImage *
+kraft_controller_image(const KraftController *c)
+{
+    return c->committed;
+}
+
+RaftNode *
+kraft_controller_raft(const KraftController *c)
+{
+    return c->raft;
+}
+
+static void
+check_image(const KraftImage *image)
+{
+    g_autoptr(GPtrArray) all = kraft_image_partitions(image);
+    for (guint i = 0; i < all->len; i++) {
+        const KraftPartition *p = g_ptr_array_index(all, i);
+        KSIM_ASSERT(p->n_isr > 0);
+        for (guint k = 0; k < p->n_isr; k++)
+            KSIM_ASSERT(kraft_ids_contain(p->replicas, p->n_replicas, p->isr[k]));
+        KSIM_ASSERT(p->leader == KRAFT_NO_LEADER || kraft_ids_contain(p->isr, p->n_isr, p->leader));
+    }
+}
+
+void
+kraft_controller_check_invariants(const KraftController *c)
+{
+    KSIM_ASSERT(c->active || (c->latest == NULL && c->sessions->len == 0 &&
+                              g_queue_is_empty(c->replies)));
+    if (c->active)
+        KSIM_ASSERT(kraft_image_end_offset(c->latest) >= kraft_image_end_offset(c->committed));
+    check_image(c->committed);
+    if (c->latest != NULL)
+        check_image(c->latest);
+}

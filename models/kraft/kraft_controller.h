@@ -1,0 +1,90 @@
+/*
+ * kraft_controller: the KRaft controller (Kafka's QuorumController with its
+ * ClusterControlManager, BrokerHeartbeatManager and ReplicationControlManager;
+ * Apache Kafka 4.0, commit 1eb7644 of trunk) running on one voter of the
+ * metadata quorum (raft_node.h). Every voter runs one; the quorum's leader is
+ * the active controller once its LeaderChange record is committed and it
+ * has replayed the log up to it (KafkaRaftClient fires handleLeaderChange
+ * for the local leader only then), and the others are standbys that replay
+ * what is committed.
+ *
+ * The active controller:
+ *  - registers brokers (BrokerRegistration → a RegisterBroker record; the
+ *    registration is fenced, its broker epoch the record's offset; a broker
+ *    id whose previous incarnation still has a live session is refused with
+ *    DUPLICATE_BROKER_REGISTRATION). A new incarnation's partitions are
+ *    handled as an unclean shutdown's: it leaves every ISR and leadership
+ *    (handleBrokerUncleanShutdown without ELR);
+ *  - keeps each broker's session from its heartbeats, in memory only (a new
+ *    active controller starts every session afresh): a fenced broker whose
+ *    heartbeat reports a metadata offset at or past its registration is
+ *    unfenced (BrokerHeartbeatManager.calculateNextBrokerState), and leaders
+ *    are elected where it is the only eligible replica (handleBrokerUnfenced);
+ *    an unfenced broker silent for broker.session.timeout.ms is fenced, one
+ *    at a time (maybeFenceOneStaleBroker), and leaves every ISR and
+ *    leadership (handleBrokerFenced, KIP-841);
+ *  - elects leaders as PartitionChangeBuilder does: the current leader if
+ *    still eligible, else the first replica in assignment order that is in
+ *    the target ISR and active, else (unclean.leader.election.enable) the
+ *    first active replica, which becomes the whole ISR; else no leader. An
+ *    ISR never empties: without a leader the last member stays;
+ *  - changes ISRs on AlterPartition from a partition's leader, with Kafka's
+ *    checks in order (validateAlterPartitionData): STALE_BROKER_EPOCH,
+ *    NOT_CONTROLLER for epochs newer than its own, FENCED_LEADER_EPOCH,
+ *    INVALID_REQUEST (not the leader, an ISR without it or outside the
+ *    replicas), INVALID_UPDATE_VERSION, INELIGIBLE_REPLICA (a fenced member);
+ *  - creates the cluster's topics once every assigned replica is active (an
+ *    administrator's CreateTopics after the brokers are up), as Topic and
+ *    Partition records with the full ISR and the first replica leading.
+ * A request is answered once the records it wrote are committed; a
+ * controller that stops being active drops what it has not answered, and the
+ * brokers ask again (Kafka fails them with NOT_CONTROLLER).
+ *
+ * Not modelled yet: eligible leader replicas (KIP-966), controlled shutdown
+ * through heartbeats, preferred-leader balancing, snapshots, the controller's
+ * own processing time (events are handled at once).
+ */
+#ifndef KRAFT_CONTROLLER_H
+#define KRAFT_CONTROLLER_H
+
+#include <glib.h>
+
+#include "history.h"
+#include "kraft_records.h"
+#include "raft_node.h"
+
+typedef struct KraftController KraftController;
+
+typedef struct {
+    gint64 session_timeout_ns; /* broker.session.timeout.ms: 9000 */
+} KraftControllerConfig;
+
+void kraft_controller_config_init(KraftControllerConfig *cfg);
+
+/* A controller on `raft` (which it becomes the listener of), writing and
+ * reading records in `store` (shared by every node of the cluster). `history`
+ * may be NULL. (transfer full) */
+KraftController *kraft_controller_new(RaftNode *raft, KraftRecordStore *store,
+                                      const KraftControllerConfig *cfg, History *history);
+void kraft_controller_free(KraftController *controller);
+
+/* A topic to create: its replicas, `n_partitions` rows of `rf` broker ids;
+ * `unclean` its unclean.leader.election.enable. Every controller is told the
+ * same topics (the cluster's), and the active one creates those the log does
+ * not have yet. */
+void kraft_controller_add_topic(KraftController *controller, const char *name,
+                                const gint32 *replicas, guint n_partitions, guint rf,
+                                gboolean unclean);
+
+/* TRUE while it is the active controller. */
+gboolean kraft_controller_active(const KraftController *controller);
+/* What it has replayed of the committed log. (transfer none) */
+const KraftImage *kraft_controller_image(const KraftController *controller);
+RaftNode *kraft_controller_raft(const KraftController *controller);
+
+/* Asserts its invariants: an active controller's image holds what the
+ * committed one does; an ISR is never empty and within the replicas; a
+ * leader is in its ISR. */
+void kraft_controller_check_invariants(const KraftController *controller);
+
+#endif

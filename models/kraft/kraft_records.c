@@ -1,0 +1,426 @@
+/*
+ * kraft_records: the record store and the metadata image (kraft_records.h).
+ *
+ * The image keeps brokers in an array sorted by id and partitions in an
+ * array sorted by (topic id, partition), found by binary search: every walk
+ * over them is in that order, so nothing a replay decides depends on a hash
+ * table's order.
+ */
+#include "kraft_records.h"
+
+#include "sim_assert.h"
+
+#include <string.h>
+
+struct KraftRecordStore {
+    GArray *records;     /* KraftRecord; id i is element i - 1 */
+    GPtrArray *topics;   /* char *, by topic id */
+    GHashTable *topic_ids; /* name -> id + 1; looked up only */
+};
+
+KraftRecordStore *
+kraft_record_store_new(void)
+{
+    KraftRecordStore *store = g_new0(KraftRecordStore, 1);
+    store->records = g_array_new(FALSE, FALSE, sizeof(KraftRecord));
+    store->topics = g_ptr_array_new_with_free_func(g_free);
+    store->topic_ids = g_hash_table_new(g_str_hash, g_str_equal);
+    return store;
+}
+
+void
+kraft_record_store_free(KraftRecordStore *store)
+{
+    if (store == NULL)
+        return;
+    g_array_free(store->records, TRUE);
+    g_hash_table_destroy(store->topic_ids);
+    g_ptr_array_free(store->topics, TRUE);
+    g_free(store);
+}
+
+guint64
+kraft_record_store_add(KraftRecordStore *store, const KraftRecord *record)
+{
+    KSIM_ASSERT(record->type >= KRAFT_REC_FIRST && record->type <= KRAFT_REC_LAST);
+    KSIM_ASSERT(record->n_replicas <= KAFKA_REPLICAS_MAX && record->n_isr <= KAFKA_REPLICAS_MAX);
+    g_array_append_val(store->records, *record);
+    return store->records->len;
+}
+
+const KraftRecord *
+kraft_record_store_get(const KraftRecordStore *store, guint64 id)
+{
+    if (id == 0 || id > store->records->len)
+        return NULL;
+    return &g_array_index(store->records, KraftRecord, id - 1);
+}
+
+guint32
+kraft_record_store_topic(KraftRecordStore *store, const char *name)
+{
+    gint64 found = kraft_record_store_find_topic(store, name);
+    if (found >= 0)
+        return (guint32)found;
+    char *copy = g_strdup(name);
+    g_ptr_array_add(store->topics, copy);
+    g_hash_table_insert(store->topic_ids, copy, GUINT_TO_POINTER(store->topics->len));
+    return store->topics->len - 1;
+}
+
+gint64
+kraft_record_store_find_topic(const KraftRecordStore *store, const char *name)
+{
+    gpointer found = g_hash_table_lookup(store->topic_ids, name);
+    return found == NULL ? -1 : (gint64)GPOINTER_TO_UINT(found) - 1;
+}
+
+const char *
+kraft_record_store_topic_name(const KraftRecordStore *store, guint32 topic)
+{
+    KSIM_ASSERT(topic < store->topics->len);
+    return g_ptr_array_index(store->topics, topic);
+}
+
+/* Sizes as their JSON schemas frame them, roughly: a header, a broker's
+ * id, epoch and endpoint, a topic's name and id, a partition's arrays. */
+static guint32
+record_size_bytes(const KraftRecord *record)
+{
+    switch (record->type) {
+    case KRAFT_REC_REGISTER_BROKER:
+        return 96;
+    case KRAFT_REC_FENCE_BROKER:
+    case KRAFT_REC_UNFENCE_BROKER:
+        return 24;
+    case KRAFT_REC_TOPIC:
+        return 48;
+    case KRAFT_REC_PARTITION:
+    case KRAFT_REC_PARTITION_CHANGE:
+        return 32 + 4u * (record->n_replicas + record->n_isr);
+    }
+    return 16;
+}
+
+PlogRecord
+kraft_record_to_plog(const KraftRecordStore *store, guint64 id)
+{
+    const KraftRecord *record = kraft_record_store_get(store, id);
+    KSIM_ASSERT(record != NULL);
+    PlogRecord r = {(guint64)record->type, id, record_size_bytes(record)};
+    return r;
+}
+
+const char *
+kraft_record_type_name(KraftRecordType type)
+{
+    switch (type) {
+    case KRAFT_REC_REGISTER_BROKER:
+        return "RegisterBroker";
+    case KRAFT_REC_FENCE_BROKER:
+        return "FenceBroker";
+    case KRAFT_REC_UNFENCE_BROKER:
+        return "UnfenceBroker";
+    case KRAFT_REC_TOPIC:
+        return "Topic";
+    case KRAFT_REC_PARTITION:
+        return "Partition";
+    case KRAFT_REC_PARTITION_CHANGE:
+        return "PartitionChange";
+    }
+    return "?";
+}
+
+/* ---- the image ---- */
+
+typedef struct {
+    guint32 topic;
+    gint32 partitions;
+} TopicEntry;
+
+struct KraftImage {
+    GArray *brokers;    /* KraftBroker, sorted by id */
+    GArray *topics;     /* TopicEntry, sorted by topic id */
+    GArray *partitions; /* KraftPartition, sorted by (topic, partition) */
+    gint64 end_offset;
+};
+
+KraftImage *
+kraft_image_new(void)
+{
+    KraftImage *image = g_new0(KraftImage, 1);
+    image->brokers = g_array_new(FALSE, FALSE, sizeof(KraftBroker));
+    image->topics = g_array_new(FALSE, FALSE, sizeof(TopicEntry));
+    image->partitions = g_array_new(FALSE, FALSE, sizeof(KraftPartition));
+    return image;
+}
+
+void
+kraft_image_free(KraftImage *image)
+{
+    if (image == NULL)
+        return;
+    g_array_free(image->brokers, TRUE);
+    g_array_free(image->topics, TRUE);
+    g_array_free(image->partitions, TRUE);
+    g_free(image);
+}
+
+KraftImage *
+kraft_image_copy(const KraftImage *image)
+{
+    KraftImage *copy = g_new0(KraftImage, 1);
+    copy->brokers = g_array_copy(image->brokers);
+    copy->topics = g_array_copy(image->topics);
+    copy->partitions = g_array_copy(image->partitions);
+    copy->end_offset = image->end_offset;
+    return copy;
+}
+
+/* The index of the first element not below `key` in a sorted array, by a
+ * comparison of an element with the key. */
+static guint
+lower_bound(const GArray *array, gconstpointer key, GCompareFunc compare)
+{
+    guint lo = 0, hi = array->len;
+    guint size = g_array_get_element_size((GArray *)array);
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (compare(array->data + (gsize)mid * size, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static gint
+broker_compare(gconstpointer element, gconstpointer key)
+{
+    gint32 a = ((const KraftBroker *)element)->id, b = *(const gint32 *)key;
+    return (a > b) - (a < b);
+}
+
+static gint
+topic_compare(gconstpointer element, gconstpointer key)
+{
+    guint32 a = ((const TopicEntry *)element)->topic, b = *(const guint32 *)key;
+    return (a > b) - (a < b);
+}
+
+typedef struct {
+    guint32 topic;
+    gint32 partition;
+} PartitionKey;
+
+static gint
+partition_compare(gconstpointer element, gconstpointer key)
+{
+    const KraftPartition *p = element;
+    const PartitionKey *k = key;
+    if (p->topic != k->topic)
+        return p->topic < k->topic ? -1 : 1;
+    return (p->partition > k->partition) - (p->partition < k->partition);
+}
+
+static KraftBroker *
+broker_find(const KraftImage *image, gint32 id)
+{
+    guint i = lower_bound(image->brokers, &id, broker_compare);
+    if (i < image->brokers->len && g_array_index(image->brokers, KraftBroker, i).id == id)
+        return &g_array_index(image->brokers, KraftBroker, i);
+    return NULL;
+}
+
+static KraftPartition *
+partition_find(const KraftImage *image, guint32 topic, gint32 partition)
+{
+    PartitionKey key = {topic, partition};
+    guint i = lower_bound(image->partitions, &key, partition_compare);
+    if (i < image->partitions->len) {
+        KraftPartition *p = &g_array_index(image->partitions, KraftPartition, i);
+        if (p->topic == topic && p->partition == partition)
+            return p;
+    }
+    return NULL;
+}
+
+static void
+replay_register(KraftImage *image, const KraftRecord *record, gint64 offset)
+{
+    KraftBroker broker = {record->broker_id, record->incarnation, offset, TRUE};
+    KraftBroker *known = broker_find(image, record->broker_id);
+    if (known != NULL) {
+        *known = broker; /* a new incarnation replaces the old registration */
+        return;
+    }
+    guint i = lower_bound(image->brokers, &record->broker_id, broker_compare);
+    g_array_insert_val(image->brokers, i, broker);
+}
+
+static void
+replay_fencing(KraftImage *image, const KraftRecord *record, gboolean fenced)
+{
+    KraftBroker *broker = broker_find(image, record->broker_id);
+    /* ClusterControlManager.replay checks the epoch: a record for an older
+     * registration changes nothing. */
+    if (broker != NULL && broker->epoch == record->broker_epoch)
+        broker->fenced = fenced;
+}
+
+static void
+replay_topic(KraftImage *image, const KraftRecord *record)
+{
+    guint i = lower_bound(image->topics, &record->topic, topic_compare);
+    if (i < image->topics->len && g_array_index(image->topics, TopicEntry, i).topic == record->topic)
+        return;
+    TopicEntry entry = {record->topic, record->partitions};
+    g_array_insert_val(image->topics, i, entry);
+}
+
+static void
+replay_partition(KraftImage *image, const KraftRecord *record, gint64 offset)
+{
+    KraftPartition p = {0};
+    p.topic = record->topic;
+    p.partition = record->partition;
+    p.n_replicas = record->n_replicas;
+    memcpy(p.replicas, record->replicas, sizeof(gint32) * record->n_replicas);
+    p.n_isr = record->n_isr;
+    memcpy(p.isr, record->isr, sizeof(gint32) * record->n_isr);
+    p.leader = record->leader;
+    p.last_change_offset = offset;
+    KraftPartition *known = partition_find(image, record->topic, record->partition);
+    if (known != NULL) {
+        *known = p;
+        return;
+    }
+    PartitionKey key = {record->topic, record->partition};
+    guint i = lower_bound(image->partitions, &key, partition_compare);
+    g_array_insert_val(image->partitions, i, p);
+}
+
+/* PartitionRegistration.merge. */
+static void
+replay_partition_change(KraftImage *image, const KraftRecord *record, gint64 offset)
+{
+    KraftPartition *p = partition_find(image, record->topic, record->partition);
+    if (p == NULL)
+        return;
+    if (record->isr_set) {
+        p->n_isr = record->n_isr;
+        memcpy(p->isr, record->isr, sizeof(gint32) * record->n_isr);
+    }
+    if (record->leader != KRAFT_NO_LEADER_CHANGE) {
+        p->leader = record->leader;
+        p->leader_epoch++;
+    }
+    p->partition_epoch++;
+    p->last_change_offset = offset;
+}
+
+void
+kraft_image_replay(KraftImage *image, const KraftRecord *record, gint64 offset)
+{
+    KSIM_ASSERT(offset >= image->end_offset);
+    switch (record->type) {
+    case KRAFT_REC_REGISTER_BROKER:
+        replay_register(image, record, offset);
+        break;
+    case KRAFT_REC_FENCE_BROKER:
+        replay_fencing(image, record, TRUE);
+        break;
+    case KRAFT_REC_UNFENCE_BROKER:
+        replay_fencing(image, record, FALSE);
+        break;
+    case KRAFT_REC_TOPIC:
+        replay_topic(image, record);
+        break;
+    case KRAFT_REC_PARTITION:
+        replay_partition(image, record, offset);
+        break;
+    case KRAFT_REC_PARTITION_CHANGE:
+        replay_partition_change(image, record, offset);
+        break;
+    }
+    image->end_offset = offset + 1;
+}
+
+void
+kraft_image_replay_batch(KraftImage *image, const KraftRecordStore *store,
+                         const PlogBatch *batch, gint64 end)
+{
+    const PlogRecord *records = (const PlogRecord *)batch->records->data;
+    for (guint i = 0; i < batch->records->len; i++) {
+        gint64 offset = batch->base_offset + i;
+        if (offset >= end)
+            break;
+        if (offset < image->end_offset)
+            continue;
+        const KraftRecord *record = NULL;
+        if (records[i].key >= KRAFT_REC_FIRST && records[i].key <= KRAFT_REC_LAST)
+            record = kraft_record_store_get(store, records[i].value);
+        if (record != NULL)
+            kraft_image_replay(image, record, offset);
+        else
+            image->end_offset = offset + 1;
+    }
+}
+
+gint64
+kraft_image_end_offset(const KraftImage *image)
+{
+    return image->end_offset;
+}
+
+const KraftBroker *
+kraft_image_broker(const KraftImage *image, gint32 id)
+{
+    return broker_find(image, id);
+}
+
+const KraftPartition *
+kraft_image_partition(const KraftImage *image, guint32 topic, gint32 partition)
+{
+    return partition_find(image, topic, partition);
+}
+
+gint32
+kraft_image_topic_partitions(const KraftImage *image, guint32 topic)
+{
+    guint i = lower_bound(image->topics, &topic, topic_compare);
+    if (i < image->topics->len && g_array_index(image->topics, TopicEntry, i).topic == topic)
+        return g_array_index(image->topics, TopicEntry, i).partitions;
+    return 0;
+}
+
+const GArray *
+kraft_image_brokers(const KraftImage *image)
+{
+    return image->brokers;
+}
+
+GPtrArray *
+kraft_image_partitions(const KraftImage *image)
+{
+    GPtrArray *all = g_ptr_array_sized_new(image->partitions->len);
+    for (guint i = 0; i < image->partitions->len; i++)
+        g_ptr_array_add(all, &g_array_index(image->partitions, KraftPartition, i));
+    return all;
+}
+
+gboolean
+kraft_image_broker_active(const KraftImage *image, gint32 id)
+{
+    const KraftBroker *broker = broker_find(image, id);
+    return broker != NULL && !broker->fenced;
+}
+
+gboolean
+kraft_ids_contain(const gint32 *ids, guint n, gint32 id)
+{
+    for (guint i = 0; i < n; i++)
+        if (ids[i] == id)
+            return TRUE;
+    return FALSE;
+}

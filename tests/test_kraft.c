@@ -1,0 +1,523 @@
+/*
+ * Unit tests for the KRaft controller and its metadata records
+ * (models/kraft): the image's replay (PartitionRegistration.merge's epochs),
+ * then a quorum of three controllers with scripted brokers: registration,
+ * unfencing once caught up and topic creation; fencing on a lapsed session
+ * (KIP-631) with the broker leaving every ISR and leadership (KIP-841);
+ * AlterPartition's checks in Kafka's order (KIP-497); unclean election; and
+ * a controller failover that keeps the metadata and the brokers' sessions.
+ *
+ * A scripted broker is a plain simulated node: it registers, heartbeats every
+ * broker.heartbeat.interval.ms (2 s) reporting the active controller's high
+ * watermark as its metadata offset (a broker that keeps up), follows
+ * NOT_CONTROLLER to the controller it is told of, and keeps the last
+ * AlterPartition answer.
+ */
+#include "kraft_controller.h"
+#include "kraft_proto.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sim_net.h"
+
+#define CONTROLLERS 3
+#define BROKERS 3
+#define HEARTBEAT_NS (2000 * SIM_NS_PER_MS)
+
+typedef struct Cluster Cluster;
+
+typedef struct {
+    Cluster *cluster;
+    SimNodeId node;
+    gint32 id;
+    guint64 incarnation;
+    gint64 epoch; /* -1 until registered */
+    gboolean fenced;
+    guint target; /* the controller it talks to */
+    gboolean running;
+    KraftMsg last_alter; /* the last AlterPartition answer */
+    gboolean have_alter;
+    gint32 next_correlation;
+    gboolean awaiting; /* a registration or heartbeat unanswered */
+} Broker;
+
+struct Cluster {
+    SimWorld *world;
+    KraftRecordStore *store;
+    RaftNode *raft[CONTROLLERS];
+    KraftController *controllers[CONTROLLERS];
+    Broker brokers[BROKERS];
+};
+
+static KraftController *
+active_controller(Cluster *c)
+{
+    for (guint i = 0; i < CONTROLLERS; i++)
+        if (kraft_controller_active(c->controllers[i]))
+            return c->controllers[i];
+    return NULL;
+}
+
+static gint64
+metadata_offset(Cluster *c)
+{
+    KraftController *active = active_controller(c);
+    return active == NULL ? -1 : raft_node_high_watermark(kraft_controller_raft(active));
+}
+
+static void
+broker_send(Broker *b, KraftMsg *msg)
+{
+    msg->broker_id = b->id;
+    msg->broker_epoch = b->epoch;
+    sim_net_send(sim_world_net(b->cluster->world), b->node,
+                 raft_node_sim_node(b->cluster->raft[b->target]), &msg->base);
+}
+
+static void
+send_registration(Broker *b)
+{
+    KraftMsg *msg = kraft_msg_new(KRAFT_MSG_REGISTRATION_REQUEST, ++b->next_correlation);
+    msg->incarnation = b->incarnation;
+    broker_send(b, msg);
+}
+
+static void
+heartbeat_fire(SimWorld *world, void *ctx, void *arg)
+{
+    (void)world;
+    (void)arg;
+    Broker *b = ctx;
+    if (!b->running)
+        return;
+    /* An unanswered request: that controller is gone, try the next. */
+    if (b->awaiting)
+        b->target = (b->target + 1) % CONTROLLERS;
+    b->awaiting = TRUE;
+    if (b->epoch >= 0) {
+        KraftMsg *msg = kraft_msg_new(KRAFT_MSG_HEARTBEAT_REQUEST, ++b->next_correlation);
+        msg->metadata_offset = metadata_offset(b->cluster);
+        broker_send(b, msg);
+    } else {
+        send_registration(b);
+    }
+    sim_timer_set(b->cluster->world, b->node, HEARTBEAT_NS, heartbeat_fire, NULL);
+}
+
+static void
+broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *base)
+{
+    (void)world;
+    (void)from;
+    Broker *b = ctx;
+    KraftMsg *msg = (KraftMsg *)base;
+    if (msg->base.type != KRAFT_MSG_ALTER_PARTITION_RESPONSE)
+        b->awaiting = FALSE;
+    if (msg->base.type == KRAFT_MSG_ALTER_PARTITION_RESPONSE) {
+        b->last_alter = *msg;
+        b->have_alter = TRUE;
+    }
+    if (msg->error == KAFKA_ERROR_NOT_CONTROLLER) {
+        /* Ask the controller it names, or the next one. */
+        guint next = (b->target + 1) % CONTROLLERS;
+        for (guint i = 0; i < CONTROLLERS; i++)
+            if (msg->controller_id >= 0 && raft_node_id(b->cluster->raft[i]) == msg->controller_id)
+                next = i;
+        b->target = next;
+    } else if (msg->base.type == KRAFT_MSG_REGISTRATION_RESPONSE && msg->error == 0) {
+        b->epoch = msg->broker_epoch;
+        b->fenced = TRUE;
+    } else if (msg->base.type == KRAFT_MSG_HEARTBEAT_RESPONSE && msg->error == 0) {
+        b->fenced = msg->fenced;
+    } else if (msg->base.type == KRAFT_MSG_HEARTBEAT_RESPONSE &&
+               msg->error == KAFKA_ERROR_STALE_BROKER_EPOCH) {
+        b->epoch = -1;
+    }
+    sim_msg_free(base);
+}
+
+static void
+broker_crash(SimWorld *world, void *ctx)
+{
+    (void)world;
+    Broker *b = ctx;
+    b->running = FALSE;
+}
+
+static void
+broker_restart(SimWorld *world, void *ctx)
+{
+    (void)world;
+    Broker *b = ctx;
+    b->running = TRUE;
+    b->incarnation++;
+    b->epoch = -1;
+    sim_timer_set(b->cluster->world, b->node, 0, heartbeat_fire, NULL);
+}
+
+static const SimNodeOps broker_ops = {broker_message, NULL, broker_crash, broker_restart};
+
+/* Replicas of topic "t": partition p on brokers (p, p+1, p+2) mod 3, plus 1. */
+static void
+cluster_init(Cluster *c, gboolean unclean)
+{
+    memset(c, 0, sizeof *c);
+    c->world = sim_world_new(7);
+    sim_net_set_default_link(sim_world_net(c->world), SIM_DIST_CONST(SIM_NS_PER_MS), 0);
+    c->store = kraft_record_store_new();
+    RaftVoter voters[CONTROLLERS];
+    for (guint i = 0; i < CONTROLLERS; i++) {
+        g_autofree char *name = g_strdup_printf("controller-%u", 3000 + i);
+        c->raft[i] = raft_node_new(c->world, name, (gint32)(3000 + i), NULL);
+        voters[i] = (RaftVoter){(gint32)(3000 + i), raft_node_sim_node(c->raft[i])};
+    }
+    static const gint32 replicas[] = {1, 2, 3, 2, 3, 1, 3, 1, 2};
+    for (guint i = 0; i < CONTROLLERS; i++) {
+        raft_node_set_voters(c->raft[i], voters, CONTROLLERS);
+        c->controllers[i] = kraft_controller_new(c->raft[i], c->store, NULL, NULL);
+        kraft_controller_add_topic(c->controllers[i], "t", replicas, 3, 3, unclean);
+        raft_node_start(c->raft[i]);
+    }
+    for (guint i = 0; i < BROKERS; i++) {
+        Broker *b = &c->brokers[i];
+        b->cluster = c;
+        b->id = (gint32)i + 1;
+        b->incarnation = 1;
+        b->epoch = -1;
+        b->running = TRUE;
+        g_autofree char *name = g_strdup_printf("broker-%d", b->id);
+        b->node = sim_node_add(c->world, name, &broker_ops, b);
+        sim_timer_set(c->world, b->node, 0, heartbeat_fire, NULL);
+    }
+}
+
+static void
+cluster_clear(Cluster *c)
+{
+    sim_world_free(c->world);
+    for (guint i = 0; i < CONTROLLERS; i++) {
+        kraft_controller_free(c->controllers[i]);
+        raft_node_free(c->raft[i]);
+    }
+    kraft_record_store_free(c->store);
+}
+
+static void
+run_until(Cluster *c, double t_s)
+{
+    gint64 until = (gint64)(t_s * 1e9);
+    while (sim_now_ns(c->world) < until) {
+        sim_world_run_until(c->world, MIN(until, sim_now_ns(c->world) + 100 * SIM_NS_PER_MS));
+        for (guint i = 0; i < CONTROLLERS; i++)
+            kraft_controller_check_invariants(c->controllers[i]);
+    }
+}
+
+static const KraftPartition *
+partition(Cluster *c, gint32 p)
+{
+    KraftController *active = active_controller(c);
+    assert_non_null(active);
+    guint32 topic = (guint32)kraft_record_store_find_topic(c->store, "t");
+    return kraft_image_partition(kraft_controller_image(active), topic, p);
+}
+
+static gboolean
+same_ids(const gint32 *ids, guint n, const gint32 *expected, guint n_expected)
+{
+    return n == n_expected && memcmp(ids, expected, sizeof(gint32) * n) == 0;
+}
+
+/* ---- the image ---- */
+
+static void
+test_kraft_image_replay(void **state)
+{
+    (void)state;
+    KraftImage *image = kraft_image_new();
+    KraftRecord reg = {.type = KRAFT_REC_REGISTER_BROKER, .broker_id = 2, .incarnation = 9};
+    kraft_image_replay(image, &reg, 4);
+    assert_true(kraft_image_broker(image, 2)->fenced);
+    assert_int_equal(kraft_image_broker(image, 2)->epoch, 4);
+    /* A record for another registration's epoch changes nothing. */
+    KraftRecord unfence = {.type = KRAFT_REC_UNFENCE_BROKER, .broker_id = 2, .broker_epoch = 3};
+    kraft_image_replay(image, &unfence, 5);
+    assert_false(kraft_image_broker_active(image, 2));
+    unfence.broker_epoch = 4;
+    kraft_image_replay(image, &unfence, 6);
+    assert_true(kraft_image_broker_active(image, 2));
+    KraftRecord p = {.type = KRAFT_REC_PARTITION, .topic = 0, .partition = 1, .n_replicas = 3,
+                     .replicas = {2, 3, 1}, .n_isr = 3, .isr = {2, 3, 1}, .leader = 2};
+    kraft_image_replay(image, &p, 7);
+    /* An ISR change bumps the partition epoch only; a leader change both. */
+    KraftRecord shrink = {.type = KRAFT_REC_PARTITION_CHANGE, .topic = 0, .partition = 1,
+                          .isr_set = TRUE, .n_isr = 2, .isr = {2, 3},
+                          .leader = KRAFT_NO_LEADER_CHANGE};
+    kraft_image_replay(image, &shrink, 8);
+    const KraftPartition *part = kraft_image_partition(image, 0, 1);
+    assert_int_equal(part->leader_epoch, 0);
+    assert_int_equal(part->partition_epoch, 1);
+    KraftRecord elect = {.type = KRAFT_REC_PARTITION_CHANGE, .topic = 0, .partition = 1,
+                         .leader = 3};
+    kraft_image_replay(image, &elect, 9);
+    part = kraft_image_partition(image, 0, 1);
+    assert_int_equal(part->leader, 3);
+    assert_int_equal(part->leader_epoch, 1);
+    assert_int_equal(part->partition_epoch, 2);
+    assert_int_equal(part->last_change_offset, 9);
+    static const gint32 isr[] = {2, 3};
+    assert_true(same_ids(part->isr, part->n_isr, isr, 2));
+    /* A change to a partition the image lacks is ignored. */
+    elect.partition = 5;
+    kraft_image_replay(image, &elect, 10);
+    assert_null(kraft_image_partition(image, 0, 5));
+    assert_int_equal(kraft_image_end_offset(image), 11);
+    kraft_image_free(image);
+}
+
+/* ---- the controller ---- */
+
+static void
+test_kraft_register_unfence_create(void **state)
+{
+    (void)state;
+    Cluster c;
+    cluster_init(&c, FALSE);
+    run_until(&c, 10);
+    KraftController *active = active_controller(&c);
+    assert_non_null(active);
+    const KraftImage *image = kraft_controller_image(active);
+    for (gint32 id = 1; id <= BROKERS; id++) {
+        assert_true(kraft_image_broker_active(image, id));
+        assert_false(c.brokers[id - 1].fenced);
+        /* The broker epoch is the offset of its RegisterBroker record. */
+        assert_int_equal(kraft_image_broker(image, id)->epoch, c.brokers[id - 1].epoch);
+    }
+    /* The topic, created once every replica was active: full ISR, the
+     * first replica leading, epochs 0. */
+    static const gint32 all[] = {2, 3, 1};
+    const KraftPartition *p1 = partition(&c, 1);
+    assert_non_null(p1);
+    assert_int_equal(p1->leader, 2);
+    assert_true(same_ids(p1->isr, p1->n_isr, all, 3));
+    assert_int_equal(p1->leader_epoch, 0);
+    assert_int_equal(p1->partition_epoch, 0);
+    /* Standbys replay the same committed records. */
+    for (guint i = 0; i < CONTROLLERS; i++) {
+        const KraftPartition *q = kraft_image_partition(kraft_controller_image(c.controllers[i]),
+                                                        p1->topic, 1);
+        assert_non_null(q);
+        assert_int_equal(q->leader, 2);
+    }
+    cluster_clear(&c);
+}
+
+static void
+test_kraft_session_timeout_fences(void **state)
+{
+    (void)state;
+    Cluster c;
+    cluster_init(&c, FALSE);
+    run_until(&c, 10);
+    sim_node_crash(c.world, c.brokers[0].node); /* broker 1 falls silent */
+    /* Its last heartbeat was at most 2 s before; the session is 9 s. */
+    run_until(&c, 16.9);
+    KraftController *active = active_controller(&c);
+    assert_true(kraft_image_broker_active(kraft_controller_image(active), 1));
+    run_until(&c, 20);
+    assert_false(kraft_image_broker_active(kraft_controller_image(active), 1));
+    /* Partition 0 (replicas 1, 2, 3) had broker 1 leading: 2 leads now in
+     * epoch 1; every ISR lost broker 1 (KIP-841). */
+    const KraftPartition *p0 = partition(&c, 0);
+    assert_int_equal(p0->leader, 2);
+    assert_int_equal(p0->leader_epoch, 1);
+    static const gint32 p0_isr[] = {2, 3}, p2_isr[] = {3, 2};
+    assert_true(same_ids(p0->isr, p0->n_isr, p0_isr, 2));
+    const KraftPartition *p2 = partition(&c, 2);
+    assert_int_equal(p2->leader, 3); /* kept: it was not broker 1 */
+    assert_int_equal(p2->leader_epoch, 0);
+    assert_true(same_ids(p2->isr, p2->n_isr, p2_isr, 2));
+    /* It comes back as a new incarnation: registered fenced, unfenced
+     * once caught up. It does not rejoin an ISR by itself. */
+    sim_node_restart(c.world, c.brokers[0].node);
+    run_until(&c, 26);
+    assert_true(kraft_image_broker_active(kraft_controller_image(active), 1));
+    p0 = partition(&c, 0);
+    assert_true(same_ids(p0->isr, p0->n_isr, p0_isr, 2));
+    cluster_clear(&c);
+}
+
+/* One AlterPartition from broker `from`, answered. */
+static const KraftMsg *
+alter(Cluster *c, gint32 from, gint64 broker_epoch, gint32 leader_epoch, gint32 partition_epoch,
+      const gint32 *isr, guint n_isr)
+{
+    Broker *b = &c->brokers[from - 1];
+    for (int attempt = 0; attempt < CONTROLLERS; attempt++) {
+        b->have_alter = FALSE;
+        KraftMsg *msg = kraft_msg_new(KRAFT_MSG_ALTER_PARTITION_REQUEST, ++b->next_correlation);
+        msg->topic = (guint32)kraft_record_store_find_topic(c->store, "t");
+        msg->partition = 0;
+        msg->leader_epoch = leader_epoch;
+        msg->partition_epoch = partition_epoch;
+        msg->n_isr = (guint8)n_isr;
+        memcpy(msg->isr, isr, sizeof(gint32) * n_isr);
+        gint64 saved = b->epoch;
+        b->epoch = broker_epoch;
+        broker_send(b, msg);
+        b->epoch = saved;
+        run_until(c, (double)sim_now_ns(c->world) / 1e9 + 0.5);
+        if (!b->have_alter)
+            fail_msg("AlterPartition from broker %d (leader epoch %d, partition epoch %d) "
+                     "unanswered", from, leader_epoch, partition_epoch);
+        if (b->last_alter.error != KAFKA_ERROR_NOT_CONTROLLER || b->last_alter.controller_id < 0 ||
+            leader_epoch > 0)
+            break;
+    }
+    return &b->last_alter;
+}
+
+static void
+test_kraft_alter_partition_checks(void **state)
+{
+    (void)state;
+    Cluster c;
+    cluster_init(&c, FALSE);
+    run_until(&c, 10);
+    gint64 epoch1 = c.brokers[0].epoch, epoch2 = c.brokers[1].epoch;
+    static const gint32 shrunk[] = {1, 2}, with_3[] = {1, 3}, without_leader[] = {2, 3},
+                        outside[] = {1, 4};
+    /* Partition 0: replicas 1, 2, 3, leader 1, epochs 0. Kafka's order of
+     * checks, each case failing one. */
+    const struct {
+        gint32 from;
+        gint64 broker_epoch;
+        gint32 leader_epoch, partition_epoch;
+        const gint32 *isr;
+        KafkaError error;
+    } cases[] = {
+        {1, epoch1 - 1, 0, 0, shrunk, KAFKA_ERROR_STALE_BROKER_EPOCH},
+        {1, epoch1, 1, 0, shrunk, KAFKA_ERROR_NOT_CONTROLLER},  /* an epoch from the future */
+        {2, epoch2, 0, 0, shrunk, KAFKA_ERROR_INVALID_REQUEST}, /* not the leader */
+        {1, epoch1, 0, 0, without_leader, KAFKA_ERROR_INVALID_REQUEST},
+        {1, epoch1, 0, 0, outside, KAFKA_ERROR_INVALID_REQUEST},
+        {1, epoch1, 0, 0, shrunk, KAFKA_ERROR_NONE},             /* 1, 2: partition epoch 1 */
+        {1, epoch1, 0, 0, with_3, KAFKA_ERROR_INVALID_UPDATE_VERSION}, /* epoch 0 is stale */
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const KraftMsg *r = alter(&c, cases[i].from, cases[i].broker_epoch, cases[i].leader_epoch,
+                                  cases[i].partition_epoch, cases[i].isr, 2);
+        if (r->error != (gint16)cases[i].error)
+            fail_msg("case %u: error %d, expected %d", i, r->error, cases[i].error);
+        /* Answered with the state it made. */
+        if (r->error == KAFKA_ERROR_NONE)
+            assert_true(r->partition_epoch == 1 && r->leader_epoch == 0 && r->leader == 1);
+    }
+    const KraftPartition *p0 = partition(&c, 0);
+    assert_int_equal(p0->partition_epoch, 1);
+    assert_int_equal(p0->leader_epoch, 0);
+    assert_true(same_ids(p0->isr, p0->n_isr, shrunk, 2));
+    /* A fenced broker may not join an ISR (KIP-841): broker 3 goes silent. */
+    sim_node_crash(c.world, c.brokers[2].node);
+    run_until(&c, 25);
+    const KraftMsg *r = alter(&c, 1, epoch1, 0, 1, with_3, 2);
+    assert_int_equal(r->error, KAFKA_ERROR_INELIGIBLE_REPLICA);
+    /* A leader epoch older than the partition's: broker 1 falls silent too,
+     * and 2 leads partition 0 in epoch 1. */
+    sim_node_crash(c.world, c.brokers[0].node);
+    run_until(&c, 40);
+    p0 = partition(&c, 0);
+    assert_int_equal(p0->leader, 2);
+    static const gint32 only_2[] = {2, 2};
+    r = alter(&c, 2, epoch2, 0, p0->partition_epoch, only_2, 1);
+    assert_int_equal(r->error, KAFKA_ERROR_FENCED_LEADER_EPOCH);
+    cluster_clear(&c);
+}
+
+/* Partition 0's ISR shrunk to its leader, broker 1, which then falls silent:
+ * without unclean election the partition stays offline with ISR {1}; with
+ * it, broker 2 leads with ISR {2}. */
+static void
+run_last_replica_standing(gboolean unclean, gint32 *leader, gint32 *isr0, guint *n_isr)
+{
+    Cluster c;
+    cluster_init(&c, unclean);
+    run_until(&c, 10);
+    static const gint32 one[] = {1};
+    const KraftMsg *r = alter(&c, 1, c.brokers[0].epoch, 0, 0, one, 1);
+    assert_int_equal(r->error, KAFKA_ERROR_NONE);
+    sim_node_crash(c.world, c.brokers[0].node);
+    run_until(&c, 25);
+    const KraftPartition *p0 = partition(&c, 0);
+    *leader = p0->leader;
+    *isr0 = p0->isr[0];
+    *n_isr = p0->n_isr;
+    cluster_clear(&c);
+}
+
+static void
+test_kraft_unclean_election(void **state)
+{
+    (void)state;
+    gint32 leader, isr0;
+    guint n_isr;
+    run_last_replica_standing(FALSE, &leader, &isr0, &n_isr);
+    assert_int_equal(leader, KRAFT_NO_LEADER);
+    assert_int_equal(n_isr, 1);
+    assert_int_equal(isr0, 1); /* the ISR never empties */
+    run_last_replica_standing(TRUE, &leader, &isr0, &n_isr);
+    assert_int_equal(leader, 2);
+    assert_int_equal(n_isr, 1);
+    assert_int_equal(isr0, 2);
+}
+
+static void
+test_kraft_controller_failover(void **state)
+{
+    (void)state;
+    Cluster c;
+    cluster_init(&c, FALSE);
+    run_until(&c, 10);
+    KraftController *first = active_controller(&c);
+    sim_node_crash(c.world, raft_node_sim_node(kraft_controller_raft(first)));
+    run_until(&c, 20);
+    KraftController *second = active_controller(&c);
+    assert_non_null(second);
+    assert_ptr_not_equal(first, second);
+    /* The metadata survived, and no broker lost its session in the
+     * failover: a new active controller starts every session afresh. */
+    const KraftImage *image = kraft_controller_image(second);
+    for (gint32 id = 1; id <= BROKERS; id++)
+        assert_true(kraft_image_broker_active(image, id));
+    assert_int_equal(partition(&c, 0)->leader, 1);
+    /* And it fences as the first did. */
+    sim_node_crash(c.world, c.brokers[0].node);
+    run_until(&c, 35);
+    assert_false(kraft_image_broker_active(kraft_controller_image(second), 1));
+    assert_int_equal(partition(&c, 0)->leader, 2);
+    /* The crashed controller, restarted, replays the log as a standby. */
+    sim_node_restart(c.world, raft_node_sim_node(kraft_controller_raft(first)));
+    run_until(&c, 45);
+    assert_false(kraft_image_broker_active(kraft_controller_image(first), 1));
+    cluster_clear(&c);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kraft_image_replay),
+        cmocka_unit_test(test_kraft_register_unfence_create),
+        cmocka_unit_test(test_kraft_session_timeout_fences),
+        cmocka_unit_test(test_kraft_alter_partition_checks),
+        cmocka_unit_test(test_kraft_unclean_election),
+        cmocka_unit_test(test_kraft_controller_failover),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
