@@ -93,7 +93,7 @@ parse_options(int *argc, char ***argv, BisectOptions *o)
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *context = g_option_context_new(
-        "SCENARIO (--seed N | --key K --range A..B) - the point of no return, or a key's "
+        "(--seed N | --key K --range A..B) - the point of no return, or a key's "
         "threshold");
     g_option_context_add_main_entries(context, entries, NULL);
     GError *error = NULL;

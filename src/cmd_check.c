@@ -30,7 +30,7 @@ parse_check_options(int *argc, char ***argv, CheckOptions *options)
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *context =
-        g_option_context_new("SCENARIO - validate a scenario and list its runs, without running");
+        g_option_context_new("- validate a scenario and list its runs, without running");
     g_option_context_add_main_entries(context, entries, NULL);
     GError *error = NULL;
     gboolean ok = g_option_context_parse(context, argc, argv, &error);

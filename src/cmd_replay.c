@@ -43,7 +43,7 @@ parse_replay_options(int *argc, char ***argv, ReplayOptions *options)
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *context =
-        g_option_context_new("CAPSULE - rerun a run's capsule.json and check its fingerprints");
+        g_option_context_new("- rerun a run's capsule.json and check its fingerprints");
     g_option_context_add_main_entries(context, entries, NULL);
     GError *error = NULL;
     gboolean ok = g_option_context_parse(context, argc, argv, &error);

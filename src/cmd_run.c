@@ -127,7 +127,7 @@ parse_run_options(int *argc, char ***argv, RunOptions *options)
     for (GOptionEntry *e = entries; e->long_name != NULL; e++)
         if (e->arg == G_OPTION_ARG_CALLBACK)
             e->arg_data = trace_callback.data;
-    GOptionContext *context = g_option_context_new("SCENARIO - run a scenario file");
+    GOptionContext *context = g_option_context_new("- run a scenario file");
     GOptionGroup *group = g_option_group_new("run", "run options", "run options", options, NULL);
     g_option_group_add_entries(group, entries);
     g_option_context_set_main_group(context, group);

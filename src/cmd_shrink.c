@@ -111,7 +111,7 @@ parse_options(int *argc, char ***argv, ShrinkOptions *o)
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *context = g_option_context_new(
-        "SCENARIO - search for the smallest scenario that fails like a failing run");
+        "- search for the smallest scenario that fails like a failing run");
     g_option_context_add_main_entries(context, entries, NULL);
     GError *error = NULL;
     gboolean ok = g_option_context_parse(context, argc, argv, &error);

@@ -194,7 +194,7 @@ sweep_options_parse(int *argc, char ***argv, SweepOptions *o)
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *context =
-        g_option_context_new("SCENARIO --seeds A..B - run a scenario over many seeds");
+        g_option_context_new("--seeds A..B - run a scenario over many seeds");
     g_option_context_add_main_entries(context, entries, NULL);
     GError *error = NULL;
     gboolean ok = g_option_context_parse(context, argc, argv, &error);

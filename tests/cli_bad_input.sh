@@ -101,5 +101,14 @@ out=$(mktemp -d)
 expect 1 "replay: ksim run '.*hw-truncation.ini' --seed 3 --set 'ksim.truncation.mode=hw'$" -- \
   run "$data/../../../scenarios/hw-truncation.ini" --seed 3 --set ksim.truncation.mode=hw --out "$out"
 rm -rf "$out"
+# Each command's usage line names its arguments once ("run [OPTION?]
+# SCENARIO - ...", not "SCENARIO SCENARIO").
+for command in run check sweep shrink bisect replay diagram partition assign bench; do
+  usage=$("$ksim" "$command" --help 2>&1 | sed -n 2p)
+  if echo "$usage" | grep -Eq '(^| )([A-Z|.]+) \2( |$)'; then
+    echo "FAIL: $command --help: $usage"
+    failures=$((failures + 1))
+  fi
+done
 if [ "$failures" -ne 0 ]; then echo "$failures failures"; exit 1; fi
 echo "bad input gets exit status 2 and a clear message"
