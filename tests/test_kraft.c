@@ -15,6 +15,7 @@
  */
 #include "kraft_controller.h"
 #include "kraft_proto.h"
+#include "kraft_publish.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -281,6 +282,70 @@ test_kraft_image_replay(void **state)
     kraft_image_free(image);
 }
 
+/* ---- the publisher ---- */
+
+static void
+test_kraft_publish_deltas(void **state)
+{
+    (void)state;
+    KraftRecordStore *store = kraft_record_store_new();
+    guint32 t = kraft_record_store_topic(store, "orders");
+    KraftImage *before = kraft_image_new();
+    gint64 offset = 0;
+    for (gint32 id = 1; id <= 3; id++) {
+        KraftRecord reg = {.type = KRAFT_REC_REGISTER_BROKER, .broker_id = id,
+                           .node = (SimNodeId)(10 + id)};
+        kraft_image_replay(before, &reg, offset);
+        KraftRecord unfence = {.type = KRAFT_REC_UNFENCE_BROKER, .broker_id = id,
+                               .broker_epoch = offset};
+        kraft_image_replay(before, &unfence, offset + 1);
+        offset += 2;
+    }
+    KraftRecord topic = {.type = KRAFT_REC_TOPIC, .topic = t, .partitions = 2};
+    kraft_image_replay(before, &topic, offset++);
+    KraftRecord p0 = {.type = KRAFT_REC_PARTITION, .topic = t, .partition = 0, .n_replicas = 2,
+                      .replicas = {1, 2}, .n_isr = 2, .isr = {1, 2}, .leader = 1};
+    KraftRecord p1 = {.type = KRAFT_REC_PARTITION, .topic = t, .partition = 1, .n_replicas = 2,
+                      .replicas = {2, 3}, .n_isr = 2, .isr = {2, 3}, .leader = 2};
+    kraft_image_replay(before, &p0, offset++);
+    kraft_image_replay(before, &p1, offset++);
+    /* From nothing: broker 3 is a replica of partition 1 only, led by 2. */
+    KLeaderAndIsrRequest *lai = kraft_publish_leader_and_isr(NULL, before, store, 3);
+    assert_non_null(lai);
+    assert_int_equal(lai->partitions->len, 1);
+    const KPartitionState *ps = &g_array_index(lai->partitions, KPartitionState, 0);
+    assert_string_equal(ps->tp.topic, "orders");
+    assert_int_equal(ps->tp.partition, 1);
+    assert_int_equal(ps->leader, 2);
+    assert_int_equal(lai->live_leaders->len, 1);
+    assert_int_equal(g_array_index(lai->live_leaders, KBrokerEndpoint, 0).node, 12);
+    sim_msg_free(&lai->base);
+    /* Broker 1 is fenced and loses partition 0's leadership to 2. */
+    KraftImage *after = kraft_image_copy(before);
+    KraftRecord change = {.type = KRAFT_REC_PARTITION_CHANGE, .topic = t, .partition = 0,
+                          .isr_set = TRUE, .n_isr = 1, .isr = {2}, .leader = 2};
+    kraft_image_replay(after, &change, offset++);
+    KraftRecord fence = {.type = KRAFT_REC_FENCE_BROKER, .broker_id = 1, .broker_epoch = 0};
+    kraft_image_replay(after, &fence, offset++);
+    assert_null(kraft_publish_leader_and_isr(before, after, store, 3)); /* not its replica */
+    lai = kraft_publish_leader_and_isr(before, after, store, 2);
+    assert_int_equal(lai->partitions->len, 1);
+    ps = &g_array_index(lai->partitions, KPartitionState, 0);
+    assert_int_equal(ps->tp.partition, 0);
+    assert_int_equal(ps->leader_epoch, 1);
+    assert_int_equal(ps->zk_version, 1); /* the partition epoch */
+    sim_msg_free(&lai->base);
+    KUpdateMetadataRequest *um = kraft_publish_update_metadata(before, after, store);
+    assert_int_equal(um->partitions->len, 1);
+    assert_int_equal(um->live_brokers->len, 2); /* the fenced broker is not offered */
+    assert_int_equal(g_array_index(um->live_brokers, KBrokerEndpoint, 0).broker_id, 2);
+    sim_msg_free(&um->base);
+    assert_null(kraft_publish_update_metadata(after, after, store));
+    kraft_image_free(before);
+    kraft_image_free(after);
+    kraft_record_store_free(store);
+}
+
 /* ---- the controller ---- */
 
 static void
@@ -298,6 +363,8 @@ test_kraft_register_unfence_create(void **state)
         assert_false(c.brokers[id - 1].fenced);
         /* The broker epoch is the offset of its RegisterBroker record. */
         assert_int_equal(kraft_image_broker(image, id)->epoch, c.brokers[id - 1].epoch);
+        /* Its endpoint is where it registered from. */
+        assert_int_equal(kraft_image_broker(image, id)->node, c.brokers[id - 1].node);
     }
     /* The topic, created once every replica was active: full ISR, the
      * first replica leading, epochs 0. */
@@ -513,6 +580,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kraft_image_replay),
+        cmocka_unit_test(test_kraft_publish_deltas),
         cmocka_unit_test(test_kraft_register_unfence_create),
         cmocka_unit_test(test_kraft_session_timeout_fences),
         cmocka_unit_test(test_kraft_alter_partition_checks),

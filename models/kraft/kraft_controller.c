@@ -518,7 +518,7 @@ handle_registration(KraftController *c, SimNodeId from, const KraftMsg *req)
     Batch b;
     batch_init(&b);
     KraftRecord r = {.type = KRAFT_REC_REGISTER_BROKER, .broker_id = req->broker_id,
-                     .incarnation = req->incarnation};
+                     .incarnation = req->incarnation, .node = from};
     g_array_append_val(b.records, r);
     /* A new incarnation restarted without a clean shutdown: what the old one
      * led or was in sync for is no longer (handleBrokerUncleanShutdown). */

@@ -248,7 +248,7 @@ partition_find(const KraftImage *image, guint32 topic, gint32 partition)
 static void
 replay_register(KraftImage *image, const KraftRecord *record, gint64 offset)
 {
-    KraftBroker broker = {record->broker_id, record->incarnation, offset, TRUE};
+    KraftBroker broker = {record->broker_id, record->incarnation, record->node, offset, TRUE};
     KraftBroker *known = broker_find(image, record->broker_id);
     if (known != NULL) {
         *known = broker; /* a new incarnation replaces the old registration */

@@ -29,6 +29,7 @@
 
 #include "kafka_proto.h"
 #include "plog_batch.h"
+#include "sim_net.h"
 
 /* Kafka's LeaderConstants: NO_LEADER, NO_LEADER_CHANGE. */
 #define KRAFT_NO_LEADER (-1)
@@ -50,6 +51,7 @@ typedef struct {
     /* RegisterBroker, FenceBroker, UnfenceBroker. */
     gint32 broker_id;
     guint64 incarnation; /* RegisterBroker */
+    SimNodeId node;      /* RegisterBroker: its listener (the endpoint clients and replicas use) */
     gint64 broker_epoch; /* FenceBroker, UnfenceBroker: the registration's epoch */
     /* Topic, Partition, PartitionChange. */
     guint32 topic;      /* kraft_record_store_topic */
@@ -88,6 +90,7 @@ const char *kraft_record_type_name(KraftRecordType type);
 typedef struct {
     gint32 id;
     guint64 incarnation;
+    SimNodeId node;
     gint64 epoch; /* the offset of its RegisterBroker record */
     gboolean fenced;
 } KraftBroker;

@@ -52,12 +52,11 @@
  * (20) and the fetch max wait (replica.fetch.wait.max.ms, 500). Random draws
  * come from the stream "raft/<node id>".
  *
- * Status: this is the quorum alone. Not yet built on it: the KRaft
- * controller (the leader's metadata records: RegisterBroker, Fence/Unfence,
- * Topic, Partition, PartitionChange), brokers that register, heartbeat and
- * replay the log, AlterPartition, ELR, the `metadata.mode` and KRaft scenario
- * keys, `controller:N` fault targets, and these invariants in --paranoid
- * runs (raft_check.h is ready for them).
+ * Status: the KRaft controller runs on it (models/kraft), and observers
+ * (brokers replaying the log) may fetch from the leader. Not yet built on
+ * it: brokers that register, heartbeat and replay the log, the
+ * `metadata.mode` and KRaft scenario keys, `controller:N` fault targets,
+ * and these invariants in --paranoid runs (raft_check.h is ready for them).
  *
  * Not modelled: snapshots (the log is never truncated from the front),
  * observers and voter changes (KIP-853), pre-vote (KIP-996), graceful
