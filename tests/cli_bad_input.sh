@@ -101,6 +101,12 @@ out=$(mktemp -d)
 expect 1 "replay: ksim run '.*hw-truncation.ini' --seed 3 --set 'ksim.truncation.mode=hw'$" -- \
   run "$data/../../../scenarios/hw-truncation.ini" --seed 3 --set ksim.truncation.mode=hw --out "$out"
 rm -rf "$out"
+# What KRaft mode does not model yet is refused, naming the key.
+expect 2 "\[cluster\] metadata.mode: kraft: consumer groups need __consumer_offsets" -- \
+  check "$data/../../../scenarios/consumer-commit.ini" --set metadata.mode=kraft
+expect 2 "\[cluster\] metadata.mode: kraft: a KRaft cluster has no ZooKeeper to target" -- \
+  check "$data/../../../scenarios/network-partition.ini" --set metadata.mode=kraft
+expect 2 "controllers" -- check "$data/example.ini" --set controllers=0
 # Each command's usage line names its arguments once ("run [OPTION?]
 # SCENARIO - ...", not "SCENARIO SCENARIO").
 for command in run check sweep shrink bisect replay diagram partition assign bench; do

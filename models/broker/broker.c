@@ -34,6 +34,7 @@
 #include "broker.h"
 
 #include "broker_internal.h"
+#include "broker_kraft.h"
 #include "group_coord.h"
 #include "sim_assert.h"
 #include "sim_disk.h"
@@ -77,7 +78,8 @@ create_internal_topic(BrokerState *state, guint kind, const char *topic, gint32 
     Broker *broker = state->broker;
     guint n = state->live_brokers->len;
     KSIM_ASSERT(kind < G_N_ELEMENTS(streams));
-    if (state->internal_topic_requested[kind] || n == 0)
+    /* KRaft: CreateTopics to the controller is not modelled yet. */
+    if (state->internal_topic_requested[kind] || n == 0 || state->zk == NULL)
         return;
     state->internal_topic_requested[kind] = TRUE;
     guint rf = MIN((guint)replication_factor, n);
@@ -237,6 +239,7 @@ state_free(BrokerState *state)
 {
     if (state->controller != NULL)
         controller_free(state->controller);
+    broker_kraft_free(state->kraft);
     group_coord_free(state->groups);
     txn_coord_free(state->txns);
     replica_markers_state_free(state);
@@ -309,8 +312,9 @@ handle_leader_and_isr(BrokerState *state, SimNodeId from, KLeaderAndIsrRequest *
     }
     state->controller_id = request->controller_id;
     replica_handle_leader_and_isr(state, request);
-    answer_controller(state, from, KMSG_LEADER_AND_ISR_RESPONSE, request->correlation_id,
-                      KAFKA_ERROR_NONE);
+    if (state->kraft == NULL) /* KRaft's come from the broker's own metadata replay */
+        answer_controller(state, from, KMSG_LEADER_AND_ISR_RESPONSE, request->correlation_id,
+                          KAFKA_ERROR_NONE);
 }
 
 /* StopReplica without deletion (a controlled shutdown's follower
@@ -360,8 +364,9 @@ handle_update_metadata(BrokerState *state, SimNodeId from, KUpdateMetadataReques
     }
     state->controller_id = request->controller_id;
     broker_handle_update_metadata(state, from, request);
-    answer_controller(state, from, KMSG_UPDATE_METADATA_RESPONSE, request->correlation_id,
-                      KAFKA_ERROR_NONE);
+    if (state->kraft == NULL)
+        answer_controller(state, from, KMSG_UPDATE_METADATA_RESPONSE, request->correlation_id,
+                          KAFKA_ERROR_NONE);
 }
 
 /* ---- controller requests ---- */
@@ -433,8 +438,8 @@ controller_request_next(BrokerState *state)
                       controller_request_done_cb, NULL);
 }
 
-static void
-controller_request_arrived(BrokerState *state, SimMsg *msg)
+void
+broker_controller_request_arrived(BrokerState *state, SimMsg *msg)
 {
     const BrokerConfig *config = &state->broker->config;
     if (config->leader_and_isr_partition_ns == 0 && config->update_metadata_partition_ns == 0) {
@@ -489,7 +494,9 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
     BrokerState *state = broker->state;
     (void)world;
     KSIM_ASSERT(state != NULL);
-    if (zk_client_handle_message(state->zk, from, msg))
+    if (state->zk != NULL && zk_client_handle_message(state->zk, from, msg))
+        return;
+    if (state->kraft != NULL && broker_kraft_handle_message(state->kraft, from, msg))
         return;
     if (!broker_serving(state)) {
         /* Stopping: the socket server reads no more requests. */
@@ -532,7 +539,7 @@ broker_dispatch(BrokerState *state, SimNodeId from, SimMsg *msg)
     case KMSG_LEADER_AND_ISR_REQUEST:
     case KMSG_UPDATE_METADATA_REQUEST:
     case KMSG_STOP_REPLICA_REQUEST:
-        controller_request_arrived(state, msg);
+        broker_controller_request_arrived(state, msg);
         return; /* kept, or handled and freed */
     case KMSG_CONTROLLED_SHUTDOWN_RESPONSE:
         broker_shutdown_handle_response(state, (const KControlledShutdownResponse *)msg);
@@ -561,7 +568,10 @@ broker_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReaso
     (void)world;
     (void)reason;
     KSIM_ASSERT(state != NULL);
-    zk_client_handle_disconnect(state->zk, peer);
+    if (state->zk != NULL)
+        zk_client_handle_disconnect(state->zk, peer);
+    if (state->kraft != NULL)
+        broker_kraft_peer_disconnected(state->kraft, peer);
     if (state->controller != NULL)
         controller_peer_disconnected(state->controller, peer);
     replica_peer_disconnected(state, peer);
@@ -743,10 +753,15 @@ broker_start(Broker *broker)
     SimDisk *disk = sim_node_disk(broker->world, broker->node);
     if (!sim_disk_io_error(disk))
         replica_load_logs(state);
-    state->zk = zk_client_new(broker->world, broker->node, broker->zk_node,
-                                 broker->config.zookeeper_session_timeout_ms * SIM_NS_PER_MS,
-                                 &ZK_CALLBACKS, state);
-    zk_client_set_max_in_flight(state->zk, (guint)broker->config.zookeeper_max_in_flight_requests);
+    if (broker->n_kraft_voters > 0) {
+        state->kraft = broker_kraft_new(state);
+    } else {
+        state->zk = zk_client_new(broker->world, broker->node, broker->zk_node,
+                                  broker->config.zookeeper_session_timeout_ms * SIM_NS_PER_MS,
+                                  &ZK_CALLBACKS, state);
+        zk_client_set_max_in_flight(state->zk,
+                                    (guint)broker->config.zookeeper_max_in_flight_requests);
+    }
     /* The replica manager's timers; the order they are set in reaches the
      * event queue, so it stays: the HW checkpoint, ISR expiration, retention. */
     replica_hw_checkpoint_start(state);
@@ -759,9 +774,10 @@ broker_start(Broker *broker)
         broker_log_dir_failed(state, "startup");
 }
 
-Broker *
-broker_new(SimWorld *world, const char *name, const BrokerConfig *config, SimNodeId zk_node,
-           History *history, const BrokerObserver *observer)
+static Broker *
+broker_create(SimWorld *world, const char *name, const BrokerConfig *config, SimNodeId zk_node,
+              const RaftVoter *voters, guint n_voters, KraftRecordStore *store, History *history,
+              const BrokerObserver *observer)
 {
     KSIM_ASSERT(config->broker_id >= 0);
     Broker *broker = g_new0(Broker, 1);
@@ -769,6 +785,9 @@ broker_new(SimWorld *world, const char *name, const BrokerConfig *config, SimNod
     broker->name = g_strdup(name);
     broker->config = *config;
     broker->zk_node = zk_node;
+    broker->kraft_voters = n_voters > 0 ? g_memdup2(voters, sizeof(RaftVoter) * n_voters) : NULL;
+    broker->n_kraft_voters = n_voters;
+    broker->kraft_store = store;
     broker->history = history;
     if (observer != NULL)
         broker->observer = *observer;
@@ -785,6 +804,23 @@ broker_new(SimWorld *world, const char *name, const BrokerConfig *config, SimNod
     return broker;
 }
 
+Broker *
+broker_new(SimWorld *world, const char *name, const BrokerConfig *config, SimNodeId zk_node,
+           History *history, const BrokerObserver *observer)
+{
+    return broker_create(world, name, config, zk_node, NULL, 0, NULL, history, observer);
+}
+
+Broker *
+broker_new_kraft(SimWorld *world, const char *name, const BrokerConfig *config,
+                 const RaftVoter *voters, guint n_voters, KraftRecordStore *store,
+                 History *history, const BrokerObserver *observer)
+{
+    KSIM_ASSERT(n_voters > 0 && store != NULL);
+    return broker_create(world, name, config, SIM_NODE_NONE, voters, n_voters, store, history,
+                         observer);
+}
+
 void
 broker_free(Broker *broker)
 {
@@ -793,6 +829,7 @@ broker_free(Broker *broker)
     if (broker->state != NULL)
         state_free(broker->state);
     g_hash_table_destroy(broker->topic_configs);
+    g_free(broker->kraft_voters);
     g_free(broker->name);
     g_free(broker);
 }
@@ -929,7 +966,10 @@ broker_check_invariants(const Broker *broker)
     replica_check_invariants(broker->state);
     group_coord_check_invariants(broker->state->groups);
     txn_coord_check_invariants(broker->state->txns);
-    zk_client_check_invariants(broker->state->zk);
+    if (broker->state->zk != NULL)
+        zk_client_check_invariants(broker->state->zk);
+    else
+        broker_kraft_check_invariants(broker->state->kraft);
     broker_shutdown_check_invariants(broker->state);
     request_channel_check_invariants(broker->state->requests);
     /* 4. A controller request is being applied exactly while one waits. */

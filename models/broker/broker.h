@@ -20,6 +20,8 @@
 #include "broker_config.h"
 #include "history.h"
 #include "kafka_proto.h"
+#include "kraft_records.h"
+#include "raft_node.h"
 #include "plog.h"
 #include "sim_world.h"
 
@@ -43,6 +45,13 @@ typedef struct {
  * coordination node. `history` and `observer` may be NULL. */
 Broker *broker_new(SimWorld *world, const char *name, const BrokerConfig *config,
                    SimNodeId zk_node, History *history, const BrokerObserver *observer);
+/* The same in KRaft mode: the broker registers with, heartbeats to and
+ * replays the metadata log of the controller quorum `voters` (copied),
+ * whose records are in `store` (shared, outliving the broker); no
+ * coordination node. */
+Broker *broker_new_kraft(SimWorld *world, const char *name, const BrokerConfig *config,
+                         const RaftVoter *voters, guint n_voters, KraftRecordStore *store,
+                         History *history, const BrokerObserver *observer);
 /* Frees the broker (its node stays in the world, which must be freed after). */
 void broker_free(Broker *broker);
 

@@ -50,6 +50,9 @@ typedef struct {
     gint64 replica_high_watermark_checkpoint_interval_ms; /* replica.high.watermark.checkpoint... */
     gint64 zookeeper_session_timeout_ms;                  /* zookeeper.session.timeout.ms */
     gint32 zookeeper_max_in_flight_requests;              /* zookeeper.max.in.flight.requests */
+    /* KRaft mode (broker_new_kraft). */
+    gint64 broker_heartbeat_interval_ms;                  /* broker.heartbeat.interval.ms */
+    gint64 controller_quorum_request_timeout_ms;          /* controller.quorum.request.timeout.ms */
     gint64 controller_socket_timeout_ms;                  /* controller.socket.timeout.ms */
     gint64 log_retention_check_interval_ms;               /* log.retention.check.interval.ms */
     gboolean auto_leader_rebalance_enable;                /* auto.leader.rebalance.enable */

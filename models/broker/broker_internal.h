@@ -20,6 +20,8 @@
 #include "producer_ids.h"
 #include "replica.h"
 #include "request_channel.h"
+#include "kraft_records.h"
+#include "raft_node.h"
 #include "zk_client.h"
 
 /* Where a clean shutdown is (broker_shutdown.c), in the order it goes. */
@@ -36,7 +38,8 @@ typedef struct BrokerState {
     Broker *broker;
     BrokerServices *services;         /* what the children see of this (broker_services.h) */
     RequestChannel *requests;         /* network threads, request queue, I/O threads */
-    ZkClient *zk;
+    ZkClient *zk;                     /* NULL in KRaft mode */
+    struct BrokerKraft *kraft;        /* KRaft mode only (broker_kraft.h) */
     gboolean registered;
     gint32 controller_id;             /* as last learnt; -1 unknown */
     gint32 controller_epoch;          /* the highest seen; older requests are fenced */
@@ -90,6 +93,11 @@ struct Broker {
     char *name;
     BrokerConfig config;
     SimNodeId zk_node;
+    /* KRaft mode (broker_new_kraft): the controller quorum and the metadata
+     * records' store; n_kraft_voters 0 in ZooKeeper mode. */
+    RaftVoter *kraft_voters;
+    guint n_kraft_voters;
+    KraftRecordStore *kraft_store;
     History *history;
     BrokerObserver observer;
     GHashTable *topic_configs;        /* name -> TopicConfig* (owned); looked up only */
@@ -98,6 +106,9 @@ struct Broker {
 
 /* broker.c */
 gint64 broker_now_ms(const Broker *broker);
+/* Queues a controller request (LeaderAndIsr, UpdateMetadata, StopReplica)
+ * to be applied in turn; owned from now. */
+void broker_controller_request_arrived(BrokerState *state, SimMsg *msg);
 void broker_send(BrokerState *state, SimNodeId to, SimMsg *msg);
 /* Resigns as controller (frees it) if this broker is the controller. */
 void broker_resign_controller(BrokerState *state);

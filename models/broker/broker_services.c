@@ -17,6 +17,8 @@
  */
 #include "broker_services.h"
 
+#include "broker_kraft.h"
+
 #include "broker_internal.h"
 #include "sim_assert.h"
 #include "sim_net.h"
@@ -158,6 +160,16 @@ broker_services_record_event(BrokerServices *services, HistoryEventKind kind,
     g_autofree char *text = g_strdup_vprintf(format, args);
     va_end(args);
     broker_record_event(broker, kind, tp, fields, "%s", text);
+}
+
+gboolean
+broker_services_kraft_allocate_producer_ids(BrokerServices *services)
+{
+    BrokerState *state = services->state;
+    if (state->kraft == NULL)
+        return FALSE;
+    broker_kraft_allocate_producer_ids(state->kraft);
+    return TRUE;
 }
 
 ZkClient *

@@ -59,6 +59,9 @@ void broker_services_record_event(BrokerServices *services, HistoryEventKind kin
                                   const KTopicPartition *tp, const HistoryEvent *fields,
                                   const char *format, ...) G_GNUC_PRINTF(5, 6);
 
+/* KRaft: asks the active controller for a producer id block, answered
+ * through producer_ids_block_granted; FALSE in ZooKeeper mode. */
+gboolean broker_services_kraft_allocate_producer_ids(BrokerServices *services);
 /* The broker's coordination client. (transfer none) */
 ZkClient *broker_services_zk(BrokerServices *services);
 /* A zeroed context of `size` bytes for a coordination request's callback,

@@ -13,6 +13,10 @@
  *  2. waiters is empty unless a block claim is in flight (a claim that
  *     fails fails its waiters).
  *
+ * In KRaft mode the block comes from the active controller instead
+ * (AllocateProducerIds, Kafka's RPCProducerIdManager; broker_kraft.c), which
+ * writes the next block's start to the metadata log.
+ *
  * Transitions of the block:
  *   NONE LEFT --a waiter--> CLAIMING (claim_block: read the znode)
  *   CLAIMING --read--> WRITING (block_read: the next block, a versioned write)
@@ -159,6 +163,8 @@ claim_block(ProducerIds *ids)
     if (ids->block_in_flight)
         return;
     ids->block_in_flight = TRUE;
+    if (broker_services_kraft_allocate_producer_ids(ids->services))
+        return;
     zk_client_get(broker_services_zk(ids->services), PID_BLOCK_PATH, FALSE, block_read, ids);
 }
 
@@ -203,6 +209,21 @@ producer_ids_allocate(ProducerIds *ids, ProducerIdsCb done_cb, void *user_data,
     waiter->user_data = user_data;
     waiter->done_id = done_id;
     g_queue_push_tail(&ids->waiters, waiter);
+    serve_waiters(ids);
+}
+
+void
+producer_ids_block_granted(ProducerIds *ids, KafkaError error, gint64 start, gint64 count)
+{
+    if (!ids->block_in_flight)
+        return;
+    ids->block_in_flight = FALSE;
+    if (error != KAFKA_ERROR_NONE) {
+        fail_waiters(ids);
+        return;
+    }
+    ids->next = start;
+    ids->block_end = start + count;
     serve_waiters(ids);
 }
 

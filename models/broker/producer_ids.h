@@ -26,5 +26,8 @@ typedef void (*ProducerIdsCb)(void *user_data, KafkaError error, gint64 producer
 void producer_ids_allocate(ProducerIds *ids, ProducerIdsCb done_cb, void *user_data,
                            guint64 done_id);
 void producer_ids_check_invariants(const ProducerIds *ids);
+/* KRaft: the controller's answer to the block claim (error NONE: ids
+ * [start, start + count)). */
+void producer_ids_block_granted(ProducerIds *ids, KafkaError error, gint64 start, gint64 count);
 
 #endif

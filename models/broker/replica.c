@@ -286,9 +286,13 @@ replica_handle_leader_and_isr(BrokerState *state, KLeaderAndIsrRequest *request)
             continue;
         Partition *p = replica_get_or_create(state, &ps->tp);
         /* Only a newer leader epoch changes a replica's role (Kafka fences
-         * LeaderAndIsr requests for an epoch it already has). */
-        if (ps->leader_epoch <= p->leader_epoch)
+         * LeaderAndIsr requests for an epoch it already has). In KRaft
+         * mode a change within the epoch may still move a leader's ISR. */
+        if (ps->leader_epoch <= p->leader_epoch) {
+            if (state->kraft != NULL)
+                replica_isr_from_metadata(state, p, ps);
             continue;
+        }
         if (ps->leader == self)
             make_leader(state, p, ps);
         else

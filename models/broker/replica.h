@@ -57,6 +57,9 @@ typedef struct Partition {
     guint n_remotes;
     gint64 leader_epoch_start_offset;
     gboolean isr_update_in_flight;
+    /* KRaft: when an AlterPartition in flight is given up as lost (Kafka's
+     * AlterPartitionManager retries after its request timeout). */
+    gint64 isr_update_deadline_ns;
     GQueue delayed_produce;           /* DelayedProduce*, by required offset */
     /* The long-polling fetches that name this partition, in the order they
      * were delayed (DelayedFetch*, borrowed; NULL until the first): its

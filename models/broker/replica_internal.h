@@ -8,6 +8,7 @@
 #define REPLICA_INTERNAL_H
 
 #include "broker_internal.h"
+#include "kraft_proto.h"
 #include "replica.h"
 
 /* One follower fetcher per leader (Kafka's ReplicaFetcherThread). */
@@ -90,6 +91,13 @@ void replica_produce_respond(BrokerState *state, SimNodeId client, gint32 correl
 void replica_isr_maybe_expand(BrokerState *state, Partition *p, const RemoteReplica *remote);
 /* Asserts the ISR invariants (replica_isr.c's header). */
 void replica_isr_check_invariants(const BrokerState *state);
+/* KRaft: the active controller answered a leader's AlterPartition for
+ * `topic`. */
+void replica_isr_altered(BrokerState *state, const KraftMsg *response, const char *topic);
+/* KRaft: the metadata log changed a led partition's ISR in its leader's
+ * epoch (the controller took a fenced follower out, KIP-841): the leader
+ * adopts it, as Partition.makeLeader does for a newer partition epoch. */
+void replica_isr_from_metadata(BrokerState *state, Partition *p, const KPartitionState *ps);
 
 /* replica_fetch.c */
 /* New data in `p`, or a new HW: the delayed fetches that watch it and have

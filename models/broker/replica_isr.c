@@ -25,6 +25,7 @@
 #include "replica.h"
 
 #include "replica_internal.h"
+#include "broker_kraft.h"
 #include "sim_assert.h"
 
 #include <string.h>
@@ -69,8 +70,9 @@ adopt_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr, gint
                         state->broker->config.broker_id, p->name, before->str, after->str);
     g_string_free(before, TRUE);
     g_string_free(after, TRUE);
-    zk_client_create(state->zk, "/isr_change_notification/isr_change_", p->name,
-                        strlen(p->name), ZK_SEQUENTIAL, isr_notification_created, NULL);
+    if (state->zk != NULL)
+        zk_client_create(state->zk, "/isr_change_notification/isr_change_", p->name,
+                         strlen(p->name), ZK_SEQUENTIAL, isr_notification_created, NULL);
     replica_hw_maybe_increment(state, p);
     replica_hw_try_complete_produces(state, p);
 }
@@ -128,9 +130,68 @@ isr_updated(void *owner, const ZkResult *result, void *arg)
     broker_zk_context_done(state, update);
 }
 
+/* KRaft (KIP-497): the change goes to the active controller as
+ * AlterPartition naming the partition epoch the leader knows. */
+static void
+propose_isr_kraft(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr)
+{
+    KraftMsg *msg = kraft_msg_new(KRAFT_MSG_ALTER_PARTITION_REQUEST, 0);
+    msg->topic = broker_kraft_topic_id(state->kraft, p->tp.topic);
+    msg->partition = p->tp.partition;
+    msg->leader_epoch = p->leader_epoch;
+    msg->partition_epoch = p->zk_version;
+    msg->n_isr = (guint8)n_isr;
+    memcpy(msg->isr, isr, sizeof(gint32) * n_isr);
+    if (!broker_kraft_send_alter(state->kraft, msg))
+        return;
+    p->isr_update_in_flight = TRUE;
+    p->isr_update_deadline_ns =
+        sim_now_ns(state->broker->world) +
+        state->broker->config.controller_quorum_request_timeout_ms * SIM_NS_PER_MS;
+}
+
+void
+replica_isr_altered(BrokerState *state, const KraftMsg *response, const char *topic)
+{
+    KTopicPartition tp;
+    ktp_set(&tp, topic, response->partition);
+    Partition *p = replica_get(state, &tp);
+    if (p == NULL || !p->is_leader || !p->isr_update_in_flight)
+        return;
+    p->isr_update_in_flight = FALSE;
+    /* An error (a stale partition epoch, a fenced replica, a controller
+     * that moved) leaves the change to be proposed again, with what the
+     * metadata log says by then. */
+    if (response->error == KAFKA_ERROR_NONE && response->leader_epoch == p->leader_epoch &&
+        response->leader == state->broker->config.broker_id)
+        adopt_isr(state, p, response->isr, response->n_isr, response->partition_epoch);
+}
+
+void
+replica_isr_from_metadata(BrokerState *state, Partition *p, const KPartitionState *ps)
+{
+    if (!p->is_leader || ps->leader_epoch != p->leader_epoch || ps->zk_version <= p->zk_version)
+        return;
+    adopt_isr(state, p, ps->isr, ps->n_isr, ps->zk_version);
+}
+
+/* A KRaft AlterPartition unanswered past its request timeout is lost. */
+static gboolean
+update_in_flight(BrokerState *state, Partition *p)
+{
+    if (p->isr_update_in_flight && state->kraft != NULL &&
+        sim_now_ns(state->broker->world) >= p->isr_update_deadline_ns)
+        p->isr_update_in_flight = FALSE;
+    return p->isr_update_in_flight;
+}
+
 static void
 propose_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr)
 {
+    if (state->kraft != NULL) {
+        propose_isr_kraft(state, p, isr, n_isr);
+        return;
+    }
     IsrUpdate *update = broker_zk_context(state, sizeof(IsrUpdate));
     update->tp = p->tp;
     update->leader_epoch = p->leader_epoch;
@@ -153,7 +214,7 @@ propose_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr)
 void
 replica_isr_maybe_expand(BrokerState *state, Partition *p, const RemoteReplica *remote)
 {
-    if (p->isr_update_in_flight || replica_in_isr(p, remote->broker_id))
+    if (update_in_flight(state, p) || replica_in_isr(p, remote->broker_id))
         return;
     if (remote->leo < p->hw || remote->leo < p->leader_epoch_start_offset)
         return;
@@ -173,7 +234,7 @@ replica_isr_expiration(BrokerState *state)
     gint64 lag_max_ns = broker->config.replica_lag_time_max_ms * SIM_NS_PER_MS;
     for (guint i = 0; i < state->partitions_sorted->len; i++) {
         Partition *p = g_ptr_array_index(state->partitions_sorted, i);
-        if (!p->is_leader || p->isr_update_in_flight)
+        if (!p->is_leader || update_in_flight(state, p))
             continue;
         gint32 isr[KAFKA_REPLICAS_MAX];
         guint n = 0;

@@ -10,6 +10,8 @@
  */
 #include "cluster.h"
 
+#include "raft_check.h"
+
 #include "zk_client.h"
 #include "sim_assert.h"
 #include "sim_mem.h"
@@ -42,10 +44,52 @@ struct Cluster {
     GHashTable *leaders; /* "t-p/epoch" -> broker id + 1; looked up only */
     GHashTable *terms;   /* "b/t-p" -> LeaderTerm; looked up only */
     GPtrArray *racks;    /* char* per broker (NULL: no rack), broker i+1 at i; NULL: none */
+    /* KRaft mode: the controller quorum and the metadata records. */
+    KraftRecordStore *kraft_store;
+    GPtrArray *raft_nodes;  /* RaftNode* (owned) */
+    GPtrArray *controllers; /* KraftController* (owned) */
+    gint32 kraft_lost_epoch;  /* the epoch whose election began the current failover */
+    RaftCheck *raft_check;    /* the quorum's safety invariants (cluster_check_invariants) */
     guint violations;
 };
 
 #define CLUSTER_ERROR (g_quark_from_static_string("ksim-cluster-error-quark"))
+
+/* KRaft: a voter stood for election against the leader it knew. The first
+ * to since a controller last became active starts a failover, as the
+ * controller's session ending does in ZooKeeper mode (reports/failover.c);
+ * detection (controller.quorum.fetch.timeout.ms) is not counted, as the
+ * session timeout is not. */
+static void
+observe_kraft_election(void *user_data, gint32 old_leader_id, gint32 epoch)
+{
+    Cluster *cluster = user_data;
+    if (cluster->history == NULL || epoch <= cluster->kraft_lost_epoch)
+        return;
+    /* One failover per loss: later elections before a new controller is
+     * active are the same failover. */
+    const GArray *events = history_events(cluster->history);
+    for (guint i = events->len; i > 0; i--) {
+        const HistoryEvent *e = &g_array_index(events, HistoryEvent, i - 1);
+        if (e->kind == HISTORY_EVENT_CONTROLLER_LOST)
+            return;
+        if (e->kind == HISTORY_EVENT_CONTROLLER && e->partition < 0 &&
+            e->text != NULL && strstr(e->text, "became controller") != NULL)
+            break;
+    }
+    cluster->kraft_lost_epoch = epoch;
+    HistoryEvent event = {0};
+    event.time_ns = sim_now_ns(cluster->world);
+    event.kind = HISTORY_EVENT_CONTROLLER_LOST;
+    event.broker = old_leader_id;
+    event.partition = -1;
+    event.leader_epoch = epoch;
+    event.text = g_strdup_printf("the quorum lost controller %d: a voter stood for election in "
+                                 "epoch %d",
+                                 old_leader_id, epoch);
+    history_event(cluster->history, &event);
+    g_free(event.text);
+}
 
 /* ---- invariant monitor ---- */
 
@@ -255,12 +299,48 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
     for (guint i = 0; i < G_N_ELEMENTS(paths); i++)
         zk_client_create(cluster->admin, paths[i], "", 0, 0, ignore_result, NULL);
     BrokerObserver observer = {observe_became_leader, observe_hw, observe_acked, cluster};
+    RaftVoter voters[RAFT_VOTERS_MAX];
+    if (config->kraft) {
+        KSIM_ASSERT(config->n_controllers >= 1 && config->n_controllers <= RAFT_VOTERS_MAX);
+        cluster->kraft_store = kraft_record_store_new();
+        cluster->raft_nodes = g_ptr_array_new_with_free_func((GDestroyNotify)raft_node_free);
+        cluster->controllers =
+            g_ptr_array_new_with_free_func((GDestroyNotify)kraft_controller_free);
+        KraftControllerConfig controller_config;
+        kraft_controller_config_init(&controller_config);
+        controller_config.session_timeout_ns = config->broker_session_timeout_ms * SIM_NS_PER_MS;
+        for (guint i = 0; i < config->n_controllers; i++) {
+            gint32 id = KRAFT_CONTROLLER_ID_BASE + (gint32)i;
+            g_autofree char *name = g_strdup_printf("controller-%d", id);
+            RaftNode *node = raft_node_new(world, name, id, &config->raft);
+            voters[i] = (RaftVoter){id, raft_node_sim_node(node)};
+            g_ptr_array_add(cluster->raft_nodes, node);
+            KraftController *controller =
+                kraft_controller_new(node, cluster->kraft_store, &controller_config, history);
+            kraft_controller_set_election_observer(controller, observe_kraft_election, cluster);
+            g_ptr_array_add(cluster->controllers, controller);
+            if (history != NULL)
+                history_set_process_name(history, (guint32)id, name);
+            SimDisk *disk = sim_node_disk(world, raft_node_sim_node(node));
+            sim_disk_set_fsync_latency(disk, config->fsync_latency);
+        }
+        cluster->raft_check = raft_check_new();
+        for (guint i = 0; i < config->n_controllers; i++) {
+            raft_node_set_voters(g_ptr_array_index(cluster->raft_nodes, i), voters,
+                                 config->n_controllers);
+            raft_node_start(g_ptr_array_index(cluster->raft_nodes, i));
+        }
+    }
     for (guint i = 0; i < config->n_brokers; i++) {
         BrokerConfig broker_config = config->brokers != NULL ? config->brokers[i] : config->broker;
         broker_config.broker_id = (gint32)i + 1;
         g_autofree char *name = g_strdup_printf("broker-%u", i + 1);
-        Broker *broker = broker_new(world, name, &broker_config,
-                                    zk_server_node(cluster->zk), history, &observer);
+        Broker *broker =
+            config->kraft
+                ? broker_new_kraft(world, name, &broker_config, voters, config->n_controllers,
+                                   cluster->kraft_store, history, &observer)
+                : broker_new(world, name, &broker_config, zk_server_node(cluster->zk), history,
+                             &observer);
         SimDisk *disk = sim_node_disk(world, broker_node(broker));
         sim_disk_set_fsync_latency(disk, config->fsync_latency);
         sim_disk_set_bandwidth(disk, config->disk_bandwidth_bytes_per_s);
@@ -285,6 +365,12 @@ cluster_free(Cluster *cluster)
     if (cluster == NULL)
         return;
     g_ptr_array_free(cluster->brokers, TRUE);
+    if (cluster->controllers != NULL) {
+        g_ptr_array_free(cluster->controllers, TRUE);
+        g_ptr_array_free(cluster->raft_nodes, TRUE);
+        kraft_record_store_free(cluster->kraft_store);
+        raft_check_free(cluster->raft_check);
+    }
     zk_client_free(cluster->admin);
     zk_server_free(cluster->zk);
     for (guint i = 0; i < cluster->topics->len; i++)
@@ -639,7 +725,23 @@ topic_add(Cluster *cluster, ClusterTopic *topic, const TopicConfig *config)
         topic_config_from_broker(&defaults, broker_config(broker));
         broker_set_topic_config(broker, topic->name, config != NULL ? config : &defaults);
     }
-    write_assignment(cluster, topic, TRUE);
+    if (cluster->controllers == NULL) {
+        write_assignment(cluster, topic, TRUE);
+        return;
+    }
+    /* KRaft: every controller knows the topic; the active one creates it
+     * (kraft_controller_add_topic). */
+    guint rf = ((const GArray *)g_ptr_array_index(topic->assignment, 0))->len;
+    g_autofree gint32 *replicas = g_new(gint32, topic->assignment->len * rf);
+    for (guint p = 0; p < topic->assignment->len; p++)
+        memcpy(&replicas[p * rf], ((const GArray *)g_ptr_array_index(topic->assignment, p))->data,
+               sizeof(gint32) * rf);
+    TopicConfig defaults;
+    topic_config_from_broker(&defaults, &cluster->config.broker);
+    gboolean unclean = (config != NULL ? config : &defaults)->unclean_leader_election;
+    for (guint i = 0; i < cluster->controllers->len; i++)
+        kraft_controller_add_topic(g_ptr_array_index(cluster->controllers, i), topic->name,
+                                   replicas, topic->assignment->len, rf, unclean);
 }
 
 static ClusterTopic *
@@ -874,6 +976,39 @@ cluster_follower_nth(const Cluster *cluster, const char *topic, gint32 partition
             return (gint32)i + 1;
     }
     return -1;
+}
+
+gboolean
+cluster_kraft(const Cluster *cluster)
+{
+    return cluster->controllers != NULL;
+}
+
+SimNodeId
+cluster_active_controller_node(const Cluster *cluster)
+{
+    SimNodeId best = SIM_NODE_NONE;
+    gint32 best_epoch = -1;
+    for (guint i = 0; cluster->controllers != NULL && i < cluster->controllers->len; i++) {
+        const KraftController *c = g_ptr_array_index(cluster->controllers, i);
+        RaftNode *raft = kraft_controller_raft(c);
+        if (kraft_controller_active(c) && raft_node_epoch(raft) > best_epoch) {
+            best = raft_node_sim_node(raft);
+            best_epoch = raft_node_epoch(raft);
+        }
+    }
+    return best;
+}
+
+GArray *
+cluster_controller_nodes(const Cluster *cluster)
+{
+    GArray *nodes = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
+    for (guint i = 0; cluster->raft_nodes != NULL && i < cluster->raft_nodes->len; i++) {
+        SimNodeId node = raft_node_sim_node(g_ptr_array_index(cluster->raft_nodes, i));
+        g_array_append_val(nodes, node);
+    }
+    return nodes;
 }
 
 gint32
@@ -1228,6 +1363,17 @@ cluster_check_invariants(const Cluster *cluster)
     for (guint i = 0; i < cluster->brokers->len; i++)
         broker_check_invariants(g_ptr_array_index(cluster->brokers, i));
     zk_server_check_invariants(cluster->zk);
+    if (cluster->controllers == NULL)
+        return;
+    /* KRaft: every controller's own invariants, and the quorum's across its
+     * voters (one leader per epoch, monotonic epochs and HW, committed
+     * records never change: RaftEventSimulationTest's). */
+    for (guint i = 0; i < cluster->controllers->len; i++)
+        kraft_controller_check_invariants(g_ptr_array_index(cluster->controllers, i));
+    g_autoptr(GString) why = g_string_new(NULL);
+    if (!raft_check_observe(cluster->raft_check, (RaftNode *const *)cluster->raft_nodes->pdata,
+                            cluster->raft_nodes->len, why))
+        sim_assert_fail(__FILE__, __LINE__, G_STRFUNC, why->str);
 }
 
 void

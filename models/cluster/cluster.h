@@ -23,6 +23,7 @@
 #include <glib.h>
 
 #include "broker.h"
+#include "kraft_controller.h"
 #include "zk_server.h"
 #include "history.h"
 #include "sim_world.h"
@@ -58,7 +59,19 @@ typedef struct {
      * zookeeper.byte.time): ZkServerConfig.request_ns and byte_ns. */
     gint64 zk_request_ns;
     gint64 zk_byte_ns;
+    /* metadata.mode: FALSE ZooKeeper (the brokers elect a controller
+     * through the coordination node), TRUE KRaft (a quorum of `controllers`
+     * dedicated controller nodes, ids KRAFT_CONTROLLER_ID_BASE + 0..n-1,
+     * runs the metadata log; the coordination node is then idle). */
+    gboolean kraft;
+    guint n_controllers;
+    RaftConfig raft;                   /* controller.quorum.* */
+    gint64 broker_session_timeout_ms;  /* broker.session.timeout.ms */
 } ClusterConfig;
+
+/* The node.id of the first dedicated KRaft controller (Kafka's own
+ * examples number controllers apart from brokers). */
+#define KRAFT_CONTROLLER_ID_BASE 3000
 
 /* Kafka's RackAwareMode (kafka.admin.RackAwareMode, 3.6), how the admin
  * treats racks when it places a topic's replicas:
@@ -162,6 +175,14 @@ gint32 cluster_follower_nth(const Cluster *cluster, const char *topic, gint32 pa
 /* The running broker that believes it is the controller with the highest
  * epoch, or -1. */
 gint32 cluster_controller(const Cluster *cluster);
+/* TRUE when the cluster runs in KRaft mode (ClusterConfig.kraft). */
+gboolean cluster_kraft(const Cluster *cluster);
+/* KRaft: the node of the active controller, of the highest epoch if two
+ * believe they are; SIM_NODE_NONE when none is (or in ZooKeeper mode). */
+SimNodeId cluster_active_controller_node(const Cluster *cluster);
+/* KRaft: the controller quorum's nodes, in node.id order (transfer
+ * container); empty in ZooKeeper mode. */
+GArray *cluster_controller_nodes(const Cluster *cluster);
 
 /* Checks invariant 5 across running replicas; records breaches. */
 void cluster_check_agreement(Cluster *cluster);

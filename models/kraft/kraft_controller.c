@@ -60,6 +60,9 @@ struct KraftController {
     GQueue *replies;  /* PendingReply *, by offset */
     SimTimerId fence_timer;
     SimTimerId claim_timer;
+    gint32 known_leader; /* the last leader its quorum node knew; RAFT_NO_NODE */
+    KraftElectionFn election_fn;
+    void *election_data;
 };
 
 void
@@ -646,6 +649,37 @@ handle_alter_partition(KraftController *c, SimNodeId from, const KraftMsg *req)
     reply_after(c, from, response, offset);
 }
 
+/* ProducerIdControlManager.generateNextProducerId: a block of 1000 for a
+ * registered broker. */
+#define PRODUCER_ID_BLOCK 1000
+
+static void
+handle_allocate_producer_ids(KraftController *c, SimNodeId from, const KraftMsg *req)
+{
+    const KraftBroker *broker = kraft_image_broker(c->latest, req->broker_id);
+    if (broker == NULL || broker->epoch != req->broker_epoch) {
+        send(c, from, response_new(c, req, KRAFT_MSG_ALLOCATE_PRODUCER_IDS_RESPONSE,
+                                   KAFKA_ERROR_STALE_BROKER_EPOCH));
+        return;
+    }
+    gint64 start = kraft_image_next_producer_id(c->latest);
+    Batch b;
+    batch_init(&b);
+    KraftRecord r = {.type = KRAFT_REC_PRODUCER_IDS, .broker_id = req->broker_id,
+                     .broker_epoch = req->broker_epoch,
+                     .next_producer_id = start + PRODUCER_ID_BLOCK};
+    g_array_append_val(b.records, r);
+    gint64 offset = write_batch(c, &b);
+    batch_clear(&b);
+    if (offset < 0)
+        return;
+    KraftMsg *response =
+        response_new(c, req, KRAFT_MSG_ALLOCATE_PRODUCER_IDS_RESPONSE, KAFKA_ERROR_NONE);
+    response->producer_id_start = start;
+    response->producer_id_count = PRODUCER_ID_BLOCK;
+    reply_after(c, from, response, offset);
+}
+
 /* ---- the quorum's callbacks ---- */
 
 static void
@@ -660,8 +694,6 @@ deactivate(KraftController *c)
     g_queue_clear_full(c->replies, pending_reply_free);
     sim_timer_cancel(c->world, c->fence_timer);
     c->fence_timer = SIM_EVENT_ID_NONE;
-    record_event(c, HISTORY_EVENT_CONTROLLER_LOST, 0, -1, NULL,
-                 "controller %d is no longer the active controller", self_id(c));
 }
 
 /* QuorumController.claim: active from the epoch's first commit, every
@@ -718,6 +750,13 @@ on_leader_changed(void *user_data, RaftNode *raft, gint32 epoch, gint32 leader_i
     KraftController *c = user_data;
     if (c->active && (leader_id != self_id(c) || epoch != c->active_epoch))
         deactivate(c);
+    if (leader_id == RAFT_NO_NODE && raft_node_role(raft) == RAFT_ROLE_CANDIDATE &&
+        c->known_leader != RAFT_NO_NODE && c->election_fn != NULL)
+        c->election_fn(c->election_data, c->known_leader, epoch);
+    if (leader_id != RAFT_NO_NODE)
+        c->known_leader = leader_id;
+    else if (raft_node_role(raft) == RAFT_ROLE_CANDIDATE)
+        c->known_leader = RAFT_NO_NODE;
 }
 
 static void
@@ -733,7 +772,8 @@ on_message(void *user_data, RaftNode *raft, SimNodeId from, SimMsg *msg)
     KraftMsgType answer = req->base.type + 1;
     gboolean request = msg->type == KRAFT_MSG_REGISTRATION_REQUEST ||
                        msg->type == KRAFT_MSG_HEARTBEAT_REQUEST ||
-                       msg->type == KRAFT_MSG_ALTER_PARTITION_REQUEST;
+                       msg->type == KRAFT_MSG_ALTER_PARTITION_REQUEST ||
+                       msg->type == KRAFT_MSG_ALLOCATE_PRODUCER_IDS_REQUEST;
     if (!request) {
         sim_msg_free(msg);
         return;
@@ -744,6 +784,8 @@ on_message(void *user_data, RaftNode *raft, SimNodeId from, SimMsg *msg)
         handle_registration(c, from, req);
     } else if (msg->type == KRAFT_MSG_HEARTBEAT_REQUEST) {
         handle_heartbeat(c, from, req);
+    } else if (msg->type == KRAFT_MSG_ALLOCATE_PRODUCER_IDS_REQUEST) {
+        handle_allocate_producer_ids(c, from, req);
     } else {
         handle_alter_partition(c, from, req);
     }
@@ -756,6 +798,7 @@ on_crashed(void *user_data, RaftNode *raft)
     (void)raft;
     KraftController *c = user_data;
     deactivate(c);
+    c->known_leader = RAFT_NO_NODE;
     sim_timer_cancel(c->world, c->claim_timer);
     c->claim_timer = SIM_EVENT_ID_NONE;
     /* Memory is gone: a restarted controller replays the log from the start. */
@@ -782,6 +825,7 @@ kraft_controller_new(RaftNode *raft, KraftRecordStore *store, const KraftControl
     c->replies = g_queue_new();
     c->fence_timer = SIM_EVENT_ID_NONE;
     c->claim_timer = SIM_EVENT_ID_NONE;
+    c->known_leader = RAFT_NO_NODE;
     RaftListener listener = {on_committed, on_leader_changed, on_message, on_crashed};
     raft_node_set_listener(raft, &listener, c);
     return c;
@@ -813,6 +857,13 @@ kraft_controller_add_topic(KraftController *c, const char *name, const gint32 *r
     spec->unclean = unclean;
     g_ptr_array_add(c->topics, spec);
     kraft_record_store_topic(c->store, name);
+}
+
+void
+kraft_controller_set_election_observer(KraftController *c, KraftElectionFn fn, void *user_data)
+{
+    c->election_fn = fn;
+    c->election_data = user_data;
 }
 
 gboolean

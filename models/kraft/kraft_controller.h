@@ -33,6 +33,8 @@
  *    NOT_CONTROLLER for epochs newer than its own, FENCED_LEADER_EPOCH,
  *    INVALID_REQUEST (not the leader, an ISR without it or outside the
  *    replicas), INVALID_UPDATE_VERSION, INELIGIBLE_REPLICA (a fenced member);
+ *  - hands out producer id blocks of 1000 (AllocateProducerIds, a
+ *    ProducerIds record: ProducerIdControlManager);
  *  - creates the cluster's topics once every assigned replica is active (an
  *    administrator's CreateTopics after the brokers are up), as Topic and
  *    Partition records with the full ISR and the first replica leading.
@@ -75,6 +77,13 @@ void kraft_controller_free(KraftController *controller);
 void kraft_controller_add_topic(KraftController *controller, const char *name,
                                 const gint32 *replicas, guint n_partitions, guint rf,
                                 gboolean unclean);
+
+/* Told when this voter stands for election against the leader it knew
+ * (a candidate in a new epoch): the quorum's first sign that the active
+ * controller is gone, as a session's expiry is ZooKeeper's. */
+typedef void (*KraftElectionFn)(void *user_data, gint32 old_leader_id, gint32 epoch);
+void kraft_controller_set_election_observer(KraftController *controller, KraftElectionFn fn,
+                                            void *user_data);
 
 /* TRUE while it is the active controller. */
 gboolean kraft_controller_active(const KraftController *controller);

@@ -44,6 +44,10 @@ kraft_msg_type_name(guint type)
         return "AlterPartition";
     case KRAFT_MSG_ALTER_PARTITION_RESPONSE:
         return "AlterPartitionResponse";
+    case KRAFT_MSG_ALLOCATE_PRODUCER_IDS_REQUEST:
+        return "AllocateProducerIds";
+    case KRAFT_MSG_ALLOCATE_PRODUCER_IDS_RESPONSE:
+        return "AllocateProducerIdsResponse";
     default:
         return NULL;
     }

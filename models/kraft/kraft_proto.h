@@ -8,6 +8,8 @@
  *   broker ── BROKER_HEARTBEAT(broker id, broker epoch, metadata offset,
  *                              want fence, want shutdown) ──▶ controller
  *          ◀── (error, caught up, fenced, shut down)
+ *   broker ── ALLOCATE_PRODUCER_IDS(broker id, broker epoch) ──▶ controller
+ *          ◀── (error, first id, count)   once the ProducerIds record commits
  *   leader ── ALTER_PARTITION(broker id, broker epoch, topic, partition,
  *                             leader epoch, partition epoch, new ISR) ──▶ controller
  *          ◀── (error, leader, leader epoch, partition epoch, ISR)
@@ -32,8 +34,10 @@ typedef enum {
     KRAFT_MSG_HEARTBEAT_RESPONSE,
     KRAFT_MSG_ALTER_PARTITION_REQUEST,
     KRAFT_MSG_ALTER_PARTITION_RESPONSE,
+    KRAFT_MSG_ALLOCATE_PRODUCER_IDS_REQUEST,
+    KRAFT_MSG_ALLOCATE_PRODUCER_IDS_RESPONSE,
     KRAFT_MSG_FIRST = 320,
-    KRAFT_MSG_LAST = 325,
+    KRAFT_MSG_LAST = 327,
 } KraftMsgType;
 
 typedef struct {
@@ -50,6 +54,8 @@ typedef struct {
     gboolean caught_up;     /* HEARTBEAT_RESPONSE */
     gboolean fenced;        /* HEARTBEAT_RESPONSE */
     gboolean shut_down;     /* HEARTBEAT_RESPONSE: the broker may stop */
+    gint64 producer_id_start; /* ALLOCATE_PRODUCER_IDS_RESPONSE */
+    gint32 producer_id_count; /* ALLOCATE_PRODUCER_IDS_RESPONSE */
     /* ALTER_PARTITION and its response. */
     guint32 topic;
     gint32 partition;

@@ -95,6 +95,8 @@ record_size_bytes(const KraftRecord *record)
         return 24;
     case KRAFT_REC_TOPIC:
         return 48;
+    case KRAFT_REC_PRODUCER_IDS:
+        return 24;
     case KRAFT_REC_PARTITION:
     case KRAFT_REC_PARTITION_CHANGE:
         return 32 + 4u * (record->n_replicas + record->n_isr);
@@ -127,6 +129,8 @@ kraft_record_type_name(KraftRecordType type)
         return "Partition";
     case KRAFT_REC_PARTITION_CHANGE:
         return "PartitionChange";
+    case KRAFT_REC_PRODUCER_IDS:
+        return "ProducerIds";
     }
     return "?";
 }
@@ -142,6 +146,7 @@ struct KraftImage {
     GArray *brokers;    /* KraftBroker, sorted by id */
     GArray *topics;     /* TopicEntry, sorted by topic id */
     GArray *partitions; /* KraftPartition, sorted by (topic, partition) */
+    gint64 next_producer_id;
     gint64 end_offset;
 };
 
@@ -174,6 +179,7 @@ kraft_image_copy(const KraftImage *image)
     copy->topics = g_array_copy(image->topics);
     copy->partitions = g_array_copy(image->partitions);
     copy->end_offset = image->end_offset;
+    copy->next_producer_id = image->next_producer_id;
     return copy;
 }
 
@@ -342,6 +348,9 @@ kraft_image_replay(KraftImage *image, const KraftRecord *record, gint64 offset)
     case KRAFT_REC_PARTITION_CHANGE:
         replay_partition_change(image, record, offset);
         break;
+    case KRAFT_REC_PRODUCER_IDS:
+        image->next_producer_id = MAX(image->next_producer_id, record->next_producer_id);
+        break;
     }
     image->end_offset = offset + 1;
 }
@@ -365,6 +374,12 @@ kraft_image_replay_batch(KraftImage *image, const KraftRecordStore *store,
         else
             image->end_offset = offset + 1;
     }
+}
+
+gint64
+kraft_image_next_producer_id(const KraftImage *image)
+{
+    return image->next_producer_id;
 }
 
 gint64

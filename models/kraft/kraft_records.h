@@ -8,8 +8,9 @@
  * Records kept: RegisterBroker (id, incarnation id; the new registration is
  * fenced and its broker epoch is the record's offset), FenceBroker and
  * UnfenceBroker (id, epoch), Topic (a topic id and its partition count),
- * Partition (replicas, ISR, leader) and PartitionChange (the fields it
- * changes). Replay follows PartitionRegistration.merge: a PartitionChange
+ * Partition (replicas, ISR, leader), PartitionChange (the fields it
+ * changes) and ProducerIds (the next producer id block's start,
+ * ProducerIdControlManager's). Replay follows PartitionRegistration.merge: a PartitionChange
  * that names a leader bumps the leader epoch, and every change bumps the
  * partition epoch (KIP-497's version of the partition state, which
  * AlterPartition must name).
@@ -42,8 +43,9 @@ typedef enum {
     KRAFT_REC_TOPIC,
     KRAFT_REC_PARTITION,
     KRAFT_REC_PARTITION_CHANGE,
+    KRAFT_REC_PRODUCER_IDS,
     KRAFT_REC_FIRST = KRAFT_REC_REGISTER_BROKER,
-    KRAFT_REC_LAST = KRAFT_REC_PARTITION_CHANGE,
+    KRAFT_REC_LAST = KRAFT_REC_PRODUCER_IDS,
 } KraftRecordType;
 
 typedef struct {
@@ -66,6 +68,7 @@ typedef struct {
     guint8 n_isr;
     gint32 isr[KAFKA_REPLICAS_MAX];
     gint32 leader;
+    gint64 next_producer_id; /* ProducerIds */
 } KraftRecord;
 
 /* Every record written, by id (from 1), and the topic names by id. */
@@ -120,6 +123,8 @@ void kraft_image_replay(KraftImage *image, const KraftRecord *record, gint64 off
  * quorum's own, skipped). */
 void kraft_image_replay_batch(KraftImage *image, const KraftRecordStore *store,
                               const PlogBatch *batch, gint64 end);
+/* The first producer id no block has been given yet. */
+gint64 kraft_image_next_producer_id(const KraftImage *image);
 /* The offset after the last record replayed; 0 for a new image. */
 gint64 kraft_image_end_offset(const KraftImage *image);
 

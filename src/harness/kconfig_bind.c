@@ -105,6 +105,9 @@ static const KConfigBinding BROKER_BINDINGS[] = {
          "replica.high.watermark.checkpoint.interval.ms", MS),
     BIND(BrokerConfig, zookeeper_session_timeout_ms, "zookeeper.session.timeout.ms", MS),
     BIND(BrokerConfig, zookeeper_max_in_flight_requests, "zookeeper.max.in.flight.requests", INT),
+    BIND(BrokerConfig, broker_heartbeat_interval_ms, "broker.heartbeat.interval.ms", MS),
+    BIND(BrokerConfig, controller_quorum_request_timeout_ms,
+         "controller.quorum.request.timeout.ms", MS),
     BIND(BrokerConfig, controller_socket_timeout_ms, "controller.socket.timeout.ms", MS),
     BIND(BrokerConfig, log.segment_bytes, "log.segment.bytes", BYTES),
     BIND(BrokerConfig, log.roll_ms, "log.roll.ms", MS),
@@ -236,8 +239,17 @@ static const KConfigBinding WORKLOAD_BINDINGS[] = {
     BIND(WorkloadConfig, txn_abort_per_million, "transaction.abort.ratio", PER_MILLION),
 };
 
+static const KConfigBindValue METADATA_MODE_VALUES[] = {{"zookeeper", FALSE}, {"kraft", TRUE}};
+
 static const KConfigBinding CLUSTER_BINDINGS[] = {
     BIND(ClusterConfig, n_brokers, "brokers", INT),
+    BIND_WITH(ClusterConfig, kraft, "metadata.mode", ENUM, VALUES(METADATA_MODE_VALUES)),
+    BIND(ClusterConfig, n_controllers, "controllers", INT),
+    BIND(ClusterConfig, raft.election_timeout_ns, "controller.quorum.election.timeout.ms", NS),
+    BIND(ClusterConfig, raft.election_backoff_max_ns, "controller.quorum.election.backoff.max.ms",
+         NS),
+    BIND(ClusterConfig, raft.fetch_timeout_ns, "controller.quorum.fetch.timeout.ms", NS),
+    BIND(ClusterConfig, broker_session_timeout_ms, "broker.session.timeout.ms", MS),
     BIND(ClusterConfig, network_latency, "network.latency", DIST),
     BIND(ClusterConfig, network_bandwidth_bytes_per_s, "network.bandwidth", BYTES),
     BIND(ClusterConfig, fsync_latency, "disk.fsync.latency", DIST),
@@ -601,6 +613,14 @@ void
 kconfig_bind_cluster_from(ClusterConfig *config, const KConfig *hardware, const KConfig *broker)
 {
     fill_fresh(&CLUSTER_TABLE, hardware, config);
+    /* The quorum's timings no key sets are Kafka's defaults. */
+    RaftConfig raft;
+    raft_config_init(&raft);
+    config->raft.request_timeout_ns = raft.request_timeout_ns;
+    config->raft.retry_backoff_ns = raft.retry_backoff_ns;
+    config->raft.fetch_max_wait_ns = raft.fetch_max_wait_ns;
+    config->raft.election_backoff_base_ns = raft.election_backoff_base_ns;
+    config->raft.segment_bytes = raft.segment_bytes;
     if (broker != NULL)
         kconfig_bind_broker_from(&config->broker, broker);
     else

@@ -39,6 +39,8 @@ static const KConfigChoice ASSIGNOR_CHOICES[] = {
     {NULL, NULL}};
 static const KConfigChoice ARRIVAL_CHOICES[] = {
     {"constant", NULL}, {"poisson", NULL}, {"bursts", NULL}, {NULL, NULL}};
+static const KConfigChoice METADATA_MODE_CHOICES[] = {
+    {"zookeeper", NULL}, {"kraft", NULL}, {NULL, NULL}};
 static const KConfigChoice SEND_CHOICES[] = {{"async", NULL}, {"sync", NULL}, {NULL, NULL}};
 static const KConfigChoice PROCESSING_MODE_CHOICES[] = {{"auto", NULL},
                                                         {"commit-before-processing", NULL},
@@ -107,6 +109,11 @@ const KConfigKey kconfig_registry_table[] = {
     KEY("zookeeper.max.in.flight.requests", BROKER, INT, "10", RANGE(1, I32),
         .doc = "Most coordination requests a broker (its controller above all) has "
                "unanswered at once; the others wait (Kafka 1.1+)."),
+    KEY("broker.heartbeat.interval.ms", BROKER, DURATION, "2000", RANGE(1, I32), IN_MS,
+        .doc = "KRaft: how often a broker heartbeats to the active controller."),
+    KEY("controller.quorum.request.timeout.ms", BROKER, DURATION, "2000", RANGE(1, I32), IN_MS,
+        .doc = "KRaft: how long a broker waits for a controller's answer before it asks "
+               "another."),
     KEY("controller.socket.timeout.ms", BROKER, DURATION, "30000", RANGE(0, I32), IN_MS,
         .doc = "Timeout of the controller's requests to brokers."),
     KEY("log.segment.bytes", BROKER, SIZE, "1073741824", RANGE(14, I32),
@@ -396,6 +403,22 @@ const KConfigKey kconfig_registry_table[] = {
     KEY("disk.page.cache.bytes", CLUSTER, SIZE, "0", RANGE(0, I64), KSIM_KEY,
         .doc = "Page-cache size for reads: a read of pages not cached costs disk time; 0: every "
                "byte stays cached."),
+    KEY("metadata.mode", CLUSTER, ENUM, "zookeeper", .choices = METADATA_MODE_CHOICES, KSIM_KEY,
+        .doc = "zookeeper: brokers elect a controller through the coordination node (Kafka "
+               "2.x-3.x); kraft: a quorum of dedicated controllers keeps the metadata log "
+               "(KIP-500, Kafka 4)."),
+    KEY("controllers", CLUSTER, INT, "3", RANGE(1, 16), KSIM_KEY,
+        .doc = "KRaft: dedicated controller nodes, node.id 3000 up (controller.quorum.voters)."),
+    KEY("controller.quorum.election.timeout.ms", CLUSTER, DURATION, "1000", RANGE(1, I32), IN_MS,
+        .doc = "KRaft: a voter that hears no leader this long (plus a random part) stands for "
+               "election."),
+    KEY("controller.quorum.election.backoff.max.ms", CLUSTER, DURATION, "1000", RANGE(1, I32),
+        IN_MS, .doc = "KRaft: the longest backoff of a candidate that lost an election."),
+    KEY("controller.quorum.fetch.timeout.ms", CLUSTER, DURATION, "2000", RANGE(1, I32), IN_MS,
+        .doc = "KRaft: a follower that cannot fetch from its leader this long stands for "
+               "election."),
+    KEY("broker.session.timeout.ms", CLUSTER, DURATION, "9000", RANGE(1, I32), IN_MS,
+        .doc = "KRaft: the active controller fences a broker it has not heard from this long."),
     KEY("zookeeper.request.time", CLUSTER, DURATION, "10us", RANGE(0, 1000000000), KSIM_KEY,
         .doc = "The coordination node's time to serve one request; it serves them one at a "
                "time, in arrival order."),

@@ -156,6 +156,17 @@ resolve(Run *run, const ScenarioTarget *target, GArray *nodes, GString *describe
         resolve_rack(run, target->rack, nodes, describe);
         return;
     case SCENARIO_TARGET_CONTROLLER:
+        if (cluster_kraft(run->cluster)) {
+            /* KRaft: the active controller, a node of its own. */
+            SimNodeId node = cluster_active_controller_node(run->cluster);
+            if (node == SIM_NODE_NONE) {
+                g_string_append(describe, "controller (nobody: no active controller)");
+                return;
+            }
+            g_array_append_val(nodes, node);
+            g_string_append_printf(describe, "%s (controller)", sim_node_name(run->world, node));
+            return;
+        }
         broker = cluster_controller(run->cluster);
         break;
     case SCENARIO_TARGET_RANDOM:
@@ -232,8 +243,13 @@ resolve_rest(Run *run, const GPtrArray *groups, GArray *nodes, GString *describe
         SimNodeId node = broker_node(cluster_broker(run->cluster, (gint32)id));
         g_array_append_val(candidates, node);
     }
-    SimNodeId zk = cluster_zk_node(run->cluster);
-    g_array_append_val(candidates, zk);
+    if (cluster_kraft(run->cluster)) {
+        g_autoptr(GArray) controllers = cluster_controller_nodes(run->cluster);
+        g_array_append_vals(candidates, controllers->data, controllers->len);
+    } else {
+        SimNodeId zk = cluster_zk_node(run->cluster);
+        g_array_append_val(candidates, zk);
+    }
     g_string_append(describe, "the rest (");
     for (guint i = 0; i < candidates->len; i++) {
         SimNodeId node = g_array_index(candidates, SimNodeId, i);

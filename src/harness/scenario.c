@@ -667,6 +667,64 @@ apply_run_settings(const GPtrArray *vary, guint index, GPtrArray *groups, Scenar
     v->label = g_string_free(label, FALSE);
 }
 
+/* What KRaft mode does not model yet, refused with the reason. */
+static const char *
+kraft_unsupported(const ScenarioVariant *v)
+{
+    if (v->consumer_groups->len > 0)
+        return "consumer groups need __consumer_offsets, which a KRaft broker would create "
+               "through the controller (CreateTopics): not modelled yet";
+    for (guint i = 0; i < v->producers->len; i++) {
+        const ScenarioProducer *p = g_ptr_array_index(v->producers, i);
+        if (kconfig_get_string(p->config, "transactional.id") != NULL)
+            return "transactions need __transaction_state, which a KRaft broker would create "
+                   "through the controller (CreateTopics): not modelled yet";
+    }
+    for (guint i = 0; i < v->faults->len; i++) {
+        const ScenarioFault *f = g_ptr_array_index(v->faults, i);
+        if (f->action == SCENARIO_ACTION_CRASH_ZK || f->action == SCENARIO_ACTION_RESTART_ZK ||
+            f->action == SCENARIO_ACTION_EXPIRE_SESSION)
+            return "a KRaft cluster has no ZooKeeper: crash-zk, restart-zk and expire-session "
+                   "have nothing to act on";
+        if (f->action == SCENARIO_ACTION_ADD_PARTITIONS)
+            return "add-partitions (CreatePartitions through the controller) is not modelled in "
+                   "KRaft mode yet";
+        gboolean zk = f->target.kind == SCENARIO_TARGET_ZK || f->to.kind == SCENARIO_TARGET_ZK;
+        for (guint g = 0; g < f->groups->len && !zk; g++) {
+            const GArray *targets = g_ptr_array_index(f->groups, g);
+            for (guint t = 0; t < targets->len; t++)
+                zk = zk || g_array_index(targets, ScenarioTarget, t).kind == SCENARIO_TARGET_ZK;
+        }
+        if (zk)
+            return "a KRaft cluster has no ZooKeeper to target (target the active controller "
+                   "with `controller`)";
+    }
+    if (v->random_faults != NULL) {
+        for (guint i = 0; i < v->random_faults->kinds->len; i++) {
+            ScenarioAction kind = g_array_index(v->random_faults->kinds, ScenarioAction, i);
+            if (kind == SCENARIO_ACTION_CRASH_ZK || kind == SCENARIO_ACTION_EXPIRE_SESSION)
+                return "a KRaft cluster has no ZooKeeper: random faults of kind crash-zk or "
+                       "expire-session have nothing to act on";
+        }
+    }
+    return NULL;
+}
+
+static gboolean
+check_kraft(const Build *b, GError **error)
+{
+    const ScenarioVariant *v = b->variant;
+    if (strcmp(kconfig_get_value(v->cluster.hardware, "metadata.mode"), "kraft") != 0)
+        return TRUE;
+    const char *why = kraft_unsupported(v);
+    if (why == NULL)
+        return TRUE;
+    const RawGroup *group = scenario_groups_find_kind(b->groups, GROUP_CLUSTER);
+    Loc loc = scenario_loc_key(b->scenario, group, "metadata.mode");
+    scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc, "kraft: %s", why);
+    return FALSE;
+}
+
 typedef gboolean (*BuildGroupFn)(Build *b, const RawGroup *group, GError **error);
 
 static gboolean
@@ -696,7 +754,7 @@ build_run(Build *b, GError **error)
     if (random != NULL && !scenario_build_random_faults(b, random, error))
         return FALSE;
     g_ptr_array_sort(b->variant->faults, scenario_compare_faults);
-    return TRUE;
+    return check_kraft(b, error);
 }
 
 /* Adds " (context)" to an error's message. */

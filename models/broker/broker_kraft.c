@@ -1,0 +1,494 @@
+/*
+ * broker_kraft: the broker's KRaft lifecycle, metadata replay and
+ * AlterPartition (see broker_kraft.h).
+ *
+ * Invariants (broker_kraft_check_invariants):
+ *  1. The buffer holds fetched batches in offset order, all at or above the
+ *     image's end offset.
+ *  2. At most one Fetch and one lifecycle request are in flight.
+ */
+#include "broker_kraft.h"
+
+#include "kraft_publish.h"
+#include "raft_proto.h"
+#include "replica_internal.h"
+#include "sim_assert.h"
+
+#include <string.h>
+
+#define METADATA_FETCH_MAX_WAIT_NS (500 * SIM_NS_PER_MS)
+#define METADATA_FETCH_MAX_BYTES (8 * 1024 * 1024)
+/* The backoff after a failed request (controller.quorum.retry.backoff.ms). */
+#define RETRY_BACKOFF_NS (20 * SIM_NS_PER_MS)
+
+struct BrokerKraft {
+    BrokerState *state;
+    /* Lifecycle. */
+    guint64 incarnation;
+    gint64 epoch;           /* -1: not registered */
+    gboolean fenced;
+    /* BrokerLifecycleManager's STARTING (FALSE) until a heartbeat answer
+     * says it caught up, then RECOVERY and RUNNING: it wants to stay fenced
+     * until then. */
+    gboolean caught_up;
+    guint target;           /* voter index asked next */
+    gint32 lifecycle_correlation; /* in flight; -1: none */
+    gint64 lifecycle_deadline_ns;
+    SimTimerId lifecycle_timer;
+    /* Metadata. */
+    KraftImage *image;
+    GPtrArray *buffer;      /* PlogBatch * (owned), fetched above the image's end */
+    gint64 fetch_offset;
+    gint32 last_epoch;      /* of the last batch fetched; 0: none */
+    gint32 leader_epoch;    /* of the quorum leader, as known */
+    gint32 leader_id;       /* RAFT_NO_NODE: unknown */
+    guint fetch_target;
+    gint32 fetch_correlation; /* in flight; -1: none */
+    gint64 fetch_deadline_ns;
+    SimTimerId fetch_timer;
+    gint32 pid_correlation; /* AllocateProducerIds in flight; -1: none */
+    SimTimerId pid_timer;
+    gint32 correlation_next;
+};
+
+static Broker *
+broker_of(const BrokerKraft *k)
+{
+    return k->state->broker;
+}
+
+static const RaftVoter *
+voter(const BrokerKraft *k, guint index)
+{
+    return &broker_of(k)->kraft_voters[index % broker_of(k)->n_kraft_voters];
+}
+
+static gint
+voter_index_of_id(const BrokerKraft *k, gint32 id)
+{
+    for (guint i = 0; i < broker_of(k)->n_kraft_voters; i++)
+        if (broker_of(k)->kraft_voters[i].id == id)
+            return (gint)i;
+    return -1;
+}
+
+static gint64
+now_ns(const BrokerKraft *k)
+{
+    return sim_now_ns(broker_of(k)->world);
+}
+
+/* ---- the lifecycle ---- */
+
+static void lifecycle_fire(SimWorld *world, void *ctx, void *arg);
+
+static void
+lifecycle_schedule(BrokerKraft *k, gint64 delay_ns)
+{
+    sim_timer_cancel(broker_of(k)->world, k->lifecycle_timer);
+    k->lifecycle_timer =
+        sim_timer_set(broker_of(k)->world, broker_of(k)->node, delay_ns, lifecycle_fire, k);
+}
+
+static void
+lifecycle_send(BrokerKraft *k)
+{
+    Broker *broker = broker_of(k);
+    KraftMsgType type = k->epoch < 0 ? KRAFT_MSG_REGISTRATION_REQUEST : KRAFT_MSG_HEARTBEAT_REQUEST;
+    KraftMsg *msg = kraft_msg_new(type, ++k->correlation_next);
+    msg->broker_id = broker->config.broker_id;
+    msg->broker_epoch = k->epoch;
+    msg->incarnation = k->incarnation;
+    msg->metadata_offset = kraft_image_end_offset(k->image) - 1;
+    msg->want_fence = !k->caught_up;
+    k->lifecycle_correlation = msg->correlation_id;
+    k->lifecycle_deadline_ns = now_ns(k) + broker->config.controller_quorum_request_timeout_ms *
+                                               SIM_NS_PER_MS;
+    broker_send(k->state, voter(k, k->target)->node, &msg->base);
+    lifecycle_schedule(k, k->lifecycle_deadline_ns - now_ns(k));
+}
+
+/* The heartbeat timer, or the request timeout of the one in flight. */
+static void
+lifecycle_fire(SimWorld *world, void *ctx, void *arg)
+{
+    (void)world;
+    (void)ctx;
+    BrokerKraft *k = arg;
+    k->lifecycle_timer = SIM_EVENT_ID_NONE;
+    if (k->lifecycle_correlation >= 0) {
+        /* Unanswered: ask the next voter. */
+        k->lifecycle_correlation = -1;
+        k->target = (k->target + 1) % broker_of(k)->n_kraft_voters;
+    }
+    lifecycle_send(k);
+}
+
+static void
+handle_lifecycle_response(BrokerKraft *k, const KraftMsg *msg)
+{
+    Broker *broker = broker_of(k);
+    if (msg->correlation_id != k->lifecycle_correlation)
+        return;
+    k->lifecycle_correlation = -1;
+    if (msg->error == KAFKA_ERROR_NOT_CONTROLLER) {
+        gint index = voter_index_of_id(k, msg->controller_id);
+        k->target = index >= 0 ? (guint)index : (k->target + 1) % broker->n_kraft_voters;
+        lifecycle_schedule(k, RETRY_BACKOFF_NS);
+        return;
+    }
+    if (msg->base.type == KRAFT_MSG_REGISTRATION_RESPONSE) {
+        if (msg->error == KAFKA_ERROR_NONE) {
+            k->epoch = msg->broker_epoch;
+            k->fenced = TRUE;
+            k->caught_up = FALSE;
+            broker_record_event(broker, HISTORY_EVENT_SESSION, NULL, NULL,
+                                "broker %d registered with the KRaft controller %d (broker "
+                                "epoch %" G_GINT64_FORMAT ")",
+                                broker->config.broker_id, msg->controller_id, k->epoch);
+            lifecycle_schedule(k, 0);
+        } else {
+            /* DUPLICATE_BROKER_REGISTRATION: the previous incarnation's
+             * session lingers; try again a heartbeat later. */
+            lifecycle_schedule(k, broker->config.broker_heartbeat_interval_ms * SIM_NS_PER_MS);
+        }
+        return;
+    }
+    if (msg->error == KAFKA_ERROR_STALE_BROKER_EPOCH) {
+        k->epoch = -1;
+        lifecycle_schedule(k, RETRY_BACKOFF_NS);
+        return;
+    }
+    if (msg->error == KAFKA_ERROR_NONE && !k->caught_up) {
+        /* STARTING: every 10 ms until caught up with the metadata log, then
+         * at once asking to be unfenced (its logs are recovered already). */
+        k->caught_up = msg->caught_up;
+        lifecycle_schedule(k, k->caught_up ? 0 : 10 * SIM_NS_PER_MS);
+        return;
+    }
+    if (msg->error == KAFKA_ERROR_NONE && k->fenced != msg->fenced) {
+        k->fenced = msg->fenced;
+        broker_record_event(broker, HISTORY_EVENT_SESSION, NULL, NULL,
+                            "broker %d learnt it is %s", broker->config.broker_id,
+                            msg->fenced ? "fenced" : "unfenced");
+    }
+    lifecycle_schedule(k, broker->config.broker_heartbeat_interval_ms * SIM_NS_PER_MS);
+}
+
+/* ---- the metadata log ---- */
+
+static void fetch_fire(SimWorld *world, void *ctx, void *arg);
+
+static void
+fetch_schedule(BrokerKraft *k, gint64 delay_ns)
+{
+    sim_timer_cancel(broker_of(k)->world, k->fetch_timer);
+    k->fetch_timer =
+        sim_timer_set(broker_of(k)->world, broker_of(k)->node, delay_ns, fetch_fire, k);
+}
+
+static void
+fetch_send(BrokerKraft *k)
+{
+    Broker *broker = broker_of(k);
+    RaftMsg *msg = raft_msg_new(RAFT_MSG_FETCH_REQUEST, ++k->correlation_next);
+    msg->node_id = broker->config.broker_id;
+    msg->epoch = k->leader_epoch;
+    msg->offset = k->fetch_offset;
+    msg->last_epoch = k->last_epoch;
+    msg->max_wait_ns = METADATA_FETCH_MAX_WAIT_NS;
+    raft_msg_finish(msg);
+    k->fetch_correlation = msg->correlation_id;
+    gint64 timeout_ns = broker->config.controller_quorum_request_timeout_ms * SIM_NS_PER_MS;
+    k->fetch_deadline_ns = now_ns(k) + METADATA_FETCH_MAX_WAIT_NS + timeout_ns;
+    gint leader = k->leader_id != RAFT_NO_NODE ? voter_index_of_id(k, k->leader_id) : -1;
+    if (leader >= 0)
+        k->fetch_target = (guint)leader;
+    broker_send(k->state, voter(k, k->fetch_target)->node, &msg->base);
+    fetch_schedule(k, k->fetch_deadline_ns - now_ns(k));
+}
+
+static void
+fetch_fire(SimWorld *world, void *ctx, void *arg)
+{
+    (void)world;
+    (void)ctx;
+    BrokerKraft *k = arg;
+    k->fetch_timer = SIM_EVENT_ID_NONE;
+    if (k->fetch_correlation >= 0) {
+        /* Unanswered: that voter may be gone; forget the leader and try
+         * the next. */
+        k->fetch_correlation = -1;
+        k->leader_id = RAFT_NO_NODE;
+        k->fetch_target = (k->fetch_target + 1) % broker_of(k)->n_kraft_voters;
+    }
+    fetch_send(k);
+}
+
+/* Drops buffered records at and above `offset` (a diverging leader). */
+static void
+buffer_truncate(BrokerKraft *k, gint64 offset)
+{
+    while (k->buffer->len > 0) {
+        PlogBatch *last = g_ptr_array_index(k->buffer, k->buffer->len - 1);
+        if (last->base_offset < offset)
+            break;
+        g_ptr_array_remove_index(k->buffer, k->buffer->len - 1);
+    }
+    /* A batch that straddles `offset` cannot be cut here: drop it too and
+     * fetch from its start. */
+    if (k->buffer->len > 0) {
+        PlogBatch *last = g_ptr_array_index(k->buffer, k->buffer->len - 1);
+        if (last->base_offset + last->record_count > offset) {
+            offset = last->base_offset;
+            g_ptr_array_remove_index(k->buffer, k->buffer->len - 1);
+        }
+    }
+    offset = MAX(offset, kraft_image_end_offset(k->image));
+    k->fetch_offset = offset;
+    k->last_epoch = 0;
+    if (k->buffer->len > 0)
+        k->last_epoch = ((PlogBatch *)g_ptr_array_index(k->buffer, k->buffer->len - 1))->leader_epoch;
+}
+
+static void
+publish(BrokerKraft *k, const KraftImage *before)
+{
+    BrokerState *state = k->state;
+    KUpdateMetadataRequest *metadata =
+        kraft_publish_update_metadata(before, k->image, broker_of(k)->kraft_store);
+    if (metadata != NULL)
+        broker_controller_request_arrived(state, &metadata->base);
+    KLeaderAndIsrRequest *lai = kraft_publish_leader_and_isr(
+        before, k->image, broker_of(k)->kraft_store, broker_of(k)->config.broker_id);
+    if (lai != NULL)
+        broker_controller_request_arrived(state, &lai->base);
+}
+
+/* Replays what the buffer holds below `high_watermark`. */
+static void
+replay_committed(BrokerKraft *k, gint64 high_watermark)
+{
+    if (high_watermark <= kraft_image_end_offset(k->image))
+        return;
+    KraftImage *before = kraft_image_copy(k->image);
+    while (k->buffer->len > 0) {
+        PlogBatch *batch = g_ptr_array_index(k->buffer, 0);
+        kraft_image_replay_batch(k->image, broker_of(k)->kraft_store, batch, high_watermark);
+        if (batch->base_offset + batch->record_count > high_watermark)
+            break;
+        g_ptr_array_remove_index(k->buffer, 0);
+    }
+    publish(k, before);
+    kraft_image_free(before);
+}
+
+static void
+handle_fetch_response(BrokerKraft *k, RaftMsg *msg)
+{
+    if (msg->correlation_id != k->fetch_correlation)
+        return;
+    k->fetch_correlation = -1;
+    if (msg->error != KAFKA_ERROR_NONE) {
+        /* NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH...: the answer names
+         * the leader the responder knows. */
+        if (msg->epoch >= k->leader_epoch) {
+            k->leader_epoch = msg->epoch;
+            k->leader_id = msg->leader_id;
+        }
+        if (k->leader_id == RAFT_NO_NODE)
+            k->fetch_target = (k->fetch_target + 1) % broker_of(k)->n_kraft_voters;
+        fetch_schedule(k, RETRY_BACKOFF_NS);
+        return;
+    }
+    k->leader_epoch = msg->epoch;
+    k->leader_id = msg->leader_id;
+    if (msg->diverging_epoch >= 0) {
+        buffer_truncate(k, msg->diverging_end_offset);
+    } else if (msg->batches != NULL) {
+        for (guint i = 0; i < msg->batches->len; i++) {
+            PlogBatch *batch = g_ptr_array_index(msg->batches, i);
+            if (batch->base_offset + batch->record_count <= k->fetch_offset)
+                continue;
+            KSIM_ASSERT(batch->base_offset == k->fetch_offset);
+            k->fetch_offset = batch->base_offset + batch->record_count;
+            k->last_epoch = batch->leader_epoch;
+            g_ptr_array_add(k->buffer, plog_batch_copy(batch));
+        }
+    }
+    replay_committed(k, msg->high_watermark);
+    fetch_schedule(k, 0);
+}
+
+/* ---- producer ids ---- */
+
+static void
+pid_timeout(SimWorld *world, void *ctx, void *arg)
+{
+    (void)world;
+    (void)ctx;
+    BrokerKraft *k = arg;
+    k->pid_timer = SIM_EVENT_ID_NONE;
+    if (k->pid_correlation < 0)
+        return;
+    k->pid_correlation = -1;
+    producer_ids_block_granted(k->state->producer_ids, KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE, -1,
+                               0);
+}
+
+void
+broker_kraft_allocate_producer_ids(BrokerKraft *k)
+{
+    Broker *broker = broker_of(k);
+    if (k->epoch < 0) {
+        producer_ids_block_granted(k->state->producer_ids, KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE,
+                                   -1, 0);
+        return;
+    }
+    KraftMsg *msg = kraft_msg_new(KRAFT_MSG_ALLOCATE_PRODUCER_IDS_REQUEST, ++k->correlation_next);
+    msg->broker_id = broker->config.broker_id;
+    msg->broker_epoch = k->epoch;
+    k->pid_correlation = msg->correlation_id;
+    gint leader = k->leader_id != RAFT_NO_NODE ? voter_index_of_id(k, k->leader_id) : -1;
+    broker_send(k->state, voter(k, leader >= 0 ? (guint)leader : k->target)->node, &msg->base);
+    sim_timer_cancel(broker->world, k->pid_timer);
+    k->pid_timer = sim_timer_set(broker->world, broker->node,
+                                 broker->config.controller_quorum_request_timeout_ms *
+                                     SIM_NS_PER_MS,
+                                 pid_timeout, k);
+}
+
+static void
+handle_pid_response(BrokerKraft *k, const KraftMsg *msg)
+{
+    if (msg->correlation_id != k->pid_correlation)
+        return;
+    k->pid_correlation = -1;
+    sim_timer_cancel(broker_of(k)->world, k->pid_timer);
+    k->pid_timer = SIM_EVENT_ID_NONE;
+    producer_ids_block_granted(
+        k->state->producer_ids,
+        msg->error == KAFKA_ERROR_NONE ? KAFKA_ERROR_NONE : KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE,
+        msg->producer_id_start, msg->producer_id_count);
+}
+
+/* ---- the interface ---- */
+
+BrokerKraft *
+broker_kraft_new(BrokerState *state)
+{
+    Broker *broker = state->broker;
+    KSIM_ASSERT(broker->n_kraft_voters > 0 && broker->kraft_store != NULL);
+    BrokerKraft *k = g_new0(BrokerKraft, 1);
+    k->state = state;
+    /* A process start is a new incarnation (Kafka draws a random UUID). */
+    k->incarnation = sim_node_incarnation(broker->world, broker->node) + 1;
+    k->epoch = -1;
+    k->lifecycle_correlation = -1;
+    k->lifecycle_timer = SIM_EVENT_ID_NONE;
+    k->image = kraft_image_new();
+    k->buffer = plog_batch_array_new();
+    k->leader_id = RAFT_NO_NODE;
+    k->fetch_correlation = -1;
+    k->fetch_timer = SIM_EVENT_ID_NONE;
+    k->pid_correlation = -1;
+    k->pid_timer = SIM_EVENT_ID_NONE;
+    /* Spread first requests over the voters by broker id. */
+    k->target = (guint)broker->config.broker_id % broker->n_kraft_voters;
+    k->fetch_target = k->target;
+    lifecycle_schedule(k, 0);
+    fetch_schedule(k, 0);
+    return k;
+}
+
+void
+broker_kraft_free(BrokerKraft *k)
+{
+    if (k == NULL)
+        return;
+    sim_timer_cancel(broker_of(k)->world, k->lifecycle_timer);
+    sim_timer_cancel(broker_of(k)->world, k->fetch_timer);
+    sim_timer_cancel(broker_of(k)->world, k->pid_timer);
+    kraft_image_free(k->image);
+    g_ptr_array_unref(k->buffer);
+    g_free(k);
+}
+
+gboolean
+broker_kraft_handle_message(BrokerKraft *k, SimNodeId from, SimMsg *msg)
+{
+    (void)from;
+    if (msg->type == RAFT_MSG_FETCH_RESPONSE) {
+        handle_fetch_response(k, (RaftMsg *)msg);
+    } else if (msg->type == KRAFT_MSG_REGISTRATION_RESPONSE ||
+               msg->type == KRAFT_MSG_HEARTBEAT_RESPONSE) {
+        handle_lifecycle_response(k, (const KraftMsg *)msg);
+    } else if (msg->type == KRAFT_MSG_ALLOCATE_PRODUCER_IDS_RESPONSE) {
+        handle_pid_response(k, (const KraftMsg *)msg);
+    } else if (msg->type == KRAFT_MSG_ALTER_PARTITION_RESPONSE) {
+        replica_isr_altered(k->state, (const KraftMsg *)msg,
+                            kraft_record_store_topic_name(broker_of(k)->kraft_store,
+                                                          ((const KraftMsg *)msg)->topic));
+    } else {
+        return FALSE;
+    }
+    sim_msg_free(msg);
+    return TRUE;
+}
+
+void
+broker_kraft_peer_disconnected(BrokerKraft *k, SimNodeId peer)
+{
+    /* What was in flight to `peer` is lost: ask again (another voter if it
+     * does not come back). */
+    if (k->fetch_correlation >= 0 && voter(k, k->fetch_target)->node == peer)
+        fetch_schedule(k, RETRY_BACKOFF_NS);
+    if (k->lifecycle_correlation >= 0 && voter(k, k->target)->node == peer)
+        lifecycle_schedule(k, RETRY_BACKOFF_NS);
+}
+
+void
+broker_kraft_check_invariants(const BrokerKraft *k)
+{
+    KSIM_ASSERT(k != NULL);
+    gint64 next = kraft_image_end_offset(k->image);
+    for (guint i = 0; i < k->buffer->len; i++) {
+        const PlogBatch *batch = g_ptr_array_index(k->buffer, i);
+        KSIM_ASSERT(batch->base_offset + batch->record_count > next || i == 0);
+        KSIM_ASSERT(i == 0 || batch->base_offset == next);
+        next = batch->base_offset + batch->record_count;
+    }
+    KSIM_ASSERT(k->buffer->len == 0 || next == k->fetch_offset);
+    KSIM_ASSERT(k->fetch_correlation < 0 || sim_timer_pending(broker_of(k)->world, k->fetch_timer));
+}
+
+gint64
+broker_kraft_epoch(const BrokerKraft *k)
+{
+    return k->epoch;
+}
+
+guint32
+broker_kraft_topic_id(const BrokerKraft *k, const char *topic)
+{
+    gint64 id = kraft_record_store_find_topic(broker_of(k)->kraft_store, topic);
+    KSIM_ASSERT(id >= 0);
+    return (guint32)id;
+}
+
+gboolean
+broker_kraft_send_alter(BrokerKraft *k, KraftMsg *request)
+{
+    if (k->epoch < 0) {
+        sim_msg_free(&request->base);
+        return FALSE;
+    }
+    request->broker_id = broker_of(k)->config.broker_id;
+    request->broker_epoch = k->epoch;
+    request->correlation_id = ++k->correlation_next;
+    /* The active controller is the quorum's leader, as far as it knows. */
+    gint leader = k->leader_id != RAFT_NO_NODE ? voter_index_of_id(k, k->leader_id) : -1;
+    broker_send(k->state, voter(k, leader >= 0 ? (guint)leader : k->target)->node,
+                &request->base);
+    return TRUE;
+}
