@@ -14,6 +14,9 @@
  *     of each requested partition this broker has, and leaves them all when
  *     it is answered (replica_delayed_fetch_free): an append or a new HW
  *     looks at its partition's watchers only.
+ *  3. Every delayed fetch remembers, per requested partition, the broker's
+ *     replica of it or NULL (DelayedFetch.partitions): it is looked up by
+ *     name once, not on each append to a partition it watches.
  *
  * Transitions of a delayed fetch (replica_handle_fetch delays it):
  *   WAITING --enough bytes, or the HW moved for a consumer-->
@@ -28,17 +31,32 @@
 
 /* ---- fetch (leader side) ---- */
 
+/* Removes every occurrence of `delayed` from `watchers` in one pass,
+ * keeping the others in their order (the order they complete in). */
+static void
+watchers_remove(GPtrArray *watchers, const DelayedFetch *delayed)
+{
+    guint kept = 0;
+    for (guint i = 0; i < watchers->len; i++) {
+        gpointer watcher = g_ptr_array_index(watchers, i);
+        if (watcher != delayed)
+            watchers->pdata[kept++] = watcher;
+    }
+    g_ptr_array_set_size(watchers, kept);
+}
+
 void
 replica_delayed_fetch_free(DelayedFetch *delayed)
 {
     sim_timer_cancel(delayed->state->broker->world, delayed->timeout_timer);
     for (guint i = 0; delayed->watched != NULL && i < delayed->watched->len; i++) {
         Partition *p = g_ptr_array_index(delayed->watched, i);
-        while (g_ptr_array_remove(p->fetch_watchers, delayed))
-            ;
+        watchers_remove(p->fetch_watchers, delayed);
     }
     if (delayed->watched != NULL)
         g_ptr_array_free(delayed->watched, TRUE);
+    if (delayed->partitions != NULL)
+        g_ptr_array_free(delayed->partitions, TRUE);
     sim_msg_free(&delayed->request->base);
     g_array_free(delayed->sizes_at_delay, TRUE);
     g_free(delayed);
@@ -106,12 +124,12 @@ collect_aborted(const Partition *p, gint64 start, gint64 upper, GArray *out)
     }
 }
 
-/* Reads one partition for a fetch; returns the bytes read. */
+/* Reads one partition, `p` (NULL: this broker has none), for a fetch;
+ * returns the bytes read. */
 static gint64
-read_partition(BrokerState *state, const KFetchRequest *request, const KFetchPartition *entry,
-               KFetchPartitionResponse *out, gboolean update_follower)
+read_partition(BrokerState *state, Partition *p, const KFetchRequest *request,
+               const KFetchPartition *entry, KFetchPartitionResponse *out, gboolean update_follower)
 {
-    Partition *p = replica_get(state, &entry->tp);
     out->tp = entry->tp;
     if (p == NULL) {
         out->error = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -141,7 +159,11 @@ read_partition(BrokerState *state, const KFetchRequest *request, const KFetchPar
     if (out->error != KAFKA_ERROR_NONE)
         return 0;
     if (request->replica_id >= 0) {
-        /* Followers read up to the LEO, as the log holds the batches. */
+        /* Followers read up to the LEO, as the log holds the batches. One
+         * that has it all gets no buffer (nothing to read, no disk read),
+         * which spares an idle partition an allocation on every fetch. */
+        if (entry->fetch_offset >= leo)
+            return 0;
         out->encoded = g_byte_array_new();
         plog_read_encoded(p->log, entry->fetch_offset, entry->max_bytes, leo, out->encoded,
                           &out->encoded_size_bytes);
@@ -207,12 +229,41 @@ fetch_send(BrokerState *state, SimNodeId to, KFetchResponse *response, gint64 st
                            fetch_send_done, fetch_send_drop, &response->base, nodes);
 }
 
-/* Builds the response; returns the bytes of records it carries, whether
- * any partition had an error, and how long its reads keep the broker
- * waiting on the disk. */
+/* The broker's replica of the request's `i`th partition: the one in
+ * `partitions` (the request's partitions as looked up once, see
+ * DelayedFetch.partitions), else looked up — by name where the request's
+ * partition was absent then and may have been created since. (transfer none) */
+static Partition *
+entry_partition(BrokerState *state, const KFetchRequest *request, GPtrArray *partitions, guint i)
+{
+    Partition *p = g_ptr_array_index(partitions, i);
+    if (p == NULL) {
+        p = replica_get(state, &g_array_index(request->partitions, KFetchPartition, i).tp);
+        partitions->pdata[i] = p;
+    }
+    return p;
+}
+
+/* Looks up each of the request's partitions once, in request order.
+ * (transfer full) */
+static GPtrArray *
+request_partitions(BrokerState *state, const KFetchRequest *request)
+{
+    GPtrArray *partitions = g_ptr_array_sized_new(request->partitions->len);
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
+        g_ptr_array_add(partitions, replica_get(state, &entry->tp));
+    }
+    return partitions;
+}
+
+/* Builds the response, reading the request's partitions as `partitions`
+ * (request_partitions) names them; returns the bytes of records it
+ * carries, whether any partition had an error, and how long its reads keep
+ * the broker waiting on the disk. */
 static KFetchResponse *
-fetch_build_response(BrokerState *state, const KFetchRequest *request, gboolean update_follower,
-                     gint64 *bytes, gboolean *errors, gint64 *stall_ns)
+fetch_build_response(BrokerState *state, const KFetchRequest *request, GPtrArray *partitions,
+                     gboolean update_follower, gint64 *bytes, gboolean *errors, gint64 *stall_ns)
 {
     SimDisk *disk = sim_node_disk(state->broker->world, state->broker->node);
     sim_disk_call_begin(disk);
@@ -220,12 +271,16 @@ fetch_build_response(BrokerState *state, const KFetchRequest *request, gboolean 
     response->correlation_id = request->correlation_id;
     *bytes = 0;
     *errors = FALSE;
+    /* Sized once (zeroed), then filled in place: reading a partition may
+     * answer other delayed fetches, never this response. */
+    g_array_set_size(response->partitions, request->partitions->len);
     for (guint i = 0; i < request->partitions->len; i++) {
         const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
-        KFetchPartitionResponse out = {0};
-        *bytes += read_partition(state, request, entry, &out, update_follower);
-        *errors = *errors || out.error != KAFKA_ERROR_NONE;
-        g_array_append_val(response->partitions, out);
+        KFetchPartitionResponse *out =
+            &g_array_index(response->partitions, KFetchPartitionResponse, i);
+        Partition *p = entry_partition(state, request, partitions, i);
+        *bytes += read_partition(state, p, request, entry, out, update_follower);
+        *errors = *errors || out->error != KAFKA_ERROR_NONE;
     }
     kproto_update_size(&response->base);
     *stall_ns = sim_disk_call_stall_ns(disk);
@@ -238,8 +293,8 @@ delayed_fetch_complete(BrokerState *state, DelayedFetch *delayed)
     gint64 bytes;
     gboolean errors;
     gint64 stall_ns;
-    KFetchResponse *response =
-        fetch_build_response(state, delayed->request, TRUE, &bytes, &errors, &stall_ns);
+    KFetchResponse *response = fetch_build_response(state, delayed->request, delayed->partitions,
+                                                     TRUE, &bytes, &errors, &stall_ns);
     fetch_send(state, delayed->client, response, stall_ns);
     g_ptr_array_remove(state->delayed_fetches, delayed);
     replica_delayed_fetch_free(delayed);
@@ -268,8 +323,7 @@ fetch_watch(BrokerState *state, DelayedFetch *delayed)
     const KFetchRequest *request = delayed->request;
     delayed->watched = g_ptr_array_sized_new(request->partitions->len);
     for (guint i = 0; i < request->partitions->len; i++) {
-        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
-        Partition *p = replica_get(state, &entry->tp);
+        Partition *p = entry_partition(state, request, delayed->partitions, i);
         if (p == NULL)
             continue;
         if (p->fetch_watchers == NULL)
@@ -281,32 +335,38 @@ fetch_watch(BrokerState *state, DelayedFetch *delayed)
 
 /* The logical size of each requested partition's log now (0 if absent). */
 static void
-log_sizes(BrokerState *state, const KFetchRequest *request, GArray *out)
+log_sizes(BrokerState *state, DelayedFetch *delayed, GArray *out)
 {
+    const KFetchRequest *request = delayed->request;
     g_array_set_size(out, 0);
     for (guint i = 0; i < request->partitions->len; i++) {
-        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
-        Partition *q = replica_get(state, &entry->tp);
+        Partition *q = entry_partition(state, request, delayed->partitions, i);
         gint64 size = q != NULL ? plog_size_bytes(q->log) : 0;
         g_array_append_val(out, size);
     }
 }
 
-/* Bytes appended to the watched logs since the fetch was delayed. */
-static gint64
-bytes_since_delay(BrokerState *state, const DelayedFetch *delayed)
+/* TRUE when the fetch has enough to answer: a requested partition this
+ * broker does not have or no longer leads (an error to report: answer
+ * now), or bytes_at_delay plus the bytes appended to the requested logs
+ * since the fetch was delayed reach its min_bytes. Each partition adds a
+ * count that is never negative, so the sum may stop as soon as it is
+ * enough: the answer is the one the whole sum gives. */
+static gboolean
+enough_since_delay(BrokerState *state, DelayedFetch *delayed)
 {
     const KFetchRequest *request = delayed->request;
-    gint64 bytes = 0;
+    gint64 bytes = delayed->bytes_at_delay;
     for (guint i = 0; i < request->partitions->len; i++) {
-        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
-        Partition *q = replica_get(state, &entry->tp);
+        Partition *q = entry_partition(state, request, delayed->partitions, i);
         if (q == NULL || !q->is_leader)
-            return G_MAXINT64; /* an error to report: answer now */
+            return TRUE;
         bytes += MAX(plog_size_bytes(q->log) - g_array_index(delayed->sizes_at_delay, gint64, i),
                      0);
+        if (bytes >= request->min_bytes)
+            return TRUE;
     }
-    return bytes;
+    return bytes >= request->min_bytes;
 }
 
 /* New data in `p`, or a new HW: a long-polling fetch that watches it answers
@@ -340,8 +400,7 @@ replica_fetch_try_complete(BrokerState *state, const Partition *p, gboolean hw_m
             g_ptr_array_add(ready, delayed);
             continue;
         }
-        gint64 since = bytes_since_delay(state, delayed);
-        if (since == G_MAXINT64 || delayed->bytes_at_delay + since >= delayed->request->min_bytes)
+        if (enough_since_delay(state, delayed))
             g_ptr_array_add(ready, delayed);
     }
     /* Completing one may complete others (a follower's fetch moves the HW),
@@ -359,19 +418,22 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
     gint64 bytes;
     gboolean errors;
     gint64 stall_ns;
+    GPtrArray *partitions = request_partitions(state, request);
     KFetchResponse *response =
-        fetch_build_response(state, request, TRUE, &bytes, &errors, &stall_ns);
+        fetch_build_response(state, request, partitions, TRUE, &bytes, &errors, &stall_ns);
     if (errors || bytes >= request->min_bytes || request->max_wait_ms <= 0) {
         fetch_send(state, from, response, stall_ns);
         sim_msg_free(&request->base);
+        g_ptr_array_free(partitions, TRUE);
         return;
     }
     sim_msg_free(&response->base);
     DelayedFetch *delayed = g_new0(DelayedFetch, 1);
     delayed->request = request;
+    delayed->partitions = partitions;
     delayed->bytes_at_delay = bytes;
     delayed->sizes_at_delay = g_array_new(FALSE, FALSE, sizeof(gint64));
-    log_sizes(state, request, delayed->sizes_at_delay);
+    log_sizes(state, delayed, delayed->sizes_at_delay);
     delayed->client = from;
     delayed->state = state;
     delayed->timeout_timer = sim_timer_set(broker->world, broker->node,
@@ -433,6 +495,16 @@ replica_fetch_check_invariants(const BrokerState *state)
         const DelayedFetch *delayed = g_ptr_array_index(state->delayed_fetches, i);
         KSIM_ASSERT(delayed->request != NULL);
         KSIM_ASSERT(delayed->sizes_at_delay->len == delayed->request->partitions->len);
+        /* Each partition it remembers is the broker's replica of that
+         * request partition. */
+        KSIM_ASSERT(delayed->partitions->len == delayed->request->partitions->len);
+        for (guint j = 0; j < delayed->partitions->len; j++) {
+            const Partition *q = g_ptr_array_index(delayed->partitions, j);
+            const KFetchPartition *entry =
+                &g_array_index(delayed->request->partitions, KFetchPartition, j);
+            if (q != NULL)
+                KSIM_ASSERT(ktp_equal(&q->tp, &entry->tp));
+        }
         KSIM_ASSERT(sim_timer_pending(state->broker->world, delayed->timeout_timer));
         /* Each partition it watches has it on its watch list. */
         KSIM_ASSERT(delayed->watched != NULL);

@@ -187,11 +187,12 @@ fetcher_maybe_send(BrokerState *state, Fetcher *fetcher)
     request->max_wait_ms = broker->config.replica_fetch_wait_max_ms;
     request->min_bytes = broker->config.replica_fetch_min_bytes;
     request->max_bytes = broker->config.replica_fetch_max_bytes;
+    g_array_set_size(request->partitions, fetcher->partitions->len);
     for (guint i = 0; i < fetcher->partitions->len; i++) {
         Partition *p = g_ptr_array_index(fetcher->partitions, i);
         KFetchPartition entry = {p->tp, plog_log_end_offset(p->log), p->leader_epoch,
                                  broker->config.replica_fetch_max_bytes};
-        g_array_append_val(request->partitions, entry);
+        g_array_index(request->partitions, KFetchPartition, i) = entry;
     }
     fetcher->in_flight_correlation = request->correlation_id;
     kproto_update_size(&request->base);
@@ -312,6 +313,24 @@ follower_out_of_range(BrokerState *state, Partition *p, const KFetchPartitionRes
     p->hw = data->log_start_offset;
 }
 
+/* The follower's replica of the response's `i`th partition, or NULL. The
+ * leader answers the partitions in the order the fetcher asked for them,
+ * which is the order of `fetcher->partitions` unless a partition joined or
+ * left the fetcher meanwhile: the one at the same place, when it has the
+ * same name, is the one replica_get would find (a broker has one replica
+ * per partition), without hashing the name. (transfer none) */
+static Partition *
+response_partition(BrokerState *state, const Fetcher *fetcher, guint i,
+                   const KTopicPartition *tp)
+{
+    if (i < fetcher->partitions->len) {
+        Partition *p = g_ptr_array_index(fetcher->partitions, i);
+        if (ktp_equal(&p->tp, tp))
+            return p;
+    }
+    return replica_get(state, tp);
+}
+
 void
 replica_handle_fetch_response(BrokerState *state, SimNodeId from, KFetchResponse *response)
 {
@@ -326,16 +345,16 @@ replica_handle_fetch_response(BrokerState *state, SimNodeId from, KFetchResponse
     for (guint i = 0; i < response->partitions->len; i++) {
         const KFetchPartitionResponse *data =
             &g_array_index(response->partitions, KFetchPartitionResponse, i);
-        Partition *p = replica_get(state, &data->tp);
+        Partition *p = response_partition(state, fetcher, i, &data->tp);
         if (!follows(p, fetcher))
             continue;
         if (data->error == KAFKA_ERROR_NONE) {
-            gint64 leo = plog_log_end_offset(p->log);
+            gboolean has_data = data->encoded != NULL && data->encoded->len > 0;
+            gint64 leo = has_data ? plog_log_end_offset(p->log) : -1;
             follower_append(state, p, data);
             /* Data that could not be appended (a disk error, a corrupt
              * batch) must not turn the fetcher into a busy loop. */
-            if (data->encoded != NULL && data->encoded->len > 0 &&
-                plog_log_end_offset(p->log) == leo)
+            if (has_data && plog_log_end_offset(p->log) == leo)
                 backoff = TRUE;
         }
         else if (data->error == KAFKA_ERROR_OFFSET_OUT_OF_RANGE)

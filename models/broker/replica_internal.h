@@ -45,6 +45,12 @@ typedef struct {
     GArray *sizes_at_delay;           /* gint64 per request partition: its log size then */
     gint64 bytes_at_delay;            /* what the fetch could have read then (< min_bytes) */
     GPtrArray *watched;               /* Partition* whose fetch_watchers hold it (borrowed) */
+    /* The broker's Partition of each request partition, in request order
+     * (borrowed; NULL where it had none when the fetch was delayed, looked
+     * up again when read): a broker keeps its Partition objects until it
+     * crashes, so the pointer is what replica_get would return, without
+     * hashing the topic name on each try (replica_fetch_try_complete). */
+    GPtrArray *partitions;
     SimNodeId client;
     SimTimerId timeout_timer;
     BrokerState *state;

@@ -160,7 +160,8 @@ typedef struct {
      * (KAbortedTxn, owned); NULL otherwise. */
     GArray *aborted_transactions;
     /* To followers: the batches as encoded in the leader's log (Kafka sends
-     * them zero-copy), and their logical size. NULL for consumers. */
+     * them zero-copy), and their logical size. NULL for consumers, with an
+     * error, and for a follower already at the leader's LEO. */
     GByteArray *encoded;
     gint64 encoded_size_bytes;
 } KFetchPartitionResponse;
