@@ -107,6 +107,17 @@ expect 2 "\[cluster\] metadata.mode: kraft: consumer groups need __consumer_offs
 expect 2 "\[cluster\] metadata.mode: kraft: a KRaft cluster has no ZooKeeper to target" -- \
   check "$data/../../../scenarios/network-partition.ini" --set metadata.mode=kraft
 expect 2 "controllers" -- check "$data/example.ini" --set controllers=0
+# controller:N names a KRaft controller by node.id, only in KRaft mode.
+kraft_target() {
+  printf '[scenario]\nduration = 20s\n[cluster]\nbrokers = 3\nmetadata.mode = %s\n[topic t]\npartitions = 1\n[producer p]\ntopic = t\n[fault f]\nat = 5s\naction = crash\ntarget = %s\n' "$1" "$2" > "$out-kraft.ini"
+}
+kraft_target kraft controller:3005
+expect 2 "kraft.ini:13: \\[fault f\\] target: 'controller:3005' does not exist: the quorum's controllers are controller:3000 \\.\\. controller:3002" -- check "$out-kraft.ini"
+kraft_target zookeeper controller:3000
+expect 2 "'controller:3000' names a KRaft controller, and this cluster runs metadata.mode = zookeeper" -- check "$out-kraft.ini"
+kraft_target kraft quorum-follower
+expect 0 "is valid" -- check "$out-kraft.ini"
+rm -f "$out-kraft.ini"
 # Each command's usage line names its arguments once ("run [OPTION?]
 # SCENARIO - ...", not "SCENARIO SCENARIO").
 for command in run check sweep shrink bisect replay diagram partition assign bench; do

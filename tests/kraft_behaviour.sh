@@ -11,6 +11,7 @@
 # - kraft.ini: the controller crash is a failover of a controller node
 #   (node.id 3000 up), and the new leader's election is a PartitionChange
 #   record of the metadata log.
+# - faults on the quorum itself (below).
 set -uo pipefail
 ksim=$1
 source_dir=$2
@@ -48,6 +49,58 @@ sys.exit(0 if len(failovers) == 1 and failovers[0]["old_controller"] >= 3000 els
 PY
 grep -q 'leader of orders-0 in epoch 1 (PartitionChange at offset [0-9]* of the metadata log)' \
   "$work/kraft/report.md" || fail "kraft.ini: no PartitionChange named in the report"
+
+# Faults on the quorum, checked after every event: a follower voter crashes,
+# the active controller is cut off from everyone (a zombie that still thinks
+# it leads), and a voter pauses. Each loss of the controller is one failover,
+# ended by a new active controller; a voter standing for election in an
+# epoch the quorum has passed (the zombie, the paused voter) is none.
+cat > "$work/quorum.ini" <<'INI'
+[scenario]
+name = quorum-faults
+duration = 40s
+quiet = 10s
+[cluster]
+brokers = 3
+metadata.mode = kraft
+[topic orders]
+partitions = 3
+replication.factor = 3
+min.insync.replicas = 2
+[producer writer]
+topic = orders
+acks = all
+workload.rate = 500
+[fault follower-down]
+at = 5s
+action = crash
+target = quorum-follower
+duration = 10s
+[fault split]
+at = 20s
+action = partition
+groups = controller | *
+duration = 8s
+[fault pause]
+at = 30s
+action = pause
+target = controller:3002
+duration = 3s
+[expect]
+keeps = lost_write == 0
+INI
+"$ksim" run "$work/quorum.ini" --paranoid --out "$work/quorum" >/dev/null ||
+  fail "quorum faults: the run failed or broke an invariant"
+python3 - "$work/quorum/summary.json" <<'PY' || fail "quorum faults: failovers"
+import json, sys
+failovers = json.load(open(sys.argv[1]))["runs"][0]["failover"]["controller_failovers"]
+ok = len(failovers) >= 1 and all(f["old_controller"] >= 3000 and f["led_again_s"] is not None
+                                 and f["ms"] < 5000 for f in failovers)
+print(failovers) if not ok else None
+sys.exit(0 if ok else 1)
+PY
+grep -q 'crash controller-300[0-9] (quorum-follower)' "$work/quorum/report.md" ||
+  fail "quorum faults: quorum-follower not resolved"
 
 [ "$failures" -eq 0 ] && echo "kraft_behaviour: all passed"
 exit "$failures"

@@ -66,6 +66,14 @@ observe_kraft_election(void *user_data, gint32 old_leader_id, gint32 epoch)
     Cluster *cluster = user_data;
     if (cluster->history == NULL || epoch <= cluster->kraft_lost_epoch)
         return;
+    /* A voter that was paused or cut off stands for election in an epoch
+     * the quorum has passed, or as high as its active controller's: the
+     * controller is not lost. */
+    for (guint i = 0; i < cluster->controllers->len; i++) {
+        const KraftController *c = g_ptr_array_index(cluster->controllers, i);
+        if (kraft_controller_active(c) && raft_node_epoch(kraft_controller_raft(c)) >= epoch)
+            return;
+    }
     /* One failover per loss: later elections before a new controller is
      * active are the same failover. */
     const GArray *events = history_events(cluster->history);
@@ -1009,6 +1017,29 @@ cluster_controller_nodes(const Cluster *cluster)
         g_array_append_val(nodes, node);
     }
     return nodes;
+}
+
+SimNodeId
+cluster_controller_node(const Cluster *cluster, gint32 node_id)
+{
+    for (guint i = 0; cluster->raft_nodes != NULL && i < cluster->raft_nodes->len; i++) {
+        RaftNode *raft = g_ptr_array_index(cluster->raft_nodes, i);
+        if (raft_node_id(raft) == node_id)
+            return raft_node_sim_node(raft);
+    }
+    return SIM_NODE_NONE;
+}
+
+SimNodeId
+cluster_quorum_follower_node(const Cluster *cluster)
+{
+    for (guint i = 0; cluster->controllers != NULL && i < cluster->controllers->len; i++) {
+        const KraftController *c = g_ptr_array_index(cluster->controllers, i);
+        RaftNode *raft = kraft_controller_raft(c);
+        if (!kraft_controller_active(c) && raft_node_role(raft) != RAFT_ROLE_DOWN)
+            return raft_node_sim_node(raft);
+    }
+    return SIM_NODE_NONE;
 }
 
 gint32

@@ -183,6 +183,11 @@ SimNodeId cluster_active_controller_node(const Cluster *cluster);
 /* KRaft: the controller quorum's nodes, in node.id order (transfer
  * container); empty in ZooKeeper mode. */
 GArray *cluster_controller_nodes(const Cluster *cluster);
+/* KRaft: the node of controller `node_id`; SIM_NODE_NONE when none has it. */
+SimNodeId cluster_controller_node(const Cluster *cluster, gint32 node_id);
+/* KRaft: a running voter that is not the active controller, the lowest
+ * node.id of them; SIM_NODE_NONE when there is none. */
+SimNodeId cluster_quorum_follower_node(const Cluster *cluster);
 
 /* Checks invariant 5 across running replicas; records breaches. */
 void cluster_check_agreement(Cluster *cluster);

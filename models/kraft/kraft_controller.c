@@ -730,8 +730,11 @@ claim_fired(SimWorld *world, void *ctx, void *arg)
 static void
 on_committed(void *user_data, RaftNode *raft, gint64 high_watermark)
 {
-    (void)raft;
     KraftController *c = user_data;
+    /* A follower hears of its leader through what commits, also after a
+     * restart that announced none. */
+    if (raft_node_leader_id(raft) != RAFT_NO_NODE)
+        c->known_leader = raft_node_leader_id(raft);
     replay_log(c, c->committed, high_watermark);
     if (c->active)
         release_replies(c, high_watermark);

@@ -172,6 +172,22 @@ resolve(Run *run, const ScenarioTarget *target, GArray *nodes, GString *describe
     case SCENARIO_TARGET_RANDOM:
         broker = random_live_broker(run);
         break;
+    case SCENARIO_TARGET_CONTROLLER_NODE:
+    case SCENARIO_TARGET_QUORUM_FOLLOWER: {
+        SimNodeId node = target->kind == SCENARIO_TARGET_CONTROLLER_NODE
+                             ? cluster_controller_node(run->cluster, (gint32)target->broker)
+                             : cluster_quorum_follower_node(run->cluster);
+        if (node == SIM_NODE_NONE) {
+            g_string_append(describe, "quorum-follower (nobody: no running follower)");
+            return;
+        }
+        g_array_append_val(nodes, node);
+        if (target->kind == SCENARIO_TARGET_CONTROLLER_NODE)
+            g_string_append(describe, sim_node_name(run->world, node));
+        else
+            g_string_append_printf(describe, "%s (quorum-follower)", sim_node_name(run->world, node));
+        return;
+    }
     case SCENARIO_TARGET_ZK: {
         SimNodeId zk = cluster_zk_node(run->cluster);
         g_array_append_val(nodes, zk);

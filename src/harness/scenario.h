@@ -168,11 +168,16 @@ typedef enum {
                                  * consumer:NAME-K, its K-th member (1..members) */
     SCENARIO_TARGET_RACK,       /* rack:NAME, every broker whose broker.rack is NAME */
     SCENARIO_TARGET_REPLICA,    /* replica(T-P, broker:N): broker N, which holds a replica */
+    /* KRaft: controller:N, the controller with node.id N; quorum-follower, a
+     * voter that is not the active controller when the fault fires (the
+     * lowest node.id of them). */
+    SCENARIO_TARGET_CONTROLLER_NODE,
+    SCENARIO_TARGET_QUORUM_FOLLOWER,
 } ScenarioTargetKind;
 
 typedef struct {
     ScenarioTargetKind kind;
-    guint broker;    /* BROKER, REPLICA: 1..brokers */
+    guint broker;    /* BROKER, REPLICA: 1..brokers; CONTROLLER_NODE: its node.id */
     char *topic;     /* LEADER, FOLLOWER, REPLICA */
     guint partition; /* LEADER, FOLLOWER, REPLICA */
     guint nth;       /* FOLLOWER: follower(T-P, K)'s K; 0 for follower(T-P), which is K 1 */

@@ -52,14 +52,17 @@ static const struct {
     (TARGET_BIT(SCENARIO_TARGET_BROKER) | TARGET_BIT(SCENARIO_TARGET_LEADER) |                     \
      TARGET_BIT(SCENARIO_TARGET_FOLLOWER) | TARGET_BIT(SCENARIO_TARGET_CONTROLLER) |               \
      TARGET_BIT(SCENARIO_TARGET_RANDOM) | TARGETS_BROKER_SETS)
-#define TARGETS_DISKS (TARGETS_BROKERS | TARGET_BIT(SCENARIO_TARGET_ZK))
+/* KRaft's controller nodes (not brokers: they hold no partition). */
+#define TARGETS_CONTROLLERS                                                                        \
+    (TARGET_BIT(SCENARIO_TARGET_CONTROLLER_NODE) | TARGET_BIT(SCENARIO_TARGET_QUORUM_FOLLOWER))
+#define TARGETS_DISKS (TARGETS_BROKERS | TARGET_BIT(SCENARIO_TARGET_ZK) | TARGETS_CONTROLLERS)
 #define TARGETS_CLIENTS                                                                            \
     (TARGET_BIT(SCENARIO_TARGET_PRODUCER) | TARGET_BIT(SCENARIO_TARGET_CONSUMER))
 #define TARGETS_NODES (TARGETS_DISKS | TARGETS_CLIENTS)
 /* A node that is down or paused is named by id: "the leader" has changed. */
 #define TARGETS_FIXED                                                                              \
     (TARGET_BIT(SCENARIO_TARGET_BROKER) | TARGET_BIT(SCENARIO_TARGET_ZK) | TARGETS_CLIENTS |           \
-     TARGETS_BROKER_SETS)
+     TARGETS_BROKER_SETS | TARGET_BIT(SCENARIO_TARGET_CONTROLLER_NODE))
 
 typedef struct {
     const char *name;
@@ -122,6 +125,8 @@ static const char *const TARGET_FORMS[] = {
     [SCENARIO_TARGET_CONSUMER] = "consumer:NAME[-K]",
     [SCENARIO_TARGET_RACK] = "rack:NAME",
     [SCENARIO_TARGET_REPLICA] = "replica(TOPIC-P, broker:N)",
+    [SCENARIO_TARGET_CONTROLLER_NODE] = "controller:N",
+    [SCENARIO_TARGET_QUORUM_FOLLOWER] = "quorum-follower",
 };
 
 const char *
@@ -162,6 +167,8 @@ scenario_target_format(const ScenarioTarget *target)
                                target->broker);
     case SCENARIO_TARGET_RACK:
         return g_strdup_printf("rack:%s", target->rack);
+    case SCENARIO_TARGET_CONTROLLER_NODE:
+        return g_strdup_printf("controller:%u", target->broker);
     case SCENARIO_TARGET_PRODUCER:
         return g_strdup_printf("producer:%s", target->producer);
     case SCENARIO_TARGET_CONSUMER:
@@ -173,6 +180,7 @@ scenario_target_format(const ScenarioTarget *target)
     case SCENARIO_TARGET_RANDOM:
     case SCENARIO_TARGET_ZK:
     case SCENARIO_TARGET_REST:
+    case SCENARIO_TARGET_QUORUM_FOLLOWER:
         return g_strdup(TARGET_FORMS[target->kind]);
     }
     KSIM_ASSERT(!"unknown target kind");
@@ -440,9 +448,39 @@ parse_consumer_target(const Build *b, const char *name, ScenarioTarget *out)
     return scenario_no_such_message("consumer group", name, groups);
 }
 
+/* controller:N and quorum-follower name KRaft's controller nodes: only in
+ * metadata.mode = kraft, N a node.id of the quorum. */
+static char *
+parse_controller_target(const Build *b, const char *text, ScenarioTarget *out)
+{
+    const KConfig *hardware = b->variant->cluster.hardware;
+    if (strcmp(kconfig_get_value(hardware, "metadata.mode"), "kraft") != 0)
+        return g_strdup_printf("'%s' names a KRaft controller, and this cluster runs "
+                               "metadata.mode = zookeeper (its controller is a broker: target "
+                               "it with `controller`)",
+                               text);
+    if (strcmp(text, TARGET_FORMS[SCENARIO_TARGET_QUORUM_FOLLOWER]) == 0) {
+        out->kind = SCENARIO_TARGET_QUORUM_FOLLOWER;
+        return NULL;
+    }
+    guint n = (guint)kconfig_get_int64(hardware, "controllers");
+    guint first = KRAFT_CONTROLLER_ID_BASE, last = KRAFT_CONTROLLER_ID_BASE + n - 1;
+    guint64 id = 0;
+    if (!g_ascii_string_to_unsigned(text + strlen("controller:"), 10, first, last, &id, NULL))
+        return g_strdup_printf("'%s' does not exist: the quorum's controllers are "
+                               "controller:%u .. controller:%u",
+                               text, first, last);
+    out->kind = SCENARIO_TARGET_CONTROLLER_NODE;
+    out->broker = (guint)id;
+    return NULL;
+}
+
 static char *
 parse_target_kind(const Build *b, const char *text, ScenarioTarget *out)
 {
+    if (g_str_has_prefix(text, "controller:") ||
+        strcmp(text, TARGET_FORMS[SCENARIO_TARGET_QUORUM_FOLLOWER]) == 0)
+        return parse_controller_target(b, text, out);
     static const ScenarioTargetKind words[] = {SCENARIO_TARGET_CONTROLLER, SCENARIO_TARGET_RANDOM,
                                                SCENARIO_TARGET_ZK, SCENARIO_TARGET_REST};
     for (guint i = 0; i < G_N_ELEMENTS(words); i++) {
