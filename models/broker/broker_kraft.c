@@ -40,6 +40,7 @@ struct BrokerKraft {
     GPtrArray *buffer;      /* PlogBatch * (owned), fetched above the image's end */
     gint64 fetch_offset;
     gint32 last_epoch;      /* of the last batch fetched; 0: none */
+    gint32 replayed_epoch;  /* of the last batch replayed whole; 0: none */
     gint32 leader_epoch;    /* of the quorum leader, as known */
     gint32 leader_id;       /* RAFT_NO_NODE: unknown */
     guint fetch_target;
@@ -246,7 +247,10 @@ buffer_truncate(BrokerKraft *k, gint64 offset)
     }
     offset = MAX(offset, kraft_image_end_offset(k->image));
     k->fetch_offset = offset;
-    k->last_epoch = 0;
+    /* With the buffer empty, the fetch resumes after what was replayed, so
+     * it names that batch's epoch (an epoch of 0 past offset 0 would
+     * diverge again, for ever). */
+    k->last_epoch = k->replayed_epoch;
     if (k->buffer->len > 0)
         k->last_epoch = ((PlogBatch *)g_ptr_array_index(k->buffer, k->buffer->len - 1))->leader_epoch;
 }
@@ -277,6 +281,7 @@ replay_committed(BrokerKraft *k, gint64 high_watermark)
         kraft_image_replay_batch(k->image, broker_of(k)->kraft_store, batch, high_watermark);
         if (batch->base_offset + batch->record_count > high_watermark)
             break;
+        k->replayed_epoch = batch->leader_epoch;
         g_ptr_array_remove_index(k->buffer, 0);
     }
     publish(k, before);
