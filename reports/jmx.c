@@ -441,6 +441,25 @@ meters_per_second(JmxMetrics *m)
     }
 }
 
+/* One series of kafka.server:type=TYPE,name=NAME per broker, added to `m`
+ * in broker order; returns them (transfer container). */
+static GPtrArray *
+broker_series(JmxMetrics *m, const GArray *brokers, const char *type, const char *name,
+              JmxKind kind, gboolean small)
+{
+    GPtrArray *series = g_ptr_array_new();
+    for (guint i = 0; i < brokers->len; i++) {
+        gint32 broker = g_array_index(brokers, gint32, i);
+        g_autofree char *mbean =
+            g_strdup_printf("kafka.server:type=%s,name=%s;broker=%d", type, name, broker);
+        g_autofree char *shown = g_strdup_printf("%s broker %d", name, broker);
+        JmxSeries *s = series_new(mbean, shown, broker, kind, small, m->buckets);
+        g_ptr_array_add(m->series, s);
+        g_ptr_array_add(series, s);
+    }
+    return series;
+}
+
 JmxMetrics *
 jmx_metrics_new(const History *history, double span_s)
 {
@@ -461,36 +480,12 @@ jmx_metrics_new(const History *history, double span_s)
     sweep.controllers = g_array_new(FALSE, FALSE, sizeof(gint32));
     sweep.broker_urp = g_array_new(FALSE, TRUE, sizeof(double));
     g_array_set_size(sweep.broker_urp, sweep.brokers->len);
-    sweep.urp_series = g_ptr_array_new();
-    sweep.in_series = g_ptr_array_new();
-    sweep.bytes_series = g_ptr_array_new();
-    for (guint i = 0; i < sweep.brokers->len; i++) {
-        gint32 broker = g_array_index(sweep.brokers, gint32, i);
-        g_autofree char *name = g_strdup_printf(
-            "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions;broker=%d", broker);
-        g_autofree char *shown = g_strdup_printf("UnderReplicatedPartitions broker %d", broker);
-        JmxSeries *s = series_new(name, shown, broker, JMX_GAUGE_MAX, TRUE, m->buckets);
-        g_ptr_array_add(m->series, s);
-        g_ptr_array_add(sweep.urp_series, s);
-    }
-    for (guint i = 0; i < sweep.brokers->len; i++) {
-        gint32 broker = g_array_index(sweep.brokers, gint32, i);
-        g_autofree char *name = g_strdup_printf(
-            "kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec;broker=%d", broker);
-        g_autofree char *shown = g_strdup_printf("MessagesInPerSec broker %d", broker);
-        JmxSeries *s = series_new(name, shown, broker, JMX_METER, FALSE, m->buckets);
-        g_ptr_array_add(m->series, s);
-        g_ptr_array_add(sweep.in_series, s);
-    }
-    for (guint i = 0; i < sweep.brokers->len; i++) {
-        gint32 broker = g_array_index(sweep.brokers, gint32, i);
-        g_autofree char *name = g_strdup_printf(
-            "kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec;broker=%d", broker);
-        g_autofree char *shown = g_strdup_printf("BytesInPerSec broker %d", broker);
-        JmxSeries *s = series_new(name, shown, broker, JMX_METER, FALSE, m->buckets);
-        g_ptr_array_add(m->series, s);
-        g_ptr_array_add(sweep.bytes_series, s);
-    }
+    sweep.urp_series = broker_series(m, sweep.brokers, "ReplicaManager", "UnderReplicatedPartitions",
+                                     JMX_GAUGE_MAX, TRUE);
+    sweep.in_series =
+        broker_series(m, sweep.brokers, "BrokerTopicMetrics", "MessagesInPerSec", JMX_METER, FALSE);
+    sweep.bytes_series =
+        broker_series(m, sweep.brokers, "BrokerTopicMetrics", "BytesInPerSec", JMX_METER, FALSE);
     gauges_touch(&sweep, 0, TRUE);
     const GArray *events = history_events(history);
     for (guint i = 0; i < events->len; i++) {

@@ -51,6 +51,7 @@ struct KraftController {
     KraftControllerConfig cfg;
     History *history;
     GPtrArray *topics; /* TopicSpec *, in the order added */
+    GArray *unclean;   /* gboolean by topic id: unclean.leader.election.enable */
     KraftImage *committed;
     /* Active only. */
     gboolean active;
@@ -216,13 +217,7 @@ batch_clear(Batch *b)
 static gboolean
 unclean_allowed(const KraftController *c, guint32 topic)
 {
-    const char *name = kraft_record_store_topic_name(c->store, topic);
-    for (guint i = 0; i < c->topics->len; i++) {
-        const TopicSpec *spec = g_ptr_array_index(c->topics, i);
-        if (strcmp(spec->name, name) == 0)
-            return spec->unclean;
-    }
-    return FALSE;
+    return topic < c->unclean->len && g_array_index(c->unclean, gboolean, topic);
 }
 
 /* Kafka's LeaderAcceptor with generateLeaderAndIsrUpdates' predicate. */
@@ -268,6 +263,7 @@ build_change(KraftController *c, const KraftPartition *p, const gint32 *target, 
         r.isr_set = TRUE;
         r.n_isr = 1;
         r.isr[0] = leader;
+        r.leader_recovering = TRUE;
     } else if (n_target > 0 &&
                (n_target != p->n_isr || memcmp(target, p->isr, sizeof(gint32) * n_target) != 0)) {
         r.isr_set = TRUE;
@@ -301,13 +297,6 @@ write_batch(KraftController *c, Batch *b)
     for (guint i = 0; i < b->records->len; i++) {
         const KraftRecord *r = kraft_record_store_get(c->store, plogs[i].value);
         gint64 offset = base + i;
-        const KraftPartition *before =
-            r->type == KRAFT_REC_PARTITION_CHANGE
-                ? kraft_image_partition(c->latest, r->topic, r->partition)
-                : NULL;
-        gint32 old_leader = before != NULL ? before->leader : KRAFT_NO_LEADER;
-        gboolean was_in_isr = before != NULL && r->isr_set && r->n_isr == 1 &&
-                              kraft_ids_contain(before->isr, before->n_isr, r->isr[0]);
         kraft_image_replay(c->latest, r, offset);
         if (r->type != KRAFT_REC_PARTITION_CHANGE || r->leader == KRAFT_NO_LEADER_CHANGE)
             continue;
@@ -320,8 +309,7 @@ write_batch(KraftController *c, Batch *b)
                          self_id(c), topic, r->partition, offset);
             continue;
         }
-        gboolean unclean = r->isr_set && r->n_isr == 1 && r->isr[0] == p->leader && !was_in_isr &&
-                           old_leader != p->leader;
+        gboolean unclean = r->leader_recovering;
         if (unclean && c->history != NULL)
             history_metric(c->history, now_ns(c), HISTORY_METRIC_UNCLEAN_ELECTION, self_id(c), 1,
                            0);
@@ -823,6 +811,7 @@ kraft_controller_new(RaftNode *raft, KraftRecordStore *store, const KraftControl
         kraft_controller_config_init(&c->cfg);
     c->history = history;
     c->topics = g_ptr_array_new_with_free_func(topic_spec_free);
+    c->unclean = g_array_new(FALSE, TRUE, sizeof(gboolean));
     c->committed = kraft_image_new();
     c->sessions = g_array_new(FALSE, FALSE, sizeof(Session));
     c->replies = g_queue_new();
@@ -844,6 +833,7 @@ kraft_controller_free(KraftController *c)
     g_array_free(c->sessions, TRUE);
     g_queue_free_full(c->replies, pending_reply_free);
     g_ptr_array_free(c->topics, TRUE);
+    g_array_free(c->unclean, TRUE);
     g_free(c);
 }
 
@@ -859,7 +849,10 @@ kraft_controller_add_topic(KraftController *c, const char *name, const gint32 *r
     spec->replicas = g_memdup2(replicas, sizeof(gint32) * n_partitions * rf);
     spec->unclean = unclean;
     g_ptr_array_add(c->topics, spec);
-    kraft_record_store_topic(c->store, name);
+    guint32 topic = kraft_record_store_topic(c->store, name);
+    if (c->unclean->len <= topic)
+        g_array_set_size(c->unclean, topic + 1);
+    g_array_index(c->unclean, gboolean, topic) = unclean;
 }
 
 void

@@ -68,6 +68,9 @@ typedef struct {
     guint8 n_isr;
     gint32 isr[KAFKA_REPLICAS_MAX];
     gint32 leader;
+    /* PartitionChange: LeaderRecoveryState RECOVERING, set by an unclean
+     * election (the new leader was not in the ISR). */
+    gboolean leader_recovering;
     gint64 next_producer_id; /* ProducerIds */
 } KraftRecord;
 
