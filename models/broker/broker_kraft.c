@@ -467,12 +467,6 @@ broker_kraft_check_invariants(const BrokerKraft *k)
     KSIM_ASSERT(k->fetch_correlation < 0 || sim_timer_pending(broker_of(k)->world, k->fetch_timer));
 }
 
-gint64
-broker_kraft_epoch(const BrokerKraft *k)
-{
-    return k->epoch;
-}
-
 guint32
 broker_kraft_topic_id(const BrokerKraft *k, const char *topic)
 {

@@ -46,8 +46,6 @@ void broker_kraft_free(BrokerKraft *kraft);
 gboolean broker_kraft_handle_message(BrokerKraft *kraft, SimNodeId from, SimMsg *msg);
 void broker_kraft_peer_disconnected(BrokerKraft *kraft, SimNodeId peer);
 
-/* The broker's registration epoch; -1 before it is registered. */
-gint64 broker_kraft_epoch(const BrokerKraft *kraft);
 /* The topic id of `topic` in the metadata records. */
 guint32 broker_kraft_topic_id(const BrokerKraft *kraft, const char *topic);
 /* Sends AlterPartition (`request` filled but for the broker's id and epoch;
