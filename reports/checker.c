@@ -1038,10 +1038,18 @@ availability_measure(CheckerResult *result, const Outstanding *outstanding)
         return;
     guint windows = outstanding->delta->len - 1;
     guint acked_windows = stats_series_window_count(result->throughput);
+    /* From the cluster's first acknowledgement on: a cluster still starting
+     * (a KRaft quorum electing, brokers registering) is not an outage. A
+     * run that never acks anything counts every window. */
+    guint first = 0;
+    while (first < acked_windows && stats_series_count(result->throughput, first) == 0)
+        first++;
+    if (first == acked_windows)
+        first = 0;
     gint64 count = 0;
     for (guint w = 0; w < windows; w++) {
         count += g_array_index(outstanding->delta, gint64, w);
-        if (count <= 0)
+        if (count <= 0 || w < first)
             continue;
         result->stats.windows_attempted++;
         if (w < acked_windows && stats_series_count(result->throughput, w) > 0)

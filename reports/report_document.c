@@ -921,7 +921,8 @@ doc_latency(Document *doc, const Report *report)
     doc_heading(doc, 2, "Latency");
     doc_paragraph(doc, "Produce latency runs from a send to its acknowledgement, in virtual "
                        "time. Availability is the share of one-second windows, among those in "
-                       "which a send was waiting for its answer, that saw a send acknowledged. "
+                       "which a send was waiting for its answer, that saw a send acknowledged, "
+                       "from the cluster's first acknowledgement on (its start is no outage). "
                        "Recovery runs from the last heal to the first acknowledgement of a send "
                        "made after it.");
     Block *table = doc_table(doc, header);

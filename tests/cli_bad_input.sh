@@ -102,8 +102,10 @@ expect 1 "replay: ksim run '.*hw-truncation.ini' --seed 3 --set 'ksim.truncation
   run "$data/../../../scenarios/hw-truncation.ini" --seed 3 --set ksim.truncation.mode=hw --out "$out"
 rm -rf "$out"
 # What KRaft mode does not model yet is refused, naming the key.
-expect 2 "\[cluster\] metadata.mode: kraft: consumer groups need __consumer_offsets" -- \
-  check "$data/../../../scenarios/consumer-commit.ini" --set metadata.mode=kraft
+# Consumer groups and transactions run in KRaft mode (their internal topics
+# created through the controller).
+expect 0 "is valid" -- \
+  check "$data/../../../scenarios/transactions.ini" --set metadata.mode=kraft
 expect 2 "\[cluster\] metadata.mode: kraft: a KRaft cluster has no ZooKeeper to target" -- \
   check "$data/../../../scenarios/network-partition.ini" --set metadata.mode=kraft
 expect 2 "controllers" -- check "$data/example.ini" --set controllers=0

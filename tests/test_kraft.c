@@ -14,6 +14,7 @@
  * AlterPartition answer.
  */
 #include "kraft_controller.h"
+#include "kraft_placer.h"
 #include "kraft_proto.h"
 #include "kraft_publish.h"
 
@@ -44,6 +45,8 @@ typedef struct {
     gboolean running;
     KraftMsg last_alter; /* the last AlterPartition answer */
     gboolean have_alter;
+    KraftMsg last_create; /* the last CreateTopics answer */
+    gboolean have_create;
     gint32 next_correlation;
     gboolean awaiting; /* a registration or heartbeat unanswered */
 } Broker;
@@ -118,6 +121,12 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *base)
     (void)from;
     Broker *b = ctx;
     KraftMsg *msg = (KraftMsg *)base;
+    if (msg->base.type == KRAFT_MSG_CREATE_TOPICS_RESPONSE) {
+        b->last_create = *msg;
+        b->have_create = TRUE;
+        sim_msg_free(base);
+        return;
+    }
     if (msg->base.type != KRAFT_MSG_ALTER_PARTITION_RESPONSE)
         b->awaiting = FALSE;
     if (msg->base.type == KRAFT_MSG_ALTER_PARTITION_RESPONSE) {
@@ -182,7 +191,7 @@ cluster_init(Cluster *c, gboolean unclean)
     for (guint i = 0; i < CONTROLLERS; i++) {
         raft_node_set_voters(c->raft[i], voters, CONTROLLERS);
         c->controllers[i] = kraft_controller_new(c->raft[i], c->store, NULL, NULL);
-        kraft_controller_add_topic(c->controllers[i], "t", replicas, 3, 3, unclean);
+        kraft_controller_add_topic(c->controllers[i], "t", replicas, 3, 3, unclean, 2);
         raft_node_start(c->raft[i]);
     }
     for (guint i = 0; i < BROKERS; i++) {
@@ -575,6 +584,131 @@ test_kraft_controller_failover(void **state)
     cluster_clear(&c);
 }
 
+/* ---- placement and CreateTopics ---- */
+
+static gboolean
+distinct(const gint32 *ids, guint n)
+{
+    for (guint i = 0; i < n; i++)
+        for (guint j = i + 1; j < n; j++)
+            if (ids[i] == ids[j])
+                return FALSE;
+    return TRUE;
+}
+
+static void
+test_kraft_placer_striped(void **state)
+{
+    (void)state;
+    SimRng *rng = sim_rng_new(3, "placer");
+    KraftUsableBroker three[] = {{3, -1, FALSE}, {1, -1, FALSE}, {2, -1, FALSE}};
+    gint32 out[6 * 3];
+    const char *why = NULL;
+    assert_true(kraft_place_replicas(three, 3, 6, 3, rng, out, &why));
+    /* Every partition on three brokers; the leaders striped: each broker
+     * leads two of the six. */
+    guint leads[4] = {0};
+    for (guint p = 0; p < 6; p++) {
+        assert_true(distinct(&out[p * 3], 3));
+        leads[out[p * 3]]++;
+    }
+    assert_int_equal(leads[1], 2);
+    assert_int_equal(leads[2], 2);
+    assert_int_equal(leads[3], 2);
+    /* A fenced broker holds replicas but never leads a new partition. */
+    three[2].fenced = TRUE; /* broker 2 */
+    assert_true(kraft_place_replicas(three, 3, 6, 3, rng, out, &why));
+    for (guint p = 0; p < 6; p++) {
+        assert_int_not_equal(out[p * 3], 2);
+        assert_true(distinct(&out[p * 3], 3));
+    }
+    /* Racks: each partition's two replicas in different racks. */
+    KraftUsableBroker racked[] = {{1, 0, FALSE}, {2, 0, FALSE}, {3, 1, FALSE}, {4, 1, FALSE}};
+    gint32 pairs[8 * 2];
+    assert_true(kraft_place_replicas(racked, 4, 8, 2, rng, pairs, &why));
+    for (guint p = 0; p < 8; p++)
+        assert_int_not_equal((pairs[p * 2] - 1) / 2, (pairs[p * 2 + 1] - 1) / 2);
+    /* InvalidReplicationFactorException's three cases. */
+    assert_false(kraft_place_replicas(three, 3, 1, 4, rng, out, &why));
+    assert_non_null(strstr(why, "too few brokers"));
+    assert_false(kraft_place_replicas(three, 3, 1, 0, rng, out, &why));
+    KraftUsableBroker fenced[] = {{1, -1, TRUE}, {2, -1, TRUE}};
+    assert_false(kraft_place_replicas(fenced, 2, 1, 1, rng, out, &why));
+    assert_non_null(strstr(why, "fenced"));
+    sim_rng_free(rng);
+}
+
+static void
+send_create(Cluster *c, Broker *b, const char *topic, gint32 partitions, gint16 rf)
+{
+    KraftController *active = active_controller(c);
+    assert_non_null(active);
+    for (guint i = 0; i < CONTROLLERS; i++)
+        if (c->controllers[i] == active)
+            b->target = i;
+    KraftMsg *msg = kraft_msg_new(KRAFT_MSG_CREATE_TOPICS_REQUEST, ++b->next_correlation);
+    msg->topic = kraft_record_store_topic(c->store, topic);
+    msg->n_partitions = partitions;
+    msg->replication_factor = rf;
+    msg->min_isr = 2;
+    b->have_create = FALSE;
+    broker_send(b, msg);
+}
+
+static void
+test_kraft_create_topics(void **state)
+{
+    (void)state;
+    Cluster c;
+    cluster_init(&c, FALSE);
+    run_until(&c, 10);
+    Broker *b = &c.brokers[0];
+    send_create(&c, b, "__consumer_offsets", 5, 3);
+    run_until(&c, 11);
+    assert_true(b->have_create);
+    assert_int_equal(b->last_create.error, KAFKA_ERROR_NONE);
+    /* Answered once committed: every controller has it. */
+    guint32 topic = (guint32)kraft_record_store_find_topic(c.store, "__consumer_offsets");
+    for (guint i = 0; i < CONTROLLERS; i++) {
+        const KraftImage *image = kraft_controller_image(c.controllers[i]);
+        assert_int_equal(kraft_image_topic_partitions(image, topic), 5);
+        assert_int_equal(kraft_image_topic_min_isr(image, topic), 2);
+        assert_false(kraft_image_topic_unclean(image, topic));
+        for (gint32 p = 0; p < 5; p++) {
+            const KraftPartition *part = kraft_image_partition(image, topic, p);
+            assert_non_null(part);
+            assert_int_equal(part->n_replicas, 3);
+            assert_true(distinct(part->replicas, 3));
+            assert_true(same_ids(part->isr, part->n_isr, part->replicas, 3));
+            assert_int_equal(part->leader, part->replicas[0]);
+        }
+    }
+    /* Asked again (another broker's auto-creation): it exists. */
+    send_create(&c, b, "__consumer_offsets", 5, 3);
+    run_until(&c, 12);
+    assert_int_equal(b->last_create.error, KAFKA_ERROR_TOPIC_ALREADY_EXISTS);
+    /* More replicas than brokers. */
+    send_create(&c, b, "__transaction_state", 5, 4);
+    run_until(&c, 13);
+    assert_int_equal(b->last_create.error, KAFKA_ERROR_INVALID_REPLICATION_FACTOR);
+    assert_int_equal(kraft_image_topic_partitions(
+                         kraft_controller_image(active_controller(&c)),
+                         kraft_record_store_topic(c.store, "__transaction_state")),
+                     0);
+    /* CreatePartitions: "t" grows from 3 to 5, the new ones placed. */
+    for (guint i = 0; i < CONTROLLERS; i++)
+        kraft_controller_add_partitions(c.controllers[i], "t", 5);
+    run_until(&c, 14);
+    guint32 t = (guint32)kraft_record_store_find_topic(c.store, "t");
+    const KraftImage *image = kraft_controller_image(active_controller(&c));
+    assert_int_equal(kraft_image_topic_partitions(image, t), 5);
+    for (gint32 p = 3; p < 5; p++)
+        assert_true(distinct(kraft_image_partition(image, t, p)->replicas, 3));
+    /* The first three are as they were. */
+    assert_int_equal(partition(&c, 1)->leader, 2);
+    cluster_clear(&c);
+}
+
 int
 main(void)
 {
@@ -586,6 +720,8 @@ main(void)
         cmocka_unit_test(test_kraft_alter_partition_checks),
         cmocka_unit_test(test_kraft_unclean_election),
         cmocka_unit_test(test_kraft_controller_failover),
+        cmocka_unit_test(test_kraft_placer_striped),
+        cmocka_unit_test(test_kraft_create_topics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

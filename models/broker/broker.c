@@ -56,6 +56,12 @@ static void elect_controller(BrokerState *state);
 
 /* ---- internal topics of the coordinators ---- */
 
+void
+broker_internal_topic_failed(BrokerState *state, guint kind)
+{
+    state->internal_topic_requested[kind] = FALSE;
+}
+
 static void
 internal_topic_created(void *owner, const ZkResult *result, void *arg)
 {
@@ -68,8 +74,9 @@ internal_topic_created(void *owner, const ZkResult *result, void *arg)
 }
 
 /* Kafka's auto-creation of an internal topic (__consumer_offsets,
- * __transaction_state): AdminUtils.assignReplicasToBrokers over the live
- * brokers (sorted by id), a random start and shift. */
+ * __transaction_state): in ZooKeeper mode AdminUtils.assignReplicasToBrokers
+ * over the live brokers (sorted by id), a random start and shift; in KRaft
+ * mode a CreateTopics to the controller. */
 static void
 create_internal_topic(BrokerState *state, guint kind, const char *topic, gint32 partitions,
                       gint16 replication_factor)
@@ -78,8 +85,18 @@ create_internal_topic(BrokerState *state, guint kind, const char *topic, gint32 
     Broker *broker = state->broker;
     guint n = state->live_brokers->len;
     KSIM_ASSERT(kind < G_N_ELEMENTS(streams));
-    /* KRaft: CreateTopics to the controller is not modelled yet. */
-    if (state->internal_topic_requested[kind] || n == 0 || state->zk == NULL)
+    if (state->internal_topic_requested[kind])
+        return;
+    if (state->kraft != NULL) {
+        /* KRaft: the controller places it (AutoTopicCreationManager's
+         * CreateTopics, with the topic's configs). */
+        const TopicConfig *config = broker_topic_config(broker, topic);
+        state->internal_topic_requested[kind] = broker_kraft_create_topic(
+            state->kraft, kind, topic, partitions, replication_factor,
+            config->unclean_leader_election, config->min_insync_replicas);
+        return;
+    }
+    if (n == 0 || state->zk == NULL)
         return;
     state->internal_topic_requested[kind] = TRUE;
     guint rf = MIN((guint)replication_factor, n);

@@ -133,6 +133,9 @@ void broker_record_event(Broker *broker, HistoryEventKind kind, const KTopicPart
                          const HistoryEvent *fields, const char *format, ...) G_GNUC_PRINTF(5, 6);
 /* Adds a metric sample (history_metric) at the present, as this broker. */
 void broker_record_metric(Broker *broker, HistoryMetricKind kind, guint32 count, gint64 value);
+/* The creation of internal topic `kind` (0 __consumer_offsets, 1
+ * __transaction_state) failed: the next FindCoordinator asks again. */
+void broker_internal_topic_failed(BrokerState *state, guint kind);
 const TopicConfig *broker_topic_config(Broker *broker, const char *topic);
 void *broker_zk_context(BrokerState *state, gsize size);
 /* FindCoordinator for `request->key_type`: the coordinator is the leader of

@@ -49,6 +49,10 @@ struct BrokerKraft {
     SimTimerId fetch_timer;
     gint32 pid_correlation; /* AllocateProducerIds in flight; -1: none */
     SimTimerId pid_timer;
+    /* CreateTopics in flight, by internal topic kind; -1: none. */
+    gint32 create_correlation[2];
+    gint64 create_deadline_ns[2];
+    SimTimerId create_timer[2];
     gint32 correlation_next;
 };
 
@@ -377,6 +381,70 @@ handle_pid_response(BrokerKraft *k, const KraftMsg *msg)
         msg->producer_id_start, msg->producer_id_count);
 }
 
+/* ---- internal topics ---- */
+
+static void
+create_timeout(SimWorld *world, void *ctx, void *arg)
+{
+    (void)world;
+    (void)ctx;
+    BrokerKraft *k = arg;
+    for (guint kind = 0; kind < G_N_ELEMENTS(k->create_timer); kind++) {
+        if (k->create_correlation[kind] < 0 || k->create_deadline_ns[kind] > now_ns(k))
+            continue;
+        k->create_timer[kind] = SIM_EVENT_ID_NONE;
+        k->create_correlation[kind] = -1;
+        broker_internal_topic_failed(k->state, kind);
+    }
+}
+
+gboolean
+broker_kraft_create_topic(BrokerKraft *k, guint kind, const char *topic, gint32 partitions,
+                          gint16 replication_factor, gboolean unclean, gint32 min_isr)
+{
+    Broker *broker = broker_of(k);
+    KSIM_ASSERT(kind < G_N_ELEMENTS(k->create_correlation));
+    if (k->epoch < 0)
+        return FALSE;
+    KraftMsg *msg = kraft_msg_new(KRAFT_MSG_CREATE_TOPICS_REQUEST, ++k->correlation_next);
+    msg->broker_id = broker->config.broker_id;
+    msg->broker_epoch = k->epoch;
+    msg->topic = kraft_record_store_topic(broker->kraft_store, topic);
+    msg->n_partitions = partitions;
+    msg->replication_factor = replication_factor;
+    msg->unclean = unclean;
+    msg->min_isr = min_isr;
+    k->create_correlation[kind] = msg->correlation_id;
+    gint leader = k->leader_id != RAFT_NO_NODE ? voter_index_of_id(k, k->leader_id) : -1;
+    broker_send(k->state, voter(k, leader >= 0 ? (guint)leader : k->target)->node, &msg->base);
+    gint64 timeout_ns = broker->config.controller_quorum_request_timeout_ms * SIM_NS_PER_MS;
+    k->create_deadline_ns[kind] = now_ns(k) + timeout_ns;
+    sim_timer_cancel(broker->world, k->create_timer[kind]);
+    k->create_timer[kind] = sim_timer_set(broker->world, broker->node, timeout_ns, create_timeout, k);
+    return TRUE;
+}
+
+static void
+handle_create_response(BrokerKraft *k, const KraftMsg *msg)
+{
+    for (guint kind = 0; kind < G_N_ELEMENTS(k->create_correlation); kind++) {
+        if (msg->correlation_id != k->create_correlation[kind])
+            continue;
+        k->create_correlation[kind] = -1;
+        sim_timer_cancel(broker_of(k)->world, k->create_timer[kind]);
+        k->create_timer[kind] = SIM_EVENT_ID_NONE;
+        /* Created, or by another broker first: the metadata log brings it.
+         * Otherwise (NOT_CONTROLLER, too few brokers) ask again later. */
+        if (msg->error != KAFKA_ERROR_NONE && msg->error != KAFKA_ERROR_TOPIC_ALREADY_EXISTS)
+            broker_internal_topic_failed(k->state, kind);
+        if (msg->error == KAFKA_ERROR_NOT_CONTROLLER) {
+            gint index = voter_index_of_id(k, msg->controller_id);
+            if (index >= 0)
+                k->target = (guint)index;
+        }
+    }
+}
+
 /* ---- the interface ---- */
 
 BrokerKraft *
@@ -398,6 +466,10 @@ broker_kraft_new(BrokerState *state)
     k->fetch_timer = SIM_EVENT_ID_NONE;
     k->pid_correlation = -1;
     k->pid_timer = SIM_EVENT_ID_NONE;
+    for (guint kind = 0; kind < G_N_ELEMENTS(k->create_correlation); kind++) {
+        k->create_correlation[kind] = -1;
+        k->create_timer[kind] = SIM_EVENT_ID_NONE;
+    }
     /* Spread first requests over the voters by broker id. */
     k->target = (guint)broker->config.broker_id % broker->n_kraft_voters;
     k->fetch_target = k->target;
@@ -414,6 +486,8 @@ broker_kraft_free(BrokerKraft *k)
     sim_timer_cancel(broker_of(k)->world, k->lifecycle_timer);
     sim_timer_cancel(broker_of(k)->world, k->fetch_timer);
     sim_timer_cancel(broker_of(k)->world, k->pid_timer);
+    for (guint kind = 0; kind < G_N_ELEMENTS(k->create_timer); kind++)
+        sim_timer_cancel(broker_of(k)->world, k->create_timer[kind]);
     kraft_image_free(k->image);
     g_ptr_array_unref(k->buffer);
     g_free(k);
@@ -430,6 +504,8 @@ broker_kraft_handle_message(BrokerKraft *k, SimNodeId from, SimMsg *msg)
         handle_lifecycle_response(k, (const KraftMsg *)msg);
     } else if (msg->type == KRAFT_MSG_ALLOCATE_PRODUCER_IDS_RESPONSE) {
         handle_pid_response(k, (const KraftMsg *)msg);
+    } else if (msg->type == KRAFT_MSG_CREATE_TOPICS_RESPONSE) {
+        handle_create_response(k, (const KraftMsg *)msg);
     } else if (msg->type == KRAFT_MSG_ALTER_PARTITION_RESPONSE) {
         replica_isr_altered(k->state, (const KraftMsg *)msg,
                             kraft_record_store_topic_name(broker_of(k)->kraft_store,

@@ -57,6 +57,15 @@ gboolean broker_kraft_send_alter(BrokerKraft *kraft, KraftMsg *request);
  * timeout, as COORDINATOR_NOT_AVAILABLE) goes to producer_ids_block_granted. */
 void broker_kraft_allocate_producer_ids(BrokerKraft *kraft);
 
+/* Asks the active controller to create internal topic `kind` (see
+ * broker_internal_topic_failed) with these settings; FALSE when the broker
+ * is not registered yet. A refusal other than TOPIC_ALREADY_EXISTS, or no
+ * answer in controller.quorum.request.timeout.ms, goes to
+ * broker_internal_topic_failed. */
+gboolean broker_kraft_create_topic(BrokerKraft *kraft, guint kind, const char *topic,
+                                   gint32 partitions, gint16 replication_factor,
+                                   gboolean unclean, gint32 min_isr);
+
 /* Asserts the invariants in broker_kraft.c's header. */
 void broker_kraft_check_invariants(const BrokerKraft *kraft);
 

@@ -746,10 +746,12 @@ topic_add(Cluster *cluster, ClusterTopic *topic, const TopicConfig *config)
                sizeof(gint32) * rf);
     TopicConfig defaults;
     topic_config_from_broker(&defaults, &cluster->config.broker);
-    gboolean unclean = (config != NULL ? config : &defaults)->unclean_leader_election;
+    const TopicConfig *effective = config != NULL ? config : &defaults;
     for (guint i = 0; i < cluster->controllers->len; i++)
         kraft_controller_add_topic(g_ptr_array_index(cluster->controllers, i), topic->name,
-                                   replicas, topic->assignment->len, rf, unclean);
+                                   replicas, topic->assignment->len, rf,
+                                   effective->unclean_leader_election,
+                                   effective->min_insync_replicas);
 }
 
 static ClusterTopic *
@@ -870,6 +872,16 @@ cluster_add_partitions(Cluster *cluster, const char *name, guint partitions, GEr
         return FALSE;
     }
     const GArray *first = g_ptr_array_index(topic->assignment, 0);
+    if (cluster->controllers != NULL) {
+        /* KRaft: the controller places them; the cluster's view keeps the
+         * count with no replicas of its own. */
+        while (topic->assignment->len < partitions)
+            g_ptr_array_add(topic->assignment, g_array_new(FALSE, FALSE, sizeof(gint32)));
+        for (guint i = 0; i < cluster->controllers->len; i++)
+            kraft_controller_add_partitions(g_ptr_array_index(cluster->controllers, i), name,
+                                            partitions);
+        return TRUE;
+    }
     if (!znode_fits(cluster, name, partitions, first->len, error) ||
         !cluster_check_racks(name, broker_racks(cluster), cluster->config.n_brokers, topic->rack_mode, error))
         return FALSE;
@@ -885,13 +897,36 @@ cluster_partition_count(const Cluster *cluster, const char *topic)
     return found != NULL ? found->assignment->len : 0;
 }
 
+/* A partition a KRaft controller placed (CreatePartitions): its replicas
+ * from the controller whose committed image is furthest along, once one has
+ * them (placement does not change afterwards). */
+static void
+learn_kraft_replicas(const Cluster *cluster, const char *topic, gint32 partition,
+                     GArray *replicas)
+{
+    gint64 id = kraft_record_store_find_topic(cluster->kraft_store, topic);
+    const KraftImage *newest = NULL;
+    for (guint i = 0; i < cluster->controllers->len && id >= 0; i++) {
+        const KraftImage *image = kraft_controller_image(g_ptr_array_index(cluster->controllers, i));
+        if (newest == NULL || kraft_image_end_offset(image) > kraft_image_end_offset(newest))
+            newest = image;
+    }
+    const KraftPartition *p =
+        newest != NULL ? kraft_image_partition(newest, (guint32)id, partition) : NULL;
+    if (p != NULL)
+        g_array_append_vals(replicas, p->replicas, p->n_replicas);
+}
+
 const GArray *
 cluster_replicas(const Cluster *cluster, const char *topic, gint32 partition)
 {
     const ClusterTopic *found = topic_find(cluster, topic);
     if (found == NULL || partition < 0 || (guint)partition >= found->assignment->len)
         return NULL;
-    return g_ptr_array_index(found->assignment, partition);
+    GArray *replicas = g_ptr_array_index(found->assignment, partition);
+    if (replicas->len == 0 && cluster->controllers != NULL)
+        learn_kraft_replicas(cluster, topic, partition, replicas);
+    return replicas;
 }
 
 /* ---- accessors ---- */
@@ -1322,7 +1357,7 @@ unconverged_scan(const Cluster *cluster, GString *what)
     for (guint t = 0; t < cluster->topics->len; t++) {
         const ClusterTopic *topic = g_ptr_array_index(cluster->topics, t);
         for (guint p = 0; p < topic->assignment->len; p++) {
-            const GArray *replicas = g_ptr_array_index(topic->assignment, p);
+            const GArray *replicas = cluster_replicas(cluster, topic->name, (gint32)p);
             gint32 leader = cluster_leader(cluster, topic->name, (gint32)p);
             BrokerPartitionInfo info = {0};
             if (leader >= 0)

@@ -17,6 +17,7 @@
  */
 #include "kraft_controller.h"
 
+#include "kraft_placer.h"
 #include "kraft_proto.h"
 #include "sim_assert.h"
 #include "sim_world.h"
@@ -26,9 +27,11 @@
 typedef struct {
     char *name;
     guint n_partitions;
+    guint wanted; /* its partition count after an administrator's CreatePartitions */
     guint rf;
     gint32 *replicas; /* n_partitions * rf */
     gboolean unclean;
+    gint32 min_isr;
 } TopicSpec;
 
 /* A response sent once the quorum has committed `offset`. */
@@ -51,7 +54,7 @@ struct KraftController {
     KraftControllerConfig cfg;
     History *history;
     GPtrArray *topics; /* TopicSpec *, in the order added */
-    GArray *unclean;   /* gboolean by topic id: unclean.leader.election.enable */
+    SimRng *placer_rng; /* StripedReplicaPlacer's Random (the world's) */
     KraftImage *committed;
     /* Active only. */
     gboolean active;
@@ -217,7 +220,7 @@ batch_clear(Batch *b)
 static gboolean
 unclean_allowed(const KraftController *c, guint32 topic)
 {
-    return topic < c->unclean->len && g_array_index(c->unclean, gboolean, topic);
+    return kraft_image_topic_unclean(c->latest, topic);
 }
 
 /* Kafka's LeaderAcceptor with generateLeaderAndIsrUpdates' predicate. */
@@ -446,40 +449,113 @@ schedule_fence_check(KraftController *c)
                                    MAX(next - now_ns(c), 0), fence_timer_fired, c);
 }
 
-/* Creates the topics the log lacks whose replicas are all active. */
+/* ReplicationControlManager.createTopic's records: the Topic (with its
+ * configs) and each Partition, whose ISR is its active replicas and whose
+ * leader the first of them. Returns the offset of the last, or -1. */
+static gint64
+write_topic(KraftController *c, guint32 topic, guint n_partitions, guint rf,
+            const gint32 *replicas, gboolean unclean, gint32 min_isr)
+{
+    Batch b;
+    batch_init(&b);
+    KraftRecord r = {.type = KRAFT_REC_TOPIC, .topic = topic, .partitions = (gint32)n_partitions,
+                     .unclean = unclean, .min_isr = min_isr};
+    g_array_append_val(b.records, r);
+    for (guint p = 0; p < n_partitions; p++) {
+        KraftRecord pr = {.type = KRAFT_REC_PARTITION, .topic = topic, .partition = (gint32)p};
+        pr.n_replicas = (guint8)rf;
+        memcpy(pr.replicas, &replicas[p * rf], sizeof(gint32) * rf);
+        for (guint k = 0; k < rf; k++)
+            if (kraft_image_broker_active(c->latest, pr.replicas[k]))
+                pr.isr[pr.n_isr++] = pr.replicas[k];
+        KSIM_ASSERT(pr.n_isr > 0);
+        pr.leader = pr.isr[0];
+        g_array_append_val(b.records, pr);
+    }
+    gint64 offset = write_batch(c, &b);
+    batch_clear(&b);
+    if (offset >= 0)
+        record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+                     "controller %d created topic %s with %u partitions (Topic and "
+                     "Partition records up to offset %" G_GINT64_FORMAT " of the metadata log)",
+                     self_id(c), kraft_record_store_topic_name(c->store, topic), n_partitions,
+                     offset);
+    return offset;
+}
+
+/* The registered brokers as StripedReplicaPlacer sees them. (transfer full) */
+static KraftUsableBroker *
+usable_brokers(const KraftController *c, guint *n)
+{
+    const GArray *brokers = kraft_image_brokers(c->latest);
+    KraftUsableBroker *usable = g_new(KraftUsableBroker, MAX(brokers->len, 1));
+    for (guint i = 0; i < brokers->len; i++) {
+        const KraftBroker *broker = &g_array_index(brokers, KraftBroker, i);
+        usable[i] = (KraftUsableBroker){broker->id, -1, broker->fenced};
+    }
+    *n = brokers->len;
+    return usable;
+}
+
+/* ReplicationControlManager.createPartitions: the partitions from the
+ * topic's count up to `wanted`, placed by StripedReplicaPlacer, as
+ * Partition records (their ISR the active replicas). */
+static void
+add_partitions(KraftController *c, guint32 topic, guint wanted, guint rf)
+{
+    guint current = (guint)kraft_image_topic_partitions(c->latest, topic);
+    if (wanted <= current)
+        return;
+    guint n_brokers = 0;
+    g_autofree KraftUsableBroker *usable = usable_brokers(c, &n_brokers);
+    g_autofree gint32 *replicas = g_new(gint32, (gsize)(wanted - current) * rf);
+    const char *why = NULL;
+    const char *name = kraft_record_store_topic_name(c->store, topic);
+    if (!kraft_place_replicas(usable, n_brokers, wanted - current, rf, c->placer_rng, replicas,
+                              &why)) {
+        record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+                     "controller %d could not add partitions to %s: %s", self_id(c), name, why);
+        return;
+    }
+    Batch b;
+    batch_init(&b);
+    for (guint p = current; p < wanted; p++) {
+        KraftRecord pr = {.type = KRAFT_REC_PARTITION, .topic = topic, .partition = (gint32)p};
+        pr.n_replicas = (guint8)rf;
+        memcpy(pr.replicas, &replicas[(p - current) * rf], sizeof(gint32) * rf);
+        for (guint k = 0; k < rf; k++)
+            if (kraft_image_broker_active(c->latest, pr.replicas[k]))
+                pr.isr[pr.n_isr++] = pr.replicas[k];
+        pr.leader = pr.isr[0]; /* the placer's leader is unfenced */
+        g_array_append_val(b.records, pr);
+    }
+    gint64 offset = write_batch(c, &b);
+    batch_clear(&b);
+    if (offset >= 0)
+        record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+                     "controller %d added partitions %u to %u of %s (Partition records up to "
+                     "offset %" G_GINT64_FORMAT " of the metadata log)",
+                     self_id(c), current, wanted - 1, name, offset);
+}
+
+/* Creates the topics the log lacks whose replicas are all active, and the
+ * partitions an administrator added. */
 static void
 create_topics(KraftController *c)
 {
     for (guint t = 0; t < c->topics->len; t++) {
         const TopicSpec *spec = g_ptr_array_index(c->topics, t);
         guint32 topic = kraft_record_store_topic(c->store, spec->name);
-        if (kraft_image_topic_partitions(c->latest, topic) > 0)
+        if (kraft_image_topic_partitions(c->latest, topic) > 0) {
+            add_partitions(c, topic, spec->wanted, spec->rf);
             continue;
+        }
         gboolean ready = TRUE;
         for (guint i = 0; i < spec->n_partitions * spec->rf && ready; i++)
             ready = kraft_image_broker_active(c->latest, spec->replicas[i]);
-        if (!ready)
-            continue;
-        Batch b;
-        batch_init(&b);
-        KraftRecord r = {.type = KRAFT_REC_TOPIC, .topic = topic,
-                         .partitions = (gint32)spec->n_partitions};
-        g_array_append_val(b.records, r);
-        for (guint p = 0; p < spec->n_partitions; p++) {
-            KraftRecord pr = {.type = KRAFT_REC_PARTITION, .topic = topic, .partition = (gint32)p};
-            pr.n_replicas = pr.n_isr = (guint8)spec->rf;
-            memcpy(pr.replicas, &spec->replicas[p * spec->rf], sizeof(gint32) * spec->rf);
-            memcpy(pr.isr, pr.replicas, sizeof(gint32) * spec->rf);
-            pr.leader = pr.replicas[0];
-            g_array_append_val(b.records, pr);
-        }
-        gint64 offset = write_batch(c, &b);
-        batch_clear(&b);
-        if (offset >= 0)
-            record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
-                         "controller %d created topic %s with %u partitions (Topic and "
-                         "Partition records up to offset %" G_GINT64_FORMAT " of the metadata log)",
-                         self_id(c), spec->name, spec->n_partitions, offset);
+        if (ready)
+            write_topic(c, topic, spec->n_partitions, spec->rf, spec->replicas, spec->unclean,
+                        spec->min_isr);
     }
 }
 
@@ -668,6 +744,46 @@ handle_allocate_producer_ids(KraftController *c, SimNodeId from, const KraftMsg 
     reply_after(c, from, response, offset);
 }
 
+/* A broker's CreateTopics (its auto-creation of an internal topic):
+ * ReplicationControlManager.createTopic placing the replicas with
+ * StripedReplicaPlacer over the registered brokers, fenced ones last. */
+static void
+handle_create_topics(KraftController *c, SimNodeId from, const KraftMsg *req)
+{
+    KraftMsg *response = response_new(c, req, KRAFT_MSG_CREATE_TOPICS_RESPONSE, KAFKA_ERROR_NONE);
+    response->topic = req->topic;
+    if (kraft_image_topic_partitions(c->latest, req->topic) > 0) {
+        response->error = KAFKA_ERROR_TOPIC_ALREADY_EXISTS;
+    } else if (req->n_partitions <= 0) {
+        response->error = KAFKA_ERROR_INVALID_PARTITIONS;
+    } else if (req->replication_factor <= 0 || req->replication_factor > KAFKA_REPLICAS_MAX) {
+        response->error = KAFKA_ERROR_INVALID_REPLICATION_FACTOR;
+    } else {
+        guint n_brokers = 0;
+        g_autofree KraftUsableBroker *usable = usable_brokers(c, &n_brokers);
+        guint rf = (guint)req->replication_factor;
+        g_autofree gint32 *replicas = g_new(gint32, (gsize)req->n_partitions * rf);
+        const char *why = NULL;
+        if (!kraft_place_replicas(usable, n_brokers, (guint)req->n_partitions, rf,
+                                  c->placer_rng, replicas, &why)) {
+            response->error = KAFKA_ERROR_INVALID_REPLICATION_FACTOR;
+            record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+                         "controller %d refused to create topic %s: %s", self_id(c),
+                         kraft_record_store_topic_name(c->store, req->topic), why);
+        } else {
+            gint64 offset = write_topic(c, req->topic, (guint)req->n_partitions, rf, replicas,
+                                        req->unclean, req->min_isr);
+            if (offset < 0) {
+                sim_msg_free(&response->base);
+                return;
+            }
+            reply_after(c, from, response, offset);
+            return;
+        }
+    }
+    send(c, from, response);
+}
+
 /* ---- the quorum's callbacks ---- */
 
 static void
@@ -764,7 +880,8 @@ on_message(void *user_data, RaftNode *raft, SimNodeId from, SimMsg *msg)
     gboolean request = msg->type == KRAFT_MSG_REGISTRATION_REQUEST ||
                        msg->type == KRAFT_MSG_HEARTBEAT_REQUEST ||
                        msg->type == KRAFT_MSG_ALTER_PARTITION_REQUEST ||
-                       msg->type == KRAFT_MSG_ALLOCATE_PRODUCER_IDS_REQUEST;
+                       msg->type == KRAFT_MSG_ALLOCATE_PRODUCER_IDS_REQUEST ||
+                       msg->type == KRAFT_MSG_CREATE_TOPICS_REQUEST;
     if (!request) {
         sim_msg_free(msg);
         return;
@@ -777,6 +894,8 @@ on_message(void *user_data, RaftNode *raft, SimNodeId from, SimMsg *msg)
         handle_heartbeat(c, from, req);
     } else if (msg->type == KRAFT_MSG_ALLOCATE_PRODUCER_IDS_REQUEST) {
         handle_allocate_producer_ids(c, from, req);
+    } else if (msg->type == KRAFT_MSG_CREATE_TOPICS_REQUEST) {
+        handle_create_topics(c, from, req);
     } else {
         handle_alter_partition(c, from, req);
     }
@@ -811,7 +930,8 @@ kraft_controller_new(RaftNode *raft, KraftRecordStore *store, const KraftControl
         kraft_controller_config_init(&c->cfg);
     c->history = history;
     c->topics = g_ptr_array_new_with_free_func(topic_spec_free);
-    c->unclean = g_array_new(FALSE, TRUE, sizeof(gboolean));
+    g_autofree char *stream = g_strdup_printf("controller-%d/placer", raft_node_id(raft));
+    c->placer_rng = sim_world_rng(c->world, stream);
     c->committed = kraft_image_new();
     c->sessions = g_array_new(FALSE, FALSE, sizeof(Session));
     c->replies = g_queue_new();
@@ -833,26 +953,47 @@ kraft_controller_free(KraftController *c)
     g_array_free(c->sessions, TRUE);
     g_queue_free_full(c->replies, pending_reply_free);
     g_ptr_array_free(c->topics, TRUE);
-    g_array_free(c->unclean, TRUE);
     g_free(c);
 }
 
 void
 kraft_controller_add_topic(KraftController *c, const char *name, const gint32 *replicas,
-                           guint n_partitions, guint rf, gboolean unclean)
+                           guint n_partitions, guint rf, gboolean unclean, gint32 min_isr)
 {
     KSIM_ASSERT(n_partitions > 0 && rf > 0 && rf <= KAFKA_REPLICAS_MAX);
     TopicSpec *spec = g_new0(TopicSpec, 1);
     spec->name = g_strdup(name);
     spec->n_partitions = n_partitions;
+    spec->wanted = n_partitions;
     spec->rf = rf;
     spec->replicas = g_memdup2(replicas, sizeof(gint32) * n_partitions * rf);
     spec->unclean = unclean;
+    spec->min_isr = min_isr;
     g_ptr_array_add(c->topics, spec);
-    guint32 topic = kraft_record_store_topic(c->store, name);
-    if (c->unclean->len <= topic)
-        g_array_set_size(c->unclean, topic + 1);
-    g_array_index(c->unclean, gboolean, topic) = unclean;
+    kraft_record_store_topic(c->store, name);
+}
+
+static void
+add_partitions_fired(SimWorld *world, void *ctx, void *arg)
+{
+    (void)world;
+    (void)ctx;
+    KraftController *c = arg;
+    if (c->active)
+        create_topics(c);
+}
+
+void
+kraft_controller_add_partitions(KraftController *c, const char *name, guint partitions)
+{
+    for (guint t = 0; t < c->topics->len; t++) {
+        TopicSpec *spec = g_ptr_array_index(c->topics, t);
+        if (strcmp(spec->name, name) == 0)
+            spec->wanted = MAX(spec->wanted, partitions);
+    }
+    /* Handled on the controller's own node: not while it is paused, not at
+     * all when it is down (the next active controller does it). */
+    sim_timer_set(c->world, raft_node_sim_node(c->raft), 0, add_partitions_fired, c);
 }
 
 void

@@ -37,7 +37,11 @@
  *    ProducerIds record: ProducerIdControlManager);
  *  - creates the cluster's topics once every assigned replica is active (an
  *    administrator's CreateTopics after the brokers are up), as Topic and
- *    Partition records with the full ISR and the first replica leading.
+ *    Partition records with the full ISR and the first replica leading;
+ *  - creates the internal topics brokers ask for (CreateTopics from
+ *    AutoTopicCreationManager), placed by StripedReplicaPlacer
+ *    (kraft_placer.h), refused with TOPIC_ALREADY_EXISTS or
+ *    INVALID_REPLICATION_FACTOR as Kafka refuses them.
  * A request is answered once the records it wrote are committed; a
  * controller that stops being active drops what it has not answered, and the
  * brokers ask again (Kafka fails them with NOT_CONTROLLER).
@@ -71,12 +75,20 @@ KraftController *kraft_controller_new(RaftNode *raft, KraftRecordStore *store,
 void kraft_controller_free(KraftController *controller);
 
 /* A topic to create: its replicas, `n_partitions` rows of `rf` broker ids;
- * `unclean` its unclean.leader.election.enable. Every controller is told the
+ * `unclean` its unclean.leader.election.enable, `min_isr` its
+ * min.insync.replicas. Every controller is told the
  * same topics (the cluster's), and the active one creates those the log does
  * not have yet. */
 void kraft_controller_add_topic(KraftController *controller, const char *name,
                                 const gint32 *replicas, guint n_partitions, guint rf,
-                                gboolean unclean);
+                                gboolean unclean, gint32 min_isr);
+
+/* An administrator's CreatePartitions: `name` grows to `partitions`. The
+ * active controller places the new partitions (StripedReplicaPlacer) and
+ * writes their Partition records; a controller that becomes active later
+ * does it then. */
+void kraft_controller_add_partitions(KraftController *controller, const char *name,
+                                     guint partitions);
 
 /* Told when this voter stands for election against the leader it knew
  * (a candidate in a new epoch): the quorum's first sign that the active

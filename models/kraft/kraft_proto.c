@@ -48,6 +48,10 @@ kraft_msg_type_name(guint type)
         return "AllocateProducerIds";
     case KRAFT_MSG_ALLOCATE_PRODUCER_IDS_RESPONSE:
         return "AllocateProducerIdsResponse";
+    case KRAFT_MSG_CREATE_TOPICS_REQUEST:
+        return "CreateTopics";
+    case KRAFT_MSG_CREATE_TOPICS_RESPONSE:
+        return "CreateTopicsResponse";
     default:
         return NULL;
     }

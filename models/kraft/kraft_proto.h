@@ -14,6 +14,11 @@
  *   leader ── ALTER_PARTITION(broker id, broker epoch, topic, partition,
  *                             leader epoch, partition epoch, new ISR) ──▶ controller
  *          ◀── (error, leader, leader epoch, partition epoch, ISR)
+ *   broker ── CREATE_TOPICS(topic, partitions, replication factor, its
+ *                           unclean.leader.election.enable and
+ *                           min.insync.replicas) ──▶ controller
+ *          ◀── (error)       once the Topic and Partition records commit
+ * (a broker's auto-creation of an internal topic: AutoTopicCreationManager)
  *
  * A controller that is not the active one answers NOT_CONTROLLER, as Kafka's
  * ControllerApis does, with the leader it knows, so the broker asks it next.
@@ -37,8 +42,10 @@ typedef enum {
     KRAFT_MSG_ALTER_PARTITION_RESPONSE,
     KRAFT_MSG_ALLOCATE_PRODUCER_IDS_REQUEST,
     KRAFT_MSG_ALLOCATE_PRODUCER_IDS_RESPONSE,
+    KRAFT_MSG_CREATE_TOPICS_REQUEST,
+    KRAFT_MSG_CREATE_TOPICS_RESPONSE,
     KRAFT_MSG_FIRST = 320,
-    KRAFT_MSG_LAST = 327,
+    KRAFT_MSG_LAST = 329,
 } KraftMsgType;
 
 typedef struct {
@@ -55,7 +62,12 @@ typedef struct {
     gboolean fenced;        /* HEARTBEAT_RESPONSE */
     gint64 producer_id_start; /* ALLOCATE_PRODUCER_IDS_RESPONSE */
     gint32 producer_id_count; /* ALLOCATE_PRODUCER_IDS_RESPONSE */
-    /* ALTER_PARTITION and its response. */
+    /* CREATE_TOPICS. */
+    gint32 n_partitions;
+    gint16 replication_factor;
+    gboolean unclean;
+    gint32 min_isr;
+    /* ALTER_PARTITION and its response; CREATE_TOPICS. */
     guint32 topic;
     gint32 partition;
     gint32 leader;

@@ -140,6 +140,8 @@ kraft_record_type_name(KraftRecordType type)
 typedef struct {
     guint32 topic;
     gint32 partitions;
+    gboolean unclean;
+    gint32 min_isr;
 } TopicEntry;
 
 struct KraftImage {
@@ -280,7 +282,8 @@ replay_topic(KraftImage *image, const KraftRecord *record)
     guint i = lower_bound(image->topics, &record->topic, topic_compare);
     if (i < image->topics->len && g_array_index(image->topics, TopicEntry, i).topic == record->topic)
         return;
-    TopicEntry entry = {record->topic, record->partitions};
+    TopicEntry entry = {record->topic, record->partitions, record->unclean,
+                        MAX(record->min_isr, 1)};
     g_array_insert_val(image->topics, i, entry);
 }
 
@@ -304,6 +307,13 @@ replay_partition(KraftImage *image, const KraftRecord *record, gint64 offset)
     PartitionKey key = {record->topic, record->partition};
     guint i = lower_bound(image->partitions, &key, partition_compare);
     g_array_insert_val(image->partitions, i, p);
+    /* A partition CreatePartitions added: the topic has one more (Kafka's
+     * TopicImage counts its partitions). */
+    guint t = lower_bound(image->topics, &record->topic, topic_compare);
+    if (t < image->topics->len && g_array_index(image->topics, TopicEntry, t).topic == record->topic) {
+        TopicEntry *entry = &g_array_index(image->topics, TopicEntry, t);
+        entry->partitions = MAX(entry->partitions, record->partition + 1);
+    }
 }
 
 /* PartitionRegistration.merge. */
@@ -400,13 +410,34 @@ kraft_image_partition(const KraftImage *image, guint32 topic, gint32 partition)
     return partition_find(image, topic, partition);
 }
 
-gint32
-kraft_image_topic_partitions(const KraftImage *image, guint32 topic)
+static const TopicEntry *
+topic_entry(const KraftImage *image, guint32 topic)
 {
     guint i = lower_bound(image->topics, &topic, topic_compare);
     if (i < image->topics->len && g_array_index(image->topics, TopicEntry, i).topic == topic)
-        return g_array_index(image->topics, TopicEntry, i).partitions;
-    return 0;
+        return &g_array_index(image->topics, TopicEntry, i);
+    return NULL;
+}
+
+gint32
+kraft_image_topic_partitions(const KraftImage *image, guint32 topic)
+{
+    const TopicEntry *entry = topic_entry(image, topic);
+    return entry != NULL ? entry->partitions : 0;
+}
+
+gboolean
+kraft_image_topic_unclean(const KraftImage *image, guint32 topic)
+{
+    const TopicEntry *entry = topic_entry(image, topic);
+    return entry != NULL && entry->unclean;
+}
+
+gint32
+kraft_image_topic_min_isr(const KraftImage *image, guint32 topic)
+{
+    const TopicEntry *entry = topic_entry(image, topic);
+    return entry != NULL ? entry->min_isr : 1;
 }
 
 const GArray *

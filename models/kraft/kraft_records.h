@@ -7,7 +7,9 @@
  *
  * Records kept: RegisterBroker (id, incarnation id; the new registration is
  * fenced and its broker epoch is the record's offset), FenceBroker and
- * UnfenceBroker (id, epoch), Topic (a topic id and its partition count),
+ * UnfenceBroker (id, epoch), Topic (a topic id, its partition count, and
+ * the two configs the controller reads: unclean.leader.election.enable and
+ * min.insync.replicas, Kafka's ConfigRecords),
  * Partition (replicas, ISR, leader), PartitionChange (the fields it
  * changes) and ProducerIds (the next producer id block's start,
  * ProducerIdControlManager's). Replay follows PartitionRegistration.merge: a PartitionChange
@@ -58,6 +60,10 @@ typedef struct {
     /* Topic, Partition, PartitionChange. */
     guint32 topic;      /* kraft_record_store_topic */
     gint32 partitions;  /* Topic */
+    /* Topic: the ConfigRecords CreateTopics writes with it, its
+     * unclean.leader.election.enable and min.insync.replicas. */
+    gboolean unclean;
+    gint32 min_isr;
     gint32 partition;
     /* Partition: the whole state. PartitionChange: leader is
      * KRAFT_NO_LEADER_CHANGE when unchanged, the ISR set only when
@@ -137,6 +143,10 @@ const KraftPartition *kraft_image_partition(const KraftImage *image, guint32 top
                                             gint32 partition);
 /* The partition count of `topic`; 0 when it does not exist. */
 gint32 kraft_image_topic_partitions(const KraftImage *image, guint32 topic);
+/* Its unclean.leader.election.enable; FALSE when it does not exist. */
+gboolean kraft_image_topic_unclean(const KraftImage *image, guint32 topic);
+/* Its min.insync.replicas; 1 when it does not exist. */
+gint32 kraft_image_topic_min_isr(const KraftImage *image, guint32 topic);
 /* The registered brokers, by id. (transfer none) */
 const GArray *kraft_image_brokers(const KraftImage *image); /* KraftBroker */
 /* Every partition, sorted by topic id then partition. (transfer container) */

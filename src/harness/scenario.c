@@ -671,24 +671,12 @@ apply_run_settings(const GPtrArray *vary, guint index, GPtrArray *groups, Scenar
 static const char *
 kraft_unsupported(const ScenarioVariant *v)
 {
-    if (v->consumer_groups->len > 0)
-        return "consumer groups need __consumer_offsets, which a KRaft broker would create "
-               "through the controller (CreateTopics): not modelled yet";
-    for (guint i = 0; i < v->producers->len; i++) {
-        const ScenarioProducer *p = g_ptr_array_index(v->producers, i);
-        if (kconfig_get_string(p->config, "transactional.id") != NULL)
-            return "transactions need __transaction_state, which a KRaft broker would create "
-                   "through the controller (CreateTopics): not modelled yet";
-    }
     for (guint i = 0; i < v->faults->len; i++) {
         const ScenarioFault *f = g_ptr_array_index(v->faults, i);
         if (f->action == SCENARIO_ACTION_CRASH_ZK || f->action == SCENARIO_ACTION_RESTART_ZK ||
             f->action == SCENARIO_ACTION_EXPIRE_SESSION)
             return "a KRaft cluster has no ZooKeeper: crash-zk, restart-zk and expire-session "
                    "have nothing to act on";
-        if (f->action == SCENARIO_ACTION_ADD_PARTITIONS)
-            return "add-partitions (CreatePartitions through the controller) is not modelled in "
-                   "KRaft mode yet";
         gboolean zk = f->target.kind == SCENARIO_TARGET_ZK || f->to.kind == SCENARIO_TARGET_ZK;
         for (guint g = 0; g < f->groups->len && !zk; g++) {
             const GArray *targets = g_ptr_array_index(f->groups, g);
