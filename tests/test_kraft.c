@@ -45,6 +45,9 @@ typedef struct {
     gboolean running;
     KraftMsg last_alter; /* the last AlterPartition answer */
     gboolean have_alter;
+    gboolean want_shut_down;
+    gboolean in_controlled_shutdown; /* as the last heartbeat answer said */
+    gboolean should_shut_down;
     KraftMsg last_create; /* the last CreateTopics answer */
     gboolean have_create;
     gint32 next_correlation;
@@ -107,6 +110,7 @@ heartbeat_fire(SimWorld *world, void *ctx, void *arg)
     if (b->epoch >= 0) {
         KraftMsg *msg = kraft_msg_new(KRAFT_MSG_HEARTBEAT_REQUEST, ++b->next_correlation);
         msg->metadata_offset = metadata_offset(b->cluster);
+        msg->want_shut_down = b->want_shut_down;
         broker_send(b, msg);
     } else {
         send_registration(b);
@@ -145,6 +149,8 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *base)
         b->fenced = TRUE;
     } else if (msg->base.type == KRAFT_MSG_HEARTBEAT_RESPONSE && msg->error == 0) {
         b->fenced = msg->fenced;
+        b->in_controlled_shutdown = b->in_controlled_shutdown || msg->in_controlled_shutdown;
+        b->should_shut_down = msg->should_shut_down;
     } else if (msg->base.type == KRAFT_MSG_HEARTBEAT_RESPONSE &&
                msg->error == KAFKA_ERROR_STALE_BROKER_EPOCH) {
         b->epoch = -1;
@@ -584,6 +590,39 @@ test_kraft_controller_failover(void **state)
     cluster_clear(&c);
 }
 
+/* ---- controlled shutdown ---- */
+
+static void
+test_kraft_controlled_shutdown(void **state)
+{
+    (void)state;
+    Cluster c;
+    cluster_init(&c, FALSE);
+    run_until(&c, 10);
+    assert_int_equal(partition(&c, 1)->leader, 2);
+    Broker *b = &c.brokers[1]; /* broker 2 */
+    b->want_shut_down = TRUE; /* from its next heartbeat, within 2 s */
+    run_until(&c, 12.1);
+    /* It leads partition 1: controlled shutdown first, its leaderships and
+     * ISR memberships moved (BrokerRegistrationChange, PartitionChange). */
+    assert_true(b->in_controlled_shutdown);
+    const KraftImage *image = kraft_controller_image(active_controller(&c));
+    for (gint32 p = 0; p < 3; p++) {
+        const KraftPartition *part = partition(&c, p);
+        assert_int_not_equal(part->leader, 2);
+        assert_false(kraft_ids_contain(part->isr, part->n_isr, 2));
+    }
+    assert_int_equal(partition(&c, 1)->leader, 3); /* the next replica in the ISR */
+    assert_false(kraft_image_broker_active(image, 2));
+    /* Once every unfenced broker has replayed that (the heartbeats report
+     * the committed offset), it is told to shut down and is fenced. */
+    run_until(&c, 16.2);
+    assert_true(b->should_shut_down);
+    assert_true(b->fenced);
+    assert_false(kraft_image_broker_unfenced(kraft_controller_image(active_controller(&c)), 2));
+    cluster_clear(&c);
+}
+
 /* ---- placement and CreateTopics ---- */
 
 static gboolean
@@ -720,6 +759,7 @@ main(void)
         cmocka_unit_test(test_kraft_alter_partition_checks),
         cmocka_unit_test(test_kraft_unclean_election),
         cmocka_unit_test(test_kraft_controller_failover),
+        cmocka_unit_test(test_kraft_controlled_shutdown),
         cmocka_unit_test(test_kraft_placer_striped),
         cmocka_unit_test(test_kraft_create_topics),
     };

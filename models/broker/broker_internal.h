@@ -124,6 +124,9 @@ SimDiskStatus broker_log_dir_status(BrokerState *state, SimDiskStatus status,
 /* The log directory failed: Kafka's LogDirFailureChannel and
  * ReplicaManager/LogManager.handleLogDirFailure (broker_shutdown.c). */
 void broker_log_dir_failed(BrokerState *state, const char *operation);
+/* KRaft: the controller answered a heartbeat wanting to shut down with
+ * "should shut down" (broker_shutdown.c). */
+void broker_shutdown_kraft_approved(BrokerState *state);
 /* Asserts broker_shutdown.c's invariants. */
 void broker_shutdown_check_invariants(const BrokerState *state);
 

@@ -31,6 +31,10 @@ struct BrokerKraft {
      * says it caught up, then RECOVERY and RUNNING: it wants to stay fenced
      * until then. */
     gboolean caught_up;
+    /* PENDING_CONTROLLED_SHUTDOWN: heartbeats want to shut down. */
+    gboolean want_shut_down;
+    gboolean got_shutdown_response;
+    gboolean send_immediately; /* a heartbeat is due once the one in flight returns */
     guint target;           /* voter index asked next */
     gint32 lifecycle_correlation; /* in flight; -1: none */
     gint64 lifecycle_deadline_ns;
@@ -106,6 +110,7 @@ lifecycle_send(BrokerKraft *k)
     msg->incarnation = k->incarnation;
     msg->metadata_offset = kraft_image_end_offset(k->image) - 1;
     msg->want_fence = !k->caught_up;
+    msg->want_shut_down = k->want_shut_down;
     k->lifecycle_correlation = msg->correlation_id;
     k->lifecycle_deadline_ns = now_ns(k) + broker->config.controller_quorum_request_timeout_ms *
                                                SIM_NS_PER_MS;
@@ -121,6 +126,9 @@ lifecycle_fire(SimWorld *world, void *ctx, void *arg)
     (void)ctx;
     BrokerKraft *k = arg;
     k->lifecycle_timer = SIM_EVENT_ID_NONE;
+    /* SHUTTING_DOWN: the lifecycle manager sends nothing more. */
+    if (!broker_serving(k->state))
+        return;
     if (k->lifecycle_correlation >= 0) {
         /* Unanswered: ask the next voter. */
         k->lifecycle_correlation = -1;
@@ -164,6 +172,21 @@ handle_lifecycle_response(BrokerKraft *k, const KraftMsg *msg)
         lifecycle_schedule(k, RETRY_BACKOFF_NS);
         return;
     }
+    if (msg->error == KAFKA_ERROR_NONE && k->want_shut_down) {
+        if (msg->should_shut_down) {
+            broker_shutdown_kraft_approved(k->state);
+            return;
+        }
+        /* Still waiting for the controller: the first answer a little
+         * sooner than the heartbeat interval. */
+        gint64 delay = k->got_shutdown_response
+                           ? broker->config.broker_heartbeat_interval_ms * SIM_NS_PER_MS
+                           : 50 * SIM_NS_PER_MS;
+        k->got_shutdown_response = TRUE;
+        lifecycle_schedule(k, k->send_immediately ? 0 : delay);
+        k->send_immediately = FALSE;
+        return;
+    }
     if (msg->error == KAFKA_ERROR_NONE && !k->caught_up) {
         /* STARTING: every 10 ms until caught up with the metadata log, then
          * at once asking to be unfenced (its logs are recovered already). */
@@ -178,6 +201,21 @@ handle_lifecycle_response(BrokerKraft *k, const KraftMsg *msg)
                             msg->fenced ? "fenced" : "unfenced");
     }
     lifecycle_schedule(k, broker->config.broker_heartbeat_interval_ms * SIM_NS_PER_MS);
+}
+
+void
+broker_kraft_begin_controlled_shutdown(BrokerKraft *k)
+{
+    if (k->epoch < 0) {
+        /* Never registered: there is nothing for the controller to move. */
+        broker_shutdown_kraft_approved(k->state);
+        return;
+    }
+    k->want_shut_down = TRUE;
+    if (k->lifecycle_correlation >= 0)
+        k->send_immediately = TRUE;
+    else
+        lifecycle_schedule(k, 0);
 }
 
 /* ---- the metadata log ---- */

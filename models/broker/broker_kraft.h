@@ -57,6 +57,11 @@ gboolean broker_kraft_send_alter(BrokerKraft *kraft, KraftMsg *request);
  * timeout, as COORDINATOR_NOT_AVAILABLE) goes to producer_ids_block_granted. */
 void broker_kraft_allocate_producer_ids(BrokerKraft *kraft);
 
+/* BrokerLifecycleManager.beginControlledShutdown: heartbeats from now on
+ * want to shut down (the first at once); the answer that says it should
+ * goes to broker_shutdown_kraft_approved. */
+void broker_kraft_begin_controlled_shutdown(BrokerKraft *kraft);
+
 /* Asks the active controller to create internal topic `kind` (see
  * broker_internal_topic_failed) with these settings; FALSE when the broker
  * is not registered yet. A refusal other than TOPIC_ALREADY_EXISTS, or no

@@ -3,7 +3,12 @@
  * (KafkaServer.shutdown and controlledShutdown, Kafka 2.8, ZooKeeper mode).
  *
  *  1. With controlled.shutdown.enable, it asks the controller to move its
- *     leaderships away (ControlledShutdown). The controller answers once it
+ *     leaderships away. In KRaft mode (BrokerServer.shutdown, Kafka 4.0) its
+ *     heartbeats want to shut down: the controller moves its leaderships
+ *     and ISR memberships away and answers "should shut down" once it
+ *     leads nothing and every unfenced broker has replayed that; the broker
+ *     waits at most five minutes. In ZooKeeper mode it sends
+ *     ControlledShutdown. The controller answers once it
  *     has moved what it could, with the partitions the broker still leads;
  *     while some remain, or on an error or no answer within
  *     controller.socket.timeout.ms, the broker waits
@@ -38,6 +43,8 @@
  * session timeout passed--> the node exits.
  */
 #include "broker_internal.h"
+
+#include "broker_kraft.h"
 
 #include "replica_internal.h"
 #include "sim_assert.h"
@@ -136,6 +143,36 @@ broker_shutdown_handle_response(BrokerState *state, const KControlledShutdownRes
                         broker->config.broker_id, kafka_error_name(response->error),
                         response->partitions_remaining);
     attempt_failed(state);
+}
+
+/* KRaft (BrokerServer.shutdown, Kafka 4.0 commit 1eb7644): the wait for
+ * the controller's approval is bounded by the shutdown's timeout, the five
+ * minutes of Server.shutdown(). */
+#define KRAFT_SHUTDOWN_TIMEOUT_NS (5 * 60 * SIM_NS_PER_S)
+
+static void
+kraft_shutdown_timeout(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)world;
+    (void)arg;
+    broker_record_event(broker, HISTORY_EVENT_NODE, NULL, NULL,
+                        "broker %d timed out waiting for the controller to approve its "
+                        "controlled shutdown",
+                        broker->config.broker_id);
+    stop_begin(broker->state);
+}
+
+void
+broker_shutdown_kraft_approved(BrokerState *state)
+{
+    if (state->shutdown_phase != BROKER_SHUTDOWN_CONTROLLED)
+        return;
+    broker_record_event(state->broker, HISTORY_EVENT_NODE, NULL, NULL,
+                        "broker %d: the controller approved its controlled shutdown, it leads "
+                        "nothing",
+                        state->broker->config.broker_id);
+    stop_begin(state);
 }
 
 /* ---- 2 to 5: stopping ---- */
@@ -253,11 +290,17 @@ broker_shutdown(Broker *broker)
                         "broker %d begins a clean shutdown (controlled.shutdown.enable=%s)",
                         broker->config.broker_id,
                         broker->config.controlled_shutdown_enable ? "true" : "false");
-    /* KRaft's controlled shutdown (a heartbeat wanting shutdown) is not
-     * modelled yet: a KRaft broker stops without moving its leaderships
-     * first, and the controller fences it when its session lapses. */
-    if (!broker->config.controlled_shutdown_enable || state->kraft != NULL) {
+    if (!broker->config.controlled_shutdown_enable) {
         stop_begin(state);
+        return;
+    }
+    if (state->kraft != NULL) {
+        /* KRaft: heartbeats wanting to shut down, until the controller has
+         * moved every leadership away and says it should (BrokerServer
+         * .shutdown waits for it within the shutdown's timeout). */
+        state->shutdown_phase = BROKER_SHUTDOWN_CONTROLLED;
+        shutdown_timer_set(state, KRAFT_SHUTDOWN_TIMEOUT_NS, kraft_shutdown_timeout);
+        broker_kraft_begin_controlled_shutdown(state->kraft);
         return;
     }
     state->shutdown_phase = BROKER_SHUTDOWN_CONTROLLED;

@@ -41,10 +41,14 @@ typedef struct {
     KraftMsg *response; /* owned */
 } PendingReply;
 
-/* BrokerHeartbeatManager's per-broker state: when it was last heard. */
+/* BrokerHeartbeatManager's per-broker state: when it was last heard, the
+ * metadata offset its last heartbeat reported, and the offset of the
+ * records that put it in controlled shutdown (-1: not in one). */
 typedef struct {
     gint32 broker_id;
     gint64 last_contact_ns;
+    gint64 metadata_offset;
+    gint64 controlled_shutdown_offset;
 } Session;
 
 struct KraftController {
@@ -187,7 +191,7 @@ session_touch(KraftController *c, gint32 broker_id)
     guint i = 0;
     while (i < c->sessions->len && g_array_index(c->sessions, Session, i).broker_id < broker_id)
         i++;
-    Session fresh = {broker_id, now_ns(c)};
+    Session fresh = {broker_id, now_ns(c), -1, -1};
     g_array_insert_val(c->sessions, i, fresh);
 }
 
@@ -417,7 +421,7 @@ fence_timer_fired(SimWorld *world, void *ctx, void *arg)
     const Session *stale = NULL;
     for (guint i = 0; i < c->sessions->len; i++) {
         const Session *s = &g_array_index(c->sessions, Session, i);
-        if (!kraft_image_broker_active(c->latest, s->broker_id))
+        if (!kraft_image_broker_unfenced(c->latest, s->broker_id))
             continue;
         if (now_ns(c) - s->last_contact_ns < c->cfg.session_timeout_ns)
             continue;
@@ -440,7 +444,7 @@ schedule_fence_check(KraftController *c)
     gint64 next = G_MAXINT64;
     for (guint i = 0; i < c->sessions->len; i++) {
         const Session *s = &g_array_index(c->sessions, Session, i);
-        if (kraft_image_broker_active(c->latest, s->broker_id))
+        if (kraft_image_broker_unfenced(c->latest, s->broker_id))
             next = MIN(next, s->last_contact_ns + c->cfg.session_timeout_ns);
     }
     if (next == G_MAXINT64)
@@ -491,7 +495,8 @@ usable_brokers(const KraftController *c, guint *n)
     KraftUsableBroker *usable = g_new(KraftUsableBroker, MAX(brokers->len, 1));
     for (guint i = 0; i < brokers->len; i++) {
         const KraftBroker *broker = &g_array_index(brokers, KraftBroker, i);
-        usable[i] = (KraftUsableBroker){broker->id, -1, broker->fenced};
+        usable[i] = (KraftUsableBroker){broker->id, -1,
+                                        broker->fenced || broker->in_controlled_shutdown};
     }
     *n = brokers->len;
     return usable;
@@ -603,6 +608,121 @@ handle_registration(KraftController *c, SimNodeId from, const KraftMsg *req)
     reply_after(c, from, response, last);
 }
 
+/* BrokerHeartbeatManager's broker states. */
+typedef enum {
+    STATE_FENCED,
+    STATE_UNFENCED,
+    STATE_CONTROLLED_SHUTDOWN,
+    STATE_SHUTDOWN_NOW,
+} BrokerControlState;
+
+/* BrokerHeartbeatManager.lowestActiveOffset: the lowest metadata offset an
+ * unfenced broker's heartbeat reported. */
+static gint64
+lowest_active_offset(const KraftController *c)
+{
+    gint64 lowest = G_MAXINT64;
+    for (guint i = 0; i < c->sessions->len; i++) {
+        const Session *s = &g_array_index(c->sessions, Session, i);
+        if (kraft_image_broker_unfenced(c->latest, s->broker_id))
+            lowest = MIN(lowest, s->metadata_offset);
+    }
+    return lowest;
+}
+
+static gboolean
+has_leaderships(const KraftController *c, gint32 broker)
+{
+    g_autoptr(GPtrArray) all = kraft_image_partitions(c->latest);
+    for (guint i = 0; i < all->len; i++)
+        if (((const KraftPartition *)g_ptr_array_index(all, i))->leader == broker)
+            return TRUE;
+    return FALSE;
+}
+
+/* BrokerHeartbeatManager.calculateNextBrokerState. */
+static BrokerControlState
+next_state(const KraftController *c, const KraftBroker *broker, const Session *session,
+           const KraftMsg *req, BrokerControlState current)
+{
+    switch (current) {
+    case STATE_FENCED:
+        if (req->want_shut_down)
+            return STATE_SHUTDOWN_NOW;
+        if (!req->want_fence && req->metadata_offset >= broker->epoch)
+            return STATE_UNFENCED;
+        return STATE_FENCED;
+    case STATE_UNFENCED:
+        if (req->want_fence)
+            return req->want_shut_down ? STATE_SHUTDOWN_NOW : STATE_FENCED;
+        if (req->want_shut_down)
+            return has_leaderships(c, broker->id) ? STATE_CONTROLLED_SHUTDOWN : STATE_SHUTDOWN_NOW;
+        return STATE_UNFENCED;
+    case STATE_CONTROLLED_SHUTDOWN:
+        if (has_leaderships(c, broker->id))
+            return STATE_CONTROLLED_SHUTDOWN;
+        /* Shut down once every unfenced broker has replayed the records
+         * that moved its leaderships away. */
+        return session->controlled_shutdown_offset <= lowest_active_offset(c)
+                   ? STATE_SHUTDOWN_NOW
+                   : STATE_CONTROLLED_SHUTDOWN;
+    case STATE_SHUTDOWN_NOW:
+        break;
+    }
+    return STATE_SHUTDOWN_NOW;
+}
+
+/* handleBrokerUnfenced: unfence it, then elect leaders where it is the one
+ * that can lead. */
+static gint64
+unfence_broker(KraftController *c, const KraftBroker *broker)
+{
+    Batch b;
+    batch_init(&b);
+    KraftRecord r = {.type = KRAFT_REC_UNFENCE_BROKER, .broker_id = broker->id,
+                     .broker_epoch = broker->epoch};
+    g_array_append_val(b.records, r);
+    g_autoptr(GPtrArray) all = kraft_image_partitions(c->latest);
+    for (guint i = 0; i < all->len; i++) {
+        const KraftPartition *p = g_ptr_array_index(all, i);
+        if (p->leader == KRAFT_NO_LEADER && kraft_ids_contain(p->replicas, p->n_replicas, broker->id))
+            build_change(c, p, p->isr, p->n_isr, KRAFT_NO_LEADER, broker->id, &b);
+    }
+    gint32 id = broker->id;
+    gint64 offset = write_batch(c, &b);
+    batch_clear(&b);
+    if (offset >= 0)
+        record_event(c, HISTORY_EVENT_SESSION, 0, -1, NULL,
+                     "controller %d unfenced broker %d (UnfenceBroker at offset %" G_GINT64_FORMAT
+                     " of the metadata log)",
+                     self_id(c), id, offset);
+    return offset;
+}
+
+/* handleBrokerInControlledShutdown: a BrokerRegistrationChange, then every
+ * partition it leads or is in the ISR of without it (KIP-841). */
+static gint64
+begin_controlled_shutdown(KraftController *c, const KraftBroker *broker)
+{
+    gint32 id = broker->id;
+    Batch b;
+    batch_init(&b);
+    KraftRecord r = {.type = KRAFT_REC_BROKER_REGISTRATION_CHANGE, .broker_id = id,
+                     .broker_epoch = broker->epoch, .in_controlled_shutdown = TRUE};
+    g_array_append_val(b.records, r);
+    remove_broker(c, id, &b);
+    gint64 offset = write_batch(c, &b);
+    batch_clear(&b);
+    if (offset >= 0)
+        record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+                     "controller %d: broker %d is in controlled shutdown; its leaderships and "
+                     "ISR memberships move away (BrokerRegistrationChange and PartitionChange "
+                     "records up to offset %" G_GINT64_FORMAT " of the metadata log)",
+                     self_id(c), id, offset);
+    return offset;
+}
+
+/* ReplicationControlManager.processBrokerHeartbeat. */
 static void
 handle_heartbeat(KraftController *c, SimNodeId from, const KraftMsg *req)
 {
@@ -613,39 +733,47 @@ handle_heartbeat(KraftController *c, SimNodeId from, const KraftMsg *req)
         return;
     }
     session_touch(c, req->broker_id);
-    gboolean caught_up = req->metadata_offset >= broker->epoch;
+    Session *session = session_find(c, req->broker_id);
+    session->metadata_offset = req->metadata_offset;
+    BrokerControlState current = broker->fenced                    ? STATE_FENCED
+                                 : session->controlled_shutdown_offset >= 0 ||
+                                         broker->in_controlled_shutdown
+                                     ? STATE_CONTROLLED_SHUTDOWN
+                                     : STATE_UNFENCED;
+    BrokerControlState next = next_state(c, broker, session, req, current);
     gint64 offset = -1;
-    if (broker->fenced && !req->want_fence && caught_up) {
-        /* handleBrokerUnfenced: unfence it, then elect leaders where it is
-         * the one that can lead. */
-        Batch b;
-        batch_init(&b);
-        KraftRecord r = {.type = KRAFT_REC_UNFENCE_BROKER, .broker_id = broker->id,
-                         .broker_epoch = broker->epoch};
-        g_array_append_val(b.records, r);
-        g_autoptr(GPtrArray) all = kraft_image_partitions(c->latest);
-        for (guint i = 0; i < all->len; i++) {
-            const KraftPartition *p = g_ptr_array_index(all, i);
-            if (p->leader == KRAFT_NO_LEADER && kraft_ids_contain(p->replicas, p->n_replicas, broker->id))
-                build_change(c, p, p->isr, p->n_isr, KRAFT_NO_LEADER, broker->id, &b);
+    if (next != current) {
+        switch (next) {
+        case STATE_FENCED:
+        case STATE_SHUTDOWN_NOW:
+            fence_broker(c, broker->id,
+                         next == STATE_FENCED ? "it asked to be fenced"
+                                              : "it was granted its shutdown");
+            break;
+        case STATE_UNFENCED:
+            offset = unfence_broker(c, broker);
+            create_topics(c);
+            break;
+        case STATE_CONTROLLED_SHUTDOWN:
+            offset = begin_controlled_shutdown(c, broker);
+            break;
         }
-        offset = write_batch(c, &b);
-        batch_clear(&b);
-        if (offset >= 0)
-            record_event(c, HISTORY_EVENT_SESSION, 0, -1, NULL,
-                         "controller %d unfenced broker %d (UnfenceBroker at offset %" G_GINT64_FORMAT
-                         " of the metadata log)",
-                         self_id(c), req->broker_id, offset);
-        create_topics(c);
-    } else if (!broker->fenced && req->want_fence) {
-        fence_broker(c, broker->id, "it asked to be fenced");
     }
+    /* maybeUpdateControlledShutdownOffset: the offset of what it wrote, or
+     * the log's end when it wrote nothing. */
+    if (next == STATE_CONTROLLED_SHUTDOWN && session->controlled_shutdown_offset < 0)
+        session->controlled_shutdown_offset =
+            offset >= 0 ? offset : kraft_image_end_offset(c->latest) - 1;
+    if (next == STATE_FENCED || next == STATE_SHUTDOWN_NOW || next == STATE_UNFENCED)
+        session->controlled_shutdown_offset = -1;
     schedule_fence_check(c);
     broker = kraft_image_broker(c->latest, req->broker_id);
     KraftMsg *response = response_new(c, req, KRAFT_MSG_HEARTBEAT_RESPONSE, KAFKA_ERROR_NONE);
     response->broker_epoch = broker->epoch;
-    response->caught_up = caught_up;
-    response->fenced = broker->fenced;
+    response->caught_up = req->metadata_offset >= broker->epoch;
+    response->fenced = next == STATE_FENCED || next == STATE_SHUTDOWN_NOW;
+    response->in_controlled_shutdown = next == STATE_CONTROLLED_SHUTDOWN;
+    response->should_shut_down = next == STATE_SHUTDOWN_NOW;
     reply_after(c, from, response, offset);
 }
 

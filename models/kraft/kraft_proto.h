@@ -6,9 +6,9 @@
  *   broker ── BROKER_REGISTRATION(broker id, incarnation id) ──▶ controller
  *          ◀── (error, broker epoch)         once the RegisterBroker record commits
  *   broker ── BROKER_HEARTBEAT(broker id, broker epoch, metadata offset,
- *                              want fence) ──▶ controller
- *          ◀── (error, caught up, fenced)
- * (Controlled shutdown's want-shutdown is not modelled yet.)
+ *                              want fence, want shut down) ──▶ controller
+ *          ◀── (error, caught up, fenced, in controlled shutdown,
+ *               should shut down)
  *   broker ── ALLOCATE_PRODUCER_IDS(broker id, broker epoch) ──▶ controller
  *          ◀── (error, first id, count)   once the ProducerIds record commits
  *   leader ── ALTER_PARTITION(broker id, broker epoch, topic, partition,
@@ -58,8 +58,11 @@ typedef struct {
     gint64 broker_epoch;   /* HEARTBEAT, ALTER_PARTITION; REGISTRATION_RESPONSE */
     gint64 metadata_offset; /* HEARTBEAT: the offset the broker has replayed up to */
     gboolean want_fence;    /* HEARTBEAT */
+    gboolean want_shut_down; /* HEARTBEAT: a controlled shutdown */
     gboolean caught_up;     /* HEARTBEAT_RESPONSE */
     gboolean fenced;        /* HEARTBEAT_RESPONSE */
+    gboolean in_controlled_shutdown; /* HEARTBEAT_RESPONSE */
+    gboolean should_shut_down;       /* HEARTBEAT_RESPONSE */
     gint64 producer_id_start; /* ALLOCATE_PRODUCER_IDS_RESPONSE */
     gint32 producer_id_count; /* ALLOCATE_PRODUCER_IDS_RESPONSE */
     /* CREATE_TOPICS. */

@@ -92,6 +92,7 @@ record_size_bytes(const KraftRecord *record)
         return 96;
     case KRAFT_REC_FENCE_BROKER:
     case KRAFT_REC_UNFENCE_BROKER:
+    case KRAFT_REC_BROKER_REGISTRATION_CHANGE:
         return 24;
     case KRAFT_REC_TOPIC:
         return 48;
@@ -131,6 +132,8 @@ kraft_record_type_name(KraftRecordType type)
         return "PartitionChange";
     case KRAFT_REC_PRODUCER_IDS:
         return "ProducerIds";
+    case KRAFT_REC_BROKER_REGISTRATION_CHANGE:
+        return "BrokerRegistrationChange";
     }
     return "?";
 }
@@ -256,7 +259,8 @@ partition_find(const KraftImage *image, guint32 topic, gint32 partition)
 static void
 replay_register(KraftImage *image, const KraftRecord *record, gint64 offset)
 {
-    KraftBroker broker = {record->broker_id, record->incarnation, record->node, offset, TRUE};
+    KraftBroker broker = {record->broker_id, record->incarnation, record->node, offset, TRUE,
+                          FALSE};
     KraftBroker *known = broker_find(image, record->broker_id);
     if (known != NULL) {
         *known = broker; /* a new incarnation replaces the old registration */
@@ -274,6 +278,14 @@ replay_fencing(KraftImage *image, const KraftRecord *record, gboolean fenced)
      * registration changes nothing. */
     if (broker != NULL && broker->epoch == record->broker_epoch)
         broker->fenced = fenced;
+}
+
+static void
+replay_registration_change(KraftImage *image, const KraftRecord *record)
+{
+    KraftBroker *broker = broker_find(image, record->broker_id);
+    if (broker != NULL && broker->epoch == record->broker_epoch)
+        broker->in_controlled_shutdown = record->in_controlled_shutdown;
 }
 
 static void
@@ -348,6 +360,9 @@ kraft_image_replay(KraftImage *image, const KraftRecord *record, gint64 offset)
         break;
     case KRAFT_REC_UNFENCE_BROKER:
         replay_fencing(image, record, FALSE);
+        break;
+    case KRAFT_REC_BROKER_REGISTRATION_CHANGE:
+        replay_registration_change(image, record);
         break;
     case KRAFT_REC_TOPIC:
         replay_topic(image, record);
@@ -457,6 +472,13 @@ kraft_image_partitions(const KraftImage *image)
 
 gboolean
 kraft_image_broker_active(const KraftImage *image, gint32 id)
+{
+    const KraftBroker *broker = broker_find(image, id);
+    return broker != NULL && !broker->fenced && !broker->in_controlled_shutdown;
+}
+
+gboolean
+kraft_image_broker_unfenced(const KraftImage *image, gint32 id)
 {
     const KraftBroker *broker = broker_find(image, id);
     return broker != NULL && !broker->fenced;

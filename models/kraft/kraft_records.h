@@ -11,8 +11,9 @@
  * the two configs the controller reads: unclean.leader.election.enable and
  * min.insync.replicas, Kafka's ConfigRecords),
  * Partition (replicas, ISR, leader), PartitionChange (the fields it
- * changes) and ProducerIds (the next producer id block's start,
- * ProducerIdControlManager's). Replay follows PartitionRegistration.merge: a PartitionChange
+ * changes), ProducerIds (the next producer id block's start,
+ * ProducerIdControlManager's) and BrokerRegistrationChange (a broker
+ * entering controlled shutdown). Replay follows PartitionRegistration.merge: a PartitionChange
  * that names a leader bumps the leader epoch, and every change bumps the
  * partition epoch (KIP-497's version of the partition state, which
  * AlterPartition must name).
@@ -46,8 +47,9 @@ typedef enum {
     KRAFT_REC_PARTITION,
     KRAFT_REC_PARTITION_CHANGE,
     KRAFT_REC_PRODUCER_IDS,
+    KRAFT_REC_BROKER_REGISTRATION_CHANGE,
     KRAFT_REC_FIRST = KRAFT_REC_REGISTER_BROKER,
-    KRAFT_REC_LAST = KRAFT_REC_PRODUCER_IDS,
+    KRAFT_REC_LAST = KRAFT_REC_BROKER_REGISTRATION_CHANGE,
 } KraftRecordType;
 
 typedef struct {
@@ -56,7 +58,9 @@ typedef struct {
     gint32 broker_id;
     guint64 incarnation; /* RegisterBroker */
     SimNodeId node;      /* RegisterBroker: its listener (the endpoint clients and replicas use) */
-    gint64 broker_epoch; /* FenceBroker, UnfenceBroker: the registration's epoch */
+    gint64 broker_epoch; /* FenceBroker, UnfenceBroker, BrokerRegistrationChange: the
+                          * registration's epoch */
+    gboolean in_controlled_shutdown; /* BrokerRegistrationChange */
     /* Topic, Partition, PartitionChange. */
     guint32 topic;      /* kraft_record_store_topic */
     gint32 partitions;  /* Topic */
@@ -105,6 +109,7 @@ typedef struct {
     SimNodeId node;
     gint64 epoch; /* the offset of its RegisterBroker record */
     gboolean fenced;
+    gboolean in_controlled_shutdown; /* KIP-841's state: no new leaderships, out of ISRs */
 } KraftBroker;
 
 typedef struct {
@@ -151,8 +156,11 @@ gint32 kraft_image_topic_min_isr(const KraftImage *image, guint32 topic);
 const GArray *kraft_image_brokers(const KraftImage *image); /* KraftBroker */
 /* Every partition, sorted by topic id then partition. (transfer container) */
 GPtrArray *kraft_image_partitions(const KraftImage *image);
-/* ClusterControlManager.isActive: registered and unfenced. */
+/* ClusterControlManager.isActive: registered, unfenced and not in
+ * controlled shutdown (a replica that may lead or join an ISR). */
 gboolean kraft_image_broker_active(const KraftImage *image, gint32 id);
+/* Registered and unfenced (a broker whose session the controller watches). */
+gboolean kraft_image_broker_unfenced(const KraftImage *image, gint32 id);
 
 gboolean kraft_ids_contain(const gint32 *ids, guint n, gint32 id);
 
