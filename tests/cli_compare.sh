@@ -57,7 +57,7 @@ fi
 # the trade-off, no load curve.
 "$ksim" run "$source_dir/scenarios/acks-durability.ini" --out "$work/ad" >/dev/null ||
   fail "acks-durability run"
-grep -q '^| # | acks | Lost | Duplicated | Reordered | p50 ms | p99 ms | Availability |' \
+grep -q '^| # | acks | metadata.mode | Lost | Duplicated | Reordered | p50 ms | p99 ms | Availability |' \
   "$work/ad/report.md" || fail "acks-durability: no side-by-side table"
 [ ! -e "$work/ad/comparison-load-1.csv" ] || fail "acks-durability: a load curve over acks"
 python3 -c 'import json,sys; assert "comparison" not in json.load(open(sys.argv[1]))' \

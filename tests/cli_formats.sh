@@ -62,31 +62,34 @@ case "$message" in *"--history: 'edn' is not a history format (jepsen)"*) ;;
 # The report groups every lost write by its causal pattern: under acks=1 the
 # showcase loses records two ways (acknowledged before the HW reached them,
 # then truncated after another broker's election; and acknowledged by a
-# leader already deposed), each named once on the first screen.
+# leader already deposed), each named once on the first screen, in either
+# metadata mode.
 "$ksim" run "$source_dir/scenarios/acks-durability.ini" --out "$work/ad" >/dev/null ||
   fail "acks-durability run"
-grep -Eq '^acks=1: [0-9]+ lost_write, every record in 2 patterns:' "$work/ad/report.md" ||
-  fail "acks-durability: acks=1's lost writes are not in 2 patterns"
+for mode in zookeeper kraft; do
+  grep -Eq "^acks=1,metadata.mode=$mode: [0-9]+ lost_write, every record in 2 patterns:" \
+    "$work/ad/report.md" || fail "acks-durability: acks=1's lost writes ($mode) are not in 2 patterns"
+done
 # The page as a browser reads it: well-formed HTML and inline SVG, images
 # inline, under a megabyte, and a first screen of verdict, cost and patterns
 # (tests/report_html_check.py).
-python3 "$source_dir/tests/report_html_check.py" "$work/ad/report.html" 3 --anomalies ||
+python3 "$source_dir/tests/report_html_check.py" "$work/ad/report.html" 6 --anomalies ||
   fail "acks-durability: report.html"
 # Kafka's metrics under their JMX names, a column per metric and broker, and
 # how the first fault (broker 2, leader of orders-0 and follower of the
 # rest, crashes) moved them: every partition under-replicated.
-head -1 "$work/ad/run1-acks-0-metrics.csv" |
+head -1 "$work/ad/run1-acks-0-metadata-mode-zookeeper-metrics.csv" |
   grep -q '^time_s,"kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions",' ||
   fail "acks-durability: metrics.csv header"
-head -1 "$work/ad/run1-acks-0-metrics.csv" | grep -q '"kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec;broker=3"' ||
+head -1 "$work/ad/run1-acks-0-metadata-mode-zookeeper-metrics.csv" | grep -q '"kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec;broker=3"' ||
   fail "acks-durability: metrics.csv has no per-broker column"
-grep -q '^| acks=0 | 1: crash broker-2 (leader(orders-0)) | UnderReplicatedPartitions | 0 → 3 |' \
+grep -q '^| acks=0,metadata.mode=zookeeper | 1: crash broker-2 (leader(orders-0)) | UnderReplicatedPartitions | 0 → 3 |' \
   "$work/ad/report.md" || fail "acks-durability: no metric change across the first fault"
 # When each partition had no leader: orders-0 from broker 2's crash at 10 s
 # until its next leader, orders-1 and orders-2 from broker 1's at 40 s.
-grep -q '^2,orders-0,10,1[0-9.]*$' "$work/ad/run1-acks-0-unavailability.csv" ||
+grep -q '^2,orders-0,10,1[0-9.]*$' "$work/ad/run1-acks-0-metadata-mode-zookeeper-unavailability.csv" ||
   fail "acks-durability: orders-0's outage"
-[ "$(tail -n +2 "$work/ad/run1-acks-0-unavailability.csv" | wc -l)" -eq 3 ] ||
+[ "$(tail -n +2 "$work/ad/run1-acks-0-metadata-mode-zookeeper-unavailability.csv" | wc -l)" -eq 3 ] ||
   fail "acks-durability: outages"
 grep -q 'a deposed leader (a newer one had been elected); A truncated it' "$work/ad/report.md" ||
   fail "acks-durability: no deposed-leader pattern"

@@ -24,8 +24,9 @@ done
 for f in "$data"/bad-*.ini; do
   expect 2 "$(basename "$f"):" -- check "$f"
 done
-expect 0 "run 2/3  acks=1" -- check "$library/acks-durability.ini"
-expect 0 "runs      1" -- run --check "$library/acks-durability.ini" --set acks=1
+expect 0 "run 3/6  acks=1,metadata.mode=zookeeper" -- check "$library/acks-durability.ini"
+expect 0 "runs      2" -- run --check "$library/acks-durability.ini" --set acks=1
+expect 0 "runs      1" -- run --check "$library/acks-durability.ini" --set acks=1 --set metadata.mode=kraft
 expect 2 "exactly one scenario" -- check
 expect 2 "acks" -- check "$library/acks-durability.ini" --set acks=2
 
