@@ -26,6 +26,10 @@
  * keeps it on disk and replays it from there; the difference is the time
  * to refetch, not what is replayed).
  *
+ * Controlled shutdown: heartbeats want to shut down (the first at once, the
+ * next after 50 ms, then at the heartbeat interval) until the controller
+ * answers that the broker should (broker_shutdown.c).
+ *
  * AlterPartition: a leader's ISR change goes to the active controller
  * (replica_isr.c); the answer's state is adopted, an error leaves the change
  * to be proposed again.

@@ -46,9 +46,15 @@
  * controller that stops being active drops what it has not answered, and the
  * brokers ask again (Kafka fails them with NOT_CONTROLLER).
  *
- * Not modelled yet: eligible leader replicas (KIP-966), controlled shutdown
- * through heartbeats, preferred-leader balancing, snapshots, the controller's
- * own processing time (events are handled at once).
+ *  - grants controlled shutdowns (BrokerHeartbeatManager
+ *    .calculateNextBrokerState): a heartbeat wanting to shut down from a
+ *    broker that leads something puts it in CONTROLLED_SHUTDOWN (a
+ *    BrokerRegistrationChange record, its leaderships and ISR memberships
+ *    moved); once it leads nothing and every unfenced broker's heartbeat has
+ *    reported that offset, SHUTDOWN_NOW fences it and tells it to go.
+ * Not modelled yet: eligible leader replicas (KIP-966), preferred-leader
+ * balancing, snapshots, the controller's own processing time (events are
+ * handled at once).
  */
 #ifndef KRAFT_CONTROLLER_H
 #define KRAFT_CONTROLLER_H
