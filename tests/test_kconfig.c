@@ -41,6 +41,7 @@ static const DefaultCase default_cases[] = {
     {"replica.fetch.max.bytes", KCONFIG_SCOPE_BROKER, "1048576"},
     {"replica.fetch.backoff.ms", KCONFIG_SCOPE_BROKER, "1000"},
     {"replica.socket.timeout.ms", KCONFIG_SCOPE_BROKER, "30000"},
+    {"max.incremental.fetch.session.cache.slots", KCONFIG_SCOPE_BROKER, "1000"},
     {"replica.high.watermark.checkpoint.interval.ms", KCONFIG_SCOPE_BROKER, "5000"},
     {"zookeeper.session.timeout.ms", KCONFIG_SCOPE_BROKER, "18000"},
     {"zookeeper.connection.timeout.ms", KCONFIG_SCOPE_BROKER, NULL},

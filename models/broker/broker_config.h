@@ -47,6 +47,9 @@ typedef struct {
     gint64 replica_fetch_max_bytes;                       /* replica.fetch.max.bytes */
     gint64 replica_fetch_backoff_ms;                      /* replica.fetch.backoff.ms */
     gint64 replica_socket_timeout_ms;                     /* replica.socket.timeout.ms */
+    /* max.incremental.fetch.session.cache.slots: KIP-227's incremental fetch
+     * sessions a broker keeps; 0 makes every fetch a full one. */
+    gint32 max_incremental_fetch_session_cache_slots;
     gint64 replica_high_watermark_checkpoint_interval_ms; /* replica.high.watermark.checkpoint... */
     gint64 zookeeper_session_timeout_ms;                  /* zookeeper.session.timeout.ms */
     gint32 zookeeper_max_in_flight_requests;              /* zookeeper.max.in.flight.requests */

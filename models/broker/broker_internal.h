@@ -58,6 +58,9 @@ typedef struct BrokerState {
     GPtrArray *partitions_sorted;     /* Partition*, by topic-partition */
     GPtrArray *fetchers;              /* Fetcher* (owned), by leader id */
     GPtrArray *delayed_fetches;       /* DelayedFetch* (owned) */
+    /* The leader's incremental fetch sessions (fetch_session.h): in the
+     * process's memory, lost when it stops. */
+    struct FetchSessionCache *fetch_sessions;
     GPtrArray *zk_pending;            /* contexts of coordination requests (owned) */
     gint32 correlation_next;
     SimTimerId hw_checkpoint_timer;

@@ -112,6 +112,11 @@ replica_state_init(BrokerState *state)
     state->partitions_sorted = g_ptr_array_new();
     state->fetchers = g_ptr_array_new_with_free_func(replica_fetcher_free);
     state->delayed_fetches = g_ptr_array_new();
+    const BrokerConfig *config = &state->broker->config;
+    g_autofree char *stream = g_strdup_printf("broker-%d/fetch-sessions", config->broker_id);
+    SimRng *rng = sim_world_rng(state->broker->world, stream);
+    state->fetch_sessions = fetch_session_cache_new(
+        config->max_incremental_fetch_session_cache_slots, FETCH_SESSION_EVICTION_MS, rng);
 }
 
 void
@@ -120,6 +125,8 @@ replica_state_free(BrokerState *state)
     for (guint i = 0; i < state->delayed_fetches->len; i++)
         replica_delayed_fetch_free(g_ptr_array_index(state->delayed_fetches, i));
     g_ptr_array_free(state->delayed_fetches, TRUE);
+    fetch_session_cache_free(state->fetch_sessions);
+    state->fetch_sessions = NULL;
     g_ptr_array_free(state->fetchers, TRUE);
     for (guint i = 0; i < state->partitions_sorted->len; i++)
         replica_free(g_ptr_array_index(state->partitions_sorted, i));

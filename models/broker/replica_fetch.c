@@ -5,7 +5,9 @@
  * replica_isr.c, the HW in replica_hw.c); a consumer's reads below the HW, or
  * the LSO for read_committed. A fetch with less than min.bytes to return
  * waits in the fetch purgatory (Kafka's DelayedFetch) until enough arrives,
- * the HW moves (for a consumer), or max.wait.ms passes.
+ * the HW moves (for a consumer), or max.wait.ms passes. A fetch in an
+ * incremental fetch session (KIP-227, fetch_session.h) reads every
+ * partition of its session and is answered with those that changed.
  *
  * Invariants (replica_fetch_check_invariants):
  *  1. Every delayed fetch owns its request, remembers one log size per
@@ -17,6 +19,8 @@
  *  3. Every delayed fetch remembers, per requested partition, the broker's
  *     replica of it or NULL (DelayedFetch.partitions): it is looked up by
  *     name once, not on each append to a partition it watches.
+ *  4. The fetch session cache holds its invariants
+ *     (fetch_session_cache_check_invariants).
  *
  * Transitions of a delayed fetch (replica_handle_fetch delays it):
  *   WAITING --enough bytes, or the HW moved for a consumer-->
@@ -59,6 +63,7 @@ replica_delayed_fetch_free(DelayedFetch *delayed)
         g_ptr_array_free(delayed->partitions, TRUE);
     sim_msg_free(&delayed->request->base);
     g_array_free(delayed->sizes_at_delay, TRUE);
+    fetch_context_clear(&delayed->context);
     g_free(delayed);
 }
 
@@ -216,10 +221,16 @@ fetch_send_done(void *ctx, void *arg, guint64 to)
     broker_send(broker->state, (SimNodeId)(to & G_MAXUINT32), msg);
 }
 
+/* Sends the answer `context` gives (fetch_session_update_response) to the
+ * partitions `response` read for `request`. */
 static void
-fetch_send(BrokerState *state, SimNodeId to, KFetchResponse *response, gint64 stall_ns)
+fetch_send(BrokerState *state, SimNodeId to, const FetchContext *context,
+           const KFetchRequest *request, KFetchResponse *response, gint64 stall_ns)
 {
     Broker *broker = state->broker;
+    fetch_session_update_response(state->fetch_sessions, context, request, response,
+                                  broker_now_ms(broker));
+    kproto_update_size(&response->base);
     if (stall_ns == 0) {
         broker_send(state, to, &response->base);
         return;
@@ -282,7 +293,6 @@ fetch_build_response(BrokerState *state, const KFetchRequest *request, GPtrArray
         *bytes += read_partition(state, p, request, entry, out, update_follower);
         *errors = *errors || out->error != KAFKA_ERROR_NONE;
     }
-    kproto_update_size(&response->base);
     *stall_ns = sim_disk_call_stall_ns(disk);
     return response;
 }
@@ -295,7 +305,7 @@ delayed_fetch_complete(BrokerState *state, DelayedFetch *delayed)
     gint64 stall_ns;
     KFetchResponse *response = fetch_build_response(state, delayed->request, delayed->partitions,
                                                      TRUE, &bytes, &errors, &stall_ns);
-    fetch_send(state, delayed->client, response, stall_ns);
+    fetch_send(state, delayed->client, &delayed->context, delayed->request, response, stall_ns);
     g_ptr_array_remove(state->delayed_fetches, delayed);
     replica_delayed_fetch_free(delayed);
 }
@@ -418,11 +428,19 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
     gint64 bytes;
     gboolean errors;
     gint64 stall_ns;
+    /* The session first: an incremental fetch reads all of its session's
+     * partitions, a session error none. */
+    FetchContext context;
+    fetch_session_new_context(state->fetch_sessions, request, broker_now_ms(broker), &context);
     GPtrArray *partitions = request_partitions(state, request);
     KFetchResponse *response =
         fetch_build_response(state, request, partitions, TRUE, &bytes, &errors, &stall_ns);
-    if (errors || bytes >= request->min_bytes || request->max_wait_ms <= 0) {
-        fetch_send(state, from, response, stall_ns);
+    /* As Kafka's ReplicaManager.fetchMessages, a fetch of no partitions
+     * (a session error) is answered at once. */
+    if (errors || bytes >= request->min_bytes || request->max_wait_ms <= 0 ||
+        request->partitions->len == 0) {
+        fetch_send(state, from, &context, request, response, stall_ns);
+        fetch_context_clear(&context);
         sim_msg_free(&request->base);
         g_ptr_array_free(partitions, TRUE);
         return;
@@ -430,6 +448,7 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
     sim_msg_free(&response->base);
     DelayedFetch *delayed = g_new0(DelayedFetch, 1);
     delayed->request = request;
+    delayed->context = context;
     delayed->partitions = partitions;
     delayed->bytes_at_delay = bytes;
     delayed->sizes_at_delay = g_array_new(FALSE, FALSE, sizeof(gint64));
@@ -491,6 +510,7 @@ replica_handle_epoch_request(BrokerState *state, SimNodeId from, KEpochMessage *
 void
 replica_fetch_check_invariants(const BrokerState *state)
 {
+    fetch_session_cache_check_invariants(state->fetch_sessions);
     for (guint i = 0; i < state->delayed_fetches->len; i++) {
         const DelayedFetch *delayed = g_ptr_array_index(state->delayed_fetches, i);
         KSIM_ASSERT(delayed->request != NULL);

@@ -2,7 +2,11 @@
  * replica_fetcher: the follower side of replication (Kafka's
  * ReplicaFetcherThread and AbstractFetcherThread) — one fetcher per leader
  * fetches for every partition that follows it, appends what the leader
- * sends, and takes the leader's HW. This is where a follower is truncated:
+ * sends, and takes the leader's HW. Each fetcher keeps an incremental fetch
+ * session with its leader (KIP-227, fetch_handler.h): a fetch names only the
+ * partitions whose fetch state changed, and the answer only those with
+ * something new; one that fails or finds its session gone is sent again in
+ * full. This is where a follower is truncated:
  *   - on becoming follower in hw mode, to its HW (replica.c asks);
  *   - in leader-epoch mode, to the end offset of its epoch as the leader
  *     knows it, asked with OffsetsForLeaderEpoch before the first fetch
@@ -19,6 +23,8 @@
  *  2. Only a follower waits to truncate (truncation_pending).
  *  3. A fetcher with an OffsetsForLeaderEpoch request in flight has its
  *     correlation id set.
+ *  4. Each fetcher's session handler holds its invariants
+ *     (fetch_handler_check_invariants).
  *
  * Transitions of a fetcher:
  *   IDLE --a partition to fetch--> IN FLIGHT (fetcher_maybe_send: an
@@ -44,6 +50,8 @@ replica_fetcher_free(gpointer data)
 {
     Fetcher *fetcher = data;
     g_ptr_array_free(fetcher->partitions, TRUE);
+    fetch_handler_free(fetcher->session);
+    g_array_free(fetcher->next, TRUE);
     g_free(fetcher);
 }
 
@@ -77,6 +85,8 @@ replica_fetcher_add_partition(BrokerState *state, Partition *p, gint32 leader_id
         fetcher = g_new0(Fetcher, 1);
         fetcher->leader_id = leader_id;
         fetcher->partitions = g_ptr_array_new();
+        fetcher->session = fetch_handler_new();
+        fetcher->next = g_array_new(FALSE, FALSE, sizeof(KFetchPartition));
         g_ptr_array_add(state->fetchers, fetcher);
     }
     fetcher->node = leader_node;
@@ -126,7 +136,10 @@ fetcher_timeout(SimWorld *world, void *ctx, void *arg)
      * times the request with the broker's request.timeout.ms and uses
      * replica.socket.timeout.ms for the connection; both default to 30000,
      * and a lost answer costs the follower this long (it may leave the ISR
-     * meanwhile, and rejoins once it has caught up). */
+     * meanwhile, and rejoins once it has caught up). A fetch that failed
+     * so makes the next one a full one (FetchSessionHandler.handleError). */
+    if (!fetcher->epoch_request_in_flight)
+        fetch_handler_handle_error(fetcher->session);
     sim_net_close(sim_world_net(world), broker->node, fetcher->node);
     fetcher_backoff(broker->state, fetcher);
 }
@@ -187,13 +200,18 @@ fetcher_maybe_send(BrokerState *state, Fetcher *fetcher)
     request->max_wait_ms = broker->config.replica_fetch_wait_max_ms;
     request->min_bytes = broker->config.replica_fetch_min_bytes;
     request->max_bytes = broker->config.replica_fetch_max_bytes;
-    g_array_set_size(request->partitions, fetcher->partitions->len);
+    /* Every partition's fetch state, as Kafka's ReplicaFetcherThread builds
+     * it; the session handler sends only what changed
+     * (FetchSessionHandler.Builder). */
+    g_array_set_size(fetcher->next, fetcher->partitions->len);
     for (guint i = 0; i < fetcher->partitions->len; i++) {
         Partition *p = g_ptr_array_index(fetcher->partitions, i);
         KFetchPartition entry = {p->tp, plog_log_end_offset(p->log), p->leader_epoch,
-                                 broker->config.replica_fetch_max_bytes};
-        g_array_index(request->partitions, KFetchPartition, i) = entry;
+                                 broker->config.replica_fetch_max_bytes,
+                                 plog_log_start_offset(p->log)};
+        g_array_index(fetcher->next, KFetchPartition, i) = entry;
     }
+    fetch_handler_build(fetcher->session, fetcher->next, request);
     fetcher->in_flight_correlation = request->correlation_id;
     kproto_update_size(&request->base);
     broker_send(state, fetcher->node, &request->base);
@@ -216,8 +234,11 @@ replica_peer_disconnected(BrokerState *state, SimNodeId peer)
 {
     for (guint i = 0; i < state->fetchers->len; i++) {
         Fetcher *fetcher = g_ptr_array_index(state->fetchers, i);
-        if (fetcher->node == peer && fetcher->in_flight_correlation != 0)
-            fetcher_backoff(state, fetcher);
+        if (fetcher->node != peer || fetcher->in_flight_correlation == 0)
+            continue;
+        if (!fetcher->epoch_request_in_flight)
+            fetch_handler_handle_error(fetcher->session);
+        fetcher_backoff(state, fetcher);
     }
 }
 
@@ -339,6 +360,14 @@ replica_handle_fetch_response(BrokerState *state, SimNodeId from, KFetchResponse
         return;
     sim_timer_cancel(state->broker->world, fetcher->timeout_timer);
     fetcher->in_flight_correlation = 0;
+    /* A session error (FETCH_SESSION_ID_NOT_FOUND after the leader
+     * restarted, INVALID_FETCH_SESSION_EPOCH) answers no partitions: the
+     * fetcher fetches again at once, in full, as Kafka's
+     * RemoteLeaderEndPoint.fetch returns nothing then. */
+    if (!fetch_handler_handle_response(fetcher->session, response)) {
+        fetcher_maybe_send(state, fetcher);
+        return;
+    }
     gboolean backoff = FALSE;
     SimDisk *disk = sim_node_disk(state->broker->world, state->broker->node);
     sim_disk_call_begin(disk);
@@ -484,5 +513,6 @@ replica_fetcher_check_invariants(const BrokerState *state)
         const Fetcher *fetcher = g_ptr_array_index(state->fetchers, f);
         if (fetcher->epoch_request_in_flight)
             KSIM_ASSERT(fetcher->in_flight_correlation != 0);
+        fetch_handler_check_invariants(fetcher->session);
     }
 }

@@ -8,6 +8,8 @@
 #define REPLICA_INTERNAL_H
 
 #include "broker_internal.h"
+#include "fetch_handler.h"
+#include "fetch_session.h"
 #include "kraft_proto.h"
 #include "replica.h"
 
@@ -20,6 +22,10 @@ typedef struct {
     gboolean epoch_request_in_flight;
     SimTimerId timeout_timer;
     SimTimerId backoff_timer;
+    /* Its incremental fetch session with the leader (KIP-227), and the
+     * partitions of the next fetch, kept between fetches to be reused. */
+    FetchHandler *session;
+    GArray *next;                     /* KFetchPartition */
 } Fetcher;
 
 /* A produce (or internal append) waiting for the HW (Kafka's DelayedProduce). */
@@ -54,6 +60,7 @@ typedef struct {
     SimNodeId client;
     SimTimerId timeout_timer;
     BrokerState *state;
+    FetchContext context;             /* its fetch session's (fetch_session.h) */
 } DelayedFetch;
 
 /* replica.c */

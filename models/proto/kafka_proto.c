@@ -12,8 +12,8 @@
 /* A live broker in LeaderAndIsr and UpdateMetadata: id, host, port, listener. */
 #define BROKER_ENTRY_BYTES 32u
 
-static void
-fetch_partition_response_clear(gpointer data)
+void
+kproto_fetch_partition_response_clear(gpointer data)
 {
     KFetchPartitionResponse *partition = data;
     if (partition->batches != NULL)
@@ -37,6 +37,7 @@ free_fetch_request(SimMsg *msg)
 {
     KFetchRequest *request = (KFetchRequest *)msg;
     g_array_free(request->partitions, TRUE);
+    g_array_free(request->forgotten, TRUE);
     g_free(request);
 }
 
@@ -259,6 +260,11 @@ kproto_new(KafkaMsgType type)
     case KMSG_FETCH_REQUEST: {
         KFetchRequest *request = g_new0(KFetchRequest, 1);
         request->partitions = g_array_new(FALSE, TRUE, sizeof(KFetchPartition));
+        request->forgotten = g_array_new(FALSE, TRUE, sizeof(KTopicPartition));
+        /* Sessionless unless the fetcher asks for a session (a fetch
+         * session handler sets both). */
+        request->session_id = KAFKA_FETCH_SESSION_ID_INVALID;
+        request->session_epoch = KAFKA_FETCH_EPOCH_FINAL;
         msg = (SimMsg *)request;
         msg->free_fn = free_fetch_request;
         break;
@@ -266,7 +272,7 @@ kproto_new(KafkaMsgType type)
     case KMSG_FETCH_RESPONSE: {
         KFetchResponse *response = g_new0(KFetchResponse, 1);
         response->partitions = g_array_new(FALSE, TRUE, sizeof(KFetchPartitionResponse));
-        g_array_set_clear_func(response->partitions, fetch_partition_response_clear);
+        g_array_set_clear_func(response->partitions, kproto_fetch_partition_response_clear);
         msg = (SimMsg *)response;
         msg->free_fn = free_fetch_response;
         break;
@@ -384,6 +390,7 @@ kproto_update_size(SimMsg *msg)
     }
     case KMSG_FETCH_REQUEST:
         size += PARTITION_ENTRY_BYTES * ((KFetchRequest *)msg)->partitions->len;
+        size += PARTITION_ENTRY_BYTES * ((KFetchRequest *)msg)->forgotten->len;
         break;
     case KMSG_FETCH_RESPONSE: {
         GArray *partitions = ((KFetchResponse *)msg)->partitions;

@@ -128,7 +128,16 @@ typedef struct {
     gint64 fetch_offset;
     gint32 current_leader_epoch; /* -1: not checked */
     gint64 max_bytes;
+    gint64 log_start_offset;     /* the follower's; -1 from a consumer */
 } KFetchPartition;
+
+/* Incremental fetch sessions (KIP-227, Kafka's FetchMetadata): a request's
+ * session id and epoch. Epoch 0 asks for a full fetch that creates a
+ * session (closing the one named, if any); FINAL closes the one named and
+ * creates none; any other epoch is an incremental fetch in the session. */
+#define KAFKA_FETCH_SESSION_ID_INVALID 0
+#define KAFKA_FETCH_EPOCH_INITIAL 0
+#define KAFKA_FETCH_EPOCH_FINAL (-1)
 
 typedef struct {
     SimMsg base;
@@ -138,7 +147,13 @@ typedef struct {
     gint64 min_bytes;
     gint64 max_bytes;
     gint8 isolation;     /* 0 read_uncommitted, 1 read_committed */
+    gint32 session_id;   /* KAFKA_FETCH_SESSION_ID_INVALID: none */
+    gint32 session_epoch;
+    /* A full fetch: every partition to fetch. An incremental one: the
+     * partitions added to the session or whose fetch state changed. */
     GArray *partitions;  /* KFetchPartition (owned) */
+    /* An incremental fetch: the partitions leaving the session. */
+    GArray *forgotten;   /* KTopicPartition (owned) */
 } KFetchRequest;
 
 /* An aborted transaction in a fetch answer (Kafka's AbortedTransaction). */
@@ -169,6 +184,12 @@ typedef struct {
 typedef struct {
     SimMsg base;
     gint32 correlation_id;
+    /* A session-level error (FETCH_SESSION_ID_NOT_FOUND,
+     * INVALID_FETCH_SESSION_EPOCH): then no partitions. */
+    KafkaError error;
+    gint32 session_id;   /* the session it belongs to; INVALID: none */
+    /* All requested partitions (full fetch), or only those with records,
+     * a new HW or log start, or an error (incremental fetch). */
     GArray *partitions;  /* KFetchPartitionResponse (owned, with their batches) */
 } KFetchResponse;
 
@@ -482,5 +503,8 @@ void kproto_set_id(char *field, gsize field_size, const char *id);
 
 /* Recomputes a message's size on the wire (after batches are attached). */
 void kproto_update_size(SimMsg *msg);
+/* Frees what a KFetchPartitionResponse owns (the clear function of
+ * KFetchResponse.partitions); its pointers may be NULL. */
+void kproto_fetch_partition_response_clear(gpointer data);
 
 #endif

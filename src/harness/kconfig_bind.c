@@ -101,6 +101,8 @@ static const KConfigBinding BROKER_BINDINGS[] = {
     BIND(BrokerConfig, replica_fetch_max_bytes, "replica.fetch.max.bytes", BYTES),
     BIND(BrokerConfig, replica_fetch_backoff_ms, "replica.fetch.backoff.ms", MS),
     BIND(BrokerConfig, replica_socket_timeout_ms, "replica.socket.timeout.ms", MS),
+    BIND(BrokerConfig, max_incremental_fetch_session_cache_slots,
+         "max.incremental.fetch.session.cache.slots", INT),
     BIND(BrokerConfig, replica_high_watermark_checkpoint_interval_ms,
          "replica.high.watermark.checkpoint.interval.ms", MS),
     BIND(BrokerConfig, zookeeper_session_timeout_ms, "zookeeper.session.timeout.ms", MS),

@@ -97,6 +97,8 @@ const KConfigKey kconfig_registry_table[] = {
         .doc = "Pause of a follower after a fetch error."),
     KEY("replica.socket.timeout.ms", BROKER, DURATION, "30000", RANGE(0, I32), IN_MS,
         .doc = "Timeout of a follower's fetch request."),
+    KEY("max.incremental.fetch.session.cache.slots", BROKER, INT, "1000", RANGE(0, I32),
+        .doc = "Incremental fetch sessions (KIP-227) a broker keeps; 0: every fetch is full."),
     KEY("replica.high.watermark.checkpoint.interval.ms", BROKER, DURATION, "5000", RANGE(1, I64),
         IN_MS, .doc = "How often each broker writes its HWs to disk."),
     KEY("zookeeper.session.timeout.ms", BROKER, DURATION, "18000", RANGE(1, I32), IN_MS,
