@@ -32,7 +32,8 @@
     X(not_enough_replicas, "an acks=all append was refused by min.insync.replicas")               \
     X(zk_session_expired, "a coordination session expired")                                       \
     X(duplicate_sequence, "an idempotent producer's retry was found to be a duplicate")           \
-    X(out_of_order_sequence, "an idempotent producer's batch was refused as out of order")
+    X(out_of_order_sequence, "an idempotent producer's batch was refused as out of order")        \
+    X(fetch_session_not_found, "a follower's fetch session was gone: leader restart, eviction")
 
 typedef enum {
 #define SIM_MARKS_ENUM(name, what) SIM_MARK_ID_##name,

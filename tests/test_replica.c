@@ -8,7 +8,8 @@
  * is written and read back after a restart, a follower whose fetch
  * response was lost fetches again after replica.socket.timeout.ms, and a
  * fetch delayed for replica.fetch.min.bytes counts the bytes of all its
- * partitions.
+ * partitions, and followers' incremental fetch sessions are lost when their
+ * leader restarts and made again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -507,6 +508,78 @@ test_replica_delayed_fetch_sums_bytes_over_its_partitions(void **state)
     fixture_free(f);
 }
 
+/* The sessions all brokers hold as leaders. */
+static guint
+sessions_total(Fixture *f)
+{
+    guint total = 0;
+    for (gint32 b = 1; b <= 3; b++)
+        total += broker_fetch_sessions(cluster_broker(f->cluster, b));
+    return total;
+}
+
+#define SESSION_PARTITIONS 6
+
+static void
+test_replica_fetch_sessions_lost_on_leader_restart(void **state)
+{
+    /* Goal: followers fetch in incremental fetch sessions (KIP-227); a
+     * leader that restarts has lost its sessions, its followers fetch in
+     * full again and make new ones, and every replica ends with the log it
+     * has with sessions disabled (max.incremental.fetch.session.cache.slots
+     * = 0). */
+    (void)state;
+    const gint32 slots[] = {1000, 0};
+    gint64 leos[G_N_ELEMENTS(slots)][3][SESSION_PARTITIONS];
+    for (guint c = 0; c < G_N_ELEMENTS(slots); c++) {
+        print_message("case: %d slots\n", slots[c]);
+        ClusterConfig config;
+        fixture_config_fast(&config);
+        config.broker.replica_lag_time_max_ms = 30000;
+        config.broker.max_incremental_fetch_session_cache_slots = slots[c];
+        Fixture *f = fixture_new(21, &config, SESSION_PARTITIONS, -1, NULL);
+        for (gint32 p = 0; p < SESSION_PARTITIONS; p++)
+            driver_produce(f->driver, TOPIC, p, 40, 10);
+        run_for(f, 3 * SIM_NS_PER_S);
+        gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+        guint before = broker_fetch_sessions(cluster_broker(f->cluster, leader));
+        if (slots[c] > 0)
+            assert_true(before > 0);
+        else
+            assert_int_equal(sessions_total(f), 0);
+        sim_node_crash(f->world, node_of(f, leader));
+        assert_int_equal(broker_fetch_sessions(cluster_broker(f->cluster, leader)), 0);
+        run_for(f, 10 * SIM_NS_PER_S);
+        sim_node_restart(f->world, node_of(f, leader));
+        for (gint32 p = 0; p < SESSION_PARTITIONS; p++)
+            driver_produce(f->driver, TOPIC, p, 40, 10);
+        run_for(f, 15 * SIM_NS_PER_S);
+        /* The restarted broker fetches in new sessions of the new leaders. */
+        if (slots[c] > 0)
+            assert_true(sessions_total(f) > 0);
+        else
+            assert_int_equal(sessions_total(f), 0);
+        for (gint32 b = 1; b <= 3; b++) {
+            for (gint32 p = 0; p < SESSION_PARTITIONS; p++) {
+                BrokerPartitionInfo info = info_of(f, b, p);
+                assert_true(info.present);
+                leos[c][b - 1][p] = info.leo;
+            }
+        }
+        cluster_check_agreement(f->cluster);
+        assert_int_equal(cluster_violations(f->cluster), 0);
+        fixture_free(f);
+    }
+    for (gint32 b = 0; b < 3; b++) {
+        for (gint32 p = 0; p < SESSION_PARTITIONS; p++) {
+            assert_int_equal(leos[0][b][p], leos[1][b][p]);
+            /* Every replica caught up, the restarted one too. */
+            assert_int_equal(leos[0][b][p], leos[0][0][p]);
+            assert_true(leos[0][b][p] > 40);
+        }
+    }
+}
+
 int
 main(void)
 {
@@ -520,6 +593,7 @@ main(void)
         cmocka_unit_test(test_replica_duplicate_answered_when_hw_reaches_it),
         cmocka_unit_test(test_replica_lost_fetch_response_sent_again_after_socket_timeout),
         cmocka_unit_test(test_replica_delayed_fetch_sums_bytes_over_its_partitions),
+        cmocka_unit_test(test_replica_fetch_sessions_lost_on_leader_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

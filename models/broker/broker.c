@@ -35,6 +35,7 @@
 
 #include "broker_internal.h"
 #include "broker_kraft.h"
+#include "fetch_session.h"
 #include "group_coord.h"
 #include "sim_assert.h"
 #include "sim_disk.h"
@@ -940,6 +941,12 @@ broker_partitions(const Broker *broker)
         g_array_append_val(out, p->tp);
     }
     return out;
+}
+
+guint
+broker_fetch_sessions(const Broker *broker)
+{
+    return broker->state != NULL ? fetch_session_cache_size(broker->state->fetch_sessions) : 0;
 }
 
 typedef struct {

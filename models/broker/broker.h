@@ -98,6 +98,9 @@ void broker_partition_info(const Broker *broker, const char *topic, gint32 parti
 Plog *broker_partition_log(const Broker *broker, const char *topic, gint32 partition);
 /* The topic-partitions the broker holds a replica of, sorted. (transfer full) */
 GArray *broker_partitions(const Broker *broker); /* KTopicPartition */
+/* The incremental fetch sessions (KIP-227) the broker's cache holds as a
+ * leader; 0 while it is down. */
+guint broker_fetch_sessions(const Broker *broker);
 
 /* How many partitions of `topic` the broker's metadata cache (what it
  * answers Metadata requests from) holds. */

@@ -364,6 +364,8 @@ replica_handle_fetch_response(BrokerState *state, SimNodeId from, KFetchResponse
      * restarted, INVALID_FETCH_SESSION_EPOCH) answers no partitions: the
      * fetcher fetches again at once, in full, as Kafka's
      * RemoteLeaderEndPoint.fetch returns nothing then. */
+    if (response->error == KAFKA_ERROR_FETCH_SESSION_ID_NOT_FOUND)
+        SIM_MARK(state->broker->world, fetch_session_not_found);
     if (!fetch_handler_handle_response(fetcher->session, response)) {
         fetcher_maybe_send(state, fetcher);
         return;

@@ -1,0 +1,490 @@
+/*
+ * Incremental fetch sessions (KIP-227): the fetching side's session handler
+ * (fetch_handler.h) and the leader's session cache (fetch_session.h), on
+ * their own and together: a full fetch creates a session, an incremental
+ * one sends only the partitions whose fetch state changed and is answered
+ * with only those that have something new, eviction follows Kafka's
+ * FetchSessionCacheShard.tryEvict, FETCH_SESSION_ID_NOT_FOUND and
+ * INVALID_FETCH_SESSION_EPOCH make the next fetch a full one, and a leader
+ * that restarts (a new cache) has lost every session.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fetch_handler.h"
+#include "fetch_session.h"
+#include "kafka_proto.h"
+#include "sim_rng.h"
+
+#define FOLLOWER 2
+
+static KFetchPartition
+partition(gint32 index, gint64 fetch_offset)
+{
+    KFetchPartition entry = {0};
+    ktp_set(&entry.tp, "t", index);
+    entry.fetch_offset = fetch_offset;
+    entry.current_leader_epoch = 1;
+    entry.max_bytes = 1048576;
+    entry.log_start_offset = 0;
+    return entry;
+}
+
+/* The fetcher's view: partitions t-<index> at the offsets given. */
+static GArray *
+next_of(const gint64 *offsets, const gint32 *indexes, guint n)
+{
+    GArray *next = g_array_new(FALSE, FALSE, sizeof(KFetchPartition));
+    for (guint i = 0; i < n; i++) {
+        KFetchPartition entry = partition(indexes[i], offsets[i]);
+        g_array_append_val(next, entry);
+    }
+    return next;
+}
+
+static KFetchRequest *
+request_new(gint32 replica_id)
+{
+    KFetchRequest *request = kproto_new(KMSG_FETCH_REQUEST);
+    request->replica_id = replica_id;
+    return request;
+}
+
+static KFetchResponse *
+response_new(gint32 session_id, KafkaError error)
+{
+    KFetchResponse *response = kproto_new(KMSG_FETCH_RESPONSE);
+    response->session_id = session_id;
+    response->error = error;
+    return response;
+}
+
+/* What a leader read for each of the request's partitions: the HW given
+ * for all, records for those in `with_records` (indexes of partitions). */
+static KFetchResponse *
+read_for(const KFetchRequest *request, gint64 hw, gint32 with_records)
+{
+    KFetchResponse *response = response_new(0, KAFKA_ERROR_NONE);
+    for (guint i = 0; i < request->partitions->len; i++) {
+        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
+        KFetchPartitionResponse out = {0};
+        out.tp = entry->tp;
+        out.high_watermark = hw;
+        out.log_start_offset = 0;
+        out.encoded_size_bytes = entry->tp.partition == with_records ? 100 : 0;
+        g_array_append_val(response->partitions, out);
+    }
+    return response;
+}
+
+static gint32
+partition_at(const GArray *partitions, guint i)
+{
+    return g_array_index(partitions, KFetchPartition, i).tp.partition;
+}
+
+static gint32
+response_partition_at(const KFetchResponse *response, guint i)
+{
+    return g_array_index(response->partitions, KFetchPartitionResponse, i).tp.partition;
+}
+
+/* ---- the handler ---- */
+
+static void
+test_fetch_session_handler_full_then_incremental(void **state)
+{
+    /* Goal: a first fetch is full; once the leader names a session, a fetch sends only the
+     * partitions whose fetch state changed, new ones, and forgotten ones. */
+    (void)state;
+    g_autoptr(FetchHandler) handler = fetch_handler_new();
+    const gint32 indexes[] = {0, 1, 2};
+    const gint64 start[] = {0, 0, 0};
+    g_autoptr(GArray) next = next_of(start, indexes, 3);
+    KFetchRequest *request = request_new(FOLLOWER);
+    fetch_handler_build(handler, next, request);
+    assert_int_equal(request->session_id, KAFKA_FETCH_SESSION_ID_INVALID);
+    assert_int_equal(request->session_epoch, KAFKA_FETCH_EPOCH_INITIAL);
+    assert_int_equal(request->partitions->len, 3);
+    sim_msg_free(&request->base);
+    KFetchResponse *response = response_new(77, KAFKA_ERROR_NONE);
+    assert_true(fetch_handler_handle_response(handler, response));
+    sim_msg_free(&response->base);
+    assert_int_equal(fetch_handler_session_id(handler), 77);
+    assert_int_equal(fetch_handler_epoch(handler), 1);
+
+    /* t-0 moved on: only it is sent. */
+    const gint64 moved[] = {5, 0, 0};
+    g_autoptr(GArray) next2 = next_of(moved, indexes, 3);
+    request = request_new(FOLLOWER);
+    fetch_handler_build(handler, next2, request);
+    assert_int_equal(request->session_id, 77);
+    assert_int_equal(request->session_epoch, 1);
+    assert_int_equal(request->partitions->len, 1);
+    assert_int_equal(partition_at(request->partitions, 0), 0);
+    assert_int_equal(g_array_index(request->partitions, KFetchPartition, 0).fetch_offset, 5);
+    assert_int_equal(request->forgotten->len, 0);
+    sim_msg_free(&request->base);
+    response = response_new(77, KAFKA_ERROR_NONE);
+    assert_true(fetch_handler_handle_response(handler, response));
+    sim_msg_free(&response->base);
+    assert_int_equal(fetch_handler_epoch(handler), 2);
+
+    /* t-0 leaves, t-3 joins, t-2 moves on: added first, then altered. */
+    const gint32 indexes3[] = {3, 1, 2};
+    const gint64 offsets3[] = {0, 0, 9};
+    g_autoptr(GArray) next3 = next_of(offsets3, indexes3, 3);
+    request = request_new(FOLLOWER);
+    fetch_handler_build(handler, next3, request);
+    assert_int_equal(request->partitions->len, 2);
+    assert_int_equal(partition_at(request->partitions, 0), 3);
+    assert_int_equal(partition_at(request->partitions, 1), 2);
+    assert_int_equal(request->forgotten->len, 1);
+    assert_int_equal(g_array_index(request->forgotten, KTopicPartition, 0).partition, 0);
+    assert_int_equal(fetch_handler_size(handler), 3);
+    fetch_handler_check_invariants(handler);
+    sim_msg_free(&request->base);
+    response = response_new(77, KAFKA_ERROR_NONE);
+    assert_true(fetch_handler_handle_response(handler, response));
+    sim_msg_free(&response->base);
+
+    /* Nothing changed: an empty incremental fetch. */
+    request = request_new(FOLLOWER);
+    fetch_handler_build(handler, next3, request);
+    assert_int_equal(request->session_epoch, 3);
+    assert_int_equal(request->partitions->len, 0);
+    assert_int_equal(request->forgotten->len, 0);
+    sim_msg_free(&request->base);
+}
+
+/* Establishes session 77 on `handler` for t-0..t-2 at offset 0. */
+static void
+establish(FetchHandler *handler, const GArray *next)
+{
+    KFetchRequest *request = request_new(FOLLOWER);
+    fetch_handler_build(handler, next, request);
+    sim_msg_free(&request->base);
+    KFetchResponse *response = response_new(77, KAFKA_ERROR_NONE);
+    assert_true(fetch_handler_handle_response(handler, response));
+    sim_msg_free(&response->base);
+}
+
+static void
+test_fetch_session_handler_errors_fall_back_to_full(void **state)
+{
+    /* Goal: FETCH_SESSION_ID_NOT_FOUND: the next fetch is full and names no session;
+     * INVALID_FETCH_SESSION_EPOCH and a failed request: full, closing the session it names. */
+    (void)state;
+    const gint32 indexes[] = {0, 1, 2};
+    const gint64 start[] = {0, 0, 0};
+    g_autoptr(GArray) next = next_of(start, indexes, 3);
+    const struct {
+        KafkaError error; /* NONE: the request failed (handleError) */
+        gint32 session_id_next;
+    } cases[] = {
+        {KAFKA_ERROR_FETCH_SESSION_ID_NOT_FOUND, KAFKA_FETCH_SESSION_ID_INVALID},
+        {KAFKA_ERROR_INVALID_FETCH_SESSION_EPOCH, 77},
+        {KAFKA_ERROR_NONE, 77},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autoptr(FetchHandler) handler = fetch_handler_new();
+        establish(handler, next);
+        if (cases[c].error == KAFKA_ERROR_NONE) {
+            fetch_handler_handle_error(handler);
+        } else {
+            KFetchResponse *response = response_new(0, cases[c].error);
+            assert_false(fetch_handler_handle_response(handler, response));
+            sim_msg_free(&response->base);
+        }
+        KFetchRequest *request = request_new(FOLLOWER);
+        fetch_handler_build(handler, next, request);
+        assert_int_equal(request->session_id, cases[c].session_id_next);
+        assert_int_equal(request->session_epoch, KAFKA_FETCH_EPOCH_INITIAL);
+        assert_int_equal(request->partitions->len, 3);
+        fetch_handler_check_invariants(handler);
+        sim_msg_free(&request->base);
+    }
+}
+
+/* ---- the cache ---- */
+
+/* A full fetch of t-0..t-2 by a follower at `now_ms`; returns the session id
+ * the answer names. */
+static gint32
+full_fetch(FetchSessionCache *cache, gint32 replica_id, guint n, gint64 now_ms)
+{
+    KFetchRequest *request = request_new(replica_id);
+    request->session_epoch = KAFKA_FETCH_EPOCH_INITIAL;
+    for (guint i = 0; i < n; i++) {
+        KFetchPartition entry = partition((gint32)i, 0);
+        g_array_append_val(request->partitions, entry);
+    }
+    FetchContext context;
+    fetch_session_new_context(cache, request, now_ms, &context);
+    assert_int_equal(context.kind, FETCH_CONTEXT_FULL);
+    KFetchResponse *response = read_for(request, 10, -1);
+    fetch_session_update_response(cache, &context, request, response, now_ms);
+    assert_int_equal(response->partitions->len, n);
+    gint32 id = response->session_id;
+    fetch_context_clear(&context);
+    sim_msg_free(&response->base);
+    sim_msg_free(&request->base);
+    fetch_session_cache_check_invariants(cache);
+    return id;
+}
+
+static void
+test_fetch_session_cache_incremental_answers_changes(void **state)
+{
+    /* Goal: a full fetch creates a session; an incremental one reads the whole session and is
+     * answered with the partitions that have records or a new HW; one with records moves to the
+     * end of the session. */
+    (void)state;
+    SimRng *rng = sim_rng_new(1, "fetch-sessions");
+    g_autoptr(FetchSessionCache) cache = fetch_session_cache_new(1000, 120000, rng);
+    gint32 id = full_fetch(cache, FOLLOWER, 3, 0);
+    assert_int_not_equal(id, KAFKA_FETCH_SESSION_ID_INVALID);
+    assert_int_equal(fetch_session_cache_size(cache), 1);
+    assert_int_equal(fetch_session_cache_partitions(cache), 3);
+    assert_int_equal(fetch_session_cache_epoch(cache, id), 1);
+
+    /* t-1 moved on; the answer: t-1 (records) and t-2 (new HW). */
+    KFetchRequest *request = request_new(FOLLOWER);
+    request->session_id = id;
+    request->session_epoch = 1;
+    KFetchPartition moved = partition(1, 5);
+    g_array_append_val(request->partitions, moved);
+    FetchContext context;
+    fetch_session_new_context(cache, request, 10, &context);
+    assert_int_equal(context.kind, FETCH_CONTEXT_INCREMENTAL);
+    assert_int_equal(request->partitions->len, 3);
+    assert_int_equal(g_array_index(request->partitions, KFetchPartition, 1).fetch_offset, 5);
+    KFetchResponse *response = read_for(request, 10, 1);
+    g_array_index(response->partitions, KFetchPartitionResponse, 2).high_watermark = 12;
+    fetch_session_update_response(cache, &context, request, response, 10);
+    assert_int_equal(response->session_id, id);
+    assert_int_equal(response->partitions->len, 2);
+    assert_int_equal(response_partition_at(response, 0), 1);
+    assert_int_equal(response_partition_at(response, 1), 2);
+    assert_int_equal(fetch_session_cache_epoch(cache, id), 2);
+    fetch_context_clear(&context);
+    sim_msg_free(&response->base);
+    sim_msg_free(&request->base);
+    fetch_session_cache_check_invariants(cache);
+
+    /* Nothing new: an empty answer, and t-1 (which had records) is now read
+     * last. */
+    request = request_new(FOLLOWER);
+    request->session_id = id;
+    request->session_epoch = 2;
+    fetch_session_new_context(cache, request, 20, &context);
+    assert_int_equal(partition_at(request->partitions, 0), 0);
+    assert_int_equal(partition_at(request->partitions, 1), 2);
+    assert_int_equal(partition_at(request->partitions, 2), 1);
+    response = read_for(request, 10, -1);
+    g_array_index(response->partitions, KFetchPartitionResponse, 1).high_watermark = 12;
+    fetch_session_update_response(cache, &context, request, response, 20);
+    assert_int_equal(response->partitions->len, 0);
+    fetch_context_clear(&context);
+    sim_msg_free(&response->base);
+    sim_msg_free(&request->base);
+
+    /* A stale epoch, an unknown session: session errors, no partitions. */
+    const struct {
+        gint32 id;
+        gint32 epoch;
+        KafkaError error;
+    } errors[] = {
+        {id, 2, KAFKA_ERROR_INVALID_FETCH_SESSION_EPOCH},
+        {id + 1, 1, KAFKA_ERROR_FETCH_SESSION_ID_NOT_FOUND},
+    };
+    for (guint e = 0; e < G_N_ELEMENTS(errors); e++) {
+        request = request_new(FOLLOWER);
+        request->session_id = errors[e].id;
+        request->session_epoch = errors[e].epoch;
+        KFetchPartition entry = partition(0, 7);
+        g_array_append_val(request->partitions, entry);
+        fetch_session_new_context(cache, request, 30, &context);
+        assert_int_equal(context.kind, FETCH_CONTEXT_ERROR);
+        assert_int_equal(request->partitions->len, 0);
+        response = read_for(request, 10, -1);
+        fetch_session_update_response(cache, &context, request, response, 30);
+        assert_int_equal(response->error, errors[e].error);
+        assert_int_equal(response->partitions->len, 0);
+        fetch_context_clear(&context);
+        sim_msg_free(&response->base);
+        sim_msg_free(&request->base);
+    }
+
+    /* Forgetting every partition closes the session. */
+    request = request_new(FOLLOWER);
+    request->session_id = id;
+    request->session_epoch = 3;
+    for (gint32 i = 0; i < 3; i++) {
+        KFetchPartition entry = partition(i, 0);
+        g_array_append_val(request->forgotten, entry.tp);
+    }
+    fetch_session_new_context(cache, request, 40, &context);
+    assert_int_equal(context.kind, FETCH_CONTEXT_SESSIONLESS);
+    assert_int_equal(fetch_session_cache_size(cache), 0);
+    assert_int_equal(fetch_session_cache_partitions(cache), 0);
+    fetch_context_clear(&context);
+    sim_msg_free(&request->base);
+    fetch_session_cache_check_invariants(cache);
+    sim_rng_free(rng);
+}
+
+static void
+test_fetch_session_cache_zero_slots_disables(void **state)
+{
+    /* Goal: with 0 slots no session is created: every answer names none. */
+    (void)state;
+    SimRng *rng = sim_rng_new(1, "fetch-sessions");
+    g_autoptr(FetchSessionCache) cache = fetch_session_cache_new(0, 120000, rng);
+    for (guint i = 0; i < 20; i++)
+        assert_int_equal(full_fetch(cache, FOLLOWER, 3, (gint64)i), KAFKA_FETCH_SESSION_ID_INVALID);
+    assert_int_equal(fetch_session_cache_size(cache), 0);
+    sim_rng_free(rng);
+}
+
+/* An incremental fetch that only touches session `id` at `now_ms`. */
+static void
+touch(FetchSessionCache *cache, gint32 id, gint64 now_ms)
+{
+    KFetchRequest *request = request_new(FOLLOWER);
+    request->session_id = id;
+    request->session_epoch = fetch_session_cache_epoch(cache, id);
+    FetchContext context;
+    fetch_session_new_context(cache, request, now_ms, &context);
+    assert_int_equal(context.kind, FETCH_CONTEXT_INCREMENTAL);
+    fetch_context_clear(&context);
+    sim_msg_free(&request->base);
+}
+
+static void
+test_fetch_session_cache_eviction(void **state)
+{
+    /* Goal: Kafka's eviction rules, with 8 slots (one per shard; new sessions go to the shards
+     * in turn): a young session is evicted only by a privileged (follower) newcomer, and only
+     * if it is not privileged itself; a stale one (unused for longer than the eviction time) by
+     * anyone; an old one by a larger newcomer, never by one of its size, and a privileged one
+     * never by an unprivileged newcomer. */
+    (void)state;
+    SimRng *rng = sim_rng_new(1, "fetch-sessions");
+    g_autoptr(FetchSessionCache) cache = fetch_session_cache_new(8, 120000, rng);
+    gint32 consumers[8];
+    for (guint i = 0; i < 8; i++) {
+        consumers[i] = full_fetch(cache, KAFKA_CONSUMER_REPLICA_ID, 1, 0);
+        assert_int_not_equal(consumers[i], KAFKA_FETCH_SESSION_ID_INVALID);
+    }
+    assert_int_equal(fetch_session_cache_size(cache), 8);
+    /* Shard 0: a larger consumer's does not evict a young session. */
+    assert_int_equal(full_fetch(cache, KAFKA_CONSUMER_REPLICA_ID, 5, 1000), 0);
+    /* Shard 1: a follower's evicts a young consumer's. */
+    gint32 follower = full_fetch(cache, FOLLOWER, 1, 1000);
+    assert_int_not_equal(follower, 0);
+    assert_int_equal(fetch_session_cache_epoch(cache, consumers[1]), -1);
+    /* Shards 2 and 3: a follower's does not evict a young follower's (none
+     * here), but does a consumer's; a consumer's fails. */
+    assert_int_not_equal(full_fetch(cache, FOLLOWER, 1, 1000), 0);
+    assert_int_equal(full_fetch(cache, KAFKA_CONSUMER_REPLICA_ID, 1, 1000), 0);
+    assert_int_equal(fetch_session_cache_size(cache), 8);
+
+    /* Sessions 4 and the follower's, used at 125 s, are old, not stale. */
+    touch(cache, consumers[4], 125000);
+    touch(cache, follower, 125000);
+    /* Shard 4 at 130 s: an old session is not evicted by one of its size. */
+    assert_int_equal(full_fetch(cache, KAFKA_CONSUMER_REPLICA_ID, 1, 130000), 0);
+    /* Shard 5: a stale one (unused since 0) is evicted by anyone. */
+    assert_int_not_equal(full_fetch(cache, KAFKA_CONSUMER_REPLICA_ID, 1, 130000), 0);
+    assert_int_equal(fetch_session_cache_epoch(cache, consumers[5]), -1);
+    /* Shards 6, 7, 0 are stale; shard 1's follower session is old but not
+     * stale, and no consumer evicts it. */
+    for (guint i = 0; i < 3; i++)
+        assert_int_not_equal(full_fetch(cache, KAFKA_CONSUMER_REPLICA_ID, 1, 130000), 0);
+    assert_int_equal(full_fetch(cache, KAFKA_CONSUMER_REPLICA_ID, 9, 130000), 0);
+    assert_int_not_equal(fetch_session_cache_epoch(cache, follower), -1);
+    /* Shards 2, 3 stale again; shard 4: a larger newcomer evicts the old one. */
+    for (guint i = 0; i < 2; i++)
+        assert_int_not_equal(full_fetch(cache, KAFKA_CONSUMER_REPLICA_ID, 1, 130000), 0);
+    assert_int_not_equal(full_fetch(cache, KAFKA_CONSUMER_REPLICA_ID, 2, 130000), 0);
+    assert_int_equal(fetch_session_cache_epoch(cache, consumers[4]), -1);
+    assert_int_equal(fetch_session_cache_size(cache), 8);
+    fetch_session_cache_check_invariants(cache);
+    sim_rng_free(rng);
+}
+
+static void
+test_fetch_session_lost_on_leader_restart(void **state)
+{
+    /* Goal: a leader that restarts has a new, empty cache: the follower's next incremental
+     * fetch gets FETCH_SESSION_ID_NOT_FOUND, and the full fetch it falls back to creates a new
+     * session. */
+    (void)state;
+    SimRng *rng = sim_rng_new(1, "fetch-sessions");
+    FetchSessionCache *leader = fetch_session_cache_new(1000, 120000, rng);
+    g_autoptr(FetchHandler) handler = fetch_handler_new();
+    const gint32 indexes[] = {0, 1, 2};
+    const gint64 start[] = {0, 0, 0};
+    g_autoptr(GArray) next = next_of(start, indexes, 3);
+    gint32 sessions[3] = {0};
+    for (guint round = 0; round < 3; round++) {
+        if (round == 2) {
+            /* The leader restarts between two fetches. */
+            fetch_session_cache_free(leader);
+            leader = fetch_session_cache_new(1000, 120000, rng);
+        }
+        KFetchRequest *request = request_new(FOLLOWER);
+        fetch_handler_build(handler, next, request);
+        FetchContext context;
+        fetch_session_new_context(leader, request, (gint64)round, &context);
+        KFetchResponse *response = read_for(request, 10, -1);
+        fetch_session_update_response(leader, &context, request, response, (gint64)round);
+        gboolean usable = fetch_handler_handle_response(handler, response);
+        assert_int_equal(usable, round != 2);
+        if (round == 2)
+            assert_int_equal(response->error, KAFKA_ERROR_FETCH_SESSION_ID_NOT_FOUND);
+        sessions[round] = fetch_handler_session_id(handler);
+        fetch_context_clear(&context);
+        sim_msg_free(&response->base);
+        sim_msg_free(&request->base);
+    }
+    assert_int_not_equal(sessions[0], 0);
+    assert_int_equal(sessions[1], sessions[0]);
+    assert_int_equal(sessions[2], KAFKA_FETCH_SESSION_ID_INVALID);
+    /* The fall-back fetch is full and makes a new session. */
+    KFetchRequest *request = request_new(FOLLOWER);
+    fetch_handler_build(handler, next, request);
+    assert_int_equal(request->session_epoch, KAFKA_FETCH_EPOCH_INITIAL);
+    assert_int_equal(request->partitions->len, 3);
+    FetchContext context;
+    fetch_session_new_context(leader, request, 3, &context);
+    KFetchResponse *response = read_for(request, 10, -1);
+    fetch_session_update_response(leader, &context, request, response, 3);
+    assert_true(fetch_handler_handle_response(handler, response));
+    assert_int_not_equal(fetch_handler_session_id(handler), KAFKA_FETCH_SESSION_ID_INVALID);
+    assert_int_equal(fetch_session_cache_size(leader), 1);
+    fetch_context_clear(&context);
+    sim_msg_free(&response->base);
+    sim_msg_free(&request->base);
+    fetch_session_cache_free(leader);
+    sim_rng_free(rng);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fetch_session_handler_full_then_incremental),
+        cmocka_unit_test(test_fetch_session_handler_errors_fall_back_to_full),
+        cmocka_unit_test(test_fetch_session_cache_incremental_answers_changes),
+        cmocka_unit_test(test_fetch_session_cache_zero_slots_disables),
+        cmocka_unit_test(test_fetch_session_cache_eviction),
+        cmocka_unit_test(test_fetch_session_lost_on_leader_restart),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
