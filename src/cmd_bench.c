@@ -22,7 +22,8 @@ static const Bench BENCHES[] = {
     {"cluster-producer", bench_cluster_producer, "the same as cluster --producer"},
     {"scale", bench_scale,
      "30 brokers, RF 3, acks=all, 10^3/10^4/10^5 partitions over 100 topics, 10^4\n"
-     "                   records/s, a broker crash and a controller failover (--sizes, --virtual)"},
+     "                   records/s, a broker crash and a controller failover (--sizes, --virtual,\n"
+     "                   --no-sessions: full fetches only)"},
     {"queue", bench_queue, "a broker's request queue as M/M/1 and M/M/c against queueing theory"},
 };
 

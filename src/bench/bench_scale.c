@@ -222,6 +222,8 @@ bench_scale(int argc, char **argv)
         {"sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_text,
          "partition counts to run (1000,10000,100000)", "N,N,..."},
         {"virtual", 0, 0, G_OPTION_ARG_INT64, &virtual_s, "virtual seconds per size (60)", "S"},
+        {"no-sessions", 0, 0, G_OPTION_ARG_NONE, &no_sessions,
+         "full fetches only (max.incremental.fetch.session.cache.slots = 0)", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     if (!bench_parse_options(&argc, &argv, "scale", entries))
