@@ -230,7 +230,6 @@ full_fetch(FetchSessionCache *cache, gint32 replica_id, guint n, gint64 now_ms)
     fetch_session_update_response(cache, &context, request, response, now_ms);
     assert_int_equal(response->partitions->len, n);
     gint32 id = response->session_id;
-    fetch_context_clear(&context);
     sim_msg_free(&response->base);
     sim_msg_free(&request->base);
     fetch_session_cache_check_invariants(cache);
@@ -271,7 +270,6 @@ test_fetch_session_cache_incremental_answers_changes(void **state)
     assert_int_equal(response_partition_at(response, 0), 1);
     assert_int_equal(response_partition_at(response, 1), 2);
     assert_int_equal(fetch_session_cache_epoch(cache, id), 2);
-    fetch_context_clear(&context);
     sim_msg_free(&response->base);
     sim_msg_free(&request->base);
     fetch_session_cache_check_invariants(cache);
@@ -289,7 +287,6 @@ test_fetch_session_cache_incremental_answers_changes(void **state)
     g_array_index(response->partitions, KFetchPartitionResponse, 1).high_watermark = 12;
     fetch_session_update_response(cache, &context, request, response, 20);
     assert_int_equal(response->partitions->len, 0);
-    fetch_context_clear(&context);
     sim_msg_free(&response->base);
     sim_msg_free(&request->base);
 
@@ -315,7 +312,6 @@ test_fetch_session_cache_incremental_answers_changes(void **state)
         fetch_session_update_response(cache, &context, request, response, 30);
         assert_int_equal(response->error, errors[e].error);
         assert_int_equal(response->partitions->len, 0);
-        fetch_context_clear(&context);
         sim_msg_free(&response->base);
         sim_msg_free(&request->base);
     }
@@ -332,7 +328,6 @@ test_fetch_session_cache_incremental_answers_changes(void **state)
     assert_int_equal(context.kind, FETCH_CONTEXT_SESSIONLESS);
     assert_int_equal(fetch_session_cache_size(cache), 0);
     assert_int_equal(fetch_session_cache_partitions(cache), 0);
-    fetch_context_clear(&context);
     sim_msg_free(&request->base);
     fetch_session_cache_check_invariants(cache);
     sim_rng_free(rng);
@@ -361,7 +356,6 @@ touch(FetchSessionCache *cache, gint32 id, gint64 now_ms)
     FetchContext context;
     fetch_session_new_context(cache, request, now_ms, &context);
     assert_int_equal(context.kind, FETCH_CONTEXT_INCREMENTAL);
-    fetch_context_clear(&context);
     sim_msg_free(&request->base);
 }
 
@@ -449,7 +443,6 @@ test_fetch_session_lost_on_leader_restart(void **state)
         if (round == 2)
             assert_int_equal(response->error, KAFKA_ERROR_FETCH_SESSION_ID_NOT_FOUND);
         sessions[round] = fetch_handler_session_id(handler);
-        fetch_context_clear(&context);
         sim_msg_free(&response->base);
         sim_msg_free(&request->base);
     }
@@ -468,7 +461,6 @@ test_fetch_session_lost_on_leader_restart(void **state)
     assert_true(fetch_handler_handle_response(handler, response));
     assert_int_not_equal(fetch_handler_session_id(handler), KAFKA_FETCH_SESSION_ID_INVALID);
     assert_int_equal(fetch_session_cache_size(leader), 1);
-    fetch_context_clear(&context);
     sim_msg_free(&response->base);
     sim_msg_free(&request->base);
     fetch_session_cache_free(leader);

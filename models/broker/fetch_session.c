@@ -262,19 +262,25 @@ shard_touch(Shard *shard, FetchSession *session, gint64 now_ms, gint64 eviction_
     g_tree_remove(shard->last_used, session);
     session->last_used_ms = now_ms;
     g_tree_insert(shard->last_used, session, session);
-    if (session->cached_size != -1) {
-        shard_leave_evictable(shard, session);
+    if (session->cached_size != -1)
         shard->num_partitions -= (guint64)session->cached_size;
-    }
-    session->cached_size = (gint32)session->partitions.length;
+    gint32 size = (gint32)session->partitions.length;
     gboolean old = now_ms - session->creation_ms > eviction_ms;
-    if (!session->privileged || old) {
-        g_tree_insert(shard->evictable_by_privileged, session, session);
-        session->in_by_privileged = TRUE;
-    }
-    if (old) {
-        g_tree_insert(shard->evictable_by_all, session, session);
-        session->in_by_all = TRUE;
+    gboolean by_privileged = !session->privileged || old;
+    /* Kafka removes and puts back its evictable key; where neither the key
+     * (its size) nor the maps it belongs in change, that changes nothing. */
+    if (size != session->cached_size || by_privileged != session->in_by_privileged ||
+        old != session->in_by_all) {
+        shard_leave_evictable(shard, session);
+        session->cached_size = size;
+        if (by_privileged) {
+            g_tree_insert(shard->evictable_by_privileged, session, session);
+            session->in_by_privileged = TRUE;
+        }
+        if (old) {
+            g_tree_insert(shard->evictable_by_all, session, session);
+            session->in_by_all = TRUE;
+        }
     }
     shard->num_partitions += (guint64)session->cached_size;
 }
@@ -405,14 +411,13 @@ context_incremental(FetchSessionCache *cache, FetchSession *session, KFetchReque
     context->session_id = session->id;
     context->expected_epoch = session->epoch;
     context->session_serial = session->serial;
-    context->cached = g_ptr_array_sized_new(session->partitions.length);
     /* Kafka's IncrementalFetchContext.foreachPartition: the fetch reads
      * every partition of the session, with what it remembers of each. */
-    g_array_set_size(request->partitions, 0);
+    g_array_set_size(request->partitions, session->partitions.length);
+    guint i = 0;
     for (GList *link = session->partitions.head; link != NULL; link = link->next) {
-        CachedPartition *cached = link->data;
-        g_array_append_val(request->partitions, cached->request);
-        g_ptr_array_add(context->cached, cached);
+        const CachedPartition *cached = link->data;
+        g_array_index(request->partitions, KFetchPartition, i++) = cached->request;
     }
 }
 
@@ -451,24 +456,11 @@ fetch_session_new_context(FetchSessionCache *cache, KFetchRequest *request, gint
     context_incremental(cache, session, request, now_ms, context);
 }
 
-/* Keeps the partitions of `response` that `keep` marks, in their order,
- * freeing the others. */
+/* Shrinks `partitions` to its first `kept` entries, whose slots past were
+ * moved or freed already. */
 static void
-response_retain(KFetchResponse *response, const gboolean *keep)
+response_truncate(GArray *partitions, guint kept)
 {
-    GArray *partitions = response->partitions;
-    guint kept = 0;
-    for (guint i = 0; i < partitions->len; i++) {
-        KFetchPartitionResponse *data = &g_array_index(partitions, KFetchPartitionResponse, i);
-        if (!keep[i]) {
-            kproto_fetch_partition_response_clear(data);
-            continue;
-        }
-        if (kept != i)
-            g_array_index(partitions, KFetchPartitionResponse, kept) = *data;
-        kept++;
-    }
-    /* The slots past `kept` were moved or freed: shrink without clearing. */
     g_array_set_clear_func(partitions, NULL);
     g_array_set_size(partitions, kept);
     g_array_set_clear_func(partitions, kproto_fetch_partition_response_clear);
@@ -499,20 +491,32 @@ update_incremental(FetchSessionCache *cache, const FetchContext *context, KFetch
         response_session_error(response, KAFKA_ERROR_INVALID_FETCH_SESSION_EPOCH, session->id);
         return;
     }
-    KSIM_ASSERT(context->cached->len == response->partitions->len);
-    g_autofree gboolean *keep = g_new0(gboolean, MAX(response->partitions->len, 1));
-    for (guint i = 0; i < response->partitions->len; i++) {
-        CachedPartition *cached = g_ptr_array_index(context->cached, i);
-        const KFetchPartitionResponse *data =
-            &g_array_index(response->partitions, KFetchPartitionResponse, i);
-        keep[i] = cached_must_respond(cached, data);
-        if (keep[i] && has_records(data)) {
-            /* To the end: the next fetch reads the others first. */
-            g_queue_unlink(&session->partitions, cached->link);
-            g_queue_push_tail_link(&session->partitions, cached->link);
+    /* The session is as the context left it (its epoch has not moved), so
+     * its partitions are the response's, in order. Those moved to the end
+     * come after the ones still to visit, and the walk stops before them. */
+    GArray *partitions = response->partitions;
+    KSIM_ASSERT(session->partitions.length == partitions->len);
+    GList *link = session->partitions.head;
+    guint kept = 0;
+    for (guint i = 0; i < partitions->len; i++) {
+        GList *following = link->next;
+        CachedPartition *cached = link->data;
+        KFetchPartitionResponse *data = &g_array_index(partitions, KFetchPartitionResponse, i);
+        if (!cached_must_respond(cached, data)) {
+            kproto_fetch_partition_response_clear(data);
+        } else {
+            if (has_records(data)) {
+                /* To the end: the next fetch reads the others first. */
+                g_queue_unlink(&session->partitions, link);
+                g_queue_push_tail_link(&session->partitions, link);
+            }
+            if (kept != i)
+                g_array_index(partitions, KFetchPartitionResponse, kept) = *data;
+            kept++;
         }
+        link = following;
     }
-    response_retain(response, keep);
+    response_truncate(partitions, kept);
     response->session_id = session->id;
 }
 
@@ -538,14 +542,6 @@ fetch_session_update_response(FetchSessionCache *cache, const FetchContext *cont
         return;
     }
     KSIM_ASSERT(!"a fetch context has one of the kinds");
-}
-
-void
-fetch_context_clear(FetchContext *context)
-{
-    if (context->cached != NULL)
-        g_ptr_array_free(context->cached, TRUE);
-    context->cached = NULL;
 }
 
 guint

@@ -57,14 +57,10 @@ typedef struct {
     gint32 session_id;      /* INCREMENTAL */
     gint32 expected_epoch;  /* INCREMENTAL: the session's epoch at the answer */
     guint64 session_serial; /* INCREMENTAL: which session of that id */
-    /* INCREMENTAL: the session's cached partition of each request
-     * partition, in order (borrowed; they live while the session has
-     * `expected_epoch`, which fetch_session_update_response checks). */
-    GPtrArray *cached;
 } FetchContext;
 
 /* Kafka's FetchManager.newContext: resolves `request` in the cache at
- * `now_ms` into `context` (cleared with fetch_context_clear). A full fetch
+ * `now_ms` into `context`. A full fetch
  * closes the session it names. An incremental one updates its session with
  * the request's partitions and forgotten ones and bumps its epoch; the
  * request's partitions become all of the session's, in session order, as
@@ -83,8 +79,6 @@ void fetch_session_new_context(FetchSessionCache *cache, KFetchRequest *request,
 void fetch_session_update_response(FetchSessionCache *cache, const FetchContext *context,
                                    const KFetchRequest *request, KFetchResponse *response,
                                    gint64 now_ms);
-
-void fetch_context_clear(FetchContext *context);
 
 /* The number of sessions, and of partitions they cache. */
 guint fetch_session_cache_size(const FetchSessionCache *cache);

@@ -63,7 +63,6 @@ replica_delayed_fetch_free(DelayedFetch *delayed)
         g_ptr_array_free(delayed->partitions, TRUE);
     sim_msg_free(&delayed->request->base);
     g_array_free(delayed->sizes_at_delay, TRUE);
-    fetch_context_clear(&delayed->context);
     g_free(delayed);
 }
 
@@ -440,7 +439,6 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
     if (errors || bytes >= request->min_bytes || request->max_wait_ms <= 0 ||
         request->partitions->len == 0) {
         fetch_send(state, from, &context, request, response, stall_ns);
-        fetch_context_clear(&context);
         sim_msg_free(&request->base);
         g_ptr_array_free(partitions, TRUE);
         return;

@@ -35,6 +35,7 @@ struct FetchHandler {
     GQueue session;    /* Entry* (owned), in session order */
     GHashTable *by_tp; /* KTopicPartition* (the entry's) -> Entry*; looked up only */
     guint64 builds;
+    GArray *added; /* KFetchPartition: a build's new partitions (scratch) */
 };
 
 FetchHandler *
@@ -45,6 +46,7 @@ fetch_handler_new(void)
     handler->epoch = KAFKA_FETCH_EPOCH_INITIAL;
     g_queue_init(&handler->session);
     handler->by_tp = g_hash_table_new(ktp_hash, ktp_hash_equal);
+    handler->added = g_array_new(FALSE, FALSE, sizeof(KFetchPartition));
     return handler;
 }
 
@@ -62,6 +64,7 @@ fetch_handler_free(FetchHandler *handler)
         return;
     session_clear(handler);
     g_hash_table_destroy(handler->by_tp);
+    g_array_free(handler->added, TRUE);
     g_free(handler);
 }
 
@@ -101,12 +104,34 @@ session_append(FetchHandler *handler, const KFetchPartition *data)
     return entry;
 }
 
+/* Overwrites the session with `next` where they have the same partitions
+ * in the same order (a full fetch again, as with no session slots at the
+ * leader); FALSE, having changed nothing a lookup needs, where not. */
+static gboolean
+session_overwrite(FetchHandler *handler, const GArray *next)
+{
+    if (handler->session.length != next->len)
+        return FALSE;
+    GList *link = handler->session.head;
+    for (guint i = 0; i < next->len; i++, link = link->next) {
+        Entry *entry = link->data;
+        const KFetchPartition *data = &g_array_index(next, KFetchPartition, i);
+        if (!ktp_equal(&entry->data.tp, &data->tp))
+            return FALSE;
+        entry->data = *data;
+        entry->seen = handler->builds;
+    }
+    return TRUE;
+}
+
 static void
 build_full(FetchHandler *handler, const GArray *next, KFetchRequest *request)
 {
-    session_clear(handler);
-    for (guint i = 0; i < next->len; i++)
-        session_append(handler, &g_array_index(next, KFetchPartition, i));
+    if (!session_overwrite(handler, next)) {
+        session_clear(handler);
+        for (guint i = 0; i < next->len; i++)
+            session_append(handler, &g_array_index(next, KFetchPartition, i));
+    }
     g_array_append_vals(request->partitions, next->data, next->len);
 }
 
@@ -132,14 +157,21 @@ static void
 build_incremental(FetchHandler *handler, const GArray *next, KFetchRequest *request)
 {
     guint n_altered = 0;
-    g_autoptr(GArray) added = g_array_new(FALSE, FALSE, sizeof(KFetchPartition));
+    GArray *added = handler->added;
+    g_array_set_size(added, 0);
+    /* `next` is mostly in session order: the entry after the last one found
+     * is tried before the hash table. */
+    GList *cursor = handler->session.head;
     for (guint i = 0; i < next->len; i++) {
         const KFetchPartition *data = &g_array_index(next, KFetchPartition, i);
-        Entry *entry = g_hash_table_lookup(handler->by_tp, &data->tp);
+        Entry *entry = cursor != NULL ? cursor->data : NULL;
+        if (entry == NULL || !ktp_equal(&entry->data.tp, &data->tp))
+            entry = g_hash_table_lookup(handler->by_tp, &data->tp);
         if (entry == NULL) {
             g_array_append_val(added, *data);
             continue;
         }
+        cursor = entry->link->next;
         KSIM_ASSERT(entry->seen != handler->builds); /* each partition once */
         entry->seen = handler->builds;
         if (!same_fetch_state(&entry->data, data)) {
