@@ -43,6 +43,7 @@ typedef struct {
     gint64 high_watermark;         /* last told; -1 after an error or when new */
     gint64 local_log_start_offset; /* last told; -1 when new */
     GList *link;                   /* its place in FetchSession.partitions */
+    gpointer replica;              /* the caller's object for it (borrowed), or NULL */
 } CachedPartition;
 
 typedef struct {
@@ -454,6 +455,21 @@ fetch_session_new_context(FetchSessionCache *cache, KFetchRequest *request, gint
         return;
     }
     context_incremental(cache, session, request, now_ms, context);
+}
+
+void
+fetch_session_context_replicas(FetchSessionCache *cache, const FetchContext *context,
+                               GPtrArray *out, FetchSessionLookupCb lookup_cb, gpointer user_data)
+{
+    KSIM_ASSERT(context->kind == FETCH_CONTEXT_INCREMENTAL);
+    FetchSession *session = cache_get(cache, context->session_id);
+    KSIM_ASSERT(session != NULL && session->epoch == context->expected_epoch);
+    for (GList *link = session->partitions.head; link != NULL; link = link->next) {
+        CachedPartition *cached = link->data;
+        if (cached->replica == NULL)
+            cached->replica = lookup_cb(&cached->request.tp, user_data);
+        g_ptr_array_add(out, cached->replica);
+    }
 }
 
 /* Shrinks `partitions` to its first `kept` entries, whose slots past were

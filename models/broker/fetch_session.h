@@ -69,6 +69,20 @@ typedef struct {
 void fetch_session_new_context(FetchSessionCache *cache, KFetchRequest *request, gint64 now_ms,
                                FetchContext *context);
 
+/* Looks up the caller's object for a partition (the leader's replica);
+ * NULL where it has none. (transfer none) */
+typedef gpointer (*FetchSessionLookupCb)(const KTopicPartition *tp, gpointer user_data);
+
+/* For an INCREMENTAL `context`, just made: appends to `out` the caller's
+ * object for each of its request's partitions (the session's), as the
+ * session remembers it or, where it has none yet, as `lookup_cb` finds it.
+ * The objects must live as long as the cache (a broker's replicas do), so
+ * that a fetch in a session finds its replicas without hashing their names.
+ * Kafka keeps no such pointer; it changes nothing a run shows. */
+void fetch_session_context_replicas(FetchSessionCache *cache, const FetchContext *context,
+                                    GPtrArray *out, FetchSessionLookupCb lookup_cb,
+                                    gpointer user_data);
+
 /* Kafka's FetchContext.updateAndGenerateResponseData: turns `response`, read
  * for `request`'s partitions in order, into the answer `context` gives. A
  * full fetch creates its session from them (if the cache has or can evict a

@@ -267,6 +267,26 @@ request_partitions(BrokerState *state, const KFetchRequest *request)
     return partitions;
 }
 
+static gpointer
+lookup_replica(const KTopicPartition *tp, gpointer user_data)
+{
+    return replica_get(user_data, tp);
+}
+
+/* The broker's replicas of the request's partitions, in order: as its
+ * fetch session remembers them for an incremental fetch, else looked up by
+ * name. (transfer full) */
+static GPtrArray *
+fetch_partitions(BrokerState *state, const KFetchRequest *request, const FetchContext *context)
+{
+    if (context->kind != FETCH_CONTEXT_INCREMENTAL)
+        return request_partitions(state, request);
+    GPtrArray *partitions = g_ptr_array_sized_new(request->partitions->len);
+    fetch_session_context_replicas(state->fetch_sessions, context, partitions, lookup_replica,
+                                   state);
+    return partitions;
+}
+
 /* Builds the response, reading the request's partitions as `partitions`
  * (request_partitions) names them; returns the bytes of records it
  * carries, whether any partition had an error, and how long its reads keep
@@ -431,7 +451,7 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
      * partitions, a session error none. */
     FetchContext context;
     fetch_session_new_context(state->fetch_sessions, request, broker_now_ms(broker), &context);
-    GPtrArray *partitions = request_partitions(state, request);
+    GPtrArray *partitions = fetch_partitions(state, request, &context);
     KFetchResponse *response =
         fetch_build_response(state, request, partitions, TRUE, &bytes, &errors, &stall_ns);
     /* As Kafka's ReplicaManager.fetchMessages, a fetch of no partitions
