@@ -463,7 +463,8 @@ fetch_session_context_replicas(FetchSessionCache *cache, const FetchContext *con
 {
     KSIM_ASSERT(context->kind == FETCH_CONTEXT_INCREMENTAL);
     FetchSession *session = cache_get(cache, context->session_id);
-    KSIM_ASSERT(session != NULL && session->epoch == context->expected_epoch);
+    KSIM_ASSERT(session != NULL);
+    KSIM_ASSERT(session->epoch == context->expected_epoch);
     for (GList *link = session->partitions.head; link != NULL; link = link->next) {
         CachedPartition *cached = link->data;
         if (cached->replica == NULL)
