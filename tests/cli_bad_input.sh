@@ -108,6 +108,8 @@ expect 0 "is valid" -- \
   check "$data/../../../scenarios/transactions.ini" --set metadata.mode=kraft
 expect 2 "\[cluster\] metadata.mode: kraft: a KRaft cluster has no ZooKeeper to target" -- \
   check "$data/../../../scenarios/network-partition.ini" --set metadata.mode=kraft
+expect 2 "eligible leader replicas (KIP-966) are the KRaft controller's" -- \
+  check "$data/../../../scenarios/last-replica-standing.ini" --set metadata.mode=zookeeper
 expect 2 "controllers" -- check "$data/example.ini" --set controllers=0
 # controller:N names a KRaft controller by node.id, only in KRaft mode.
 kraft_target() {

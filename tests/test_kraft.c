@@ -45,6 +45,7 @@ typedef struct {
     gboolean running;
     KraftMsg last_alter; /* the last AlterPartition answer */
     gboolean have_alter;
+    gint64 clean_epoch; /* shown at the next registration; -1: an unclean restart */
     gboolean want_shut_down;
     gboolean in_controlled_shutdown; /* as the last heartbeat answer said */
     gboolean should_shut_down;
@@ -92,6 +93,7 @@ send_registration(Broker *b)
 {
     KraftMsg *msg = kraft_msg_new(KRAFT_MSG_REGISTRATION_REQUEST, ++b->next_correlation);
     msg->incarnation = b->incarnation;
+    msg->previous_broker_epoch = b->clean_epoch;
     broker_send(b, msg);
 }
 
@@ -181,7 +183,7 @@ static const SimNodeOps broker_ops = {broker_message, NULL, broker_crash, broker
 
 /* Replicas of topic "t": partition p on brokers (p, p+1, p+2) mod 3, plus 1. */
 static void
-cluster_init(Cluster *c, gboolean unclean)
+cluster_init_elr(Cluster *c, gboolean unclean, gboolean elr)
 {
     memset(c, 0, sizeof *c);
     c->world = sim_world_new(7);
@@ -196,7 +198,10 @@ cluster_init(Cluster *c, gboolean unclean)
     static const gint32 replicas[] = {1, 2, 3, 2, 3, 1, 3, 1, 2};
     for (guint i = 0; i < CONTROLLERS; i++) {
         raft_node_set_voters(c->raft[i], voters, CONTROLLERS);
-        c->controllers[i] = kraft_controller_new(c->raft[i], c->store, NULL, NULL);
+        KraftControllerConfig cfg;
+        kraft_controller_config_init(&cfg);
+        cfg.elr_enabled = elr;
+        c->controllers[i] = kraft_controller_new(c->raft[i], c->store, &cfg, NULL);
         kraft_controller_add_topic(c->controllers[i], "t", replicas, 3, 3, unclean, 2);
         raft_node_start(c->raft[i]);
     }
@@ -206,11 +211,18 @@ cluster_init(Cluster *c, gboolean unclean)
         b->id = (gint32)i + 1;
         b->incarnation = 1;
         b->epoch = -1;
+        b->clean_epoch = -1;
         b->running = TRUE;
         g_autofree char *name = g_strdup_printf("broker-%d", b->id);
         b->node = sim_node_add(c->world, name, &broker_ops, b);
         sim_timer_set(c->world, b->node, 0, heartbeat_fire, NULL);
     }
+}
+
+static void
+cluster_init(Cluster *c, gboolean unclean)
+{
+    cluster_init_elr(c, unclean, FALSE);
 }
 
 static void
@@ -623,6 +635,101 @@ test_kraft_controlled_shutdown(void **state)
     cluster_clear(&c);
 }
 
+/* ---- eligible leader replicas (KIP-966) ---- */
+
+/* Partition 0 (replicas 1, 2, 3, min.insync.replicas 2): brokers 3, 2 and 1
+ * fall silent in turn and are fenced; then broker 2 comes back, after a
+ * clean shutdown (its clean shutdown file names its last broker epoch) or
+ * not. */
+static void
+last_replica_standing(Cluster *c, gboolean elr, gboolean clean)
+{
+    cluster_init_elr(c, FALSE, elr);
+    run_until(c, 10);
+    assert_int_equal(partition(c, 0)->leader, 1);
+    sim_node_crash(c->world, c->brokers[2].node);
+    run_until(c, 22);
+    static const gint32 one_two[] = {1, 2}, one[] = {1}, two[] = {2};
+    const KraftPartition *p = partition(c, 0);
+    assert_true(same_ids(p->isr, p->n_isr, one_two, 2));
+    assert_int_equal(p->n_elr, 0); /* the ISR is not below min.insync.replicas */
+    sim_node_crash(c->world, c->brokers[1].node);
+    run_until(c, 34);
+    p = partition(c, 0);
+    assert_true(same_ids(p->isr, p->n_isr, one, 1));
+    if (elr)
+        assert_true(same_ids(p->elr, p->n_elr, two, 1));
+    else
+        assert_int_equal(p->n_elr, 0);
+    sim_node_crash(c->world, c->brokers[0].node);
+    run_until(c, 46);
+    p = partition(c, 0);
+    assert_int_equal(p->leader, KRAFT_NO_LEADER);
+    if (elr) {
+        /* The ISR empties; its last member joins the ELR. */
+        assert_int_equal(p->n_isr, 0);
+        assert_true(same_ids(p->elr, p->n_elr, one_two, 2));
+    } else {
+        assert_true(same_ids(p->isr, p->n_isr, one, 1)); /* never empty */
+    }
+    c->brokers[1].clean_epoch = clean ? c->brokers[1].epoch : -1;
+    sim_node_restart(c->world, c->brokers[1].node);
+    run_until(c, 52);
+}
+
+static void
+test_kraft_elr_elects_an_eligible_replica(void **state)
+{
+    (void)state;
+    Cluster c;
+    last_replica_standing(&c, TRUE, TRUE);
+    /* A clean restart keeps its ELR place: with the ISR empty it is
+     * elected, as the whole ISR. */
+    static const gint32 one[] = {1}, two[] = {2};
+    const KraftPartition *p = partition(&c, 0);
+    assert_int_equal(p->leader, 2);
+    assert_true(same_ids(p->isr, p->n_isr, two, 1));
+    assert_true(same_ids(p->elr, p->n_elr, one, 1));
+    cluster_clear(&c);
+}
+
+static void
+test_kraft_elr_unclean_restart_leaves_it(void **state)
+{
+    (void)state;
+    Cluster c;
+    last_replica_standing(&c, TRUE, FALSE);
+    /* An unclean restart (handleBrokerUncleanShutdown) leaves the ELR: the
+     * partition stays offline rather than elect it. */
+    static const gint32 one[] = {1};
+    const KraftPartition *p = partition(&c, 0);
+    assert_int_equal(p->leader, KRAFT_NO_LEADER);
+    assert_true(same_ids(p->elr, p->n_elr, one, 1));
+    /* Broker 1, the last ISR member, returns cleanly: elected from the ELR. */
+    c.brokers[0].clean_epoch = c.brokers[0].epoch;
+    sim_node_restart(c.world, c.brokers[0].node);
+    run_until(&c, 58);
+    p = partition(&c, 0);
+    assert_int_equal(p->leader, 1);
+    assert_int_equal(p->n_elr, 0);
+    cluster_clear(&c);
+}
+
+static void
+test_kraft_no_elr_keeps_the_last_member(void **state)
+{
+    (void)state;
+    Cluster c;
+    last_replica_standing(&c, FALSE, TRUE);
+    /* Without ELR broker 2 is no candidate: only the ISR's last member,
+     * broker 1, may lead. */
+    static const gint32 one[] = {1};
+    const KraftPartition *p = partition(&c, 0);
+    assert_int_equal(p->leader, KRAFT_NO_LEADER);
+    assert_true(same_ids(p->isr, p->n_isr, one, 1));
+    cluster_clear(&c);
+}
+
 /* ---- placement and CreateTopics ---- */
 
 static gboolean
@@ -760,6 +867,9 @@ main(void)
         cmocka_unit_test(test_kraft_unclean_election),
         cmocka_unit_test(test_kraft_controller_failover),
         cmocka_unit_test(test_kraft_controlled_shutdown),
+        cmocka_unit_test(test_kraft_elr_elects_an_eligible_replica),
+        cmocka_unit_test(test_kraft_elr_unclean_restart_leaves_it),
+        cmocka_unit_test(test_kraft_no_elr_keeps_the_last_member),
         cmocka_unit_test(test_kraft_placer_striped),
         cmocka_unit_test(test_kraft_create_topics),
     };

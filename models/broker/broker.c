@@ -806,6 +806,7 @@ broker_create(SimWorld *world, const char *name, const BrokerConfig *config, Sim
     broker->kraft_voters = n_voters > 0 ? g_memdup2(voters, sizeof(RaftVoter) * n_voters) : NULL;
     broker->n_kraft_voters = n_voters;
     broker->kraft_store = store;
+    broker->kraft_clean_epoch = -1;
     broker->history = history;
     if (observer != NULL)
         broker->observer = *observer;

@@ -101,6 +101,10 @@ struct Broker {
     RaftVoter *kraft_voters;
     guint n_kraft_voters;
     KraftRecordStore *kraft_store;
+    /* KRaft: the broker epoch its clean shutdown file records (written by a
+     * clean shutdown, deleted at start, so it outlives the process but not
+     * the next start), -1: none. */
+    gint64 kraft_clean_epoch;
     History *history;
     BrokerObserver observer;
     GHashTable *topic_configs;        /* name -> TopicConfig* (owned); looked up only */

@@ -25,6 +25,7 @@ struct BrokerKraft {
     BrokerState *state;
     /* Lifecycle. */
     guint64 incarnation;
+    gint64 previous_epoch;  /* from the clean shutdown file; -1: none */
     gint64 epoch;           /* -1: not registered */
     gboolean fenced;
     /* BrokerLifecycleManager's STARTING (FALSE) until a heartbeat answer
@@ -108,6 +109,7 @@ lifecycle_send(BrokerKraft *k)
     msg->broker_id = broker->config.broker_id;
     msg->broker_epoch = k->epoch;
     msg->incarnation = k->incarnation;
+    msg->previous_broker_epoch = k->previous_epoch;
     msg->metadata_offset = kraft_image_end_offset(k->image) - 1;
     msg->want_fence = !k->caught_up;
     msg->want_shut_down = k->want_shut_down;
@@ -495,6 +497,9 @@ broker_kraft_new(BrokerState *state)
     /* A process start is a new incarnation (Kafka draws a random UUID). */
     k->incarnation = sim_node_incarnation(broker->world, broker->node) + 1;
     k->epoch = -1;
+    /* BrokerServer reads and deletes the clean shutdown file at start. */
+    k->previous_epoch = broker->kraft_clean_epoch;
+    broker->kraft_clean_epoch = -1;
     k->lifecycle_correlation = -1;
     k->lifecycle_timer = SIM_EVENT_ID_NONE;
     k->image = kraft_image_new();
@@ -579,6 +584,12 @@ broker_kraft_check_invariants(const BrokerKraft *k)
     }
     KSIM_ASSERT(k->buffer->len == 0 || next == k->fetch_offset);
     KSIM_ASSERT(k->fetch_correlation < 0 || sim_timer_pending(broker_of(k)->world, k->fetch_timer));
+}
+
+gint64
+broker_kraft_broker_epoch(const BrokerKraft *k)
+{
+    return k->epoch;
 }
 
 guint32

@@ -66,6 +66,9 @@ void broker_kraft_allocate_producer_ids(BrokerKraft *kraft);
  * goes to broker_shutdown_kraft_approved. */
 void broker_kraft_begin_controlled_shutdown(BrokerKraft *kraft);
 
+/* Its broker epoch, -1 before it registered. */
+gint64 broker_kraft_broker_epoch(const BrokerKraft *kraft);
+
 /* Asks the active controller to create internal topic `kind` (see
  * broker_internal_topic_failed) with these settings; FALSE when the broker
  * is not registered yet. A refusal other than TOPIC_ALREADY_EXISTS, or no

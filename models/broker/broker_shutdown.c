@@ -256,7 +256,9 @@ stop_poll(SimWorld *world, void *ctx, void *arg)
         return;
     }
     if (state->zk == NULL) {
-        /* KRaft: no coordination session to close. */
+        /* KRaft: no coordination session to close; the clean shutdown file
+         * records the broker epoch, for the next registration to show. */
+        broker->kraft_clean_epoch = broker_kraft_broker_epoch(state->kraft);
         exit_soon(state);
         return;
     }

@@ -148,6 +148,12 @@ void
 replica_hw_maybe_increment(BrokerState *state, Partition *p)
 {
     KSIM_ASSERT(p->is_leader);
+    /* A KRaft broker is Kafka 4's: Partition.maybeIncrementLeaderHW leaves
+     * the HW where it is while the ISR is below min.insync.replicas
+     * (KAFKA-15583, part of KIP-966: what an ELR member lacks is then never
+     * committed). ZooKeeper mode follows Kafka 2.8, which has no such rule. */
+    if (state->kraft != NULL && (gint32)p->n_isr < p->config.min_insync_replicas)
+        return;
     gint64 hw = plog_log_end_offset(p->log);
     for (guint i = 0; i < p->n_remotes; i++) {
         const RemoteReplica *remote = &p->remotes[i];

@@ -67,6 +67,7 @@ typedef struct {
     guint n_controllers;
     RaftConfig raft;                   /* controller.quorum.* */
     gint64 broker_session_timeout_ms;  /* broker.session.timeout.ms */
+    gint32 elr_version;                /* eligible.leader.replicas.version */
 } ClusterConfig;
 
 /* The node.id of the first dedicated KRaft controller (Kafka's own

@@ -12,8 +12,9 @@
  * Invariants (kraft_controller_check_invariants):
  *  1. Only an active controller has a `latest` image, sessions and replies
  *     waiting; `latest` has replayed at least as far as `committed`.
- *  2. In either image, every partition's ISR is non-empty and within its
- *     replicas, and a leader is a member of its ISR.
+ *  2. In either image, every partition's ISR is within its replicas, empty
+ *     only without a leader (with ELR) and apart from its ELR; a leader is
+ *     a member of its ISR.
  */
 #include "kraft_controller.h"
 
@@ -77,6 +78,7 @@ void
 kraft_controller_config_init(KraftControllerConfig *cfg)
 {
     cfg->session_timeout_ns = 9000 * SIM_NS_PER_MS;
+    cfg->elr_enabled = FALSE;
 }
 
 static gint32
@@ -235,29 +237,73 @@ acceptable_leader(const KraftController *c, gint32 replica, gint32 to_remove, gi
            (replica == to_add || kraft_image_broker_active(c->latest, replica));
 }
 
-/* PartitionChangeBuilder.build with a target ISR (ELR off): adds the
- * PartitionChange it makes, if any, to `b`. */
-static void
-build_change(KraftController *c, const KraftPartition *p, const gint32 *target, guint n_target,
-             gint32 to_remove, gint32 to_add, Batch *b)
+static guint
+ids_without(const gint32 *ids, guint n, gint32 id, gint32 *out)
 {
+    guint kept = 0;
+    for (guint i = 0; i < n; i++)
+        if (ids[i] != id)
+            out[kept++] = ids[i];
+    return kept;
+}
+
+/* PartitionChangeBuilder.build with a target ISR: adds the PartitionChange
+ * it makes, if any, to `b`. `to_remove` may not lead (a fenced or shutting
+ * down broker); `unclean_shutdown` (a broker restarted without a clean
+ * shutdown, or KRAFT_NO_LEADER) may not lead and leaves the ELR too. With
+ * eligible leader replicas (KIP-966, eligible.leader.replicas.version=1):
+ * while the target ISR is below min.insync.replicas, what leaves the ISR
+ * joins the ELR (maybePopulateTargetElr), the ISR may become empty, and a
+ * partition with an empty ISR elects from its ELR. Not modelled: the last
+ * known leader and the unclean recovery strategies. */
+static void
+build_change(KraftController *c, const KraftPartition *p, const gint32 *target_in, guint n_target,
+             gint32 to_remove, gint32 to_add, gint32 unclean_shutdown, Batch *b)
+{
+    gint32 target[KAFKA_REPLICAS_MAX];
+    n_target = ids_without(target_in, n_target, unclean_shutdown, target);
+    gint32 elr[KAFKA_REPLICAS_MAX];
+    guint n_elr = 0;
+    gboolean elr_on = c->cfg.elr_enabled;
+    if (elr_on && (gint32)n_target < kraft_image_topic_min_isr(c->latest, p->topic)) {
+        /* The current ELR and ISR, less the target ISR and an unclean
+         * shutdown's replica, in assignment order (Kafka's is a HashSet's). */
+        for (guint i = 0; i < p->n_replicas; i++) {
+            gint32 r = p->replicas[i];
+            if ((kraft_ids_contain(p->elr, p->n_elr, r) || kraft_ids_contain(p->isr, p->n_isr, r)) &&
+                !kraft_ids_contain(target, n_target, r) && r != unclean_shutdown)
+                elr[n_elr++] = r;
+        }
+    }
+    /* isValidNewLeader: in the target ISR, or in the ELR when the ISR is
+     * empty; and acceptable. */
+#define VALID(r)                                                                                   \
+    ((kraft_ids_contain(target, n_target, (r)) ||                                                  \
+      (n_target == 0 && kraft_ids_contain(elr, n_elr, (r)))) &&                                    \
+     (r) != unclean_shutdown && acceptable_leader(c, (r), to_remove, to_add))
     gint32 leader = KRAFT_NO_LEADER;
     gboolean unclean = FALSE;
-    if (p->leader != KRAFT_NO_LEADER && kraft_ids_contain(target, n_target, p->leader) &&
-        acceptable_leader(c, p->leader, to_remove, to_add)) {
+    if (p->leader != KRAFT_NO_LEADER && VALID(p->leader)) {
         leader = p->leader; /* the current leader meets every constraint */
     } else {
         for (guint i = 0; i < p->n_replicas && leader == KRAFT_NO_LEADER; i++)
-            if (kraft_ids_contain(target, n_target, p->replicas[i]) &&
-                acceptable_leader(c, p->replicas[i], to_remove, to_add))
+            if (VALID(p->replicas[i]))
                 leader = p->replicas[i];
         if (leader == KRAFT_NO_LEADER && unclean_allowed(c, p->topic)) {
             for (guint i = 0; i < p->n_replicas && leader == KRAFT_NO_LEADER; i++)
-                if (acceptable_leader(c, p->replicas[i], to_remove, to_add)) {
+                if (p->replicas[i] != unclean_shutdown &&
+                    acceptable_leader(c, p->replicas[i], to_remove, to_add)) {
                     leader = p->replicas[i];
                     unclean = TRUE;
                 }
         }
+    }
+#undef VALID
+    if (leader != KRAFT_NO_LEADER && leader != p->leader && kraft_ids_contain(elr, n_elr, leader)) {
+        /* Elected from the ELR: it is the whole ISR now. */
+        n_target = 1;
+        target[0] = leader;
+        n_elr = ids_without(elr, n_elr, leader, elr);
     }
     KraftRecord r = {0};
     r.type = KRAFT_REC_PARTITION_CHANGE;
@@ -271,13 +317,19 @@ build_change(KraftController *c, const KraftPartition *p, const gint32 *target, 
         r.n_isr = 1;
         r.isr[0] = leader;
         r.leader_recovering = TRUE;
-    } else if (n_target > 0 &&
+        n_elr = 0; /* maybeUpdateRecordElr: an unclean election clears the ELR */
+    } else if ((n_target > 0 || elr_on) &&
                (n_target != p->n_isr || memcmp(target, p->isr, sizeof(gint32) * n_target) != 0)) {
         r.isr_set = TRUE;
         r.n_isr = (guint8)n_target;
         memcpy(r.isr, target, sizeof(gint32) * n_target);
     }
-    if (r.leader == KRAFT_NO_LEADER_CHANGE && !r.isr_set)
+    if (n_elr != p->n_elr || memcmp(elr, p->elr, sizeof(gint32) * n_elr) != 0) {
+        r.elr_set = TRUE;
+        r.n_elr = (guint8)n_elr;
+        memcpy(r.elr, elr, sizeof(gint32) * n_elr);
+    }
+    if (r.leader == KRAFT_NO_LEADER_CHANGE && !r.isr_set && !r.elr_set)
         return;
     g_array_append_val(b->records, r);
 }
@@ -366,21 +418,24 @@ release_replies(KraftController *c, gint64 high_watermark)
 /* ---- what the active controller decides ---- */
 
 /* Partition changes for every partition `broker` is in the ISR of or leads,
- * without it (handleBrokerFenced, handleBrokerUncleanShutdown). */
+ * without it (handleBrokerFenced, handleBrokerInControlledShutdown); with
+ * `unclean_shutdown`, also those it is an eligible leader replica of, which
+ * it leaves (handleBrokerUncleanShutdown). */
 static void
-remove_broker(KraftController *c, gint32 broker, Batch *b)
+remove_broker(KraftController *c, gint32 broker, gboolean unclean_shutdown, Batch *b)
 {
     g_autoptr(GPtrArray) all = kraft_image_partitions(c->latest);
     for (guint i = 0; i < all->len; i++) {
         const KraftPartition *p = g_ptr_array_index(all, i);
-        if (!kraft_ids_contain(p->isr, p->n_isr, broker) && p->leader != broker)
+        if (!kraft_ids_contain(p->isr, p->n_isr, broker) && p->leader != broker &&
+            !(unclean_shutdown && kraft_ids_contain(p->elr, p->n_elr, broker)))
             continue;
         gint32 target[KAFKA_REPLICAS_MAX];
-        guint n = 0;
-        for (guint k = 0; k < p->n_isr; k++)
-            if (p->isr[k] != broker)
-                target[n++] = p->isr[k];
-        build_change(c, p, target, n, broker, KRAFT_NO_LEADER, b);
+        guint n = ids_without(p->isr, p->n_isr, broker, target);
+        if (unclean_shutdown)
+            build_change(c, p, target, n, KRAFT_NO_LEADER, KRAFT_NO_LEADER, broker, b);
+        else
+            build_change(c, p, target, n, broker, KRAFT_NO_LEADER, KRAFT_NO_LEADER, b);
     }
 }
 
@@ -392,7 +447,7 @@ fence_broker(KraftController *c, gint32 broker, const char *why)
         return;
     Batch b;
     batch_init(&b);
-    remove_broker(c, broker, &b);
+    remove_broker(c, broker, FALSE, &b);
     KraftRecord fence = {.type = KRAFT_REC_FENCE_BROKER, .broker_id = broker,
                          .broker_epoch = registration->epoch};
     g_array_append_val(b.records, fence);
@@ -592,10 +647,14 @@ handle_registration(KraftController *c, SimNodeId from, const KraftMsg *req)
     KraftRecord r = {.type = KRAFT_REC_REGISTER_BROKER, .broker_id = req->broker_id,
                      .incarnation = req->incarnation, .node = from};
     g_array_append_val(b.records, r);
-    /* A new incarnation restarted without a clean shutdown: what the old one
-     * led or was in sync for is no longer (handleBrokerUncleanShutdown). */
-    if (existing != NULL && existing->incarnation != req->incarnation)
-        remove_broker(c, req->broker_id, &b);
+    /* A new incarnation whose previous broker epoch (from its clean
+     * shutdown file) is not the registration's restarted without a clean
+     * shutdown: what the old one led, was in sync for or was an eligible
+     * leader replica of, it is no longer (ClusterControlManager
+     * .registerBroker, handleBrokerUncleanShutdown). */
+    if (existing != NULL && existing->incarnation != req->incarnation &&
+        req->previous_broker_epoch != existing->epoch)
+        remove_broker(c, req->broker_id, TRUE, &b);
     gint64 last = write_batch(c, &b);
     gint64 epoch = last - (gint64)b.records->len + 1;
     batch_clear(&b);
@@ -686,7 +745,7 @@ unfence_broker(KraftController *c, const KraftBroker *broker)
     for (guint i = 0; i < all->len; i++) {
         const KraftPartition *p = g_ptr_array_index(all, i);
         if (p->leader == KRAFT_NO_LEADER && kraft_ids_contain(p->replicas, p->n_replicas, broker->id))
-            build_change(c, p, p->isr, p->n_isr, KRAFT_NO_LEADER, broker->id, &b);
+            build_change(c, p, p->isr, p->n_isr, KRAFT_NO_LEADER, broker->id, KRAFT_NO_LEADER, &b);
     }
     gint32 id = broker->id;
     gint64 offset = write_batch(c, &b);
@@ -710,7 +769,7 @@ begin_controlled_shutdown(KraftController *c, const KraftBroker *broker)
     KraftRecord r = {.type = KRAFT_REC_BROKER_REGISTRATION_CHANGE, .broker_id = id,
                      .broker_epoch = broker->epoch, .in_controlled_shutdown = TRUE};
     g_array_append_val(b.records, r);
-    remove_broker(c, id, &b);
+    remove_broker(c, id, FALSE, &b);
     gint64 offset = write_batch(c, &b);
     batch_clear(&b);
     if (offset >= 0)
@@ -833,7 +892,8 @@ handle_alter_partition(KraftController *c, SimNodeId from, const KraftMsg *req)
     }
     Batch b;
     batch_init(&b);
-    build_change(c, p, req->isr, req->n_isr, KRAFT_NO_LEADER, KRAFT_NO_LEADER, &b);
+    build_change(c, p, req->isr, req->n_isr, KRAFT_NO_LEADER, KRAFT_NO_LEADER, KRAFT_NO_LEADER,
+                 &b);
     gint64 offset = write_batch(c, &b);
     batch_clear(&b);
     p = kraft_image_partition(c->latest, req->topic, req->partition);
@@ -1155,7 +1215,9 @@ check_image(const KraftImage *image)
     g_autoptr(GPtrArray) all = kraft_image_partitions(image);
     for (guint i = 0; i < all->len; i++) {
         const KraftPartition *p = g_ptr_array_index(all, i);
-        KSIM_ASSERT(p->n_isr > 0);
+        KSIM_ASSERT(p->n_isr > 0 || p->leader == KRAFT_NO_LEADER);
+        for (guint k = 0; k < p->n_elr; k++)
+            KSIM_ASSERT(!kraft_ids_contain(p->isr, p->n_isr, p->elr[k]));
         for (guint k = 0; k < p->n_isr; k++)
             KSIM_ASSERT(kraft_ids_contain(p->replicas, p->n_replicas, p->isr[k]));
         KSIM_ASSERT(p->leader == KRAFT_NO_LEADER || kraft_ids_contain(p->isr, p->n_isr, p->leader));

@@ -52,7 +52,11 @@
  *    BrokerRegistrationChange record, its leaderships and ISR memberships
  *    moved); once it leads nothing and every unfenced broker's heartbeat has
  *    reported that offset, SHUTDOWN_NOW fences it and tells it to go.
- * Not modelled yet: eligible leader replicas (KIP-966), preferred-leader
+ *  - with eligible.leader.replicas.version = 1, keeps each partition's
+ *    eligible leader replicas (KIP-966, see build_change) and elects from
+ *    them when the ISR is empty;
+ * Not modelled yet: KIP-966's last known leader and unclean recovery
+ * strategies, preferred-leader
  * balancing, snapshots, the controller's own processing time (events are
  * handled at once).
  */
@@ -69,6 +73,7 @@ typedef struct KraftController KraftController;
 
 typedef struct {
     gint64 session_timeout_ns; /* broker.session.timeout.ms: 9000 */
+    gboolean elr_enabled;      /* eligible.leader.replicas.version = 1 (KIP-966) */
 } KraftControllerConfig;
 
 void kraft_controller_config_init(KraftControllerConfig *cfg);
@@ -110,8 +115,8 @@ const KraftImage *kraft_controller_image(const KraftController *controller);
 RaftNode *kraft_controller_raft(const KraftController *controller);
 
 /* Asserts its invariants: an active controller's image holds what the
- * committed one does; an ISR is never empty and within the replicas; a
- * leader is in its ISR. */
+ * committed one does; an ISR is within the replicas, apart from the ELR, and
+ * empty only without a leader (ELR); a leader is in its ISR. */
 void kraft_controller_check_invariants(const KraftController *controller);
 
 #endif

@@ -21,6 +21,7 @@ kraft_msg_new(KraftMsgType type, gint32 correlation_id)
     msg->controller_id = -1;
     msg->broker_id = -1;
     msg->broker_epoch = -1;
+    msg->previous_broker_epoch = -1;
     msg->metadata_offset = -1;
     msg->leader = -1;
     msg->leader_epoch = -1;

@@ -55,6 +55,7 @@ typedef struct {
     gint32 controller_id;  /* responses: the active controller the responder knows, or -1 */
     gint32 broker_id;
     guint64 incarnation;   /* REGISTRATION */
+    gint64 previous_broker_epoch; /* REGISTRATION: from its clean shutdown file, -1: none */
     gint64 broker_epoch;   /* HEARTBEAT, ALTER_PARTITION; REGISTRATION_RESPONSE */
     gint64 metadata_offset; /* HEARTBEAT: the offset the broker has replayed up to */
     gboolean want_fence;    /* HEARTBEAT */

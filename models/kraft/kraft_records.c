@@ -100,7 +100,7 @@ record_size_bytes(const KraftRecord *record)
         return 24;
     case KRAFT_REC_PARTITION:
     case KRAFT_REC_PARTITION_CHANGE:
-        return 32 + 4u * (record->n_replicas + record->n_isr);
+        return 32 + 4u * (record->n_replicas + record->n_isr + record->n_elr);
     }
     return 16;
 }
@@ -309,6 +309,8 @@ replay_partition(KraftImage *image, const KraftRecord *record, gint64 offset)
     memcpy(p.replicas, record->replicas, sizeof(gint32) * record->n_replicas);
     p.n_isr = record->n_isr;
     memcpy(p.isr, record->isr, sizeof(gint32) * record->n_isr);
+    p.n_elr = record->n_elr;
+    memcpy(p.elr, record->elr, sizeof(gint32) * record->n_elr);
     p.leader = record->leader;
     p.last_change_offset = offset;
     KraftPartition *known = partition_find(image, record->topic, record->partition);
@@ -335,6 +337,10 @@ replay_partition_change(KraftImage *image, const KraftRecord *record, gint64 off
     KraftPartition *p = partition_find(image, record->topic, record->partition);
     if (p == NULL)
         return;
+    if (record->elr_set) {
+        p->n_elr = record->n_elr;
+        memcpy(p->elr, record->elr, sizeof(gint32) * record->n_elr);
+    }
     if (record->isr_set) {
         p->n_isr = record->n_isr;
         memcpy(p->isr, record->isr, sizeof(gint32) * record->n_isr);

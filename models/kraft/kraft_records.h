@@ -78,6 +78,11 @@ typedef struct {
     guint8 n_isr;
     gint32 isr[KAFKA_REPLICAS_MAX];
     gint32 leader;
+    /* Eligible leader replicas (KIP-966). Partition: the whole set;
+     * PartitionChange: set only when elr_set. */
+    gboolean elr_set;
+    guint8 n_elr;
+    gint32 elr[KAFKA_REPLICAS_MAX];
     /* PartitionChange: LeaderRecoveryState RECOVERING, set by an unclean
      * election (the new leader was not in the ISR). */
     gboolean leader_recovering;
@@ -119,6 +124,10 @@ typedef struct {
     gint32 replicas[KAFKA_REPLICAS_MAX];
     guint8 n_isr;
     gint32 isr[KAFKA_REPLICAS_MAX];
+    /* KIP-966: replicas out of the ISR that hold everything committed (the
+     * ISR had shrunk below min.insync.replicas when they left it). */
+    guint8 n_elr;
+    gint32 elr[KAFKA_REPLICAS_MAX];
     gint32 leader;
     gint32 leader_epoch;
     gint32 partition_epoch;

@@ -252,6 +252,7 @@ static const KConfigBinding CLUSTER_BINDINGS[] = {
          NS),
     BIND(ClusterConfig, raft.fetch_timeout_ns, "controller.quorum.fetch.timeout.ms", NS),
     BIND(ClusterConfig, broker_session_timeout_ms, "broker.session.timeout.ms", MS),
+    BIND(ClusterConfig, elr_version, "eligible.leader.replicas.version", INT),
     BIND(ClusterConfig, network_latency, "network.latency", DIST),
     BIND(ClusterConfig, network_bandwidth_bytes_per_s, "network.bandwidth", BYTES),
     BIND(ClusterConfig, fsync_latency, "disk.fsync.latency", DIST),

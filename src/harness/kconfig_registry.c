@@ -421,6 +421,11 @@ const KConfigKey kconfig_registry_table[] = {
                "election."),
     KEY("broker.session.timeout.ms", CLUSTER, DURATION, "9000", RANGE(1, I32), IN_MS,
         .doc = "KRaft: the active controller fences a broker it has not heard from this long."),
+    KEY("eligible.leader.replicas.version", CLUSTER, INT, "0", RANGE(0, 1),
+        .doc = "KRaft: the feature level of eligible leader replicas (KIP-966; kafka-features "
+               "--feature eligible.leader.replicas.version=1): the controller keeps replicas "
+               "that left an ISR below min.insync.replicas as eligible leaders, and elects from "
+               "them when the ISR is empty."),
     KEY("zookeeper.request.time", CLUSTER, DURATION, "10us", RANGE(0, 1000000000), KSIM_KEY,
         .doc = "The coordination node's time to serve one request; it serves them one at a "
                "time, in arrival order."),

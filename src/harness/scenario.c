@@ -702,8 +702,17 @@ static gboolean
 check_kraft(const Build *b, GError **error)
 {
     const ScenarioVariant *v = b->variant;
-    if (strcmp(kconfig_get_value(v->cluster.hardware, "metadata.mode"), "kraft") != 0)
-        return TRUE;
+    if (strcmp(kconfig_get_value(v->cluster.hardware, "metadata.mode"), "kraft") != 0) {
+        if (strcmp(kconfig_get_value(v->cluster.hardware, "eligible.leader.replicas.version"),
+                   "0") == 0)
+            return TRUE;
+        const RawGroup *group = scenario_groups_find_kind(b->groups, GROUP_CLUSTER);
+        Loc loc = scenario_loc_key(b->scenario, group, "eligible.leader.replicas.version");
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                           "eligible leader replicas (KIP-966) are the KRaft controller's: set "
+                           "metadata.mode = kraft, or leave eligible.leader.replicas.version at 0");
+        return FALSE;
+    }
     const char *why = kraft_unsupported(v);
     if (why == NULL)
         return TRUE;
