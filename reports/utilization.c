@@ -70,23 +70,23 @@ broker_of(Utilization *u, gint32 id, guint16 io_threads)
     return broker;
 }
 
-/* Adds the busy interval [start, end) (seconds) to its buckets. */
+/* Adds `busy_ns` of thread-time spread evenly over [lo_ns, hi_ns) to the
+ * buckets it overlaps, the part past the end of the run left out. A bin of
+ * the history's series lies within one bucket (its length divides the
+ * bucket's), so the spreading matters only for a run shorter than the bins,
+ * and for the bin the run ends in. */
 static void
-add_busy(Utilization *u, UtilizationBroker *broker, double start, double end)
+add_busy(Utilization *u, UtilizationBroker *broker, gint64 lo_ns, gint64 hi_ns, gint64 busy_ns)
 {
-    start = MAX(start, 0.0);
-    end = MIN(end, u->span_s);
-    if (end <= start)
-        return;
-    broker->busy_s += end - start;
-    guint first = (guint)(start / u->bucket_s);
-    for (guint b = first; b < u->buckets; b++) {
-        double lo = b * u->bucket_s, hi = lo + u->bucket_s;
-        if (lo >= end)
+    double span_ns = u->span_s * 1e9, bucket_ns = u->bucket_s * 1e9;
+    double lo = (double)lo_ns, hi = (double)hi_ns, length = hi - lo;
+    for (guint b = (guint)(lo / bucket_ns); b < u->buckets; b++) {
+        double from = MAX(lo, b * bucket_ns), to = MIN(MIN(hi, (b + 1) * bucket_ns), span_ns);
+        if (from >= to)
             break;
-        double overlap = MIN(hi, end) - MAX(lo, start);
-        if (overlap > 0)
-            g_array_index(broker->share, double, b) += overlap;
+        double share_s = (double)busy_ns * (to - from) / length / 1e9;
+        g_array_index(broker->share, double, b) += share_s;
+        broker->busy_s += share_s;
     }
 }
 
@@ -100,14 +100,15 @@ utilization_new(const History *history, double span_s)
     u->brokers = g_ptr_array_new_with_free_func(broker_free);
     if (u->buckets == 0)
         return u;
-    const GArray *requests = history_requests(history);
-    for (guint i = 0; i < requests->len; i++) {
-        const HistoryRequest *r = &g_array_index(requests, HistoryRequest, i);
-        if (r->io_threads == 0 || r->local_ns <= 0)
-            continue;
-        gint64 start_ns = r->time_ns + MAX(r->read_ns, 0) + MAX(r->queue_ns, 0);
-        UtilizationBroker *broker = broker_of(u, r->broker, r->io_threads);
-        add_busy(u, broker, (double)start_ns / 1e9, (double)(start_ns + r->local_ns) / 1e9);
+    for (guint i = 0; i < history_busy_count(history); i++) {
+        const HistoryBusy *busy = history_busy(history, i);
+        UtilizationBroker *broker = broker_of(u, busy->broker, busy->io_threads);
+        for (guint bin = 0; bin < busy->bins->len; bin++) {
+            gint64 busy_ns = g_array_index(busy->bins, gint64, bin);
+            gint64 lo_ns = (gint64)bin * busy->bin_ns;
+            if (busy_ns > 0)
+                add_busy(u, broker, lo_ns, lo_ns + busy->bin_ns, busy_ns);
+        }
     }
     for (guint i = 0; i < u->brokers->len; i++) {
         UtilizationBroker *broker = g_ptr_array_index(u->brokers, i);

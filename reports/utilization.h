@@ -1,6 +1,7 @@
 /*
  * utilization: how busy each broker's I/O threads were over a run, from the
- * requests it handled (HistoryRequest): a request occupied one I/O thread
+ * busy series the history keeps of the requests it handled (HistoryBusy,
+ * history.h): a request occupied one I/O thread
  * from the end of its queue wait to the end of its local time, so a broker's
  * utilisation in a time bucket is the thread-time its requests spent there
  * divided by the bucket's length times its num.io.threads — Kafka's

@@ -47,6 +47,8 @@
  * A write-list entry's life:
  *   (none) --append/write/truncate--> PENDING
  *   PENDING --sync_complete (its seq <= the fsync's)--> applied to durable, freed
+ *   PENDING --the flusher's wake-up (file_expire, at the file's next change,
+ *             a query or a power loss)--> applied to durable, freed
  *   PENDING --sim_disk_power_loss--> applied, torn or dropped, then freed
  */
 #include "sim_disk.h"
@@ -72,6 +74,7 @@ typedef enum {
 
 typedef struct {
     guint64 seq;
+    gint64 time_ns; /* when it was made (the flusher's expiry counts from it) */
     DiskOpKind kind;
     gint64 offset; /* write: where the bytes go; truncate: the new size */
     gsize len;     /* write: the byte count; truncate: 0 */
@@ -142,6 +145,8 @@ struct SimDisk {
     SimDist fsync_latency;
     double slow_multiplier;
     gboolean io_error; /* sim_disk_set_io_error */
+    gint64 expire_ns;    /* sim_disk_set_writeback: 0, never */
+    gint64 writeback_ns;
     DiskTiming *timing; /* a side record, updated even through a const disk */
     guint64 changes; /* calls that may have changed the state (sim_disk_changes) */
 };
@@ -303,6 +308,42 @@ file_make_durable(DiskFile *file, guint64 seq_max)
         g_ptr_array_remove_range(file->ops, 0, applied);
     if (!file_shared(file) && file->ops->len == 0)
         file_share(file);
+}
+
+/* The kernel's flusher (sim_disk_set_writeback): how many of the file's
+ * pending operations it has written back by now. It wakes every
+ * `writeback_ns` from time 0 and writes back a file whose oldest dirty
+ * change (its inode's dirtied_when) is at least `expire_ns` old — all of it,
+ * every change made before that wake-up; the changes after start the file's
+ * next dirty age. Pure: the caller applies them (file_expire), so that a
+ * const query sees what a change would. */
+static guint
+file_expired_count(const SimDisk *disk, const DiskFile *file)
+{
+    if (disk->expire_ns == 0)
+        return 0;
+    gint64 now_ns = sim_now_ns(disk->world);
+    guint done = 0;
+    while (done < file->ops->len) {
+        const DiskOp *oldest = g_ptr_array_index(file->ops, done);
+        gint64 due_ns = oldest->time_ns + disk->expire_ns;
+        gint64 wake_ns = (due_ns + disk->writeback_ns - 1) / disk->writeback_ns * disk->writeback_ns;
+        if (wake_ns > now_ns)
+            break;
+        while (done < file->ops->len &&
+               ((const DiskOp *)g_ptr_array_index(file->ops, done))->time_ns < wake_ns)
+            done++;
+    }
+    return done;
+}
+
+/* Makes durable what the flusher has written back by now. */
+static void
+file_expire(const SimDisk *disk, DiskFile *file)
+{
+    guint done = file_expired_count(disk, file);
+    if (done > 0)
+        file_make_durable(file, ((const DiskOp *)g_ptr_array_index(file->ops, done - 1))->seq);
 }
 
 static int
@@ -635,6 +676,16 @@ sim_disk_set_page_cache(SimDisk *disk, gint64 bytes)
     disk->timing->page_cache_bytes = bytes;
 }
 
+void
+sim_disk_set_writeback(SimDisk *disk, gint64 expire_ns, gint64 interval_ns)
+{
+    disk->changes++;
+    KSIM_ASSERT(expire_ns >= 0);
+    KSIM_ASSERT(expire_ns == 0 || interval_ns > 0);
+    disk->expire_ns = expire_ns;
+    disk->writeback_ns = interval_ns;
+}
+
 gint64
 sim_disk_dirty_bytes(const SimDisk *disk)
 {
@@ -727,6 +778,7 @@ file_change(SimDisk *disk, DiskFile *file, DiskOp *op)
     }
     KSIM_ASSERT(file->ops->len < FILE_OPS_MAX);
     op->seq = disk->seq_next++;
+    op->time_ns = sim_now_ns(disk->world);
     op_apply(op, file->cache);
     KSIM_ASSERT((gint64)file->cache->len == size_new);
     g_ptr_array_add(file->ops, op);
@@ -749,6 +801,7 @@ file_append_shared(SimDisk *disk, DiskFile *file, const void *data, gsize len)
     KSIM_ASSERT(file->ops->len < FILE_OPS_MAX);
     DiskOp *op = g_new(DiskOp, 1);
     op->seq = disk->seq_next++;
+    op->time_ns = sim_now_ns(disk->world);
     op->kind = DISK_OP_WRITE;
     op->offset = file->cache->len;
     op->len = len;
@@ -772,6 +825,8 @@ file_write(SimDisk *disk, DiskFile *file, gint64 offset, const void *data, gsize
     if (len == 0)
         return SIM_DISK_OK;
     KSIM_ASSERT(len <= (gsize)FILE_BYTES_MAX);
+    /* Before the sharing test: writing back may share the file again. */
+    file_expire(disk, file);
     SimDiskStatus status;
     if (file_shared(file) && offset == (gint64)file->cache->len) {
         status = file_append_shared(disk, file, data, len);
@@ -822,6 +877,7 @@ sim_disk_truncate(SimDisk *disk, const char *name, gint64 size)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
     if (disk->io_error)
         return disk_fail(disk, file->file_id, SIM_DISK_EIO);
+    file_expire(disk, file);
     file_unshare(file);
     DiskOp *op = g_malloc0(sizeof *op);
     op->kind = DISK_OP_TRUNCATE;
@@ -856,7 +912,13 @@ gint64
 sim_disk_durable_size(const SimDisk *disk, const char *name)
 {
     const DiskFile *file = disk_lookup(disk, name);
-    return file == NULL ? -1 : file_durable_len(file);
+    if (file == NULL)
+        return -1;
+    gint64 size = file_durable_len(file);
+    guint done = file_expired_count(disk, file);
+    for (guint i = 0; i < done; i++)
+        size = op_size_after(g_ptr_array_index(file->ops, i), size);
+    return size;
 }
 
 /* A missing file has nothing unsynced, so it counts as synced. */
@@ -864,7 +926,7 @@ gboolean
 sim_disk_is_synced(const SimDisk *disk, const char *name)
 {
     const DiskFile *file = disk_lookup(disk, name);
-    return file == NULL || file->ops->len == 0;
+    return file == NULL || file_expired_count(disk, file) == file->ops->len;
 }
 
 GPtrArray *
@@ -1113,6 +1175,7 @@ file_power_loss_shared(SimDisk *disk, DiskFile *file)
 static void
 file_power_loss(SimDisk *disk, DiskFile *file)
 {
+    file_expire(disk, file);
     if (file_shared(file)) {
         file_power_loss_shared(disk, file);
         return;

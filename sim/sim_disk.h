@@ -44,7 +44,8 @@
  *    survives because the OS does. Pending fsync callbacks are dropped with the
  *    node's events, and their writes stay non-durable.
  *  - power loss (sim_disk_power_loss), modelled on SQLite's test6.c: for each
- *    file, the OS may have written back a prefix of the write list in order
+ *    file, what the flusher wrote back is durable (sim_disk_set_writeback);
+ *    of the rest, the OS may have written back a prefix of the write list in order
  *    (its length drawn uniformly from 0..n); the next write, if any, may be torn:
  *    a random number of its whole 512-byte sectors reach the disk, and with even
  *    odds the sector after them holds garbage. Everything else not durable is
@@ -131,6 +132,13 @@ void sim_disk_set_slow(SimDisk *disk, double multiplier);
 void sim_disk_set_bandwidth(SimDisk *disk, gint64 bytes_per_s);
 void sim_disk_set_dirty_limit(SimDisk *disk, gint64 bytes);
 void sim_disk_set_page_cache(SimDisk *disk, gint64 bytes);
+/* Durability without fsync: the kernel's flusher threads (Linux's
+ * vm.dirty_writeback_centisecs and vm.dirty_expire_centisecs) wake every
+ * `interval_ns` and write back each file whose oldest unsynced change is at
+ * least `expire_ns` old, every change made to it until then: those are
+ * durable from that wake-up on, as if fsynced, and a power loss keeps
+ * them. 0 (the default): never; only fsync makes data durable. */
+void sim_disk_set_writeback(SimDisk *disk, gint64 expire_ns, gint64 interval_ns);
 /* Bytes written but not yet written back, now. */
 gint64 sim_disk_dirty_bytes(const SimDisk *disk);
 /* The next append, write or sim_disk_charge_read stands for `bytes` bytes

@@ -378,6 +378,10 @@ run_scenario(const RunOptions *options)
         g_error_free(error);
         return 2;
     }
+    g_autofree char *warning =
+        run_estimate_memory_warning(scenario, options->rest[0], 1, run_estimate_machine_bytes());
+    if (warning != NULL)
+        fprintf(stderr, "ksim run: %s\n", warning);
     RunRequest request = {"ksim run", options->out_dir,
                           options->seed_set ? (guint64)options->seed : scenario_seed(scenario),
                           options->sets, options->trace, options->paranoid,

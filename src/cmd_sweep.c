@@ -1359,6 +1359,10 @@ sweep(SweepOptions *o)
         g_error_free(error);
         return 2;
     }
+    g_autofree char *warning = run_estimate_memory_warning(
+        scenario, o->rest[0], (guint)o->jobs, run_estimate_machine_bytes());
+    if (warning != NULL)
+        fprintf(stderr, "ksim sweep: %s\n", warning);
     g_autofree char *out_dir = o->out_dir != NULL
                                    ? g_strdup(o->out_dir)
                                    : g_strdup_printf("out/%s-sweep", scenario_name(scenario));

@@ -141,6 +141,31 @@ test_run_estimate_check_names_estimate_and_force(void **state)
     assert_string_contains(error->message, "--force runs it anyway");
 }
 
+/* The machine's memory: a run estimated above it is warned of, a sweep's
+ * jobs are counted together and told how many fit, and a machine of
+ * unknown memory warns of nothing. */
+static void
+test_run_estimate_memory_warning(void **state)
+{
+    (void)state;
+    /* 10 topics of 65536 partitions, RF 3: about 15 GiB. */
+    g_autoptr(Scenario) scenario = scenario_with_topics("2s", "partitions = 65536", "", 9);
+    double bytes = estimate_of(scenario).bytes;
+    assert_true(bytes > 14.0 * (1 << 30) && bytes < 16.0 * (1 << 30));
+    gint64 gib = G_GINT64_CONSTANT(1) << 30;
+    assert_null(run_estimate_memory_warning(scenario, "big.ini", 1, 24 * gib));
+    assert_null(run_estimate_memory_warning(scenario, "big.ini", 1, 0));
+    g_autofree char *one = run_estimate_memory_warning(scenario, "big.ini", 1, 8 * gib);
+    assert_non_null(one);
+    assert_string_contains(one, "big.ini: warning: run 1 (default) is estimated to need");
+    assert_string_contains(one, "more than this machine's 8.0 GiB");
+    g_autofree char *jobs = run_estimate_memory_warning(scenario, "big.ini", 4, 48 * gib);
+    assert_non_null(jobs);
+    assert_string_contains(jobs, "4 runs at once may need");
+    assert_string_contains(jobs, "more than this machine's 48.0 GiB: --jobs 3 fits");
+    assert_null(run_estimate_memory_warning(scenario, "big.ini", 3, 48 * gib));
+}
+
 /* Every library scenario's every run is far (ten times) below both limits. */
 static void
 test_run_estimate_library_fits(void **state)
@@ -198,6 +223,7 @@ main(void)
         cmocka_unit_test(test_run_estimate_counts_replicas_and_records),
         cmocka_unit_test(test_run_estimate_is_monotonic),
         cmocka_unit_test(test_run_estimate_check_names_estimate_and_force),
+        cmocka_unit_test(test_run_estimate_memory_warning),
         cmocka_unit_test(test_run_estimate_library_fits),
         cmocka_unit_test(test_run_estimate_format_bytes),
     };

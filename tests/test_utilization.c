@@ -21,10 +21,11 @@ assert_near(double a, double b)
         fail_msg("%.12g != %.12g", a, b);
 }
 
-/* A request received at `at_s`, read for 0.01 s, queued `queue_s`, on an
- * I/O thread `local_s`. */
+/* A request of `kind` received at `at_s`, read for 0.01 s, queued
+ * `queue_s`, on an I/O thread `local_s`. */
 static void
-request(History *h, gint32 broker, guint16 threads, double at_s, double queue_s, double local_s)
+request_of(History *h, HistoryRequestKind kind, gint32 broker, guint16 threads, double at_s,
+           double queue_s, double local_s)
 {
     HistoryRequest r = {
         .time_ns = (gint64)(at_s * S),
@@ -35,10 +36,16 @@ request(History *h, gint32 broker, guint16 threads, double at_s, double queue_s,
         .send_ns = 0,
         .broker = broker,
         .io_threads = threads,
-        .kind = HISTORY_REQUEST_PRODUCE,
-        .acks = 1,
+        .kind = (guint8)kind,
+        .acks = kind == HISTORY_REQUEST_PRODUCE ? 1 : 0,
     };
     history_request(h, &r);
+}
+
+static void
+request(History *h, gint32 broker, guint16 threads, double at_s, double queue_s, double local_s)
+{
+    request_of(h, HISTORY_REQUEST_PRODUCE, broker, threads, at_s, queue_s, local_s);
 }
 
 static void
@@ -125,6 +132,62 @@ test_utilization_clipped_and_empty(void **state)
     history_free(h);
 }
 
+/* Fetches count toward utilisation like produce requests, but the history
+ * keeps only the produce requests whole. */
+static void
+test_utilization_fetches_counted_not_kept(void **state)
+{
+    (void)state;
+    History *h = history_new();
+    request(h, 1, 1, 0.99, 0.0, 0.5);                                    /* 1.0 .. 1.5 */
+    request_of(h, HISTORY_REQUEST_FETCH_FOLLOWER, 1, 1, 1.49, 0.0, 0.5); /* 1.5 .. 2.0 */
+    request_of(h, HISTORY_REQUEST_FETCH_CONSUMER, 1, 1, 2.99, 0.0, 0.25); /* 3.0 .. 3.25 */
+    assert_int_equal(history_requests(h)->len, 1);
+    assert_int_equal(g_array_index(history_requests(h), HistoryRequest, 0).kind,
+                     HISTORY_REQUEST_PRODUCE);
+    assert_int_equal(history_busy_count(h), 1);
+    Utilization *u = utilization_new(h, 10.0);
+    const UtilizationBroker *b = g_ptr_array_index(u->brokers, 0);
+    assert_near(b->busy_s, 1.25);
+    assert_near(g_array_index(b->share, double, 15), 1.0); /* [1.5, 1.6): the fetch */
+    assert_near(g_array_index(b->share, double, 31), 1.0); /* [3.1, 3.2) */
+    assert_near(g_array_index(b->share, double, 32), 0.5); /* [3.2, 3.3): half of it */
+    assert_near(g_array_index(b->share, double, 33), 0.0);
+    utilization_free(u);
+    history_free(h);
+}
+
+/* A run longer than HISTORY_BUSY_BINS_MAX bins of 1 ms: the series grows
+ * its bins tenfold instead of its length, keeps every nanosecond, and still
+ * puts each busy interval in the right bucket of a long run. */
+static void
+test_utilization_long_run_coarsens(void **state)
+{
+    (void)state;
+    History *h = history_new();
+    request(h, 4, 2, 0.99, 0.0, 0.5);     /* 1.0 .. 1.5 */
+    assert_int_equal(history_busy(h, 0)->bin_ns, HISTORY_BUSY_BIN_NS);
+    request(h, 4, 2, 99.99, 0.0, 2.0);    /* 100 .. 102: 10,200 bins of 10 ms, too many */
+    assert_int_equal(history_busy(h, 0)->bin_ns, 100 * HISTORY_BUSY_BIN_NS);
+    request(h, 4, 2, 1999.99, 0.0, 3.0);  /* 2000 .. 2003: bins of 1 s */
+    const HistoryBusy *busy = history_busy(h, 0);
+    assert_int_equal(busy->bin_ns, 1000 * HISTORY_BUSY_BIN_NS);
+    assert_true(busy->bins->len <= HISTORY_BUSY_BINS_MAX);
+    gint64 total = 0;
+    for (guint i = 0; i < busy->bins->len; i++)
+        total += g_array_index(busy->bins, gint64, i);
+    assert_int_equal(total, (gint64)(5.5 * S));
+    Utilization *u = utilization_new(h, 2500.0); /* buckets of 50 s */
+    assert_near(u->bucket_s, 50);
+    const UtilizationBroker *b = g_ptr_array_index(u->brokers, 0);
+    assert_near(b->busy_s, 5.5);
+    assert_near(g_array_index(b->share, double, 0), 0.5 / (50 * 2));
+    assert_near(g_array_index(b->share, double, 2), 2.0 / (50 * 2));
+    assert_near(g_array_index(b->share, double, 40), 3.0 / (50 * 2));
+    utilization_free(u);
+    history_free(h);
+}
+
 int
 main(void)
 {
@@ -132,6 +195,8 @@ main(void)
         cmocka_unit_test(test_utilization_bucket),
         cmocka_unit_test(test_utilization_overlap),
         cmocka_unit_test(test_utilization_clipped_and_empty),
+        cmocka_unit_test(test_utilization_fetches_counted_not_kept),
+        cmocka_unit_test(test_utilization_long_run_coarsens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -355,6 +355,7 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
         sim_disk_set_bandwidth(disk, config->disk_bandwidth_bytes_per_s);
         sim_disk_set_dirty_limit(disk, config->disk_dirty_limit_bytes);
         sim_disk_set_page_cache(disk, config->disk_page_cache_bytes);
+        sim_disk_set_writeback(disk, config->disk_dirty_expire_ns, config->disk_dirty_writeback_ns);
         g_ptr_array_add(cluster->brokers, broker);
     }
     return cluster;

@@ -55,6 +55,11 @@ typedef struct {
     gint64 disk_bandwidth_bytes_per_s; /* 0: unlimited */
     gint64 disk_dirty_limit_bytes;     /* 0: writes never wait */
     gint64 disk_page_cache_bytes;      /* 0: every byte stays cached */
+    /* The kernel's flusher (sim_disk_set_writeback): a file's writes become
+     * durable once the oldest is disk_dirty_expire_ns old, at the flusher's
+     * next wake-up (every disk_dirty_writeback_ns); 0: never. */
+    gint64 disk_dirty_expire_ns;
+    gint64 disk_dirty_writeback_ns;
     /* The coordination node's service time (zookeeper.request.time,
      * zookeeper.byte.time): ZkServerConfig.request_ns and byte_ns. */
     gint64 zk_request_ns;

@@ -13,6 +13,10 @@
  *     set 0 is the empty set; `isr_ids` maps each set's bytes to its id + 1.
  *  5. `event_records` names events in strictly increasing order, each a
  *     HISTORY_EVENT_RETENTION event, with its records in offset order.
+ *  6. `requests` holds produce requests only; `busy` has one series per
+ *     broker, in strictly ascending id order, each with at most
+ *     HISTORY_BUSY_BINS_MAX bins of a power of ten times
+ *     HISTORY_BUSY_BIN_NS.
  */
 #include "history.h"
 
@@ -26,7 +30,8 @@ struct History {
     HistoryOpArray ops; /* a block of ops_room.capacity rows (sim_block_grow) */
     GArray *events;   /* HistoryEvent */
     GArray *replicas; /* HistoryReplica */
-    GArray *requests; /* HistoryRequest */
+    GArray *requests; /* HistoryRequest: produce requests */
+    GPtrArray *busy;  /* HistoryBusy *, by ascending broker id */
     GArray *metrics;  /* HistoryMetric */
     GArray *topic_min_isr; /* gint32 by topic index */
     GPtrArray *topic_names;
@@ -79,6 +84,14 @@ replica_clear(gpointer data)
         g_array_unref(replica->epochs);
 }
 
+static void
+busy_free(gpointer data)
+{
+    HistoryBusy *busy = data;
+    g_array_free(busy->bins, TRUE);
+    g_free(busy);
+}
+
 History *
 history_new(void)
 {
@@ -87,6 +100,7 @@ history_new(void)
     g_array_set_clear_func(history->events, event_clear);
     history->replicas = g_array_new(FALSE, FALSE, sizeof(HistoryReplica));
     history->requests = g_array_new(FALSE, FALSE, sizeof(HistoryRequest));
+    history->busy = g_ptr_array_new_with_free_func(busy_free);
     history->metrics = g_array_new(FALSE, FALSE, sizeof(HistoryMetric));
     history->topic_min_isr = g_array_new(FALSE, TRUE, sizeof(gint32));
     g_array_set_clear_func(history->replicas, replica_clear);
@@ -118,6 +132,7 @@ history_free(History *history)
         g_array_free(history->event_records, TRUE);
     g_array_free(history->replicas, TRUE);
     g_array_free(history->requests, TRUE);
+    g_ptr_array_free(history->busy, TRUE);
     g_array_free(history->metrics, TRUE);
     g_array_free(history->topic_min_isr, TRUE);
     g_hash_table_destroy(history->topic_ids);
@@ -641,10 +656,91 @@ history_isr_contains(const History *history, guint32 isr, gint32 broker_id)
     return FALSE;
 }
 
+/* The busy series of `broker`, made on its first request. */
+static HistoryBusy *
+busy_of(History *history, gint32 broker, guint16 io_threads)
+{
+    guint at = 0;
+    while (at < history->busy->len &&
+           ((HistoryBusy *)g_ptr_array_index(history->busy, at))->broker < broker)
+        at++;
+    if (at < history->busy->len) {
+        HistoryBusy *found = g_ptr_array_index(history->busy, at);
+        if (found->broker == broker) {
+            /* A broker keeps its num.io.threads for the run. */
+            KSIM_ASSERT(found->io_threads == io_threads);
+            return found;
+        }
+    }
+    HistoryBusy *busy = g_new0(HistoryBusy, 1);
+    busy->broker = broker;
+    busy->io_threads = io_threads;
+    busy->bin_ns = HISTORY_BUSY_BIN_NS;
+    busy->bins = g_array_new(FALSE, TRUE, sizeof(gint64));
+    g_ptr_array_insert(history->busy, (gint)at, busy);
+    return busy;
+}
+
+/* Ten bins become one until `end_ns` falls within HISTORY_BUSY_BINS_MAX. */
+static void
+busy_coarsen(HistoryBusy *busy, gint64 end_ns)
+{
+    while ((end_ns - 1) / busy->bin_ns >= (gint64)HISTORY_BUSY_BINS_MAX) {
+        guint merged = (busy->bins->len + 9) / 10;
+        for (guint m = 0; m < merged; m++) {
+            gint64 sum = 0;
+            for (guint k = m * 10; k < MIN(m * 10 + 10, busy->bins->len); k++)
+                sum += g_array_index(busy->bins, gint64, k);
+            g_array_index(busy->bins, gint64, m) = sum;
+        }
+        g_array_set_size(busy->bins, merged);
+        KSIM_ASSERT(busy->bin_ns <= G_MAXINT64 / 10);
+        busy->bin_ns *= 10;
+    }
+}
+
+/* Adds the interval [start_ns, end_ns) of one thread's time to `busy`. */
+static void
+busy_add(HistoryBusy *busy, gint64 start_ns, gint64 end_ns)
+{
+    start_ns = MAX(start_ns, 0);
+    if (end_ns <= start_ns)
+        return;
+    busy_coarsen(busy, end_ns);
+    guint last = (guint)((end_ns - 1) / busy->bin_ns);
+    if (busy->bins->len <= last)
+        g_array_set_size(busy->bins, last + 1);
+    for (guint b = (guint)(start_ns / busy->bin_ns); b <= last; b++) {
+        gint64 lo = (gint64)b * busy->bin_ns;
+        gint64 overlap = MIN(lo + busy->bin_ns, end_ns) - MAX(lo, start_ns);
+        g_array_index(busy->bins, gint64, b) += overlap;
+    }
+}
+
 void
 history_request(History *history, const HistoryRequest *request)
 {
-    g_array_append_val(history->requests, *request);
+    if (request->kind == HISTORY_REQUEST_PRODUCE)
+        g_array_append_val(history->requests, *request);
+    if (request->io_threads > 0 && request->local_ns > 0) {
+        gint64 start_ns =
+            request->time_ns + MAX(request->read_ns, 0) + MAX(request->queue_ns, 0);
+        busy_add(busy_of(history, request->broker, request->io_threads), start_ns,
+                 start_ns + request->local_ns);
+    }
+}
+
+guint
+history_busy_count(const History *history)
+{
+    return history->busy->len;
+}
+
+const HistoryBusy *
+history_busy(const History *history, guint i)
+{
+    KSIM_ASSERT(i < history->busy->len);
+    return g_ptr_array_index(history->busy, i);
 }
 
 void

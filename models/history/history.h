@@ -238,8 +238,36 @@ const GArray *history_metrics(const History *history); /* HistoryMetric, in time
 void history_set_topic_min_isr(History *history, guint16 topic, gint32 min_isr);
 gint32 history_topic_min_isr(const History *history, guint16 topic);
 
+/* A request a broker handled: a produce request is kept whole (the latency
+ * breakdown and the request timers read them); every request's time on an
+ * I/O thread, from the end of its queue wait to the end of its local time,
+ * is added to its broker's busy series (HistoryBusy). Fetches, most of a
+ * busy run's requests, are kept no other way, so the history of a long run
+ * does not grow by a request's 56 bytes for each of them. */
 void history_request(History *history, const HistoryRequest *request);
-const GArray *history_requests(const History *history); /* HistoryRequest, in completion order */
+/* The produce requests, in completion order. */
+const GArray *history_requests(const History *history);
+
+/* One broker's I/O-thread busy time over the run: the thread-time its
+ * requests held I/O threads, summed per bin of `bin_ns` from time 0. Bins
+ * start at HISTORY_BUSY_BIN_NS and grow tenfold (ten bins merged into one)
+ * whenever the run outgrows HISTORY_BUSY_BINS_MAX of them, so a series
+ * costs at most that many counters however long the run, and a bin is
+ * always a power of ten times 1 ms: it divides any time bucket of 1, 2 or 5
+ * times a larger power of ten. */
+typedef struct {
+    gint32 broker;
+    guint16 io_threads; /* its num.io.threads */
+    gint64 bin_ns;
+    GArray *bins;       /* gint64 per bin: thread-ns of I/O in it */
+} HistoryBusy;
+
+#define HISTORY_BUSY_BIN_NS G_GINT64_CONSTANT(1000000)
+#define HISTORY_BUSY_BINS_MAX 10000u
+
+/* The brokers that handled a request, in ascending id order. */
+guint history_busy_count(const History *history);
+const HistoryBusy *history_busy(const History *history, guint i);
 /* Its TotalTimeMs in ns: read, queue, local, remote and send (each part
  * counted from 0 up). */
 gint64 history_request_total_ns(const HistoryRequest *request);

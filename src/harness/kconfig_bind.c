@@ -259,6 +259,8 @@ static const KConfigBinding CLUSTER_BINDINGS[] = {
     BIND(ClusterConfig, disk_bandwidth_bytes_per_s, "disk.bandwidth", BYTES),
     BIND(ClusterConfig, disk_dirty_limit_bytes, "disk.dirty.bytes", BYTES),
     BIND(ClusterConfig, disk_page_cache_bytes, "disk.page.cache.bytes", BYTES),
+    BIND(ClusterConfig, disk_dirty_expire_ns, "disk.dirty.expire", NS),
+    BIND(ClusterConfig, disk_dirty_writeback_ns, "disk.dirty.writeback", NS),
     BIND(ClusterConfig, zk_request_ns, "zookeeper.request.time", NS),
     BIND(ClusterConfig, zk_byte_ns, "zookeeper.byte.time", NS),
 };

@@ -402,6 +402,13 @@ const KConfigKey kconfig_registry_table[] = {
     KEY("disk.dirty.bytes", CLUSTER, SIZE, "1GB", RANGE(0, I64), KSIM_KEY,
         .doc = "Linux's vm.dirty_bytes: dirty page-cache bytes past which a write waits for "
                "writeback; 0: writes never wait."),
+    KEY("disk.dirty.expire", CLUSTER, DURATION, "30s", RANGE(0, I64), KSIM_KEY,
+        .doc = "Linux's vm.dirty_expire_centisecs: the kernel's flusher writes back a file whose "
+               "oldest unsynced write is this old, all of it, so a power loss keeps it without "
+               "an fsync; 0: never (only fsync makes writes durable)."),
+    KEY("disk.dirty.writeback", CLUSTER, DURATION, "5s", RANGE(1000000, I64), KSIM_KEY,
+        .doc = "Linux's vm.dirty_writeback_centisecs: how often the flusher wakes to look for "
+               "expired files."),
     KEY("disk.page.cache.bytes", CLUSTER, SIZE, "0", RANGE(0, I64), KSIM_KEY,
         .doc = "Page-cache size for reads: a read of pages not cached costs disk time; 0: every "
                "byte stays cached."),

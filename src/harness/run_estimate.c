@@ -7,6 +7,7 @@
 #include "sim_assert.h"
 
 #include <math.h>
+#include <unistd.h>
 
 #define NS_PER_S 1e9
 /* Per-item costs; run_estimate.h says where they come from. */
@@ -175,4 +176,52 @@ run_estimate_check(const Scenario *scenario, const char *display_name, GError **
         return FALSE;
     }
     return TRUE;
+}
+
+gint64
+run_estimate_machine_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page_bytes <= 0)
+        return 0;
+    return (gint64)pages * (gint64)page_bytes;
+}
+
+char *
+run_estimate_memory_warning(const Scenario *scenario, const char *display_name, guint concurrent,
+                            gint64 machine_bytes)
+{
+    KSIM_ASSERT(scenario != NULL);
+    KSIM_ASSERT(display_name != NULL);
+    KSIM_ASSERT(concurrent >= 1);
+    if (machine_bytes <= 0)
+        return NULL;
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    double largest = 0.0;
+    guint largest_index = 0;
+    for (guint i = 0; i < variants->len; i++) {
+        RunEstimate e = run_estimate_variant(g_ptr_array_index(variants, i));
+        if (e.bytes > largest) {
+            largest = e.bytes;
+            largest_index = i;
+        }
+    }
+    /* Concurrent runs are as large as the largest at worst. */
+    double need = largest * concurrent;
+    if (need <= (double)machine_bytes)
+        return NULL;
+    const ScenarioVariant *variant = g_ptr_array_index(variants, largest_index);
+    g_autofree char *run_bytes = run_estimate_format_bytes(largest);
+    g_autofree char *machine = run_estimate_format_bytes((double)machine_bytes);
+    if (concurrent == 1 || largest > (double)machine_bytes)
+        return g_strdup_printf("%s: warning: run %u (%s) is estimated to need %s of memory, more "
+                               "than this machine's %s: expect it to swap or be killed",
+                               display_name, largest_index + 1, scenario_variant_label(variant),
+                               run_bytes, machine);
+    guint fit = (guint)MAX(1.0, floor((double)machine_bytes / largest));
+    g_autofree char *need_bytes = run_estimate_format_bytes(need);
+    return g_strdup_printf("%s: warning: %u runs at once may need %s of memory (%s for run %u, "
+                           "%s), more than this machine's %s: --jobs %u fits",
+                           display_name, concurrent, need_bytes, run_bytes, largest_index + 1,
+                           scenario_variant_label(variant), machine, fit);
 }

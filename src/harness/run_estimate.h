@@ -51,6 +51,19 @@ gboolean run_estimate_fits(const RunEstimate *estimate);
  * anyway. `display_name` stands for the file. */
 gboolean run_estimate_check(const Scenario *scenario, const char *display_name, GError **error);
 
+/* The memory of the machine ksim runs on (physical pages times their
+ * size), 0 when the system does not say. */
+gint64 run_estimate_machine_bytes(void);
+
+/* A warning when `concurrent` runs of `scenario` at once (a sweep's --jobs;
+ * 1 for ksim run) may need more memory than `machine_bytes` (0: unknown, no
+ * warning): it names the largest run's estimate, the machine's memory and,
+ * for concurrent runs, a --jobs that fits. NULL when they fit. Checked
+ * before any run, so a run forced past the limits, or a sweep of many jobs,
+ * is told before it starts to swap. (transfer full) */
+char *run_estimate_memory_warning(const Scenario *scenario, const char *display_name,
+                                  guint concurrent, gint64 machine_bytes);
+
 /* "1.2 GiB", "340 MiB", "12 KiB". (transfer full) */
 char *run_estimate_format_bytes(double bytes);
 
