@@ -779,8 +779,10 @@ create_topics(KraftController *c)
  * unclean election (ISR the new leader alone, RECOVERING). Aggressive
  * elects once every active replica has answered; Balanced also waits for
  * every replica in LastKnownElr (every replica when it is empty: our
- * reading of "the replicas that were last known eligible") until
- * unclean.recovery.timeout.ms has passed since the recovery began. */
+ * reading of "the replicas that were last known eligible"). Either waits
+ * at most unclean.recovery.timeout.ms from the recovery's start ("the time
+ * limit of waiting for the replicas' response"), then elects the longest
+ * log it has heard of, as soon as it has heard of one. */
 typedef struct {
     gint32 broker_id;
     gint64 broker_epoch; /* the registration asked; -1: not asked */
@@ -839,16 +841,16 @@ recovery_timeout_fired(SimWorld *world, void *ctx, void *arg)
 }
 
 /* Its replica whose log is longest among those that answered and are still
- * the registration asked, active; NULL when none. *waiting: an active
- * replica has not answered, or (Balanced, before the timeout) a
- * LastKnownElr member has not. */
+ * the registration asked, active; NULL when none. *waiting: before
+ * unclean.recovery.timeout.ms, an active replica has not answered, or
+ * (Balanced) a LastKnownElr member has not. */
 static const RecoveryReplica *
 recovery_best(const KraftController *c, const Recovery *rec, const KraftPartition *p,
               gboolean *waiting)
 {
     const RecoveryReplica *best = NULL;
-    gboolean balanced_wait = c->cfg.unclean_recovery_strategy == KRAFT_UNCLEAN_RECOVERY_BALANCED &&
-                             now_ns(c) < rec->started_ns + c->cfg.unclean_recovery_timeout_ns;
+    gboolean in_time = now_ns(c) < rec->started_ns + c->cfg.unclean_recovery_timeout_ns;
+    gboolean balanced = c->cfg.unclean_recovery_strategy == KRAFT_UNCLEAN_RECOVERY_BALANCED;
     *waiting = FALSE;
     for (guint i = 0; i < rec->n_replicas; i++) {
         const RecoveryReplica *rr = &rec->replicas[i];
@@ -858,7 +860,7 @@ recovery_best(const KraftController *c, const Recovery *rec, const KraftPartitio
         gboolean awaited = p->n_last_known_elr == 0 ||
                            kraft_ids_contain(p->last_known_elr, p->n_last_known_elr, rr->broker_id);
         if (!active || !rr->answered) {
-            if ((active && !rr->answered) || (balanced_wait && awaited))
+            if (in_time && ((active && !rr->answered) || (balanced && awaited)))
                 *waiting = TRUE;
             continue;
         }
@@ -930,11 +932,9 @@ recovery_start(KraftController *c, const KraftPartition *p)
     rec->n_replicas = p->n_replicas;
     for (guint i = 0; i < p->n_replicas; i++)
         rec->replicas[i] = (RecoveryReplica){.broker_id = p->replicas[i], .broker_epoch = -1};
-    rec->timeout_timer = SIM_EVENT_ID_NONE;
-    if (c->cfg.unclean_recovery_strategy == KRAFT_UNCLEAN_RECOVERY_BALANCED)
-        rec->timeout_timer = sim_timer_set(c->world, raft_node_sim_node(c->raft),
-                                           c->cfg.unclean_recovery_timeout_ns,
-                                           recovery_timeout_fired, c);
+    rec->timeout_timer = sim_timer_set(c->world, raft_node_sim_node(c->raft),
+                                       c->cfg.unclean_recovery_timeout_ns, recovery_timeout_fired,
+                                       c);
     g_ptr_array_add(c->recoveries, rec);
     record_event(c, HISTORY_EVENT_CONTROLLER, p->topic, p->partition, p,
                  "controller %d: %s-%d has neither ISR nor ELR; its unclean recovery "

@@ -68,7 +68,8 @@
  *      (GetReplicaLogInfo) and elects the longest (highest last written
  *      leader epoch, then log end offset) once they have all answered;
  *      Balanced also waits for every LastKnownElr member (every replica
- *      when it is empty) to answer, or for unclean.recovery.timeout.ms.
+ *      when it is empty) to answer; either waits at most
+ *      unclean.recovery.timeout.ms, then elects the longest log heard of.
  *      The recovery is the active controller's, in memory: a new active
  *      controller starts it again.
  * Not modelled yet: preferred-leader balancing, the periodic unclean

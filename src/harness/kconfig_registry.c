@@ -443,8 +443,9 @@ const KConfigKey kconfig_registry_table[] = {
                "unclean.recovery.timeout.ms; Aggressive elects the longest log of the replicas "
                "alive now as soon as they have answered."),
     KEY("unclean.recovery.timeout.ms", CLUSTER, DURATION, "300000", RANGE(1, I32), IN_MS,
-        .doc = "KIP-966: how long a Balanced unclean recovery waits for the last known eligible "
-               "replicas before it elects the longest log it has heard of."),
+        .doc = "KIP-966: how long an unclean recovery waits for replicas to answer (and, "
+               "Balanced, for the last known eligible ones to come back) before it elects the "
+               "longest log it has heard of."),
     KEY("zookeeper.request.time", CLUSTER, DURATION, "10us", RANGE(0, 1000000000), KSIM_KEY,
         .doc = "The coordination node's time to serve one request; it serves them one at a "
                "time, in arrival order."),
