@@ -106,9 +106,13 @@ bench_init(Bench *b, guint n_voters, const gint32 *epochs, guint n_epochs, gint3
     }
     raft_node_set_voters(b->node, voters, n_voters);
     SimNodeId x = raft_node_sim_node(b->node);
-    PlogConfig cfg = {.segment_bytes = 1 << 30, .roll_ms = G_MAXINT64 / 4,
-                      .index_interval_bytes = 4096, .retention_ms = -1, .retention_bytes = -1,
-                      .flush_interval_messages = G_MAXINT64, .flush_interval_ms = -1};
+    PlogConfig cfg = {.segment_bytes = 1 << 30,
+                      .roll_ms = G_MAXINT64 / 4,
+                      .index_interval_bytes = 4096,
+                      .retention_ms = -1,
+                      .retention_bytes = -1,
+                      .flush_interval_messages = G_MAXINT64,
+                      .flush_interval_ms = -1};
     Plog *log = plog_open(b->world, x, "__cluster_metadata", 0, &cfg);
     for (guint e = 0; e < n_epochs; e++) {
         g_autoptr(PlogBatch) batch = plog_batch_new();
@@ -268,11 +272,16 @@ typedef struct {
  * epoch at 10 or 15 with the local end given; the offsets here are theirs
  * shifted to that start. */
 static const HwCase hw_cases[] = {
-    {"LeaderStateTest.testUpdateHighWatermarkQuorumSizeOne", 1,
-     {{0, 0, 0, 0, 11}, {4, 0, 0, 0, 15}, {5, 0, 0, 0, 20}}, 3},
-    {"LeaderStateTest.testUpdateHighWatermarkQuorumSizeTwo", 2,
-     {{2, 0, 0, 0, -1}, {0, 1, 10, 1, -1}, {0, 1, 11, 2, 11}, {0, 1, 13, 2, 13}}, 4},
-    {"LeaderStateTest.testUpdateHighWatermarkQuorumSizeThree", 3,
+    {"LeaderStateTest.testUpdateHighWatermarkQuorumSizeOne",
+     1,
+     {{0, 0, 0, 0, 11}, {4, 0, 0, 0, 15}, {5, 0, 0, 0, 20}},
+     3},
+    {"LeaderStateTest.testUpdateHighWatermarkQuorumSizeTwo",
+     2,
+     {{2, 0, 0, 0, -1}, {0, 1, 10, 1, -1}, {0, 1, 11, 2, 11}, {0, 1, 13, 2, 13}},
+     4},
+    {"LeaderStateTest.testUpdateHighWatermarkQuorumSizeThree",
+     3,
      {{4, 0, 0, 0, -1},
       {0, 1, 10, 1, -1},
       {0, 2, 10, 1, -1},
@@ -281,8 +290,10 @@ static const HwCase hw_cases[] = {
       {0, 1, 20, 2, 20},
       {0, 2, 20, 2, 20}},
      7},
-    {"LeaderStateTest.testNonMonotonicHighWatermarkUpdate", 2,
-     {{9, 0, 0, 0, -1}, {0, 1, 20, 2, 20}, {0, 1, 5, 1, 20}}, 3},
+    {"LeaderStateTest.testNonMonotonicHighWatermarkUpdate",
+     2,
+     {{9, 0, 0, 0, -1}, {0, 1, 20, 2, 20}, {0, 1, 5, 1, 20}},
+     3},
     {"LeaderStateTest.testGetNonLeaderFollowersByFetchOffsetDescending (five voters: the "
      "third highest end offset)",
      5,
@@ -318,7 +329,8 @@ test_raft_table_high_watermark(void **unused)
             bench_run(&b, 20 * SIM_NS_PER_MS);
             gint64 hw = raft_node_high_watermark(b.node);
             if (hw != step->hw)
-                fail_msg("%s, step %u: high watermark %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT,
+                fail_msg("%s, step %u: high watermark %" G_GINT64_FORMAT
+                         ", expected %" G_GINT64_FORMAT,
                          c->kafka_test, s + 1, hw, step->hw);
         }
         bench_clear(&b);
@@ -382,9 +394,10 @@ test_raft_table_validate_offset_and_epoch(void **unused)
         gint64 want_from = c->diverging_epoch >= 0 || c->fetch_offset >= 16 ? -1 : c->fetch_offset;
         if (resp->error != KAFKA_ERROR_NONE || resp->diverging_epoch != c->diverging_epoch ||
             resp->diverging_end_offset != c->diverging_end_offset)
-            fail_msg("%s: error %d diverging %d@%" G_GINT64_FORMAT ", expected %d@%" G_GINT64_FORMAT,
-                     c->kafka_test, resp->error, resp->diverging_epoch,
-                     resp->diverging_end_offset, c->diverging_epoch, c->diverging_end_offset);
+            fail_msg("%s: error %d diverging %d@%" G_GINT64_FORMAT
+                     ", expected %d@%" G_GINT64_FORMAT,
+                     c->kafka_test, resp->error, resp->diverging_epoch, resp->diverging_end_offset,
+                     c->diverging_epoch, c->diverging_end_offset);
         /* A batch may start below the offset (records are sent whole). */
         if (want_from < 0 ? from >= 0 : from < 0 || from > want_from)
             fail_msg("%s: records from %" G_GINT64_FORMAT, c->kafka_test, from);
@@ -397,9 +410,9 @@ test_raft_table_validate_offset_and_epoch(void **unused)
 typedef enum { NO_ANSWER, GRANT, REJECT } VoteAnswer;
 
 typedef enum {
-    TALLY_WON,        /* leader of the epoch */
-    TALLY_LOST,       /* a new election after the backoff (< 0.5 s) */
-    TALLY_UNDECIDED,  /* a new election only after the election timeout (>= 1 s) */
+    TALLY_WON,       /* leader of the epoch */
+    TALLY_LOST,      /* a new election after the backoff (< 0.5 s) */
+    TALLY_UNDECIDED, /* a new election only after the election timeout (>= 1 s) */
 } TallyOutcome;
 
 typedef struct {
@@ -415,14 +428,22 @@ static const TallyCase tally_cases[] = {
     {"CandidateStateTest.testTwoNodeQuorumVoteRejected", 2, {REJECT}, TALLY_LOST},
     {"CandidateStateTest.testThreeNodeQuorumVoteGranted", 3, {GRANT, NO_ANSWER}, TALLY_WON},
     {"CandidateStateTest.testThreeNodeQuorumVoteRejected", 3, {REJECT, REJECT}, TALLY_LOST},
-    {"CandidateStateTest (three voters, one rejection: undecided)", 3, {REJECT, NO_ANSWER},
+    {"CandidateStateTest (three voters, one rejection: undecided)",
+     3,
+     {REJECT, NO_ANSWER},
      TALLY_UNDECIDED},
-    {"CandidateStateTest (five voters, one grant: undecided)", 5,
-     {GRANT, NO_ANSWER, NO_ANSWER, NO_ANSWER}, TALLY_UNDECIDED},
-    {"CandidateStateTest (five voters, two grants: a majority)", 5,
-     {GRANT, REJECT, GRANT, NO_ANSWER}, TALLY_WON},
-    {"CandidateStateTest (five voters, three rejections: lost)", 5,
-     {REJECT, GRANT, REJECT, REJECT}, TALLY_LOST},
+    {"CandidateStateTest (five voters, one grant: undecided)",
+     5,
+     {GRANT, NO_ANSWER, NO_ANSWER, NO_ANSWER},
+     TALLY_UNDECIDED},
+    {"CandidateStateTest (five voters, two grants: a majority)",
+     5,
+     {GRANT, REJECT, GRANT, NO_ANSWER},
+     TALLY_WON},
+    {"CandidateStateTest (five voters, three rejections: lost)",
+     5,
+     {REJECT, GRANT, REJECT, REJECT},
+     TALLY_LOST},
 };
 
 /* Goal: a candidate becomes leader once a majority granted, loses (and
@@ -451,13 +472,14 @@ test_raft_table_candidate_tally(void **unused)
             if (raft_node_epoch(b.node) > 2)
                 wait = sim_now_ns(b.world) - start;
         }
-        gboolean ok = c->outcome == TALLY_WON  ? won && sim_now_ns(b.world) - start <= 20 * SIM_NS_PER_MS
+        gboolean ok = c->outcome == TALLY_WON
+                          ? won && sim_now_ns(b.world) - start <= 20 * SIM_NS_PER_MS
                       : c->outcome == TALLY_LOST ? !won && wait >= 0 && wait < 500 * SIM_NS_PER_MS
                                                  : !won && wait >= 900 * SIM_NS_PER_MS;
         if (!ok)
             fail_msg("%s: %s in epoch %d; the next election came after %" G_GINT64_FORMAT " ns",
-                     c->kafka_test, raft_role_name(raft_node_role(b.node)),
-                     raft_node_epoch(b.node), wait);
+                     c->kafka_test, raft_role_name(raft_node_role(b.node)), raft_node_epoch(b.node),
+                     wait);
         bench_clear(&b);
     }
 }
@@ -468,7 +490,7 @@ typedef struct {
     const char *kafka_test;
     gint32 diverging_epoch;
     gint64 diverging_end_offset;
-    gint64 leo_after;      /* its log end after the truncation */
+    gint64 leo_after;       /* its log end after the truncation */
     gint32 next_last_epoch; /* and the last epoch of its next fetch */
 } TruncateCase;
 
@@ -483,12 +505,11 @@ static const TruncateCase truncate_cases[] = {
     {"KafkaRaftClientTest.testFetchResponseWithDivergingEpoch (to the end of an older epoch)", 1,
      10, 10, 1},
     {"ReplicatedLog.truncateToEndOffset (epoch 0: to the offset)", 0, 0, 0, 0},
-    {"ReplicatedLog.truncateToEndOffset (the leader's epoch ends past ours: ours stays)", 2, 20,
-     15, 2},
+    {"ReplicatedLog.truncateToEndOffset (the leader's epoch ends past ours: ours stays)", 2, 20, 15,
+     2},
     {"ReplicatedLog.truncateToEndOffset (an epoch we lack: where ours below it ends)", 3, 12, 15,
      2},
-    {"ReplicatedLog.truncateToEndOffset (the end of our first epoch, the older one)", 1, 10, 10,
-     1},
+    {"ReplicatedLog.truncateToEndOffset (the end of our first epoch, the older one)", 1, 10, 10, 1},
 };
 
 static RaftMsg *
@@ -573,8 +594,8 @@ static const EpochCase epoch_cases[] = {
     {"KafkaRaftClientTest.testHandleBeginQuorumEpochRequest... (the leader of our epoch: follow "
      "it)",
      RAFT_MSG_BEGIN_EPOCH_REQUEST, 5, 0, 0, RAFT_ROLE_FOLLOWER, 5, 2, 1},
-    {"KafkaRaftClientTest (BeginQuorumEpoch of a higher epoch)", RAFT_MSG_BEGIN_EPOCH_REQUEST, 7,
-     0, 0, RAFT_ROLE_FOLLOWER, 7, RAFT_NO_NODE, 1},
+    {"KafkaRaftClientTest (BeginQuorumEpoch of a higher epoch)", RAFT_MSG_BEGIN_EPOCH_REQUEST, 7, 0,
+     0, RAFT_ROLE_FOLLOWER, 7, RAFT_NO_NODE, 1},
     {"KafkaRaftClientTest (BeginQuorumEpoch of an older epoch is fenced)",
      RAFT_MSG_BEGIN_EPOCH_REQUEST, 4, 0, 0, RAFT_ROLE_VOTED, 5, 2, RAFT_NO_NODE},
 };
@@ -636,14 +657,13 @@ after_event_cb(SimWorld *world, void *user_data)
     if (!q->broken && !raft_check_observe(q->check, q->nodes, q->n, q->why)) {
         q->broken = TRUE;
         for (guint i = 0; i < q->n; i++)
-            g_string_append_printf(q->why, "[voter %u: %s, epoch %d, HW %" G_GINT64_FORMAT ", %s] ",
-                                   i, raft_role_name(raft_node_role(q->nodes[i])),
-                                   raft_node_epoch(q->nodes[i]),
-                                   raft_node_high_watermark(q->nodes[i]),
-                                   sim_node_state(q->world, raft_node_sim_node(q->nodes[i])) ==
-                                           SIM_NODE_PAUSED
-                                       ? "paused"
-                                       : "running");
+            g_string_append_printf(
+                q->why, "[voter %u: %s, epoch %d, HW %" G_GINT64_FORMAT ", %s] ", i,
+                raft_role_name(raft_node_role(q->nodes[i])), raft_node_epoch(q->nodes[i]),
+                raft_node_high_watermark(q->nodes[i]),
+                sim_node_state(q->world, raft_node_sim_node(q->nodes[i])) == SIM_NODE_PAUSED
+                    ? "paused"
+                    : "running");
     }
 }
 
