@@ -26,6 +26,7 @@ struct FailoverResult {
     GArray *partitions; /* FailoverPartition, by (topic, partition) */
     GArray *outages;    /* FailoverOutage, by start */
     gint64 end_ns;
+    guint offline_at_end;
 };
 
 typedef struct {
@@ -179,6 +180,8 @@ failover_run(const History *history)
     }
     for (guint i = 0; i < sweep.states->len; i++) {
         PartitionState *p = &g_array_index(sweep.states, PartitionState, i);
+        if (!p->led && p->offline)
+            result->offline_at_end++;
         if (!p->led && p->unled_since_ns >= 0) {
             p->out.unavailable_ns += result->end_ns - p->unled_since_ns;
             g_array_index(result->outages, FailoverOutage, p->outage).end_ns = result->end_ns;
@@ -236,6 +239,12 @@ failover_result_longest_ms(const FailoverResult *result)
         longest = MAX(longest, failover_window_ns(
                                    result, &g_array_index(result->windows, FailoverWindow, i)));
     return (double)longest / 1e6;
+}
+
+guint
+failover_result_offline_at_end(const FailoverResult *result)
+{
+    return result->offline_at_end;
 }
 
 gint64

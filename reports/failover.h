@@ -65,6 +65,9 @@ gint64 failover_window_ns(const FailoverResult *result, const FailoverWindow *wi
 double failover_result_longest_ms(const FailoverResult *result);
 /* The sum of every partition's unavailability, in ns. */
 gint64 failover_result_unavailable_ns(const FailoverResult *result);
+/* The partitions the controller had taken offline (no eligible leader) and
+ * nobody led again by the end of the history. */
+guint failover_result_offline_at_end(const FailoverResult *result);
 /* Up to `n` partitions with the most unavailability, worst first, ties by
  * (topic, partition) (transfer full; a GArray of FailoverPartition). */
 GArray *failover_result_worst(const FailoverResult *result, guint n);

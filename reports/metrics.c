@@ -88,7 +88,7 @@ availability(const MetricsRun *run, guint unused)
     return share < 0 ? 1.0 : share;
 }
 
-enum { FAILOVER_LONGEST, FAILOVER_UNAVAILABLE };
+enum { FAILOVER_LONGEST, FAILOVER_UNAVAILABLE, FAILOVER_OFFLINE_AT_END };
 
 /* The longest controller failover (ms), or the partitions' summed
  * unavailability (s), from the history (failover.h). */
@@ -98,6 +98,8 @@ failover_value(const MetricsRun *run, guint which)
     g_autoptr(FailoverResult) result = failover_run(checker_result_history(run->check));
     if (which == FAILOVER_LONGEST)
         return failover_result_longest_ms(result);
+    if (which == FAILOVER_OFFLINE_AT_END)
+        return failover_result_offline_at_end(result);
     return (double)failover_result_unavailable_ns(result) / 1e9;
 }
 
@@ -253,6 +255,9 @@ static const Metric METRICS[] = {
           "controller in charge and every partition that can be led led again, ms (0: none)"),
     VALUE("unavailable_partition_s", failover_value, FAILOVER_UNAVAILABLE,
           "seconds without a leader serving produce, summed over the partitions"),
+    VALUE("offline_partitions", failover_value, FAILOVER_OFFLINE_AT_END,
+          "partitions the controller left offline (no eligible leader) at the end of the run; "
+          "a run an expectation on it applies to is not judged by the liveness check"),
     ANOMALY(consumer_anomaly, consumer_name, CONSUMER_LOST_CONSUMPTION,
             "acknowledged committed records below a group's committed offset that no member "
             "processed, summed over the groups"),

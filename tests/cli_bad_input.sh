@@ -110,6 +110,17 @@ expect 2 "\[cluster\] metadata.mode: kraft: a KRaft cluster has no ZooKeeper to 
   check "$data/../../../scenarios/network-partition.ini" --set metadata.mode=kraft
 expect 2 "eligible leader replicas (KIP-966) are the KRaft controller's" -- \
   check "$data/../../../scenarios/last-replica-standing.ini" --set metadata.mode=zookeeper
+# KIP-966's unclean recovery: its strategies by name, and only with ELR.
+expect 2 "unclean.recovery.strategy: 'Greedy' is not allowed; expected one of: Balanced, Aggressive, None" -- \
+  check "$data/../../../scenarios/unclean-recovery.ini" --set unclean.recovery.strategy=Greedy
+expect 2 "unclean.recovery.timeout.ms: '0' is out of range" -- \
+  check "$data/../../../scenarios/unclean-recovery.ini" --set unclean.recovery.timeout.ms=0
+expect 2 "unclean-recovery.ini:51: \[cluster\] unclean.recovery.manager.enabled: the unclean recovery manager (KIP-966) recovers partitions whose ISR and ELR are empty: it needs metadata.mode = kraft and eligible.leader.replicas.version = 1" -- \
+  check "$data/../../../scenarios/unclean-recovery.ini" --set eligible.leader.replicas.version=0
+expect 2 "unclean.recovery.manager.enabled: the unclean recovery manager (KIP-966)" -- \
+  check "$data/../../../scenarios/last-replica-standing.ini" --set unclean.recovery.manager.enabled=true
+expect 2 "unclean.recovery.manager.enabled: 'maybe'" -- \
+  check "$data/../../../scenarios/unclean-recovery.ini" --set unclean.recovery.manager.enabled=maybe
 expect 2 "controllers" -- check "$data/example.ini" --set controllers=0
 # controller:N names a KRaft controller by node.id, only in KRaft mode.
 kraft_target() {

@@ -519,7 +519,7 @@ test_kconfig_bind_values_cover_choices(void **state)
             }
         }
     }
-    assert_int_equal(mapped_tables, 13);
+    assert_int_equal(mapped_tables, 14);
 }
 
 /* Set values, a topic's layering over the broker and a fallback in other

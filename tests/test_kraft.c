@@ -53,6 +53,11 @@ typedef struct {
     gboolean have_create;
     gint32 next_correlation;
     gboolean awaiting; /* a registration or heartbeat unanswered */
+    /* Its log, as it answers GetReplicaLogInfo (KIP-966). */
+    gint32 log_epoch;
+    gint64 log_end_offset;
+    gboolean log_info_mute; /* it never answers */
+    guint log_info_asked;
 } Broker;
 
 struct Cluster {
@@ -124,9 +129,23 @@ static void
 broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *base)
 {
     (void)world;
-    (void)from;
     Broker *b = ctx;
     KraftMsg *msg = (KraftMsg *)base;
+    if (msg->base.type == KRAFT_MSG_GET_REPLICA_LOG_INFO_REQUEST) {
+        b->log_info_asked++;
+        if (!b->log_info_mute) {
+            KraftMsg *response =
+                kraft_msg_new(KRAFT_MSG_GET_REPLICA_LOG_INFO_RESPONSE, msg->correlation_id);
+            response->broker_id = b->id;
+            response->topic = msg->topic;
+            response->partition = msg->partition;
+            response->last_written_epoch = b->log_epoch;
+            response->log_end_offset = b->log_end_offset;
+            sim_net_send(sim_world_net(b->cluster->world), b->node, from, &response->base);
+        }
+        sim_msg_free(base);
+        return;
+    }
     if (msg->base.type == KRAFT_MSG_CREATE_TOPICS_RESPONSE) {
         b->last_create = *msg;
         b->have_create = TRUE;
@@ -181,9 +200,10 @@ broker_restart(SimWorld *world, void *ctx)
 
 static const SimNodeOps broker_ops = {broker_message, NULL, broker_crash, broker_restart};
 
-/* Replicas of topic "t": partition p on brokers (p, p+1, p+2) mod 3, plus 1. */
+/* Replicas of topic "t": partition p on brokers (p, p+1, p+2) mod 3, plus 1.
+ * `cfg` NULL: the defaults. */
 static void
-cluster_init_elr(Cluster *c, gboolean unclean, gboolean elr)
+cluster_init_with(Cluster *c, gboolean unclean, const KraftControllerConfig *config)
 {
     memset(c, 0, sizeof *c);
     c->world = sim_world_new(7);
@@ -198,10 +218,7 @@ cluster_init_elr(Cluster *c, gboolean unclean, gboolean elr)
     static const gint32 replicas[] = {1, 2, 3, 2, 3, 1, 3, 1, 2};
     for (guint i = 0; i < CONTROLLERS; i++) {
         raft_node_set_voters(c->raft[i], voters, CONTROLLERS);
-        KraftControllerConfig cfg;
-        kraft_controller_config_init(&cfg);
-        cfg.elr_enabled = elr;
-        c->controllers[i] = kraft_controller_new(c->raft[i], c->store, &cfg, NULL);
+        c->controllers[i] = kraft_controller_new(c->raft[i], c->store, config, NULL);
         kraft_controller_add_topic(c->controllers[i], "t", replicas, 3, 3, unclean, 2);
         raft_node_start(c->raft[i]);
     }
@@ -217,6 +234,15 @@ cluster_init_elr(Cluster *c, gboolean unclean, gboolean elr)
         b->node = sim_node_add(c->world, name, &broker_ops, b);
         sim_timer_set(c->world, b->node, 0, heartbeat_fire, NULL);
     }
+}
+
+static void
+cluster_init_elr(Cluster *c, gboolean unclean, gboolean elr)
+{
+    KraftControllerConfig cfg;
+    kraft_controller_config_init(&cfg);
+    cfg.elr_enabled = elr;
+    cluster_init_with(c, unclean, &cfg);
 }
 
 static void
@@ -642,9 +668,10 @@ test_kraft_controlled_shutdown(void **state)
  * clean shutdown (its clean shutdown file names its last broker epoch) or
  * not. */
 static void
-last_replica_standing(Cluster *c, gboolean elr, gboolean clean)
+last_replica_standing_with(Cluster *c, const KraftControllerConfig *cfg, gboolean clean)
 {
-    cluster_init_elr(c, FALSE, elr);
+    gboolean elr = cfg->elr_enabled;
+    cluster_init_with(c, FALSE, cfg);
     run_until(c, 10);
     assert_int_equal(partition(c, 0)->leader, 1);
     sim_node_crash(c->world, c->brokers[2].node);
@@ -675,6 +702,15 @@ last_replica_standing(Cluster *c, gboolean elr, gboolean clean)
     c->brokers[1].clean_epoch = clean ? c->brokers[1].epoch : -1;
     sim_node_restart(c->world, c->brokers[1].node);
     run_until(c, 52);
+}
+
+static void
+last_replica_standing(Cluster *c, gboolean elr, gboolean clean)
+{
+    KraftControllerConfig cfg;
+    kraft_controller_config_init(&cfg);
+    cfg.elr_enabled = elr;
+    last_replica_standing_with(c, &cfg, clean);
 }
 
 static void
@@ -728,6 +764,135 @@ test_kraft_no_elr_keeps_the_last_member(void **state)
     assert_int_equal(p->leader, KRAFT_NO_LEADER);
     assert_true(same_ids(p->isr, p->n_isr, one, 1));
     cluster_clear(&c);
+}
+
+/* Kafka 4.0's last known leader (PartitionChangeBuilder
+ * .maybeUpdateLastKnownLeader, canElectLastKnownLeader): with ELR and
+ * without the unclean recovery manager, the leader the partition had when
+ * its ISR emptied is remembered, and elected (unclean) once ISR and ELR are
+ * both empty and it is active again. */
+static void
+test_kraft_elr_last_known_leader_elected(void **state)
+{
+    (void)state;
+    Cluster c;
+    last_replica_standing(&c, TRUE, FALSE);
+    static const gint32 one[] = {1};
+    const KraftPartition *p = partition(&c, 0);
+    assert_int_equal(p->leader, KRAFT_NO_LEADER);
+    assert_true(same_ids(p->elr, p->n_elr, one, 1));
+    assert_true(same_ids(p->last_known_elr, p->n_last_known_elr, one, 1));
+    /* Broker 1, the last leader, returns without a clean shutdown: it leaves
+     * the ELR (which empties), and is elected as the last known leader once
+     * unfenced, its log unchecked. */
+    sim_node_restart(c.world, c.brokers[0].node);
+    run_until(&c, 58);
+    p = partition(&c, 0);
+    assert_int_equal(p->leader, 1);
+    assert_true(same_ids(p->isr, p->n_isr, one, 1));
+    assert_int_equal(p->n_elr, 0);
+    assert_int_equal(p->n_last_known_elr, 0); /* forgotten: it has a leader */
+    for (guint i = 0; i < BROKERS; i++)
+        assert_int_equal(c.brokers[i].log_info_asked, 0); /* no recovery manager */
+    cluster_clear(&c);
+}
+
+/* One case of KIP-966's unclean recovery (the recovery manager on,
+ * unclean.recovery.timeout.ms 20 s): after last_replica_standing, broker 3
+ * returns at 52 s and broker 1 at 55 s (registered at 57 s), both without a
+ * clean shutdown, which empties the ELR; LastKnownElr is then [1, 2]. Each broker answers
+ * GetReplicaLogInfo with its (last written epoch, log end offset), or
+ * never. */
+typedef struct {
+    const char *name;
+    KraftUncleanRecoveryStrategy strategy;
+    gint32 epochs[BROKERS];
+    gint64 ends[BROKERS];
+    gboolean mute[BROKERS];
+    gint32 leader_at_58s; /* broker 1 still fenced: only 2 and 3 active */
+    gint32 leader_at_62s; /* broker 1 unfenced (at 59 s) and answered */
+    gint32 leader_at_80s; /* past the timeout */
+} RecoveryCase;
+
+static const RecoveryCase RECOVERY_CASES[] = {
+    {"None keeps the partition offline", KRAFT_UNCLEAN_RECOVERY_NONE, {0, 0, 0}, {100, 50, 80},
+     {FALSE, FALSE, FALSE}, -1, -1, -1},
+    {"Aggressive elects the longest log of the replicas active now",
+     KRAFT_UNCLEAN_RECOVERY_AGGRESSIVE, {0, 0, 0}, {100, 50, 80}, {FALSE, FALSE, FALSE}, 3, 3, 3},
+    {"Balanced waits for every LastKnownElr member, then the longest log",
+     KRAFT_UNCLEAN_RECOVERY_BALANCED, {0, 0, 0}, {100, 50, 80}, {FALSE, FALSE, FALSE}, -1, 1, 1},
+    {"Balanced elects a replica outside LastKnownElr when its log is longest",
+     KRAFT_UNCLEAN_RECOVERY_BALANCED, {0, 0, 0}, {100, 50, 180}, {FALSE, FALSE, FALSE}, -1, 3, 3},
+    {"a higher last written leader epoch beats a longer log", KRAFT_UNCLEAN_RECOVERY_BALANCED,
+     {0, 1, 0}, {100, 40, 80}, {FALSE, FALSE, FALSE}, -1, 2, 2},
+    {"Balanced elects at the timeout without a silent LastKnownElr member",
+     KRAFT_UNCLEAN_RECOVERY_BALANCED, {0, 0, 0}, {100, 50, 80}, {TRUE, FALSE, FALSE}, -1, -1, 3},
+    {"Aggressive waits for a silent active replica until the timeout",
+     KRAFT_UNCLEAN_RECOVERY_AGGRESSIVE, {0, 0, 0}, {100, 50, 80}, {FALSE, FALSE, TRUE}, -1, -1, 1},
+};
+
+static void
+check_recovery_leader(Cluster *c, const RecoveryCase *rc, gint32 expected, double at_s)
+{
+    const KraftPartition *p = partition(c, 0);
+    if (p->leader != expected)
+        fail_msg("%s: at %.0f s the leader is %d, expected %d", rc->name, at_s, p->leader,
+                 expected);
+    if (expected < 0)
+        return;
+    /* An unclean election: the leader alone in the ISR, ELR and
+     * LastKnownElr empty. */
+    assert_int_equal(p->n_isr, 1);
+    assert_int_equal(p->isr[0], expected);
+    assert_int_equal(p->n_elr, 0);
+    assert_int_equal(p->n_last_known_elr, 0);
+}
+
+static void
+test_kraft_unclean_recovery_strategies(void **state)
+{
+    (void)state;
+    for (guint k = 0; k < G_N_ELEMENTS(RECOVERY_CASES); k++) {
+        const RecoveryCase *rc = &RECOVERY_CASES[k];
+        KraftControllerConfig cfg;
+        kraft_controller_config_init(&cfg);
+        cfg.elr_enabled = TRUE;
+        cfg.unclean_recovery_manager_enabled = TRUE;
+        cfg.unclean_recovery_strategy = rc->strategy;
+        cfg.unclean_recovery_timeout_ns = 20 * SIM_NS_PER_S;
+        Cluster c;
+        last_replica_standing_with(&c, &cfg, FALSE);
+        for (guint i = 0; i < BROKERS; i++) {
+            c.brokers[i].log_epoch = rc->epochs[i];
+            c.brokers[i].log_end_offset = rc->ends[i];
+            c.brokers[i].log_info_mute = rc->mute[i];
+        }
+        static const gint32 one[] = {1}, two[] = {2}, one_two[] = {1, 2};
+        const KraftPartition *p = partition(&c, 0);
+        assert_true(same_ids(p->elr, p->n_elr, one, 1));
+        /* The recovery manager's LastKnownElr: what left the ELR. */
+        assert_true(same_ids(p->last_known_elr, p->n_last_known_elr, two, 1));
+        sim_node_restart(c.world, c.brokers[2].node);
+        run_until(&c, 55);
+        assert_int_equal(partition(&c, 0)->leader, KRAFT_NO_LEADER); /* the ELR holds */
+        sim_node_restart(c.world, c.brokers[0].node);
+        run_until(&c, 57.5); /* registered at 57 s (after a NOT_CONTROLLER), still fenced */
+        assert_true(c.brokers[0].fenced);
+        p = partition(&c, 0);
+        assert_int_equal(p->n_elr, 0);
+        if (p->leader < 0)
+            assert_true(same_ids(p->last_known_elr, p->n_last_known_elr, one_two, 2));
+        run_until(&c, 58);
+        check_recovery_leader(&c, rc, rc->leader_at_58s, 58);
+        run_until(&c, 62);
+        check_recovery_leader(&c, rc, rc->leader_at_62s, 62);
+        run_until(&c, 80);
+        check_recovery_leader(&c, rc, rc->leader_at_80s, 80);
+        if (rc->strategy == KRAFT_UNCLEAN_RECOVERY_NONE)
+            for (guint i = 0; i < BROKERS; i++)
+                assert_int_equal(c.brokers[i].log_info_asked, 0);
+        cluster_clear(&c);
+    }
 }
 
 /* ---- placement and CreateTopics ---- */
@@ -870,6 +1035,8 @@ main(void)
         cmocka_unit_test(test_kraft_elr_elects_an_eligible_replica),
         cmocka_unit_test(test_kraft_elr_unclean_restart_leaves_it),
         cmocka_unit_test(test_kraft_no_elr_keeps_the_last_member),
+        cmocka_unit_test(test_kraft_elr_last_known_leader_elected),
+        cmocka_unit_test(test_kraft_unclean_recovery_strategies),
         cmocka_unit_test(test_kraft_placer_striped),
         cmocka_unit_test(test_kraft_create_topics),
     };

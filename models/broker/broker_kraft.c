@@ -536,11 +536,40 @@ broker_kraft_free(BrokerKraft *k)
     g_free(k);
 }
 
+/* KIP-966's GetReplicaLogInfo, from the active controller's unclean
+ * recovery: this replica's log end offset and the leader epoch of its last
+ * batch, read from the log as it is now (after the recovery a restart ran),
+ * fenced or not. Kafka's RPC came after 4.0 (KAFKA-18681); the fields are
+ * the KIP's. */
+static void
+handle_replica_log_info(BrokerKraft *k, SimNodeId from, const KraftMsg *req)
+{
+    KraftMsg *response =
+        kraft_msg_new(KRAFT_MSG_GET_REPLICA_LOG_INFO_RESPONSE, req->correlation_id);
+    response->broker_id = broker_of(k)->config.broker_id;
+    response->broker_epoch = k->epoch;
+    response->topic = req->topic;
+    response->partition = req->partition;
+    KTopicPartition tp = {{0}, req->partition};
+    g_strlcpy(tp.topic, kraft_record_store_topic_name(broker_of(k)->kraft_store, req->topic),
+              sizeof tp.topic);
+    const Partition *p = replica_get(k->state, &tp);
+    if (p == NULL || p->log == NULL) {
+        response->error = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    } else {
+        response->leader_epoch = p->leader_epoch;
+        response->last_written_epoch = plog_epoch_latest(p->log);
+        response->log_end_offset = plog_log_end_offset(p->log);
+    }
+    broker_send(k->state, from, &response->base);
+}
+
 gboolean
 broker_kraft_handle_message(BrokerKraft *k, SimNodeId from, SimMsg *msg)
 {
-    (void)from;
-    if (msg->type == RAFT_MSG_FETCH_RESPONSE) {
+    if (msg->type == KRAFT_MSG_GET_REPLICA_LOG_INFO_REQUEST) {
+        handle_replica_log_info(k, from, (const KraftMsg *)msg);
+    } else if (msg->type == RAFT_MSG_FETCH_RESPONSE) {
         handle_fetch_response(k, (RaftMsg *)msg);
     } else if (msg->type == KRAFT_MSG_REGISTRATION_RESPONSE ||
                msg->type == KRAFT_MSG_HEARTBEAT_RESPONSE) {

@@ -73,6 +73,9 @@ typedef struct {
     RaftConfig raft;                   /* controller.quorum.* */
     gint64 broker_session_timeout_ms;  /* broker.session.timeout.ms */
     gint32 elr_version;                /* eligible.leader.replicas.version */
+    gboolean unclean_recovery_manager_enabled; /* unclean.recovery.manager.enabled */
+    gint32 unclean_recovery_strategy;  /* unclean.recovery.strategy: KraftUncleanRecoveryStrategy */
+    gint64 unclean_recovery_timeout_ns; /* unclean.recovery.timeout.ms */
 } ClusterConfig;
 
 /* The node.id of the first dedicated KRaft controller (Kafka's own

@@ -70,6 +70,14 @@ struct KraftController {
     SimTimerId fence_timer;
     SimTimerId claim_timer;
     gint32 known_leader; /* the last leader its quorum node knew; RAFT_NO_NODE */
+    /* KIP-966's unclean recovery manager (active only): Recovery *, in the
+     * order started; a timer that looks at them after records are written. */
+    GPtrArray *recoveries;
+    SimTimerId recovery_poll_timer;
+    gint32 correlation_next;
+    /* How the election being written was decided, for the history (NULL:
+     * not by a recovery). */
+    const char *election_note;
     KraftElectionFn election_fn;
     void *election_data;
 };
@@ -79,6 +87,9 @@ kraft_controller_config_init(KraftControllerConfig *cfg)
 {
     cfg->session_timeout_ns = 9000 * SIM_NS_PER_MS;
     cfg->elr_enabled = FALSE;
+    cfg->unclean_recovery_manager_enabled = FALSE;
+    cfg->unclean_recovery_strategy = KRAFT_UNCLEAN_RECOVERY_BALANCED;
+    cfg->unclean_recovery_timeout_ns = 300000 * SIM_NS_PER_MS;
 }
 
 static gint32
@@ -247,63 +258,173 @@ ids_without(const gint32 *ids, guint n, gint32 id, gint32 *out)
     return kept;
 }
 
+static gboolean
+ids_equal(const gint32 *a, guint n_a, const gint32 *b, guint n_b)
+{
+    return n_a == n_b && memcmp(a, b, sizeof(gint32) * n_a) == 0;
+}
+
+/* Kafka's useLastKnownLeaderInBalancedRecovery: TRUE until the unclean
+ * recovery manager that inspects the replicas' logs is on ("it should be set
+ * to false if log inspection recovery is ready", KAFKA-15584). While TRUE,
+ * LastKnownElr holds the last known leader alone. */
+static gboolean
+use_last_known_leader(const KraftController *c)
+{
+    return !c->cfg.unclean_recovery_manager_enabled;
+}
+
+/* The targets PartitionChangeBuilder starts from and
+ * maybePopulateTargetElr makes. */
+typedef struct {
+    guint8 n_isr;
+    gint32 isr[KAFKA_REPLICAS_MAX];
+    guint8 n_elr;
+    gint32 elr[KAFKA_REPLICAS_MAX];
+    guint8 n_last_known_elr;
+    gint32 last_known_elr[KAFKA_REPLICAS_MAX];
+} ChangeTargets;
+
+/* maybePopulateTargetElr: while the target ISR is below min.insync.replicas,
+ * the ELR is the current ELR and ISR less the target ISR and an unclean
+ * shutdown's replica, and LastKnownElr gathers what was in either (or in it
+ * already) and is in neither now; at or above it, both are empty. In
+ * assignment order (Kafka's are a HashSet's). */
+static void
+populate_target_elr(const KraftController *c, const KraftPartition *p, gint32 unclean_shutdown,
+                    ChangeTargets *t)
+{
+    if ((gint32)t->n_isr >= kraft_image_topic_min_isr(c->latest, p->topic)) {
+        t->n_elr = 0;
+        t->n_last_known_elr = 0;
+        return;
+    }
+    guint8 n_elr = 0, n_last = 0;
+    gint32 elr[KAFKA_REPLICAS_MAX], last[KAFKA_REPLICAS_MAX];
+    for (guint i = 0; i < p->n_replicas; i++) {
+        gint32 r = p->replicas[i];
+        gboolean was = kraft_ids_contain(p->elr, p->n_elr, r) || kraft_ids_contain(p->isr, p->n_isr, r);
+        if (was && !kraft_ids_contain(t->isr, t->n_isr, r) && r != unclean_shutdown)
+            elr[n_elr++] = r;
+    }
+    for (guint i = 0; i < p->n_replicas; i++) {
+        gint32 r = p->replicas[i];
+        gboolean was = kraft_ids_contain(p->elr, p->n_elr, r) ||
+                       kraft_ids_contain(p->isr, p->n_isr, r) ||
+                       kraft_ids_contain(t->last_known_elr, t->n_last_known_elr, r);
+        if (was && !kraft_ids_contain(t->isr, t->n_isr, r) && !kraft_ids_contain(elr, n_elr, r))
+            last[n_last++] = r;
+    }
+    t->n_elr = n_elr;
+    memcpy(t->elr, elr, sizeof(gint32) * n_elr);
+    t->n_last_known_elr = n_last;
+    memcpy(t->last_known_elr, last, sizeof(gint32) * n_last);
+}
+
+/* canElectLastKnownLeader (Kafka 4.0): with ELR, before the recovery
+ * manager, a partition whose ISR and ELR are empty may elect its last known
+ * leader. Kafka 4.0's method logs "last known leader is not alive" when
+ * the leader IS acceptable and then elects it either way; we follow the
+ * intent its message states: only an acceptable last known leader. */
+static gboolean
+can_elect_last_known_leader(const KraftController *c, const KraftPartition *p,
+                            const ChangeTargets *t, gint32 to_remove, gint32 to_add,
+                            gint32 unclean_shutdown)
+{
+    if (!c->cfg.elr_enabled || !use_last_known_leader(c))
+        return FALSE;
+    if (t->n_elr > 0 || t->n_isr > 0 || p->n_last_known_elr != 1)
+        return FALSE;
+    gint32 last = p->last_known_elr[0];
+    return last != unclean_shutdown && acceptable_leader(c, last, to_remove, to_add);
+}
+
+/* The election of electAnyLeader: returns the leader, KRAFT_NO_LEADER when
+ * none; *unclean when it is not from the ISR or ELR. */
+static gint32
+elect_leader(const KraftController *c, const KraftPartition *p, const ChangeTargets *t,
+             gint32 to_remove, gint32 to_add, gint32 unclean_shutdown, gboolean *unclean)
+{
+    *unclean = FALSE;
+    /* isValidNewLeader: in the target ISR, or in the ELR when the ISR is
+     * empty; and acceptable. */
+#define VALID(r)                                                                                   \
+    ((kraft_ids_contain(t->isr, t->n_isr, (r)) ||                                                  \
+      (t->n_isr == 0 && kraft_ids_contain(t->elr, t->n_elr, (r)))) &&                              \
+     (r) != unclean_shutdown && acceptable_leader(c, (r), to_remove, to_add))
+    if (p->leader != KRAFT_NO_LEADER && VALID(p->leader))
+        return p->leader; /* the current leader meets every constraint */
+    for (guint i = 0; i < p->n_replicas; i++)
+        if (VALID(p->replicas[i]))
+            return p->replicas[i];
+#undef VALID
+    if (can_elect_last_known_leader(c, p, t, to_remove, to_add, unclean_shutdown)) {
+        *unclean = TRUE;
+        return p->last_known_elr[0];
+    }
+    /* Election.UNCLEAN for a topic with unclean.leader.election.enable; the
+     * unclean recovery manager replaces it (KIP-966: the strategy takes
+     * priority). */
+    if (c->cfg.unclean_recovery_manager_enabled || !unclean_allowed(c, p->topic))
+        return KRAFT_NO_LEADER;
+    for (guint i = 0; i < p->n_replicas; i++)
+        if (p->replicas[i] != unclean_shutdown &&
+            acceptable_leader(c, p->replicas[i], to_remove, to_add)) {
+            *unclean = TRUE;
+            return p->replicas[i];
+        }
+    return KRAFT_NO_LEADER;
+}
+
+/* maybeUpdateLastKnownLeader: the leader is remembered the first time the
+ * ISR empties, and forgotten once the partition has a leader again. */
+static void
+update_last_known_leader(const KraftController *c, const KraftPartition *p, KraftRecord *r)
+{
+    if (!use_last_known_leader(c) || !c->cfg.elr_enabled)
+        return;
+    if (r->isr_set && r->n_isr == 0 &&
+        (p->n_last_known_elr != 1 || p->last_known_elr[0] != p->leader)) {
+        r->last_known_elr_set = TRUE;
+        r->n_last_known_elr = 1;
+        r->last_known_elr[0] = p->leader;
+    } else if ((r->leader >= 0 || (p->leader != KRAFT_NO_LEADER && r->leader != KRAFT_NO_LEADER)) &&
+               p->n_last_known_elr > 0) {
+        r->last_known_elr_set = TRUE;
+        r->n_last_known_elr = 0;
+    }
+}
+
 /* PartitionChangeBuilder.build with a target ISR: adds the PartitionChange
  * it makes, if any, to `b`. `to_remove` may not lead (a fenced or shutting
  * down broker); `unclean_shutdown` (a broker restarted without a clean
  * shutdown, or KRAFT_NO_LEADER) may not lead and leaves the ELR too. With
  * eligible leader replicas (KIP-966, eligible.leader.replicas.version=1):
  * while the target ISR is below min.insync.replicas, what leaves the ISR
- * joins the ELR (maybePopulateTargetElr), the ISR may become empty, and a
- * partition with an empty ISR elects from its ELR. Not modelled: the last
- * known leader and the unclean recovery strategies. */
+ * joins the ELR (maybePopulateTargetElr), the ISR may become empty, a
+ * partition with an empty ISR elects from its ELR, and one whose ELR is
+ * empty too its last known leader (elect_leader). */
 static void
 build_change(KraftController *c, const KraftPartition *p, const gint32 *target_in, guint n_target,
              gint32 to_remove, gint32 to_add, gint32 unclean_shutdown, Batch *b)
 {
-    gint32 target[KAFKA_REPLICAS_MAX];
-    n_target = ids_without(target_in, n_target, unclean_shutdown, target);
-    gint32 elr[KAFKA_REPLICAS_MAX];
-    guint n_elr = 0;
     gboolean elr_on = c->cfg.elr_enabled;
-    if (elr_on && (gint32)n_target < kraft_image_topic_min_isr(c->latest, p->topic)) {
-        /* The current ELR and ISR, less the target ISR and an unclean
-         * shutdown's replica, in assignment order (Kafka's is a HashSet's). */
-        for (guint i = 0; i < p->n_replicas; i++) {
-            gint32 r = p->replicas[i];
-            if ((kraft_ids_contain(p->elr, p->n_elr, r) || kraft_ids_contain(p->isr, p->n_isr, r)) &&
-                !kraft_ids_contain(target, n_target, r) && r != unclean_shutdown)
-                elr[n_elr++] = r;
-        }
-    }
-    /* isValidNewLeader: in the target ISR, or in the ELR when the ISR is
-     * empty; and acceptable. */
-#define VALID(r)                                                                                   \
-    ((kraft_ids_contain(target, n_target, (r)) ||                                                  \
-      (n_target == 0 && kraft_ids_contain(elr, n_elr, (r)))) &&                                    \
-     (r) != unclean_shutdown && acceptable_leader(c, (r), to_remove, to_add))
-    gint32 leader = KRAFT_NO_LEADER;
+    ChangeTargets t = {0};
+    t.n_isr = (guint8)ids_without(target_in, n_target, unclean_shutdown, t.isr);
+    t.n_elr = p->n_elr;
+    memcpy(t.elr, p->elr, sizeof(gint32) * p->n_elr);
+    t.n_last_known_elr = p->n_last_known_elr;
+    memcpy(t.last_known_elr, p->last_known_elr, sizeof(gint32) * p->n_last_known_elr);
+    if (elr_on)
+        populate_target_elr(c, p, unclean_shutdown, &t);
     gboolean unclean = FALSE;
-    if (p->leader != KRAFT_NO_LEADER && VALID(p->leader)) {
-        leader = p->leader; /* the current leader meets every constraint */
-    } else {
-        for (guint i = 0; i < p->n_replicas && leader == KRAFT_NO_LEADER; i++)
-            if (VALID(p->replicas[i]))
-                leader = p->replicas[i];
-        if (leader == KRAFT_NO_LEADER && unclean_allowed(c, p->topic)) {
-            for (guint i = 0; i < p->n_replicas && leader == KRAFT_NO_LEADER; i++)
-                if (p->replicas[i] != unclean_shutdown &&
-                    acceptable_leader(c, p->replicas[i], to_remove, to_add)) {
-                    leader = p->replicas[i];
-                    unclean = TRUE;
-                }
-        }
-    }
-#undef VALID
-    if (leader != KRAFT_NO_LEADER && leader != p->leader && kraft_ids_contain(elr, n_elr, leader)) {
-        /* Elected from the ELR: it is the whole ISR now. */
-        n_target = 1;
-        target[0] = leader;
-        n_elr = ids_without(elr, n_elr, leader, elr);
+    gint32 leader = elect_leader(c, p, &t, to_remove, to_add, unclean_shutdown, &unclean);
+    /* tryElection: elected from the ELR, it is the whole ISR now. */
+    if (leader != KRAFT_NO_LEADER && leader != p->leader &&
+        kraft_ids_contain(t.elr, t.n_elr, leader)) {
+        t.n_isr = 1;
+        t.isr[0] = leader;
+        t.n_elr = (guint8)ids_without(t.elr, t.n_elr, leader, t.elr);
     }
     KraftRecord r = {0};
     r.type = KRAFT_REC_PARTITION_CHANGE;
@@ -317,22 +438,36 @@ build_change(KraftController *c, const KraftPartition *p, const gint32 *target_i
         r.n_isr = 1;
         r.isr[0] = leader;
         r.leader_recovering = TRUE;
-        n_elr = 0; /* maybeUpdateRecordElr: an unclean election clears the ELR */
-    } else if ((n_target > 0 || elr_on) &&
-               (n_target != p->n_isr || memcmp(target, p->isr, sizeof(gint32) * n_target) != 0)) {
-        r.isr_set = TRUE;
-        r.n_isr = (guint8)n_target;
-        memcpy(r.isr, target, sizeof(gint32) * n_target);
     }
-    if (n_elr != p->n_elr || memcmp(elr, p->elr, sizeof(gint32) * n_elr) != 0) {
+    /* maybeUpdateRecordElr: an unclean election, or ELR off, clears both. */
+    if (unclean || !elr_on) {
+        t.n_elr = 0;
+        t.n_last_known_elr = 0;
+    }
+    if (!ids_equal(t.elr, t.n_elr, p->elr, p->n_elr)) {
         r.elr_set = TRUE;
-        r.n_elr = (guint8)n_elr;
-        memcpy(r.elr, elr, sizeof(gint32) * n_elr);
+        r.n_elr = t.n_elr;
+        memcpy(r.elr, t.elr, sizeof(gint32) * t.n_elr);
     }
-    if (r.leader == KRAFT_NO_LEADER_CHANGE && !r.isr_set && !r.elr_set)
+    if (!use_last_known_leader(c) &&
+        !ids_equal(t.last_known_elr, t.n_last_known_elr, p->last_known_elr, p->n_last_known_elr)) {
+        r.last_known_elr_set = TRUE;
+        r.n_last_known_elr = t.n_last_known_elr;
+        memcpy(r.last_known_elr, t.last_known_elr, sizeof(gint32) * t.n_last_known_elr);
+    }
+    /* With ELR the ISR may empty. */
+    if (!r.isr_set && (t.n_isr > 0 || elr_on) && !ids_equal(t.isr, t.n_isr, p->isr, p->n_isr)) {
+        r.isr_set = TRUE;
+        r.n_isr = t.n_isr;
+        memcpy(r.isr, t.isr, sizeof(gint32) * t.n_isr);
+    }
+    update_last_known_leader(c, p, &r);
+    if (r.leader == KRAFT_NO_LEADER_CHANGE && !r.isr_set && !r.elr_set && !r.last_known_elr_set)
         return;
     g_array_append_val(b->records, r);
 }
+
+static void recovery_schedule_poll(KraftController *c);
 
 /* Appends the records of `b` as one batch and replays them into `latest`;
  * returns the offset of the last, or -1 when nothing was written. Leader
@@ -356,6 +491,13 @@ write_batch(KraftController *c, Batch *b)
     for (guint i = 0; i < b->records->len; i++) {
         const KraftRecord *r = kraft_record_store_get(c->store, plogs[i].value);
         gint64 offset = base + i;
+        gboolean last_known = FALSE;
+        if (r->type == KRAFT_REC_PARTITION_CHANGE && r->leader_recovering &&
+            use_last_known_leader(c)) {
+            const KraftPartition *before = kraft_image_partition(c->latest, r->topic, r->partition);
+            last_known = before != NULL && before->n_last_known_elr == 1 &&
+                         before->last_known_elr[0] == r->leader;
+        }
         kraft_image_replay(c->latest, r, offset);
         if (r->type != KRAFT_REC_PARTITION_CHANGE || r->leader == KRAFT_NO_LEADER_CHANGE)
             continue;
@@ -372,14 +514,20 @@ write_batch(KraftController *c, Batch *b)
         if (unclean && c->history != NULL)
             history_metric(c->history, now_ns(c), HISTORY_METRIC_UNCLEAN_ELECTION, self_id(c), 1,
                            0);
+        const char *how = !unclean     ? ""
+                          : last_known ? " (unclean: its last known leader, elected as the "
+                                         "partition had neither ISR nor ELR; KIP-966)"
+                          : c->election_note != NULL ? c->election_note
+                                                     : " (unclean: it was not in the ISR)";
         record_event(c, HISTORY_EVENT_CONTROLLER, r->topic, r->partition, p,
                      "controller %d elected broker %d leader of %s-%d in epoch %d%s "
                      "(PartitionChange at offset %" G_GINT64_FORMAT " of the metadata log)",
-                     self_id(c), p->leader, topic, r->partition, p->leader_epoch,
-                     unclean ? " (unclean: it was not in the ISR)" : "", offset);
+                     self_id(c), p->leader, topic, r->partition, p->leader_epoch, how, offset);
     }
     gint64 last = base + b->records->len - 1;
     g_free(plogs);
+    if (c->cfg.unclean_recovery_manager_enabled)
+        recovery_schedule_poll(c);
     return last;
 }
 
@@ -617,6 +765,276 @@ create_topics(KraftController *c)
             write_topic(c, topic, spec->n_partitions, spec->rf, spec->replicas, spec->unclean,
                         spec->min_isr);
     }
+}
+
+/* ---- unclean recovery (KIP-966) ---- */
+
+/* KIP-966's unclean recovery manager (Kafka's came after 4.0: the
+ * GetReplicaLogInfo RPC in KAFKA-18681, the manager in KAFKA-15580; this
+ * follows the KIP's design). A partition whose ISR and ELR are empty and
+ * has no leader is recovered: the active controller asks each of its active
+ * replicas for its log (again when a replica registers anew), and elects
+ * the replica whose log is longest — the highest last written leader
+ * epoch, then the highest log end offset, then assignment order — as an
+ * unclean election (ISR the new leader alone, RECOVERING). Aggressive
+ * elects once every active replica has answered; Balanced also waits for
+ * every replica in LastKnownElr (every replica when it is empty: our
+ * reading of "the replicas that were last known eligible"). Either waits
+ * at most unclean.recovery.timeout.ms from the recovery's start ("the time
+ * limit of waiting for the replicas' response"), then elects the longest
+ * log it has heard of, as soon as it has heard of one. */
+typedef struct {
+    gint32 broker_id;
+    gint64 broker_epoch; /* the registration asked; -1: not asked */
+    gint32 correlation_id;
+    gboolean answered;
+    gboolean has_log;
+    gint32 last_written_epoch;
+    gint64 log_end_offset;
+} RecoveryReplica;
+
+typedef struct {
+    guint32 topic;
+    gint32 partition;
+    gint64 started_ns;
+    SimTimerId timeout_timer;
+    guint n_replicas;
+    RecoveryReplica replicas[KAFKA_REPLICAS_MAX]; /* in assignment order */
+} Recovery;
+
+static const char *
+strategy_name(KraftUncleanRecoveryStrategy strategy)
+{
+    switch (strategy) {
+    case KRAFT_UNCLEAN_RECOVERY_BALANCED:
+        return "Balanced";
+    case KRAFT_UNCLEAN_RECOVERY_AGGRESSIVE:
+        return "Aggressive";
+    case KRAFT_UNCLEAN_RECOVERY_NONE:
+        break;
+    }
+    return "None";
+}
+
+static gboolean
+recovery_needed(const KraftController *c, const KraftPartition *p)
+{
+    return c->cfg.elr_enabled && c->cfg.unclean_recovery_manager_enabled &&
+           c->cfg.unclean_recovery_strategy != KRAFT_UNCLEAN_RECOVERY_NONE &&
+           p->leader == KRAFT_NO_LEADER && p->n_isr == 0 && p->n_elr == 0;
+}
+
+static void
+recovery_free(KraftController *c, Recovery *rec)
+{
+    sim_timer_cancel(c->world, rec->timeout_timer);
+    g_free(rec);
+}
+
+static void
+recovery_timeout_fired(SimWorld *world, void *ctx, void *arg)
+{
+    (void)world;
+    (void)ctx;
+    KraftController *c = arg;
+    recovery_schedule_poll(c);
+}
+
+/* Its replica whose log is longest among those that answered and are still
+ * the registration asked, active; NULL when none. *waiting: before
+ * unclean.recovery.timeout.ms, an active replica has not answered, or
+ * (Balanced) a LastKnownElr member has not. */
+static const RecoveryReplica *
+recovery_best(const KraftController *c, const Recovery *rec, const KraftPartition *p,
+              gboolean *waiting)
+{
+    const RecoveryReplica *best = NULL;
+    gboolean in_time = now_ns(c) < rec->started_ns + c->cfg.unclean_recovery_timeout_ns;
+    gboolean balanced = c->cfg.unclean_recovery_strategy == KRAFT_UNCLEAN_RECOVERY_BALANCED;
+    *waiting = FALSE;
+    for (guint i = 0; i < rec->n_replicas; i++) {
+        const RecoveryReplica *rr = &rec->replicas[i];
+        const KraftBroker *broker = kraft_image_broker(c->latest, rr->broker_id);
+        gboolean active = kraft_image_broker_active(c->latest, rr->broker_id) &&
+                          broker->epoch == rr->broker_epoch;
+        gboolean awaited = p->n_last_known_elr == 0 ||
+                           kraft_ids_contain(p->last_known_elr, p->n_last_known_elr, rr->broker_id);
+        if (!active || !rr->answered) {
+            if (in_time && ((active && !rr->answered) || (balanced && awaited)))
+                *waiting = TRUE;
+            continue;
+        }
+        if (!rr->has_log)
+            continue;
+        if (best == NULL || rr->last_written_epoch > best->last_written_epoch ||
+            (rr->last_written_epoch == best->last_written_epoch &&
+             rr->log_end_offset > best->log_end_offset))
+            best = rr;
+    }
+    return best;
+}
+
+static void
+recovery_elect(KraftController *c, const KraftPartition *p, const RecoveryReplica *best)
+{
+    Batch b;
+    batch_init(&b);
+    KraftRecord r = {.type = KRAFT_REC_PARTITION_CHANGE, .topic = p->topic,
+                     .partition = p->partition, .leader = best->broker_id};
+    r.isr_set = TRUE;
+    r.n_isr = 1;
+    r.isr[0] = best->broker_id;
+    r.leader_recovering = TRUE;
+    if (p->n_last_known_elr > 0)
+        r.last_known_elr_set = TRUE; /* emptied: the partition has a leader */
+    g_array_append_val(b.records, r);
+    g_autofree char *note = g_strdup_printf(
+        " (unclean recovery, unclean.recovery.strategy=%s: of the replicas that answered "
+        "GetReplicaLogInfo it had the longest log, last written leader epoch %d, log end "
+        "offset %" G_GINT64_FORMAT "; KIP-966)",
+        strategy_name(c->cfg.unclean_recovery_strategy), best->last_written_epoch,
+        best->log_end_offset);
+    c->election_note = note;
+    write_batch(c, &b);
+    c->election_note = NULL;
+    batch_clear(&b);
+}
+
+/* Asks the active replicas of `rec` that have not been asked in their
+ * present registration. */
+static void
+recovery_ask(KraftController *c, Recovery *rec)
+{
+    for (guint i = 0; i < rec->n_replicas; i++) {
+        RecoveryReplica *rr = &rec->replicas[i];
+        const KraftBroker *broker = kraft_image_broker(c->latest, rr->broker_id);
+        if (!kraft_image_broker_active(c->latest, rr->broker_id) ||
+            broker->epoch == rr->broker_epoch)
+            continue;
+        rr->broker_epoch = broker->epoch;
+        rr->answered = FALSE;
+        rr->correlation_id = ++c->correlation_next;
+        KraftMsg *msg = kraft_msg_new(KRAFT_MSG_GET_REPLICA_LOG_INFO_REQUEST, rr->correlation_id);
+        msg->broker_id = rr->broker_id;
+        msg->topic = rec->topic;
+        msg->partition = rec->partition;
+        send(c, broker->node, msg);
+    }
+}
+
+static Recovery *
+recovery_start(KraftController *c, const KraftPartition *p)
+{
+    Recovery *rec = g_new0(Recovery, 1);
+    rec->topic = p->topic;
+    rec->partition = p->partition;
+    rec->started_ns = now_ns(c);
+    rec->n_replicas = p->n_replicas;
+    for (guint i = 0; i < p->n_replicas; i++)
+        rec->replicas[i] = (RecoveryReplica){.broker_id = p->replicas[i], .broker_epoch = -1};
+    rec->timeout_timer = sim_timer_set(c->world, raft_node_sim_node(c->raft),
+                                       c->cfg.unclean_recovery_timeout_ns, recovery_timeout_fired,
+                                       c);
+    g_ptr_array_add(c->recoveries, rec);
+    record_event(c, HISTORY_EVENT_CONTROLLER, p->topic, p->partition, p,
+                 "controller %d: %s-%d has neither ISR nor ELR; its unclean recovery "
+                 "(unclean.recovery.strategy=%s) asks its replicas for their logs "
+                 "(GetReplicaLogInfo)",
+                 self_id(c), kraft_record_store_topic_name(c->store, p->topic), p->partition,
+                 strategy_name(c->cfg.unclean_recovery_strategy));
+    return rec;
+}
+
+static Recovery *
+recovery_find(const KraftController *c, guint32 topic, gint32 partition)
+{
+    for (guint i = 0; i < c->recoveries->len; i++) {
+        Recovery *rec = g_ptr_array_index(c->recoveries, i);
+        if (rec->topic == topic && rec->partition == partition)
+            return rec;
+    }
+    return NULL;
+}
+
+/* Ends the recoveries of partitions that need none any more, starts those
+ * that do, asks the replicas that came back, and elects where the strategy
+ * has heard enough. */
+static void
+recovery_poll(KraftController *c)
+{
+    if (!c->active)
+        return;
+    for (guint i = c->recoveries->len; i-- > 0;) {
+        Recovery *rec = g_ptr_array_index(c->recoveries, i);
+        const KraftPartition *p = kraft_image_partition(c->latest, rec->topic, rec->partition);
+        if (p == NULL || !recovery_needed(c, p)) {
+            recovery_free(c, rec);
+            g_ptr_array_remove_index(c->recoveries, i);
+        }
+    }
+    g_autoptr(GPtrArray) all = kraft_image_partitions(c->latest);
+    for (guint i = 0; i < all->len; i++) {
+        const KraftPartition *p = g_ptr_array_index(all, i);
+        if (!recovery_needed(c, p))
+            continue;
+        Recovery *rec = recovery_find(c, p->topic, p->partition);
+        if (rec == NULL)
+            rec = recovery_start(c, p);
+        recovery_ask(c, rec);
+        gboolean waiting = FALSE;
+        const RecoveryReplica *best = recovery_best(c, rec, p, &waiting);
+        if (best != NULL && !waiting)
+            recovery_elect(c, p, best); /* its record schedules the next poll, which ends it */
+    }
+}
+
+static void
+recovery_poll_fired(SimWorld *world, void *ctx, void *arg)
+{
+    (void)world;
+    (void)ctx;
+    KraftController *c = arg;
+    c->recovery_poll_timer = SIM_EVENT_ID_NONE;
+    recovery_poll(c);
+}
+
+/* Looks at the recoveries from the event loop, after what is being written
+ * now: an election writes records itself. */
+static void
+recovery_schedule_poll(KraftController *c)
+{
+    if (!c->active || sim_timer_pending(c->world, c->recovery_poll_timer))
+        return;
+    c->recovery_poll_timer =
+        sim_timer_set(c->world, raft_node_sim_node(c->raft), 0, recovery_poll_fired, c);
+}
+
+static void
+recovery_clear(KraftController *c)
+{
+    for (guint i = 0; i < c->recoveries->len; i++)
+        recovery_free(c, g_ptr_array_index(c->recoveries, i));
+    g_ptr_array_set_size(c->recoveries, 0);
+    sim_timer_cancel(c->world, c->recovery_poll_timer);
+    c->recovery_poll_timer = SIM_EVENT_ID_NONE;
+}
+
+static void
+handle_replica_log_info(KraftController *c, const KraftMsg *response)
+{
+    Recovery *rec = recovery_find(c, response->topic, response->partition);
+    if (rec == NULL)
+        return;
+    for (guint i = 0; i < rec->n_replicas; i++) {
+        RecoveryReplica *rr = &rec->replicas[i];
+        if (rr->broker_id != response->broker_id || rr->correlation_id != response->correlation_id)
+            continue;
+        rr->answered = TRUE;
+        rr->has_log = response->error == KAFKA_ERROR_NONE;
+        rr->last_written_epoch = response->last_written_epoch;
+        rr->log_end_offset = response->log_end_offset;
+    }
+    recovery_poll(c);
 }
 
 /* ---- requests ---- */
@@ -986,6 +1404,7 @@ deactivate(KraftController *c)
     g_queue_clear_full(c->replies, pending_reply_free);
     sim_timer_cancel(c->world, c->fence_timer);
     c->fence_timer = SIM_EVENT_ID_NONE;
+    recovery_clear(c);
 }
 
 /* QuorumController.claim: active from the epoch's first commit, every
@@ -1005,6 +1424,8 @@ activate(KraftController *c)
                  self_id(c), c->active_epoch);
     schedule_fence_check(c);
     create_topics(c);
+    if (c->cfg.unclean_recovery_manager_enabled)
+        recovery_schedule_poll(c);
 }
 
 static void
@@ -1064,6 +1485,12 @@ on_message(void *user_data, RaftNode *raft, SimNodeId from, SimMsg *msg)
         return;
     }
     const KraftMsg *req = (const KraftMsg *)msg;
+    if (msg->type == KRAFT_MSG_GET_REPLICA_LOG_INFO_RESPONSE) {
+        if (c->active)
+            handle_replica_log_info(c, req);
+        sim_msg_free(msg);
+        return;
+    }
     KraftMsgType answer = req->base.type + 1;
     gboolean request = msg->type == KRAFT_MSG_REGISTRATION_REQUEST ||
                        msg->type == KRAFT_MSG_HEARTBEAT_REQUEST ||
@@ -1126,6 +1553,8 @@ kraft_controller_new(RaftNode *raft, KraftRecordStore *store, const KraftControl
     c->fence_timer = SIM_EVENT_ID_NONE;
     c->claim_timer = SIM_EVENT_ID_NONE;
     c->known_leader = RAFT_NO_NODE;
+    c->recoveries = g_ptr_array_new();
+    c->recovery_poll_timer = SIM_EVENT_ID_NONE;
     RaftListener listener = {on_committed, on_leader_changed, on_message, on_crashed};
     raft_node_set_listener(raft, &listener, c);
     return c;
@@ -1140,6 +1569,9 @@ kraft_controller_free(KraftController *c)
     kraft_image_free(c->latest);
     g_array_free(c->sessions, TRUE);
     g_queue_free_full(c->replies, pending_reply_free);
+    for (guint i = 0; i < c->recoveries->len; i++)
+        g_free(g_ptr_array_index(c->recoveries, i));
+    g_ptr_array_free(c->recoveries, TRUE);
     g_ptr_array_free(c->topics, TRUE);
     g_free(c);
 }
@@ -1228,7 +1660,9 @@ void
 kraft_controller_check_invariants(const KraftController *c)
 {
     KSIM_ASSERT(c->active || (c->latest == NULL && c->sessions->len == 0 &&
-                              g_queue_is_empty(c->replies)));
+                              g_queue_is_empty(c->replies) && c->recoveries->len == 0));
+    if (!c->cfg.unclean_recovery_manager_enabled)
+        KSIM_ASSERT(c->recoveries->len == 0);
     if (c->active)
         KSIM_ASSERT(kraft_image_end_offset(c->latest) >= kraft_image_end_offset(c->committed));
     check_image(c->committed);

@@ -54,11 +54,28 @@
  *    reported that offset, SHUTDOWN_NOW fences it and tells it to go.
  *  - with eligible.leader.replicas.version = 1, keeps each partition's
  *    eligible leader replicas (KIP-966, see build_change) and elects from
- *    them when the ISR is empty;
- * Not modelled yet: KIP-966's last known leader and unclean recovery
- * strategies, preferred-leader
- * balancing, snapshots, the controller's own processing time (events are
- * handled at once).
+ *    them when the ISR is empty. When ISR and ELR are both empty:
+ *    - with unclean.recovery.manager.enabled = false (Kafka 4.0), the
+ *      partition's last known leader (LastKnownElr, the leader it had when
+ *      its ISR emptied) is elected, unclean, once it is active again
+ *      (PartitionChangeBuilder.canElectLastKnownLeader), else the first
+ *      active replica if unclean.leader.election.enable;
+ *    - with it true (KIP-966's unclean recovery manager, which came to
+ *      Kafka after 4.0), LastKnownElr keeps the replicas last known
+ *      eligible, unclean.leader.election.enable is not read, and
+ *      unclean.recovery.strategy decides: None leaves the partition
+ *      offline; Aggressive asks every active replica for its log
+ *      (GetReplicaLogInfo) and elects the longest (highest last written
+ *      leader epoch, then log end offset) once they have all answered;
+ *      Balanced also waits for every LastKnownElr member (every replica
+ *      when it is empty) to answer; either waits at most
+ *      unclean.recovery.timeout.ms, then elects the longest log heard of.
+ *      The recovery is the active controller's, in memory: a new active
+ *      controller starts it again.
+ * Not modelled yet: preferred-leader balancing, the periodic unclean
+ * election check (unclean.leader.election.interval.ms: elections are tried
+ * when a broker's state changes), snapshots, the controller's own
+ * processing time (events are handled at once).
  */
 #ifndef KRAFT_CONTROLLER_H
 #define KRAFT_CONTROLLER_H
@@ -71,9 +88,22 @@
 
 typedef struct KraftController KraftController;
 
+/* KIP-966's unclean.recovery.strategy. */
+typedef enum {
+    KRAFT_UNCLEAN_RECOVERY_BALANCED,
+    KRAFT_UNCLEAN_RECOVERY_AGGRESSIVE,
+    KRAFT_UNCLEAN_RECOVERY_NONE,
+} KraftUncleanRecoveryStrategy;
+
 typedef struct {
     gint64 session_timeout_ns; /* broker.session.timeout.ms: 9000 */
     gboolean elr_enabled;      /* eligible.leader.replicas.version = 1 (KIP-966) */
+    /* KIP-966's unclean recovery (only with elr_enabled):
+     * unclean.recovery.manager.enabled (false), unclean.recovery.strategy
+     * (Balanced), unclean.recovery.timeout.ms (300000). */
+    gboolean unclean_recovery_manager_enabled;
+    KraftUncleanRecoveryStrategy unclean_recovery_strategy;
+    gint64 unclean_recovery_timeout_ns;
 } KraftControllerConfig;
 
 void kraft_controller_config_init(KraftControllerConfig *cfg);

@@ -26,6 +26,8 @@ kraft_msg_new(KraftMsgType type, gint32 correlation_id)
     msg->leader = -1;
     msg->leader_epoch = -1;
     msg->partition_epoch = -1;
+    msg->log_end_offset = -1;
+    msg->last_written_epoch = -1;
     return msg;
 }
 
@@ -53,6 +55,10 @@ kraft_msg_type_name(guint type)
         return "CreateTopics";
     case KRAFT_MSG_CREATE_TOPICS_RESPONSE:
         return "CreateTopicsResponse";
+    case KRAFT_MSG_GET_REPLICA_LOG_INFO_REQUEST:
+        return "GetReplicaLogInfo";
+    case KRAFT_MSG_GET_REPLICA_LOG_INFO_RESPONSE:
+        return "GetReplicaLogInfoResponse";
     default:
         return NULL;
     }

@@ -19,6 +19,11 @@
  *                           min.insync.replicas) ──▶ controller
  *          ◀── (error)       once the Topic and Partition records commit
  * (a broker's auto-creation of an internal topic: AutoTopicCreationManager)
+ *   controller ── GET_REPLICA_LOG_INFO(topic, partition) ──▶ broker
+ *              ◀── (error, leader epoch, last written leader epoch, log end offset)
+ * (KIP-966's unclean recovery manager asking a replica how long its log is:
+ * the controller's only request to a broker; the broker answers from its
+ * log, fenced or not)
  *
  * A controller that is not the active one answers NOT_CONTROLLER, as Kafka's
  * ControllerApis does, with the leader it knows, so the broker asks it next.
@@ -44,8 +49,10 @@ typedef enum {
     KRAFT_MSG_ALLOCATE_PRODUCER_IDS_RESPONSE,
     KRAFT_MSG_CREATE_TOPICS_REQUEST,
     KRAFT_MSG_CREATE_TOPICS_RESPONSE,
+    KRAFT_MSG_GET_REPLICA_LOG_INFO_REQUEST,
+    KRAFT_MSG_GET_REPLICA_LOG_INFO_RESPONSE,
     KRAFT_MSG_FIRST = 320,
-    KRAFT_MSG_LAST = 329,
+    KRAFT_MSG_LAST = 331,
 } KraftMsgType;
 
 typedef struct {
@@ -79,6 +86,10 @@ typedef struct {
     gint32 partition_epoch;
     guint8 n_isr;
     gint32 isr[KAFKA_REPLICAS_MAX];
+    /* GET_REPLICA_LOG_INFO_RESPONSE: its log's end offset and the leader
+     * epoch of its last batch (LastWrittenLeaderEpoch); -1 without a log. */
+    gint64 log_end_offset;
+    gint32 last_written_epoch;
 } KraftMsg;
 
 /* A new message of `type`, its optional fields at their sentinels and its

@@ -100,7 +100,8 @@ record_size_bytes(const KraftRecord *record)
         return 24;
     case KRAFT_REC_PARTITION:
     case KRAFT_REC_PARTITION_CHANGE:
-        return 32 + 4u * (record->n_replicas + record->n_isr + record->n_elr);
+        return 32 + 4u * (record->n_replicas + record->n_isr + record->n_elr +
+                          record->n_last_known_elr);
     }
     return 16;
 }
@@ -311,6 +312,8 @@ replay_partition(KraftImage *image, const KraftRecord *record, gint64 offset)
     memcpy(p.isr, record->isr, sizeof(gint32) * record->n_isr);
     p.n_elr = record->n_elr;
     memcpy(p.elr, record->elr, sizeof(gint32) * record->n_elr);
+    p.n_last_known_elr = record->n_last_known_elr;
+    memcpy(p.last_known_elr, record->last_known_elr, sizeof(gint32) * record->n_last_known_elr);
     p.leader = record->leader;
     p.last_change_offset = offset;
     KraftPartition *known = partition_find(image, record->topic, record->partition);
@@ -340,6 +343,11 @@ replay_partition_change(KraftImage *image, const KraftRecord *record, gint64 off
     if (record->elr_set) {
         p->n_elr = record->n_elr;
         memcpy(p->elr, record->elr, sizeof(gint32) * record->n_elr);
+    }
+    if (record->last_known_elr_set) {
+        p->n_last_known_elr = record->n_last_known_elr;
+        memcpy(p->last_known_elr, record->last_known_elr,
+               sizeof(gint32) * record->n_last_known_elr);
     }
     if (record->isr_set) {
         p->n_isr = record->n_isr;

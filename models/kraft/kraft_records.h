@@ -10,7 +10,7 @@
  * UnfenceBroker (id, epoch), Topic (a topic id, its partition count, and
  * the two configs the controller reads: unclean.leader.election.enable and
  * min.insync.replicas, Kafka's ConfigRecords),
- * Partition (replicas, ISR, leader), PartitionChange (the fields it
+ * Partition (replicas, ISR, ELR, LastKnownElr, leader), PartitionChange (the fields it
  * changes), ProducerIds (the next producer id block's start,
  * ProducerIdControlManager's) and BrokerRegistrationChange (a broker
  * entering controlled shutdown). Replay follows PartitionRegistration.merge: a PartitionChange
@@ -83,6 +83,11 @@ typedef struct {
     gboolean elr_set;
     guint8 n_elr;
     gint32 elr[KAFKA_REPLICAS_MAX];
+    /* KIP-966's LastKnownElr. Partition: the whole list; PartitionChange:
+     * set only when last_known_elr_set. */
+    gboolean last_known_elr_set;
+    guint8 n_last_known_elr;
+    gint32 last_known_elr[KAFKA_REPLICAS_MAX];
     /* PartitionChange: LeaderRecoveryState RECOVERING, set by an unclean
      * election (the new leader was not in the ISR). */
     gboolean leader_recovering;
@@ -128,6 +133,13 @@ typedef struct {
      * ISR had shrunk below min.insync.replicas when they left it). */
     guint8 n_elr;
     gint32 elr[KAFKA_REPLICAS_MAX];
+    /* KIP-966's LastKnownElr (PartitionRegistration.lastKnownElr): with the
+     * unclean recovery manager off (Kafka 4.0), the leader it had when its
+     * ISR emptied (the last known leader); with it on, the replicas that
+     * were in its ISR or ELR since the ISR fell below min.insync.replicas
+     * and are in neither now. Empty otherwise. */
+    guint8 n_last_known_elr;
+    gint32 last_known_elr[KAFKA_REPLICAS_MAX];
     gint32 leader;
     gint32 leader_epoch;
     gint32 partition_epoch;

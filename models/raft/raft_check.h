@@ -7,8 +7,10 @@
  *  - MonotonicEpoch: a voter's epoch never decreases, restarts included
  *    (the election state is durable);
  *  - MonotonicHighWatermark: the high watermark of the leader of the
- *    highest epoch never decreases, and a voter's own never decreases while
- *    it runs;
+ *    highest epoch among the voters not paused never decreases (a paused
+ *    former leader is a zombie that will resume believing it leads an old
+ *    epoch, as a node Kafka's simulation does not run), and a voter's own
+ *    never decreases while it runs;
  *  - ConsistentCommittedData: a record below any voter's high watermark is
  *    the record every voter has ever had at that offset below its high
  *    watermark (committed records never change).

@@ -243,6 +243,12 @@ static const KConfigBinding WORKLOAD_BINDINGS[] = {
 
 static const KConfigBindValue METADATA_MODE_VALUES[] = {{"zookeeper", FALSE}, {"kraft", TRUE}};
 
+static const KConfigBindValue UNCLEAN_RECOVERY_VALUES[] = {
+    {"Balanced", KRAFT_UNCLEAN_RECOVERY_BALANCED},
+    {"Aggressive", KRAFT_UNCLEAN_RECOVERY_AGGRESSIVE},
+    {"None", KRAFT_UNCLEAN_RECOVERY_NONE},
+};
+
 static const KConfigBinding CLUSTER_BINDINGS[] = {
     BIND(ClusterConfig, n_brokers, "brokers", INT),
     BIND_WITH(ClusterConfig, kraft, "metadata.mode", ENUM, VALUES(METADATA_MODE_VALUES)),
@@ -253,6 +259,11 @@ static const KConfigBinding CLUSTER_BINDINGS[] = {
     BIND(ClusterConfig, raft.fetch_timeout_ns, "controller.quorum.fetch.timeout.ms", NS),
     BIND(ClusterConfig, broker_session_timeout_ms, "broker.session.timeout.ms", MS),
     BIND(ClusterConfig, elr_version, "eligible.leader.replicas.version", INT),
+    BIND(ClusterConfig, unclean_recovery_manager_enabled, "unclean.recovery.manager.enabled",
+         BOOL),
+    BIND_WITH(ClusterConfig, unclean_recovery_strategy, "unclean.recovery.strategy", ENUM,
+              VALUES(UNCLEAN_RECOVERY_VALUES)),
+    BIND(ClusterConfig, unclean_recovery_timeout_ns, "unclean.recovery.timeout.ms", NS),
     BIND(ClusterConfig, network_latency, "network.latency", DIST),
     BIND(ClusterConfig, network_bandwidth_bytes_per_s, "network.bandwidth", BYTES),
     BIND(ClusterConfig, fsync_latency, "disk.fsync.latency", DIST),

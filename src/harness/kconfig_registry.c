@@ -41,6 +41,9 @@ static const KConfigChoice ARRIVAL_CHOICES[] = {
     {"constant", NULL}, {"poisson", NULL}, {"bursts", NULL}, {NULL, NULL}};
 static const KConfigChoice METADATA_MODE_CHOICES[] = {
     {"zookeeper", NULL}, {"kraft", NULL}, {NULL, NULL}};
+/* KIP-966's spelling, as its configuration documents it. */
+static const KConfigChoice UNCLEAN_RECOVERY_CHOICES[] = {
+    {"Balanced", NULL}, {"Aggressive", NULL}, {"None", NULL}, {NULL, NULL}};
 static const KConfigChoice SEND_CHOICES[] = {{"async", NULL}, {"sync", NULL}, {NULL, NULL}};
 static const KConfigChoice PROCESSING_MODE_CHOICES[] = {{"auto", NULL},
                                                         {"commit-before-processing", NULL},
@@ -433,6 +436,23 @@ const KConfigKey kconfig_registry_table[] = {
                "--feature eligible.leader.replicas.version=1): the controller keeps replicas "
                "that left an ISR below min.insync.replicas as eligible leaders, and elects from "
                "them when the ISR is empty."),
+    KEY("unclean.recovery.manager.enabled", CLUSTER, BOOL, "false",
+        .doc = "KRaft with eligible.leader.replicas.version=1 (KIP-966): the controller's "
+               "unclean recovery manager recovers a partition whose ISR and ELR are empty by "
+               "asking its replicas for their logs (GetReplicaLogInfo) and electing the longest, "
+               "as unclean.recovery.strategy says; unclean.leader.election.enable is then not "
+               "read. false: Kafka 4.0's way (the last known leader, then "
+               "unclean.leader.election.enable)."),
+    KEY("unclean.recovery.strategy", CLUSTER, ENUM, "Balanced", .choices = UNCLEAN_RECOVERY_CHOICES,
+        .doc = "KIP-966, with unclean.recovery.manager.enabled: None keeps a partition without "
+               "ISR and ELR offline; Balanced elects the longest log once every replica that "
+               "was last known eligible (LastKnownElr) has answered, or at "
+               "unclean.recovery.timeout.ms; Aggressive elects the longest log of the replicas "
+               "alive now as soon as they have answered."),
+    KEY("unclean.recovery.timeout.ms", CLUSTER, DURATION, "300000", RANGE(1, I32), IN_MS,
+        .doc = "KIP-966: how long an unclean recovery waits for replicas to answer (and, "
+               "Balanced, for the last known eligible ones to come back) before it elects the "
+               "longest log it has heard of."),
     KEY("zookeeper.request.time", CLUSTER, DURATION, "10us", RANGE(0, 1000000000), KSIM_KEY,
         .doc = "The coordination node's time to serve one request; it serves them one at a "
                "time, in arrival order."),

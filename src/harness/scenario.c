@@ -702,6 +702,19 @@ static gboolean
 check_kraft(const Build *b, GError **error)
 {
     const ScenarioVariant *v = b->variant;
+    if (g_ascii_strcasecmp(
+            kconfig_get_value(v->cluster.hardware, "unclean.recovery.manager.enabled"), "true") ==
+            0 &&
+        strcmp(kconfig_get_value(v->cluster.hardware, "eligible.leader.replicas.version"), "0") ==
+            0) {
+        const RawGroup *group = scenario_groups_find_kind(b->groups, GROUP_CLUSTER);
+        Loc loc = scenario_loc_key(b->scenario, group, "unclean.recovery.manager.enabled");
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                           "the unclean recovery manager (KIP-966) recovers partitions whose ISR "
+                           "and ELR are empty: it needs metadata.mode = kraft and "
+                           "eligible.leader.replicas.version = 1");
+        return FALSE;
+    }
     if (strcmp(kconfig_get_value(v->cluster.hardware, "metadata.mode"), "kraft") != 0) {
         if (strcmp(kconfig_get_value(v->cluster.hardware, "eligible.leader.replicas.version"),
                    "0") == 0)
