@@ -343,6 +343,7 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
     for (guint i = 0; i < config->n_brokers; i++) {
         BrokerConfig broker_config = config->brokers != NULL ? config->brokers[i] : config->broker;
         broker_config.broker_id = (gint32)i + 1;
+        broker_config.transaction_version = config->transaction_version;
         g_autofree char *name = g_strdup_printf("broker-%u", i + 1);
         Broker *broker =
             config->kraft

@@ -68,6 +68,7 @@ typedef struct {
     RaftConfig raft;                   /* controller.quorum.* */
     gint64 broker_session_timeout_ms;  /* broker.session.timeout.ms */
     gint32 elr_version;                /* eligible.leader.replicas.version */
+    gint32 transaction_version;        /* transaction.version: every broker's */
 } ClusterConfig;
 
 /* The node.id of the first dedicated KRaft controller (Kafka's own
