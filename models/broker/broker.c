@@ -922,6 +922,11 @@ broker_partition_info(const Broker *broker, const char *topic, gint32 partition,
     info->hw = p->hw;
     info->lso = replica_last_stable_offset(p);
     info->open_transactions = plog_txn_state_ongoing_count(plog_txn_state(p->log));
+    gint64 first_offset, timestamp_ms;
+    info->txn_open_ms = -1;
+    if (plog_txn_state_oldest_open(plog_txn_state(p->log), &first_offset, &timestamp_ms))
+        info->txn_open_ms = MAX(broker_now_ms(broker) - timestamp_ms, 0);
+    info->txn_max_timeout_ms = broker->config.transaction_max_timeout_ms;
     info->n_isr = p->n_isr;
     memcpy(info->isr, p->isr, sizeof p->isr);
 }

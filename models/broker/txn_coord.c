@@ -977,12 +977,16 @@ handle_verify(TxnCoord *coord, SimNodeId from, const KTxnMessage *request)
  * Version 2: Ongoing and Empty need the current epoch; Prepare* and
  * Complete* the one just below it (a retry of the EndTxn that bumped it).
  * Older versions: the current epoch. */
+static gboolean end_txn_aborts_empty(const TxnMeta *meta, const KTxnMessage *request);
+
 static gboolean
 end_txn_epoch_valid(const TxnMeta *meta, const KTxnMessage *request)
 {
     gint16 epoch = meta->current.producer_epoch;
     if (request->transaction_version < 2)
         return request->producer_epoch == epoch;
+    if (end_txn_aborts_empty(meta, request))
+        return TRUE;
     if (meta->current.state == TXN_STATE_ONGOING || meta->current.state == TXN_STATE_EMPTY)
         return request->producer_epoch == epoch;
     return request->producer_epoch + 1 == epoch;
@@ -1006,11 +1010,17 @@ end_txn_epoch(const TxnMeta *meta, const KTxnMessage *request)
  * KIP-890's rule that every EndTxn of a version 2 client bumps the epoch, so
  * that the client can go on; Kafka 4.0 answers INVALID_TXN_STATE here. */
 static gboolean
+end_txn_aborts_empty(const TxnMeta *meta, const KTxnMessage *request)
+{
+    return request->transaction_version >= 2 && !request->committed &&
+           request->producer_epoch == meta->current.producer_epoch &&
+           (meta->current.state == TXN_STATE_EMPTY || state_is_complete(meta->current.state));
+}
+
+static gboolean
 end_txn_abort_empty(TxnCoord *coord, TxnMeta *meta, SimNodeId from, const KTxnMessage *request)
 {
-    if (request->transaction_version < 2 || request->committed ||
-        request->producer_epoch != meta->current.producer_epoch ||
-        (meta->current.state != TXN_STATE_EMPTY && !state_is_complete(meta->current.state)))
+    if (!end_txn_aborts_empty(meta, request))
         return FALSE;
     TxnReply reply = {from, request->correlation_id, KMSG_END_TXN_RESPONSE};
     TxnSnapshot target;

@@ -1302,6 +1302,8 @@ record_partition(Cluster *cluster, const char *topic, gint32 partition, const GP
         replica.log_start = log->info.log_start;
         replica.leo = log->info.leo;
         replica.hw = log->info.hw;
+        replica.txn_open_ms = log->info.present ? log->info.txn_open_ms : -1;
+        replica.txn_max_timeout_ms = log->info.txn_max_timeout_ms;
         replica.records = g_array_ref(log->records);
         replica.epochs = g_array_ref(log->epochs);
         history_add_replica(cluster->history, &replica);
