@@ -3,9 +3,13 @@
  * ReplicaManager.appendRecords) — the checks (leadership, min.insync.replicas,
  * the idempotent producer's sequence), the append, and the answer: at once
  * for acks=0 and acks=1, or through the produce purgatory (replica_hw.c)
- * once the HW passes the batch for acks=-1. The coordinators' internal
- * appends (offset commits, transaction state, markers) take the same path
- * with acks=-1 and a callback in place of a client.
+ * once the HW passes the batch for acks=-1. A transactional producer's first
+ * batch in a partition may first be verified with its transaction
+ * coordinator (replica_verify.c, KIP-890), and is then appended only with
+ * the verification's guard (UnifiedLog's batchMissingRequiredVerification).
+ * The coordinators' internal appends (offset commits, transaction state,
+ * markers) take the same path with acks=-1 and a callback in place of a
+ * client.
  *
  * Stateless beyond the partition table and the purgatory it feeds.
  */

@@ -1008,7 +1008,8 @@ end_txn_epoch(const TxnMeta *meta, const KTxnMessage *request)
  * client's produce requests, which add its partitions, were all refused):
  * ksim bumps the epoch and completes the abort without markers, following
  * KIP-890's rule that every EndTxn of a version 2 client bumps the epoch, so
- * that the client can go on; Kafka 4.0 answers INVALID_TXN_STATE here. */
+ * that the client can go on; trunk 1eb7644 answers INVALID_TXN_STATE in
+ * Empty and PRODUCER_FENCED in Complete* here. */
 static gboolean
 end_txn_aborts_empty(const TxnMeta *meta, const KTxnMessage *request)
 {
