@@ -986,6 +986,22 @@ pass_pipelines(TxnCheck *check)
 
 /* ---- the object ---- */
 
+/* Hanging transactions from the replicas' final states: a leader's oldest
+ * open transaction older than its transaction.max.timeout.ms. */
+static void
+count_hanging(TxnCheck *check)
+{
+    const GArray *replicas = history_replicas(check->history);
+    for (guint i = 0; i < replicas->len; i++) {
+        const HistoryReplica *r = &g_array_index(replicas, HistoryReplica, i);
+        if (!r->is_leader || !r->online || r->txn_open_ms <= 0)
+            continue;
+        check->counts.open_ms_max = MAX(check->counts.open_ms_max, (guint64)r->txn_open_ms);
+        if (r->txn_max_timeout_ms > 0 && r->txn_open_ms >= r->txn_max_timeout_ms)
+            check->counts.hanging++;
+    }
+}
+
 TxnCheck *
 checker_txn_run(const History *history, const CheckerResult *producer,
                 const CheckerOptions *options)
@@ -1017,6 +1033,7 @@ checker_txn_run(const History *history, const CheckerResult *producer,
     for (guint i = 0; i < events->len; i++)
         check->counts.resumed +=
             g_array_index(events, HistoryEvent, i).kind == HISTORY_EVENT_TXN_RESUMED;
+    count_hanging(check);
     pass_own_writes(check);
     pass_reads(check);
     pass_pipelines(check);

@@ -144,6 +144,12 @@ typedef struct {
     guint64 reads_committed;  /* read_committed polls of transactional writes */
     guint64 aborted_read_uncommitted;
     guint64 anomalies[TXN_ANOMALY_COUNT];
+    /* Hanging transactions: partitions whose leader, at the end, held an
+     * open transaction for longer than its transaction.max.timeout.ms (the
+     * LSO stuck behind it; Kafka's kafka-transactions find-hanging), and
+     * the longest time any leader's oldest open transaction had been open. */
+    guint64 hanging;
+    guint64 open_ms_max;
 } TxnCounts;
 
 typedef struct {

@@ -327,6 +327,11 @@ static const Metric METRICS[] = {
           "producers fenced by a newer instance of their transactional.id"),
     FIELD("txn.resumed", txn_count, TxnCounts, resumed,
           "prepared transactions a new coordinator completed"),
+    FIELD("txn.hanging", txn_count, TxnCounts, hanging,
+          "partitions whose leader held an open transaction longer than "
+          "transaction.max.timeout.ms at the end (hanging: the LSO stuck behind it)"),
+    FIELD("txn.open_ms_max", txn_count, TxnCounts, open_ms_max,
+          "the longest any leader's oldest open transaction had been open at the end, ms"),
     VALUE("pipeline.inputs", pipeline_sum, PIPELINE_INPUTS,
           "distinct values the pipelines consumed, summed over the pipelines"),
     VALUE("pipeline.outputs", pipeline_sum, PIPELINE_OUTPUTS,

@@ -724,6 +724,7 @@ txn_row(Block *table, const RunData *data)
     row_cell(row, report_u64_text(c->aborted_read_uncommitted));
     for (guint a = 0; a < TXN_PIPELINE_DUPLICATE; a++)
         row_cell(row, report_u64_text(c->anomalies[a]));
+    row_cell(row, report_u64_text(c->hanging));
 }
 
 static void
@@ -772,7 +773,7 @@ doc_transactions(Document *doc, const Report *report)
     static const char *const header[] = {
         "Run", "Transactions", "Committed", "Aborted", "Unknown", "Unended", "Fenced instances",
         "Aborted reads (read_uncommitted)", "G1a", "Uncommitted reads", "Partial commits",
-        "Zombie writes", "int_nonmonotonic_send", "int_send_skip", NULL};
+        "Zombie writes", "int_nonmonotonic_send", "int_send_skip", "Hanging", NULL};
     static const char *const pipeline_header[] = {"Run", "Pipeline", "Exactly once", "Inputs",
                                                   "Visible outputs", "Duplicates", "Lost",
                                                   "Unconsumed", NULL};
@@ -789,7 +790,10 @@ doc_transactions(Document *doc, const Report *report)
                        "committed logs, or partly seen by a reader that read past the rest. "
                        "Zombie write: a write of a fenced producer instance that became visible. "
                        "int_*: one transaction's sends to a partition out of order, or with "
-                       "another write of the producer between them. Aborted reads by "
+                       "another write of the producer between them. Hanging: partitions whose "
+                       "leader still held, at the end, a transaction open longer than "
+                       "transaction.max.timeout.ms (its LSO stuck behind it, read_committed "
+                       "consumers stalled). Aborted reads by "
                        "read_uncommitted consumers are allowed and shown for comparison.");
     Block *table = doc_table(doc, header);
     for (guint i = 0; i < report->runs->len; i++)

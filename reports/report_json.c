@@ -502,6 +502,8 @@ json_transactions(JsonBuilder *b, const RunData *data, const MetricsRun *run)
     json_int(b, "sends", (gint64)c->sends);
     json_metric_count(b, "fenced_instances", "txn.fenced_instances", run);
     json_metric_count(b, "resumed", "txn.resumed", run);
+    json_metric_count(b, "hanging", "txn.hanging", run);
+    json_metric_count(b, "open_ms_max", "txn.open_ms_max", run);
     json_int(b, "reads_committed", (gint64)c->reads_committed);
     json_metric_count(b, "aborted_read_uncommitted", "aborted_read_uncommitted", run);
     json_builder_set_member_name(b, "anomalies");

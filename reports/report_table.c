@@ -52,6 +52,11 @@ print_txn_lines(FILE *stream, const RunData *data)
                 c->transactions, c->fates[TXN_FATE_COMMITTED], c->fates[TXN_FATE_ABORTED],
                 c->fates[TXN_FATE_UNKNOWN], c->fates[TXN_FATE_UNENDED], c->fenced_instances,
                 c->aborted_read_uncommitted);
+        if (c->open_ms_max > 0)
+            fprintf(stream,
+                    "  open at the end: %" G_GUINT64_FORMAT " ms the longest; hanging (past "
+                    "transaction.max.timeout.ms) %" G_GUINT64_FORMAT "\n",
+                    c->open_ms_max, c->hanging);
         fprintf(stream, "  ");
         for (guint a = 0; a < TXN_PIPELINE_DUPLICATE; a++)
             fprintf(stream, "%s%s %" G_GUINT64_FORMAT, a > 0 ? ", " : "",

@@ -33,7 +33,10 @@
     X(zk_session_expired, "a coordination session expired")                                       \
     X(duplicate_sequence, "an idempotent producer's retry was found to be a duplicate")           \
     X(out_of_order_sequence, "an idempotent producer's batch was refused as out of order")        \
-    X(fetch_session_not_found, "a follower's fetch session was gone: leader restart, eviction")
+    X(fetch_session_not_found, "a follower's fetch session was gone: leader restart, eviction")  \
+    X(message_held, "a message was held in flight by a hold fault")                               \
+    X(txn_verification_refused, "a transactional batch failed the coordinator's verification")    \
+    X(txn_stale_end_refused, "a transaction request of an earlier epoch was refused (KIP-890)")
 
 typedef enum {
 #define SIM_MARKS_ENUM(name, what) SIM_MARK_ID_##name,

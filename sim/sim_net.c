@@ -15,6 +15,11 @@
  *  5. A directed link's `impairments` counts the entries of `impairs` on it;
  *     ids increase in the order impairments began, and each is in `impairs`
  *     from sim_net_impair until sim_net_impair_end or a heal.
+ *  6. `holding` lists each message in flight that is held (sim_net_hold_next)
+ *     or was sent behind a held one on its connection, from its send until it
+ *     is delivered or dropped; `graceful` is set when its sender closed the
+ *     connection after sending it, and only then is it delivered on a
+ *     connection that is no longer OPEN in its generation.
  *
  * Connection transitions:
  *   NONE|CLOSED --send, path open, peer up--> OPEN          (conn_for_send)
@@ -26,6 +31,7 @@
 #include "sim_net.h"
 
 #include "sim_assert.h"
+#include "sim_marks.h"
 
 #include <string.h>
 
@@ -48,6 +54,12 @@ typedef struct {
     SimRng *rng; /* created on the first draw */
     SimRng *impair_rng; /* the impairments' draws, created on the first */
     guint impairments;  /* entries of SimNet.impairs on this link */
+    /* The arrival of the last message sent on the connection of generation
+     * `hold_generation` that is held or waits behind a held one (0: none
+     * yet). Such messages do not move `arrival_last_ns`: a later connection
+     * does not wait behind them. */
+    gint64 hold_arrival_ns;
+    guint32 hold_generation;
     /* Undirected, meaningful at [min][max] only. */
     guint32 conn_state;
     guint32 conn_generation;
@@ -71,7 +83,25 @@ struct SimNet {
     guint64 retransmissions;
     GArray *impairs; /* Impair, by id */
     guint64 impair_id_last;
+    GArray *hold_rules; /* HoldRule, in the order armed */
+    GArray *holding;    /* Holding, in send order */
 };
+
+/* The next `remaining` messages of `type` from `from` to `to` (SIM_NODE_NONE:
+ * any) are held `hold_ns` longer. */
+typedef struct {
+    SimNodeId from;
+    SimNodeId to;
+    guint32 type;
+    guint remaining;
+    gint64 hold_ns;
+} HoldRule;
+
+/* A message in flight that is held or waits behind one. */
+typedef struct {
+    SimMsg *msg;
+    gboolean graceful; /* its sender closed the connection after sending it */
+} Holding;
 
 /* One impairment in force. */
 typedef struct {
@@ -108,6 +138,8 @@ sim_net_new(SimWorld *world)
     net->world = world;
     net->default_latency = SIM_DIST_CONST(100 * SIM_NS_PER_US);
     net->impairs = g_array_new(FALSE, FALSE, sizeof(Impair));
+    net->hold_rules = g_array_new(FALSE, FALSE, sizeof(HoldRule));
+    net->holding = g_array_new(FALSE, FALSE, sizeof(Holding));
     return net;
 }
 
@@ -121,6 +153,8 @@ sim_net_free(SimNet *net)
         sim_rng_free(net->links[i].impair_rng);
     }
     g_array_free(net->impairs, TRUE);
+    g_array_free(net->hold_rules, TRUE);
+    g_array_free(net->holding, TRUE);
     g_free(net->links);
     g_free(net);
 }
@@ -213,9 +247,37 @@ trace(SimNet *net, SimTraceKind kind, SimNodeId node, SimNodeId peer, guint64 a,
                   NULL);
 }
 
+/* The message's entry in `holding`, or NULL. */
+static Holding *
+holding_find(const SimNet *net, const SimMsg *msg, guint *index)
+{
+    for (guint i = 0; i < net->holding->len; i++) {
+        Holding *h = &g_array_index(net->holding, Holding, i);
+        if (h->msg == msg) {
+            *index = i;
+            return h;
+        }
+    }
+    return NULL;
+}
+
+/* Forgets the message's entry in `holding`; returns whether it was graceful. */
+static gboolean
+holding_forget(SimNet *net, const SimMsg *msg)
+{
+    guint index = 0;
+    Holding *h = net->holding->len > 0 ? holding_find(net, msg, &index) : NULL;
+    if (h == NULL)
+        return FALSE;
+    gboolean graceful = h->graceful;
+    g_array_remove_index(net->holding, index);
+    return graceful;
+}
+
 static void
 drop(SimNet *net, SimMsg *msg, SimDropReason reason)
 {
+    holding_forget(net, msg);
     net->dropped++;
     trace(net, SIM_TRACE_DROP, msg->to, msg->from, msg->type, reason);
     sim_msg_free(msg);
@@ -306,6 +368,23 @@ conn_break(SimNet *net, SimNodeId a, SimNodeId b)
         conn->conn_state = CONN_BROKEN;
 }
 
+/* `closer` closes a connection on which it sent held messages still in
+ * flight: they, and what it sent behind them, are delivered in order before
+ * the FIN. Returns the last one's arrival, or 0. */
+static gint64
+holding_close_gracefully(SimNet *net, SimNodeId closer, SimNodeId peer, guint32 generation)
+{
+    gint64 last_ns = 0;
+    for (guint i = 0; i < net->holding->len; i++) {
+        Holding *h = &g_array_index(net->holding, Holding, i);
+        if (h->msg->from != closer || h->msg->to != peer || h->msg->conn_generation != generation)
+            continue;
+        h->graceful = TRUE;
+        last_ns = MAX(last_ns, link_at(net, closer, peer)->hold_arrival_ns);
+    }
+    return last_ns;
+}
+
 /* `closer` ends the connection; the peer hears a FIN if the path is open. */
 static void
 conn_close(SimNet *net, SimNodeId closer, SimNodeId peer)
@@ -321,7 +400,13 @@ conn_close(SimNet *net, SimNodeId closer, SimNodeId peer)
         return;
     }
     conn->conn_state = CONN_CLOSED;
-    notice_send(net, peer, closer, SIM_DISCONNECT_CLOSED, one_way_ns(net, closer, peer));
+    gint64 fin_ns = one_way_ns(net, closer, peer);
+    gint64 held_last_ns = net->holding->len > 0
+                              ? holding_close_gracefully(net, closer, peer, conn->conn_generation)
+                              : 0;
+    /* The FIN follows the data sent before it (TCP's order). */
+    fin_ns = MAX(fin_ns, held_last_ns - sim_now_ns(net->world));
+    notice_send(net, peer, closer, SIM_DISCONNECT_CLOSED, fin_ns);
 }
 
 void
@@ -349,7 +434,9 @@ deliver(void *ctx, void *arg, guint64 arg_u64)
     SimMsg *msg = arg;
     (void)arg_u64;
     Link *conn = conn_at(net, msg->from, msg->to);
-    if (conn->conn_state != CONN_OPEN || conn->conn_generation != msg->conn_generation) {
+    gboolean graceful = holding_forget(net, msg);
+    if (!graceful &&
+        (conn->conn_state != CONN_OPEN || conn->conn_generation != msg->conn_generation)) {
         drop(net, msg, SIM_DROP_BROKEN);
         return;
     }
@@ -417,9 +504,11 @@ apply_faults(SimNet *net, Link *link, SimNodeId from, SimNodeId to, gint64 *extr
     return TRUE;
 }
 
+/* When a message sent now arrives; `held` when it is held or waits behind a
+ * held message on its connection (of generation `generation`). */
 static gint64
 arrival_time(SimNet *net, Link *link, SimNodeId from, SimNodeId to, guint32 size_bytes,
-             gint64 extra_ns, gint64 bandwidth_bytes_per_s)
+             gint64 extra_ns, gint64 bandwidth_bytes_per_s, gboolean held, guint32 generation)
 {
     gint64 now = sim_now_ns(net->world);
     gint64 departure = now;
@@ -432,7 +521,14 @@ arrival_time(SimNet *net, Link *link, SimNodeId from, SimNodeId to, guint32 size
                          ? (gint64)link->latency.a
                          : sim_dist_sample(&link->latency, link_rng(net, from, to));
     gint64 arrival = MAX(departure + latency + extra_ns, link->arrival_last_ns);
-    link->arrival_last_ns = arrival;
+    if (!held) {
+        link->arrival_last_ns = arrival;
+        return arrival;
+    }
+    if (link->hold_generation == generation)
+        arrival = MAX(arrival, link->hold_arrival_ns);
+    link->hold_generation = generation;
+    link->hold_arrival_ns = arrival;
     return arrival;
 }
 
@@ -589,6 +685,40 @@ msg_clone(const SimMsg *msg)
     return g_memdup2(msg, msg->size_of);
 }
 
+/* The hold of the first rule that matches the message, consuming it; 0 when
+ * none does. */
+static gint64
+hold_match(SimNet *net, const SimMsg *msg)
+{
+    for (guint i = 0; i < net->hold_rules->len; i++) {
+        HoldRule *rule = &g_array_index(net->hold_rules, HoldRule, i);
+        if (rule->from != msg->from || rule->type != msg->type ||
+            (rule->to != SIM_NODE_NONE && rule->to != msg->to))
+            continue;
+        gint64 hold_ns = rule->hold_ns;
+        if (--rule->remaining == 0)
+            g_array_remove_index(net->hold_rules, i);
+        return hold_ns;
+    }
+    return 0;
+}
+
+static void
+holding_add(SimNet *net, SimMsg *msg)
+{
+    KSIM_ASSERT(net->holding->len < SIM_NET_HOLDS_MAX);
+    Holding h = {msg, FALSE};
+    g_array_append_val(net->holding, h);
+}
+
+/* Whether a message sent now on the link's connection waits behind a held
+ * one. */
+static gboolean
+behind_hold(const SimNet *net, const Link *link, guint32 generation)
+{
+    return link->hold_generation == generation && link->hold_arrival_ns > sim_now_ns(net->world);
+}
+
 static void
 schedule_delivery(SimNet *net, SimMsg *msg, gint64 arrival_ns)
 {
@@ -624,15 +754,24 @@ sim_net_send(SimNet *net, SimNodeId from, SimNodeId to, SimMsg *msg)
     SimMsg *copy = duplicate ? msg_clone(msg) : NULL;
     if (duplicate && copy == NULL)
         trace(net, SIM_TRACE_DUPLICATE, to, from, msg->type, G_MAXUINT64);
+    gint64 hold_ns = net->hold_rules->len > 0 ? hold_match(net, msg) : 0;
+    gboolean held = hold_ns > 0 || behind_hold(net, link, msg->conn_generation);
+    if (hold_ns > 0)
+        SIM_MARK(net->world, message_held);
+    if (held)
+        holding_add(net, msg);
     schedule_delivery(net, msg,
                       arrival_time(net, link, from, to, msg->size_bytes,
-                                   extra_ns + effect.extra_ns, effect.bandwidth_bytes_per_s));
+                                   extra_ns + effect.extra_ns + hold_ns,
+                                   effect.bandwidth_bytes_per_s, held, msg->conn_generation));
     if (copy != NULL) {
         net->duplicated++;
         trace(net, SIM_TRACE_DUPLICATE, to, from, copy->type, copy->size_bytes);
+        if (held)
+            holding_add(net, copy);
         schedule_delivery(net, copy,
                           arrival_time(net, link, from, to, copy->size_bytes, 0,
-                                       effect.bandwidth_bytes_per_s));
+                                       effect.bandwidth_bytes_per_s, held, copy->conn_generation));
     }
 }
 
@@ -722,6 +861,7 @@ sim_net_heal(SimNet *net)
         }
     }
     g_array_set_size(net->impairs, 0);
+    g_array_set_size(net->hold_rules, 0);
     for (SimNodeId a = 0; a < net->n_nodes; a++) {
         for (SimNodeId b = a + 1; b < net->n_nodes; b++)
             resets_after_heal(net, a, b);
@@ -750,6 +890,27 @@ sim_net_duplicate_next(SimNet *net, SimNodeId from, SimNodeId to, guint count)
 {
     trace(net, SIM_TRACE_FAULT, from, to, SIM_FAULT_DUPLICATE, count);
     link_at(net, from, to)->duplicate_next += count;
+}
+
+void
+sim_net_hold_next(SimNet *net, SimNodeId from, SimNodeId to, guint32 type, guint count,
+                  gint64 hold_ns)
+{
+    KSIM_ASSERT(hold_ns > 0);
+    KSIM_ASSERT(from < net->n_nodes);
+    KSIM_ASSERT(to == SIM_NODE_NONE || to < net->n_nodes);
+    KSIM_ASSERT(net->hold_rules->len < SIM_NET_HOLDS_MAX);
+    trace(net, SIM_TRACE_FAULT, from, to, SIM_FAULT_HOLD, (guint64)hold_ns);
+    if (count == 0)
+        return;
+    HoldRule rule = {from, to, type, count, hold_ns};
+    g_array_append_val(net->hold_rules, rule);
+}
+
+guint
+sim_net_holding(const SimNet *net)
+{
+    return net->holding->len;
 }
 
 void
@@ -836,6 +997,10 @@ sim_net_check_invariants(const SimNet *net)
     for (guint i = 1; i < net->impairs->len; i++)
         KSIM_ASSERT(g_array_index(net->impairs, Impair, i - 1).id <
                     g_array_index(net->impairs, Impair, i).id);
+    KSIM_ASSERT(net->hold_rules->len <= SIM_NET_HOLDS_MAX);
+    KSIM_ASSERT(net->holding->len <= SIM_NET_HOLDS_MAX);
+    for (guint i = 0; i < net->hold_rules->len; i++)
+        KSIM_ASSERT(g_array_index(net->hold_rules, HoldRule, i).remaining > 0);
 }
 
 const char *
@@ -859,6 +1024,7 @@ sim_net_fault_name(guint kind)
         [SIM_FAULT_LOSS_RATIO] = "loss_ratio", [SIM_FAULT_DISK_SLOW] = "disk_slow",
         [SIM_FAULT_DISK_FULL] = "disk_full", [SIM_FAULT_CLOCK] = "clock",
         [SIM_FAULT_IMPAIR] = "impair",       [SIM_FAULT_IMPAIR_END] = "impair_end",
+        [SIM_FAULT_HOLD] = "hold",
     };
     return kind < G_N_ELEMENTS(names) ? names[kind] : NULL;
 }

@@ -28,7 +28,8 @@
  * Faults injected: partitions into groups, one-way partitions (a cut in one
  * direction breaks the connection, since TCP needs both), isolating a node,
  * heal; and explicit single-message faults on a directed link: lose, delay or
- * duplicate the next N messages, or a loss ratio. A paused node's kernel still
+ * duplicate the next N messages, or a loss ratio; hold the next N messages of
+ * one type (sim_net_hold_next). A paused node's kernel still
  * receives: deliveries to it are held until it resumes.
  *
  * Impairments (sim_net_impair ... sim_net_impair_end): a directed link's path
@@ -108,6 +109,7 @@ typedef enum {
     SIM_FAULT_CLOCK,      /* a node's wall clock stepped; b = the step in ns (two's complement) */
     SIM_FAULT_IMPAIR,     /* a link impairment began; b = its id */
     SIM_FAULT_IMPAIR_END, /* a link impairment ended; b = its id */
+    SIM_FAULT_HOLD,       /* the next messages of one type will be held; b = the hold in ns */
 } SimFaultKind;
 
 /* "partition", "broken", ... for a drop reason; "partition", "heal", ...
@@ -154,6 +156,28 @@ void sim_net_heal(SimNet *net);
 void sim_net_lose_next(SimNet *net, SimNodeId from, SimNodeId to, guint count);
 void sim_net_delay_next(SimNet *net, SimNodeId from, SimNodeId to, guint count, gint64 extra_ns);
 void sim_net_duplicate_next(SimNet *net, SimNodeId from, SimNodeId to, guint count);
+/* Holds the next `count` messages of `type` that `from` sends to `to`
+ * (SIM_NODE_NONE: to any node) in flight for `hold_ns` more than their link
+ * takes: a request stuck on its path (a router's queue, a path that lost it
+ * until a late retransmission) while the sender's kernel has handed it off.
+ * TCP's order holds: whatever the sender sends after it on that connection
+ * waits behind it (head-of-line blocking). A sender that gives up and closes
+ * the connection meanwhile (a client's request.timeout.ms) closes it
+ * gracefully: what it had sent, the held message first, still reaches the
+ * peer in order, and only then its FIN (the receiver processes requests it
+ * had read before the FIN, as Kafka's Selector does for a closing channel).
+ * So a client that retried on a new connection can see its old request
+ * arrive after the new one. A broken connection (a partition, a power loss)
+ * or a crash of either end loses held messages as any other. Traced as a
+ * fault of kind SIM_FAULT_HOLD when armed; cleared, if not yet used, by
+ * sim_net_heal. */
+void sim_net_hold_next(SimNet *net, SimNodeId from, SimNodeId to, guint32 type, guint count,
+                       gint64 hold_ns);
+/* Messages held, or waiting behind a held one, still in flight. */
+guint sim_net_holding(const SimNet *net);
+/* At most this many hold rules and messages held at once. */
+#define SIM_NET_HOLDS_MAX 65536u
+
 /* Loses each message with probability numerator/denominator (0 stops). */
 void sim_net_set_loss(SimNet *net, SimNodeId from, SimNodeId to, guint64 numerator,
                       guint64 denominator);

@@ -122,6 +122,29 @@ expect 2 "unclean.recovery.manager.enabled: the unclean recovery manager (KIP-96
 expect 2 "unclean.recovery.manager.enabled: 'maybe'" -- \
   check "$data/../../../scenarios/unclean-recovery.ini" --set unclean.recovery.manager.enabled=maybe
 expect 2 "controllers" -- check "$data/example.ini" --set controllers=0
+# KIP-890: transaction.version is a KRaft feature level from 0 to 2; the hold
+# fault needs a request type it knows and a hold time.
+late="$data/../../../scenarios/late-transaction-requests.ini"
+expect 2 "transaction.version is a KRaft feature level" -- \
+  check "$late" --set metadata.mode=zookeeper
+expect 2 "transaction.version: '3' is out of range" -- check "$late" --set transaction.version=3
+expect 2 "transaction.partition.verification.enable: 'sometimes'" -- \
+  check "$late" --set transaction.partition.verification.enable=sometimes
+hold_fault() {
+  printf '[scenario]\nduration = 20s\n[cluster]\nbrokers = 3\n[topic t]\npartitions = 1\n[producer p]\ntopic = t\n[fault f]\nat = 5s\naction = hold\ntarget = producer:p\n%b' "$1" > "$out-hold.ini"
+}
+hold_fault 'message = Frobnicate\ndelay = 1s\n'
+expect 2 "hold.ini:13: \\[fault f\\] message: 'Frobnicate'" -- check "$out-hold.ini"
+hold_fault 'delay = 1s\n'
+expect 2 "\\[fault f\\] message: is required by action 'hold'" -- check "$out-hold.ini"
+hold_fault 'message = EndTxn\n'
+expect 2 "\\[fault f\\] delay: is required by action 'hold'" -- check "$out-hold.ini"
+hold_fault 'message = EndTxn\ndelay = 0s\n'
+expect 2 "\\[fault f\\] delay: '0s' is out of range" -- check "$out-hold.ini"
+hold_fault 'message = Produce\ndelay = 1s\ncount = 0\n'
+expect 2 "\\[fault f\\] count: '0' is out of range" -- check "$out-hold.ini"
+hold_fault 'message = Produce\ndelay = 1s\nto = broker:1\ncount = 2\n'
+expect 0 "is valid" -- check "$out-hold.ini"
 # controller:N names a KRaft controller by node.id, only in KRaft mode.
 kraft_target() {
   printf '[scenario]\nduration = 20s\n[cluster]\nbrokers = 3\nmetadata.mode = %s\n[topic t]\npartitions = 1\n[producer p]\ntopic = t\n[fault f]\nat = 5s\naction = crash\ntarget = %s\n' "$1" "$2" > "$out-kraft.ini"

@@ -244,6 +244,47 @@ test_checker_txn_counts_resumed(void **state)
 }
 
 static void
+test_checker_txn_hanging(void **state)
+{
+    /* Goal: a leader whose oldest open transaction has been open longer than
+     * its transaction.max.timeout.ms at the end is a hanging transaction;
+     * one open a shorter time, a follower's, or an offline replica's is
+     * not; the longest open time is kept either way. */
+    (void)state;
+    Build b;
+    build_init(&b);
+    guint64 aborted;
+    clean_story(&b, &aborted);
+    History *h = build_finish(&b);
+    static const struct {
+        gboolean leader;
+        gboolean online;
+        gint64 open_ms;
+    } replicas[] = {
+        {TRUE, TRUE, 20000},  /* hanging */
+        {TRUE, TRUE, 14999},  /* open, not past the maximum */
+        {FALSE, TRUE, 90000}, /* a follower's view */
+        {TRUE, FALSE, 90000}, /* its broker is down */
+        {TRUE, TRUE, -1},     /* nothing open */
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(replicas); i++) {
+        HistoryReplica replica = {0};
+        replica.partition = (gint32)(10 + i);
+        replica.broker = 2;
+        replica.is_leader = replicas[i].leader;
+        replica.online = replicas[i].online;
+        replica.txn_open_ms = replicas[i].open_ms;
+        replica.txn_max_timeout_ms = 15000;
+        replica.records = g_array_new(FALSE, TRUE, sizeof(HistoryRecord));
+        history_add_replica(h, &replica);
+    }
+    Checked c = check(h);
+    assert_int_equal(checker_txn_counts(c.txn)->hanging, 1);
+    assert_int_equal(checker_txn_counts(c.txn)->open_ms_max, 20000);
+    checked_free(&c, h);
+}
+
+static void
 test_checker_txn_no_transactions(void **state)
 {
     /* Goal: a history without transactions costs nothing and finds nothing. */
@@ -541,6 +582,7 @@ main(void)
         cmocka_unit_test(test_checker_txn_internal_order),
         cmocka_unit_test(test_checker_txn_pipeline_at_least_once),
         cmocka_unit_test(test_checker_txn_pipeline_exactly_once),
+        cmocka_unit_test(test_checker_txn_hanging),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * Unit tests for sim_net: FIFO per connection under jitter, latency and
  * bandwidth, partitions (groups, one-way, isolate) and heal, broken
  * connections and how their endpoints learn of them (CLOSED, RESET, nothing),
- * sim_net_close, single-message faults, pause, and the counters. Every test
+ * sim_net_close, single-message faults, holding one message past its
+ * sender's close, pause, and the counters. Every test
  * runs a real world; the network's invariants are checked after every event.
  */
 #include "sim_net.h"
@@ -1002,6 +1003,106 @@ test_sim_net_counters_balance(void **state)
     assert_int_equal(received(fx, 2)->len, 7);
 }
 
+
+/* ---- holding one message ---- */
+
+enum { HELD_TYPE = 7 };
+
+static void
+send_typed(Fixture *fx, SimNodeId from, SimNodeId to, guint32 type, guint32 tag)
+{
+    TestMsg *msg = msg_new(tag, 100);
+    msg->header.type = type;
+    sim_net_send(fx->net, from, to, &msg->header);
+}
+
+static void
+test_sim_net_hold_next_keeps_order(void **state)
+{
+    /* Goal: hold_next holds only the next message of its type from its
+     * sender, for the hold on top of the link's latency; what follows on the
+     * connection waits behind it (TCP's order), and a later message of the
+     * type, the hold used up, is not held. */
+    Fixture *fx = *state;
+    sim_net_hold_next(fx->net, 0, SIM_NODE_NONE, HELD_TYPE, 1, 5 * MS);
+    send_typed(fx, 0, 1, 0, 1);
+    send_typed(fx, 0, 1, HELD_TYPE, 2);
+    send_typed(fx, 0, 1, 0, 3);
+    send_typed(fx, 2, 1, HELD_TYPE, 4); /* another sender: not held */
+    assert_int_equal(sim_net_holding(fx->net), 2);
+    run_to(fx, 10 * MS);
+    send_typed(fx, 0, 1, HELD_TYPE, 5);
+    run_to(fx, 20 * MS);
+    static const Entry at_1[] = {
+        {1 * MS, 0, 1}, {1 * MS, 2, 4}, {6 * MS, 0, 2}, {6 * MS, 0, 3}, {11 * MS, 0, 5}};
+    assert_entries(received(fx, 1), at_1, 5);
+    assert_int_equal(sim_net_holding(fx->net), 0);
+    assert_counters(fx, 5, 5, 0);
+}
+
+static void
+test_sim_net_hold_survives_sender_close(void **state)
+{
+    /* Goal: a sender that closes its connection while a message of it is
+     * held (a client's request timeout) closes it gracefully: the held
+     * message still arrives, after what the sender sent meanwhile on its new
+     * connection, and the FIN follows the held message. */
+    Fixture *fx = *state;
+    open_connection(fx, 0, 1); /* now = 10ms */
+    sim_net_hold_next(fx->net, 0, 1, HELD_TYPE, 1, 20 * MS);
+    send_typed(fx, 0, 1, HELD_TYPE, 1); /* due at 31ms */
+    run_to(fx, 13 * MS);
+    sim_net_close(fx->net, 0, 1);
+    send_typed(fx, 0, 1, HELD_TYPE, 2); /* the retry, on a new connection */
+    run_to(fx, 40 * MS);
+    static const Entry at_1[] = {{1 * MS, 0, 1000}, {14 * MS, 0, 2}, {31 * MS, 0, 1}};
+    assert_entries(received(fx, 1), at_1, 3);
+    /* The FIN was for the old connection, which a new one replaced. */
+    assert_int_equal(disconnects(fx, 1)->len, 0);
+    assert_counters(fx, 3, 3, 0);
+}
+
+static void
+test_sim_net_hold_fin_follows_held_message(void **state)
+{
+    /* Goal: when the closer does not reconnect, the peer learns CLOSED only
+     * after the held message, not one latency after the close. */
+    Fixture *fx = *state;
+    open_connection(fx, 0, 1); /* now = 10ms */
+    sim_net_hold_next(fx->net, 0, 1, HELD_TYPE, 1, 20 * MS);
+    send_typed(fx, 0, 1, HELD_TYPE, 1); /* due at 31ms */
+    run_to(fx, 13 * MS);
+    sim_net_close(fx->net, 0, 1);
+    run_to(fx, 40 * MS);
+    static const Entry at_1[] = {{1 * MS, 0, 1000}, {31 * MS, 0, 1}};
+    assert_entries(received(fx, 1), at_1, 2);
+    static const Entry closed[] = {{31 * MS, 0, SIM_DISCONNECT_CLOSED}};
+    assert_entries(disconnects(fx, 1), closed, 1);
+}
+
+static void
+test_sim_net_hold_lost_when_connection_breaks(void **state)
+{
+    /* Goal: a held message is lost like any other when its connection
+     * breaks (a partition) or its receiver closes it: only a graceful close
+     * by its sender lets it through. */
+    Fixture *fx = *state;
+    open_connection(fx, 0, 1);
+    open_connection(fx, 0, 2); /* now = 20ms */
+    sim_net_hold_next(fx->net, 0, SIM_NODE_NONE, HELD_TYPE, 2, 20 * MS);
+    send_typed(fx, 0, 1, HELD_TYPE, 1);
+    send_typed(fx, 0, 2, HELD_TYPE, 2);
+    run_to(fx, 22 * MS);
+    guint groups[NODES] = {0, 1, 0, 0};
+    sim_net_partition(fx->net, groups, NODES);
+    sim_net_close(fx->net, 2, 0);
+    run_to(fx, 60 * MS);
+    assert_int_equal(received(fx, 1)->len, 1);
+    assert_int_equal(received(fx, 2)->len, 1);
+    assert_int_equal(sim_net_holding(fx->net), 0);
+    assert_counters(fx, 4, 2, 2);
+}
+
 #define NET_TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int
@@ -1035,6 +1136,10 @@ main(void)
         NET_TEST(test_sim_net_paused_receiver_gets_messages_on_resume),
         NET_TEST(test_sim_net_crash_drops_messages_to_crashed_node),
         NET_TEST(test_sim_net_counters_balance),
+        NET_TEST(test_sim_net_hold_next_keeps_order),
+        NET_TEST(test_sim_net_hold_survives_sender_close),
+        NET_TEST(test_sim_net_hold_fin_follows_held_message),
+        NET_TEST(test_sim_net_hold_lost_when_connection_breaks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,10 @@
  * state across a restart. A raw client node (the probe) sends single
  * InitProducerId, AddPartitionsToTxn and EndTxn requests: an old epoch is
  * fenced after an InitProducerId bump, and a transaction being completed
- * answers CONCURRENT_TRANSACTIONS.
+ * answers CONCURRENT_TRANSACTIONS. KIP-890: the coordinator's verification,
+ * a late batch appended (hanging) without the leader's verification and
+ * refused with it, and transaction version 2's epoch bump per transaction,
+ * which fences a late EndTxn that version 0 lets commit the next transaction.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,6 +61,7 @@ typedef struct {
     guint64 counter;
     guint acked;
     guint failed;
+    gint32 transaction_version; /* the cluster's, which its producers use */
 } Fixture;
 
 static void
@@ -82,7 +86,21 @@ run_for(Fixture *f, gint64 ns)
  * (replication factor 3), __transaction_state of TXN_PARTITIONS partitions
  * and timed-out transactions checked every 500 ms. */
 static Fixture *
+fixture_new_kip890(guint64 seed, guint partitions, gboolean verification,
+                   gint32 transaction_version);
+
+static Fixture *
 fixture_new(guint64 seed, guint partitions)
+{
+    return fixture_new_kip890(seed, partitions, FALSE, 0);
+}
+
+/* As fixture_new, with the brokers' transaction.partition.verification.enable
+ * and the cluster's transaction.version (which add_producer's producers
+ * use too). */
+static Fixture *
+fixture_new_kip890(guint64 seed, guint partitions, gboolean verification,
+                   gint32 transaction_version)
 {
     Fixture *f = g_new0(Fixture, 1);
     f->world = sim_world_new(seed);
@@ -94,6 +112,9 @@ fixture_new(guint64 seed, guint partitions)
     config.broker.offsets_topic_num_partitions = 3;
     config.broker.transaction_state_log_num_partitions = TXN_PARTITIONS;
     config.broker.transaction_abort_timed_out_transaction_cleanup_interval_ms = 500;
+    config.broker.transaction_partition_verification_enable = verification;
+    config.transaction_version = transaction_version;
+    f->transaction_version = transaction_version;
     f->cluster = cluster_new(f->world, &config, f->history);
     sim_world_set_after_event(f->world, check_after_event, f);
     GError *error = NULL;
@@ -127,6 +148,7 @@ add_producer(Fixture *f, const char *transactional_id, gint64 timeout_ms)
     producer_config_set_transactional_id(&config, transactional_id);
     if (timeout_ms > 0)
         config.transaction_timeout_ms = timeout_ms;
+    config.transaction_version = f->transaction_version;
     assert_true(producer_config_validate(&config, NULL));
     g_autofree char *name = g_strdup_printf("producer-%u", f->n_producers);
     Producer *producer =
@@ -345,6 +367,8 @@ read_txn_answer(Probe *probe, const SimMsg *msg)
 {
     if (msg->type == KMSG_INIT_PRODUCER_ID_RESPONSE)
         probe->error = ((const KInitProducerIdMessage *)msg)->error;
+    else if (msg->type == KMSG_PRODUCE_RESPONSE)
+        probe->error = ((const KProduceResponse *)msg)->error;
     else if (msg->type == KMSG_ADD_PARTITIONS_TO_TXN_RESPONSE || msg->type == KMSG_END_TXN_RESPONSE)
         probe->error = ((const KTxnMessage *)msg)->error;
     else
@@ -1022,6 +1046,250 @@ test_txn_concurrent_transactions_while_completing(void **unused)
     fixture_free(f);
 }
 
+
+/* ---- KIP-890 ---- */
+
+/* A request of transaction version `version` for TXN_ID as (producer_id,
+ * epoch): AddPartitionsToTxn of TOPIC-`partition` (verifyOnly with
+ * `verify_only`, as a leader sends it), or EndTxn (`commit`). */
+static KafkaError
+probe_txn_v(Probe *probe, Fixture *f, Broker *coordinator, KafkaMsgType type, gint64 producer_id,
+            gint16 epoch, gint8 version, gboolean verify_only, gint32 partition, gboolean commit)
+{
+    KTxnMessage *request = kproto_new(type);
+    request->correlation_id = probe_correlation_next(probe);
+    g_strlcpy(request->transactional_id, TXN_ID, sizeof request->transactional_id);
+    request->producer_id = producer_id;
+    request->producer_epoch = epoch;
+    request->committed = commit;
+    request->transaction_version = version;
+    request->verify_only = verify_only;
+    if (type == KMSG_ADD_PARTITIONS_TO_TXN_REQUEST) {
+        KTopicPartition tp;
+        ktp_set(&tp, TOPIC, partition);
+        g_array_append_val(request->partitions, tp);
+    }
+    return probe_ask(probe, f, coordinator, &request->base);
+}
+
+/* Kafka's handleVerifyPartitionsInTransaction: a partition of the ongoing
+ * transaction verifies, one outside it or after the transaction ended is
+ * INVALID_TXN_STATE (Kafka's TRANSACTION_ABORTABLE as the leader passes it
+ * on), an older epoch is fenced. */
+static void
+test_txn_verify_partition_in_transaction(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(50, 2);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    init_ok(f, producer);
+    Broker *coordinator = txn_coordinator(f, TXN_ID);
+    assert_non_null(coordinator);
+    Probe probe;
+    probe_init(&probe, f->world, read_txn_answer);
+    gint64 pid = producer_id(producer);
+    gint16 epoch = producer_epoch(producer);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    f->counter = 1; /* round robin over one partition from 0: partition 0 */
+    send_many(f, producer, 1, 1);
+    run_for(f, 1 * SIM_NS_PER_S);
+    KafkaMsgType add = KMSG_ADD_PARTITIONS_TO_TXN_REQUEST;
+    assert_int_equal(probe_txn_v(&probe, f, coordinator, add, pid, epoch, 0, TRUE, 0, FALSE),
+                     KAFKA_ERROR_NONE);
+    assert_int_equal(probe_txn_v(&probe, f, coordinator, add, pid, epoch, 0, TRUE, 1, FALSE),
+                     KAFKA_ERROR_INVALID_TXN_STATE);
+    assert_int_equal(probe_txn_v(&probe, f, coordinator, add, pid, epoch - 1, 0, TRUE, 0, FALSE),
+                     KAFKA_ERROR_PRODUCER_FENCED);
+    /* Verification adds nothing. */
+    TxnCoordInfo info;
+    txn_coord_describe(coordinator, TXN_ID, &info);
+    assert_int_equal(info.partitions, 1);
+    end_txn(f, producer, TRUE, KAFKA_ERROR_NONE);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(probe_txn_v(&probe, f, coordinator, add, pid, epoch, 0, TRUE, 0, FALSE),
+                     KAFKA_ERROR_INVALID_TXN_STATE);
+    fixture_free(f);
+}
+
+/* A transactional batch of `producer` for TOPIC-0 with the sequence that
+ * follows its last one there, sent raw to the partition's leader, as a late
+ * Produce would arrive. */
+static KafkaError
+probe_late_batch(Probe *probe, Fixture *f, Producer *producer)
+{
+    Broker *leader = cluster_broker(f->cluster, cluster_leader(f->cluster, TOPIC, 0));
+    Plog *log = broker_partition_log(leader, TOPIC, 0);
+    gint16 epoch;
+    const GArray *batches = NULL;
+    assert_true(plog_producer_state_lookup(plog_producer_state(log), producer_id(producer),
+                                           &epoch, &batches));
+    assert_true(batches->len > 0);
+    KProduceRequest *request = kproto_new(KMSG_PRODUCE_REQUEST);
+    request->correlation_id = probe_correlation_next(probe);
+    ktp_set(&request->tp, TOPIC, 0);
+    request->acks = -1;
+    request->timeout_ms = 30000;
+    g_strlcpy(request->transactional_id, TXN_ID, sizeof request->transactional_id);
+    request->transaction_version = (gint8)f->transaction_version;
+    request->batch = plog_batch_new();
+    request->batch->producer_id = producer_id(producer);
+    request->batch->producer_epoch = producer_epoch(producer);
+    request->batch->base_sequence =
+        g_array_index(batches, PlogProducerBatchInfo, batches->len - 1).last_sequence + 1;
+    request->batch->attributes = PLOG_BATCH_TRANSACTIONAL;
+    plog_batch_add_record(request->batch, 0, HISTORY_VALUE(99, 1), RECORD_BYTES);
+    kproto_update_size(&request->base);
+    return probe_request(probe, f->world, broker_node(leader), &request->base,
+                         50 * SIM_NS_PER_US);
+}
+
+/* A batch that arrives after its transaction was committed: without
+ * verification the leader appends it and it opens a transaction no marker
+ * will close (the LSO held: a hanging transaction); with
+ * transaction.partition.verification.enable the coordinator says the
+ * partition is not in an ongoing transaction and the leader refuses it with
+ * INVALID_TXN_STATE. */
+static void
+late_batch_after_commit(gboolean verification, KafkaError expected, guint open_expected)
+{
+    Fixture *f = fixture_new_kip890(51, 1, verification, 0);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    init_ok(f, producer);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 3, 1);
+    end_txn(f, producer, TRUE, KAFKA_ERROR_NONE);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(leader_info(f, 0).open_transactions, 0);
+    Probe probe;
+    probe_init(&probe, f->world, read_txn_answer);
+    assert_int_equal(probe_late_batch(&probe, f, producer), expected);
+    run_for(f, 1 * SIM_NS_PER_S);
+    BrokerPartitionInfo info = leader_info(f, 0);
+    assert_int_equal(info.open_transactions, open_expected);
+    if (open_expected > 0)
+        assert_true(info.lso < info.hw);
+    fixture_free(f);
+}
+
+static void
+test_txn_late_batch_hangs_without_verification(void **unused)
+{
+    (void)unused;
+    late_batch_after_commit(FALSE, KAFKA_ERROR_NONE, 1);
+}
+
+static void
+test_txn_late_batch_refused_by_verification(void **unused)
+{
+    (void)unused;
+    late_batch_after_commit(TRUE, KAFKA_ERROR_INVALID_TXN_STATE, 0);
+}
+
+/* A delayed EndTxn(commit) of an earlier transaction, same epoch, reaching
+ * the coordinator during the next one: transaction version 0 commits that
+ * one early; version 2 bumped the epoch at the first commit, so it is
+ * fenced, and the producer's own commit of the second goes through. */
+static void
+late_end_txn(gint32 version)
+{
+    Fixture *f = fixture_new_kip890(52, 1, version >= 2, version);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    init_ok(f, producer);
+    Broker *coordinator = txn_coordinator(f, TXN_ID);
+    assert_non_null(coordinator);
+    gint64 pid = producer_id(producer);
+    gint16 first_epoch = producer_epoch(producer);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 2, 1);
+    end_txn(f, producer, TRUE, KAFKA_ERROR_NONE);
+    /* Version 2: the EndTxn response carried the bumped epoch. */
+    assert_int_equal(producer_epoch(producer), version >= 2 ? first_epoch + 1 : first_epoch);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 2, 1);
+    run_for(f, 1 * SIM_NS_PER_S);
+    TxnCoordInfo info;
+    txn_coord_describe(coordinator, TXN_ID, &info);
+    assert_int_equal(info.state, TXN_STATE_ONGOING);
+    /* Version 2 added the partition through the produce (the leader's add). */
+    assert_int_equal(info.partitions, 1);
+    Probe probe;
+    probe_init(&probe, f->world, read_txn_answer);
+    KafkaError late = probe_txn_v(&probe, f, coordinator, KMSG_END_TXN_REQUEST, pid, first_epoch,
+                                  (gint8)version, FALSE, 0, TRUE);
+    run_for(f, 1 * SIM_NS_PER_S);
+    txn_coord_describe(coordinator, TXN_ID, &info);
+    if (version >= 2) {
+        assert_int_equal(late, KAFKA_ERROR_PRODUCER_FENCED);
+        assert_int_equal(info.state, TXN_STATE_ONGOING);
+        end_txn(f, producer, TRUE, KAFKA_ERROR_NONE);
+        assert_int_equal(producer_epoch(producer), first_epoch + 2);
+        /* A retry of that EndTxn (its epoch, one below) succeeds. */
+        assert_int_equal(probe_txn_v(&probe, f, coordinator, KMSG_END_TXN_REQUEST, pid,
+                                     (gint16)(first_epoch + 1), 2, FALSE, 0, TRUE),
+                         KAFKA_ERROR_NONE);
+    } else {
+        /* The second transaction was committed behind its producer's back. */
+        assert_int_equal(late, KAFKA_ERROR_NONE);
+        assert_int_equal(info.state, TXN_STATE_COMPLETE_COMMIT);
+    }
+    fixture_free(f);
+}
+
+static void
+test_txn_v0_late_end_txn_commits_next_transaction(void **unused)
+{
+    (void)unused;
+    late_end_txn(0);
+}
+
+static void
+test_txn_v2_late_end_txn_fenced_by_epoch_bump(void **unused)
+{
+    (void)unused;
+    late_end_txn(2);
+}
+
+/* Version 2: an abort bumps the epoch too, and closes the sequence gap of a
+ * failed batch without InitProducerId; an abort with nothing added at the
+ * coordinator still ends (and bumps). */
+static void
+test_txn_v2_abort_bumps_epoch(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new_kip890(53, 1, TRUE, 2);
+    Producer *producer = add_producer(f, TXN_ID, 0);
+    init_ok(f, producer);
+    gint16 epoch = producer_epoch(producer);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 2, 1);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(f->acked, 2);
+    end_txn(f, producer, FALSE, KAFKA_ERROR_NONE);
+    assert_int_equal(producer_epoch(producer), epoch + 1);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(markers_in(f, 0, FALSE), 1);
+    assert_int_equal(producer_begin_transaction(producer), KAFKA_ERROR_NONE);
+    send_many(f, producer, 2, 1);
+    end_txn(f, producer, TRUE, KAFKA_ERROR_NONE);
+    assert_int_equal(producer_epoch(producer), epoch + 2);
+    assert_int_equal(f->acked, 4);
+    /* Nothing open at the coordinator (the last transaction completed):
+     * a version 2 abort of the current epoch bumps and completes. */
+    Broker *coordinator = txn_coordinator(f, TXN_ID);
+    Probe probe;
+    probe_init(&probe, f->world, read_txn_answer);
+    assert_int_equal(probe_txn_v(&probe, f, coordinator, KMSG_END_TXN_REQUEST,
+                                 producer_id(producer), (gint16)(epoch + 2), 2, FALSE, 0, FALSE),
+                     KAFKA_ERROR_NONE);
+    run_for(f, 1 * SIM_NS_PER_S);
+    TxnCoordInfo info;
+    txn_coord_describe(coordinator, TXN_ID, &info);
+    assert_int_equal(info.state, TXN_STATE_COMPLETE_ABORT);
+    assert_int_equal(info.producer_epoch, epoch + 3);
+    fixture_free(f);
+}
+
 int
 main(void)
 {
@@ -1039,6 +1307,12 @@ main(void)
         cmocka_unit_test(test_txn_offsets_commit_with_transaction),
         cmocka_unit_test(test_txn_old_epoch_fenced_after_init_bump),
         cmocka_unit_test(test_txn_concurrent_transactions_while_completing),
+        cmocka_unit_test(test_txn_verify_partition_in_transaction),
+        cmocka_unit_test(test_txn_late_batch_hangs_without_verification),
+        cmocka_unit_test(test_txn_late_batch_refused_by_verification),
+        cmocka_unit_test(test_txn_v0_late_end_txn_commits_next_transaction),
+        cmocka_unit_test(test_txn_v2_late_end_txn_fenced_by_epoch_bump),
+        cmocka_unit_test(test_txn_v2_abort_bumps_epoch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -261,6 +261,7 @@ state_free(BrokerState *state)
     group_coord_free(state->groups);
     txn_coord_free(state->txns);
     replica_markers_state_free(state);
+    replica_verify_state_free(state);
     replica_state_free(state);
     producer_ids_free(state->producer_ids);
     zk_client_free(state->zk);
@@ -571,6 +572,9 @@ broker_dispatch(BrokerState *state, SimNodeId from, SimMsg *msg)
     case KMSG_WRITE_TXN_MARKERS_REQUEST:
         replica_handle_write_txn_markers(state, from, (const KTxnMarkersMessage *)msg);
         break;
+    case KMSG_ADD_PARTITIONS_TO_TXN_RESPONSE:
+        replica_verify_handle_response(state, from, (const KTxnMessage *)msg);
+        break;
     default:
         /* Late responses to a controller this broker no longer is. */
         break;
@@ -593,6 +597,7 @@ broker_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReaso
     if (state->controller != NULL)
         controller_peer_disconnected(state->controller, peer);
     replica_peer_disconnected(state, peer);
+    replica_verify_peer_disconnected(state, peer);
     txn_coord_peer_disconnected(state->txns, peer);
     request_channel_peer_disconnected(state->requests, peer);
 }
@@ -766,6 +771,7 @@ broker_start(Broker *broker)
     state->groups = group_coord_new(state->services);
     state->txns = txn_coord_new(state->services);
     replica_markers_state_init(state);
+    replica_verify_state_init(state);
     /* Logs first: Kafka's LogManager recovers every log before the broker
      * registers, and reads the HW checkpoint. */
     SimDisk *disk = sim_node_disk(broker->world, broker->node);
@@ -916,6 +922,11 @@ broker_partition_info(const Broker *broker, const char *topic, gint32 partition,
     info->hw = p->hw;
     info->lso = replica_last_stable_offset(p);
     info->open_transactions = plog_txn_state_ongoing_count(plog_txn_state(p->log));
+    gint64 first_offset, timestamp_ms;
+    info->txn_open_ms = -1;
+    if (plog_txn_state_oldest_open(plog_txn_state(p->log), &first_offset, &timestamp_ms))
+        info->txn_open_ms = MAX(broker_now_ms(broker) - timestamp_ms, 0);
+    info->txn_max_timeout_ms = broker->config.transaction_max_timeout_ms;
     info->n_isr = p->n_isr;
     memcpy(info->isr, p->isr, sizeof p->isr);
 }

@@ -86,6 +86,11 @@ typedef struct {
      * transaction); what read_committed consumers read below. */
     gint64 lso;
     guint open_transactions; /* producers with an open transaction in the log */
+    /* How long the oldest open transaction has been open, by this broker's
+     * clock against its first batch's timestamp (Kafka's find-hanging
+     * transactions tool reads the same from DescribeProducers); -1: none. */
+    gint64 txn_open_ms;
+    gint64 txn_max_timeout_ms; /* the broker's transaction.max.timeout.ms */
     guint n_isr;
     gint32 isr[KAFKA_REPLICAS_MAX];
 } BrokerPartitionInfo;

@@ -96,6 +96,14 @@ typedef struct {
     gint64 transaction_max_timeout_ms;
     /* transaction.abort.timed.out.transaction.cleanup.interval.ms */
     gint64 transaction_abort_timed_out_transaction_cleanup_interval_ms;
+    /* transaction.partition.verification.enable (KIP-890 part 1, Kafka
+     * 3.6+): a leader verifies a producer's first transactional batch with
+     * the transaction coordinator before it appends it. */
+    gboolean transaction_partition_verification_enable;
+    /* The cluster's finalized transaction.version feature level (KIP-890
+     * part 2 at 2: an epoch bump per transaction, partitions added by the
+     * leader's verification); set by the cluster, not from a broker key. */
+    gint32 transaction_version;
     PlogConfig log; /* the log.* keys */
 } BrokerConfig;
 

@@ -51,6 +51,7 @@ typedef struct BrokerState {
     gboolean internal_topic_requested[2];
     GPtrArray *pending_markers;       /* WriteTxnMarkers awaiting replication (replica_markers.c) */
     guint64 marker_next;
+    GPtrArray *pending_verifications; /* produce batches being verified (replica_verify.c) */
     guint64 controller_generation;    /* counts controllers this process started */
     GTree *metadata;                  /* KTopicPartition* -> KPartitionState* (owned) */
     GArray *live_brokers;             /* KBrokerEndpoint, sorted by id */

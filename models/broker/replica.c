@@ -442,4 +442,5 @@ replica_check_invariants(const BrokerState *state)
     replica_fetch_check_invariants(state);
     replica_fetcher_check_invariants(state);
     replica_markers_check_invariants(state);
+    replica_verify_check_invariants(state);
 }

@@ -175,4 +175,14 @@ void replica_handle_write_txn_markers(BrokerState *state, SimNodeId from,
 void replica_markers_state_init(BrokerState *state);
 void replica_markers_state_free(BrokerState *state);
 
+/* ---- transaction verification (replica_verify.c) ---- */
+
+/* An AddPartitionsToTxn answer to this broker's verification. */
+void replica_verify_handle_response(BrokerState *state, SimNodeId from,
+                                    const KTxnMessage *response);
+/* The connection to `peer` broke: its verifications fail. */
+void replica_verify_peer_disconnected(BrokerState *state, SimNodeId peer);
+void replica_verify_state_init(BrokerState *state);
+void replica_verify_state_free(BrokerState *state);
+
 #endif

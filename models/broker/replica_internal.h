@@ -99,6 +99,35 @@ void replica_produce_respond(BrokerState *state, SimNodeId client, gint32 correl
                              const KTopicPartition *tp, KafkaError error, gint64 base_offset,
                              gint64 log_start);
 
+/* What a produce's answer needs of its request. */
+typedef struct {
+    SimNodeId client;
+    gint32 correlation_id;
+    gint16 acks;
+    gint64 timeout_ms;
+    gint8 transaction_version; /* the client's (2: the leader adds the partition) */
+} ProduceAsk;
+
+/* The append of a produce whose verification with the transaction
+ * coordinator ended (replica_verify.c): `error` is the verification's, as a
+ * produce error, or NONE; `guard` the verification guard it holds. Takes
+ * `batch`. Leadership and min.insync.replicas are checked again, as Kafka's
+ * appendRecords does after its verification callback. */
+void replica_produce_verified(BrokerState *state, const KTopicPartition *tp, const ProduceAsk *ask,
+                              PlogBatch *batch, KafkaError error, guint64 guard);
+
+/* replica_verify.c */
+/* Whether the leader must verify this produce's batch with the transaction
+ * coordinator before appending it. */
+gboolean replica_verify_needed(const BrokerState *state, const Partition *p,
+                               const KProduceRequest *request);
+/* Starts the verification (it takes the request's batch); the append
+ * follows in replica_produce_verified. */
+void replica_verify_start(BrokerState *state, Partition *p, const ProduceAsk *ask,
+                          KProduceRequest *request);
+/* Asserts the pending verifications' invariants (replica_verify.c). */
+void replica_verify_check_invariants(const BrokerState *state);
+
 /* replica_isr.c */
 /* A follower that caught up with the HW (and this term's start) joins. */
 void replica_isr_maybe_expand(BrokerState *state, Partition *p, const RemoteReplica *remote);

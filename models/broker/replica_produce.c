@@ -3,9 +3,13 @@
  * ReplicaManager.appendRecords) — the checks (leadership, min.insync.replicas,
  * the idempotent producer's sequence), the append, and the answer: at once
  * for acks=0 and acks=1, or through the produce purgatory (replica_hw.c)
- * once the HW passes the batch for acks=-1. The coordinators' internal
- * appends (offset commits, transaction state, markers) take the same path
- * with acks=-1 and a callback in place of a client.
+ * once the HW passes the batch for acks=-1. A transactional producer's first
+ * batch in a partition may first be verified with its transaction
+ * coordinator (replica_verify.c, KIP-890), and is then appended only with
+ * the verification's guard (UnifiedLog's batchMissingRequiredVerification).
+ * The coordinators' internal appends (offset commits, transaction state,
+ * markers) take the same path with acks=-1 and a callback in place of a
+ * client.
  *
  * Stateless beyond the partition table and the purgatory it feeds.
  */
@@ -31,14 +35,42 @@ replica_produce_respond(BrokerState *state, SimNodeId client, gint32 correlation
 }
 
 
+/* Kafka's UnifiedLog.batchMissingRequiredVerification: a transactional data
+ * batch of a producer with no open transaction here is appended only with
+ * the guard of a verification this log still remembers for it (a marker or
+ * another first batch since then cleared it). Required when the broker
+ * verifies (transaction.partition.verification.enable) and for a client of
+ * transaction version 2, whose partitions only the verification adds. */
+static gboolean
+missing_verification(const BrokerState *state, const Partition *p, const ProduceAsk *ask,
+                     const PlogBatch *batch, guint64 guard)
+{
+    if (!state->broker->config.transaction_partition_verification_enable &&
+        ask->transaction_version < 2)
+        return FALSE;
+    if ((batch->attributes & PLOG_BATCH_TRANSACTIONAL) == 0 ||
+        (batch->attributes & PLOG_BATCH_CONTROL) != 0)
+        return FALSE;
+    const PlogTxnState *txns = plog_txn_state(p->log);
+    if (plog_txn_state_is_ongoing(txns, batch->producer_id))
+        return FALSE;
+    return guard == 0 || plog_txn_state_verification_guard(txns, batch->producer_id) != guard;
+}
+
+/* Kafka's analyzeAndValidateProducerState, in its order: a duplicate, then
+ * the verification guard, then the epoch and the sequence. */
 static KafkaError
-check_producer(Partition *p, const PlogBatch *batch, gint64 *duplicate_base)
+check_producer(const BrokerState *state, Partition *p, const ProduceAsk *ask,
+               const PlogBatch *batch, guint64 guard, gint64 *duplicate_base)
 {
     if (batch->producer_id < 0)
         return KAFKA_ERROR_NONE;
     PlogProducerVerdict verdict;
     plog_producer_check(p->log, batch->producer_id, batch->producer_epoch, batch->base_sequence,
                         batch->record_count, &verdict);
+    if (verdict.status != PLOG_PRODUCER_DUPLICATE &&
+        missing_verification(state, p, ask, batch, guard))
+        return KAFKA_ERROR_INVALID_TXN_STATE;
     switch (verdict.status) {
     case PLOG_PRODUCER_OK:
         return KAFKA_ERROR_NONE;
@@ -52,14 +84,6 @@ check_producer(Partition *p, const PlogBatch *batch, gint64 *duplicate_base)
     }
     return KAFKA_ERROR_UNKNOWN_PRODUCER_ID;
 }
-
-/* What a produce's answer needs of its request. */
-typedef struct {
-    SimNodeId client;
-    gint32 correlation_id;
-    gint16 acks;
-    gint64 timeout_ms;
-} ProduceAsk;
 
 static void
 answer_appended(BrokerState *state, Partition *p, SimNodeId from, const ProduceAsk *request,
@@ -168,22 +192,61 @@ count_failed_append(Broker *broker, KafkaError error)
         broker_record_metric(broker, HISTORY_METRIC_PRODUCE_FAILED, 1, error);
 }
 
+/* The leadership and min.insync.replicas checks of a produce. */
+static KafkaError
+check_leader(const Partition *p, gint16 acks)
+{
+    if (p == NULL)
+        return KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    if (!p->is_leader)
+        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    if (acks == -1 && (gint32)p->n_isr < p->config.min_insync_replicas)
+        return KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
+    return KAFKA_ERROR_NONE;
+}
+
+static void produce_append(BrokerState *state, Partition *p, const KTopicPartition *tp,
+                           const ProduceAsk *ask, PlogBatch *batch, KafkaError error,
+                           guint64 guard);
+
 void
 replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *request)
 {
-    Broker *broker = state->broker;
     Partition *p = replica_get(state, &request->tp);
-    KafkaError error = KAFKA_ERROR_NONE;
-    if (p == NULL)
-        error = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
-    else if (!p->is_leader)
-        error = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
-    else if (request->acks == -1 && (gint32)p->n_isr < p->config.min_insync_replicas)
-        error = KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
+    KafkaError error = check_leader(p, request->acks);
+    ProduceAsk ask = {from, request->correlation_id, request->acks, request->timeout_ms,
+                      request->transaction_version};
+    if (error == KAFKA_ERROR_NONE && replica_verify_needed(state, p, request)) {
+        replica_verify_start(state, p, &ask, request);
+        return;
+    }
+    produce_append(state, p, &request->tp, &ask, request->batch, error, 0);
+}
+
+void
+replica_produce_verified(BrokerState *state, const KTopicPartition *tp, const ProduceAsk *ask,
+                         PlogBatch *batch, KafkaError error, guint64 guard)
+{
+    Partition *p = replica_get(state, tp);
+    if (error == KAFKA_ERROR_NONE)
+        error = check_leader(p, ask->acks);
+    produce_append(state, p, tp, ask, batch, error, guard);
+    plog_batch_free(batch);
+}
+
+/* The append part of Kafka's appendRecords: the producer checks, the append
+ * and the answer; `error` is an earlier check's, or NONE. */
+static void
+produce_append(BrokerState *state, Partition *p, const KTopicPartition *tp, const ProduceAsk *ask,
+               PlogBatch *batch, KafkaError error, guint64 guard)
+{
+    Broker *broker = state->broker;
+    SimNodeId from = ask->client;
     gint64 duplicate_base = -1;
     if (error == KAFKA_ERROR_NONE)
-        error = check_producer(p, request->batch, &duplicate_base);
-    ProduceAsk ask = {from, request->correlation_id, request->acks, request->timeout_ms};
+        error = check_producer(state, p, ask, batch, guard, &duplicate_base);
+    if (error == KAFKA_ERROR_INVALID_TXN_STATE)
+        SIM_MARK(broker->world, txn_verification_refused);
     if (error == KAFKA_ERROR_NOT_ENOUGH_REPLICAS)
         SIM_MARK(broker->world, not_enough_replicas);
     if (error == KAFKA_ERROR_INVALID_PRODUCER_EPOCH)
@@ -198,34 +261,33 @@ replica_handle_produce(BrokerState *state, SimNodeId from, KProduceRequest *requ
         /* Kafka's UnifiedLog appends nothing for a duplicate, yet
          * appendToLocalLog marks the batch in bytesInRate and messagesInRate
          * as for any append that did not throw. */
-        count_append(broker, request->batch);
+        count_append(broker, batch);
         /* A retried batch already in the log: answer as the first time. */
-        answer_appended(state, p, from, &ask, duplicate_base,
-                        duplicate_base + request->batch->record_count);
+        answer_appended(state, p, from, ask, duplicate_base, duplicate_base + batch->record_count);
         return;
     }
     if (error != KAFKA_ERROR_NONE) {
-        if (request->acks != 0)
-            replica_produce_respond(state, from, request->correlation_id, &request->tp, error, -1, -1);
+        if (ask->acks != 0)
+            replica_produce_respond(state, from, ask->correlation_id, tp, error, -1, -1);
         return;
     }
-    request->batch->leader_epoch = p->leader_epoch;
+    batch->leader_epoch = p->leader_epoch;
     SimDiskStatus status = SIM_DISK_OK;
     SimDisk *disk = sim_node_disk(broker->world, broker->node);
     sim_disk_call_begin(disk);
-    gint64 base = plog_append(p->log, request->batch, broker_now_ms(broker), &status);
+    gint64 base = plog_append(p->log, batch, broker_now_ms(broker), &status);
     gint64 stall_ns = sim_disk_call_stall_ns(disk);
     if (broker_log_dir_status(state, status, "produce append") != SIM_DISK_OK) {
-        if (request->acks != 0)
-            replica_produce_respond(state, from, request->correlation_id, &request->tp,
-                            KAFKA_ERROR_KAFKA_STORAGE_ERROR, -1, -1);
+        if (ask->acks != 0)
+            replica_produce_respond(state, from, ask->correlation_id, tp,
+                                    KAFKA_ERROR_KAFKA_STORAGE_ERROR, -1, -1);
         return;
     }
-    count_append(broker, request->batch);
-    gint64 end = base + request->batch->record_count;
+    count_append(broker, batch);
+    gint64 end = base + batch->record_count;
     replica_hw_maybe_increment(state, p);
     replica_fetch_try_complete(state, p, FALSE);
-    answer_after_append(state, p, &ask, base, end, stall_ns);
+    answer_after_append(state, p, ask, base, end, stall_ns);
 }
 
 /* A coordinator's batch for a producer (a transaction marker, a

@@ -466,6 +466,24 @@ respond_init(TxnCoord *coord, SimNodeId to, gint32 correlation_id, KafkaError er
     broker_services_send(coord->services, to, &response->base);
 }
 
+/* An EndTxn answer: with no error, the producer id and epoch the
+ * transaction ended with (the bumped epoch for transaction version 2, which
+ * the client adopts; older clients ignore them), as Kafka's EndTxnResponse
+ * v5 carries them. */
+static void
+respond_end_txn(TxnCoord *coord, SimNodeId to, gint32 correlation_id, KafkaError error,
+                const TxnMeta *meta)
+{
+    KTxnMessage *response = kproto_new(KMSG_END_TXN_RESPONSE);
+    response->correlation_id = correlation_id;
+    response->error = error;
+    response->producer_id = error == KAFKA_ERROR_NONE && meta != NULL ? meta->current.producer_id
+                                                                      : -1;
+    response->producer_epoch =
+        error == KAFKA_ERROR_NONE && meta != NULL ? meta->current.producer_epoch : -1;
+    broker_services_send(coord->services, to, &response->base);
+}
+
 static void
 reply_send(TxnCoord *coord, const TxnReply *reply, KafkaError error, const TxnMeta *meta)
 {
@@ -475,6 +493,8 @@ reply_send(TxnCoord *coord, const TxnReply *reply, KafkaError error, const TxnMe
         respond_init(coord, reply->client, reply->correlation_id, error,
                      meta != NULL ? meta->current.producer_id : -1,
                      meta != NULL ? meta->current.producer_epoch : -1);
+    else if (reply->response_type == KMSG_END_TXN_RESPONSE)
+        respond_end_txn(coord, reply->client, reply->correlation_id, error, meta);
     else
         respond_txn(coord, reply->client, reply->response_type, reply->correlation_id, error);
 }
@@ -927,28 +947,136 @@ handle_add_offsets(TxnCoord *coord, SimNodeId from, const KTxnMessage *request)
     add_partitions(coord, from, request, partitions, KMSG_ADD_OFFSETS_TO_TXN_RESPONSE);
 }
 
+/* Kafka's handleVerifyPartitionsInTransaction (AddPartitionsToTxn v4 with
+ * verifyOnly, from a partition leader): whether the partition is in the
+ * producer's ongoing transaction. The pending transition is not looked at
+ * (the leader's guard covers the race); Kafka answers a partition that is
+ * not in the transaction TRANSACTION_ABORTABLE, which the leader turns into
+ * INVALID_TXN_STATE for the clients ksim models: answered as that here. */
+static void
+handle_verify(TxnCoord *coord, SimNodeId from, const KTxnMessage *request)
+{
+    KafkaError error = check_coordinator(coord, request->transactional_id);
+    TxnMeta *meta = error == KAFKA_ERROR_NONE ? meta_find(coord, request->transactional_id) : NULL;
+    if (error == KAFKA_ERROR_NONE &&
+        (meta == NULL || meta->current.producer_id != request->producer_id))
+        error = KAFKA_ERROR_INVALID_PRODUCER_ID_MAPPING;
+    else if (error == KAFKA_ERROR_NONE && meta->current.producer_epoch != request->producer_epoch)
+        error = KAFKA_ERROR_PRODUCER_FENCED;
+    else if (error == KAFKA_ERROR_NONE && state_is_prepare(meta->current.state))
+        error = KAFKA_ERROR_CONCURRENT_TRANSACTIONS;
+    for (guint i = 0; error == KAFKA_ERROR_NONE && i < request->partitions->len; i++) {
+        if (!snapshot_has_partition(&meta->current,
+                                    &g_array_index(request->partitions, KTopicPartition, i)))
+            error = KAFKA_ERROR_INVALID_TXN_STATE;
+    }
+    respond_txn(coord, from, KMSG_ADD_PARTITIONS_TO_TXN_RESPONSE, request->correlation_id, error);
+}
+
+/* The epoch check of an EndTxn (Kafka 4.0's endTransaction, isValidEpoch).
+ * Version 2: Ongoing and Empty need the current epoch; Prepare* and
+ * Complete* the one just below it (a retry of the EndTxn that bumped it).
+ * Older versions: the current epoch. */
+static gboolean end_txn_aborts_empty(const TxnMeta *meta, const KTxnMessage *request);
+
+static gboolean
+end_txn_epoch_valid(const TxnMeta *meta, const KTxnMessage *request)
+{
+    gint16 epoch = meta->current.producer_epoch;
+    if (request->transaction_version < 2)
+        return request->producer_epoch == epoch;
+    if (end_txn_aborts_empty(meta, request))
+        return TRUE;
+    if (meta->current.state == TXN_STATE_ONGOING || meta->current.state == TXN_STATE_EMPTY)
+        return request->producer_epoch == epoch;
+    return request->producer_epoch + 1 == epoch;
+}
+
+/* The bumped epoch a version 2 EndTxn ends its transaction with. (Kafka
+ * then moves to a new producer id when the epoch is exhausted; ksim keeps
+ * the last epoch there, which no run reaches.) */
+static gint16
+end_txn_epoch(const TxnMeta *meta, const KTxnMessage *request)
+{
+    gint16 epoch = meta->current.producer_epoch;
+    if (request->transaction_version < 2 || epoch >= G_MAXINT16 - 1)
+        return epoch;
+    return (gint16)(epoch + 1);
+}
+
+/* Version 2: an abort when the coordinator holds no open transaction (the
+ * client's produce requests, which add its partitions, were all refused):
+ * ksim bumps the epoch and completes the abort without markers, following
+ * KIP-890's rule that every EndTxn of a version 2 client bumps the epoch, so
+ * that the client can go on; trunk 1eb7644 answers INVALID_TXN_STATE in
+ * Empty and PRODUCER_FENCED in Complete* here. */
+static gboolean
+end_txn_aborts_empty(const TxnMeta *meta, const KTxnMessage *request)
+{
+    return request->transaction_version >= 2 && !request->committed &&
+           request->producer_epoch == meta->current.producer_epoch &&
+           (meta->current.state == TXN_STATE_EMPTY || state_is_complete(meta->current.state));
+}
+
+static gboolean
+end_txn_abort_empty(TxnCoord *coord, TxnMeta *meta, SimNodeId from, const KTxnMessage *request)
+{
+    if (!end_txn_aborts_empty(meta, request))
+        return FALSE;
+    TxnReply reply = {from, request->correlation_id, KMSG_END_TXN_RESPONSE};
+    TxnSnapshot target;
+    target_from_current(meta, &target);
+    g_array_set_size(target.partitions, 0);
+    target.state = TXN_STATE_PREPARE_ABORT;
+    target.producer_epoch = end_txn_epoch(meta, request);
+    transition_begin(coord, meta, &target, &reply);
+    snapshot_clear(&target);
+    return TRUE;
+}
+
+/* What an EndTxn gets when the transaction is not Ongoing (Kafka's
+ * endTransaction): a retry of the EndTxn that ended it that way succeeds (or
+ * waits while its markers are written), anything else is INVALID_TXN_STATE. */
+static KafkaError
+end_txn_not_ongoing(const TxnMeta *meta, const KTxnMessage *request)
+{
+    TxnState done = request->committed ? TXN_STATE_COMPLETE_COMMIT : TXN_STATE_COMPLETE_ABORT;
+    TxnState preparing = request->committed ? TXN_STATE_PREPARE_COMMIT : TXN_STATE_PREPARE_ABORT;
+    if (meta->current.state == done)
+        return KAFKA_ERROR_NONE;
+    if (meta->current.state == preparing)
+        return KAFKA_ERROR_CONCURRENT_TRANSACTIONS;
+    return KAFKA_ERROR_INVALID_TXN_STATE;
+}
+
 /* Kafka's handleEndTransaction. */
 static void
 handle_end_txn(TxnCoord *coord, SimNodeId from, const KTxnMessage *request)
 {
-    TxnMeta *meta;
-    KafkaError error = check_producer(coord, request, &meta);
+    KafkaError error = check_coordinator(coord, request->transactional_id);
+    TxnMeta *meta = error == KAFKA_ERROR_NONE ? meta_find(coord, request->transactional_id) : NULL;
+    if (error == KAFKA_ERROR_NONE &&
+        (meta == NULL || meta->current.producer_id != request->producer_id))
+        error = KAFKA_ERROR_INVALID_PRODUCER_ID_MAPPING;
+    else if (error == KAFKA_ERROR_NONE && !end_txn_epoch_valid(meta, request))
+        error = KAFKA_ERROR_PRODUCER_FENCED;
+    else if (error == KAFKA_ERROR_NONE && meta->has_pending)
+        error = KAFKA_ERROR_CONCURRENT_TRANSACTIONS;
+    /* A request of an epoch the transactions moved past: with version 2, a
+     * delayed EndTxn of an earlier transaction. */
+    if (error == KAFKA_ERROR_PRODUCER_FENCED &&
+        request->producer_epoch < meta->current.producer_epoch)
+        SIM_MARK(world_of(coord), txn_stale_end_refused);
+    if (error == KAFKA_ERROR_NONE && end_txn_abort_empty(coord, meta, from, request))
+        return;
     if (error == KAFKA_ERROR_NONE && meta->current.state == TXN_STATE_ONGOING) {
         TxnReply reply = {from, request->correlation_id, KMSG_END_TXN_RESPONSE};
-        begin_prepare(coord, meta, request->committed, meta->current.producer_epoch, &reply);
+        begin_prepare(coord, meta, request->committed, end_txn_epoch(meta, request), &reply);
         return;
     }
-    if (error == KAFKA_ERROR_NONE) {
-        /* A retried EndTxn whose transaction already completed that way. */
-        TxnState done = request->committed ? TXN_STATE_COMPLETE_COMMIT : TXN_STATE_COMPLETE_ABORT;
-        error = meta->current.state == done ? KAFKA_ERROR_NONE : KAFKA_ERROR_INVALID_TXN_STATE;
-    } else if (error == KAFKA_ERROR_CONCURRENT_TRANSACTIONS && !meta->has_pending) {
-        TxnState preparing =
-            request->committed ? TXN_STATE_PREPARE_COMMIT : TXN_STATE_PREPARE_ABORT;
-        if (meta->current.state != preparing)
-            error = KAFKA_ERROR_INVALID_TXN_STATE;
-    }
-    respond_txn(coord, from, KMSG_END_TXN_RESPONSE, request->correlation_id, error);
+    if (error == KAFKA_ERROR_NONE)
+        error = end_txn_not_ongoing(meta, request);
+    respond_end_txn(coord, from, request->correlation_id, error, meta);
 }
 
 /* ---- FindCoordinator and the topic ---- */
@@ -980,8 +1108,11 @@ txn_coord_handle_message(TxnCoord *coord, SimNodeId from, SimMsg *msg)
         return TRUE;
     case KMSG_ADD_PARTITIONS_TO_TXN_REQUEST: {
         const KTxnMessage *request = (const KTxnMessage *)msg;
-        add_partitions(coord, from, request, request->partitions,
-                       KMSG_ADD_PARTITIONS_TO_TXN_RESPONSE);
+        if (request->verify_only)
+            handle_verify(coord, from, request);
+        else
+            add_partitions(coord, from, request, request->partitions,
+                           KMSG_ADD_PARTITIONS_TO_TXN_RESPONSE);
         return TRUE;
     }
     case KMSG_ADD_OFFSETS_TO_TXN_REQUEST:

@@ -61,8 +61,27 @@
  * than its transaction.timeout.ms. InitProducerId with a timeout above
  * transaction.max.timeout.ms gets INVALID_TRANSACTION_TIMEOUT.
  *
- * Not modelled: transactional.id.expiration.ms (the Dead state), KIP-890's
- * partition verification, batching several markers per request.
+ * KIP-890 (Kafka 3.6 and 4.0). AddPartitionsToTxn v4 with verifyOnly, from a
+ * partition leader (replica_verify.c), answers whether a partition is in the
+ * producer's ongoing transaction (handleVerifyPartitionsInTransaction:
+ * NONE, INVALID_TXN_STATE where Kafka says TRANSACTION_ABORTABLE and the
+ * leader passes on INVALID_TXN_STATE, PRODUCER_FENCED, or
+ * CONCURRENT_TRANSACTIONS in Prepare*); without verifyOnly, from the leader
+ * of a transaction version 2 produce, it adds the partition like a client's
+ * AddPartitionsToTxn. EndTxn of version 2 (Kafka 4.0's endTransaction with
+ * a client that supports the epoch bump): Ongoing and Empty need the current
+ * epoch, Prepare* and Complete* the one below it (a retry of the EndTxn that
+ * bumped it), anything else is PRODUCER_FENCED; Ongoing goes to Prepare* with
+ * epoch + 1, the markers carry it, and the answer returns it. A version 2
+ * abort with nothing open (Empty or Complete*, current epoch) bumps the
+ * epoch and completes without markers (ksim's choice, after KIP-890's rule
+ * that every version 2 EndTxn bumps; trunk 1eb7644 answers INVALID_TXN_STATE
+ * in Empty and PRODUCER_FENCED in Complete*, which would leave such a client
+ * fatally failed).
+ *
+ * Not modelled: transactional.id.expiration.ms (the Dead state), batching
+ * several markers per request, a new producer id when a version 2 epoch is
+ * exhausted (no run gets near 32767 transactions of one producer).
  */
 #ifndef TXN_COORD_H
 #define TXN_COORD_H

@@ -62,6 +62,11 @@ typedef struct {
      * idempotence, which then cannot be turned off by a conflicting key. */
     char transactional_id[PRODUCER_TRANSACTIONAL_ID_MAX + 1];
     gint64 transaction_timeout_ms; /* transaction.timeout.ms */
+    /* The cluster's finalized transaction.version feature level, which the
+     * Java client reads from its brokers' ApiVersions (TransactionManager.
+     * maybeUpdateTransactionV2Enabled) and uses from 2 on; set by the runner
+     * from the cluster, not a producer key. 0: the pre-KIP-890 protocol. */
+    gint32 transaction_version;
 } ProducerConfig;
 
 #define KSIM_PRODUCER_ERROR (ksim_producer_error_quark())

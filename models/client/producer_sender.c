@@ -834,6 +834,10 @@ send_batch(ProducerState *state, ProducerBatch *batch, ProducerConnection *conn,
     request->acks = config->acks;
     request->timeout_ms = config->request_timeout_ms;
     request->batch = plog_batch_copy(batch->records);
+    if (state->txn != NULL) {
+        KPROTO_SET_ID(request->transactional_id, config->transactional_id);
+        request->transaction_version = (gint8)config->transaction_version;
+    }
     kproto_update_size(&request->base);
     producer->stats.produce_requests++;
     if (config->acks == 0) {

@@ -27,6 +27,15 @@
  * COORDINATOR_NOT_AVAILABLE, a timeout (request.timeout.ms) or a broken
  * connection look the coordinator up again.
  *
+ * Transaction version 2 (KIP-890 part 2; the cluster's transaction.version
+ * feature at 2, which Kafka 4.0's TransactionManager reads from ApiVersions):
+ * a partition is in the transaction as soon as it is used (`added`, no
+ * AddPartitionsToTxn: the leader's verification adds it when the produce
+ * arrives), and EndTxn answers with the producer epoch the coordinator bumped
+ * to, which the producer adopts: the next transaction's batches restart their
+ * sequences under it, and a delayed request of this one is fenced. The bump
+ * also closes a sequence gap, so an abort needs no InitProducerId.
+ *
  * Invariants (producer_txn_check_invariants):
  *  1. A partition is in at most one of `added`, `adding`, `fresh`.
  *  2. `adding` is non-empty only while an AddPartitionsToTxn is in flight.
@@ -251,6 +260,13 @@ tp_in(const GArray *tps, const KTopicPartition *tp)
     return FALSE;
 }
 
+/* Transaction version 2 in use (TransactionManager.isTransactionV2Enabled). */
+static gboolean
+version2(const ProducerState *state)
+{
+    return config_of(state)->transaction_version >= 2;
+}
+
 void
 producer_txn_partition_used(ProducerState *state, const ProducerPartition *partition)
 {
@@ -258,7 +274,9 @@ producer_txn_partition_used(ProducerState *state, const ProducerPartition *parti
     if (txn == NULL || tp_in(txn->added, &partition->tp) || tp_in(txn->adding, &partition->tp) ||
         tp_in(txn->fresh, &partition->tp))
         return;
-    g_array_append_val(txn->fresh, partition->tp);
+    /* Version 2: the produce request adds it (Kafka 4.0's maybeAddPartition
+     * puts it in partitionsInTransaction at once). */
+    g_array_append_val(version2(state) ? txn->added : txn->fresh, partition->tp);
     producer_sender_wakeup(state);
 }
 
@@ -701,6 +719,7 @@ send_end_txn(ProducerState *state, gboolean commit)
 {
     KTxnMessage *request = txn_request_new(state, KMSG_END_TXN_REQUEST);
     request->committed = commit;
+    request->transaction_version = version2(state) ? 2 : 0;
     request_send(state, state->txn->coordinator, &request->base, request->correlation_id,
                  KMSG_END_TXN_RESPONSE);
 }
@@ -946,6 +965,13 @@ handle_end_txn(ProducerState *state, const KTxnMessage *response)
     gboolean committed = txn->state == TXN_COMMITTING;
     g_array_set_size(txn->added, 0);
     txn->offsets_added = FALSE;
+    if (version2(state) && response->producer_epoch >= 0) {
+        /* The epoch the coordinator bumped to ends this transaction's
+         * sequences; a gap of an aborted batch is closed with them. */
+        state->producer_id = response->producer_id;
+        state->producer_epoch = response->producer_epoch;
+        txn->bump_needed = FALSE;
+    }
     if (!committed && txn->bump_needed) {
         /* KIP-360: a sequence gap is closed by a bumped epoch. */
         txn->state = TXN_INITIALIZING;

@@ -348,6 +348,7 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
     for (guint i = 0; i < config->n_brokers; i++) {
         BrokerConfig broker_config = config->brokers != NULL ? config->brokers[i] : config->broker;
         broker_config.broker_id = (gint32)i + 1;
+        broker_config.transaction_version = config->transaction_version;
         g_autofree char *name = g_strdup_printf("broker-%u", i + 1);
         Broker *broker =
             config->kraft
@@ -1307,6 +1308,8 @@ record_partition(Cluster *cluster, const char *topic, gint32 partition, const GP
         replica.log_start = log->info.log_start;
         replica.leo = log->info.leo;
         replica.hw = log->info.hw;
+        replica.txn_open_ms = log->info.present ? log->info.txn_open_ms : -1;
+        replica.txn_max_timeout_ms = log->info.txn_max_timeout_ms;
         replica.records = g_array_ref(log->records);
         replica.epochs = g_array_ref(log->epochs);
         history_add_replica(cluster->history, &replica);

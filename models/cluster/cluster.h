@@ -76,6 +76,7 @@ typedef struct {
     gboolean unclean_recovery_manager_enabled; /* unclean.recovery.manager.enabled */
     gint32 unclean_recovery_strategy;  /* unclean.recovery.strategy: KraftUncleanRecoveryStrategy */
     gint64 unclean_recovery_timeout_ns; /* unclean.recovery.timeout.ms */
+    gint32 transaction_version;        /* transaction.version: every broker's */
 } ClusterConfig;
 
 /* The node.id of the first dedicated KRaft controller (Kafka's own

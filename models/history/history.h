@@ -163,6 +163,12 @@ typedef struct {
     gint64 log_start;
     gint64 leo;
     gint64 hw;
+    /* Its oldest open transaction: how long it had been open at the end
+     * (-1: none), and the broker's transaction.max.timeout.ms, past which
+     * Kafka's tools call it hanging (it holds the LSO, so read_committed
+     * consumers, back forever). */
+    gint64 txn_open_ms;
+    gint64 txn_max_timeout_ms;
     GArray *records;     /* HistoryRecord: the data records (not the control
                           * records of transaction markers, which no reader
                           * sees), in offset order; replicas with identical

@@ -1086,6 +1086,12 @@ plog_txn_state(const Plog *log)
     return log->txns;
 }
 
+guint64
+plog_txn_verification_start(Plog *log, gint64 producer_id)
+{
+    return plog_txn_state_verification_start(log->txns, producer_id);
+}
+
 const PlogProducerState *
 plog_producer_state(const Plog *log)
 {

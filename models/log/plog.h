@@ -253,6 +253,8 @@ const PlogProducerState *plog_producer_state(const Plog *log);
 gint64 plog_first_unstable_offset(const Plog *log);
 /* (transfer none) */
 const PlogTxnState *plog_txn_state(const Plog *log);
+/* Verification (plog_txn.h): the producer's guard, created if it has none. */
+guint64 plog_txn_verification_start(Plog *log, gint64 producer_id);
 
 /* Checks the invariants listed in plog.c (memory, and file sizes). */
 void plog_check_invariants(const Plog *log);

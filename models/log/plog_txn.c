@@ -6,20 +6,38 @@
  *     offset; at most PLOG_TXN_ONGOING_MAX entries.
  *  2. `aborted` is in increasing last_offset (marker) order, and every entry
  *     has first_offset <= last_offset.
+ *  3. `verifications` holds at most one guard per producer, each in
+ *     (0, guard_last].
  *
  * Transitions (plog_txn_state_note):
  *   no open txn ──transactional data batch──▶ open at its base offset
  *   open ──control batch of the producer──▶ closed (an ABORT adds an
  *        aborted entry)
+ *   any transactional batch of a producer clears its verification guard
+ *   (Kafka's UnifiedLog.updateProducers)
  * `ongoing` is a GTree keyed by producer id, so every walk is ordered.
  */
 #include "plog_txn.h"
 
 #include "sim_assert.h"
 
+/* An open transaction: where it begins and its first batch's timestamp. */
+typedef struct {
+    gint64 first_offset;
+    gint64 timestamp_ms;
+} OpenTxn;
+
+/* A verification in progress (Kafka's VerificationStateEntry). */
+typedef struct {
+    gint64 producer_id;
+    guint64 guard;
+} Verification;
+
 struct PlogTxnState {
-    GTree *ongoing;   /* gint64 producer id* -> gint64 first offset* (owned) */
+    GTree *ongoing;   /* gint64 producer id* -> OpenTxn* (owned) */
     GArray *aborted;  /* PlogAbortedTxn, marker order */
+    GArray *verifications; /* Verification, in creation order */
+    guint64 guard_last;
 };
 
 static gint
@@ -36,6 +54,7 @@ plog_txn_state_new(void)
     PlogTxnState *state = g_new0(PlogTxnState, 1);
     state->ongoing = g_tree_new_full(id_compare, NULL, g_free, g_free);
     state->aborted = g_array_new(FALSE, FALSE, sizeof(PlogAbortedTxn));
+    state->verifications = g_array_new(FALSE, FALSE, sizeof(Verification));
     return state;
 }
 
@@ -46,6 +65,7 @@ plog_txn_state_free(PlogTxnState *state)
         return;
     g_tree_destroy(state->ongoing);
     g_array_free(state->aborted, TRUE);
+    g_array_free(state->verifications, TRUE);
     g_free(state);
 }
 
@@ -56,20 +76,35 @@ plog_txn_state_clear(PlogTxnState *state)
     g_array_set_size(state->aborted, 0);
 }
 
+static void
+verification_clear(PlogTxnState *state, gint64 producer_id)
+{
+    for (guint i = 0; i < state->verifications->len; i++) {
+        if (g_array_index(state->verifications, Verification, i).producer_id == producer_id) {
+            g_array_remove_index(state->verifications, i);
+            return;
+        }
+    }
+}
+
 void
 plog_txn_state_note(PlogTxnState *state, const PlogBatchHeader *h)
 {
     if (h->producer_id < 0 || (h->attributes & PLOG_BATCH_TRANSACTIONAL) == 0)
         return;
-    const gint64 *first = g_tree_lookup(state->ongoing, &h->producer_id);
+    if (state->verifications->len > 0)
+        verification_clear(state, h->producer_id);
+    const OpenTxn *open = g_tree_lookup(state->ongoing, &h->producer_id);
     if ((h->attributes & PLOG_BATCH_CONTROL) == 0) {
-        if (first != NULL)
+        if (open != NULL)
             return;
         KSIM_ASSERT((guint)g_tree_nnodes(state->ongoing) < PLOG_TXN_ONGOING_MAX);
+        OpenTxn entry = {h->base_offset, h->max_timestamp_ms};
         g_tree_insert(state->ongoing, g_memdup2(&h->producer_id, sizeof h->producer_id),
-                      g_memdup2(&h->base_offset, sizeof h->base_offset));
+                      g_memdup2(&entry, sizeof entry));
         return;
     }
+    const gint64 *first = open != NULL ? &open->first_offset : NULL;
     /* A marker without an open transaction (a retried marker, or a
      * transaction that wrote nothing here) closes nothing. */
     if (first == NULL)
@@ -98,19 +133,59 @@ static gboolean
 min_first(gpointer key, gpointer value, gpointer data)
 {
     (void)key;
-    gint64 *min = data;
-    gint64 first = *(const gint64 *)value;
-    if (*min < 0 || first < *min)
-        *min = first;
+    OpenTxn *oldest = data;
+    const OpenTxn *open = value;
+    if (oldest->first_offset < 0 || open->first_offset < oldest->first_offset)
+        *oldest = *open;
     return FALSE;
 }
 
 gint64
 plog_txn_state_first_unstable_offset(const PlogTxnState *state)
 {
-    gint64 min = -1;
-    g_tree_foreach(state->ongoing, min_first, &min);
-    return min;
+    OpenTxn oldest = {-1, -1};
+    g_tree_foreach(state->ongoing, min_first, &oldest);
+    return oldest.first_offset;
+}
+
+gboolean
+plog_txn_state_oldest_open(const PlogTxnState *state, gint64 *out_first_offset,
+                           gint64 *out_timestamp_ms)
+{
+    OpenTxn oldest = {-1, -1};
+    g_tree_foreach(state->ongoing, min_first, &oldest);
+    *out_first_offset = oldest.first_offset;
+    *out_timestamp_ms = oldest.timestamp_ms;
+    return oldest.first_offset >= 0;
+}
+
+gboolean
+plog_txn_state_is_ongoing(const PlogTxnState *state, gint64 producer_id)
+{
+    return g_tree_lookup(state->ongoing, &producer_id) != NULL;
+}
+
+guint64
+plog_txn_state_verification_guard(const PlogTxnState *state, gint64 producer_id)
+{
+    for (guint i = 0; i < state->verifications->len; i++) {
+        const Verification *v = &g_array_index(state->verifications, Verification, i);
+        if (v->producer_id == producer_id)
+            return v->guard;
+    }
+    return 0;
+}
+
+guint64
+plog_txn_state_verification_start(PlogTxnState *state, gint64 producer_id)
+{
+    guint64 guard = plog_txn_state_verification_guard(state, producer_id);
+    if (guard != 0)
+        return guard;
+    KSIM_ASSERT(state->verifications->len < PLOG_TXN_VERIFICATIONS_MAX);
+    Verification entry = {producer_id, ++state->guard_last};
+    g_array_append_val(state->verifications, entry);
+    return entry.guard;
 }
 
 guint
@@ -146,7 +221,7 @@ check_ongoing(gpointer key, gpointer value, gpointer data)
 {
     const Bounds *bounds = data;
     KSIM_ASSERT(*(const gint64 *)key >= 0);
-    gint64 first = *(const gint64 *)value;
+    gint64 first = ((const OpenTxn *)value)->first_offset;
     KSIM_ASSERT(first >= 0);
     if (bounds->log_end_offset >= 0)
         KSIM_ASSERT(first < bounds->log_end_offset);
@@ -170,5 +245,13 @@ plog_txn_state_check_invariants(const PlogTxnState *state, gint64 log_start_offs
         if (log_start_offset >= 0)
             KSIM_ASSERT(entry->last_offset >= log_start_offset);
         previous = entry->last_offset;
+    }
+    KSIM_ASSERT(state->verifications->len <= PLOG_TXN_VERIFICATIONS_MAX);
+    for (guint i = 0; i < state->verifications->len; i++) {
+        const Verification *v = &g_array_index(state->verifications, Verification, i);
+        KSIM_ASSERT(v->guard > 0 && v->guard <= state->guard_last);
+        for (guint j = i + 1; j < state->verifications->len; j++)
+            KSIM_ASSERT(g_array_index(state->verifications, Verification, j).producer_id !=
+                        v->producer_id);
     }
 }

@@ -83,6 +83,9 @@ typedef enum {
 /* A fetch from a consumer rather than a follower carries this replica id. */
 #define KAFKA_CONSUMER_REPLICA_ID (-1)
 
+/* Transactional ids are bounded so messages stay flat. */
+#define KAFKA_TXN_ID_MAX 63
+
 /* The state of one partition as the controller publishes it. */
 typedef struct {
     KTopicPartition tp;
@@ -112,6 +115,13 @@ typedef struct {
     gint16 acks;         /* 0, 1 or -1 (all) */
     gint64 timeout_ms;
     PlogBatch *batch;    /* owned */
+    /* A transactional producer's id ("" none), which the leader needs to
+     * verify the batch with the transaction coordinator (KIP-890), and the
+     * transaction version the client uses (2: produce v12, the partition is
+     * added to the transaction by the broker). Their bytes are not counted
+     * in the size. */
+    char transactional_id[KAFKA_TXN_ID_MAX + 1];
+    gint8 transaction_version;
 } KProduceRequest;
 
 typedef struct {
@@ -262,9 +272,6 @@ typedef struct {
     gint32 replica_id;
     GArray *partitions; /* KEpochPartition; the response fills the answer fields */
 } KEpochMessage; /* OffsetsForLeaderEpoch request and response */
-
-/* Transactional ids are bounded so messages stay flat. */
-#define KAFKA_TXN_ID_MAX 63
 
 /* InitProducerId. A request without a transactional id ("") asks any broker
  * for a fresh idempotent producer id; with one, it goes to the transaction
@@ -443,6 +450,15 @@ typedef struct {
     char group_id[KAFKA_GROUP_ID_MAX + 1];       /* AddOffsetsToTxn */
     gboolean committed;                          /* EndTxn: TRUE commit, FALSE abort */
     GArray *partitions;                          /* KTopicPartition (owned): AddPartitionsToTxn */
+    /* AddPartitionsToTxn v4 from a broker (KIP-890): TRUE asks only whether
+     * the partitions are in the transaction (verification); FALSE, with
+     * transaction_version 2, adds them. */
+    gboolean verify_only;
+    /* Requests: the transaction version the sender uses (EndTxn v5 and the
+     * broker's add for produce v12 are 2); 0 for older clients. The EndTxn
+     * response of version 2 carries the producer id and epoch the
+     * coordinator bumped to in producer_id and producer_epoch. */
+    gint8 transaction_version;
 } KTxnMessage;
 
 typedef struct {

@@ -59,7 +59,15 @@ static const KConfigChoice ACTION_CHOICES[] = {
     {"delay", NULL},      {"duplicate", NULL},      {"expire-session", NULL}, {"crash-zk", NULL},
     {"restart-zk", NULL}, {"add-partitions", NULL}, {"shutdown", NULL},       {"disk-error", NULL},
     {"loss", NULL},       {"latency", NULL},        {"bandwidth", NULL},      {"clock", NULL},
-    {NULL, NULL}};
+    {"hold", NULL},       {NULL, NULL}};
+/* hold: the requests a fault can hold, by their Kafka API names. */
+static const KConfigChoice MESSAGE_CHOICES[] = {
+    {"Produce", NULL},         {"Fetch", NULL},           {"Metadata", NULL},
+    {"InitProducerId", NULL},  {"FindCoordinator", NULL}, {"JoinGroup", NULL},
+    {"SyncGroup", NULL},       {"Heartbeat", NULL},       {"LeaveGroup", NULL},
+    {"OffsetCommit", NULL},    {"OffsetFetch", NULL},     {"AddPartitionsToTxn", NULL},
+    {"AddOffsetsToTxn", NULL}, {"EndTxn", NULL},          {"WriteTxnMarkers", NULL},
+    {"TxnOffsetCommit", NULL}, {NULL, NULL}};
 /* Random faults are only the kinds that can be undone after their duration. */
 static const KConfigChoice RANDOM_KIND_CHOICES[] = {
     {"crash", NULL},      {"power-loss", NULL}, {"pause", NULL},     {"partition", NULL},
@@ -174,6 +182,12 @@ const KConfigKey kconfig_registry_table[] = {
         .doc = "Largest transaction.timeout.ms a producer may ask for."),
     KEY("transaction.abort.timed.out.transaction.cleanup.interval.ms", BROKER, DURATION, "10000",
         RANGE(1, I32), IN_MS, .doc = "How often the coordinator aborts timed-out transactions."),
+    KEY("transaction.partition.verification.enable", BROKER, BOOL, "false",
+        .doc = "KIP-890 part 1 (Kafka 3.6+, where it defaults to true): a leader asks the "
+               "transaction coordinator whether a producer's first transactional batch belongs "
+               "to an ongoing transaction before appending it, so a late batch is refused "
+               "(INVALID_TXN_STATE) instead of opening a hanging transaction. ksim's default "
+               "is off, the Kafka 2.x-3.5 behaviour its library was written for."),
     KEY("group.initial.rebalance.delay.ms", BROKER, DURATION, "3000", RANGE(0, I32), IN_MS,
         .doc = "The coordinator waits this long for more members before the first rebalance."),
     KEY("group.min.session.timeout.ms", BROKER, DURATION, "6000", RANGE(0, I32), IN_MS,
@@ -453,6 +467,12 @@ const KConfigKey kconfig_registry_table[] = {
         .doc = "KIP-966: how long an unclean recovery waits for replicas to answer (and, "
                "Balanced, for the last known eligible ones to come back) before it elects the "
                "longest log it has heard of."),
+    KEY("transaction.version", CLUSTER, INT, "0", RANGE(0, 2),
+        .doc = "KRaft: the feature level of transactions (kafka-features --feature "
+               "transaction.version=2, Kafka 4.0): at 2 (KIP-890 part 2) the coordinator bumps "
+               "the producer epoch at every commit and abort, and producers add partitions "
+               "through their produce requests (the leader's verification adds them) instead "
+               "of AddPartitionsToTxn; 0 and 1 keep one epoch per producer session."),
     KEY("zookeeper.request.time", CLUSTER, DURATION, "10us", RANGE(0, 1000000000), KSIM_KEY,
         .doc = "The coordination node's time to serve one request; it serves them one at a "
                "time, in arrival order."),
@@ -525,10 +545,13 @@ const KConfigKey kconfig_registry_table[] = {
         .doc = "Undone after this long (restart, resume, heal, disk back to normal)."),
     KEY("groups", FAULT, STRING, NULL, KSIM_KEY, .doc = "partition: groups such as 1,2 | 3."),
     KEY("to", FAULT, STRING, NULL, KSIM_KEY,
-        .doc = "one-way, lose, delay, duplicate: the receiving end."),
+        .doc = "one-way, lose, delay, duplicate, hold: the receiving end."),
     KEY("count", FAULT, INT, "1", RANGE(1, I32), KSIM_KEY,
-        .doc = "lose, delay, duplicate: messages affected."),
-    KEY("delay", FAULT, DURATION, NULL, RANGE(1, I64), KSIM_KEY, .doc = "delay: extra latency."),
+        .doc = "lose, delay, duplicate, hold: messages affected."),
+    KEY("delay", FAULT, DURATION, NULL, RANGE(1, I64), KSIM_KEY,
+        .doc = "delay: extra latency; hold: how long the message is held in flight."),
+    KEY("message", FAULT, ENUM, NULL, .choices = MESSAGE_CHOICES, KSIM_KEY,
+        .doc = "hold: the request held (Produce, EndTxn, ...)."),
     KEY("factor", FAULT, DOUBLE, NULL, RANGE(1, 1000000), KSIM_KEY,
         .doc = "disk-slow: fsync latency multiplier and disk bandwidth divisor."),
     KEY("topic", FAULT, STRING, NULL, KSIM_KEY, .doc = "add-partitions: the topic to grow."),

@@ -430,9 +430,17 @@ static void
 apply_link_fault(Run *run, const ScenarioFault *fault, Undo *undo, GString *describe)
 {
     g_autoptr(GArray) to = g_array_new(FALSE, FALSE, sizeof(SimNodeId));
+    SimNet *net = sim_world_net(run->world);
+    if (fault->action == SCENARIO_ACTION_HOLD && fault->to.kind == SCENARIO_TARGET_NONE) {
+        /* hold without `to`: the next such requests to any node. */
+        g_string_append_printf(describe, " -> any: %s held", kafka_msg_type_name(fault->message_type));
+        for (guint i = 0; i < undo->nodes->len; i++)
+            sim_net_hold_next(net, g_array_index(undo->nodes, SimNodeId, i), SIM_NODE_NONE,
+                              fault->message_type, fault->count, fault->delay_ns);
+        return;
+    }
     g_string_append(describe, " -> ");
     resolve(run, &fault->to, to, describe);
-    SimNet *net = sim_world_net(run->world);
     for (guint i = 0; i < undo->nodes->len; i++) {
         for (guint j = 0; j < to->len; j++) {
             SimNodeId a = g_array_index(undo->nodes, SimNodeId, i);
@@ -445,6 +453,8 @@ apply_link_fault(Run *run, const ScenarioFault *fault, Undo *undo, GString *desc
                 sim_net_lose_next(net, a, b, fault->count);
             } else if (fault->action == SCENARIO_ACTION_DELAY) {
                 sim_net_delay_next(net, a, b, fault->count, fault->delay_ns);
+            } else if (fault->action == SCENARIO_ACTION_HOLD) {
+                sim_net_hold_next(net, a, b, fault->message_type, fault->count, fault->delay_ns);
             } else {
                 sim_net_duplicate_next(net, a, b, fault->count);
             }
@@ -606,7 +616,8 @@ start_fault(Run *run, const ScenarioFault *fault, gint64 duration_ns, gboolean r
     gboolean link = fault->action == SCENARIO_ACTION_ONE_WAY ||
                     fault->action == SCENARIO_ACTION_LOSE ||
                     fault->action == SCENARIO_ACTION_DELAY ||
-                    fault->action == SCENARIO_ACTION_DUPLICATE;
+                    fault->action == SCENARIO_ACTION_DUPLICATE ||
+                    fault->action == SCENARIO_ACTION_HOLD;
     gboolean impairment = fault->action == SCENARIO_ACTION_LOSS ||
                           fault->action == SCENARIO_ACTION_LATENCY ||
                           fault->action == SCENARIO_ACTION_BANDWIDTH;
@@ -688,7 +699,8 @@ undo_fire(void *ctx, void *arg, guint64 instant)
     if (!instant || undo->action == SCENARIO_ACTION_HEAL || undo->action == SCENARIO_ACTION_RESTART ||
         undo->action == SCENARIO_ACTION_RESUME || undo->action == SCENARIO_ACTION_LOSE ||
         undo->action == SCENARIO_ACTION_ADD_PARTITIONS ||
-        undo->action == SCENARIO_ACTION_DELAY || undo->action == SCENARIO_ACTION_DUPLICATE)
+        undo->action == SCENARIO_ACTION_DELAY || undo->action == SCENARIO_ACTION_DUPLICATE ||
+        undo->action == SCENARIO_ACTION_HOLD)
         window_close(run, undo->window);
     if (undo->random)
         run->random_active--;

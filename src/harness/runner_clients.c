@@ -93,6 +93,9 @@ struct RunnerClients {
     GPtrArray *names;     /* char*: the [producer NAME] of each */
     GPtrArray *members;   /* Member* */
     GPtrArray *pipes;     /* Pipe* */
+    /* The cluster's transaction.version, which every producer learns from
+     * its brokers (ProducerConfig.transaction_version). */
+    gint32 transaction_version;
 };
 
 /* The WorkloadConfig a [producer] group's workload keys describe, bound
@@ -403,6 +406,7 @@ pipe_new(RunnerClients *clients, Member *member, const GArray *bootstrap)
     g_autofree char *name = g_strdup_printf("pipeline-%s-%u", spec->name, member->instance);
     ProducerConfig config;
     kconfig_bind_producer_defaults(&config);
+    config.transaction_version = clients->transaction_version;
     if (spec->exactly_once) {
         g_autofree char *id = g_strdup_printf("%s-%u", spec->group_id, member->instance);
         producer_config_set_transactional_id(&config, id);
@@ -482,6 +486,8 @@ runner_clients_new(SimWorld *world, Cluster *cluster, History *history,
     clients->producers = g_ptr_array_new_with_free_func((GDestroyNotify)producer_free);
     clients->workloads = g_ptr_array_new_with_free_func((GDestroyNotify)workload_free);
     clients->names = g_ptr_array_new_with_free_func(g_free);
+    clients->transaction_version = (gint32)kconfig_get_int64(
+        scenario_variant_cluster(variant)->hardware, "transaction.version");
     g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(cluster);
     const GPtrArray *specs = scenario_variant_producers(variant);
     gint64 duration_ns = scenario_variant_duration_ns(variant);
@@ -489,6 +495,7 @@ runner_clients_new(SimWorld *world, Cluster *cluster, History *history,
         const ScenarioProducer *spec = g_ptr_array_index(specs, i);
         ProducerConfig config;
         kconfig_bind_producer_from(&config, spec->config);
+        config.transaction_version = clients->transaction_version;
         WorkloadConfig workload;
         workload_config_from(&workload, spec, duration_ns);
         for (guint k = 0; k < spec->instances; k++) {

@@ -716,6 +716,16 @@ check_kraft(const Build *b, GError **error)
         return FALSE;
     }
     if (strcmp(kconfig_get_value(v->cluster.hardware, "metadata.mode"), "kraft") != 0) {
+        /* Kafka finalizes transaction.version only in KRaft's metadata
+         * (Kafka 4.0 has no ZooKeeper mode). */
+        if (strcmp(kconfig_get_value(v->cluster.hardware, "transaction.version"), "0") != 0) {
+            const RawGroup *group = scenario_groups_find_kind(b->groups, GROUP_CLUSTER);
+            Loc loc = scenario_loc_key(b->scenario, group, "transaction.version");
+            scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                               "transaction.version is a KRaft feature level (Kafka 4.0): set "
+                               "metadata.mode = kraft, or leave transaction.version at 0");
+            return FALSE;
+        }
         if (strcmp(kconfig_get_value(v->cluster.hardware, "eligible.leader.replicas.version"),
                    "0") == 0)
             return TRUE;

@@ -148,6 +148,7 @@ typedef enum {
     SCENARIO_ACTION_LATENCY,        /* target [-> to], latency [jitter]; duration: heal after */
     SCENARIO_ACTION_BANDWIDTH,      /* target [-> to], bandwidth; duration: heal after */
     SCENARIO_ACTION_CLOCK,          /* target, offset; duration: stepped back after */
+    SCENARIO_ACTION_HOLD,           /* target [-> to], message, delay, count */
 } ScenarioAction;
 
 /* "crash", "power-loss", ... as written in files. (transfer none) */
@@ -196,12 +197,13 @@ typedef struct {
     gint64 time_ns; /* `at` */
     ScenarioAction action;
     ScenarioTarget target; /* kind NONE for partition, heal, crash-zk, restart-zk */
-    ScenarioTarget to;     /* one-way, lose, delay, duplicate; else kind NONE */
+    ScenarioTarget to;     /* one-way, lose, delay, duplicate, hold; else kind NONE */
     /* partition: the groups, each a GArray of ScenarioTarget; else empty. */
     GPtrArray *groups;
     gint64 duration_ns; /* 0: not undone by itself */
     guint count;        /* lose, delay, duplicate; else 0 */
-    gint64 delay_ns;    /* delay; else 0 */
+    gint64 delay_ns;    /* delay, hold; else 0 */
+    guint32 message_type; /* hold: the request type held (KafkaMsgType); else 0 */
     double factor;      /* disk-slow; else 0 */
     char *topic;        /* add-partitions; else NULL */
     guint partitions;   /* add-partitions: the new count; else 0 */

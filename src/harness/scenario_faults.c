@@ -5,6 +5,7 @@
 #include "scenario_internal.h"
 
 #include "cluster.h"
+#include "kafka_proto.h"
 #include "sim_assert.h"
 
 #include <string.h>
@@ -23,6 +24,7 @@ enum {
     FAULT_KEY_FACTOR = 1u << 6,
     FAULT_KEY_TOPIC = 1u << 7,
     FAULT_KEY_PARTITIONS = 1u << 8,
+    FAULT_KEY_MESSAGE = 1u << 9,
     /* The window faults on links and the clock fault. */
     FAULT_KEY_RATE = 1u << 16,
     FAULT_KEY_LATENCY = 1u << 17,
@@ -39,7 +41,7 @@ static const struct {
     {"groups", FAULT_KEY_GROUPS},         {"to", FAULT_KEY_TO},
     {"count", FAULT_KEY_COUNT},           {"delay", FAULT_KEY_DELAY},
     {"factor", FAULT_KEY_FACTOR},         {"topic", FAULT_KEY_TOPIC},
-    {"partitions", FAULT_KEY_PARTITIONS},
+    {"partitions", FAULT_KEY_PARTITIONS}, {"message", FAULT_KEY_MESSAGE},
     {"rate", FAULT_KEY_RATE},             {"latency", FAULT_KEY_LATENCY},
     {"jitter", FAULT_KEY_JITTER},         {"bandwidth", FAULT_KEY_BANDWIDTH},
     {"offset", FAULT_KEY_OFFSET},
@@ -110,6 +112,9 @@ static const ActionInfo ACTIONS[] = {
                                    FAULT_KEY_TO | FAULT_KEY_DURATION},
     [SCENARIO_ACTION_CLOCK] = {"clock", TARGETS_NODES, FAULT_KEY_TARGET | FAULT_KEY_OFFSET,
                                FAULT_KEY_DURATION},
+    [SCENARIO_ACTION_HOLD] = {"hold", TARGETS_NODES,
+                              FAULT_KEY_TARGET | FAULT_KEY_MESSAGE | FAULT_KEY_DELAY,
+                              FAULT_KEY_TO | FAULT_KEY_COUNT},
 };
 
 static const char *const TARGET_FORMS[] = {
@@ -918,6 +923,20 @@ fault_window_values(const Build *b, const RawGroup *group, const KConfig *cfg,
     return FALSE;
 }
 
+/* A request's KafkaMsgType from its API name, as kafka_msg_type_name spells
+ * it without " request". */
+static guint32
+message_type_of(const char *name)
+{
+    g_autofree char *full = g_strdup_printf("%s request", name);
+    for (guint type = KMSG_PRODUCE_REQUEST; kafka_msg_type_name(type) != NULL; type++) {
+        if (strcmp(kafka_msg_type_name(type), full) == 0)
+            return type;
+    }
+    KSIM_ASSERT(!"a message the registry accepts but the protocol does not know");
+    return 0;
+}
+
 gboolean
 scenario_build_fault(Build *b, const RawGroup *group, GError **error)
 {
@@ -944,6 +963,8 @@ scenario_build_fault(Build *b, const RawGroup *group, GError **error)
         fault->delay_ns = kconfig_get_duration_ns(cfg, "delay");
     if (!kconfig_is_null(cfg, "factor"))
         fault->factor = kconfig_get_double(cfg, "factor");
+    if (!kconfig_is_null(cfg, "message"))
+        fault->message_type = message_type_of(kconfig_get_string(cfg, "message"));
     if (fault->action == SCENARIO_ACTION_ADD_PARTITIONS &&
         !fault_add_partitions(b, group, cfg, fault, error))
         return FALSE;
