@@ -318,6 +318,9 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
         kraft_controller_config_init(&controller_config);
         controller_config.session_timeout_ns = config->broker_session_timeout_ms * SIM_NS_PER_MS;
         controller_config.elr_enabled = config->elr_version >= 1;
+        controller_config.snapshot_max_new_record_bytes = config->snapshot_max_new_record_bytes;
+        controller_config.snapshot_max_interval_ns =
+            config->snapshot_max_interval_ms * SIM_NS_PER_MS;
         for (guint i = 0; i < config->n_controllers; i++) {
             gint32 id = KRAFT_CONTROLLER_ID_BASE + (gint32)i;
             g_autofree char *name = g_strdup_printf("controller-%d", id);

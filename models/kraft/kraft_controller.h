@@ -57,8 +57,10 @@
  *    them when the ISR is empty;
  * Not modelled yet: KIP-966's last known leader and unclean recovery
  * strategies, preferred-leader
- * balancing, snapshots, the controller's own processing time (events are
+ * balancing, the controller's own processing time (events are
  * handled at once).
+ * Snapshots: every controller writes snapshots of its committed image and
+ * starts from the latest after a restart (kraft_snapshot.h).
  */
 #ifndef KRAFT_CONTROLLER_H
 #define KRAFT_CONTROLLER_H
@@ -74,6 +76,11 @@ typedef struct KraftController KraftController;
 typedef struct {
     gint64 session_timeout_ns; /* broker.session.timeout.ms: 9000 */
     gboolean elr_enabled;      /* eligible.leader.replicas.version = 1 (KIP-966) */
+    /* Snapshots of the committed image (kraft_snapshot.h):
+     * metadata.log.max.record.bytes.between.snapshots (20 MiB) and
+     * metadata.log.max.snapshot.interval.ms (1 hour; 0: never by time). */
+    gint64 snapshot_max_new_record_bytes;
+    gint64 snapshot_max_interval_ns;
 } KraftControllerConfig;
 
 void kraft_controller_config_init(KraftControllerConfig *cfg);
