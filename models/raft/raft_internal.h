@@ -134,6 +134,7 @@ struct RaftNode {
     void *listener_data;
     char *state_name; /* the election state's file */
     gboolean started;
+    guint64 snapshots_fetched; /* over the node's life, restarts included */
     RaftState *state; /* NULL while down */
 };
 

@@ -213,6 +213,9 @@ const RaftSnapshot *raft_node_latest_snapshot(const RaftNode *node);
  * restart it is the first segment's base offset again, as Kafka's). -1 while
  * down. */
 gint64 raft_node_log_start_offset(const RaftNode *node);
+/* How many snapshots the node has fetched from a leader (FetchSnapshot)
+ * over its life, restarts included. */
+guint64 raft_node_snapshots_fetched(const RaftNode *node);
 /* Runs KafkaMetadataLog.maybeClean now (tests; the node runs it every
  * clean_interval_ns by itself). TRUE when it deleted something. */
 gboolean raft_node_clean(RaftNode *node);

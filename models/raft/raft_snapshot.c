@@ -328,8 +328,8 @@ snapshot_synced_cb(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
          * complete; the log is truncated fully to it and the high
          * watermark is at least its end (the leader took it committed). */
         state->fetching_snapshot = FALSE;
-        gboolean truncated = raft_snapshot_truncate_to_latest(node);
-        KSIM_ASSERT(truncated);
+        node->snapshots_fetched++;
+        raft_snapshot_truncate_to_latest(node);
         raft_follower_update_high_watermark(node, w.snapshot.end_offset);
     }
     raft_snapshot_arm_cleaner(node);
@@ -455,6 +455,12 @@ gint64
 raft_node_log_start_offset(const RaftNode *node)
 {
     return node->state != NULL ? node->state->log_start_offset : -1;
+}
+
+guint64
+raft_node_snapshots_fetched(const RaftNode *node)
+{
+    return node->snapshots_fetched;
 }
 
 gboolean
