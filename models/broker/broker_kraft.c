@@ -420,6 +420,12 @@ load_snapshot(BrokerKraft *k, guint64 payload)
     k->fetch_offset = k->snapshot_end_offset;
     k->last_epoch = k->snapshot_epoch;
     k->replayed_epoch = k->snapshot_epoch;
+    broker_record_event(broker_of(k), HISTORY_EVENT_SESSION, NULL, NULL,
+                        "broker %d loaded the metadata snapshot %" G_GINT64_FORMAT
+                        "-%d (FetchSnapshot from controller %d) and fetches the log from "
+                        "offset %" G_GINT64_FORMAT,
+                        broker_of(k)->config.broker_id, k->snapshot_end_offset,
+                        k->snapshot_epoch, k->leader_id, k->snapshot_end_offset);
     publish(k, before);
     kraft_image_free(before);
 }
