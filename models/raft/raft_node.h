@@ -53,15 +53,25 @@
  * come from the stream "raft/<node id>".
  *
  * Status: the KRaft controller runs on it (models/kraft), and observers
- * (brokers replaying the log) may fetch from the leader. Not yet built on
- * it: brokers that register, heartbeat and replay the log, the
- * `metadata.mode` and KRaft scenario keys, `controller:N` fault targets,
- * and these invariants in --paranoid runs (raft_check.h is ready for them).
+ * (brokers replaying the log, models/broker/broker_kraft.c) fetch from the
+ * leader; --paranoid runs check raft_check.h's invariants.
  *
- * Not modelled: snapshots (the log is never truncated from the front),
- * observers and voter changes (KIP-853), pre-vote (KIP-996), graceful
+ * Snapshots (KIP-630, raft_snapshot.c): the layer above writes snapshots at
+ * committed offsets (raft_node_create_snapshot); they are files beside the
+ * log's segments, fsynced before they count. Every clean_interval_ns
+ * (KafkaMetadataLog.maybeClean) the oldest snapshots and the log before the
+ * next are deleted past metadata.max.retention.bytes / .ms, never past the
+ * latest snapshot. A fetch below the leader's log start offset (or from an
+ * empty log while a snapshot exists) is answered with the latest snapshot's
+ * id; the follower (or observer) fetches it with FetchSnapshot, in chunks of
+ * at most RAFT_FETCH_MAX_BYTES, and truncates its log fully to it
+ * (truncateToLatestSnapshot). The log start offset raised by cleaning is
+ * kept in memory, as Kafka's metadata log keeps it.
+ *
+ * Not modelled: voter changes (KIP-853), pre-vote (KIP-996), graceful
  * shutdown's EndQuorumEpoch from a leader that stops (a resigned leader sends
- * it).
+ * it), metadata.log.segment.ms, the delay before a deleted snapshot's file
+ * goes (Kafka renames it .deleted and deletes it a minute later).
  */
 #ifndef RAFT_NODE_H
 #define RAFT_NODE_H
