@@ -167,8 +167,10 @@ check_snapshots(RaftCheck *check, const RaftNode *node, GString *why)
             return FALSE;
         }
         const CommittedRecord *last =
-            &g_array_index(check->committed, CommittedRecord, s->end_offset - 1);
-        if (s->end_offset > 0 && last->leader_epoch != s->epoch) {
+            s->end_offset > 0
+                ? &g_array_index(check->committed, CommittedRecord, s->end_offset - 1)
+                : NULL;
+        if (last != NULL && last->leader_epoch != s->epoch) {
             g_string_append_printf(why,
                                    "SnapshotCommitted: voter %d's snapshot %" G_GINT64_FORMAT
                                    "-%d ends after a record of epoch %d; ",
