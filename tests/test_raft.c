@@ -791,10 +791,10 @@ test_raft_restart_loads_snapshots(void **unused)
     quorum_clear(&q);
 }
 
-/* Goal: the leader answers an observer's fetch from offset 0 with its
- * latest snapshot's id, serves the snapshot in chunks of at most 8 MiB
- * (FetchSnapshot), and refuses a position past its end and an unknown
- * snapshot. */
+/* Goal: the leader answers an observer's fetch from offset 0, and a voter's
+ * whose log diverges before its oldest snapshot, with its latest snapshot's
+ * id, serves the snapshot in chunks of at most 8 MiB (FetchSnapshot), and
+ * refuses a position past its end and an unknown snapshot. */
 static void
 test_raft_observer_fetches_snapshot(void **unused)
 {
@@ -824,6 +824,19 @@ test_raft_observer_fetches_snapshot(void **unused)
     assert_int_equal(resp->snapshot_end_offset, 11);
     assert_int_equal(resp->snapshot_epoch, 2);
     assert_true(resp->batches == NULL || resp->batches->len == 0);
+    /* A voter whose log diverges before the snapshot (its last epoch older
+     * than the oldest snapshot's) is sent the snapshot, not a diverging
+     * epoch; one at the snapshot with its epoch fetches on from the log. */
+    bench_send(&b, 0, fetch_request(1, 2, 11, 1));
+    bench_run(&b, 20 * SIM_NS_PER_MS);
+    resp = probe_last(&b, 0, RAFT_MSG_FETCH_RESPONSE);
+    assert_int_equal(resp->snapshot_end_offset, 11);
+    assert_int_equal(resp->diverging_epoch, -1);
+    bench_send(&b, 0, fetch_request(1, 2, 11, 2));
+    bench_run(&b, 20 * SIM_NS_PER_MS);
+    resp = probe_last(&b, 0, RAFT_MSG_FETCH_RESPONSE);
+    assert_int_equal(resp->snapshot_end_offset, -1);
+    assert_int_equal(resp->error, KAFKA_ERROR_NONE);
     static const struct {
         gint64 end_offset;
         gint64 position;
