@@ -145,6 +145,19 @@ hold_fault 'message = Produce\ndelay = 1s\ncount = 0\n'
 expect 2 "\\[fault f\\] count: '0' is out of range" -- check "$out-hold.ini"
 hold_fault 'message = Produce\ndelay = 1s\nto = broker:1\ncount = 2\n'
 expect 0 "is valid" -- check "$out-hold.ini"
+# The metadata log's keys: a segment below metadata.log.segment.min.bytes is
+# refused as KafkaMetadataLog refuses it; out-of-range values by the range.
+expect 2 "\[cluster\] metadata.log.segment.bytes: is 4096, below metadata.log.segment.min.bytes (8388608), as Kafka refuses" -- \
+  check "$data/../../../scenarios/kraft.ini" --set metadata.log.segment.bytes=4096
+# (Each --set is checked as it comes: the minimum goes first.)
+expect 0 "is valid" -- check "$data/../../../scenarios/kraft.ini" \
+  --set metadata.log.segment.min.bytes=1024 --set metadata.log.segment.bytes=4096
+expect 2 "metadata.max.retention.bytes: '-2' is out of range" -- \
+  check "$data/../../../scenarios/kraft.ini" --set metadata.max.retention.bytes=-2
+expect 2 "metadata.log.max.record.bytes.between.snapshots: '0' is out of range" -- \
+  check "$data/../../../scenarios/kraft.ini" --set metadata.log.max.record.bytes.between.snapshots=0
+expect 2 "metadata.log.max.snapshot.interval.ms" -- \
+  check "$data/../../../scenarios/kraft.ini" --set metadata.log.max.snapshot.interval.ms=-1
 # controller:N names a KRaft controller by node.id, only in KRaft mode.
 kraft_target() {
   printf '[scenario]\nduration = 20s\n[cluster]\nbrokers = 3\nmetadata.mode = %s\n[topic t]\npartitions = 1\n[producer p]\ntopic = t\n[fault f]\nat = 5s\naction = crash\ntarget = %s\n' "$1" "$2" > "$out-kraft.ini"

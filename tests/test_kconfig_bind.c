@@ -109,6 +109,9 @@ static const struct {
     {KCONFIG_SCOPE_BROKER, "broker.rack"},
     {KCONFIG_SCOPE_CLUSTER, "racks"},
     {KCONFIG_SCOPE_TOPIC, "disable.rack.aware"},
+    /* The parser checks metadata.log.segment.bytes against it, as
+     * KafkaMetadataLog does; nothing else reads it. */
+    {KCONFIG_SCOPE_CLUSTER, "metadata.log.segment.min.bytes"},
     {KCONFIG_SCOPE_CONSUMER, "group.id"}, /* the parser makes it the group of a section */
     /* The consumer's client.id names nothing: members are named by their
      * section (consumer-NAME-K), and ConsumerConfig has no such field. */

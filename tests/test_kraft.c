@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "plog.h"
 #include "sim_net.h"
 
 #define CONTROLLERS 3
@@ -200,10 +201,18 @@ broker_restart(SimWorld *world, void *ctx)
 
 static const SimNodeOps broker_ops = {broker_message, NULL, broker_crash, broker_restart};
 
+/* Snapshots: the quorum's configuration (NULL: Kafka's defaults) and the
+ * controllers' metadata.log.max.record.bytes.between.snapshots (0: 20 MiB). */
+typedef struct {
+    const RaftConfig *raft;
+    gint64 snapshot_bytes;
+} SnapshotSetup;
+
 /* Replicas of topic "t": partition p on brokers (p, p+1, p+2) mod 3, plus 1.
- * `cfg` NULL: the defaults. */
+ * `config` NULL: the controllers' defaults; `raft` NULL: the quorum's. */
 static void
-cluster_init_with(Cluster *c, gboolean unclean, const KraftControllerConfig *config)
+cluster_init_full(Cluster *c, gboolean unclean, const KraftControllerConfig *config,
+                  const RaftConfig *raft)
 {
     memset(c, 0, sizeof *c);
     c->world = sim_world_new(7);
@@ -212,7 +221,7 @@ cluster_init_with(Cluster *c, gboolean unclean, const KraftControllerConfig *con
     RaftVoter voters[CONTROLLERS];
     for (guint i = 0; i < CONTROLLERS; i++) {
         g_autofree char *name = g_strdup_printf("controller-%u", 3000 + i);
-        c->raft[i] = raft_node_new(c->world, name, (gint32)(3000 + i), NULL);
+        c->raft[i] = raft_node_new(c->world, name, (gint32)(3000 + i), raft);
         voters[i] = (RaftVoter){(gint32)(3000 + i), raft_node_sim_node(c->raft[i])};
     }
     static const gint32 replicas[] = {1, 2, 3, 2, 3, 1, 3, 1, 2};
@@ -237,12 +246,26 @@ cluster_init_with(Cluster *c, gboolean unclean, const KraftControllerConfig *con
 }
 
 static void
-cluster_init_elr(Cluster *c, gboolean unclean, gboolean elr)
+cluster_init_with(Cluster *c, gboolean unclean, const KraftControllerConfig *config)
+{
+    cluster_init_full(c, unclean, config, NULL);
+}
+
+static void
+cluster_init_setup(Cluster *c, gboolean unclean, gboolean elr, const SnapshotSetup *setup)
 {
     KraftControllerConfig cfg;
     kraft_controller_config_init(&cfg);
     cfg.elr_enabled = elr;
-    cluster_init_with(c, unclean, &cfg);
+    if (setup != NULL && setup->snapshot_bytes > 0)
+        cfg.snapshot_max_new_record_bytes = setup->snapshot_bytes;
+    cluster_init_full(c, unclean, &cfg, setup != NULL ? setup->raft : NULL);
+}
+
+static void
+cluster_init_elr(Cluster *c, gboolean unclean, gboolean elr)
+{
+    cluster_init_setup(c, unclean, elr, NULL);
 }
 
 static void
@@ -625,6 +648,98 @@ test_kraft_controller_failover(void **state)
     sim_node_restart(c.world, raft_node_sim_node(kraft_controller_raft(first)));
     run_until(&c, 45);
     assert_false(kraft_image_broker_active(kraft_controller_image(first), 1));
+    cluster_clear(&c);
+}
+
+/* ---- snapshots ---- */
+
+/* Goal: at Kafka's defaults no controller writes a snapshot in a short run;
+ * with metadata.log.max.record.bytes.between.snapshots small, every
+ * controller writes snapshots of its committed image once it has replayed
+ * that many bytes, each at or below its high watermark and holding the
+ * image of its end offset. */
+static void
+test_kraft_snapshot_at_threshold(void **state)
+{
+    (void)state;
+    Cluster c;
+    cluster_init(&c, FALSE);
+    run_until(&c, 10);
+    for (guint i = 0; i < CONTROLLERS; i++)
+        assert_int_equal(raft_node_snapshot_count(c.raft[i]), 0);
+    cluster_clear(&c);
+    SnapshotSetup setup = {NULL, 600};
+    cluster_init_setup(&c, FALSE, FALSE, &setup);
+    run_until(&c, 10);
+    for (guint i = 0; i < CONTROLLERS; i++) {
+        assert_true(raft_node_snapshot_count(c.raft[i]) >= 1);
+        const RaftSnapshot *s = raft_node_latest_snapshot(c.raft[i]);
+        assert_true(s->end_offset <= raft_node_high_watermark(c.raft[i]));
+        const KraftImage *content = kraft_record_store_image(c.store, s->payload);
+        assert_non_null(content);
+        assert_int_equal(kraft_image_end_offset(content), s->end_offset);
+        assert_int_equal(s->size_bytes, kraft_image_size_bytes(content));
+    }
+    cluster_clear(&c);
+}
+
+/* Goal: a standby controller that was down while the others' logs were
+ * cleaned past its end comes back through the active controller's snapshot
+ * (FetchSnapshot), loads it as its committed image and replays on: it ends
+ * with the same metadata as the active controller; restarted once more, it
+ * starts from its own latest snapshot. */
+static void
+test_kraft_standby_restarts_from_snapshot(void **state)
+{
+    (void)state;
+    RaftConfig raft;
+    raft_config_init(&raft);
+    raft.segment_bytes = 512;
+    raft.retention_bytes = 1;
+    raft.clean_interval_ns = SIM_NS_PER_S;
+    SnapshotSetup setup = {&raft, 300};
+    Cluster c;
+    cluster_init_setup(&c, FALSE, FALSE, &setup);
+    run_until(&c, 10);
+    KraftController *active = active_controller(&c);
+    assert_non_null(active);
+    guint away = 0;
+    while (c.controllers[away] == active)
+        away++;
+    RaftNode *away_raft = c.raft[away];
+    gint64 away_end = plog_log_end_offset(raft_node_log(away_raft));
+    sim_node_crash(c.world, raft_node_sim_node(away_raft));
+    /* Metadata moves on: a broker is fenced, then comes back. */
+    sim_node_crash(c.world, c.brokers[0].node);
+    run_until(&c, 25);
+    sim_node_restart(c.world, c.brokers[0].node);
+    run_until(&c, 40);
+    assert_true(raft_node_log_start_offset(kraft_controller_raft(active)) > away_end);
+    sim_node_restart(c.world, raft_node_sim_node(away_raft));
+    run_until(&c, 50);
+    assert_true(raft_node_snapshots_fetched(away_raft) >= 1);
+    const KraftImage *mine = kraft_controller_image(c.controllers[away]);
+    const KraftImage *theirs = kraft_controller_image(active);
+    assert_int_equal(kraft_image_end_offset(mine), raft_node_high_watermark(away_raft));
+    for (gint32 id = 1; id <= BROKERS; id++)
+        assert_int_equal(kraft_image_broker_active(mine, id), kraft_image_broker_active(theirs, id));
+    guint32 topic = (guint32)kraft_record_store_find_topic(c.store, "t");
+    for (gint32 p = 0; p < 3; p++) {
+        const KraftPartition *a = kraft_image_partition(mine, topic, p);
+        const KraftPartition *b = kraft_image_partition(theirs, topic, p);
+        assert_non_null(a);
+        assert_int_equal(a->leader, b->leader);
+        assert_int_equal(a->partition_epoch, b->partition_epoch);
+    }
+    /* Restarted again, it starts from the snapshot on its own disk. */
+    sim_node_crash(c.world, raft_node_sim_node(away_raft));
+    run_until(&c, 52);
+    sim_node_restart(c.world, raft_node_sim_node(away_raft));
+    assert_true(raft_node_snapshot_count(away_raft) >= 1);
+    run_until(&c, 60);
+    assert_int_equal(kraft_image_end_offset(kraft_controller_image(c.controllers[away])),
+                     raft_node_high_watermark(away_raft));
+    assert_true(kraft_image_broker_active(kraft_controller_image(c.controllers[away]), 1));
     cluster_clear(&c);
 }
 
@@ -1031,6 +1146,8 @@ main(void)
         cmocka_unit_test(test_kraft_alter_partition_checks),
         cmocka_unit_test(test_kraft_unclean_election),
         cmocka_unit_test(test_kraft_controller_failover),
+        cmocka_unit_test(test_kraft_snapshot_at_threshold),
+        cmocka_unit_test(test_kraft_standby_restarts_from_snapshot),
         cmocka_unit_test(test_kraft_controlled_shutdown),
         cmocka_unit_test(test_kraft_elr_elects_an_eligible_replica),
         cmocka_unit_test(test_kraft_elr_unclean_restart_leaves_it),

@@ -5,7 +5,16 @@
  * Invariants (broker_kraft_check_invariants):
  *  1. The buffer holds fetched batches in offset order, all at or above the
  *     image's end offset.
- *  2. At most one Fetch and one lifecycle request are in flight.
+ *  2. At most one Fetch (or FetchSnapshot) and one lifecycle request are in
+ *     flight.
+ *  3. While a snapshot is fetched, the buffer is empty.
+ *
+ * A broker whose fetch offset the leader no longer has in its log (it was
+ * cleaned up to a snapshot) is told the leader's latest snapshot in the
+ * Fetch response, fetches it with FetchSnapshot, in chunks (Kafka's
+ * KafkaRaftClient does the same as an observer), loads it as its image and
+ * fetches on from its end offset. It keeps the metadata in memory only: no
+ * copy of the log or snapshots on its disk (kraft_snapshot.h).
  */
 #include "broker_kraft.h"
 
@@ -52,6 +61,12 @@ struct BrokerKraft {
     gint32 fetch_correlation; /* in flight; -1: none */
     gint64 fetch_deadline_ns;
     SimTimerId fetch_timer;
+    /* The leader's snapshot being fetched (FetchSnapshot), and the bytes of
+     * it received. */
+    gboolean fetching_snapshot;
+    gint64 snapshot_end_offset;
+    gint32 snapshot_epoch;
+    gint64 snapshot_position;
     gint32 pid_correlation; /* AllocateProducerIds in flight; -1: none */
     SimTimerId pid_timer;
     /* CreateTopics in flight, by internal topic kind; -1: none. */
@@ -236,12 +251,20 @@ static void
 fetch_send(BrokerKraft *k)
 {
     Broker *broker = broker_of(k);
-    RaftMsg *msg = raft_msg_new(RAFT_MSG_FETCH_REQUEST, ++k->correlation_next);
+    RaftMsg *msg;
+    if (k->fetching_snapshot) {
+        msg = raft_msg_new(RAFT_MSG_FETCH_SNAPSHOT_REQUEST, ++k->correlation_next);
+        msg->snapshot_end_offset = k->snapshot_end_offset;
+        msg->snapshot_epoch = k->snapshot_epoch;
+        msg->position = k->snapshot_position;
+    } else {
+        msg = raft_msg_new(RAFT_MSG_FETCH_REQUEST, ++k->correlation_next);
+        msg->offset = k->fetch_offset;
+        msg->last_epoch = k->last_epoch;
+        msg->max_wait_ns = METADATA_FETCH_MAX_WAIT_NS;
+    }
     msg->node_id = broker->config.broker_id;
     msg->epoch = k->leader_epoch;
-    msg->offset = k->fetch_offset;
-    msg->last_epoch = k->last_epoch;
-    msg->max_wait_ns = METADATA_FETCH_MAX_WAIT_NS;
     raft_msg_finish(msg);
     k->fetch_correlation = msg->correlation_id;
     gint64 timeout_ns = broker->config.controller_quorum_request_timeout_ms * SIM_NS_PER_MS;
@@ -352,6 +375,17 @@ handle_fetch_response(BrokerKraft *k, RaftMsg *msg)
     }
     k->leader_epoch = msg->epoch;
     k->leader_id = msg->leader_id;
+    if (msg->snapshot_end_offset >= 0 && msg->snapshot_epoch >= 0) {
+        /* The leader sends a snapshot instead (observers fetch it as
+         * followers do). */
+        k->fetching_snapshot = TRUE;
+        k->snapshot_end_offset = msg->snapshot_end_offset;
+        k->snapshot_epoch = msg->snapshot_epoch;
+        k->snapshot_position = 0;
+        g_ptr_array_set_size(k->buffer, 0);
+        fetch_schedule(k, 0);
+        return;
+    }
     if (msg->diverging_epoch >= 0) {
         buffer_truncate(k, msg->diverging_end_offset);
     } else if (msg->batches != NULL) {
@@ -366,6 +400,67 @@ handle_fetch_response(BrokerKraft *k, RaftMsg *msg)
         }
     }
     replay_committed(k, msg->high_watermark);
+    fetch_schedule(k, 0);
+}
+
+/* The snapshot is here whole: it becomes the image, published as a delta
+ * from the old one, and fetching goes on from its end. */
+static void
+load_snapshot(BrokerKraft *k, guint64 payload)
+{
+    const KraftImage *content = kraft_record_store_image(broker_of(k)->kraft_store, payload);
+    KSIM_ASSERT(content != NULL);
+    KSIM_ASSERT(kraft_image_end_offset(content) == k->snapshot_end_offset);
+    k->fetching_snapshot = FALSE;
+    if (kraft_image_end_offset(k->image) >= k->snapshot_end_offset)
+        return;
+    KraftImage *before = kraft_image_copy(k->image);
+    kraft_image_assign(k->image, content);
+    g_ptr_array_set_size(k->buffer, 0);
+    k->fetch_offset = k->snapshot_end_offset;
+    k->last_epoch = k->snapshot_epoch;
+    k->replayed_epoch = k->snapshot_epoch;
+    broker_record_event(broker_of(k), HISTORY_EVENT_SESSION, NULL, NULL,
+                        "broker %d loaded the metadata snapshot %" G_GINT64_FORMAT
+                        "-%d (FetchSnapshot from controller %d) and fetches the log from "
+                        "offset %" G_GINT64_FORMAT,
+                        broker_of(k)->config.broker_id, k->snapshot_end_offset,
+                        k->snapshot_epoch, k->leader_id, k->snapshot_end_offset);
+    publish(k, before);
+    kraft_image_free(before);
+}
+
+/* KafkaRaftClient.handleFetchSnapshotResponse, as an observer. */
+static void
+handle_fetch_snapshot_response(BrokerKraft *k, RaftMsg *msg)
+{
+    if (msg->correlation_id != k->fetch_correlation)
+        return;
+    k->fetch_correlation = -1;
+    if (!k->fetching_snapshot)
+        return;
+    if (msg->error == KAFKA_ERROR_SNAPSHOT_NOT_FOUND) {
+        /* Gone from the leader: a Fetch names the one it has now. */
+        k->fetching_snapshot = FALSE;
+        fetch_schedule(k, 0);
+        return;
+    }
+    if (msg->error != KAFKA_ERROR_NONE) {
+        if (msg->epoch >= k->leader_epoch) {
+            k->leader_epoch = msg->epoch;
+            k->leader_id = msg->leader_id;
+        }
+        if (k->leader_id == RAFT_NO_NODE)
+            k->fetch_target = (k->fetch_target + 1) % broker_of(k)->n_kraft_voters;
+        fetch_schedule(k, RETRY_BACKOFF_NS);
+        return;
+    }
+    if (msg->snapshot_end_offset == k->snapshot_end_offset &&
+        msg->snapshot_epoch == k->snapshot_epoch && msg->position == k->snapshot_position) {
+        k->snapshot_position += msg->chunk_bytes;
+        if (k->snapshot_position >= msg->snapshot_size)
+            load_snapshot(k, msg->snapshot_payload);
+    }
     fetch_schedule(k, 0);
 }
 
@@ -571,6 +666,8 @@ broker_kraft_handle_message(BrokerKraft *k, SimNodeId from, SimMsg *msg)
         handle_replica_log_info(k, from, (const KraftMsg *)msg);
     } else if (msg->type == RAFT_MSG_FETCH_RESPONSE) {
         handle_fetch_response(k, (RaftMsg *)msg);
+    } else if (msg->type == RAFT_MSG_FETCH_SNAPSHOT_RESPONSE) {
+        handle_fetch_snapshot_response(k, (RaftMsg *)msg);
     } else if (msg->type == KRAFT_MSG_REGISTRATION_RESPONSE ||
                msg->type == KRAFT_MSG_HEARTBEAT_RESPONSE) {
         handle_lifecycle_response(k, (const KraftMsg *)msg);
@@ -612,6 +709,8 @@ broker_kraft_check_invariants(const BrokerKraft *k)
         next = batch->base_offset + batch->record_count;
     }
     KSIM_ASSERT(k->buffer->len == 0 || next == k->fetch_offset);
+    if (k->fetching_snapshot)
+        KSIM_ASSERT(k->buffer->len == 0);
     KSIM_ASSERT(k->fetch_correlation < 0 || sim_timer_pending(broker_of(k)->world, k->fetch_timer));
 }
 

@@ -24,7 +24,11 @@
  * ZooKeeper-mode controller's requests go through. The fetched log is kept
  * in memory only: a restarted broker fetches it again from offset 0 (Kafka
  * keeps it on disk and replays it from there; the difference is the time
- * to refetch, not what is replayed).
+ * to refetch, not what is replayed). A fetch the leader answers with a
+ * snapshot id (its log starts past the fetch offset, or the fetch is from
+ * offset 0 and the leader has a snapshot) is followed by FetchSnapshot, in
+ * chunks, until the whole snapshot is here; it then becomes the image, and
+ * fetching goes on from its end. The broker writes no snapshots of its own.
  *
  * Controlled shutdown: heartbeats want to shut down (the first at once, the
  * next after 50 ms, then at the heartbeat interval) until the controller

@@ -323,6 +323,9 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
         controller_config.unclean_recovery_strategy =
             (KraftUncleanRecoveryStrategy)config->unclean_recovery_strategy;
         controller_config.unclean_recovery_timeout_ns = config->unclean_recovery_timeout_ns;
+        controller_config.snapshot_max_new_record_bytes = config->snapshot_max_new_record_bytes;
+        controller_config.snapshot_max_interval_ns =
+            config->snapshot_max_interval_ms * SIM_NS_PER_MS;
         for (guint i = 0; i < config->n_controllers; i++) {
             gint32 id = KRAFT_CONTROLLER_ID_BASE + (gint32)i;
             g_autofree char *name = g_strdup_printf("controller-%d", id);

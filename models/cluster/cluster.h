@@ -72,6 +72,10 @@ typedef struct {
     guint n_controllers;
     RaftConfig raft;                   /* controller.quorum.* */
     gint64 broker_session_timeout_ms;  /* broker.session.timeout.ms */
+    /* metadata.log.max.record.bytes.between.snapshots,
+     * metadata.log.max.snapshot.interval.ms */
+    gint64 snapshot_max_new_record_bytes;
+    gint64 snapshot_max_interval_ms;
     gint32 elr_version;                /* eligible.leader.replicas.version */
     gboolean unclean_recovery_manager_enabled; /* unclean.recovery.manager.enabled */
     gint32 unclean_recovery_strategy;  /* unclean.recovery.strategy: KraftUncleanRecoveryStrategy */

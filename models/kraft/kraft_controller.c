@@ -20,6 +20,7 @@
 
 #include "kraft_placer.h"
 #include "kraft_proto.h"
+#include "kraft_snapshot.h"
 #include "sim_assert.h"
 #include "sim_world.h"
 
@@ -80,6 +81,7 @@ struct KraftController {
     const char *election_note;
     KraftElectionFn election_fn;
     void *election_data;
+    KraftSnapshotGenerator snapshots; /* of the committed image */
 };
 
 void
@@ -90,6 +92,8 @@ kraft_controller_config_init(KraftControllerConfig *cfg)
     cfg->unclean_recovery_manager_enabled = FALSE;
     cfg->unclean_recovery_strategy = KRAFT_UNCLEAN_RECOVERY_BALANCED;
     cfg->unclean_recovery_timeout_ns = 300000 * SIM_NS_PER_MS;
+    cfg->snapshot_max_new_record_bytes = G_GINT64_CONSTANT(20) * 1024 * 1024;
+    cfg->snapshot_max_interval_ns = G_GINT64_CONSTANT(3600000) * SIM_NS_PER_MS;
 }
 
 static gint32
@@ -160,22 +164,33 @@ record_event(KraftController *c, HistoryEventKind kind, guint32 topic, gint32 pa
 
 /* ---- replay ---- */
 
-/* Replays the local log from the image's end up to `end`. */
-static void
-replay_log(KraftController *c, KraftImage *image, gint64 end)
+/* Replays the local log from the image's end up to `end`; returns the
+ * bytes of the batches replayed, and the last one's timestamp in
+ * *last_timestamp_ms (may be NULL). */
+static gint64
+replay_log(KraftController *c, KraftImage *image, gint64 end, gint64 *last_timestamp_ms)
 {
     Plog *log = raft_node_log(c->raft);
+    gint64 bytes = 0;
     if (log == NULL)
-        return;
+        return 0;
     end = MIN(end, plog_log_end_offset(log));
     while (kraft_image_end_offset(image) < end) {
         g_autoptr(GPtrArray) batches = plog_batch_array_new();
         PlogReadStatus status =
             plog_read(log, kraft_image_end_offset(image), 1024 * 1024, batches);
         KSIM_ASSERT(status == PLOG_READ_OK && batches->len > 0);
-        for (guint i = 0; i < batches->len; i++)
-            kraft_image_replay_batch(image, c->store, g_ptr_array_index(batches, i), end);
+        for (guint i = 0; i < batches->len; i++) {
+            const PlogBatch *batch = g_ptr_array_index(batches, i);
+            if (batch->base_offset >= end)
+                break;
+            kraft_image_replay_batch(image, c->store, batch, end);
+            bytes += plog_batch_size_bytes(batch);
+            if (last_timestamp_ms != NULL)
+                *last_timestamp_ms = batch->max_timestamp_ms;
+        }
     }
+    return bytes;
 }
 
 /* ---- sessions ---- */
@@ -1415,7 +1430,7 @@ activate(KraftController *c)
     c->active = TRUE;
     c->active_epoch = raft_node_epoch(c->raft);
     c->latest = kraft_image_copy(c->committed);
-    replay_log(c, c->latest, G_MAXINT64);
+    replay_log(c, c->latest, G_MAXINT64, NULL);
     const GArray *brokers = kraft_image_brokers(c->latest);
     for (guint i = 0; i < brokers->len; i++)
         session_touch(c, g_array_index(brokers, KraftBroker, i).id);
@@ -1448,7 +1463,14 @@ on_committed(void *user_data, RaftNode *raft, gint64 high_watermark)
      * restart that announced none. */
     if (raft_node_leader_id(raft) != RAFT_NO_NODE)
         c->known_leader = raft_node_leader_id(raft);
-    replay_log(c, c->committed, high_watermark);
+    /* A new image, or one below the log start offset, starts from the
+     * latest snapshot (kraft_snapshot.h); what it replays after counts
+     * toward the next snapshot. */
+    if (kraft_snapshot_maybe_load(raft, c->store, c->committed, high_watermark))
+        kraft_snapshot_generator_reset(&c->snapshots, now_ns(c));
+    gint64 timestamp_ms = -1;
+    gint64 bytes = replay_log(c, c->committed, high_watermark, &timestamp_ms);
+    kraft_snapshot_publish(&c->snapshots, raft, c->store, c->committed, bytes, timestamp_ms);
     if (c->active)
         release_replies(c, high_watermark);
     else if (raft_node_role(c->raft) == RAFT_ROLE_LEADER &&
@@ -1529,6 +1551,7 @@ on_crashed(void *user_data, RaftNode *raft)
     /* Memory is gone: a restarted controller replays the log from the start. */
     kraft_image_free(c->committed);
     c->committed = kraft_image_new();
+    kraft_snapshot_generator_reset(&c->snapshots, now_ns(c));
 }
 
 KraftController *
@@ -1555,6 +1578,8 @@ kraft_controller_new(RaftNode *raft, KraftRecordStore *store, const KraftControl
     c->known_leader = RAFT_NO_NODE;
     c->recoveries = g_ptr_array_new();
     c->recovery_poll_timer = SIM_EVENT_ID_NONE;
+    kraft_snapshot_generator_init(&c->snapshots, c->cfg.snapshot_max_new_record_bytes,
+                                  c->cfg.snapshot_max_interval_ns, now_ns(c));
     RaftListener listener = {on_committed, on_leader_changed, on_message, on_crashed};
     raft_node_set_listener(raft, &listener, c);
     return c;

@@ -74,8 +74,10 @@
  *      controller starts it again.
  * Not modelled yet: preferred-leader balancing, the periodic unclean
  * election check (unclean.leader.election.interval.ms: elections are tried
- * when a broker's state changes), snapshots, the controller's own
- * processing time (events are handled at once).
+ * when a broker's state changes), the controller's own processing time
+ * (events are handled at once).
+ * Snapshots: every controller writes snapshots of its committed image and
+ * starts from the latest after a restart (kraft_snapshot.h).
  */
 #ifndef KRAFT_CONTROLLER_H
 #define KRAFT_CONTROLLER_H
@@ -104,6 +106,11 @@ typedef struct {
     gboolean unclean_recovery_manager_enabled;
     KraftUncleanRecoveryStrategy unclean_recovery_strategy;
     gint64 unclean_recovery_timeout_ns;
+    /* Snapshots of the committed image (kraft_snapshot.h):
+     * metadata.log.max.record.bytes.between.snapshots (20 MiB) and
+     * metadata.log.max.snapshot.interval.ms (1 hour; 0: never by time). */
+    gint64 snapshot_max_new_record_bytes;
+    gint64 snapshot_max_interval_ns;
 } KraftControllerConfig;
 
 void kraft_controller_config_init(KraftControllerConfig *cfg);

@@ -16,7 +16,12 @@ struct KraftRecordStore {
     GArray *records;     /* KraftRecord; id i is element i - 1 */
     GPtrArray *topics;   /* char *, by topic id */
     GHashTable *topic_ids; /* name -> id + 1; looked up only */
+    /* Snapshot contents: images by id (from 1), each immutable once added,
+     * and the id of the image of each end offset (looked up only). */
+    GPtrArray *images;     /* KraftImage * (owned) */
+    GHashTable *image_ids; /* end offset (gint64 *) -> id */
 };
+
 
 KraftRecordStore *
 kraft_record_store_new(void)
@@ -25,6 +30,8 @@ kraft_record_store_new(void)
     store->records = g_array_new(FALSE, FALSE, sizeof(KraftRecord));
     store->topics = g_ptr_array_new_with_free_func(g_free);
     store->topic_ids = g_hash_table_new(g_str_hash, g_str_equal);
+    store->images = g_ptr_array_new_with_free_func((GDestroyNotify)kraft_image_free);
+    store->image_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     return store;
 }
 
@@ -36,6 +43,8 @@ kraft_record_store_free(KraftRecordStore *store)
     g_array_free(store->records, TRUE);
     g_hash_table_destroy(store->topic_ids);
     g_ptr_array_free(store->topics, TRUE);
+    g_hash_table_destroy(store->image_ids);
+    g_ptr_array_free(store->images, TRUE);
     g_free(store);
 }
 
@@ -175,6 +184,55 @@ kraft_image_free(KraftImage *image)
     g_array_free(image->topics, TRUE);
     g_array_free(image->partitions, TRUE);
     g_free(image);
+}
+
+void
+kraft_image_assign(KraftImage *image, const KraftImage *from)
+{
+    KSIM_ASSERT(image != from);
+    g_array_set_size(image->brokers, 0);
+    g_array_append_vals(image->brokers, from->brokers->data, from->brokers->len);
+    g_array_set_size(image->topics, 0);
+    g_array_append_vals(image->topics, from->topics->data, from->topics->len);
+    g_array_set_size(image->partitions, 0);
+    g_array_append_vals(image->partitions, from->partitions->data, from->partitions->len);
+    image->end_offset = from->end_offset;
+    image->next_producer_id = from->next_producer_id;
+}
+
+gint64
+kraft_image_size_bytes(const KraftImage *image)
+{
+    gint64 bytes = 24; /* ProducerIdsRecord */
+    bytes += 96 * (gint64)image->brokers->len;
+    bytes += 48 * (gint64)image->topics->len;
+    for (guint i = 0; i < image->partitions->len; i++) {
+        const KraftPartition *p = &g_array_index(image->partitions, KraftPartition, i);
+        bytes += 64 + 20 * (gint64)p->n_replicas + 4 * (gint64)(p->n_isr + p->n_elr);
+    }
+    return bytes;
+}
+
+guint64
+kraft_record_store_add_image(KraftRecordStore *store, const KraftImage *image)
+{
+    gint64 end_offset = kraft_image_end_offset(image);
+    gpointer id = g_hash_table_lookup(store->image_ids, &end_offset);
+    if (id != NULL)
+        return (guint64)GPOINTER_TO_SIZE(id);
+    g_ptr_array_add(store->images, kraft_image_copy(image));
+    guint64 new_id = store->images->len;
+    g_hash_table_insert(store->image_ids, g_memdup2(&end_offset, sizeof end_offset),
+                        GSIZE_TO_POINTER((gsize)new_id));
+    return new_id;
+}
+
+const KraftImage *
+kraft_record_store_image(const KraftRecordStore *store, guint64 id)
+{
+    if (id == 0 || id > store->images->len)
+        return NULL;
+    return g_ptr_array_index(store->images, id - 1);
 }
 
 KraftImage *

@@ -162,6 +162,19 @@ void kraft_image_replay_batch(KraftImage *image, const KraftRecordStore *store,
 gint64 kraft_image_next_producer_id(const KraftImage *image);
 /* The offset after the last record replayed; 0 for a new image. */
 gint64 kraft_image_end_offset(const KraftImage *image);
+/* Makes `image` a copy of `from` (a snapshot loaded in place). */
+void kraft_image_assign(KraftImage *image, const KraftImage *from);
+/* The logical size of the image written as records, as a snapshot holds it
+ * (Kafka's SnapshotEmitter writes the image's RegisterBroker, Topic,
+ * Partition and ProducerIds records): an estimate of each record's size. */
+gint64 kraft_image_size_bytes(const KraftImage *image);
+
+/* Snapshot contents, kept once for the run as records are: a copy of
+ * `image` (the same id for every image of one end offset: replay is
+ * deterministic, so they are equal). */
+guint64 kraft_record_store_add_image(KraftRecordStore *store, const KraftImage *image);
+/* (transfer none); NULL when there is none. */
+const KraftImage *kraft_record_store_image(const KraftRecordStore *store, guint64 id);
 
 /* (transfer none); NULL when absent. */
 const KraftBroker *kraft_image_broker(const KraftImage *image, gint32 id);

@@ -1013,6 +1013,19 @@ plog_apply_retention_noting(Plog *log, gint64 now_ms, gint64 offset_max, GArray 
 }
 
 guint
+plog_delete_segments_before(Plog *log, gint64 offset)
+{
+    guint n = 0;
+    while (n + 1 < log->segments->len &&
+           plog_segment_next_offset(segment_at(log, n)) <= offset)
+        n++;
+    delete_oldest(log, n, PLOG_RETENTION_SIZE, 0, NULL);
+    if (n > 0)
+        after_retention(log);
+    return n;
+}
+
+guint
 plog_apply_retention_below(Plog *log, gint64 now_ms, gint64 offset_max)
 {
     return plog_apply_retention_noting(log, now_ms, offset_max, NULL);

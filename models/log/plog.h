@@ -206,6 +206,11 @@ guint plog_apply_retention(Plog *log, gint64 now_ms);
  * broker passes its high watermark, as Kafka does). */
 guint plog_apply_retention_below(Plog *log, gint64 now_ms, gint64 offset_max);
 
+/* UnifiedLog.deleteLogStartOffsetBreachedSegments: deletes, oldest first
+ * and never the active segment, the segments that end at or below `offset`
+ * (a log start offset the owner raised, as the metadata log does to a
+ * snapshot's end offset). Returns the number deleted. */
+guint plog_delete_segments_before(Plog *log, gint64 offset);
 /* Which of Kafka's retention passes deleted a segment. */
 typedef enum {
     PLOG_RETENTION_TIME = 0, /* deleteRetentionMsBreachedSegments: retention_ms */

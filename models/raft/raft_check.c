@@ -18,6 +18,14 @@ typedef struct {
     guint64 value;
 } CommittedRecord;
 
+/* A snapshot as first seen on any voter. */
+typedef struct {
+    gint32 epoch;
+    guint64 payload;
+    gint64 size_bytes;
+    gint64 timestamp_ms;
+} KnownSnapshot;
+
 typedef struct {
     gint32 epoch;          /* the last epoch seen, -1 before */
     gint64 high_watermark; /* while up; -1 when down or unknown */
@@ -29,6 +37,7 @@ struct RaftCheck {
     GHashTable *leader_of_epoch; /* epoch -> leader id + 1 */
     GArray *committed;           /* CommittedRecord by offset */
     GArray *views;               /* VoterView by index */
+    GHashTable *snapshots;       /* end offset (gint64 *) -> KnownSnapshot *; looked up only */
     gint64 leader_high_watermark;
 };
 
@@ -40,6 +49,7 @@ raft_check_new(void)
     check->committed = g_array_new(FALSE, FALSE, sizeof(CommittedRecord));
     check->views = g_array_new(FALSE, TRUE, sizeof(VoterView));
     check->leader_high_watermark = -1;
+    check->snapshots = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     return check;
 }
 
@@ -51,6 +61,7 @@ raft_check_free(RaftCheck *check)
     g_hash_table_unref(check->leader_of_epoch);
     g_array_unref(check->committed);
     g_array_unref(check->views);
+    g_hash_table_unref(check->snapshots);
     g_free(check);
 }
 
@@ -87,6 +98,9 @@ check_committed_data(RaftCheck *check, const RaftNode *node, VoterView *view, GS
     gint64 hw = raft_node_high_watermark(node);
     g_autoptr(GPtrArray) batches = plog_batch_array_new();
     guint rounds = 0;
+    /* Below the log start offset a snapshot stands for the records
+     * (check_snapshots checks it). */
+    view->verified = MAX(view->verified, raft_node_log_start_offset(node));
     while (view->verified < hw) {
         KSIM_ASSERT(rounds++ < (1u << 24));
         g_ptr_array_set_size(batches, 0);
@@ -107,7 +121,11 @@ check_committed_data(RaftCheck *check, const RaftNode *node, VoterView *view, GS
                     return TRUE;
                 const PlogRecord *record = &g_array_index(batch->records, PlogRecord, r);
                 CommittedRecord mine = {batch->leader_epoch, record->key, record->value};
-                if (offset == (gint64)check->committed->len) {
+                if (offset > (gint64)check->committed->len) {
+                    /* Committed before the checker saw any voter hold it
+                     * (a voter that starts from a snapshot): nothing to
+                     * compare with. */
+                } else if (offset == (gint64)check->committed->len) {
                     g_array_append_val(check->committed, mine);
                 } else {
                     const CommittedRecord *known =
@@ -126,6 +144,55 @@ check_committed_data(RaftCheck *check, const RaftNode *node, VoterView *view, GS
                 }
                 view->verified = offset + 1;
             }
+        }
+    }
+    return TRUE;
+}
+
+/* SnapshotCommitted: a snapshot holds committed records only (its end
+ * offset was at most the high watermark that made it), and its epoch is the
+ * one of the committed record before its end; SnapshotImmutable: every
+ * voter's snapshot of an end offset is the same, for ever. */
+static gboolean
+check_snapshots(RaftCheck *check, const RaftNode *node, GString *why)
+{
+    gint64 committed = (gint64)check->committed->len;
+    for (guint i = 0; i < raft_node_snapshot_count(node); i++) {
+        const RaftSnapshot *s = raft_node_snapshot(node, i);
+        if (s->end_offset > committed) {
+            g_string_append_printf(why,
+                                   "SnapshotCommitted: voter %d holds snapshot %" G_GINT64_FORMAT
+                                   "-%d beyond the committed records (%" G_GINT64_FORMAT "); ",
+                                   raft_node_id(node), s->end_offset, s->epoch, committed);
+            return FALSE;
+        }
+        const CommittedRecord *last =
+            s->end_offset > 0
+                ? &g_array_index(check->committed, CommittedRecord, s->end_offset - 1)
+                : NULL;
+        if (last != NULL && last->leader_epoch != s->epoch) {
+            g_string_append_printf(why,
+                                   "SnapshotCommitted: voter %d's snapshot %" G_GINT64_FORMAT
+                                   "-%d ends after a record of epoch %d; ",
+                                   raft_node_id(node), s->end_offset, s->epoch, last->leader_epoch);
+            return FALSE;
+        }
+        const KnownSnapshot *known = g_hash_table_lookup(check->snapshots, &s->end_offset);
+        if (known == NULL) {
+            KnownSnapshot *k = g_new(KnownSnapshot, 1);
+            *k = (KnownSnapshot){s->epoch, s->payload, s->size_bytes, s->timestamp_ms};
+            g_hash_table_insert(check->snapshots, g_memdup2(&s->end_offset, sizeof(gint64)), k);
+            continue;
+        }
+        if (known->epoch != s->epoch || known->payload != s->payload ||
+            known->size_bytes != s->size_bytes) {
+            g_string_append_printf(why,
+                                   "SnapshotImmutable: voter %d's snapshot at %" G_GINT64_FORMAT
+                                   " is %d/%" G_GUINT64_FORMAT ", first seen as %d/%"
+                                   G_GUINT64_FORMAT "; ",
+                                   raft_node_id(node), s->end_offset, s->epoch, s->payload,
+                                   known->epoch, known->payload);
+            return FALSE;
         }
     }
     return TRUE;
@@ -163,6 +230,7 @@ check_voter(RaftCheck *check, const RaftNode *node, VoterView *view, GString *wh
     view->high_watermark = MAX(view->high_watermark, hw);
     ok &= check_single_leader(check, node, why);
     ok &= check_committed_data(check, node, view, why);
+    ok &= check_snapshots(check, node, why);
     return ok;
 }
 

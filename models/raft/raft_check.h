@@ -13,7 +13,13 @@
  *    never decreases while it runs;
  *  - ConsistentCommittedData: a record below any voter's high watermark is
  *    the record every voter has ever had at that offset below its high
- *    watermark (committed records never change).
+ *    watermark (committed records never change); below a voter's log start
+ *    offset its snapshots stand for the records;
+ *  - SnapshotCommitted (ksim's): a snapshot ends at or below the committed
+ *    records (the high watermark it was taken at), after a record of its
+ *    epoch;
+ *  - SnapshotImmutable (ksim's): the snapshots of one end offset, on every
+ *    voter and at every time, are the same.
  *
  * The checker only reads the voters (it changes nothing they can see), so
  * it can run after every event. Its cost is the records that became

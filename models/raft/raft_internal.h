@@ -46,6 +46,12 @@ typedef struct {
     guint64 state_gen;
 } RaftOutgoing;
 
+/* A snapshot being written, and whether it was fetched from the leader. */
+typedef struct {
+    RaftSnapshot snapshot;
+    gboolean fetched;
+} RaftSnapshotWrite;
+
 /* Everything a crash loses. */
 typedef struct {
     Plog *log;
@@ -93,6 +99,23 @@ typedef struct {
     gint32 next_correlation_id;
     /* FOLLOWER: the last append is not yet flushed; no fetch until it is. */
     gboolean flush_wait;
+
+    /* Snapshots (raft_snapshot.c): those frozen on disk, by end offset
+     * (KafkaMetadataLog.snapshots), and those being written. */
+    GArray *snapshots;         /* RaftSnapshot */
+    GArray *snapshots_writing; /* RaftSnapshotWrite */
+    /* KafkaMetadataLog.startOffset: at least the log's first segment base,
+     * raised by deleteBeforeSnapshot. */
+    gint64 log_start_offset;
+    /* RaftMetadataLogCleanerManager's next run; armed while the node holds
+     * two snapshots or more (with fewer, maybeClean does nothing). */
+    gint64 clean_deadline_ns;
+    /* FOLLOWER: the snapshot the leader named, fetched with FetchSnapshot
+     * (FollowerState.fetchingSnapshot); `position` bytes of it received. */
+    gboolean fetching_snapshot;
+    RaftSnapshot fetching;
+    gint64 fetching_position;
+    gboolean fetching_done; /* every byte received; being written */
     /* A write to the disk failed: the node stops (Kafka's fault handler
      * exits the process) and a crash is scheduled. */
     gboolean halted;
@@ -111,6 +134,7 @@ struct RaftNode {
     void *listener_data;
     char *state_name; /* the election state's file */
     gboolean started;
+    guint64 snapshots_fetched; /* over the node's life, restarts included */
     RaftState *state; /* NULL while down */
 };
 
@@ -143,6 +167,25 @@ void raft_committed(RaftNode *node);
 void raft_halt(RaftNode *node);
 /* Kafka's poll loop: act on expired deadlines, send what is due, rearm. */
 void raft_poll(RaftNode *node);
+
+/* raft_snapshot.c */
+void raft_snapshots_open(RaftNode *node);
+/* Writes `snapshot` (.part, fsync, rename); it joins the snapshots once
+ * durable. Then, for a snapshot fetched from the leader (`fetched`), the
+ * log is truncated to it. FALSE when it exists or is being written. */
+gboolean raft_snapshot_write(RaftNode *node, const RaftSnapshot *snapshot, gboolean fetched);
+const RaftSnapshot *raft_snapshot_find(const RaftNode *node, gint64 end_offset, gint32 epoch);
+const RaftSnapshot *raft_snapshot_earliest(const RaftNode *node);
+const RaftSnapshot *raft_snapshot_latest(const RaftNode *node);
+/* KafkaMetadataLog.truncateToLatestSnapshot; TRUE when it truncated. */
+gboolean raft_snapshot_truncate_to_latest(RaftNode *node);
+/* KafkaMetadataLog.maybeClean. */
+gboolean raft_snapshot_clean(RaftNode *node);
+/* Arms or clears the cleaner's deadline by the snapshots held. */
+void raft_snapshot_arm_cleaner(RaftNode *node);
+/* The epoch of the record at `offset` (its batch's leader epoch), from the
+ * leader-epoch cache, or the snapshot ending at offset + 1. */
+gint32 raft_epoch_of_offset(const RaftNode *node, gint64 offset);
 
 /* raft_rpc.c */
 void raft_rpc_message(RaftNode *node, SimNodeId from, RaftMsg *msg);

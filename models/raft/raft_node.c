@@ -41,6 +41,10 @@
  *     no deadline is in the past once an event is handled (each one is
  *     acted on, or cleared, when it passes), so the node never spins.
  *  8. Parked fetches exist only on a leader, at most RAFT_PARKED_MAX.
+ *  9. Snapshots (raft_snapshot.c) are sorted by end offset, each within
+ *     [log start offset, LEO]; the log start offset is within [the first
+ *     segment's base, LEO]; the cleaner's deadline is set exactly when two
+ *     snapshots or more are held; only a follower fetches a snapshot.
  */
 #include "raft_node.h"
 
@@ -99,11 +103,19 @@ raft_note(RaftNode *node, SimNodeId peer, guint64 a, guint64 b, const char *form
                   node->node, peer, a, b, note);
 }
 
+/* KafkaMetadataLog.lastFetchedEpoch: an empty log that starts at its
+ * latest snapshot has that snapshot's epoch. */
 gint32
 raft_last_epoch(const RaftNode *node)
 {
-    gint32 epoch = plog_epoch_latest(node_state(node)->log);
-    return epoch < 0 ? 0 : epoch;
+    const RaftState *state = node_state(node);
+    gint32 epoch = plog_epoch_latest(state->log);
+    if (epoch >= 0)
+        return epoch;
+    const RaftSnapshot *latest = raft_snapshot_latest(node);
+    if (latest != NULL && latest->end_offset == plog_log_end_offset(state->log))
+        return latest->epoch;
+    return 0;
 }
 
 /* KafkaMetadataLog.endOffsetForEpoch over UnifiedLog.endOffsetForEpoch: the
@@ -117,6 +129,14 @@ raft_end_offset_for_epoch(const RaftNode *node, gint32 epoch, gint32 *out_epoch,
     if (*out_offset == PLOG_UNDEFINED_EPOCH_OFFSET) {
         *out_epoch = raft_last_epoch(node);
         *out_offset = plog_log_end_offset(log);
+        return;
+    }
+    /* "The epoch is smaller than the smallest epoch on the log": the
+     * diverging point is the oldest snapshot, at the log start offset. */
+    const RaftSnapshot *earliest = raft_snapshot_earliest(node);
+    if (earliest != NULL && *out_offset == earliest->end_offset && *out_epoch == epoch) {
+        *out_offset = earliest->end_offset;
+        *out_epoch = earliest->epoch;
     }
 }
 
@@ -265,6 +285,9 @@ role_reset(RaftNode *node, RaftRole role)
     state->acknowledged = 0;
     state->fetched = 0;
     state->n_successors = 0;
+    /* A new FollowerState has no snapshot being fetched. */
+    state->fetching_snapshot = FALSE;
+    state->fetching_done = FALSE;
     /* Requests of the old role are forgotten; their responses no longer
      * match (their correlation ids are not pending). */
     for (guint i = 0; i < RAFT_VOTERS_MAX; i++) {
@@ -509,6 +532,7 @@ earliest_deadline(const RaftNode *node)
     at = MIN(at, state->backoff_deadline_ns);
     at = MIN(at, state->check_quorum_deadline_ns);
     at = MIN(at, state->begin_epoch_deadline_ns);
+    at = MIN(at, state->clean_deadline_ns);
     gint64 now = sim_now_ns(node->world);
     for (guint i = 0; i < node->n_voters; i++) {
         const RaftPending *p = &state->pending[i];
@@ -588,6 +612,11 @@ raft_poll(RaftNode *node)
     poll_role(node, now);
     if (state->halted)
         return;
+    if (now >= state->clean_deadline_ns) {
+        raft_snapshot_clean(node);
+        state->clean_deadline_ns = RAFT_NEVER;
+        raft_snapshot_arm_cleaner(node);
+    }
     for (guint i = 0; i < node->n_voters; i++) {
         RaftPending *p = &state->pending[i];
         if (p->in_flight && now >= p->deadline_ns) {
@@ -647,6 +676,10 @@ state_free(RaftState *state)
     plog_free(state->log);
     g_queue_free_full(state->outbox, (GDestroyNotify)outgoing_free);
     g_ptr_array_unref(state->parked);
+    if (state->snapshots != NULL)
+        g_array_unref(state->snapshots);
+    if (state->snapshots_writing != NULL)
+        g_array_unref(state->snapshots_writing);
     g_free(state);
 }
 
@@ -730,6 +763,7 @@ state_open(RaftNode *node)
     /* What the page cache kept over a crash is made durable before this
      * node fetches from it (a follower fetches only from a flushed log). */
     plog_flush(state->log, plog_log_end_offset(state->log));
+    raft_snapshots_open(node);
     gint32 epoch = 0, voted = RAFT_NO_NODE, leader = RAFT_NO_NODE;
     state_load(node, &epoch, &voted, &leader);
     state_resume(node, epoch, voted, leader);
@@ -754,10 +788,13 @@ node_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         node->listener.message(node->listener_data, node, from, msg);
         return;
     }
-    /* Voters exchange every kind; an observer only fetches. */
+    /* Voters exchange every kind; an observer only fetches (the log and
+     * snapshots). */
     gboolean from_voter = raft_voter_index_of_node(node, from) >= 0;
     if (node->state == NULL || node->state->halted || msg->type < RAFT_MSG_FIRST ||
-        msg->type > RAFT_MSG_LAST || (!from_voter && msg->type != RAFT_MSG_FETCH_REQUEST)) {
+        msg->type > RAFT_MSG_LAST ||
+        (!from_voter && msg->type != RAFT_MSG_FETCH_REQUEST &&
+         msg->type != RAFT_MSG_FETCH_SNAPSHOT_REQUEST)) {
         sim_msg_free(msg);
         return;
     }
@@ -819,6 +856,9 @@ raft_config_init(RaftConfig *cfg)
     cfg->fetch_max_wait_ns = 500 * SIM_NS_PER_MS;
     cfg->election_backoff_base_ns = 100 * SIM_NS_PER_MS;
     cfg->segment_bytes = G_GINT64_CONSTANT(1) << 30;
+    cfg->retention_bytes = G_GINT64_CONSTANT(100) * 1024 * 1024;
+    cfg->retention_ms = G_GINT64_CONSTANT(7) * 24 * 3600 * 1000;
+    cfg->clean_interval_ns = G_GINT64_CONSTANT(60000) * SIM_NS_PER_MS;
 }
 
 RaftNode *
@@ -839,6 +879,8 @@ raft_node_new(SimWorld *world, const char *name, gint32 id, const RaftConfig *cf
     KSIM_ASSERT(node->cfg.retry_backoff_ns >= 0);
     KSIM_ASSERT(node->cfg.fetch_max_wait_ns >= 0);
     KSIM_ASSERT(node->cfg.segment_bytes > 0);
+    KSIM_ASSERT(node->cfg.retention_bytes >= -1 && node->cfg.retention_ms >= -1);
+    KSIM_ASSERT(node->cfg.clean_interval_ns > 0);
     g_autofree char *rng_name = g_strdup_printf("raft/%d", id);
     node->rng = sim_world_rng(world, rng_name);
     node->state_name = g_strdup(RAFT_TOPIC "-0/quorum-state");
@@ -1034,6 +1076,26 @@ check_role(const RaftNode *node)
     }
 }
 
+static void
+check_snapshots(const RaftNode *node)
+{
+    const RaftState *state = node->state;
+    gint64 leo = plog_log_end_offset(state->log);
+    KSIM_ASSERT(state->log_start_offset >= plog_log_start_offset(state->log));
+    KSIM_ASSERT(state->log_start_offset <= leo);
+    gint64 prev = -1;
+    for (guint i = 0; i < state->snapshots->len; i++) {
+        const RaftSnapshot *s = &g_array_index(state->snapshots, RaftSnapshot, i);
+        KSIM_ASSERT(s->end_offset > prev);
+        KSIM_ASSERT(s->end_offset >= state->log_start_offset);
+        KSIM_ASSERT(s->end_offset <= leo);
+        prev = s->end_offset;
+    }
+    KSIM_ASSERT((state->snapshots->len >= 2) == (state->clean_deadline_ns != RAFT_NEVER));
+    if (state->fetching_snapshot)
+        KSIM_ASSERT(state->role == RAFT_ROLE_FOLLOWER);
+}
+
 void
 raft_node_check_invariants(const RaftNode *node)
 {
@@ -1058,6 +1120,7 @@ raft_node_check_invariants(const RaftNode *node)
         KSIM_ASSERT(state->parked->len == 0);
     }
     KSIM_ASSERT(state->parked->len <= RAFT_PARKED_MAX);
+    check_snapshots(node);
     KSIM_ASSERT(state->state_gen_durable <= state->state_gen_written);
     if (state->state_gen_durable == state->state_gen_written)
         KSIM_ASSERT(g_queue_is_empty(state->outbox));

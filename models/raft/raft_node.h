@@ -53,15 +53,25 @@
  * come from the stream "raft/<node id>".
  *
  * Status: the KRaft controller runs on it (models/kraft), and observers
- * (brokers replaying the log) may fetch from the leader. Not yet built on
- * it: brokers that register, heartbeat and replay the log, the
- * `metadata.mode` and KRaft scenario keys, `controller:N` fault targets,
- * and these invariants in --paranoid runs (raft_check.h is ready for them).
+ * (brokers replaying the log, models/broker/broker_kraft.c) fetch from the
+ * leader; --paranoid runs check raft_check.h's invariants.
  *
- * Not modelled: snapshots (the log is never truncated from the front),
- * observers and voter changes (KIP-853), pre-vote (KIP-996), graceful
+ * Snapshots (KIP-630, raft_snapshot.c): the layer above writes snapshots at
+ * committed offsets (raft_node_create_snapshot); they are files beside the
+ * log's segments, fsynced before they count. Every clean_interval_ns
+ * (KafkaMetadataLog.maybeClean) the oldest snapshots and the log before the
+ * next are deleted past metadata.max.retention.bytes / .ms, never past the
+ * latest snapshot. A fetch below the leader's log start offset (or from an
+ * empty log while a snapshot exists) is answered with the latest snapshot's
+ * id; the follower (or observer) fetches it with FetchSnapshot, in chunks of
+ * at most RAFT_FETCH_MAX_BYTES, and truncates its log fully to it
+ * (truncateToLatestSnapshot). The log start offset raised by cleaning is
+ * kept in memory, as Kafka's metadata log keeps it.
+ *
+ * Not modelled: voter changes (KIP-853), pre-vote (KIP-996), graceful
  * shutdown's EndQuorumEpoch from a leader that stops (a resigned leader sends
- * it).
+ * it), metadata.log.segment.ms, the delay before a deleted snapshot's file
+ * goes (Kafka renames it .deleted and deletes it a minute later).
  */
 #ifndef RAFT_NODE_H
 #define RAFT_NODE_H
@@ -100,7 +110,32 @@ typedef struct {
     gint64 election_backoff_base_ns;
     /* metadata.log.segment.bytes: 1 GiB */
     gint64 segment_bytes;
+    /* metadata.max.retention.bytes (100 MiB) and metadata.max.retention.ms
+     * (7 days): KafkaMetadataLog.maybeClean deletes the oldest snapshots,
+     * and the log before the next one, while the log and the snapshots
+     * together exceed the first or a snapshot is older than the second;
+     * -1 turns either off. */
+    gint64 retention_bytes;
+    gint64 retention_ms;
+    /* KafkaRaftClient's RaftMetadataLogCleanerManager runs maybeClean every
+     * 60 s (not a key in Kafka). */
+    gint64 clean_interval_ns;
 } RaftConfig;
+
+/* A snapshot of the state the log's records up to end_offset build (Kafka's
+ * OffsetAndEpoch snapshot id: the end offset and the epoch of the record
+ * before it). Its content is the layer above's: `payload` names it (the
+ * controller's image, kept once for the whole run as the records are, see
+ * kraft_records.h), `size_bytes` is its logical size (what retention counts
+ * and FetchSnapshot carries), `timestamp_ms` its lastContainedLogTimestamp
+ * (what metadata.max.retention.ms ages). */
+typedef struct {
+    gint64 end_offset;
+    gint32 epoch;
+    guint64 payload;
+    gint64 size_bytes;
+    gint64 timestamp_ms;
+} RaftSnapshot;
 
 /* One voter: its node.id and the simulated node it runs on. */
 typedef struct {
@@ -124,6 +159,14 @@ typedef struct {
      * lost with it (called before the node's state is freed). */
     void (*crashed)(void *user_data, RaftNode *node);
 } RaftListener;
+
+/* The snapshot files of the metadata log, as Kafka's SnapshotPath names
+ * them: `__cluster_metadata-0/<end offset, 20 digits>-<epoch, 10
+ * digits>.checkpoint`, written as `.checkpoint.part`, fsynced and renamed
+ * (FileRawSnapshotWriter.freeze); a file that lost its snapshot to retention
+ * is deleted (Kafka renames it `.deleted` and deletes it later). */
+#define RAFT_SNAPSHOT_SUFFIX ".checkpoint"
+#define RAFT_SNAPSHOT_PARTIAL_SUFFIX ".checkpoint.part"
 
 /* Kafka's defaults, above. */
 void raft_config_init(RaftConfig *cfg);
@@ -161,6 +204,31 @@ gint32 raft_node_voted_id(const RaftNode *node);
 gint64 raft_node_high_watermark(const RaftNode *node);
 /* The metadata log, NULL while down. (transfer none) */
 Plog *raft_node_log(const RaftNode *node);
+
+/* KafkaRaftClient.createSnapshot: starts writing a snapshot whose state is
+ * the log's up to `end_offset` (at most the high watermark, at least the log
+ * start offset), its epoch the one of the record before it. It is visible
+ * (raft_node_latest_snapshot) once its file is fsynced and renamed. FALSE,
+ * and nothing written, when the node is down or halted, `end_offset` is
+ * outside [log start, HW], or the snapshot exists or is being written. */
+gboolean raft_node_create_snapshot(RaftNode *node, gint64 end_offset, guint64 payload,
+                                   gint64 size_bytes, gint64 timestamp_ms);
+/* The snapshots the node holds, oldest first (NULL / 0 while down).
+ * (transfer none) */
+guint raft_node_snapshot_count(const RaftNode *node);
+const RaftSnapshot *raft_node_snapshot(const RaftNode *node, guint i);
+const RaftSnapshot *raft_node_latest_snapshot(const RaftNode *node);
+/* KafkaMetadataLog.startOffset: the log's first offset, raised to a
+ * snapshot's end when the log before it is deleted (kept in memory: after a
+ * restart it is the first segment's base offset again, as Kafka's). -1 while
+ * down. */
+gint64 raft_node_log_start_offset(const RaftNode *node);
+/* How many snapshots the node has fetched from a leader (FetchSnapshot)
+ * over its life, restarts included. */
+guint64 raft_node_snapshots_fetched(const RaftNode *node);
+/* Runs KafkaMetadataLog.maybeClean now (tests; the node runs it every
+ * clean_interval_ns by itself). TRUE when it deleted something. */
+gboolean raft_node_clean(RaftNode *node);
 
 /* Asserts the invariants listed in raft_node.c. */
 void raft_node_check_invariants(const RaftNode *node);

@@ -50,6 +50,11 @@ raft_msg_new(RaftMsgType type, gint32 correlation_id)
     msg->high_watermark = -1;
     msg->diverging_epoch = -1;
     msg->diverging_end_offset = -1;
+    msg->snapshot_end_offset = -1;
+    msg->snapshot_epoch = -1;
+    msg->position = -1;
+    msg->snapshot_size = -1;
+    msg->snapshot_timestamp_ms = -1;
     return msg;
 }
 
@@ -61,6 +66,8 @@ raft_msg_finish(RaftMsg *msg)
         for (guint i = 0; i < msg->batches->len; i++)
             size += plog_batch_size_bytes(g_ptr_array_index(msg->batches, i));
     }
+    if (msg->chunk_bytes > 0)
+        size += msg->chunk_bytes;
     KSIM_ASSERT(size <= G_MAXUINT32);
     msg->base.size_bytes = (guint32)size;
 }
@@ -85,6 +92,10 @@ raft_msg_type_name(guint type)
         return "RaftFetch";
     case RAFT_MSG_FETCH_RESPONSE:
         return "RaftFetchResponse";
+    case RAFT_MSG_FETCH_SNAPSHOT_REQUEST:
+        return "FetchSnapshot";
+    case RAFT_MSG_FETCH_SNAPSHOT_RESPONSE:
+        return "FetchSnapshotResponse";
     default:
         return NULL;
     }

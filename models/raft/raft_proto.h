@@ -10,7 +10,12 @@
  *   follower ── FETCH(current leader epoch, replica id, fetch offset,
  *                     last fetched epoch, max wait) ──▶ leader
  *            ◀── FETCH_RESPONSE(error, leader epoch, leader id, high watermark,
- *                               diverging epoch and end offset | batches)
+ *                               diverging epoch and end offset | snapshot id
+ *                               | batches)
+ *   follower ── FETCH_SNAPSHOT(current leader epoch, replica id, snapshot id,
+ *                              position) ──▶ leader
+ *            ◀── FETCH_SNAPSHOT_RESPONSE(error, leader epoch, leader id,
+ *                                        snapshot id, size, position, chunk)
  *
  * One struct, RaftMsg, carries every kind; each kind uses the fields its
  * comment names. Errors are Kafka's codes (kafka_error.h).
@@ -38,8 +43,10 @@ typedef enum {
     RAFT_MSG_END_EPOCH_RESPONSE,
     RAFT_MSG_FETCH_REQUEST,
     RAFT_MSG_FETCH_RESPONSE,
+    RAFT_MSG_FETCH_SNAPSHOT_REQUEST,
+    RAFT_MSG_FETCH_SNAPSHOT_RESPONSE,
     RAFT_MSG_FIRST = 300,
-    RAFT_MSG_LAST = 307,
+    RAFT_MSG_LAST = 309,
 } RaftMsgType;
 
 /* At most this many voters in a quorum (Kafka has no hard limit; real
@@ -70,6 +77,20 @@ typedef struct {
     gint32 diverging_epoch;
     gint64 diverging_end_offset;
     GPtrArray *batches; /* FETCH_RESPONSE: PlogBatch * (owned), may be NULL */
+    /* FETCH_RESPONSE: the leader's latest snapshot when the fetch offset is
+     * below its log start (validateOffsetAndEpoch's SNAPSHOT), end offset -1
+     * when none; FETCH_SNAPSHOT and its response: the snapshot asked for. */
+    gint64 snapshot_end_offset;
+    gint32 snapshot_epoch;
+    /* FETCH_SNAPSHOT: the byte position to read from; its response: the
+     * position of the chunk, the chunk's bytes and the snapshot's whole size
+     * (logical sizes), and its content (the layer above's reference: a
+     * snapshot's bytes are not carried, as a batch's payload is not). */
+    gint64 position;
+    gint64 chunk_bytes;
+    gint64 snapshot_size;
+    guint64 snapshot_payload;
+    gint64 snapshot_timestamp_ms;
     /* END_EPOCH: the voters to prefer as the next leader, best first. */
     guint8 n_successors;
     gint32 successors[RAFT_VOTERS_MAX];

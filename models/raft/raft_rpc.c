@@ -3,9 +3,11 @@
  * as KafkaRaftClient's handleVoteRequest, handleVoteResponse,
  * handleBeginQuorumEpochRequest, handleEndQuorumEpochRequest,
  * handleFetchRequest / tryCompleteFetchRequest, handleFetchResponse and
- * maybeHandleCommonResponse (Apache Kafka 4.0, trunk 1eb7644), and the
- * sending side of its poll loop (maybeSendVoteRequests, maybeSendFetch,
- * maybeSendBeginQuorumEpochRequests, maybeSendEndQuorumEpochRequests).
+ * maybeHandleCommonResponse, handleFetchSnapshotRequest and
+ * handleFetchSnapshotResponse (Apache Kafka 4.0, trunk 1eb7644), and the
+ * sending side of its poll loop (maybeSendVoteRequests,
+ * maybeSendFetchOrFetchSnapshot, maybeSendBeginQuorumEpochRequests,
+ * maybeSendEndQuorumEpochRequests).
  */
 #include "raft_internal.h"
 
@@ -322,6 +324,28 @@ note_voter_fetched(RaftNode *node, guint index)
     }
 }
 
+/* The snapshot a fetch is sent to instead of the log, or NULL:
+ * KafkaRaftClient.tryCompleteFetchRequest sends the latest snapshot to a
+ * fetcher with an empty log, and ReplicatedLog.validateOffsetAndEpoch to one
+ * below the log start offset, at it with another epoch than the oldest
+ * snapshot's, or with an older epoch than that. */
+static const RaftSnapshot *
+fetch_snapshot_id(const RaftNode *node, const RaftMsg *req)
+{
+    const RaftState *state = node->state;
+    const RaftSnapshot *latest = raft_snapshot_latest(node);
+    if (latest == NULL)
+        return NULL;
+    if (req->offset == 0)
+        return latest;
+    const RaftSnapshot *earliest = raft_snapshot_earliest(node);
+    gint64 start = state->log_start_offset;
+    if (req->offset < start || (req->offset == start && req->last_epoch != earliest->epoch) ||
+        req->last_epoch < earliest->epoch)
+        return latest;
+    return NULL;
+}
+
 /* KafkaRaftClient.tryCompleteFetchRequest with ReplicatedLog's
  * validateOffsetAndEpoch. */
 static RaftMsg *
@@ -339,8 +363,14 @@ try_complete_fetch(RaftNode *node, SimNodeId from, const RaftMsg *req)
     if (index >= 0)
         note_voter_fetched(node, (guint)index);
     Plog *log = state->log;
-    gboolean valid = req->offset == 0 && plog_log_start_offset(log) == 0;
-    if (!valid) {
+    gboolean valid = FALSE;
+    const RaftSnapshot *snapshot = fetch_snapshot_id(node, req);
+    if (snapshot != NULL) {
+        resp->snapshot_end_offset = snapshot->end_offset;
+        resp->snapshot_epoch = snapshot->epoch;
+    } else if (req->offset == 0 && state->log_start_offset == 0) {
+        valid = TRUE;
+    } else {
         gint32 epoch;
         gint64 end_offset;
         raft_end_offset_for_epoch(node, req->last_epoch, &epoch, &end_offset);
@@ -371,6 +401,7 @@ static gboolean
 fetch_response_is_empty(const RaftMsg *resp)
 {
     return resp->error == KAFKA_ERROR_NONE && resp->diverging_epoch < 0 &&
+           resp->snapshot_end_offset < 0 &&
            (resp->batches == NULL || resp->batches->len == 0);
 }
 
@@ -447,6 +478,7 @@ truncate_to_end_offset(RaftNode *node, gint32 epoch, gint64 end_offset)
     KSIM_ASSERT(offset >= state->high_watermark);
     gint64 old_leo = plog_log_end_offset(state->log);
     gint64 leo = plog_truncate_to(state->log, offset);
+    state->log_start_offset = CLAMP(state->log_start_offset, plog_log_start_offset(state->log), leo);
     raft_note(node, SIM_NODE_NONE, (guint64)old_leo, (guint64)leo,
               "raft %d: truncated from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
               " (leader's epoch %d ends at %" G_GINT64_FORMAT ")",
@@ -469,6 +501,9 @@ append_as_follower(RaftNode *node, GPtrArray *batches)
         if (batch->base_offset < leo) {
             KSIM_ASSERT(batch->base_offset >= state->high_watermark);
             plog_truncate_to(state->log, batch->base_offset);
+            state->log_start_offset =
+                CLAMP(state->log_start_offset, plog_log_start_offset(state->log),
+                      plog_log_end_offset(state->log));
         }
         if (batch->base_offset != plog_log_end_offset(state->log))
             break;
@@ -498,6 +533,22 @@ handle_fetch_response(RaftNode *node, SimNodeId from, RaftMsg *msg)
     }
     if (msg->diverging_epoch >= 0) {
         truncate_to_end_offset(node, msg->diverging_epoch, msg->diverging_end_offset);
+    } else if (msg->snapshot_end_offset >= 0 || msg->snapshot_epoch >= 0) {
+        /* The leader asks for a snapshot: createNewSnapshotUnchecked, none
+         * when it is already stored. */
+        if (msg->snapshot_end_offset >= 0 && msg->snapshot_epoch >= 0 &&
+            raft_snapshot_find(node, msg->snapshot_end_offset, msg->snapshot_epoch) == NULL) {
+            state->fetching_snapshot = TRUE;
+            state->fetching_done = FALSE;
+            state->fetching = (RaftSnapshot){msg->snapshot_end_offset, msg->snapshot_epoch, 0,
+                                             -1, -1};
+            state->fetching_position = 0;
+            raft_note(node, from, (guint64)msg->snapshot_end_offset, (guint64)msg->snapshot_epoch,
+                      "raft %d: fetching snapshot %" G_GINT64_FORMAT "-%d from leader %d",
+                      node->id, msg->snapshot_end_offset, msg->snapshot_epoch, state->leader_id);
+        }
+        state->fetch_deadline_ns = sim_now_ns(node->world) + node->cfg.fetch_timeout_ns;
+        return;
     } else if (msg->batches != NULL && msg->batches->len > 0) {
         append_as_follower(node, msg->batches);
         if (state->halted)
@@ -506,6 +557,83 @@ handle_fetch_response(RaftNode *node, SimNodeId from, RaftMsg *msg)
     raft_follower_update_high_watermark(node, msg->high_watermark);
     /* FollowerState.resetFetchTimeout. */
     state->fetch_deadline_ns = sim_now_ns(node->world) + node->cfg.fetch_timeout_ns;
+}
+
+/* ---- FetchSnapshot ---- */
+
+/* KafkaRaftClient.handleFetchSnapshotRequest: a chunk of the snapshot from
+ * `position`, at most RAFT_FETCH_MAX_BYTES (Kafka's maxBytes). */
+static void
+handle_fetch_snapshot_request(RaftNode *node, SimNodeId from, const RaftMsg *req)
+{
+    KafkaError error = validate_leader_only(node, req->epoch);
+    RaftMsg *resp = response_new(node, RAFT_MSG_FETCH_SNAPSHOT_RESPONSE, req, error);
+    resp->snapshot_end_offset = req->snapshot_end_offset;
+    resp->snapshot_epoch = req->snapshot_epoch;
+    if (error != KAFKA_ERROR_NONE) {
+        raft_send(node, from, resp);
+        return;
+    }
+    const RaftSnapshot *snapshot =
+        raft_snapshot_find(node, req->snapshot_end_offset, req->snapshot_epoch);
+    if (snapshot == NULL) {
+        resp->error = KAFKA_ERROR_SNAPSHOT_NOT_FOUND;
+        raft_send(node, from, resp);
+        return;
+    }
+    if (req->position < 0 || req->position >= snapshot->size_bytes) {
+        resp->error = KAFKA_ERROR_POSITION_OUT_OF_RANGE;
+        raft_send(node, from, resp);
+        return;
+    }
+    gint index = raft_voter_index_of_node(node, from);
+    if (index >= 0)
+        note_voter_fetched(node, (guint)index);
+    resp->snapshot_size = snapshot->size_bytes;
+    resp->position = req->position;
+    resp->chunk_bytes = MIN(snapshot->size_bytes - req->position, (gint64)RAFT_FETCH_MAX_BYTES);
+    resp->snapshot_payload = snapshot->payload;
+    resp->snapshot_timestamp_ms = snapshot->timestamp_ms;
+    raft_send(node, from, resp);
+}
+
+/* KafkaRaftClient.handleFetchSnapshotResponse. */
+static void
+handle_fetch_snapshot_response(RaftNode *node, SimNodeId from, const RaftMsg *msg)
+{
+    RaftState *state = node->state;
+    if (!response_match(node, from, msg, RAFT_MSG_FETCH_SNAPSHOT_REQUEST))
+        return;
+    if (handle_common_response(node, msg))
+        return;
+    if (state->role != RAFT_ROLE_FOLLOWER || !state->fetching_snapshot ||
+        node->voters[raft_voter_index(node, state->leader_id)].node != from)
+        return;
+    if (msg->error == KAFKA_ERROR_SNAPSHOT_NOT_FOUND || msg->snapshot_end_offset < 0 ||
+        msg->snapshot_epoch < 0) {
+        /* The leader no longer has it: fetch again, and be told anew. */
+        state->fetching_snapshot = FALSE;
+        return;
+    }
+    if (msg->error != KAFKA_ERROR_NONE) {
+        request_failed(node, from);
+        return;
+    }
+    if (msg->snapshot_end_offset != state->fetching.end_offset ||
+        msg->snapshot_epoch != state->fetching.epoch ||
+        msg->position != state->fetching_position)
+        return;
+    state->fetching_position += msg->chunk_bytes;
+    state->fetching.size_bytes = msg->snapshot_size;
+    state->fetching.payload = msg->snapshot_payload;
+    state->fetching.timestamp_ms = msg->snapshot_timestamp_ms;
+    state->fetch_deadline_ns = sim_now_ns(node->world) + node->cfg.fetch_timeout_ns;
+    if (state->fetching_position < msg->snapshot_size)
+        return;
+    /* Every byte is here: freeze it (raft_snapshot.c truncates the log to
+     * it once it is durable). */
+    state->fetching_done = TRUE;
+    raft_snapshot_write(node, &state->fetching, TRUE);
 }
 
 /* ---- dispatch ---- */
@@ -537,6 +665,12 @@ raft_rpc_message(RaftNode *node, SimNodeId from, RaftMsg *msg)
         return; /* it owns the request now (parked or freed) */
     case RAFT_MSG_FETCH_RESPONSE:
         handle_fetch_response(node, from, msg);
+        break;
+    case RAFT_MSG_FETCH_SNAPSHOT_REQUEST:
+        handle_fetch_snapshot_request(node, from, msg);
+        break;
+    case RAFT_MSG_FETCH_SNAPSHOT_RESPONSE:
+        handle_fetch_snapshot_response(node, from, msg);
         break;
     }
     sim_msg_free(&msg->base);
@@ -585,6 +719,17 @@ fetch_request_new(RaftNode *node)
 }
 
 static RaftMsg *
+fetch_snapshot_request_new(RaftNode *node)
+{
+    RaftState *state = node->state;
+    RaftMsg *msg = request_new(node, RAFT_MSG_FETCH_SNAPSHOT_REQUEST);
+    msg->snapshot_end_offset = state->fetching.end_offset;
+    msg->snapshot_epoch = state->fetching.epoch;
+    msg->position = state->fetching_position;
+    return msg;
+}
+
+static RaftMsg *
 end_epoch_request_new(RaftNode *node)
 {
     RaftState *state = node->state;
@@ -607,6 +752,10 @@ due_request(RaftNode *node, guint i, gint64 now)
             return vote_request_new(node);
         return NULL;
     case RAFT_ROLE_FOLLOWER:
+        /* maybeSendFetchOrFetchSnapshot: the snapshot first, while one is
+         * being fetched (none while it is being written). */
+        if (node->voters[i].id == state->leader_id && state->fetching_snapshot)
+            return state->fetching_done ? NULL : fetch_snapshot_request_new(node);
         /* A follower fetches from a flushed log only. */
         if (node->voters[i].id == state->leader_id &&
             plog_recovery_point(state->log) >= plog_log_end_offset(state->log))

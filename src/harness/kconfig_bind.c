@@ -260,6 +260,12 @@ static const KConfigBinding CLUSTER_BINDINGS[] = {
          NS),
     BIND(ClusterConfig, raft.fetch_timeout_ns, "controller.quorum.fetch.timeout.ms", NS),
     BIND(ClusterConfig, broker_session_timeout_ms, "broker.session.timeout.ms", MS),
+    BIND(ClusterConfig, raft.segment_bytes, "metadata.log.segment.bytes", BYTES),
+    BIND(ClusterConfig, raft.retention_bytes, "metadata.max.retention.bytes", BYTES),
+    BIND(ClusterConfig, raft.retention_ms, "metadata.max.retention.ms", MS),
+    BIND(ClusterConfig, snapshot_max_new_record_bytes,
+         "metadata.log.max.record.bytes.between.snapshots", BYTES),
+    BIND(ClusterConfig, snapshot_max_interval_ms, "metadata.log.max.snapshot.interval.ms", MS),
     BIND(ClusterConfig, elr_version, "eligible.leader.replicas.version", INT),
     BIND(ClusterConfig, unclean_recovery_manager_enabled, "unclean.recovery.manager.enabled",
          BOOL),
@@ -639,7 +645,7 @@ kconfig_bind_cluster_from(ClusterConfig *config, const KConfig *hardware, const 
     config->raft.retry_backoff_ns = raft.retry_backoff_ns;
     config->raft.fetch_max_wait_ns = raft.fetch_max_wait_ns;
     config->raft.election_backoff_base_ns = raft.election_backoff_base_ns;
-    config->raft.segment_bytes = raft.segment_bytes;
+    config->raft.clean_interval_ns = raft.clean_interval_ns;
     if (broker != NULL)
         kconfig_bind_broker_from(&config->broker, broker);
     else

@@ -445,6 +445,27 @@ const KConfigKey kconfig_registry_table[] = {
                "election."),
     KEY("broker.session.timeout.ms", CLUSTER, DURATION, "9000", RANGE(1, I32), IN_MS,
         .doc = "KRaft: the active controller fences a broker it has not heard from this long."),
+    KEY("metadata.log.segment.bytes", CLUSTER, SIZE, "1073741824", RANGE(12, I32),
+        .doc = "KRaft: the metadata log's segments roll at this size (at least "
+               "metadata.log.segment.min.bytes)."),
+    KEY("metadata.log.segment.min.bytes", CLUSTER, SIZE, "8388608", RANGE(12, I32),
+        .doc = "KRaft: the smallest metadata.log.segment.bytes accepted (Kafka's internal "
+               "key, for testing: lower it to run small segments)."),
+    KEY("metadata.max.retention.bytes", CLUSTER, SIZE, "104857600", RANGE(-1, I64),
+        .doc = "KRaft: the metadata log and its snapshots together are cut back to this by "
+               "deleting the oldest snapshots and the log before the next (never past the "
+               "latest snapshot); -1: no limit."),
+    KEY("metadata.max.retention.ms", CLUSTER, DURATION, "604800000", RANGE(-1, I64), IN_MS,
+        .doc = "KRaft: snapshots older than this, and the log before the next one, are "
+               "deleted (never the latest); -1: no limit."),
+    KEY("metadata.log.max.record.bytes.between.snapshots", CLUSTER, SIZE, "20971520",
+        RANGE(1, I64),
+        .doc = "KRaft: a controller writes a snapshot of its metadata image once it has "
+               "replayed this many bytes of committed records since the last one."),
+    KEY("metadata.log.max.snapshot.interval.ms", CLUSTER, DURATION, "3600000", RANGE(0, I64),
+        IN_MS,
+        .doc = "KRaft: a controller writes a snapshot when records committed this long after "
+               "its last one (0: never by time)."),
     KEY("eligible.leader.replicas.version", CLUSTER, INT, "0", RANGE(0, 1),
         .doc = "KRaft: the feature level of eligible leader replicas (KIP-966; kafka-features "
                "--feature eligible.leader.replicas.version=1): the controller keeps replicas "

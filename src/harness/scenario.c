@@ -217,6 +217,25 @@ check_broker_config(const Build *b, const RawGroup *group, const KConfig *cfg, G
     return TRUE;
 }
 
+/* KafkaMetadataLog.apply: "Cannot set metadata.log.segment.bytes below
+ * metadata.log.segment.min.bytes". */
+static gboolean
+check_metadata_log(const Build *b, const RawGroup *group, const KConfig *hardware,
+                   GError **error)
+{
+    gint64 segment = kconfig_get_bytes(hardware, "metadata.log.segment.bytes");
+    gint64 min = kconfig_get_bytes(hardware, "metadata.log.segment.min.bytes");
+    if (segment >= min)
+        return TRUE;
+    Loc loc = scenario_loc_key(b->scenario, group, "metadata.log.segment.bytes");
+    scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                       "is %" G_GINT64_FORMAT ", below metadata.log.segment.min.bytes (%"
+                       G_GINT64_FORMAT "), as Kafka refuses; lower that key too for small "
+                       "segments",
+                       segment, min);
+    return FALSE;
+}
+
 static gboolean
 build_cluster(Build *b, GError **error)
 {
@@ -235,7 +254,8 @@ build_cluster(Build *b, GError **error)
     KSIM_ASSERT(cluster->brokers >= 1);
     cluster->broker_configs = g_ptr_array_new_with_free_func((GDestroyNotify)kconfig_free);
     g_ptr_array_set_size(cluster->broker_configs, (gint)cluster->brokers);
-    return check_broker_config(b, group, cluster->config, error);
+    return check_metadata_log(b, group, hardware, error) &&
+           check_broker_config(b, group, cluster->config, error);
 }
 
 /* Broker keys every broker must agree on, which [broker N] refuses, and why. */
