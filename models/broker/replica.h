@@ -53,7 +53,9 @@ typedef struct Partition {
     gint32 isr[KAFKA_REPLICAS_MAX];
     gint64 hw;
     /* Leader side. */
-    RemoteReplica remotes[KAFKA_REPLICAS_MAX];
+    /* The other replicas' state while leader (n_remotes of them, room
+     * for n_replicas); NULL on a follower, which pays nothing for it. */
+    RemoteReplica *remotes;
     guint n_remotes;
     gint64 leader_epoch_start_offset;
     gboolean isr_update_in_flight;
