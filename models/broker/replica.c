@@ -138,6 +138,8 @@ replica_state_init(BrokerState *state)
     state->partitions_sorted = g_ptr_array_new();
     state->fetchers = g_ptr_array_new_with_free_func(replica_fetcher_free);
     state->delayed_fetches = g_ptr_array_new();
+    state->fetch_scratch = g_array_new(FALSE, TRUE, sizeof(KFetchPartitionResponse));
+    g_array_set_clear_func(state->fetch_scratch, kproto_fetch_partition_response_clear);
     const BrokerConfig *config = &state->broker->config;
     g_autofree char *stream = g_strdup_printf("broker-%d/fetch-sessions", config->broker_id);
     SimRng *rng = sim_world_rng(state->broker->world, stream);
@@ -151,6 +153,7 @@ replica_state_free(BrokerState *state)
     for (guint i = 0; i < state->delayed_fetches->len; i++)
         replica_delayed_fetch_free(g_ptr_array_index(state->delayed_fetches, i));
     g_ptr_array_free(state->delayed_fetches, TRUE);
+    g_array_free(state->fetch_scratch, TRUE);
     fetch_session_cache_free(state->fetch_sessions);
     state->fetch_sessions = NULL;
     g_ptr_array_free(state->fetchers, TRUE);
