@@ -109,6 +109,9 @@ gint64
 plog_txn_state_first_unstable_offset(const PlogTxnState *state)
 {
     gint64 min = -1;
+    /* Every fetch asks each partition it reads; most have no transaction. */
+    if (g_tree_nnodes(state->ongoing) == 0)
+        return min;
     g_tree_foreach(state->ongoing, min_first, &min);
     return min;
 }
