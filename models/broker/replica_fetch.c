@@ -386,7 +386,9 @@ delayed_fetch_timeout(SimWorld *world, void *ctx, void *arg)
     delayed_fetch_complete(broker->state, delayed);
 }
 
-/* Puts `delayed` on the watch list of each partition it names, as Kafka's
+/* Remembers the logical size of each requested partition's log now (0 if
+ * absent: DelayedFetch.sizes_at_delay) and puts `delayed` on the watch
+ * list of each partition it names, as Kafka's
  * DelayedOperationPurgatory.tryCompleteElseWatch watches one key per
  * partition and checkAndComplete(key) tries only that key's watchers
  * (DelayedOperation.scala, 2.x-3.x), so that an append looks only at the
@@ -398,27 +400,16 @@ fetch_watch(BrokerState *state, DelayedFetch *delayed)
 {
     const KFetchRequest *request = delayed->request;
     delayed->watched = g_ptr_array_sized_new(request->partitions->len);
+    g_array_set_size(delayed->sizes_at_delay, request->partitions->len);
     for (guint i = 0; i < request->partitions->len; i++) {
         Partition *p = entry_partition(state, request, delayed->partitions, i);
+        g_array_index(delayed->sizes_at_delay, gint64, i) = p != NULL ? plog_size_bytes(p->log) : 0;
         if (p == NULL)
             continue;
         if (p->fetch_watchers == NULL)
             p->fetch_watchers = g_ptr_array_new();
         g_ptr_array_add(p->fetch_watchers, delayed);
         g_ptr_array_add(delayed->watched, p);
-    }
-}
-
-/* The logical size of each requested partition's log now (0 if absent). */
-static void
-log_sizes(BrokerState *state, DelayedFetch *delayed, GArray *out)
-{
-    const KFetchRequest *request = delayed->request;
-    g_array_set_size(out, 0);
-    for (guint i = 0; i < request->partitions->len; i++) {
-        Partition *q = entry_partition(state, request, delayed->partitions, i);
-        gint64 size = q != NULL ? plog_size_bytes(q->log) : 0;
-        g_array_append_val(out, size);
     }
 }
 
@@ -517,7 +508,6 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
     delayed->partitions = partitions;
     delayed->bytes_at_delay = bytes;
     delayed->sizes_at_delay = g_array_new(FALSE, FALSE, sizeof(gint64));
-    log_sizes(state, delayed, delayed->sizes_at_delay);
     delayed->client = from;
     delayed->state = state;
     delayed->timeout_timer = sim_timer_set(broker->world, broker->node,
