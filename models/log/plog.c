@@ -17,6 +17,9 @@
  *  8. The transaction state (plog_txn.h) names only offsets within the log:
  *     open transactions start below the LEO, aborted ones end in [log start,
  *     LEO); it is rebuilt with the producer state.
+ *  9. The log start, LEO, size and first unstable offset kept in struct
+ *     Plog are what the segments and the transaction state give (log_sync
+ *     runs after every change to either).
  *
  * State changes and the functions that make them:
  *
