@@ -21,7 +21,7 @@
 #include "cluster_fixture.h"
 #include "plog_batch.h"
 #include "producer.h"
-#include "replica_internal.h"
+#include "replica.h"
 #include "sim_disk.h"
 #include "sim_net.h"
 
