@@ -90,7 +90,10 @@ typedef struct {
                           * first durable_len bytes (see above) */
     gint64 durable_len;  /* while shared */
     GPtrArray *ops;      /* DiskOp *, oldest first (owned); while shared,
-                          * appends without their bytes */
+                          * appends without their bytes. NULL while none
+                          * is pending: most files of an idle broker (an
+                          * empty segment's, a checkpoint written once)
+                          * have none, and an empty array is not free. */
     GArray *page_stamps; /* guint64 per CACHE_BLOCK_BYTES: the cache clock
                           * when the block was last used, 0: never; NULL
                           * until a bounded page cache first uses the file */
@@ -221,8 +224,36 @@ file_new(const char *name)
     file->name = g_strdup(name);
     file->file_id = name_file_id(name);
     file->cache = g_byte_array_new();
-    file->ops = g_ptr_array_new_with_free_func(g_free);
     return file;
+}
+
+/* The file's pending operations: how many, the `i`th, one more, and none. */
+static guint
+file_ops_len(const DiskFile *file)
+{
+    return file->ops != NULL ? file->ops->len : 0;
+}
+
+static DiskOp *
+file_op(const DiskFile *file, guint i)
+{
+    KSIM_ASSERT(i < file_ops_len(file));
+    return g_ptr_array_index(file->ops, i);
+}
+
+static void
+file_ops_push(DiskFile *file, DiskOp *op)
+{
+    KSIM_ASSERT(file_ops_len(file) < FILE_OPS_MAX);
+    if (file->ops == NULL)
+        file->ops = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(file->ops, op);
+}
+
+static void
+file_ops_clear(DiskFile *file)
+{
+    g_clear_pointer(&file->ops, g_ptr_array_unref);
 }
 
 static void
@@ -233,7 +264,7 @@ file_clear(gpointer data)
     g_byte_array_unref(file->cache);
     if (file->durable != NULL)
         g_byte_array_unref(file->durable);
-    g_ptr_array_unref(file->ops);
+    file_ops_clear(file);
     if (file->page_stamps != NULL)
         g_array_unref(file->page_stamps);
 }
@@ -265,8 +296,8 @@ file_unshare(DiskFile *file)
         return;
     file->durable = g_byte_array_sized_new((guint)file->durable_len);
     g_byte_array_append(file->durable, file->cache->data, (guint)file->durable_len);
-    for (guint i = 0; i < file->ops->len; i++) {
-        const DiskOp *bare = g_ptr_array_index(file->ops, i);
+    for (guint i = 0; i < file_ops_len(file); i++) {
+        const DiskOp *bare = file_op(file, i);
         KSIM_ASSERT(bare->kind == DISK_OP_WRITE);
         DiskOp *op = g_malloc(sizeof *op + bare->len);
         *op = *bare;
@@ -280,7 +311,7 @@ file_unshare(DiskFile *file)
 static void
 file_share(DiskFile *file)
 {
-    KSIM_ASSERT(file->ops->len == 0);
+    KSIM_ASSERT(file_ops_len(file) == 0);
     KSIM_ASSERT(file->durable->len == file->cache->len);
     file->durable_len = file->durable->len;
     g_byte_array_unref(file->durable);
@@ -293,8 +324,8 @@ static void
 file_make_durable(DiskFile *file, guint64 seq_max)
 {
     guint applied = 0;
-    while (applied < file->ops->len) {
-        const DiskOp *op = g_ptr_array_index(file->ops, applied);
+    while (applied < file_ops_len(file)) {
+        const DiskOp *op = file_op(file, applied);
         if (op->seq > seq_max)
             break;
         if (file_shared(file))
@@ -303,10 +334,12 @@ file_make_durable(DiskFile *file, guint64 seq_max)
             op_apply(op, file->durable);
         applied++;
     }
-    KSIM_ASSERT(applied <= file->ops->len);
+    KSIM_ASSERT(applied <= file_ops_len(file));
     if (applied > 0)
         g_ptr_array_remove_range(file->ops, 0, applied);
-    if (!file_shared(file) && file->ops->len == 0)
+    if (file_ops_len(file) == 0)
+        file_ops_clear(file);
+    if (!file_shared(file) && file_ops_len(file) == 0)
         file_share(file);
 }
 
@@ -324,14 +357,13 @@ file_expired_count(const SimDisk *disk, const DiskFile *file)
         return 0;
     gint64 now_ns = sim_now_ns(disk->world);
     guint done = 0;
-    while (done < file->ops->len) {
-        const DiskOp *oldest = g_ptr_array_index(file->ops, done);
+    while (done < file_ops_len(file)) {
+        const DiskOp *oldest = file_op(file, done);
         gint64 due_ns = oldest->time_ns + disk->expire_ns;
         gint64 wake_ns = (due_ns + disk->writeback_ns - 1) / disk->writeback_ns * disk->writeback_ns;
         if (wake_ns > now_ns)
             break;
-        while (done < file->ops->len &&
-               ((const DiskOp *)g_ptr_array_index(file->ops, done))->time_ns < wake_ns)
+        while (done < file_ops_len(file) && file_op(file, done)->time_ns < wake_ns)
             done++;
     }
     return done;
@@ -343,7 +375,7 @@ file_expire(const SimDisk *disk, DiskFile *file)
 {
     guint done = file_expired_count(disk, file);
     if (done > 0)
-        file_make_durable(file, ((const DiskOp *)g_ptr_array_index(file->ops, done - 1))->seq);
+        file_make_durable(file, file_op(file, done - 1)->seq);
 }
 
 static int
@@ -776,12 +808,11 @@ file_change(SimDisk *disk, DiskFile *file, DiskOp *op)
         g_free(op);
         return disk_fail(disk, file->file_id, SIM_DISK_ENOSPC);
     }
-    KSIM_ASSERT(file->ops->len < FILE_OPS_MAX);
     op->seq = disk->seq_next++;
     op->time_ns = sim_now_ns(disk->world);
     op_apply(op, file->cache);
     KSIM_ASSERT((gint64)file->cache->len == size_new);
-    g_ptr_array_add(file->ops, op);
+    file_ops_push(file, op);
     disk->used_bytes += size_new - size_old;
     if (op->kind == DISK_OP_WRITE)
         disk_trace(disk, SIM_TRACE_DISK_WRITE, file->file_id, op->len);
@@ -798,7 +829,7 @@ file_append_shared(SimDisk *disk, DiskFile *file, const void *data, gsize len)
     KSIM_ASSERT((gint64)file->cache->len + (gint64)len <= FILE_BYTES_MAX);
     if (!disk_has_room(disk, (gint64)len))
         return disk_fail(disk, file->file_id, SIM_DISK_ENOSPC);
-    KSIM_ASSERT(file->ops->len < FILE_OPS_MAX);
+    KSIM_ASSERT(file_ops_len(file) < FILE_OPS_MAX);
     DiskOp *op = g_new(DiskOp, 1);
     op->seq = disk->seq_next++;
     op->time_ns = sim_now_ns(disk->world);
@@ -806,7 +837,7 @@ file_append_shared(SimDisk *disk, DiskFile *file, const void *data, gsize len)
     op->offset = file->cache->len;
     op->len = len;
     g_byte_array_append(file->cache, data, (guint)len);
-    g_ptr_array_add(file->ops, op);
+    file_ops_push(file, op);
     disk->used_bytes += (gint64)len;
     disk_trace(disk, SIM_TRACE_DISK_WRITE, file->file_id, len);
     return SIM_DISK_OK;
@@ -917,7 +948,7 @@ sim_disk_durable_size(const SimDisk *disk, const char *name)
     gint64 size = file_durable_len(file);
     guint done = file_expired_count(disk, file);
     for (guint i = 0; i < done; i++)
-        size = op_size_after(g_ptr_array_index(file->ops, i), size);
+        size = op_size_after(file_op(file, i), size);
     return size;
 }
 
@@ -926,7 +957,7 @@ gboolean
 sim_disk_is_synced(const SimDisk *disk, const char *name)
 {
     const DiskFile *file = disk_lookup(disk, name);
-    return file == NULL || file_expired_count(disk, file) == file->ops->len;
+    return file == NULL || file_expired_count(disk, file) == file_ops_len(file);
 }
 
 GPtrArray *
@@ -1158,15 +1189,15 @@ file_tear_shared(SimDisk *disk, DiskFile *file, const DiskOp *op)
 static void
 file_power_loss_shared(SimDisk *disk, DiskFile *file)
 {
-    guint pending = file->ops->len;
+    guint pending = file_ops_len(file);
     guint kept = pending == 0 ? 0 : (guint)sim_rng_range(disk->rng, 0, (gint64)pending + 1);
     for (guint i = 0; i < kept; i++) {
-        const DiskOp *op = g_ptr_array_index(file->ops, i);
+        const DiskOp *op = file_op(file, i);
         file->durable_len = op->offset + (gint64)op->len;
     }
     if (kept < pending)
-        file_tear_shared(disk, file, g_ptr_array_index(file->ops, kept));
-    g_ptr_array_set_size(file->ops, 0);
+        file_tear_shared(disk, file, file_op(file, kept));
+    file_ops_clear(file);
     disk->used_bytes += file->durable_len - (gint64)file->cache->len;
     g_byte_array_set_size(file->cache, (guint)file->durable_len);
     disk_trace(disk, SIM_TRACE_DISK_LOSS, file->file_id, (guint64)file->durable_len);
@@ -1180,13 +1211,13 @@ file_power_loss(SimDisk *disk, DiskFile *file)
         file_power_loss_shared(disk, file);
         return;
     }
-    guint pending = file->ops->len;
+    guint pending = file_ops_len(file);
     guint kept = pending == 0 ? 0 : (guint)sim_rng_range(disk->rng, 0, (gint64)pending + 1);
     for (guint i = 0; i < kept; i++)
-        op_apply(g_ptr_array_index(file->ops, i), file->durable);
+        op_apply(file_op(file, i), file->durable);
     if (kept < pending)
-        file_tear(disk, file, g_ptr_array_index(file->ops, kept));
-    g_ptr_array_set_size(file->ops, 0);
+        file_tear(disk, file, file_op(file, kept));
+    file_ops_clear(file);
     disk->used_bytes += (gint64)file->durable->len - (gint64)file->cache->len;
     g_byte_array_set_size(file->cache, file->durable->len);
     if (file->durable->len > 0)
@@ -1220,8 +1251,8 @@ file_check_bytes(const DiskFile *file)
         return; /* the cache holds both images by construction */
     g_autoptr(GByteArray) replay = g_byte_array_sized_new(file->durable->len);
     g_byte_array_append(replay, file->durable->data, file->durable->len);
-    for (guint i = 0; i < file->ops->len; i++)
-        op_apply(g_ptr_array_index(file->ops, i), replay);
+    for (guint i = 0; i < file_ops_len(file); i++)
+        op_apply(file_op(file, i), replay);
     KSIM_ASSERT(replay->len == file->cache->len);
     KSIM_ASSERT(replay->len == 0 || memcmp(replay->data, file->cache->data, replay->len) == 0);
 }
@@ -1232,12 +1263,14 @@ file_check_invariants(const SimDisk *disk, const DiskFile *file)
 {
     KSIM_ASSERT(!file->deleted);
     KSIM_ASSERT(file->file_id == name_file_id(file->name));
-    KSIM_ASSERT(file->ops->len <= FILE_OPS_MAX);
+    KSIM_ASSERT(file_ops_len(file) <= FILE_OPS_MAX);
+    if (file->ops != NULL)
+        KSIM_ASSERT(file->ops->len > 0); /* an empty array is freed */
     guint64 seq_prev = 0;
     gint64 size = file_durable_len(file);
     KSIM_ASSERT(size >= 0);
-    for (guint i = 0; i < file->ops->len; i++) {
-        const DiskOp *op = g_ptr_array_index(file->ops, i);
+    for (guint i = 0; i < file_ops_len(file); i++) {
+        const DiskOp *op = file_op(file, i);
         KSIM_ASSERT(op->seq > seq_prev);
         KSIM_ASSERT(op->seq < disk->seq_next);
         if (op->kind == DISK_OP_WRITE)

@@ -430,6 +430,61 @@ test_plog_truncate_into_batch(void **state)
     assert_reads_everything(fx);
 }
 
+/* The log start, LEO and size as the segments give them, against what the
+ * accessors answer (which plog keeps beside the segments). */
+static void
+assert_accessors_follow_segments(Fixture *fx)
+{
+    guint count = plog_segment_count(fx->log);
+    gint64 size_bytes = 0;
+    PlogSegmentInfo first;
+    PlogSegmentInfo info;
+    plog_segment_info(fx->log, 0, &first);
+    for (guint i = 0; i < count; i++) {
+        plog_segment_info(fx->log, i, &info);
+        size_bytes += info.size_bytes;
+    }
+    assert_int_equal(plog_log_start_offset(fx->log), first.base_offset);
+    assert_int_equal(plog_log_end_offset(fx->log), info.next_offset);
+    assert_int_equal(plog_size_bytes(fx->log), size_bytes);
+    plog_check_invariants(fx->log);
+}
+
+static void
+test_plog_accessors_follow_every_change(void **state)
+{
+    /* Goal: the log start, LEO and size answered are the segments' own
+     * after each kind of change: append, roll, truncation within and below
+     * the log, retention, recovery. */
+    Fixture *fx = *state;
+    fx->config.segment_bytes = 2 * (PLOG_BATCH_OVERHEAD_BYTES + 5 * 100);
+    fx_open(fx);
+    assert_accessors_follow_segments(fx);
+    for (int i = 0; i < 7; i++) {
+        append(fx, 5, 100, i);
+        assert_accessors_follow_segments(fx);
+    }
+    assert_true(plog_segment_count(fx->log) > 2);
+    assert_int_equal(plog_truncate_to(fx->log, 27), 25);
+    assert_accessors_follow_segments(fx);
+    fx->config.retention_bytes = 1;
+    fx_run_ms(fx, 100); /* the rolls' flushes complete */
+    assert_int_equal(plog_flushes_in_flight(fx->log), 0);
+    plog_close(fx->log);
+    fx_open(fx);
+    assert_accessors_follow_segments(fx);
+    assert_true(plog_apply_retention(fx->log, 100) > 0);
+    assert_int_equal(plog_log_start_offset(fx->log), 20);
+    assert_accessors_follow_segments(fx);
+    plog_truncate_fully_and_start_at(fx->log, 3);
+    assert_accessors_follow_segments(fx);
+    assert_int_equal(plog_log_end_offset(fx->log), 3);
+    append(fx, 5, 100, 9);
+    fx_crash_restart(fx);
+    assert_accessors_follow_segments(fx);
+    assert_int_equal(plog_log_end_offset(fx->log), 8);
+}
+
 static void
 test_plog_torn_or_corrupt_tail_is_cut(void **state)
 {
@@ -1046,6 +1101,7 @@ main(void)
         TEST(test_plog_roll_by_size),
         TEST(test_plog_roll_by_time),
         TEST(test_plog_truncate_into_batch),
+        TEST(test_plog_accessors_follow_every_change),
         TEST(test_plog_torn_or_corrupt_tail_is_cut),
         cmocka_unit_test(test_plog_power_loss_tears_unflushed_tail),
         TEST(test_plog_recovery_drops_segments_after_a_gap),

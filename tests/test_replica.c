@@ -21,6 +21,7 @@
 #include "cluster_fixture.h"
 #include "plog_batch.h"
 #include "producer.h"
+#include "replica.h"
 #include "sim_disk.h"
 #include "sim_net.h"
 
@@ -580,11 +581,51 @@ test_replica_fetch_sessions_lost_on_leader_restart(void **state)
     }
 }
 
+static void
+test_replica_sorted_find_places_each_partition(void **state)
+{
+    /* Goal: replica_sorted_find finds each partition of an array that
+     * replica_sorted_insert built, by its place, and answers -1 for one that
+     * is not there, even one with the name of one that is. */
+    (void)state;
+    static const struct {
+        const char *topic;
+        gint32 partition;
+    } order[] = {{"b", 2}, {"a", 7}, {"b", 0}, {"a", 10}, {"c", 1}, {"a", 0}, {"b", 1}};
+    Partition partitions[G_N_ELEMENTS(order)];
+    memset(partitions, 0, sizeof partitions);
+    g_autoptr(GPtrArray) sorted = g_ptr_array_new();
+    for (guint i = 0; i < G_N_ELEMENTS(order); i++) {
+        ktp_set(&partitions[i].tp, order[i].topic, order[i].partition);
+        assert_int_equal(replica_sorted_find(sorted, &partitions[i]), -1);
+        replica_sorted_insert(sorted, &partitions[i]);
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(order); i++) {
+        gint at = replica_sorted_find(sorted, &partitions[i]);
+        assert_true(at >= 0);
+        assert_ptr_equal(g_ptr_array_index(sorted, (guint)at), &partitions[i]);
+        if (at > 0) {
+            const Partition *before = g_ptr_array_index(sorted, (guint)at - 1);
+            assert_true(ktp_compare(&before->tp, &partitions[i].tp) < 0);
+        }
+    }
+    Partition twin;
+    memset(&twin, 0, sizeof twin);
+    ktp_set(&twin.tp, "a", 7);
+    assert_int_equal(replica_sorted_find(sorted, &twin), -1);
+    ktp_set(&twin.tp, "d", 0);
+    assert_int_equal(replica_sorted_find(sorted, &twin), -1);
+    g_ptr_array_remove_index(sorted, (guint)replica_sorted_find(sorted, &partitions[3]));
+    assert_int_equal(replica_sorted_find(sorted, &partitions[3]), -1);
+    assert_int_equal(replica_sorted_find(sorted, &partitions[0]), 4); /* a-0 a-7 b-0 b-1 b-2 */
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replica_hw_is_min_isr_leo),
+        cmocka_unit_test(test_replica_sorted_find_places_each_partition),
         cmocka_unit_test(test_replica_isr_shrinks_after_lag_time),
         cmocka_unit_test(test_replica_follower_truncates_on_becoming_follower),
         cmocka_unit_test(test_replica_same_leader_new_epoch_keeps_follower_log),

@@ -59,6 +59,10 @@ typedef struct BrokerState {
     GPtrArray *partitions_sorted;     /* Partition*, by topic-partition */
     GPtrArray *fetchers;              /* Fetcher* (owned), by leader id */
     GPtrArray *delayed_fetches;       /* DelayedFetch* (owned) */
+    /* Where a fetch's answer is read, one entry per partition, before the
+     * entries its session keeps move into the response (replica_fetch.c):
+     * reused, so that a fetch of a large session allocates no large array. */
+    GArray *fetch_scratch;            /* KFetchPartitionResponse, empty between fetches */
     /* The leader's incremental fetch sessions (fetch_session.h): in the
      * process's memory, lost when it stops. */
     struct FetchSessionCache *fetch_sessions;

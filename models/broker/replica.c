@@ -56,6 +56,31 @@ replica_sorted_insert(GPtrArray *partitions, Partition *p)
     g_ptr_array_insert(partitions, (gint)lo, p);
 }
 
+gint
+replica_sorted_find(const GPtrArray *partitions, const Partition *p)
+{
+    guint lo = 0;
+    guint hi = partitions->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        const Partition *q = g_ptr_array_index(partitions, mid);
+        if (ktp_compare(&q->tp, &p->tp) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* A broker has one replica of each partition, but look past equal
+     * names all the same: the answer is the pointer's place. */
+    for (guint i = lo; i < partitions->len; i++) {
+        const Partition *q = g_ptr_array_index(partitions, i);
+        if (q == p)
+            return (gint)i;
+        if (ktp_compare(&q->tp, &p->tp) != 0)
+            break;
+    }
+    return -1;
+}
+
 Partition *
 replica_get(BrokerState *state, const KTopicPartition *tp)
 {
@@ -98,6 +123,7 @@ static void
 replica_free(Partition *partition)
 {
     g_queue_clear_full(&partition->delayed_produce, replica_delayed_produce_free);
+    g_free(partition->remotes);
     if (partition->fetch_watchers != NULL)
         g_ptr_array_free(partition->fetch_watchers, TRUE);
     plog_free(partition->log);
@@ -112,6 +138,8 @@ replica_state_init(BrokerState *state)
     state->partitions_sorted = g_ptr_array_new();
     state->fetchers = g_ptr_array_new_with_free_func(replica_fetcher_free);
     state->delayed_fetches = g_ptr_array_new();
+    state->fetch_scratch = g_array_new(FALSE, TRUE, sizeof(KFetchPartitionResponse));
+    g_array_set_clear_func(state->fetch_scratch, kproto_fetch_partition_response_clear);
     const BrokerConfig *config = &state->broker->config;
     g_autofree char *stream = g_strdup_printf("broker-%d/fetch-sessions", config->broker_id);
     SimRng *rng = sim_world_rng(state->broker->world, stream);
@@ -125,6 +153,7 @@ replica_state_free(BrokerState *state)
     for (guint i = 0; i < state->delayed_fetches->len; i++)
         replica_delayed_fetch_free(g_ptr_array_index(state->delayed_fetches, i));
     g_ptr_array_free(state->delayed_fetches, TRUE);
+    g_array_free(state->fetch_scratch, TRUE);
     fetch_session_cache_free(state->fetch_sessions);
     state->fetch_sessions = NULL;
     g_ptr_array_free(state->fetchers, TRUE);
@@ -195,6 +224,7 @@ make_leader(BrokerState *state, Partition *p, const KPartitionState *ps)
     plog_epoch_assign(p->log, p->leader_epoch, leo);
     p->leader_epoch_start_offset = leo;
     p->n_remotes = 0;
+    p->remotes = g_renew(RemoteReplica, p->remotes, MAX(p->n_replicas, 1u));
     for (guint i = 0; i < p->n_replicas; i++) {
         if (p->replicas[i] == broker->config.broker_id)
             continue;
@@ -262,6 +292,7 @@ make_follower(BrokerState *state, Partition *p, const KPartitionState *ps, SimNo
     p->is_leader = FALSE;
     p->isr_update_in_flight = FALSE;
     p->n_remotes = 0;
+    g_clear_pointer(&p->remotes, g_free);
     if (ps->leader == KAFKA_NO_LEADER)
         return;
     if (broker->config.truncation_mode == BROKER_TRUNCATE_HW) {

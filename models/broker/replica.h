@@ -53,7 +53,9 @@ typedef struct Partition {
     gint32 isr[KAFKA_REPLICAS_MAX];
     gint64 hw;
     /* Leader side. */
-    RemoteReplica remotes[KAFKA_REPLICAS_MAX];
+    /* The other replicas' state while leader (n_remotes of them, room
+     * for n_replicas); NULL on a follower, which pays nothing for it. */
+    RemoteReplica *remotes;
     guint n_remotes;
     gint64 leader_epoch_start_offset;
     gboolean isr_update_in_flight;
@@ -109,6 +111,12 @@ void replica_state_free(BrokerState *state);
 void replica_add_leadership_listener(BrokerState *state,
                                      const ReplicaLeadershipListener *listener);
 void replica_add_marker_listener(BrokerState *state, const ReplicaMarkerListener *listener);
+/* Inserts `p` into `partitions`, sorted by topic-partition, after any equal
+ * one (what appending and a stable sort give, in O(log N) compares). */
+void replica_sorted_insert(GPtrArray *partitions, Partition *p);
+/* The place of `p` in `partitions` (sorted as replica_sorted_insert keeps
+ * them), by binary search; -1 when it is not there. */
+gint replica_sorted_find(const GPtrArray *partitions, const Partition *p);
 /* The broker's replica of `tp`, or NULL. (transfer none) */
 Partition *replica_get(BrokerState *state, const KTopicPartition *tp);
 /* The replica of `tp`, its log opened (or created) when it is new. */

@@ -220,6 +220,51 @@ fetch_send_done(void *ctx, void *arg, guint64 to)
     broker_send(broker->state, (SimNodeId)(to & G_MAXUINT32), msg);
 }
 
+/* The partitions of a fetch's answer are read into the broker's scratch
+ * array (BrokerState.fetch_scratch), swapped in for the response's own
+ * empty array: a fetch in a session of N partitions reads N entries, of
+ * which its session keeps only those that changed, and a fresh array of N
+ * entries on every fetch (twice for a fetch that waits) was most of what
+ * an idle partition cost. Reading may answer other delayed fetches, whose
+ * own reads swap in the array the broker holds then; each read is settled
+ * or discarded before the one it interrupted goes on, so the swaps undo in
+ * the order they were made. */
+static void
+fetch_scratch_swap_in(BrokerState *state, KFetchResponse *response)
+{
+    KSIM_ASSERT(response->partitions->len == 0);
+    KSIM_ASSERT(state->fetch_scratch->len == 0);
+    GArray *own = response->partitions;
+    response->partitions = state->fetch_scratch;
+    state->fetch_scratch = own;
+}
+
+/* Moves the entries the answer keeps into the response's own array and
+ * gives the broker its scratch array back, empty. */
+static void
+fetch_scratch_settle(BrokerState *state, KFetchResponse *response)
+{
+    GArray *read = response->partitions;
+    GArray *own = state->fetch_scratch;
+    KSIM_ASSERT(own->len == 0);
+    g_array_append_vals(own, read->data, read->len);
+    /* The entries moved: their buffers are the response's now. */
+    g_array_set_clear_func(read, NULL);
+    g_array_set_size(read, 0);
+    g_array_set_clear_func(read, kproto_fetch_partition_response_clear);
+    response->partitions = own;
+    state->fetch_scratch = read;
+}
+
+/* Drops an answer read but not sent (the fetch waits instead). */
+static void
+fetch_scratch_discard(BrokerState *state, KFetchResponse *response)
+{
+    g_array_set_size(response->partitions, 0);
+    fetch_scratch_settle(state, response);
+    sim_msg_free(&response->base);
+}
+
 /* Sends the answer `context` gives (fetch_session_update_response) to the
  * partitions `response` read for `request`. */
 static void
@@ -229,6 +274,7 @@ fetch_send(BrokerState *state, SimNodeId to, const FetchContext *context,
     Broker *broker = state->broker;
     fetch_session_update_response(state->fetch_sessions, context, request, response,
                                   broker_now_ms(broker));
+    fetch_scratch_settle(state, response);
     kproto_update_size(&response->base);
     if (stall_ns == 0) {
         broker_send(state, to, &response->base);
@@ -303,6 +349,7 @@ fetch_build_response(BrokerState *state, const KFetchRequest *request, GPtrArray
     *errors = FALSE;
     /* Sized once (zeroed), then filled in place: reading a partition may
      * answer other delayed fetches, never this response. */
+    fetch_scratch_swap_in(state, response);
     g_array_set_size(response->partitions, request->partitions->len);
     for (guint i = 0; i < request->partitions->len; i++) {
         const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
@@ -339,7 +386,9 @@ delayed_fetch_timeout(SimWorld *world, void *ctx, void *arg)
     delayed_fetch_complete(broker->state, delayed);
 }
 
-/* Puts `delayed` on the watch list of each partition it names, as Kafka's
+/* Remembers the logical size of each requested partition's log now (0 if
+ * absent: DelayedFetch.sizes_at_delay) and puts `delayed` on the watch
+ * list of each partition it names, as Kafka's
  * DelayedOperationPurgatory.tryCompleteElseWatch watches one key per
  * partition and checkAndComplete(key) tries only that key's watchers
  * (DelayedOperation.scala, 2.x-3.x), so that an append looks only at the
@@ -351,27 +400,16 @@ fetch_watch(BrokerState *state, DelayedFetch *delayed)
 {
     const KFetchRequest *request = delayed->request;
     delayed->watched = g_ptr_array_sized_new(request->partitions->len);
+    g_array_set_size(delayed->sizes_at_delay, request->partitions->len);
     for (guint i = 0; i < request->partitions->len; i++) {
         Partition *p = entry_partition(state, request, delayed->partitions, i);
+        g_array_index(delayed->sizes_at_delay, gint64, i) = p != NULL ? plog_size_bytes(p->log) : 0;
         if (p == NULL)
             continue;
         if (p->fetch_watchers == NULL)
             p->fetch_watchers = g_ptr_array_new();
         g_ptr_array_add(p->fetch_watchers, delayed);
         g_ptr_array_add(delayed->watched, p);
-    }
-}
-
-/* The logical size of each requested partition's log now (0 if absent). */
-static void
-log_sizes(BrokerState *state, DelayedFetch *delayed, GArray *out)
-{
-    const KFetchRequest *request = delayed->request;
-    g_array_set_size(out, 0);
-    for (guint i = 0; i < request->partitions->len; i++) {
-        Partition *q = entry_partition(state, request, delayed->partitions, i);
-        gint64 size = q != NULL ? plog_size_bytes(q->log) : 0;
-        g_array_append_val(out, size);
     }
 }
 
@@ -463,14 +501,13 @@ replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
         g_ptr_array_free(partitions, TRUE);
         return;
     }
-    sim_msg_free(&response->base);
+    fetch_scratch_discard(state, response);
     DelayedFetch *delayed = g_new0(DelayedFetch, 1);
     delayed->request = request;
     delayed->context = context;
     delayed->partitions = partitions;
     delayed->bytes_at_delay = bytes;
     delayed->sizes_at_delay = g_array_new(FALSE, FALSE, sizeof(gint64));
-    log_sizes(state, delayed, delayed->sizes_at_delay);
     delayed->client = from;
     delayed->state = state;
     delayed->timeout_timer = sim_timer_set(broker->world, broker->node,

@@ -70,9 +70,16 @@ fetcher_find(BrokerState *state, gint32 leader_id)
 void
 replica_fetcher_remove_partition(BrokerState *state, Partition *p)
 {
+    /* A partition is in a fetcher exactly while `fetching` (invariant 1),
+     * found there by binary search: a linear search in every fetcher made
+     * a LeaderAndIsr for N partitions cost N^2. */
+    if (!p->fetching)
+        return;
     for (guint i = 0; i < state->fetchers->len; i++) {
         Fetcher *fetcher = g_ptr_array_index(state->fetchers, i);
-        g_ptr_array_remove(fetcher->partitions, p);
+        gint at = replica_sorted_find(fetcher->partitions, p);
+        if (at >= 0)
+            g_ptr_array_remove_index(fetcher->partitions, (guint)at);
     }
     p->fetching = FALSE;
 }
@@ -500,7 +507,7 @@ replica_fetcher_check_invariants(const BrokerState *state)
         guint fetchers = 0;
         for (guint f = 0; f < state->fetchers->len; f++) {
             const Fetcher *fetcher = g_ptr_array_index(state->fetchers, f);
-            if (g_ptr_array_find(fetcher->partitions, p, NULL)) {
+            if (replica_sorted_find(fetcher->partitions, p) >= 0) {
                 fetchers++;
                 KSIM_ASSERT(fetcher->leader_id == p->leader_id);
             }

@@ -65,9 +65,6 @@ typedef struct {
 
 /* replica.c */
 gint replica_partition_compare(gconstpointer a, gconstpointer b);
-/* Inserts `p` into `partitions`, sorted by topic-partition, after any equal
- * one (what appending and a stable sort give, in O(log N) compares). */
-void replica_sorted_insert(GPtrArray *partitions, Partition *p);
 gboolean replica_in_isr(const Partition *p, gint32 broker_id);
 
 /* replica_hw.c */

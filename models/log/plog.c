@@ -17,6 +17,9 @@
  *  8. The transaction state (plog_txn.h) names only offsets within the log:
  *     open transactions start below the LEO, aborted ones end in [log start,
  *     LEO); it is rebuilt with the producer state.
+ *  9. The log start, LEO, size and first unstable offset kept in struct
+ *     Plog are what the segments and the transaction state give (log_sync
+ *     runs after every change to either).
  *
  * State changes and the functions that make them:
  *
@@ -57,6 +60,16 @@ typedef struct {
 } PlogFlush;
 
 struct Plog {
+    /* What every fetch asks of every partition it reads, kept here by
+     * log_sync after each change to the segments or the open transactions
+     * (invariant: equal to what they give), so that reading them touches
+     * this struct alone: a fetch of a large session reads thousands of
+     * logs, and a walk to the active segment and the transaction tree of
+     * each was most of its time. */
+    gint64 log_start_offset;
+    gint64 log_end_offset;
+    gint64 size_bytes;
+    gint64 first_unstable_offset;
     SimWorld *world;
     SimNodeId node;
     SimDisk *disk;
@@ -116,16 +129,34 @@ log_now_ms(const Plog *log)
     return sim_node_wall_ms(log->world, log->node);
 }
 
+/* Refreshes the fields the accessors below read (struct Plog) from the
+ * segments and the transaction state; called after every change to either.
+ * A log between two steps of a truncation may have no segment: its fields
+ * wait for the next call. */
+static void
+log_sync(Plog *log)
+{
+    log->first_unstable_offset = plog_txn_state_first_unstable_offset(log->txns);
+    if (log->segments->len == 0)
+        return;
+    log->log_start_offset = plog_segment_base_offset(segment_at(log, 0));
+    log->log_end_offset = plog_segment_next_offset(log_active(log));
+    gint64 size_bytes = 0;
+    for (guint i = 0; i < log->segments->len; i++)
+        size_bytes += plog_segment_size_bytes(segment_at(log, i));
+    log->size_bytes = size_bytes;
+}
+
 gint64
 plog_log_start_offset(const Plog *log)
 {
-    return plog_segment_base_offset(segment_at(log, 0));
+    return log->log_start_offset;
 }
 
 gint64
 plog_log_end_offset(const Plog *log)
 {
-    return plog_segment_next_offset(log_active(log));
+    return log->log_end_offset;
 }
 
 gint64
@@ -137,10 +168,7 @@ plog_recovery_point(const Plog *log)
 gint64
 plog_size_bytes(const Plog *log)
 {
-    gint64 size_bytes = 0;
-    for (guint i = 0; i < log->segments->len; i++)
-        size_bytes += plog_segment_size_bytes(segment_at(log, i));
-    return size_bytes;
+    return log->size_bytes;
 }
 
 guint
@@ -253,6 +281,7 @@ note_batch(Plog *log, const PlogBatchHeader *h)
         plog_producer_state_update(log->producers, h->producer_id, h->producer_epoch,
                                    h->base_sequence, h->record_count, h->base_offset);
     plog_txn_state_note(log->txns, h);
+    log_sync(log);
     if (h->leader_epoch < 0 || h->leader_epoch <= plog_epoch_cache_latest(log->epochs))
         return FALSE;
     return plog_epoch_cache_assign(log->epochs, h->leader_epoch, h->base_offset);
@@ -272,6 +301,7 @@ note_producer_cb(const PlogBatchHeader *h, void *user_data)
         plog_producer_state_update(log->producers, h->producer_id, h->producer_epoch,
                                    h->base_sequence, h->record_count, h->base_offset);
     plog_txn_state_note(log->txns, h);
+    log_sync(log);
 }
 
 static void
@@ -281,6 +311,7 @@ rebuild_producers(Plog *log)
     plog_txn_state_clear(log->txns);
     for (guint i = 0; i < log->segments->len; i++)
         plog_segment_foreach(segment_at(log, i), note_producer_cb, log);
+    log_sync(log);
 }
 
 /* ---- recovery ---- */
@@ -324,6 +355,7 @@ cut_overlap(Plog *log, gint64 next_base_offset)
         return;
     KSIM_ASSERT(next_base_offset > plog_segment_base_offset(last));
     plog_segment_truncate_to(last, next_base_offset);
+    log_sync(log);
     log->recovery.overlaps_cut++;
 }
 
@@ -353,6 +385,7 @@ recover_segments(Plog *log, const GArray *bases, gint64 verify_from, gint64 now_
             plog_segment_recover(log->disk, log->dir, base_offset, log->config.index_interval_bytes,
                                  verify_from, now_ms, NULL, NULL, &scan);
         g_ptr_array_add(log->segments, segment);
+        log_sync(log);
         log->recovery.segments_recovered++;
         log->recovery.batches_checked += scan.batches_checked;
         if (scan.cut)
@@ -407,6 +440,7 @@ recover_finish(Plog *log, GString *epoch_body, gint64 recovery_point_read)
     plog_epoch_cache_truncate_from_start(log->epochs, log_start);
     plog_producer_state_evict_before(log->producers, log_start);
     plog_txn_state_evict_before(log->txns, log_start);
+    log_sync(log);
     g_autoptr(GString) epochs_now = plog_epoch_cache_serialize(log->epochs);
     if (epoch_body == NULL || !g_string_equal(epoch_body, epochs_now))
         write_epochs(log);
@@ -428,6 +462,7 @@ log_recover(Plog *log)
         g_ptr_array_add(
             log->segments,
             plog_segment_create(log->disk, log->dir, 0, log->config.index_interval_bytes, now_ms));
+        log_sync(log);
     }
     recover_finish(log, epoch_body, log->recovery.recovery_point_read);
 }
@@ -610,6 +645,7 @@ log_roll(Plog *log, gint64 now_ms)
     gint64 base_offset = plog_log_end_offset(log);
     g_ptr_array_add(log->segments, plog_segment_create(log->disk, log->dir, base_offset,
                                                        log->config.index_interval_bytes, now_ms));
+    log_sync(log);
     plog_flush(log, base_offset);
 }
 
@@ -626,6 +662,7 @@ log_append_encoded(Plog *log, const PlogBatchHeader *header, const guint8 *data,
                                  log->config.roll_ms, now_ms))
         log_roll(log, now_ms);
     *status = plog_segment_append(log_active(log), header, data, len, now_ms);
+    log_sync(log);
     if (*status != SIM_DISK_OK)
         return -1;
     if (note_batch(log, header))
@@ -842,6 +879,7 @@ delete_newest(Plog *log, guint count)
         plog_segment_delete(segment_at(log, last));
         g_ptr_array_remove_index(log->segments, last);
     }
+    log_sync(log);
 }
 
 /* Brings the rest of the log's state down to a new LEO. */
@@ -878,6 +916,7 @@ plog_truncate_to(Plog *log, gint64 offset)
     guint i = segment_for_offset(log, offset);
     delete_newest(log, log->segments->len - 1 - i);
     gint64 leo = plog_segment_truncate_to(segment_at(log, i), offset);
+    log_sync(log);
     KSIM_ASSERT(leo <= offset);
     after_truncation(log, leo);
     return leo;
@@ -891,10 +930,12 @@ plog_truncate_fully_and_start_at(Plog *log, gint64 offset)
     g_ptr_array_add(log->segments,
                     plog_segment_create(log->disk, log->dir, offset,
                                         log->config.index_interval_bytes, log_now_ms(log)));
+    log_sync(log);
     plog_epoch_cache_clear(log->epochs);
     write_epochs(log);
     plog_producer_state_clear(log->producers);
     plog_txn_state_clear(log->txns);
+    log_sync(log);
     for (guint i = 0; i < log->flushes->len; i++) {
         PlogFlush *flush = g_ptr_array_index(log->flushes, i);
         flush->target_offset = MIN(flush->target_offset, offset);
@@ -974,6 +1015,7 @@ delete_oldest(Plog *log, guint count, PlogRetentionCause cause, gint64 now_ms, G
         plog_segment_delete(segment_at(log, i));
     }
     g_ptr_array_remove_range(log->segments, 0, count);
+    log_sync(log);
 }
 
 /* Brings the rest of the log's state up to a new log start offset. */
@@ -985,6 +1027,7 @@ after_retention(Plog *log)
         write_epochs(log);
     plog_producer_state_evict_before(log->producers, log_start);
     plog_txn_state_evict_before(log->txns, log_start);
+    log_sync(log);
     log->flush_requested_offset = MAX(log->flush_requested_offset, log_start);
     if (log->recovery_point < log_start) {
         log->recovery_point = log_start;
@@ -1090,7 +1133,7 @@ plog_producer_check(const Plog *log, gint64 producer_id, gint16 epoch, gint32 ba
 gint64
 plog_first_unstable_offset(const Plog *log)
 {
-    return plog_txn_state_first_unstable_offset(log->txns);
+    return log->first_unstable_offset;
 }
 
 const PlogTxnState *
@@ -1134,6 +1177,14 @@ check_log(const Plog *log, gboolean with_files)
 {
     KSIM_ASSERT(log != NULL);
     check_segments(log, with_files);
+    /* The fields log_sync keeps are what the segments and transactions give. */
+    KSIM_ASSERT(log->log_start_offset == plog_segment_base_offset(segment_at(log, 0)));
+    KSIM_ASSERT(log->log_end_offset == plog_segment_next_offset(log_active(log)));
+    gint64 size_bytes = 0;
+    for (guint i = 0; i < log->segments->len; i++)
+        size_bytes += plog_segment_size_bytes(segment_at(log, i));
+    KSIM_ASSERT(log->size_bytes == size_bytes);
+    KSIM_ASSERT(log->first_unstable_offset == plog_txn_state_first_unstable_offset(log->txns));
     gint64 log_start = plog_log_start_offset(log);
     gint64 leo = plog_log_end_offset(log);
     KSIM_ASSERT(log_start <= log->recovery_point);

@@ -144,6 +144,9 @@ gint64
 plog_txn_state_first_unstable_offset(const PlogTxnState *state)
 {
     OpenTxn oldest = {-1, -1};
+    /* Every fetch asks each partition it reads; most have no transaction. */
+    if (g_tree_nnodes(state->ongoing) == 0)
+        return oldest.first_offset;
     g_tree_foreach(state->ongoing, min_first, &oldest);
     return oldest.first_offset;
 }
