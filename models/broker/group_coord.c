@@ -34,6 +34,7 @@
 #include "group_coord.h"
 
 #include "broker_services.h"
+#include "group_coord_internal.h"
 #include "coord_partition.h"
 #include "sim_assert.h"
 #include "sim_net.h"
@@ -116,6 +117,7 @@ struct GroupCoord {
     GPtrArray *pending;    /* PendingCommit* (owned), by id */
     guint64 commit_next;
     guint64 member_next;
+    ConsumerGroups *consumer; /* KIP-848's groups (group_coord_consumer.c) */
 };
 
 /* ---- pure functions ---- */
@@ -218,6 +220,37 @@ check_coordinator(const GroupCoord *coord, const char *group_id)
     if (op->offsets == NULL)
         return KAFKA_ERROR_COORDINATOR_LOAD_IN_PROGRESS;
     return KAFKA_ERROR_NONE;
+}
+
+KafkaError
+group_coord_check_coordinator(const GroupCoord *coord, const char *group_id)
+{
+    return check_coordinator(coord, group_id);
+}
+
+gint32
+group_coord_group_partition(const GroupCoord *coord, const char *group_id)
+{
+    return partition_of(coord, group_id);
+}
+
+BrokerServices *
+group_coord_services(const GroupCoord *coord)
+{
+    return coord->services;
+}
+
+gboolean
+group_coord_classic_active(const GroupCoord *coord, const char *group_id)
+{
+    const Group *group = group_find(coord, group_id);
+    return group != NULL && group->members->len > 0;
+}
+
+ConsumerGroups *
+group_coord_consumer_groups(const GroupCoord *coord)
+{
+    return coord->consumer;
 }
 
 /* ---- members and groups ---- */
@@ -693,6 +726,8 @@ handle_join(GroupCoord *coord, SimNodeId from, const KJoinGroupRequest *request)
         (request->session_timeout_ms < config->group_min_session_timeout_ms ||
          request->session_timeout_ms > config->group_max_session_timeout_ms))
         error = KAFKA_ERROR_INVALID_SESSION_TIMEOUT;
+    if (error == KAFKA_ERROR_NONE && consumer_groups_exists(coord->consumer, request->group_id))
+        error = KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL; /* a KIP-848 group's id */
     Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
     if (error == KAFKA_ERROR_NONE && group == NULL) {
         if (request->member_id[0] != '\0')
@@ -1010,6 +1045,10 @@ store_offsets(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
 static KafkaError
 check_commit(GroupCoord *coord, const KOffsetMessage *request)
 {
+    /* A KIP-848 group validates the member epoch the commit carries. */
+    if (consumer_groups_exists(coord->consumer, request->group_id))
+        return consumer_groups_check_commit(coord->consumer, request->group_id,
+                                            request->member_id, request->generation_id);
     Group *group = group_find(coord, request->group_id);
     if (group == NULL) {
         if (request->generation_id >= 0)
@@ -1052,7 +1091,11 @@ handle_txn_offset_commit(GroupCoord *coord, SimNodeId from, const KOffsetMessage
     KafkaError error = check_coordinator(coord, request->group_id);
     if (error == KAFKA_ERROR_NONE && request->producer_id < 0)
         error = KAFKA_ERROR_INVALID_REQUEST;
-    if (error == KAFKA_ERROR_NONE && request->generation_id >= 0) {
+    if (error == KAFKA_ERROR_NONE && request->generation_id >= 0 &&
+        consumer_groups_exists(coord->consumer, request->group_id)) {
+        error = consumer_groups_check_commit(coord->consumer, request->group_id,
+                                             request->member_id, request->generation_id);
+    } else if (error == KAFKA_ERROR_NONE && request->generation_id >= 0) {
         /* KIP-447: the member's group metadata fences a zombie. */
         Group *group = group_find(coord, request->group_id);
         Member *member = NULL;
@@ -1130,6 +1173,10 @@ group_coord_handle_message(GroupCoord *coord, SimNodeId from, SimMsg *msg)
         return TRUE;
     case KMSG_LEAVE_GROUP_REQUEST:
         handle_leave(coord, from, (const KGroupRequest *)msg);
+        return TRUE;
+    case KMSG_CONSUMER_GROUP_HEARTBEAT_REQUEST:
+        consumer_groups_handle_heartbeat(coord->consumer, from,
+                                         (const KConsumerHeartbeatRequest *)msg);
         return TRUE;
     case KMSG_OFFSET_COMMIT_REQUEST:
         handle_offset_commit(coord, from, (const KOffsetMessage *)msg);
@@ -1230,6 +1277,7 @@ partition_resigned(void *user_data, const Partition *p)
         g_ptr_array_remove_index(coord->groups, i - 1);
         group_free(coord, group);
     }
+    consumer_groups_unload(coord->consumer, op->base.partition);
     for (guint i = coord->pending->len; i > 0; i--) {
         PendingCommit *pending = g_ptr_array_index(coord->pending, i - 1);
         if (pending->partition != op->base.partition)
@@ -1270,6 +1318,7 @@ group_coord_new(BrokerServices *services)
     coord->partitions = g_ptr_array_new();
     coord->groups = g_ptr_array_new();
     coord->pending = g_ptr_array_new();
+    coord->consumer = consumer_groups_new(coord);
     const ReplicaLeadershipListener leadership = {partition_elected, partition_resigned, coord};
     broker_services_add_leadership_listener(services, &leadership);
     const ReplicaMarkerListener markers = {marker_written, coord};
@@ -1282,6 +1331,7 @@ group_coord_free(GroupCoord *coord)
 {
     if (coord == NULL)
         return;
+    consumer_groups_free(coord->consumer);
     for (guint i = 0; i < coord->groups->len; i++)
         group_free(coord, g_ptr_array_index(coord->groups, i));
     for (guint i = 0; i < coord->partitions->len; i++)
@@ -1310,8 +1360,10 @@ group_coord_describe(const Broker *broker, const char *group_id, GroupCoordInfo 
     out->coordinator = op != NULL && op->offsets != NULL;
     out->loading = op != NULL && op->offsets == NULL;
     const Group *group = group_find(coord, group_id);
-    if (group == NULL)
+    if (group == NULL) {
+        consumer_groups_describe(coord->consumer, group_id, out);
         return;
+    }
     out->exists = TRUE;
     out->state = group->state;
     out->generation = group->generation;
@@ -1385,4 +1437,5 @@ group_coord_check_invariants(const GroupCoord *coord)
         const PendingCommit *pending = g_ptr_array_index(coord->pending, i);
         KSIM_ASSERT(offsets_partition_find(coord, pending->partition) != NULL);
     }
+    consumer_groups_check_invariants(coord->consumer);
 }

@@ -145,6 +145,12 @@ typedef enum {
     CONSUMER_PROCESS_THEN_COMMIT_ASYNC, /* process, then commitAsync: at least once */
 } ConsumerProcessingMode;
 
+/* group.protocol (Kafka 3.7+, KIP-848). */
+typedef enum {
+    CONSUMER_GROUP_PROTOCOL_CLASSIC = 0,
+    CONSUMER_GROUP_PROTOCOL_CONSUMER,
+} ConsumerGroupProtocol;
+
 /* Kafka's consumer configuration keys the consumer honours: each field is
  * the key in its comment (sizes in bytes). The defaults are the key
  * registry's (src/harness/kconfig.c) alone: its bindings
@@ -173,6 +179,10 @@ typedef struct {
     gint64 default_api_timeout_ms;          /* default.api.timeout.ms (bounds commitSync) */
     ConsumerProcessingMode processing_mode; /* ksim: the loop's commits (processing.mode) */
     gboolean validate_positions; /* ksim.consumer.validate.positions: KIP-320 (Kafka 2.3+) */
+    ConsumerGroupProtocol group_protocol; /* group.protocol */
+    /* group.remote.assignor: the server assignor's number on the wire
+     * (0 uniform, 1 range), -1 for null. */
+    gint32 group_remote_assignor;
 } ConsumerConfig;
 
 /* One record as a poll returns it. */
