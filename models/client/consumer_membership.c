@@ -109,9 +109,8 @@ consumer_membership_run(ConsumerState *state, gint64 now)
     if (state->group_fatal || state->coordinator == SIM_NODE_NONE ||
         consumer_request_in_flight(state, CREQ_CONSUMER_HEARTBEAT))
         return;
-    /* A member that must rejoin does so from poll(), as Kafka's does. */
-    if (state->group_state == CGROUP_UNJOINED && !state->rejoin_needed)
-        return;
+    /* A subscribed consumer out of the group joins (after a restart, a
+     * fence or a leave). */
     if (state->group_state == CGROUP_UNJOINED) {
         if (now < state->join_retry_ns) {
             consumer_wake_at(state, state->join_retry_ns);

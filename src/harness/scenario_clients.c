@@ -317,25 +317,6 @@ processing_mode_parse(const char *text)
     return SCENARIO_PROCESSING_AUTO;
 }
 
-/* The brokers' group.consumer.heartbeat.interval.ms must be below their
- * group.consumer.session.timeout.ms (Kafka's GroupCoordinatorConfig). */
-static gboolean
-check_consumer_group_timeouts(const Build *b, const RawGroup *group, GError **error)
-{
-    const KConfig *broker = b->variant->cluster.config;
-    gint64 session_ns = kconfig_get_duration_ns(broker, "group.consumer.session.timeout.ms");
-    gint64 heartbeat_ns = kconfig_get_duration_ns(broker, "group.consumer.heartbeat.interval.ms");
-    if (heartbeat_ns < session_ns)
-        return TRUE;
-    g_autofree char *session = scenario_format_duration(session_ns);
-    Loc loc = scenario_loc_key(b->scenario, group, "group.protocol");
-    scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
-                       "needs the brokers' group.consumer.heartbeat.interval.ms below their "
-                       "group.consumer.session.timeout.ms (%s), as Kafka requires",
-                       session);
-    return FALSE;
-}
-
 /* group.remote.assignor: a server assignor the brokers list, and only
  * with group.protocol=consumer (Kafka's ConsumerConfig refuses it with
  * classic). */
@@ -378,7 +359,7 @@ check_consumer_timeouts(const Build *b, const RawGroup *group, const KConfig *cf
      * brokers' group.consumer.* keys; session.timeout.ms and
      * heartbeat.interval.ms are the classic protocol's. */
     if (strcmp(kconfig_get_string(cfg, "group.protocol"), "consumer") == 0)
-        return check_consumer_group_timeouts(b, group, error);
+        return TRUE;
     gint64 session_ns = kconfig_get_duration_ns(cfg, "session.timeout.ms");
     gint64 heartbeat_ns = kconfig_get_duration_ns(cfg, "heartbeat.interval.ms");
     g_autofree char *session = scenario_format_duration(session_ns);
