@@ -710,7 +710,7 @@ consumer_groups_check_commit(ConsumerGroups *groups, const char *group_id, const
 {
     CGroup *group = group_find(groups, group_id);
     KSIM_ASSERT(group != NULL);
-    if (member_epoch < 0 && member_id[0] == '\0' && group->members->len == 0)
+    if (member_epoch < 0 && group->members->len == 0)
         return KAFKA_ERROR_NONE;
     CMember *member = member_find(group, member_id);
     if (member == NULL)

@@ -33,9 +33,8 @@ void consumer_groups_handle_heartbeat(ConsumerGroups *groups, SimNodeId from,
 /* TRUE when a consumer group `group_id` exists (in memory). */
 gboolean consumer_groups_exists(const ConsumerGroups *groups, const char *group_id);
 /* Kafka's ConsumerGroup.validateOffsetCommit: NONE, UNKNOWN_MEMBER_ID or
- * STALE_MEMBER_EPOCH; a member's commit keeps its session alive. A commit
- * without a member (epoch < 0, as assign() sends) is accepted only by a
- * group without members. */
+ * STALE_MEMBER_EPOCH. A commit without a member epoch (< 0, as assign()
+ * or an admin sends) is accepted only by a group without members. */
 KafkaError consumer_groups_check_commit(ConsumerGroups *groups, const char *group_id,
                                         const char *member_id, gint32 member_epoch);
 /* The broker stopped leading offsets partition `partition`: its groups go. */

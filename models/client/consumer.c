@@ -61,8 +61,11 @@
  *  7. Only a subscribed consumer has group requests, commits, a member id or
  *     a group state other than UNJOINED; heartbeats run only while STABLE
  *     (or PREPARING, still a member of its generation). Only a cooperative
- *     member has an assignment pending (SyncGroup's, until a poll applies
- *     it), and only while STABLE.
+ *     or KIP-848 member has an assignment pending (SyncGroup's or the
+ *     coordinator's, until a poll applies it), and only while STABLE. A
+ *     KIP-848 member (consumer_membership.c) runs no classic heartbeat
+ *     timer, is STABLE only with a member epoch, and reconciles (holds
+ *     `reconciling`) only while its revoked partitions' commit runs.
  *  8. Every commit in flight has exactly one coordinator request.
  *  9. Once the application's poll raised (app_failed: auto.offset.reset=none),
  *     its loop has ended: no poll timer, no poll waiting, no raise pending,

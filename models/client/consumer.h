@@ -89,6 +89,19 @@
  * at once if it revoked any, so that the partitions cooperative-sticky
  * withheld from their new owners are given out by the next rebalance.
  *
+ * KIP-848 (group.protocol=consumer, consumer_membership.c): no JoinGroup or
+ * SyncGroup; ConsumerGroupHeartbeat carries the member epoch, subscription
+ * and owned partitions, and the coordinator assigns (group.remote.assignor
+ * asks for its server-side assignor). The member keeps reading what it keeps;
+ * from inside poll() it revokes what the coordinator's answer lacks
+ * (committing it first when it commits at all), takes what it adds, and
+ * acknowledges with a heartbeat at once. A fenced member (FENCED_MEMBER_EPOCH,
+ * UNKNOWN_MEMBER_ID) loses its partitions without a commit and rejoins with
+ * epoch 0; commits carry the member epoch.
+ *
+ * Every partition that leaves the assignment, in either protocol, is
+ * recorded as a HISTORY_FN_REVOKE op (offset = its position then).
+ *
  * Commits. Each commit is one OffsetCommit of the positions of every assigned
  * partition with a known position (Kafka's allConsumed), recorded in the
  * history as one HISTORY_FN_COMMIT op per partition (value and offset = the

@@ -2,7 +2,8 @@
  * consumer_internal: the consumer's private state and the functions its
  * files share — consumer.c (state, waking up, node callbacks, the object,
  * invariants), consumer_fetch.c (metadata, fetching), consumer_group.c
- * (group membership), consumer_offsets.c (commits, committed offsets) and
+ * (group membership), consumer_membership.c (the KIP-848 protocol),
+ * consumer_offsets.c (commits, committed offsets) and
  * consumer_poll.c (the poll loop). Nothing outside models/client/ includes
  * it.
  */
