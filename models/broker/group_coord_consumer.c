@@ -178,7 +178,8 @@ tp_compare(gconstpointer a, gconstpointer b)
 static gboolean
 tps_contain(const GArray *tps, const KTopicPartition *tp)
 {
-    return bsearch(tp, tps->data, tps->len, sizeof(KTopicPartition), tp_compare) != NULL;
+    return tps->len > 0 &&
+           bsearch(tp, tps->data, tps->len, sizeof(KTopicPartition), tp_compare) != NULL;
 }
 
 /* Kafka's currentPartitionEpoch != -1: another member holds `tp`. */

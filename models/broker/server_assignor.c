@@ -70,7 +70,8 @@ currently_assigned(const ServerAssignorMember *members, const guint *which, guin
 {
     for (guint m = 0; m < n; m++) {
         const GArray *current = members[which[m]].current;
-        if (bsearch(tp, current->data, current->len, sizeof(KTopicPartition), tp_compare) != NULL)
+        if (current->len > 0 &&
+            bsearch(tp, current->data, current->len, sizeof(KTopicPartition), tp_compare) != NULL)
             return TRUE;
     }
     return FALSE;

@@ -38,6 +38,14 @@ consumer_tp_compare(gconstpointer a, gconstpointer b)
     return ktp_compare(a, b);
 }
 
+gboolean
+consumer_tps_contain(const GArray *tps, const KTopicPartition *tp)
+{
+    /* An empty GArray may have no data at all: bsearch must not see it. */
+    return tps->len > 0 &&
+           bsearch(tp, tps->data, tps->len, sizeof(KTopicPartition), consumer_tp_compare) != NULL;
+}
+
 /* Replaces the assignment with `tps` (sorted, distinct). Partitions kept keep
  * their state; new ones start without a position, awaiting their committed
  * offset when `committed_pending`. Records of dropped partitions leave the
@@ -50,7 +58,7 @@ consumer_assignment_set(ConsumerState *state, const GArray *tps, gboolean commit
      * checker can tell how long partitions waited for their next owner. */
     for (guint i = 0; i < state->partitions->len; i++) {
         const CPartition *p = g_ptr_array_index(state->partitions, i);
-        if (bsearch(&p->tp, tps->data, tps->len, sizeof(KTopicPartition), consumer_tp_compare))
+        if (consumer_tps_contain(tps, &p->tp))
             continue;
         history_record(consumer->history, consumer_now(state), HISTORY_FN_REVOKE,
                        consumer->process, p->history_topic, p->tp.partition, p->position, 0, 0);
@@ -533,7 +541,7 @@ assignment_complete(ConsumerState *state)
     g_autoptr(GArray) revoked = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
     for (guint i = 0; i < consumer->assigned->len; i++) {
         const KTopicPartition *tp = &g_array_index(consumer->assigned, KTopicPartition, i);
-        if (bsearch(tp, tps->data, tps->len, sizeof(KTopicPartition), consumer_tp_compare) == NULL)
+        if (!consumer_tps_contain(tps, tp))
             g_array_append_val(revoked, *tp);
     }
     if (revoked->len > 0) {

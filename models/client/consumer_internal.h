@@ -257,6 +257,8 @@ void consumer_validate_connection_failed(ConsumerState *state, SimNodeId node);
 /* ---- consumer_group.c: group membership ---- */
 
 gint consumer_tp_compare(gconstpointer a, gconstpointer b);
+/* TRUE when `tp` is in `tps` (sorted, distinct; may be empty). */
+gboolean consumer_tps_contain(const GArray *tps, const KTopicPartition *tp);
 /* Replaces the assignment with `tps` (sorted, distinct). */
 void consumer_assignment_set(ConsumerState *state, const GArray *tps, gboolean committed_pending);
 /* TRUE in subscribe mode. */

@@ -254,8 +254,7 @@ assignment_apply(ConsumerState *state, GArray *target)
     guint revoked = 0;
     for (guint i = 0; i < consumer->assigned->len; i++) {
         const KTopicPartition *tp = &g_array_index(consumer->assigned, KTopicPartition, i);
-        if (bsearch(tp, target->data, target->len, sizeof(KTopicPartition), consumer_tp_compare) ==
-            NULL)
+        if (!consumer_tps_contain(target, tp))
             revoked++;
     }
     consumer->stats.partitions_revoked += revoked;
@@ -284,8 +283,7 @@ consumer_membership_poll(ConsumerState *state, gint64 now)
         g_autoptr(GArray) revoked = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
         for (guint i = 0; i < consumer->assigned->len; i++) {
             const KTopicPartition *tp = &g_array_index(consumer->assigned, KTopicPartition, i);
-            if (bsearch(tp, target->data, target->len, sizeof(KTopicPartition),
-                        consumer_tp_compare) == NULL)
+            if (!consumer_tps_contain(target, tp))
                 g_array_append_val(revoked, *tp);
         }
         if (revoked->len > 0 && consumer_group_member_commits(state)) {
