@@ -141,12 +141,10 @@ read_answer(Probe *probe, const SimMsg *msg)
     }
 }
 
+/* FindCoordinator (which creates __consumer_offsets) until it is led. */
 static void
-client_init(Client *c, Fixture *f)
+client_find_coordinator(Client *c, Fixture *f)
 {
-    probe_init(&c->probe, f->world, read_answer);
-    c->assignment = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
-    /* FindCoordinator creates __consumer_offsets; ask until it is led. */
     for (guint attempt = 0; attempt < 100; attempt++) {
         KFindCoordinatorRequest *request = kproto_new(KMSG_FIND_COORDINATOR_REQUEST);
         request->correlation_id = probe_correlation_next(&c->probe);
@@ -160,6 +158,14 @@ client_init(Client *c, Fixture *f)
     }
     assert_int_equal(c->probe.error, KAFKA_ERROR_NONE);
     run_for(f, 2 * SIM_NS_PER_S); /* the offsets partition loaded */
+}
+
+static void
+client_init(Client *c, Fixture *f)
+{
+    probe_init(&c->probe, f->world, read_answer);
+    c->assignment = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    client_find_coordinator(c, f);
 }
 
 static void
@@ -342,6 +348,51 @@ test_consumer_group_fencing_leave_and_session(void **unused)
     fixture_free(f);
 }
 
+/* The broker whose node is `node`. */
+static Broker *
+broker_at(const Fixture *f, SimNodeId node)
+{
+    for (gint32 id = 1; id <= 3; id++) {
+        if (broker_node(cluster_broker(f->cluster, id)) == node)
+            return cluster_broker(f->cluster, id);
+    }
+    fail_msg("no broker at node %u", (guint)node);
+    return NULL;
+}
+
+/* The group epoch is stored in __consumer_offsets: when the coordinator
+ * moves, the new one does not know the members (UNKNOWN_MEMBER_ID: ksim
+ * keeps no member records) but goes on from the stored epoch, so no member
+ * epoch is given twice and an old epoch stays stale. */
+static void
+test_consumer_group_epoch_survives_coordinator_move(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(34, 3);
+    Client c;
+    client_init(&c, f);
+    static const gint32 none[] = {-1};
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    g_autofree char *old = g_strdup(c.member_id);
+    gint32 old_epoch = c.member_epoch;
+    assert_int_equal(old_epoch, 3);
+    run_for(f, 500 * SIM_NS_PER_MS); /* the epoch records replicated */
+    Broker *coordinator = broker_at(f, c.coordinator);
+    sim_node_crash(f->world, broker_node(coordinator));
+    run_for(f, 10 * SIM_NS_PER_S);
+    SimNodeId before = c.coordinator;
+    client_find_coordinator(&c, f);
+    assert_true(c.coordinator != before);
+    assert_int_equal(heartbeat(&c, f, old, old_epoch, none), KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    assert_int_equal(c.member_epoch, old_epoch + 1);
+    assert_int_equal(commit(&c, f, old, old_epoch), KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+    client_clear(&c);
+    fixture_free(f);
+}
+
 /* ---- real consumers (consumer_membership.c) ---- */
 
 static Consumer *
@@ -478,6 +529,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_consumer_group_revocation_before_reassignment),
         cmocka_unit_test(test_consumer_group_fencing_leave_and_session),
+        cmocka_unit_test(test_consumer_group_epoch_survives_coordinator_move),
         cmocka_unit_test(test_consumer_group_members_reconcile_incrementally),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -104,7 +104,7 @@ typedef struct {
     guint64 id;
     gint32 partition;
     char group_id[KAFKA_GROUP_ID_MAX + 1];
-    SimNodeId client;
+    SimNodeId client; /* SIM_NODE_NONE: a record of the coordinator's own, unanswered */
     gint32 correlation_id;
     GArray *offsets; /* KOffsetPartition */
     gint64 producer_id; /* a TxnOffsetCommit's producer; -1 for an OffsetCommit */
@@ -993,8 +993,9 @@ commit_appended(void *user_data, KafkaError append_error, gint64 base_offset, gu
                 cache_put(op, key, entry->offset);
         }
     }
-    offsets_respond(coord, pending->client, commit_response_type(pending), pending->correlation_id,
-                    error, pending->offsets);
+    if (pending->client != SIM_NODE_NONE)
+        offsets_respond(coord, pending->client, commit_response_type(pending),
+                        pending->correlation_id, error, pending->offsets);
     pending_free(pending);
 }
 
@@ -1039,6 +1040,31 @@ store_offsets(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
     broker_services_append_internal(coord->services, &tp, batch,
                                     config_of(coord)->offsets_commit_timeout_ms, commit_appended,
                                     coord, pending->id);
+}
+
+/* The group epoch record of a KIP-848 group: a commit record of the
+ * pseudo-partition ("", -1), which no consumer can name. */
+void
+group_coord_store_group_epoch(GroupCoord *coord, const char *group_id, gint32 epoch)
+{
+    KOffsetMessage *record = kproto_new(KMSG_OFFSET_COMMIT_REQUEST);
+    KPROTO_SET_ID(record->group_id, group_id);
+    KOffsetPartition entry = {.offset = epoch, .error = KAFKA_ERROR_NONE};
+    ktp_set(&entry.tp, "", -1);
+    g_array_append_val(record->partitions, entry);
+    store_offsets(coord, SIM_NODE_NONE, record);
+    sim_msg_free(&record->base);
+}
+
+gint32
+group_coord_stored_group_epoch(const GroupCoord *coord, const char *group_id)
+{
+    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
+    if (op == NULL || op->offsets == NULL)
+        return 0;
+    guint64 key = group_coord_offset_key(group_id, "", -1);
+    const gint64 *epoch = g_hash_table_lookup(op->offsets, &key);
+    return epoch != NULL ? (gint32)*epoch : 0;
 }
 
 /* Kafka's handleCommitOffsets: the error that refuses the commit, or NONE. */
@@ -1283,8 +1309,10 @@ partition_resigned(void *user_data, const Partition *p)
         if (pending->partition != op->base.partition)
             continue;
         g_ptr_array_remove_index(coord->pending, i - 1);
-        offsets_respond(coord, pending->client, commit_response_type(pending),
-                        pending->correlation_id, KAFKA_ERROR_NOT_COORDINATOR, pending->offsets);
+        if (pending->client != SIM_NODE_NONE)
+            offsets_respond(coord, pending->client, commit_response_type(pending),
+                            pending->correlation_id, KAFKA_ERROR_NOT_COORDINATOR,
+                            pending->offsets);
         pending_free(pending);
     }
     g_ptr_array_remove(coord->partitions, op);

@@ -49,13 +49,18 @@
  * unknown member gets UNKNOWN_MEMBER_ID, one whose epoch is not the
  * member's current one STALE_MEMBER_EPOCH (ConsumerGroup.validateOffsetCommit).
  *
- * Not modelled: the group's records (ConsumerGroupMemberMetadata,
- * ConsumerGroupTargetAssignment*, ConsumerGroupCurrentMemberAssignment,
- * the epochs) are not written to __consumer_offsets, so a coordinator that
- * moves (a leader change of the group's offsets partition) starts without
- * the group: members then get UNKNOWN_MEMBER_ID, drop their partitions and
- * rejoin, as a classic group's members rejoin. In Kafka 4 the new
- * coordinator replays the records and the members keep their partitions.
+ * Records. Each new group epoch is appended to the group's __consumer_offsets
+ * partition (Kafka's ConsumerGroupMetadata record, as a commit record of the
+ * pseudo-partition ("", -1): group_coord_store_group_epoch), so a group a
+ * new coordinator creates goes on from the epoch it loaded and no member
+ * epoch is ever given twice: a zombie's commit with an epoch of an older
+ * coordinator stays stale. Not modelled: the member and assignment records
+ * (ConsumerGroupMemberMetadata, ConsumerGroupTargetAssignment*,
+ * ConsumerGroupCurrentMemberAssignment), so a coordinator that moves (a
+ * leader change of the group's offsets partition) starts without the
+ * members: they get UNKNOWN_MEMBER_ID, drop their partitions and rejoin, as
+ * a classic group's members rejoin. In Kafka 4 the new coordinator replays
+ * those records too and the members keep their partitions.
  * Nor: static membership (instance ids, epoch -2), regular-expression
  * subscriptions, rack-aware assignment, client-side assignors, the
  * group.consumer.max.size and min/max session and heartbeat bounds, and
@@ -239,6 +244,9 @@ group_new(ConsumerGroups *groups, const char *group_id)
     group->owner = groups;
     group->id = g_strdup(group_id);
     group->partition = group_coord_group_partition(groups->coord, group_id);
+    /* A group this coordinator loaded goes on from its stored epoch. */
+    group->group_epoch = group_coord_stored_group_epoch(groups->coord, group_id);
+    group->target_epoch = group->group_epoch;
     group->members = g_ptr_array_new();
     group->metadata = g_array_new(FALSE, FALSE, sizeof(ServerAssignorTopic));
     g_ptr_array_add(groups->groups, group);
@@ -278,6 +286,15 @@ member_new(ConsumerGroups *groups, CGroup *group, const char *member_id,
     return member;
 }
 
+/* A new group epoch, written to the group's offsets partition (Kafka's
+ * ConsumerGroupMetadata record). */
+static void
+group_epoch_bump(ConsumerGroups *groups, CGroup *group)
+{
+    group->group_epoch++;
+    group_coord_store_group_epoch(groups->coord, group->id, group->group_epoch);
+}
+
 /* Kafka's removeMember with a new group epoch (a leave or a fence): its
  * partitions are free at once. */
 static void
@@ -287,7 +304,7 @@ member_remove(ConsumerGroups *groups, CMember *member)
     gboolean removed = g_ptr_array_remove(group->members, member);
     KSIM_ASSERT(removed);
     member_free(groups, member);
-    group->group_epoch++;
+    group_epoch_bump(groups, group);
 }
 
 static void session_expired(SimWorld *world, void *ctx, void *arg);
@@ -653,7 +670,7 @@ member_of(ConsumerGroups *groups, const KConsumerHeartbeatRequest *request, Kafk
     }
     if (member == NULL) {
         member = member_new(groups, group, request->member_id, request);
-        group->group_epoch++; /* a new member changes the group */
+        group_epoch_bump(groups, group); /* a new member changes the group */
         return member;
     }
     if (!joining) {
@@ -684,10 +701,9 @@ consumer_groups_handle_heartbeat(ConsumerGroups *groups, SimNodeId from,
     CGroup *group = member->group;
     gboolean bump = subscription_update(member, request);
     bump = metadata_update(groups, group) || bump;
-    if (bump && request->member_epoch != KAFKA_MEMBER_EPOCH_JOIN)
-        group->group_epoch++;
-    else if (bump && member->member_epoch != 0)
-        group->group_epoch++; /* a known member rejoining with a new subscription */
+    /* A new member bumped the epoch already. */
+    if (bump && (request->member_epoch != KAFKA_MEMBER_EPOCH_JOIN || member->member_epoch != 0))
+        group_epoch_bump(groups, group);
     if (group->group_epoch > group->target_epoch)
         target_update(groups, group);
     gboolean was_unrevoked = member->state == MEMBER_UNREVOKED_PARTITIONS;

@@ -21,6 +21,14 @@ gint32 group_coord_group_partition(const GroupCoord *coord, const char *group_id
 BrokerServices *group_coord_services(const GroupCoord *coord);
 /* TRUE when a classic group `group_id` has members. */
 gboolean group_coord_classic_active(const GroupCoord *coord, const char *group_id);
+/* Appends a KIP-848 group's epoch to its __consumer_offsets partition (a
+ * record of the pseudo-partition ("", -1) under the commit key scheme),
+ * unanswered; once replicated the cache holds it, and a new coordinator
+ * loads it with the offsets. */
+void group_coord_store_group_epoch(GroupCoord *coord, const char *group_id, gint32 epoch);
+/* The last group epoch stored for `group_id` this coordinator knows (0:
+ * none). */
+gint32 group_coord_stored_group_epoch(const GroupCoord *coord, const char *group_id);
 /* The coordinator's consumer groups. (transfer none) */
 ConsumerGroups *group_coord_consumer_groups(const GroupCoord *coord);
 
