@@ -17,7 +17,9 @@
  *
  * Consumer groups of KIP-848's protocol (ConsumerGroupHeartbeat) live beside
  * the classic ones, in group_coord_consumer.c, which describes them; their
- * offsets are stored the same way, commits validated by member epoch.
+ * offsets are stored the same way, commits validated by member epoch, and
+ * each group epoch is stored as a commit record of the pseudo-partition
+ * ("", -1) of the group (no consumer can name it).
  *
  * Groups. Each classic group runs Kafka's state machine:
  *
