@@ -30,7 +30,8 @@
  *            UNKNOWN_MEMBER_ID (consumer_membership_fenced): partitions lost
  *            without a commit──▶ UNJOINED (rejoins at once)
  *   any ──poll timeout, unsubscribe (consumer_membership_leave): epoch -1
- *            sent, partitions dropped──▶ UNJOINED
+ *            sent, partitions dropped──▶ UNJOINED (joins again from the
+ *            next poll; a fenced member rejoins at once)
  * The member epoch is kept in `generation`, which commits carry.
  *
  * Not modelled: client-side assignors (group.remote.assignor only), the
@@ -103,14 +104,18 @@ heartbeat_send(ConsumerState *state, gint64 now, gint32 epoch)
                           request->correlation_id, config->request_timeout_ms, 0);
 }
 
-void
-consumer_membership_run(ConsumerState *state, gint64 now)
+/* Heartbeats when due; `from_poll` when the application's poll runs it. */
+static void
+membership_run(ConsumerState *state, gint64 now, gboolean from_poll)
 {
     if (state->group_fatal || state->coordinator == SIM_NODE_NONE ||
         consumer_request_in_flight(state, CREQ_CONSUMER_HEARTBEAT))
         return;
-    /* A subscribed consumer out of the group joins (after a restart, a
-     * fence or a leave). */
+    /* A fenced member rejoins at once; one that left (a poll timeout) or
+     * has not joined yet (a start, a restart) joins from poll(), as Kafka's
+     * does when the application polls again. */
+    if (state->group_state == CGROUP_UNJOINED && !state->rejoin_needed && !from_poll)
+        return;
     if (state->group_state == CGROUP_UNJOINED) {
         if (now < state->join_retry_ns) {
             consumer_wake_at(state, state->join_retry_ns);
@@ -125,6 +130,12 @@ consumer_membership_run(ConsumerState *state, gint64 now)
         return;
     }
     heartbeat_send(state, now, state->generation);
+}
+
+void
+consumer_membership_run(ConsumerState *state, gint64 now)
+{
+    membership_run(state, now, FALSE);
 }
 
 /* Drops every partition without a commit (Kafka's onPartitionsLost). */
@@ -163,7 +174,7 @@ consumer_membership_leave(ConsumerState *state)
     state->generation = KAFKA_GENERATION_NONE;
     state->member_id[0] = '\0';
     state->group_state = CGROUP_UNJOINED;
-    state->rejoin_needed = TRUE;
+    state->rejoin_needed = FALSE; /* the next poll joins again */
 }
 
 /* The coordinator's partitions for the member: reconciled at the next
@@ -299,6 +310,6 @@ consumer_membership_poll(ConsumerState *state, gint64 now)
         state->next_auto_commit_ns =
             now + consumer_ms_to_ns(consumer->config.auto_commit_interval_ms);
     }
-    consumer_membership_run(state, now);
+    membership_run(state, now, TRUE);
     return TRUE;
 }
