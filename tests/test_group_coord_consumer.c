@@ -151,8 +151,8 @@ client_find_coordinator(Client *c, Fixture *f)
         g_strlcpy(request->group_id, GROUP, sizeof request->group_id);
         request->key_type = KAFKA_COORDINATOR_GROUP;
         Broker *any = cluster_broker(f->cluster, 1);
-        if (probe_request(&c->probe, f->world, broker_node(any), &request->base,
-                          SIM_NS_PER_MS) == KAFKA_ERROR_NONE)
+        if (probe_request(&c->probe, f->world, broker_node(any), &request->base, SIM_NS_PER_MS) ==
+            KAFKA_ERROR_NONE)
             break;
         run_for(f, 200 * SIM_NS_PER_MS);
     }
@@ -324,9 +324,9 @@ test_consumer_group_fencing_leave_and_session(void **unused)
     KTopicName name;
     KPROTO_SET_ID(name.name, TOPIC);
     g_array_append_val(request->topics, name);
-    assert_int_equal(probe_request(&c.probe, f->world, c.coordinator, &request->base,
-                                   SIM_NS_PER_MS),
-                     KAFKA_ERROR_UNSUPPORTED_ASSIGNOR);
+    assert_int_equal(
+        probe_request(&c.probe, f->world, c.coordinator, &request->base, SIM_NS_PER_MS),
+        KAFKA_ERROR_UNSUPPORTED_ASSIGNOR);
     /* A goes silent: fenced after the session timeout. */
     GroupCoordInfo info;
     run_for(f, (SESSION_MS - 500) * SIM_NS_PER_MS);

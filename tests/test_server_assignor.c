@@ -109,7 +109,10 @@ test_server_assignor_uniform_kafka_cases(void **unused)
         {"first-two-members",
          SERVER_ASSIGNOR_UNIFORM,
          {{"a-topic3", 2}, {"topic1", 3}, {"", 0}},
-         {{"A", {"topic1", "a-topic3", NULL}, {NULL}, {"topic1:0", "a-topic3:0", "a-topic3:1", NULL}},
+         {{"A",
+           {"topic1", "a-topic3", NULL},
+           {NULL},
+           {"topic1:0", "a-topic3:0", "a-topic3:1", NULL}},
           {"B", {"topic1", "a-topic3", NULL}, {NULL}, {"topic1:1", "topic1:2", NULL}},
           {NULL, {NULL}, {NULL}, {NULL}}}},
         /* testReassignmentForTwoMembersTwoTopicsGivenUnbalancedPrevAssignment */

@@ -193,7 +193,8 @@ held_by_other(const CGroup *group, const CMember *self, const KTopicPartition *t
 {
     for (guint i = 0; i < group->members->len; i++) {
         const CMember *member = g_ptr_array_index(group->members, i);
-        if (member != self && (tps_contain(member->assigned, tp) || tps_contain(member->pending, tp)))
+        if (member != self &&
+            (tps_contain(member->assigned, tp) || tps_contain(member->pending, tp)))
             return TRUE;
     }
     return FALSE;
@@ -316,10 +317,10 @@ session_schedule(ConsumerGroups *groups, CMember *member)
 {
     SimWorld *world = world_of(groups);
     sim_timer_cancel(world, member->session_timer);
-    member->session_timer = sim_timer_set(
-        world, broker_services_node(services_of(groups)),
-        config_of(groups)->group_consumer_session_timeout_ms * SIM_NS_PER_MS, session_expired,
-        member);
+    member->session_timer =
+        sim_timer_set(world, broker_services_node(services_of(groups)),
+                      config_of(groups)->group_consumer_session_timeout_ms * SIM_NS_PER_MS,
+                      session_expired, member);
 }
 
 static void
@@ -368,8 +369,8 @@ subscription_update(CMember *member, const KConsumerHeartbeatRequest *request)
         g_array_index(topics, KTopicName, kept++) = g_array_index(topics, KTopicName, i);
     }
     g_array_set_size(topics, kept);
-    gboolean changed = topics->len != member->topics->len ||
-                       member->server_assignor != request->server_assignor;
+    gboolean changed =
+        topics->len != member->topics->len || member->server_assignor != request->server_assignor;
     for (guint i = 0; !changed && i < topics->len; i++)
         changed = topic_name_compare(&g_array_index(topics, KTopicName, i),
                                      &g_array_index(member->topics, KTopicName, i)) != 0;
@@ -444,7 +445,8 @@ group_assignor(const ConsumerGroups *groups, const CGroup *group)
             votes[member->server_assignor]++;
     }
     guint best = 0;
-    ServerAssignorKind kind = (ServerAssignorKind)config_of(groups)->group_consumer_assignor_default;
+    ServerAssignorKind kind =
+        (ServerAssignorKind)config_of(groups)->group_consumer_assignor_default;
     for (guint k = 0; k < SERVER_ASSIGNOR_COUNT; k++) {
         if (votes[k] > best) {
             best = votes[k];
@@ -571,10 +573,9 @@ rebalance_timer_update(ConsumerGroups *groups, CMember *member, gboolean was_unr
     if (was_unrevoked && sim_timer_pending(world, member->rebalance_timer))
         return;
     sim_timer_cancel(world, member->rebalance_timer);
-    member->rebalance_timer =
-        sim_timer_set(world, broker_services_node(services_of(groups)),
-                      (gint64)MAX(member->rebalance_timeout_ms, 1) * SIM_NS_PER_MS,
-                      rebalance_expired, member);
+    member->rebalance_timer = sim_timer_set(
+        world, broker_services_node(services_of(groups)),
+        (gint64)MAX(member->rebalance_timeout_ms, 1) * SIM_NS_PER_MS, rebalance_expired, member);
 }
 
 /* ---- ConsumerGroupHeartbeat ---- */
@@ -812,7 +813,8 @@ check_member(const ConsumerGroups *groups, const CGroup *group, const CMember *m
                 (member->state == MEMBER_UNREVOKED_PARTITIONS));
     KSIM_ASSERT(sim_timer_pending(world, member->session_timer));
     for (guint i = 0; i < member->pending->len; i++)
-        KSIM_ASSERT(!tps_contain(member->assigned, &g_array_index(member->pending, KTopicPartition, i)));
+        KSIM_ASSERT(
+            !tps_contain(member->assigned, &g_array_index(member->pending, KTopicPartition, i)));
     /* 4: no partition held twice (checked against later members). */
     for (guint m = 0; m < group->members->len; m++) {
         const CMember *other = g_ptr_array_index(group->members, m);

@@ -57,7 +57,8 @@ tps_equal(const GArray *a, const GArray *b)
     if (a->len != b->len)
         return FALSE;
     for (guint i = 0; i < a->len; i++) {
-        if (!ktp_equal(&g_array_index(a, KTopicPartition, i), &g_array_index(b, KTopicPartition, i)))
+        if (!ktp_equal(&g_array_index(a, KTopicPartition, i),
+                       &g_array_index(b, KTopicPartition, i)))
             return FALSE;
     }
     return TRUE;
@@ -182,11 +183,12 @@ consumer_membership_leave(ConsumerState *state)
 static void
 assignment_received(ConsumerState *state, const GArray *assignment)
 {
-    g_autoptr(GArray) tps = g_array_sized_new(FALSE, FALSE, sizeof(KTopicPartition), assignment->len);
+    g_autoptr(GArray) tps =
+        g_array_sized_new(FALSE, FALSE, sizeof(KTopicPartition), assignment->len);
     g_array_append_vals(tps, assignment->data, assignment->len);
     g_array_sort(tps, consumer_tp_compare);
-    const GArray *current = state->reconciling != NULL ? state->reconciling
-                                                       : state->consumer->assigned;
+    const GArray *current =
+        state->reconciling != NULL ? state->reconciling : state->consumer->assigned;
     if (state->assignment_pending != NULL)
         g_array_free(g_steal_pointer(&state->assignment_pending), TRUE);
     if (!tps_equal(tps, current))
