@@ -44,6 +44,7 @@ typedef struct {
     gint64 final_ns;
     guint64 final_op;
     guint32 final_process;
+    gint64 revoked_ns;   /* a REVOKE waiting for the group's next ASSIGN; -1: none */
 } GroupPartition;
 
 /* One member's continuous assignment of one partition. */
@@ -58,7 +59,14 @@ typedef struct {
     gint64 max;         /* the highest polled offset; -1: none yet */
     guint64 max_op;
     gint64 max_ns;
+    gboolean owned;     /* assigned (an ASSIGN) and not revoked since */
 } MemberPartition;
+
+/* What one member owns, for the time it spends without partitions. */
+typedef struct {
+    guint owned;        /* its MemberPartitions owned */
+    gint64 idle_since;  /* the REVOKE that left it none; -1: not idle */
+} MemberOwnership;
 
 typedef struct {
     ConsumerGroupResult public;
@@ -163,6 +171,7 @@ group_partition(GroupState *g, guint16 topic, gint32 partition)
     gp->start_offset = -1;
     gp->final_offset = -1;
     gp->final_ns = -1;
+    gp->revoked_ns = -1;
     g_hash_table_insert(g->partitions, &gp->key, gp);
     return gp;
 }
@@ -289,12 +298,72 @@ typedef struct {
     ConsumerCheck *check;
     GPtrArray *by_process;  /* GroupState* by process id, NULL: none */
     GHashTable *members;    /* MemberPartition* */
+    GArray *ownership;      /* MemberOwnership by process id */
 } Walk;
+
+static MemberOwnership *
+ownership_of(Walk *w, guint32 process)
+{
+    if (process >= w->ownership->len) {
+        guint from = w->ownership->len;
+        g_array_set_size(w->ownership, process + 1);
+        for (guint i = from; i <= process; i++)
+            g_array_index(w->ownership, MemberOwnership, i).idle_since = -1;
+    }
+    return &g_array_index(w->ownership, MemberOwnership, process);
+}
+
+/* A partition's pause ends when a member of the group is given it (its
+ * ASSIGN); a member's idle time ends with its next partition. */
+static void
+pause_end(Walk *w, GroupState *g, const HistoryOp *op, MemberPartition *m)
+{
+    GroupPartition *gp = group_partition(g, op->topic, op->partition);
+    ConsumerCounts *c = &g->public.counts;
+    if (gp->revoked_ns >= 0) {
+        gint64 pause = op->invoke_ns - gp->revoked_ns;
+        c->pauses++;
+        c->pause_ns_total += (guint64)pause;
+        c->pause_ns_max = MAX(c->pause_ns_max, (guint64)pause);
+        gp->revoked_ns = -1;
+    }
+    MemberOwnership *own = ownership_of(w, op->process);
+    if (own->idle_since >= 0) {
+        guint64 idle = (guint64)(op->invoke_ns - own->idle_since);
+        c->member_idle_ns_total += idle;
+        c->member_idle_ns_max = MAX(c->member_idle_ns_max, idle);
+        own->idle_since = -1;
+    }
+    if (!m->owned) {
+        m->owned = TRUE;
+        own->owned++;
+    }
+}
+
+/* A REVOKE: the partition waits for its next owner; a member left with
+ * none starts waiting for its next. */
+static void
+on_revoke(Walk *w, GroupState *g, const HistoryOp *op)
+{
+    MemberPartition *m = member_partition(w->members, op);
+    GroupPartition *gp = group_partition(g, op->topic, op->partition);
+    if (gp->revoked_ns < 0)
+        gp->revoked_ns = op->invoke_ns;
+    g->public.counts.revocations++;
+    MemberOwnership *own = ownership_of(w, op->process);
+    if (!m->owned)
+        return;
+    m->owned = FALSE;
+    KSIM_ASSERT(own->owned > 0);
+    if (--own->owned == 0)
+        own->idle_since = op->invoke_ns;
+}
 
 static void
 on_assign(Walk *w, GroupState *g, guint64 op_id, const HistoryOp *op)
 {
     MemberPartition *m = member_partition(w->members, op);
+    pause_end(w, g, op, m);
     m->start = op->offset;
     m->start_op = op_id;
     m->last = -1;
@@ -624,6 +693,9 @@ walk_ops(Walk *w)
         case HISTORY_FN_RESET:
             on_reset(w, g, op_id, op);
             break;
+        case HISTORY_FN_REVOKE:
+            on_revoke(w, g, op);
+            break;
         default:
             break;
         }
@@ -765,9 +837,11 @@ checker_consumer_run(const History *history, const CheckerResult *producer,
     check->e2e_all = stats_histogram_new(check->options.latency_digits);
     g_autoptr(GPtrArray) by_process = g_ptr_array_new();
     groups_build(check, by_process);
-    Walk walk = {check, by_process, g_hash_table_new_full(member_hash, member_equal, g_free, NULL)};
+    Walk walk = {check, by_process, g_hash_table_new_full(member_hash, member_equal, g_free, NULL),
+                 g_array_new(FALSE, TRUE, sizeof(MemberOwnership))};
     walk_ops(&walk);
     g_hash_table_destroy(walk.members);
+    g_array_free(walk.ownership, TRUE);
     for (guint i = 0; i < check->groups->len; i++) {
         GroupState *g = g_ptr_array_index(check->groups, i);
         judge_lost(check, g);
@@ -830,6 +904,12 @@ checker_consumer_totals(const ConsumerCheck *check, ConsumerCounts *out)
         out->resets += c->resets;
         out->reset_skipped += c->reset_skipped;
         out->reset_failures += c->reset_failures;
+        out->revocations += c->revocations;
+        out->pauses += c->pauses;
+        out->pause_ns_total += c->pause_ns_total;
+        out->pause_ns_max = MAX(out->pause_ns_max, c->pause_ns_max);
+        out->member_idle_ns_total += c->member_idle_ns_total;
+        out->member_idle_ns_max = MAX(out->member_idle_ns_max, c->member_idle_ns_max);
         for (guint a = 0; a < CONSUMER_ANOMALY_COUNT; a++)
             out->anomalies[a] += c->anomalies[a];
     }

@@ -64,6 +64,15 @@
  * (auto.offset.reset=none) counts in `reset_failures`: the error reached the
  * application, whose loop stopped.
  *
+ * Rebalance pauses. A HISTORY_FN_REVOKE op (a partition left a member's
+ * assignment: an eager rebalance revokes all of them, a cooperative or
+ * KIP-848 one only those that move, a lost membership or a leave all)
+ * starts a pause of that partition for the group, which ends at the next
+ * ASSIGN of the partition by any member of the group (its position set
+ * again: the committed offset fetched, or a reset); a member whose REVOKE
+ * left it no partition is idle until its next ASSIGN. A crash records no
+ * REVOKE: its partitions' wait is not counted here.
+ *
  * Control records (value 0: transaction markers) are never due to a
  * consumer; nor, to a read_committed one, are writes of transactional
  * producers (history_process_transactional_id): whether it had to read them
@@ -158,6 +167,16 @@ typedef struct {
     guint64 resets;         /* RESET ops completed OK (auto.offset.reset moved a position) */
     guint64 reset_skipped;  /* offsets resets caused by retention moved past (not anomalies) */
     guint64 reset_failures; /* RESET ops FAILed: auto.offset.reset=none raised to the app */
+    /* Rebalance pauses (REVOKE ops): a revoked partition pauses until a
+     * member of the group is given it again (its next ASSIGN); a member
+     * left without partitions by a REVOKE is idle until its next ASSIGN.
+     * Pauses still open at the end are not counted. */
+    guint64 revocations;          /* REVOKE ops */
+    guint64 pauses;               /* revocations whose partition was assigned again */
+    guint64 pause_ns_total;
+    guint64 pause_ns_max;
+    guint64 member_idle_ns_total; /* summed over the members */
+    guint64 member_idle_ns_max;   /* the longest one stretch */
     guint64 anomalies[CONSUMER_ANOMALY_COUNT];
 } ConsumerCounts;
 

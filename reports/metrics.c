@@ -124,6 +124,20 @@ consumer_count(const MetricsRun *run, guint offset)
     return (double)value;
 }
 
+/* A nanosecond field of ConsumerCounts, by offset, in seconds. */
+static double
+consumer_ns_as_s(const MetricsRun *run, guint offset)
+{
+    return consumer_count(run, offset) / 1e9;
+}
+
+/* The same in milliseconds. */
+static double
+consumer_ns_as_ms(const MetricsRun *run, guint offset)
+{
+    return consumer_count(run, offset) / 1e6;
+}
+
 static double
 consumer_groups(const MetricsRun *run, guint unused)
 {
@@ -294,6 +308,20 @@ static const Metric METRICS[] = {
     FIELD("consumer.reset_failures", consumer_count, ConsumerCounts, reset_failures,
           "out-of-range fetches auto.offset.reset=none raised to the application, stopping its "
           "poll loop, summed over the groups"),
+    FIELD("consumer.revocations", consumer_count, ConsumerCounts, revocations,
+          "partitions taken from members (REVOKE: a rebalance, a lost membership, a leave), "
+          "summed over the groups"),
+    FIELD("consumer.partition_pause_s", consumer_ns_as_s, ConsumerCounts, pause_ns_total,
+          "seconds revoked partitions waited for their next owner's position, summed over the "
+          "revocations of every group"),
+    FIELD("consumer.partition_pause_ms.max", consumer_ns_as_ms, ConsumerCounts, pause_ns_max,
+          "the longest wait of a revoked partition for its next owner's position, ms"),
+    FIELD("consumer.member_idle_s", consumer_ns_as_s, ConsumerCounts, member_idle_ns_total,
+          "seconds members spent without partitions between losing their last one and getting "
+          "one again, summed over the members"),
+    FIELD("consumer.member_idle_ms.max", consumer_ns_as_ms, ConsumerCounts, member_idle_ns_max,
+          "the longest time a member spent without partitions between losing and regaining "
+          "one, ms"),
     VALUE("latency_ms.e2e.p50", e2e_latency_ms, 500,
           "median time from a send to its first processing, over every group, ms"),
     VALUE("latency_ms.e2e.p99", e2e_latency_ms, 990,

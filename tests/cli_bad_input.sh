@@ -169,6 +169,26 @@ expect 2 "'controller:3000' names a KRaft controller, and this cluster runs meta
 kraft_target kraft quorum-follower
 expect 0 "is valid" -- check "$out-kraft.ini"
 rm -f "$out-kraft.ini"
+# KIP-848's keys: group.protocol's values, group.remote.assignor only with
+# group.protocol=consumer and among the brokers' group.consumer.assignors,
+# the brokers' heartbeat below their session.
+expect 2 "group.protocol: 'kip848' is not allowed; expected one of: classic, consumer" -- \
+  check "$lib/consumer-rebalance.ini" --set group.protocol=kip848
+expect 2 "\[consumer-group billing\] group.remote.assignor: cannot be set when group.protocol=classic" -- \
+  check "$lib/pubsub-vs-queue.ini" --set group.remote.assignor=uniform
+expect 2 "group.remote.assignor: 'sticky' is not a server-side assignor (uniform or range)" -- \
+  check "$lib/consumer-rebalance.ini" --set group.protocol=consumer --set group.remote.assignor=sticky
+expect 2 "group.remote.assignor: 'uniform' is not in the brokers' group.consumer.assignors" -- \
+  check "$lib/consumer-rebalance.ini" --set group.protocol=consumer --set group.consumer.assignors=range \
+  --set group.remote.assignor=uniform
+expect 2 "\[cluster\] group.consumer.heartbeat.interval.ms: must be lower than group.consumer.session.timeout.ms" -- \
+  check "$lib/consumer-rebalance.ini" --set group.consumer.heartbeat.interval.ms=7000
+expect 2 "group.consumer.assignors: 'sticky' has 'sticky', which is not allowed" -- \
+  check "$lib/consumer-rebalance.ini" --set group.consumer.assignors=sticky
+printf '[scenario]\nduration = 20s\n[cluster]\nbrokers = 3\n[broker 2]\ngroup.consumer.session.timeout.ms = 6000\n[topic t]\npartitions = 1\n[producer p]\ntopic = t\n' > "$out-broker-consumer.ini"
+expect 2 "\[broker 2\] group.consumer.session.timeout.ms: is the same on every broker in ksim" -- \
+  check "$out-broker-consumer.ini"
+rm -f "$out-broker-consumer.ini"
 # Each command's usage line names its arguments once ("run [OPTION?]
 # SCENARIO - ...", not "SCENARIO SCENARIO").
 for command in run check sweep shrink bisect replay diagram partition assign bench; do

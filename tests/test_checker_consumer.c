@@ -650,6 +650,49 @@ test_checker_consumer_truncation_reset_restarts_reading(void **state)
     checked_free(&c);
 }
 
+static void
+revoke_at(History *h, gint64 ms, guint32 process, gint32 partition)
+{
+    history_record(h, MS(ms), HISTORY_FN_REVOKE, process, 0, partition, -1, 0, 0);
+}
+
+/* Rebalance pauses: a revoked partition waits from its REVOKE to the
+ * group's next ASSIGN of it (by any member); a member left with no partition
+ * is idle until its next ASSIGN; a pause still open at the end counts in
+ * revocations only. */
+static void
+test_checker_consumer_rebalance_pauses(void **state)
+{
+    (void)state;
+    History *h = history_make();
+    /* A owns partitions 0 and 1, B nothing. */
+    history_record(h, MS(100), HISTORY_FN_ASSIGN, MEMBER_A, 0, 0, 0, 0, 0);
+    history_record(h, MS(100), HISTORY_FN_ASSIGN, MEMBER_A, 0, 1, 0, 0, 0);
+    /* Partition 1 moves to B: paused 300 ms; A keeps 0 (not idle). */
+    revoke_at(h, 200, MEMBER_A, 1);
+    history_record(h, MS(500), HISTORY_FN_ASSIGN, MEMBER_B, 0, 1, 0, 0, 0);
+    /* An eager rebalance: both revoke everything; A gets 0 again after
+     * 1000 ms (idle 1000), B gets 1 again after 400 ms (idle 400). */
+    revoke_at(h, 1000, MEMBER_A, 0);
+    revoke_at(h, 1000, MEMBER_B, 1);
+    history_record(h, MS(1400), HISTORY_FN_ASSIGN, MEMBER_B, 0, 1, 0, 0, 0);
+    history_record(h, MS(2000), HISTORY_FN_ASSIGN, MEMBER_A, 0, 0, 0, 0, 0);
+    /* A leaves at the end: open. */
+    revoke_at(h, 3000, MEMBER_A, 0);
+    Checked c = check_of(h);
+    const ConsumerCounts *counts = group_g(&c);
+    assert_int_equal(counts->revocations, 4);
+    assert_int_equal(counts->pauses, 3);
+    assert_int_equal(counts->pause_ns_total, MS(300) + MS(400) + MS(1000));
+    assert_int_equal(counts->pause_ns_max, MS(1000));
+    assert_int_equal(counts->member_idle_ns_total, MS(1000) + MS(400));
+    assert_int_equal(counts->member_idle_ns_max, MS(1000));
+    ConsumerCounts totals;
+    checker_consumer_totals(c.check, &totals);
+    assert_int_equal(totals.pause_ns_total, counts->pause_ns_total);
+    checked_free(&c);
+}
+
 int
 main(void)
 {
@@ -670,6 +713,7 @@ main(void)
         cmocka_unit_test(test_checker_consumer_reset_failure_counted),
         cmocka_unit_test(test_checker_consumer_truncated_read),
         cmocka_unit_test(test_checker_consumer_truncation_reset_restarts_reading),
+        cmocka_unit_test(test_checker_consumer_rebalance_pauses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

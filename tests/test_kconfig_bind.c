@@ -116,6 +116,9 @@ static const struct {
     /* The consumer's client.id names nothing: members are named by their
      * section (consumer-NAME-K), and ConsumerConfig has no such field. */
     {KCONFIG_SCOPE_CONSUMER, "client.id"},
+    /* A name or null: kconfig_bind_consumer_from maps it to the wire's
+     * server assignor number (ConsumerConfig.group_remote_assignor). */
+    {KCONFIG_SCOPE_CONSUMER, "group.remote.assignor"},
     /* The parser resolves the topic among the topics and makes `instances`
      * producers; transaction.records applies only to a transactional
      * producer, which the parser decides. */
@@ -522,7 +525,7 @@ test_kconfig_bind_values_cover_choices(void **state)
             }
         }
     }
-    assert_int_equal(mapped_tables, 14);
+    assert_int_equal(mapped_tables, 16);
 }
 
 /* Set values, a topic's layering over the broker and a fallback in other

@@ -88,6 +88,11 @@ typedef struct {
     gint64 group_initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms */
     gint64 group_min_session_timeout_ms;     /* group.min.session.timeout.ms */
     gint64 group_max_session_timeout_ms;     /* group.max.session.timeout.ms */
+    /* KIP-848 groups (group_coord_consumer.c). */
+    gint64 group_consumer_session_timeout_ms;    /* group.consumer.session.timeout.ms */
+    gint64 group_consumer_heartbeat_interval_ms; /* group.consumer.heartbeat.interval.ms */
+    gint32 group_consumer_assignor_default;      /* group.consumer.assignors' first */
+    guint32 group_consumer_assignors;            /* group.consumer.assignors: 1 << kind each */
     /* The transaction coordinator (txn_coord.h), transaction.state.log.*
      * and transaction.max.timeout.ms. */
     gint32 transaction_state_log_num_partitions;

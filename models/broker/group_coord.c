@@ -34,6 +34,7 @@
 #include "group_coord.h"
 
 #include "broker_services.h"
+#include "group_coord_internal.h"
 #include "coord_partition.h"
 #include "sim_assert.h"
 #include "sim_net.h"
@@ -103,7 +104,7 @@ typedef struct {
     guint64 id;
     gint32 partition;
     char group_id[KAFKA_GROUP_ID_MAX + 1];
-    SimNodeId client;
+    SimNodeId client; /* SIM_NODE_NONE: a record of the coordinator's own, unanswered */
     gint32 correlation_id;
     GArray *offsets; /* KOffsetPartition */
     gint64 producer_id; /* a TxnOffsetCommit's producer; -1 for an OffsetCommit */
@@ -116,6 +117,7 @@ struct GroupCoord {
     GPtrArray *pending;    /* PendingCommit* (owned), by id */
     guint64 commit_next;
     guint64 member_next;
+    ConsumerGroups *consumer; /* KIP-848's groups (group_coord_consumer.c) */
 };
 
 /* ---- pure functions ---- */
@@ -218,6 +220,37 @@ check_coordinator(const GroupCoord *coord, const char *group_id)
     if (op->offsets == NULL)
         return KAFKA_ERROR_COORDINATOR_LOAD_IN_PROGRESS;
     return KAFKA_ERROR_NONE;
+}
+
+KafkaError
+group_coord_check_coordinator(const GroupCoord *coord, const char *group_id)
+{
+    return check_coordinator(coord, group_id);
+}
+
+gint32
+group_coord_group_partition(const GroupCoord *coord, const char *group_id)
+{
+    return partition_of(coord, group_id);
+}
+
+BrokerServices *
+group_coord_services(const GroupCoord *coord)
+{
+    return coord->services;
+}
+
+gboolean
+group_coord_classic_active(const GroupCoord *coord, const char *group_id)
+{
+    const Group *group = group_find(coord, group_id);
+    return group != NULL && group->members->len > 0;
+}
+
+ConsumerGroups *
+group_coord_consumer_groups(const GroupCoord *coord)
+{
+    return coord->consumer;
 }
 
 /* ---- members and groups ---- */
@@ -693,6 +726,8 @@ handle_join(GroupCoord *coord, SimNodeId from, const KJoinGroupRequest *request)
         (request->session_timeout_ms < config->group_min_session_timeout_ms ||
          request->session_timeout_ms > config->group_max_session_timeout_ms))
         error = KAFKA_ERROR_INVALID_SESSION_TIMEOUT;
+    if (error == KAFKA_ERROR_NONE && consumer_groups_exists(coord->consumer, request->group_id))
+        error = KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL; /* a KIP-848 group's id */
     Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
     if (error == KAFKA_ERROR_NONE && group == NULL) {
         if (request->member_id[0] != '\0')
@@ -958,8 +993,9 @@ commit_appended(void *user_data, KafkaError append_error, gint64 base_offset, gu
                 cache_put(op, key, entry->offset);
         }
     }
-    offsets_respond(coord, pending->client, commit_response_type(pending), pending->correlation_id,
-                    error, pending->offsets);
+    if (pending->client != SIM_NODE_NONE)
+        offsets_respond(coord, pending->client, commit_response_type(pending),
+                        pending->correlation_id, error, pending->offsets);
     pending_free(pending);
 }
 
@@ -1006,10 +1042,39 @@ store_offsets(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
                                     coord, pending->id);
 }
 
+/* The group epoch record of a KIP-848 group: a commit record of the
+ * pseudo-partition ("", -1), which no consumer can name. */
+void
+group_coord_store_group_epoch(GroupCoord *coord, const char *group_id, gint32 epoch)
+{
+    KOffsetMessage *record = kproto_new(KMSG_OFFSET_COMMIT_REQUEST);
+    KPROTO_SET_ID(record->group_id, group_id);
+    KOffsetPartition entry = {.offset = epoch, .error = KAFKA_ERROR_NONE};
+    ktp_set(&entry.tp, "", -1);
+    g_array_append_val(record->partitions, entry);
+    store_offsets(coord, SIM_NODE_NONE, record);
+    sim_msg_free(&record->base);
+}
+
+gint32
+group_coord_stored_group_epoch(const GroupCoord *coord, const char *group_id)
+{
+    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
+    if (op == NULL || op->offsets == NULL)
+        return 0;
+    guint64 key = group_coord_offset_key(group_id, "", -1);
+    const gint64 *epoch = g_hash_table_lookup(op->offsets, &key);
+    return epoch != NULL ? (gint32)*epoch : 0;
+}
+
 /* Kafka's handleCommitOffsets: the error that refuses the commit, or NONE. */
 static KafkaError
 check_commit(GroupCoord *coord, const KOffsetMessage *request)
 {
+    /* A KIP-848 group validates the member epoch the commit carries. */
+    if (consumer_groups_exists(coord->consumer, request->group_id))
+        return consumer_groups_check_commit(coord->consumer, request->group_id,
+                                            request->member_id, request->generation_id);
     Group *group = group_find(coord, request->group_id);
     if (group == NULL) {
         if (request->generation_id >= 0)
@@ -1052,7 +1117,11 @@ handle_txn_offset_commit(GroupCoord *coord, SimNodeId from, const KOffsetMessage
     KafkaError error = check_coordinator(coord, request->group_id);
     if (error == KAFKA_ERROR_NONE && request->producer_id < 0)
         error = KAFKA_ERROR_INVALID_REQUEST;
-    if (error == KAFKA_ERROR_NONE && request->generation_id >= 0) {
+    if (error == KAFKA_ERROR_NONE && request->generation_id >= 0 &&
+        consumer_groups_exists(coord->consumer, request->group_id)) {
+        error = consumer_groups_check_commit(coord->consumer, request->group_id,
+                                             request->member_id, request->generation_id);
+    } else if (error == KAFKA_ERROR_NONE && request->generation_id >= 0) {
         /* KIP-447: the member's group metadata fences a zombie. */
         Group *group = group_find(coord, request->group_id);
         Member *member = NULL;
@@ -1130,6 +1199,10 @@ group_coord_handle_message(GroupCoord *coord, SimNodeId from, SimMsg *msg)
         return TRUE;
     case KMSG_LEAVE_GROUP_REQUEST:
         handle_leave(coord, from, (const KGroupRequest *)msg);
+        return TRUE;
+    case KMSG_CONSUMER_GROUP_HEARTBEAT_REQUEST:
+        consumer_groups_handle_heartbeat(coord->consumer, from,
+                                         (const KConsumerHeartbeatRequest *)msg);
         return TRUE;
     case KMSG_OFFSET_COMMIT_REQUEST:
         handle_offset_commit(coord, from, (const KOffsetMessage *)msg);
@@ -1230,13 +1303,16 @@ partition_resigned(void *user_data, const Partition *p)
         g_ptr_array_remove_index(coord->groups, i - 1);
         group_free(coord, group);
     }
+    consumer_groups_unload(coord->consumer, op->base.partition);
     for (guint i = coord->pending->len; i > 0; i--) {
         PendingCommit *pending = g_ptr_array_index(coord->pending, i - 1);
         if (pending->partition != op->base.partition)
             continue;
         g_ptr_array_remove_index(coord->pending, i - 1);
-        offsets_respond(coord, pending->client, commit_response_type(pending),
-                        pending->correlation_id, KAFKA_ERROR_NOT_COORDINATOR, pending->offsets);
+        if (pending->client != SIM_NODE_NONE)
+            offsets_respond(coord, pending->client, commit_response_type(pending),
+                            pending->correlation_id, KAFKA_ERROR_NOT_COORDINATOR,
+                            pending->offsets);
         pending_free(pending);
     }
     g_ptr_array_remove(coord->partitions, op);
@@ -1270,6 +1346,7 @@ group_coord_new(BrokerServices *services)
     coord->partitions = g_ptr_array_new();
     coord->groups = g_ptr_array_new();
     coord->pending = g_ptr_array_new();
+    coord->consumer = consumer_groups_new(coord);
     const ReplicaLeadershipListener leadership = {partition_elected, partition_resigned, coord};
     broker_services_add_leadership_listener(services, &leadership);
     const ReplicaMarkerListener markers = {marker_written, coord};
@@ -1282,6 +1359,7 @@ group_coord_free(GroupCoord *coord)
 {
     if (coord == NULL)
         return;
+    consumer_groups_free(coord->consumer);
     for (guint i = 0; i < coord->groups->len; i++)
         group_free(coord, g_ptr_array_index(coord->groups, i));
     for (guint i = 0; i < coord->partitions->len; i++)
@@ -1310,8 +1388,10 @@ group_coord_describe(const Broker *broker, const char *group_id, GroupCoordInfo 
     out->coordinator = op != NULL && op->offsets != NULL;
     out->loading = op != NULL && op->offsets == NULL;
     const Group *group = group_find(coord, group_id);
-    if (group == NULL)
+    if (group == NULL) {
+        consumer_groups_describe(coord->consumer, group_id, out);
         return;
+    }
     out->exists = TRUE;
     out->state = group->state;
     out->generation = group->generation;
@@ -1385,4 +1465,5 @@ group_coord_check_invariants(const GroupCoord *coord)
         const PendingCommit *pending = g_ptr_array_index(coord->pending, i);
         KSIM_ASSERT(offsets_partition_find(coord, pending->partition) != NULL);
     }
+    consumer_groups_check_invariants(coord->consumer);
 }

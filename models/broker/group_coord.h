@@ -15,7 +15,13 @@
  * /brokers/topics/__consumer_offsets, for the controller to pick up, and
  * answers COORDINATOR_NOT_AVAILABLE until a leader is known.
  *
- * Groups. Each group runs Kafka's state machine:
+ * Consumer groups of KIP-848's protocol (ConsumerGroupHeartbeat) live beside
+ * the classic ones, in group_coord_consumer.c, which describes them; their
+ * offsets are stored the same way, commits validated by member epoch, and
+ * each group epoch is stored as a commit record of the pseudo-partition
+ * ("", -1) of the group (no consumer can name it).
+ *
+ * Groups. Each classic group runs Kafka's state machine:
  *
  *   Empty ──join──▶ PreparingRebalance ──all members joined, or the
  *     ▲               ▲      │          rebalance timeout──▶ CompletingRebalance
@@ -103,6 +109,11 @@ typedef struct {
     gint32 generation;
     guint members;
     gint32 protocol; /* AssignorStrategy, -1 none */
+    /* A KIP-848 consumer group (group_coord_consumer.c): `generation` is its
+     * group epoch, `state` STABLE once every member reached the target
+     * (PREPARING_REBALANCE while some reconcile: Kafka's RECONCILING). */
+    gboolean consumer_protocol;
+    gint32 target_epoch;
 } GroupCoordInfo;
 
 /* The group coordinator of one broker process, which creates it at start

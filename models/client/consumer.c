@@ -61,8 +61,11 @@
  *  7. Only a subscribed consumer has group requests, commits, a member id or
  *     a group state other than UNJOINED; heartbeats run only while STABLE
  *     (or PREPARING, still a member of its generation). Only a cooperative
- *     member has an assignment pending (SyncGroup's, until a poll applies
- *     it), and only while STABLE.
+ *     or KIP-848 member has an assignment pending (SyncGroup's or the
+ *     coordinator's, until a poll applies it), and only while STABLE. A
+ *     KIP-848 member (consumer_membership.c) runs no classic heartbeat
+ *     timer, is STABLE only with a member epoch, and reconciles (holds
+ *     `reconciling`) only while its revoked partitions' commit runs.
  *  8. Every commit in flight has exactly one coordinator request.
  *  9. Once the application's poll raised (app_failed: auto.offset.reset=none),
  *     its loop has ended: no poll timer, no poll waiting, no raise pending,
@@ -156,6 +159,8 @@ state_new(Consumer *consumer)
     state->commits = g_ptr_array_new_with_free_func(consumer_commit_free);
     state->heartbeat_timer = SIM_EVENT_ID_NONE;
     state->poll_timeout_timer = SIM_EVENT_ID_NONE;
+    state->next_heartbeat_ns = G_MININT64;
+    state->heartbeat_interval_ms = 5000; /* until the coordinator names it */
     /* A new member has no assignment until its group gives one. */
     if (consumer->group_id != NULL)
         g_array_set_size(consumer->assigned, 0);
@@ -192,6 +197,8 @@ state_free(ConsumerState *state)
     g_array_free(state->owned, TRUE);
     if (state->assignment_pending != NULL)
         g_array_free(state->assignment_pending, TRUE);
+    if (state->reconciling != NULL)
+        g_array_free(state->reconciling, TRUE);
     g_ptr_array_free(state->partitions, TRUE);
     g_array_free(state->brokers, TRUE);
     g_array_free(state->buffer, TRUE);
@@ -589,6 +596,18 @@ check_group(const ConsumerState *state)
     if (state->assignment_pending != NULL) {
         KSIM_ASSERT(consumer_group_cooperative(state));
         KSIM_ASSERT(state->group_state == CGROUP_STABLE);
+    }
+    /* KIP-848: a reconciliation waits only on its revocation's commit, and
+     * a heartbeat of the classic protocol never runs. */
+    if (state->reconciling != NULL) {
+        KSIM_ASSERT(consumer_membership_enabled(state));
+        KSIM_ASSERT(state->group_state == CGROUP_STABLE);
+        KSIM_ASSERT(consumer_commit_pending(state, COMMIT_FOR_REVOKE));
+    }
+    if (consumer_membership_enabled(state)) {
+        KSIM_ASSERT(!sim_timer_pending(world, state->heartbeat_timer));
+        if (state->group_state == CGROUP_STABLE)
+            KSIM_ASSERT(state->generation > 0);
     }
     if (state->app_commit != NULL)
         KSIM_ASSERT(g_ptr_array_find(state->commits, state->app_commit, NULL));

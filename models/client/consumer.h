@@ -89,6 +89,19 @@
  * at once if it revoked any, so that the partitions cooperative-sticky
  * withheld from their new owners are given out by the next rebalance.
  *
+ * KIP-848 (group.protocol=consumer, consumer_membership.c): no JoinGroup or
+ * SyncGroup; ConsumerGroupHeartbeat carries the member epoch, subscription
+ * and owned partitions, and the coordinator assigns (group.remote.assignor
+ * asks for its server-side assignor). The member keeps reading what it keeps;
+ * from inside poll() it revokes what the coordinator's answer lacks
+ * (committing it first when it commits at all), takes what it adds, and
+ * acknowledges with a heartbeat at once. A fenced member (FENCED_MEMBER_EPOCH,
+ * UNKNOWN_MEMBER_ID) loses its partitions without a commit and rejoins with
+ * epoch 0; commits carry the member epoch.
+ *
+ * Every partition that leaves the assignment, in either protocol, is
+ * recorded as a HISTORY_FN_REVOKE op (offset = its position then).
+ *
  * Commits. Each commit is one OffsetCommit of the positions of every assigned
  * partition with a known position (Kafka's allConsumed), recorded in the
  * history as one HISTORY_FN_COMMIT op per partition (value and offset = the
@@ -145,6 +158,12 @@ typedef enum {
     CONSUMER_PROCESS_THEN_COMMIT_ASYNC, /* process, then commitAsync: at least once */
 } ConsumerProcessingMode;
 
+/* group.protocol (Kafka 3.7+, KIP-848). */
+typedef enum {
+    CONSUMER_GROUP_PROTOCOL_CLASSIC = 0,
+    CONSUMER_GROUP_PROTOCOL_CONSUMER,
+} ConsumerGroupProtocol;
+
 /* Kafka's consumer configuration keys the consumer honours: each field is
  * the key in its comment (sizes in bytes). The defaults are the key
  * registry's (src/harness/kconfig.c) alone: its bindings
@@ -173,6 +192,10 @@ typedef struct {
     gint64 default_api_timeout_ms;          /* default.api.timeout.ms (bounds commitSync) */
     ConsumerProcessingMode processing_mode; /* ksim: the loop's commits (processing.mode) */
     gboolean validate_positions; /* ksim.consumer.validate.positions: KIP-320 (Kafka 2.3+) */
+    ConsumerGroupProtocol group_protocol; /* group.protocol */
+    /* group.remote.assignor: the server assignor's number on the wire
+     * (0 uniform, 1 range), -1 for null. */
+    gint32 group_remote_assignor;
 } ConsumerConfig;
 
 /* One record as a poll returns it. */

@@ -38,6 +38,14 @@ consumer_tp_compare(gconstpointer a, gconstpointer b)
     return ktp_compare(a, b);
 }
 
+gboolean
+consumer_tps_contain(const GArray *tps, const KTopicPartition *tp)
+{
+    /* An empty GArray may have no data at all: bsearch must not see it. */
+    return tps->len > 0 &&
+           bsearch(tp, tps->data, tps->len, sizeof(KTopicPartition), consumer_tp_compare) != NULL;
+}
+
 /* Replaces the assignment with `tps` (sorted, distinct). Partitions kept keep
  * their state; new ones start without a position, awaiting their committed
  * offset when `committed_pending`. Records of dropped partitions leave the
@@ -46,6 +54,15 @@ void
 consumer_assignment_set(ConsumerState *state, const GArray *tps, gboolean committed_pending)
 {
     Consumer *consumer = state->consumer;
+    /* Each partition leaving the assignment is recorded (REVOKE), so the
+     * checker can tell how long partitions waited for their next owner. */
+    for (guint i = 0; i < state->partitions->len; i++) {
+        const CPartition *p = g_ptr_array_index(state->partitions, i);
+        if (consumer_tps_contain(tps, &p->tp))
+            continue;
+        history_record(consumer->history, consumer_now(state), HISTORY_FN_REVOKE,
+                       consumer->process, p->history_topic, p->tp.partition, p->position, 0, 0);
+    }
     g_array_set_size(consumer->assigned, 0);
     g_array_append_vals(consumer->assigned, tps->data, tps->len);
     g_autoptr(GPtrArray) next = g_ptr_array_new_with_free_func(g_free);
@@ -88,6 +105,9 @@ gboolean
 consumer_group_cooperative(const ConsumerState *state)
 {
     const ConsumerConfig *config = &state->consumer->config;
+    /* KIP-848's members keep their partitions through a rebalance too. */
+    if (consumer_membership_enabled(state))
+        return TRUE;
     return assignor_strategy_cooperative(config->partition_assignment_strategy) &&
            !config->eager_assignor_listed;
 }
@@ -156,6 +176,10 @@ consumer_commit_find(const ConsumerState *state, guint64 id)
 void
 consumer_group_reset(ConsumerState *state, gboolean forget_member)
 {
+    if (consumer_membership_enabled(state)) {
+        consumer_membership_fenced(state, forget_member);
+        return;
+    }
     /* An assignment not yet applied is void with its generation (Kafka's
      * joinGroupIfNeeded skips onJoinComplete after a reset). */
     if (state->assignment_pending != NULL)
@@ -194,8 +218,8 @@ consumer_coordinator_lost(ConsumerState *state)
 
 /* ---- coordinator lookup ---- */
 
-static void
-find_coordinator(ConsumerState *state, gint64 now)
+void
+consumer_group_find_coordinator(ConsumerState *state, gint64 now)
 {
     Consumer *consumer = state->consumer;
     if (state->coordinator != SIM_NODE_NONE ||
@@ -498,8 +522,8 @@ handle_sync_response(ConsumerState *state, const KSyncGroupResponse *response)
 /* TRUE when the member commits offsets at all: automatically, or through its
  * processing loop. Only such an application commits in its
  * onPartitionsRevoked. */
-static gboolean
-member_commits(const ConsumerState *state)
+gboolean
+consumer_group_member_commits(const ConsumerState *state)
 {
     const ConsumerConfig *config = &state->consumer->config;
     return config->enable_auto_commit || config->processing_mode != CONSUMER_PROCESSING_AUTO;
@@ -517,11 +541,11 @@ assignment_complete(ConsumerState *state)
     g_autoptr(GArray) revoked = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
     for (guint i = 0; i < consumer->assigned->len; i++) {
         const KTopicPartition *tp = &g_array_index(consumer->assigned, KTopicPartition, i);
-        if (bsearch(tp, tps->data, tps->len, sizeof(KTopicPartition), consumer_tp_compare) == NULL)
+        if (!consumer_tps_contain(tps, tp))
             g_array_append_val(revoked, *tp);
     }
     if (revoked->len > 0) {
-        if (member_commits(state))
+        if (consumer_group_member_commits(state))
             consumer_commit_new_of(state, COMMIT_FOR_REVOKE, TRUE, revoked);
         consumer->stats.partitions_revoked += revoked->len;
         state->rejoin_needed = TRUE;
@@ -602,6 +626,10 @@ void
 consumer_leave_group(ConsumerState *state)
 {
     Consumer *consumer = state->consumer;
+    if (consumer_membership_enabled(state)) {
+        consumer_membership_leave(state);
+        return;
+    }
     if (state->member_id[0] != '\0' && state->coordinator != SIM_NODE_NONE) {
         KGroupRequest *request = kproto_new(KMSG_LEAVE_GROUP_REQUEST);
         request->correlation_id = consumer_correlation_new(state);
@@ -661,6 +689,7 @@ request_abandoned(ConsumerState *state, CRequest *request)
         break;
     case CREQ_HEARTBEAT:
     case CREQ_LEAVE:
+    case CREQ_CONSUMER_HEARTBEAT: /* the next one goes at its interval */
         break;
     }
     g_free(request);
@@ -737,6 +766,9 @@ consumer_group_handle_message(ConsumerState *state, SimNodeId from, SimMsg *msg)
     case KMSG_OFFSET_FETCH_RESPONSE:
         correlation_id = ((KOffsetMessage *)msg)->correlation_id;
         break;
+    case KMSG_CONSUMER_GROUP_HEARTBEAT_RESPONSE:
+        correlation_id = ((KConsumerHeartbeatResponse *)msg)->correlation_id;
+        break;
     default:
         return FALSE;
     }
@@ -764,6 +796,9 @@ consumer_group_handle_message(ConsumerState *state, SimNodeId from, SimMsg *msg)
     case CREQ_OFFSET_FETCH:
         consumer_handle_offset_fetch_response(state, (const KOffsetMessage *)msg);
         break;
+    case CREQ_CONSUMER_HEARTBEAT:
+        consumer_membership_handle_response(state, (const KConsumerHeartbeatResponse *)msg);
+        break;
     }
     return TRUE;
 }
@@ -780,8 +815,10 @@ consumer_group_poll(ConsumerState *state, gint64 now)
         return TRUE;
     if (state->group_fatal)
         return FALSE;
+    if (consumer_membership_enabled(state))
+        return consumer_membership_poll(state, now);
     if (state->coordinator == SIM_NODE_NONE) {
-        find_coordinator(state, now);
+        consumer_group_find_coordinator(state, now);
         return FALSE;
     }
     gboolean cooperative = consumer_group_cooperative(state);
@@ -811,9 +848,11 @@ consumer_group_run(ConsumerState *state, gint64 now)
         return;
     /* Kafka's heartbeat thread and poll both look the coordinator up. */
     if (state->coordinator == SIM_NODE_NONE && !state->group_fatal)
-        find_coordinator(state, now);
+        consumer_group_find_coordinator(state, now);
     consumer_commits_send(state, now);
     consumer_offsets_fetch(state, now);
+    if (consumer_membership_enabled(state))
+        consumer_membership_run(state, now);
     if (state->poll_waiting && consumer_group_poll(state, now) && state->buffer->len > 0) {
         state->poll_waiting = FALSE;
         consumer_poll_schedule(state, 0);

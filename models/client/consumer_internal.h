@@ -2,7 +2,8 @@
  * consumer_internal: the consumer's private state and the functions its
  * files share — consumer.c (state, waking up, node callbacks, the object,
  * invariants), consumer_fetch.c (metadata, fetching), consumer_group.c
- * (group membership), consumer_offsets.c (commits, committed offsets) and
+ * (group membership), consumer_membership.c (the KIP-848 protocol),
+ * consumer_offsets.c (commits, committed offsets) and
  * consumer_poll.c (the poll loop). Nothing outside models/client/ includes
  * it.
  */
@@ -66,6 +67,7 @@ typedef enum {
     CREQ_LEAVE,
     CREQ_COMMIT,
     CREQ_OFFSET_FETCH,
+    CREQ_CONSUMER_HEARTBEAT, /* KIP-848's ConsumerGroupHeartbeat */
 } CRequestKind;
 
 /* A group request in flight. */
@@ -161,6 +163,16 @@ typedef struct {
     gint64 heartbeat_ok_ns;
     SimTimerId poll_timeout_timer;
     gint64 next_auto_commit_ns;
+    /* group.protocol=consumer (consumer_membership.c): `generation` holds
+     * the member epoch (0 while joining), `group_state` is UNJOINED, JOINING
+     * (a heartbeat with epoch 0 sent) or STABLE (a member with an epoch);
+     * `assignment_pending` holds the coordinator's latest assignment when it
+     * differs from what the member owns; `reconciling` the assignment being
+     * reconciled while the revoked partitions' commit runs. */
+    GArray *reconciling;           /* KTopicPartition, sorted; NULL: none */
+    gboolean heartbeat_now;        /* send the next heartbeat at once (join, ack, leave) */
+    gint64 next_heartbeat_ns;
+    gint64 heartbeat_interval_ms;  /* the coordinator's, from its last answer */
 } ConsumerState;
 
 struct Consumer {
@@ -245,6 +257,8 @@ void consumer_validate_connection_failed(ConsumerState *state, SimNodeId node);
 /* ---- consumer_group.c: group membership ---- */
 
 gint consumer_tp_compare(gconstpointer a, gconstpointer b);
+/* TRUE when `tp` is in `tps` (sorted, distinct; may be empty). */
+gboolean consumer_tps_contain(const GArray *tps, const KTopicPartition *tp);
 /* Replaces the assignment with `tps` (sorted, distinct). */
 void consumer_assignment_set(ConsumerState *state, const GArray *tps, gboolean committed_pending);
 /* TRUE in subscribe mode. */
@@ -263,6 +277,11 @@ gboolean consumer_request_in_flight(const ConsumerState *state, CRequestKind kin
 CCommit *consumer_commit_find(const ConsumerState *state, guint64 id);
 /* Kafka's resetGenerationOnResponseError. */
 void consumer_group_reset(ConsumerState *state, gboolean forget_member);
+/* Kafka's FindCoordinator, when none is known or asked for. */
+void consumer_group_find_coordinator(ConsumerState *state, gint64 now);
+/* TRUE when the member commits offsets at all (automatically or in its
+ * loop): only such an application commits in onPartitionsRevoked. */
+gboolean consumer_group_member_commits(const ConsumerState *state);
 /* Kafka's markCoordinatorUnknown. */
 void consumer_coordinator_lost(ConsumerState *state);
 /* The leader notices a changed partition count of a subscribed topic. */
@@ -280,6 +299,25 @@ gboolean consumer_group_poll(ConsumerState *state, gint64 now);
 /* The group's part of the background: coordinator lookup, commits,
  * committed offsets, and a poll waiting on the group. */
 void consumer_group_run(ConsumerState *state, gint64 now);
+
+/* ---- consumer_membership.c: the consumer group protocol (KIP-848) ---- */
+
+/* TRUE when the member runs group.protocol=consumer. */
+gboolean consumer_membership_enabled(const ConsumerState *state);
+/* Kafka's AsyncKafkaConsumer poll: reconciles the assignment (revocations
+ * committed first) and finds the coordinator; TRUE when it may return
+ * records of what it owns. */
+gboolean consumer_membership_poll(ConsumerState *state, gint64 now);
+/* The background: heartbeats when due. */
+void consumer_membership_run(ConsumerState *state, gint64 now);
+void consumer_membership_handle_response(ConsumerState *state,
+                                         const KConsumerHeartbeatResponse *response);
+/* Kafka's transitionToFenced (and a lost membership): the partitions are
+ * lost without a commit, the member rejoins with epoch 0 (a new member
+ * when `forget_member`). */
+void consumer_membership_fenced(ConsumerState *state, gboolean forget_member);
+/* Kafka's leaveGroup: a heartbeat with epoch -1, the partitions dropped. */
+void consumer_membership_leave(ConsumerState *state);
 
 /* ---- consumer_offsets.c: commits and committed offsets ---- */
 

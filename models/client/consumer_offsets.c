@@ -231,6 +231,19 @@ consumer_handle_commit_response(ConsumerState *state, const CRequest *request,
         state->rejoin_needed = TRUE;
         consumer_commit_failed(state, commit, error, FALSE);
         return;
+    case KAFKA_ERROR_STALE_MEMBER_EPOCH:
+        /* KIP-848: the epoch moved on while the commit flew; Kafka 4's
+         * CommitRequestManager retries a sync commit with the latest epoch
+         * and fails an async one. */
+        commit->in_flight = FALSE;
+        if (commit->sync) {
+            commit->retry_ns =
+                consumer_now(state) + consumer_ms_to_ns(state->consumer->config.retry_backoff_ms);
+            return;
+        }
+        consumer_commit_finish(state, commit, commit->outcome_unknown ? HISTORY_INFO : HISTORY_FAIL,
+                               error);
+        return;
     default:
         consumer_commit_failed(state, commit, error, FALSE);
         return;

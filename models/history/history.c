@@ -230,7 +230,7 @@ guint64
 history_invoke(History *history, gint64 time_ns, HistoryFn fn, guint32 process, guint16 topic,
                gint32 partition, guint64 key, guint64 value)
 {
-    if (fn >= HISTORY_FN_TXN_INIT)
+    if (fn >= HISTORY_FN_TXN_INIT && fn <= HISTORY_FN_TXN_OFFSETS)
         history->has_transactions = TRUE;
     HistoryOp *op = ops_extend(history, 1, time_ns);
     *op = (HistoryOp){.invoke_ns = time_ns,
@@ -306,7 +306,7 @@ guint64
 history_record(History *history, gint64 time_ns, HistoryFn fn, guint32 process, guint16 topic,
                gint32 partition, gint64 offset, guint64 key, guint64 value)
 {
-    if (fn >= HISTORY_FN_TXN_INIT)
+    if (fn >= HISTORY_FN_TXN_INIT && fn <= HISTORY_FN_TXN_OFFSETS)
         history->has_transactions = TRUE;
     HistoryOp *op = ops_extend(history, 1, time_ns);
     *op = (HistoryOp){.invoke_ns = time_ns,

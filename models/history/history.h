@@ -51,6 +51,9 @@ typedef enum {
     HISTORY_FN_TXN_OFFSETS, /* sendOffsetsToTransaction, one-step per partition: topic,
                              * partition, offset = the next offset to read, value = the
                              * transaction's number */
+    HISTORY_FN_REVOKE,      /* consume: a partition left a member's assignment (a
+                             * rebalance revoked it, or the member lost or left its
+                             * group); one-step, offset = its position then (-1: none) */
 } HistoryFn;
 
 /* HISTORY_FN_RESET's value for a partition that had no position (no

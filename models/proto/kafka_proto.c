@@ -120,6 +120,23 @@ free_sync_response(SimMsg *msg)
 }
 
 static void
+free_consumer_heartbeat_request(SimMsg *msg)
+{
+    KConsumerHeartbeatRequest *request = (KConsumerHeartbeatRequest *)msg;
+    g_array_free(request->topics, TRUE);
+    g_array_free(request->owned, TRUE);
+    g_free(request);
+}
+
+static void
+free_consumer_heartbeat_response(SimMsg *msg)
+{
+    KConsumerHeartbeatResponse *response = (KConsumerHeartbeatResponse *)msg;
+    g_array_free(response->assignment, TRUE);
+    g_free(response);
+}
+
+static void
 free_offset_message(SimMsg *msg)
 {
     KOffsetMessage *message = (KOffsetMessage *)msg;
@@ -226,6 +243,21 @@ group_message_new(KafkaMsgType type)
         msg = (SimMsg *)g_new0(KGroupResponse, 1);
         msg->size_of = sizeof(KGroupResponse);
         break;
+    case KMSG_CONSUMER_GROUP_HEARTBEAT_REQUEST: {
+        KConsumerHeartbeatRequest *request = g_new0(KConsumerHeartbeatRequest, 1);
+        request->topics = g_array_new(FALSE, TRUE, sizeof(KTopicName));
+        request->owned = g_array_new(FALSE, TRUE, sizeof(KTopicPartition));
+        msg = (SimMsg *)request;
+        msg->free_fn = free_consumer_heartbeat_request;
+        break;
+    }
+    case KMSG_CONSUMER_GROUP_HEARTBEAT_RESPONSE: {
+        KConsumerHeartbeatResponse *response = g_new0(KConsumerHeartbeatResponse, 1);
+        response->assignment = g_array_new(FALSE, TRUE, sizeof(KTopicPartition));
+        msg = (SimMsg *)response;
+        msg->free_fn = free_consumer_heartbeat_response;
+        break;
+    }
     case KMSG_OFFSET_COMMIT_REQUEST:
     case KMSG_OFFSET_COMMIT_RESPONSE:
     case KMSG_OFFSET_FETCH_REQUEST:
@@ -435,6 +467,14 @@ kproto_update_size(SimMsg *msg)
     case KMSG_SYNC_GROUP_RESPONSE:
         size += PARTITION_ENTRY_BYTES * ((KSyncGroupResponse *)msg)->assignment->len;
         break;
+    case KMSG_CONSUMER_GROUP_HEARTBEAT_REQUEST: {
+        const KConsumerHeartbeatRequest *request = (const KConsumerHeartbeatRequest *)msg;
+        size += PARTITION_ENTRY_BYTES * (request->topics->len + request->owned->len);
+        break;
+    }
+    case KMSG_CONSUMER_GROUP_HEARTBEAT_RESPONSE:
+        size += PARTITION_ENTRY_BYTES * ((KConsumerHeartbeatResponse *)msg)->assignment->len;
+        break;
     case KMSG_OFFSET_COMMIT_REQUEST:
     case KMSG_OFFSET_COMMIT_RESPONSE:
     case KMSG_OFFSET_FETCH_REQUEST:
@@ -598,11 +638,12 @@ kafka_msg_type_name(guint type)
         "AddOffsetsToTxn response", "EndTxn request", "EndTxn response",
         "WriteTxnMarkers request", "WriteTxnMarkers response", "TxnOffsetCommit request",
         "TxnOffsetCommit response", "ControlledShutdown request", "ControlledShutdown response",
-        "StopReplica request", "StopReplica response",
+        "StopReplica request", "StopReplica response", "ConsumerGroupHeartbeat request",
+        "ConsumerGroupHeartbeat response",
     };
     G_STATIC_ASSERT(G_N_ELEMENTS(names) ==
-                    KMSG_STOP_REPLICA_RESPONSE - KMSG_PRODUCE_REQUEST + 1);
-    if (type < KMSG_PRODUCE_REQUEST || type > KMSG_STOP_REPLICA_RESPONSE)
+                    KMSG_CONSUMER_GROUP_HEARTBEAT_RESPONSE - KMSG_PRODUCE_REQUEST + 1);
+    if (type < KMSG_PRODUCE_REQUEST || type > KMSG_CONSUMER_GROUP_HEARTBEAT_RESPONSE)
         return NULL;
     return names[type - KMSG_PRODUCE_REQUEST];
 }

@@ -4,7 +4,8 @@
  * LeaderAndIsr, UpdateMetadata, StopReplica, ControlledShutdown, OffsetsForLeaderEpoch,
  * InitProducerId, and
  * the group protocol: FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
- * LeaveGroup, OffsetCommit, OffsetFetch, and the transaction protocol:
+ * LeaveGroup, OffsetCommit, OffsetFetch, KIP-848's ConsumerGroupHeartbeat,
+ * and the transaction protocol:
  * AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn,
  * WriteTxnMarkers).
  *
@@ -73,6 +74,8 @@ typedef enum {
     KMSG_CONTROLLED_SHUTDOWN_RESPONSE,
     KMSG_STOP_REPLICA_REQUEST, /* KLeaderAndIsrRequest: the partitions to stop fetching */
     KMSG_STOP_REPLICA_RESPONSE,
+    KMSG_CONSUMER_GROUP_HEARTBEAT_REQUEST, /* KIP-848 */
+    KMSG_CONSUMER_GROUP_HEARTBEAT_RESPONSE,
 } KafkaMsgType;
 
 #define KAFKA_REPLICAS_MAX 16
@@ -406,6 +409,37 @@ typedef struct {
     gint32 correlation_id;
     KafkaError error;
 } KGroupResponse;
+
+/* ConsumerGroupHeartbeat (KIP-848, Kafka 4.0's ConsumerGroupHeartbeatRequest
+ * v0). Kafka sends the subscription and the owned partitions only when they
+ * changed (null otherwise) and names topics by id; ksim sends both every
+ * time, by name. The member epoch is 0 to join, -1 to leave. */
+#define KAFKA_MEMBER_EPOCH_JOIN 0
+#define KAFKA_MEMBER_EPOCH_LEAVE (-1)
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    char group_id[KAFKA_GROUP_ID_MAX + 1];
+    char member_id[KAFKA_MEMBER_ID_MAX + 1]; /* "" to join as a new member */
+    char client_id[KAFKA_GROUP_ID_MAX + 1];
+    gint32 member_epoch;
+    gint32 rebalance_timeout_ms; /* the consumer's max.poll.interval.ms */
+    gint32 server_assignor;      /* group.remote.assignor (ServerAssignorKind); -1: null */
+    GArray *topics;              /* KTopicName (owned): the subscription */
+    GArray *owned;               /* KTopicPartition (owned): the partitions it owns now */
+} KConsumerHeartbeatRequest;
+
+typedef struct {
+    SimMsg base;
+    gint32 correlation_id;
+    KafkaError error;
+    char member_id[KAFKA_MEMBER_ID_MAX + 1];
+    gint32 member_epoch;
+    gint32 heartbeat_interval_ms;
+    /* The partitions the member may own now (Kafka's assignment field,
+     * which omits it when unchanged; ksim always sends it), sorted. */
+    GArray *assignment; /* KTopicPartition (owned) */
+} KConsumerHeartbeatResponse;
 
 typedef struct {
     KTopicPartition tp;

@@ -8,6 +8,7 @@
  */
 #include "kconfig_bind.h"
 
+#include "server_assignor.h"
 #include "sim_assert.h"
 
 #include <math.h>
@@ -75,6 +76,14 @@ static const KConfigBindValue ASSIGNOR_VALUES[] = {
     {"cooperative-sticky", ASSIGNOR_COOPERATIVE_STICKY},
 };
 
+static const KConfigBindValue GROUP_PROTOCOL_VALUES[] = {
+    {"classic", CONSUMER_GROUP_PROTOCOL_CLASSIC},
+    {"consumer", CONSUMER_GROUP_PROTOCOL_CONSUMER},
+};
+static const KConfigBindValue SERVER_ASSIGNOR_VALUES[] = {
+    {"uniform", SERVER_ASSIGNOR_UNIFORM},
+    {"range", SERVER_ASSIGNOR_RANGE},
+};
 static const KConfigBindValue ARRIVAL_VALUES[] = {
     {"constant", WORKLOAD_ARRIVAL_CONSTANT},
     {"poisson", WORKLOAD_ARRIVAL_POISSON},
@@ -137,6 +146,11 @@ static const KConfigBinding BROKER_BINDINGS[] = {
     BIND(BrokerConfig, group_initial_rebalance_delay_ms, "group.initial.rebalance.delay.ms", MS),
     BIND(BrokerConfig, group_min_session_timeout_ms, "group.min.session.timeout.ms", MS),
     BIND(BrokerConfig, group_max_session_timeout_ms, "group.max.session.timeout.ms", MS),
+    BIND(BrokerConfig, group_consumer_session_timeout_ms, "group.consumer.session.timeout.ms", MS),
+    BIND(BrokerConfig, group_consumer_heartbeat_interval_ms,
+         "group.consumer.heartbeat.interval.ms", MS),
+    BIND_WITH(BrokerConfig, group_consumer_assignor_default, "group.consumer.assignors",
+              LIST_FIRST, VALUES(SERVER_ASSIGNOR_VALUES)),
     BIND(BrokerConfig, auto_leader_rebalance_enable, "auto.leader.rebalance.enable", BOOL),
     BIND(BrokerConfig, controlled_shutdown_enable, "controlled.shutdown.enable", BOOL),
     BIND(BrokerConfig, controlled_shutdown_max_retries, "controlled.shutdown.max.retries", INT),
@@ -222,6 +236,8 @@ static const KConfigBinding CONSUMER_BINDINGS[] = {
     BIND(ConsumerConfig, retry_backoff_ms, "retry.backoff.ms", MS),
     BIND(ConsumerConfig, metadata_max_age_ms, "metadata.max.age.ms", MS),
     BIND(ConsumerConfig, validate_positions, "ksim.consumer.validate.positions", BOOL),
+    BIND_WITH(ConsumerConfig, group_protocol, "group.protocol", ENUM,
+              VALUES(GROUP_PROTOCOL_VALUES)),
 };
 
 /* The one [consumer-group] ksim key the consumer itself honours; the others
@@ -555,17 +571,49 @@ fill_fresh(const KConfigBindTable *table, const KConfig *cfg, void *target)
     kconfig_bind_fill(table, defaults, target);
 }
 
+/* Every assignor group.consumer.assignors lists, as a mask of 1 << kind. */
+static guint32
+server_assignors_listed(const KConfig *cfg)
+{
+    if (cfg == NULL)
+        return (1u << SERVER_ASSIGNOR_UNIFORM) | (1u << SERVER_ASSIGNOR_RANGE);
+    g_auto(GStrv) names = kconfig_get_list(cfg, "group.consumer.assignors");
+    guint32 mask = 0;
+    for (guint i = 0; names[i] != NULL; i++) {
+        ServerAssignorKind kind;
+        gboolean known = server_assignor_parse(names[i], &kind);
+        KSIM_ASSERT(known); /* the registry's choices are canonical */
+        mask |= 1u << kind;
+    }
+    return mask;
+}
+
+/* group.remote.assignor as the wire numbers it (-1: null); the scenario
+ * checks refused any other name. */
+static gint32
+remote_assignor(const KConfig *cfg)
+{
+    const char *name = cfg != NULL ? kconfig_get_string(cfg, "group.remote.assignor") : NULL;
+    ServerAssignorKind kind;
+    if (name == NULL || g_ascii_strcasecmp(name, "null") == 0 ||
+        !server_assignor_parse(name, &kind))
+        return -1;
+    return (gint32)kind;
+}
+
 void
 kconfig_bind_broker_from(BrokerConfig *config, const KConfig *cfg)
 {
     KSIM_ASSERT(cfg != NULL);
     fill_fresh(&BROKER_TABLE, cfg, config);
+    config->group_consumer_assignors = server_assignors_listed(cfg);
 }
 
 void
 kconfig_bind_broker_defaults(BrokerConfig *config)
 {
     fill_fresh(&BROKER_TABLE, NULL, config);
+    config->group_consumer_assignors = server_assignors_listed(NULL);
 }
 
 void
@@ -620,6 +668,7 @@ kconfig_bind_consumer_from(ConsumerConfig *config, const KConfig *cfg, const KCo
 {
     fill_fresh(&CONSUMER_TABLE, cfg, config);
     config->eager_assignor_listed = eager_assignor_listed(cfg);
+    config->group_remote_assignor = remote_assignor(cfg);
     if (group != NULL) {
         kconfig_bind_fill(&CONSUMER_GROUP_TABLE, group, config);
         return;

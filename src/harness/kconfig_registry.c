@@ -37,6 +37,14 @@ static const KConfigChoice ASSIGNOR_CHOICES[] = {
     {"org.apache.kafka.clients.consumer.StickyAssignor", "sticky"},
     {"org.apache.kafka.clients.consumer.CooperativeStickyAssignor", "cooperative-sticky"},
     {NULL, NULL}};
+static const KConfigChoice SERVER_ASSIGNOR_CHOICES[] = {
+    {"uniform", NULL},
+    {"range", NULL},
+    {"org.apache.kafka.coordinator.group.assignor.UniformAssignor", "uniform"},
+    {"org.apache.kafka.coordinator.group.assignor.RangeAssignor", "range"},
+    {NULL, NULL}};
+static const KConfigChoice GROUP_PROTOCOL_CHOICES[] = {
+    {"classic", NULL}, {"consumer", NULL}, {NULL, NULL}};
 static const KConfigChoice ARRIVAL_CHOICES[] = {
     {"constant", NULL}, {"poisson", NULL}, {"bursts", NULL}, {NULL, NULL}};
 static const KConfigChoice METADATA_MODE_CHOICES[] = {
@@ -194,6 +202,15 @@ const KConfigKey kconfig_registry_table[] = {
         .doc = "Smallest session.timeout.ms a consumer may ask for."),
     KEY("group.max.session.timeout.ms", BROKER, DURATION, "1800000", RANGE(0, I32), IN_MS,
         .doc = "Largest session.timeout.ms a consumer may ask for."),
+    KEY("group.consumer.session.timeout.ms", BROKER, DURATION, "45000", RANGE(1, I32), IN_MS,
+        .doc = "KIP-848 groups (group.protocol=consumer): a member without a heartbeat this long "
+               "is fenced and removed by the coordinator."),
+    KEY("group.consumer.heartbeat.interval.ms", BROKER, DURATION, "5000", RANGE(1, I32), IN_MS,
+        .doc = "KIP-848 groups: the heartbeat interval the coordinator gives its members."),
+    KEY("group.consumer.assignors", BROKER, LIST, "uniform,range",
+        .choices = SERVER_ASSIGNOR_CHOICES,
+        .doc = "KIP-848 groups: the server-side assignors, the first the default (uniform, "
+               "range)."),
     KEY("controlled.shutdown.enable", BROKER, BOOL, "true",
         .doc = "A broker stopping cleanly (the shutdown action) first asks the controller to "
                "move its leaderships away."),
@@ -372,6 +389,13 @@ const KConfigKey kconfig_registry_table[] = {
         .doc = "Heartbeat period to the group coordinator."),
     KEY("partition.assignment.strategy", CONSUMER, LIST, "range", .choices = ASSIGNOR_CHOICES,
         .doc = "Assignors in preference order: range, roundrobin, sticky, cooperative-sticky."),
+    KEY("group.protocol", CONSUMER, ENUM, "classic", .choices = GROUP_PROTOCOL_CHOICES,
+        .doc = "classic: JoinGroup/SyncGroup rebalances; consumer: KIP-848's "
+               "ConsumerGroupHeartbeat, the coordinator assigns (Kafka 4's default; ksim keeps "
+               "classic, see README)."),
+    KEY("group.remote.assignor", CONSUMER, STRING, NULL,
+        .doc = "group.protocol=consumer: the server-side assignor asked for (uniform or range); "
+               "null: the brokers' default."),
     KEY("isolation.level", CONSUMER, ENUM, "read_uncommitted", .choices = ISOLATION_CHOICES,
         .doc = "read_committed hides aborted and open transactions."),
     KEY("default.api.timeout.ms", CONSUMER, DURATION, "60000", RANGE(0, I32), IN_MS,

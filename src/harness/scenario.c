@@ -214,6 +214,17 @@ check_broker_config(const Build *b, const RawGroup *group, const KConfig *cfg, G
                            "is above group.max.session.timeout.ms");
         return FALSE;
     }
+    gint64 consumer_session_ns = kconfig_get_duration_ns(cfg, "group.consumer.session.timeout.ms");
+    gint64 consumer_heartbeat_ns =
+        kconfig_get_duration_ns(cfg, "group.consumer.heartbeat.interval.ms");
+    if (consumer_heartbeat_ns >= consumer_session_ns) {
+        /* Kafka's GroupCoordinatorConfig refuses it too. */
+        Loc loc = scenario_loc_key(b->scenario, group, "group.consumer.heartbeat.interval.ms");
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                           "must be lower than group.consumer.session.timeout.ms, as Kafka "
+                           "requires");
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -278,6 +289,12 @@ static const struct {
      "the consumer groups' session.timeout.ms is checked against [cluster]'s bounds"},
     {"group.max.session.timeout.ms",
      "the consumer groups' session.timeout.ms is checked against [cluster]'s bounds"},
+    {"group.consumer.session.timeout.ms",
+     "a KIP-848 group's coordinator may be any broker: they must agree on its members' session"},
+    {"group.consumer.heartbeat.interval.ms",
+     "a KIP-848 group's coordinator may be any broker: they must agree on its heartbeats"},
+    {"group.consumer.assignors",
+     "the consumer groups' group.remote.assignor is checked against [cluster]'s list"},
 };
 
 static gboolean

@@ -4,6 +4,7 @@
  * checks on their settings (ProducerConfig, ConsumerConfig).
  */
 #include "scenario_internal.h"
+#include "server_assignor.h"
 
 #include "kconfig_bind.h"
 #include "sim_assert.h"
@@ -316,9 +317,49 @@ processing_mode_parse(const char *text)
     return SCENARIO_PROCESSING_AUTO;
 }
 
+/* group.remote.assignor: a server assignor the brokers list, and only
+ * with group.protocol=consumer (Kafka's ConsumerConfig refuses it with
+ * classic). */
+static gboolean
+check_remote_assignor(const Build *b, const RawGroup *group, const KConfig *cfg, GError **error)
+{
+    const char *name = kconfig_get_string(cfg, "group.remote.assignor");
+    if (name == NULL || g_ascii_strcasecmp(name, "null") == 0)
+        return TRUE;
+    Loc loc = scenario_loc_key(b->scenario, group, "group.remote.assignor");
+    if (strcmp(kconfig_get_string(cfg, "group.protocol"), "classic") == 0) {
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                           "cannot be set when group.protocol=classic, as Kafka requires");
+        return FALSE;
+    }
+    ServerAssignorKind kind;
+    if (!server_assignor_parse(name, &kind)) {
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc,
+                           "'%s' is not a server-side assignor (uniform or range)", name);
+        return FALSE;
+    }
+    const KConfig *broker = b->variant->cluster.config;
+    g_auto(GStrv) listed = kconfig_get_list(broker, "group.consumer.assignors");
+    if (!g_strv_contains((const char *const *)listed, name)) {
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_INCONSISTENT, &loc,
+                           "'%s' is not in the brokers' group.consumer.assignors: the coordinator "
+                           "would answer UNSUPPORTED_ASSIGNOR",
+                           name);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static gboolean
 check_consumer_timeouts(const Build *b, const RawGroup *group, const KConfig *cfg, GError **error)
 {
+    if (!check_remote_assignor(b, group, cfg, error))
+        return FALSE;
+    /* KIP-848 members take their session and heartbeat interval from the
+     * brokers' group.consumer.* keys; session.timeout.ms and
+     * heartbeat.interval.ms are the classic protocol's. */
+    if (strcmp(kconfig_get_string(cfg, "group.protocol"), "consumer") == 0)
+        return TRUE;
     gint64 session_ns = kconfig_get_duration_ns(cfg, "session.timeout.ms");
     gint64 heartbeat_ns = kconfig_get_duration_ns(cfg, "heartbeat.interval.ms");
     g_autofree char *session = scenario_format_duration(session_ns);

@@ -1,0 +1,54 @@
+/*
+ * group_coord_internal: what group_coord.c (the classic protocol, offsets,
+ * loading) and group_coord_consumer.c (KIP-848's consumer groups) share.
+ * Nothing outside models/broker/group_coord*.c includes it.
+ */
+#ifndef GROUP_COORD_INTERNAL_H
+#define GROUP_COORD_INTERNAL_H
+
+#include "group_coord.h"
+
+/* The consumer groups of one coordinator (group_coord_consumer.c). */
+typedef struct ConsumerGroups ConsumerGroups;
+
+/* ---- group_coord.c ---- */
+
+/* NONE when this broker may serve `group_id` now; else NOT_COORDINATOR,
+ * COORDINATOR_LOAD_IN_PROGRESS or INVALID_GROUP_ID. */
+KafkaError group_coord_check_coordinator(const GroupCoord *coord, const char *group_id);
+/* The __consumer_offsets partition of `group_id`. */
+gint32 group_coord_group_partition(const GroupCoord *coord, const char *group_id);
+BrokerServices *group_coord_services(const GroupCoord *coord);
+/* TRUE when a classic group `group_id` has members. */
+gboolean group_coord_classic_active(const GroupCoord *coord, const char *group_id);
+/* Appends a KIP-848 group's epoch to its __consumer_offsets partition (a
+ * record of the pseudo-partition ("", -1) under the commit key scheme),
+ * unanswered; once replicated the cache holds it, and a new coordinator
+ * loads it with the offsets. */
+void group_coord_store_group_epoch(GroupCoord *coord, const char *group_id, gint32 epoch);
+/* The last group epoch stored for `group_id` this coordinator knows (0:
+ * none). */
+gint32 group_coord_stored_group_epoch(const GroupCoord *coord, const char *group_id);
+/* The coordinator's consumer groups. (transfer none) */
+ConsumerGroups *group_coord_consumer_groups(const GroupCoord *coord);
+
+/* ---- group_coord_consumer.c ---- */
+
+ConsumerGroups *consumer_groups_new(GroupCoord *coord);
+void consumer_groups_free(ConsumerGroups *groups);
+void consumer_groups_handle_heartbeat(ConsumerGroups *groups, SimNodeId from,
+                                      const KConsumerHeartbeatRequest *request);
+/* TRUE when a consumer group `group_id` exists (in memory). */
+gboolean consumer_groups_exists(const ConsumerGroups *groups, const char *group_id);
+/* Kafka's ConsumerGroup.validateOffsetCommit: NONE, UNKNOWN_MEMBER_ID or
+ * STALE_MEMBER_EPOCH. A commit without a member epoch (< 0, as assign()
+ * or an admin sends) is accepted only by a group without members. */
+KafkaError consumer_groups_check_commit(ConsumerGroups *groups, const char *group_id,
+                                        const char *member_id, gint32 member_epoch);
+/* The broker stopped leading offsets partition `partition`: its groups go. */
+void consumer_groups_unload(ConsumerGroups *groups, gint32 partition);
+void consumer_groups_describe(const ConsumerGroups *groups, const char *group_id,
+                              GroupCoordInfo *out);
+void consumer_groups_check_invariants(const ConsumerGroups *groups);
+
+#endif

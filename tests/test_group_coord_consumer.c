@@ -1,0 +1,536 @@
+/*
+ * KIP-848 consumer group tests: the coordinator's ConsumerGroupHeartbeat
+ * state machine (group_coord_consumer.c) driven by a raw client (the probe:
+ * join, target assignment, revocation before reassignment, fencing by
+ * member epoch, offset commits by member epoch, leave, session expiry), and
+ * real consumers with group.protocol=consumer (consumer_membership.c)
+ * reconciling as members join and crash, on a simulated three-broker
+ * cluster.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "cluster.h"
+#include "config_fixture.h"
+#include "consumer.h"
+#include "group_coord.h"
+#include "history.h"
+#include "probe_fixture.h"
+#include "producer.h"
+#include "sim_net.h"
+#include "sim_world.h"
+
+#include <string.h>
+
+#define TOPIC "orders"
+#define GROUP "kip848"
+#define PRODUCER_PROCESS 1
+#define CONSUMER_PROCESS 10
+#define MEMBERS_MAX 4
+#define SESSION_MS 6000
+#define HEARTBEAT_MS 1000
+
+typedef struct {
+    SimWorld *world;
+    History *history;
+    Cluster *cluster;
+    Producer *producer;
+    Consumer *consumers[MEMBERS_MAX];
+    guint n_consumers;
+    guint64 counter;
+} Fixture;
+
+static void
+check_after_event(SimWorld *world, void *user_data)
+{
+    Fixture *f = user_data;
+    (void)world;
+    cluster_check_invariants(f->cluster);
+    for (guint i = 0; i < f->n_consumers; i++)
+        consumer_check_invariants(f->consumers[i]);
+}
+
+static void
+run_for(Fixture *f, gint64 ns)
+{
+    sim_world_run_until(f->world, sim_now_ns(f->world) + ns);
+}
+
+static Fixture *
+fixture_new(guint64 seed, guint partitions)
+{
+    Fixture *f = g_new0(Fixture, 1);
+    f->world = sim_world_new(seed);
+    f->history = history_new();
+    ClusterConfig config;
+    fixture_cluster_config(&config);
+    config.broker.zookeeper_session_timeout_ms = 6000;
+    config.broker.offsets_topic_num_partitions = 3;
+    config.broker.group_consumer_session_timeout_ms = SESSION_MS;
+    config.broker.group_consumer_heartbeat_interval_ms = HEARTBEAT_MS;
+    f->cluster = cluster_new(f->world, &config, f->history);
+    sim_world_set_after_event(f->world, check_after_event, f);
+    GError *error = NULL;
+    assert_true(cluster_create_topic(f->cluster, TOPIC, partitions, 3, NULL, &error));
+    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+    ProducerConfig producer_config;
+    kconfig_bind_producer_defaults(&producer_config);
+    producer_config.acks = -1;
+    f->producer = producer_new(f->world, "producer", PRODUCER_PROCESS, bootstrap, &producer_config,
+                               f->history);
+    run_for(f, 1 * SIM_NS_PER_S);
+    return f;
+}
+
+static void
+fixture_free(Fixture *f)
+{
+    for (guint i = 0; i < f->n_consumers; i++)
+        consumer_free(f->consumers[i]);
+    producer_free(f->producer);
+    cluster_free(f->cluster);
+    sim_world_free(f->world);
+    history_free(f->history);
+    g_free(f);
+}
+
+/* ---- the probe: a raw ConsumerGroupHeartbeat client ---- */
+
+typedef struct {
+    Probe probe; /* first: the read callback gets it */
+    SimNodeId coordinator;
+    char member_id[KAFKA_MEMBER_ID_MAX + 1];
+    gint32 member_epoch;
+    GArray *assignment; /* KTopicPartition, of the last heartbeat answer */
+} Client;
+
+static gboolean
+read_answer(Probe *probe, const SimMsg *msg)
+{
+    Client *c = (Client *)probe;
+    switch (msg->type) {
+    case KMSG_FIND_COORDINATOR_RESPONSE: {
+        const KFindCoordinatorResponse *r = (const KFindCoordinatorResponse *)msg;
+        probe->error = r->error;
+        c->coordinator = r->node;
+        return TRUE;
+    }
+    case KMSG_CONSUMER_GROUP_HEARTBEAT_RESPONSE: {
+        const KConsumerHeartbeatResponse *r = (const KConsumerHeartbeatResponse *)msg;
+        probe->error = r->error;
+        g_strlcpy(c->member_id, r->member_id, sizeof c->member_id);
+        c->member_epoch = r->member_epoch;
+        g_array_set_size(c->assignment, 0);
+        g_array_append_vals(c->assignment, r->assignment->data, r->assignment->len);
+        assert_int_equal(r->heartbeat_interval_ms, HEARTBEAT_MS);
+        return TRUE;
+    }
+    case KMSG_OFFSET_COMMIT_RESPONSE: {
+        const KOffsetMessage *r = (const KOffsetMessage *)msg;
+        probe->error = r->error != KAFKA_ERROR_NONE
+                           ? r->error
+                           : g_array_index(r->partitions, KOffsetPartition, 0).error;
+        return TRUE;
+    }
+    default:
+        return FALSE;
+    }
+}
+
+/* FindCoordinator (which creates __consumer_offsets) until it is led. */
+static void
+client_find_coordinator(Client *c, Fixture *f)
+{
+    for (guint attempt = 0; attempt < 100; attempt++) {
+        KFindCoordinatorRequest *request = kproto_new(KMSG_FIND_COORDINATOR_REQUEST);
+        request->correlation_id = probe_correlation_next(&c->probe);
+        g_strlcpy(request->group_id, GROUP, sizeof request->group_id);
+        request->key_type = KAFKA_COORDINATOR_GROUP;
+        Broker *any = cluster_broker(f->cluster, 1);
+        if (probe_request(&c->probe, f->world, broker_node(any), &request->base, SIM_NS_PER_MS) ==
+            KAFKA_ERROR_NONE)
+            break;
+        run_for(f, 200 * SIM_NS_PER_MS);
+    }
+    assert_int_equal(c->probe.error, KAFKA_ERROR_NONE);
+    run_for(f, 2 * SIM_NS_PER_S); /* the offsets partition loaded */
+}
+
+static void
+client_init(Client *c, Fixture *f)
+{
+    probe_init(&c->probe, f->world, read_answer);
+    c->assignment = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    client_find_coordinator(c, f);
+}
+
+static void
+client_clear(Client *c)
+{
+    g_array_free(c->assignment, TRUE);
+}
+
+/* One heartbeat of member `member_id` at `epoch` owning partitions `owned`
+ * (-1 ends the list); returns the error. */
+static KafkaError
+heartbeat(Client *c, Fixture *f, const char *member_id, gint32 epoch, const gint32 *owned)
+{
+    KConsumerHeartbeatRequest *request = kproto_new(KMSG_CONSUMER_GROUP_HEARTBEAT_REQUEST);
+    request->correlation_id = probe_correlation_next(&c->probe);
+    g_strlcpy(request->group_id, GROUP, sizeof request->group_id);
+    g_strlcpy(request->member_id, member_id, sizeof request->member_id);
+    g_strlcpy(request->client_id, "probe", sizeof request->client_id);
+    request->member_epoch = epoch;
+    request->rebalance_timeout_ms = 300000;
+    request->server_assignor = -1;
+    KTopicName name;
+    KPROTO_SET_ID(name.name, TOPIC);
+    g_array_append_val(request->topics, name);
+    for (guint i = 0; owned != NULL && owned[i] >= 0; i++) {
+        KTopicPartition tp;
+        ktp_set(&tp, TOPIC, owned[i]);
+        g_array_append_val(request->owned, tp);
+    }
+    kproto_update_size(&request->base);
+    return probe_request(&c->probe, f->world, c->coordinator, &request->base, SIM_NS_PER_MS);
+}
+
+/* The partitions of the last answer, as "0,1,2". */
+static char *
+assigned(const Client *c)
+{
+    GString *out = g_string_new(NULL);
+    for (guint i = 0; i < c->assignment->len; i++)
+        g_string_append_printf(out, "%s%d", i ? "," : "",
+                               g_array_index(c->assignment, KTopicPartition, i).partition);
+    return g_string_free(out, FALSE);
+}
+
+static void
+assert_assigned(const Client *c, const char *expected)
+{
+    g_autofree char *got = assigned(c);
+    assert_string_equal(got, expected);
+}
+
+static KafkaError
+commit(Client *c, Fixture *f, const char *member_id, gint32 epoch)
+{
+    KOffsetMessage *request = kproto_new(KMSG_OFFSET_COMMIT_REQUEST);
+    request->correlation_id = probe_correlation_next(&c->probe);
+    g_strlcpy(request->group_id, GROUP, sizeof request->group_id);
+    g_strlcpy(request->member_id, member_id, sizeof request->member_id);
+    request->generation_id = epoch;
+    KOffsetPartition entry = {.offset = 1, .error = KAFKA_ERROR_NONE};
+    ktp_set(&entry.tp, TOPIC, 0);
+    g_array_append_val(request->partitions, entry);
+    kproto_update_size(&request->base);
+    return probe_request(&c->probe, f->world, c->coordinator, &request->base, SIM_NS_PER_MS);
+}
+
+/* ---- the coordinator's state machine ---- */
+
+/* A join gets epoch 1 and every partition; a second member's join bumps the
+ * group epoch, but it gets the moved partition only after the first member
+ * reported it revoked (CurrentAssignmentBuilder's UNREVOKED_PARTITIONS and
+ * UNRELEASED_PARTITIONS); then both are at the target epoch. */
+static void
+test_consumer_group_revocation_before_reassignment(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(31, 3);
+    Client c;
+    client_init(&c, f);
+    static const gint32 none[] = {-1}, all[] = {0, 1, 2, -1}, kept[] = {0, 1, -1},
+                        moved[] = {2, -1};
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    g_autofree char *a = g_strdup(c.member_id);
+    assert_int_equal(c.member_epoch, 1);
+    assert_assigned(&c, "0,1,2");
+    /* B joins: group epoch 2; its target (partition 2) is still A's. */
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    g_autofree char *b = g_strdup(c.member_id);
+    assert_true(strcmp(a, b) < 0);
+    assert_int_equal(c.member_epoch, 2);
+    assert_assigned(&c, "");
+    /* A is asked to revoke 2: its epoch stays, its assignment shrinks. */
+    assert_int_equal(heartbeat(&c, f, a, 1, all), KAFKA_ERROR_NONE);
+    assert_int_equal(c.member_epoch, 1);
+    assert_assigned(&c, "0,1");
+    /* A still owns 2 (its heartbeat says so): B does not get it. */
+    assert_int_equal(heartbeat(&c, f, a, 1, all), KAFKA_ERROR_NONE);
+    assert_int_equal(heartbeat(&c, f, b, 2, none), KAFKA_ERROR_NONE);
+    assert_assigned(&c, "");
+    /* A reports 2 revoked: it reaches epoch 2, and 2 is B's. */
+    assert_int_equal(heartbeat(&c, f, a, 1, kept), KAFKA_ERROR_NONE);
+    assert_int_equal(c.member_epoch, 2);
+    assert_assigned(&c, "0,1");
+    assert_int_equal(heartbeat(&c, f, b, 2, none), KAFKA_ERROR_NONE);
+    assert_int_equal(c.member_epoch, 2);
+    assert_assigned(&c, "2");
+    assert_int_equal(heartbeat(&c, f, b, 2, moved), KAFKA_ERROR_NONE);
+    assert_assigned(&c, "2");
+    client_clear(&c);
+    fixture_free(f);
+}
+
+/* Member epochs fence: a heartbeat above the member's epoch, or below it
+ * other than its previous epoch with a subset of its partitions, gets
+ * FENCED_MEMBER_EPOCH; an unknown member UNKNOWN_MEMBER_ID. Commits are
+ * validated by member epoch (STALE_MEMBER_EPOCH). A leave (-1) removes the
+ * member; a member silent for group.consumer.session.timeout.ms is removed
+ * too; an assignor the brokers do not list is refused. */
+static void
+test_consumer_group_fencing_leave_and_session(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(32, 3);
+    Client c;
+    client_init(&c, f);
+    static const gint32 none[] = {-1}, all[] = {0, 1, 2, -1}, kept[] = {0, 1, -1};
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    g_autofree char *a = g_strdup(c.member_id);
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    g_autofree char *b = g_strdup(c.member_id);
+    assert_int_equal(heartbeat(&c, f, a, 1, all), KAFKA_ERROR_NONE);
+    assert_int_equal(heartbeat(&c, f, a, 1, kept), KAFKA_ERROR_NONE);
+    assert_int_equal(c.member_epoch, 2);
+    /* Epochs. */
+    assert_int_equal(heartbeat(&c, f, a, 3, kept), KAFKA_ERROR_FENCED_MEMBER_EPOCH);
+    assert_int_equal(heartbeat(&c, f, a, 1, kept), KAFKA_ERROR_NONE); /* a lost answer */
+    assert_int_equal(heartbeat(&c, f, a, 1, all), KAFKA_ERROR_FENCED_MEMBER_EPOCH);
+    assert_int_equal(heartbeat(&c, f, "nobody", 2, none), KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+    /* Commits. */
+    assert_int_equal(commit(&c, f, a, 2), KAFKA_ERROR_NONE);
+    assert_int_equal(commit(&c, f, a, 1), KAFKA_ERROR_STALE_MEMBER_EPOCH);
+    assert_int_equal(commit(&c, f, "nobody", 2), KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+    /* B leaves; A gets everything at the next epoch. */
+    assert_int_equal(heartbeat(&c, f, b, -1, none), KAFKA_ERROR_NONE);
+    assert_int_equal(c.member_epoch, -1);
+    assert_int_equal(heartbeat(&c, f, b, 2, none), KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+    assert_int_equal(heartbeat(&c, f, a, 2, kept), KAFKA_ERROR_NONE);
+    assert_int_equal(c.member_epoch, 3);
+    assert_assigned(&c, "0,1,2");
+    /* An assignor the brokers do not list. */
+    KConsumerHeartbeatRequest *request = kproto_new(KMSG_CONSUMER_GROUP_HEARTBEAT_REQUEST);
+    request->correlation_id = probe_correlation_next(&c.probe);
+    g_strlcpy(request->group_id, GROUP, sizeof request->group_id);
+    request->rebalance_timeout_ms = 1000;
+    request->server_assignor = 7;
+    KTopicName name;
+    KPROTO_SET_ID(name.name, TOPIC);
+    g_array_append_val(request->topics, name);
+    assert_int_equal(
+        probe_request(&c.probe, f->world, c.coordinator, &request->base, SIM_NS_PER_MS),
+        KAFKA_ERROR_UNSUPPORTED_ASSIGNOR);
+    /* A goes silent: fenced after the session timeout. */
+    GroupCoordInfo info;
+    run_for(f, (SESSION_MS - 500) * SIM_NS_PER_MS);
+    Broker *coordinator = NULL;
+    for (gint32 id = 1; id <= 3; id++) {
+        group_coord_describe(cluster_broker(f->cluster, id), GROUP, &info);
+        if (info.exists)
+            coordinator = cluster_broker(f->cluster, id);
+    }
+    assert_non_null(coordinator);
+    group_coord_describe(coordinator, GROUP, &info);
+    assert_true(info.consumer_protocol);
+    assert_int_equal(info.members, 1);
+    run_for(f, 1000 * SIM_NS_PER_MS);
+    group_coord_describe(coordinator, GROUP, &info);
+    assert_int_equal(info.members, 0);
+    assert_int_equal(heartbeat(&c, f, a, 3, none), KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+    client_clear(&c);
+    fixture_free(f);
+}
+
+/* The broker whose node is `node`. */
+static Broker *
+broker_at(const Fixture *f, SimNodeId node)
+{
+    for (gint32 id = 1; id <= 3; id++) {
+        if (broker_node(cluster_broker(f->cluster, id)) == node)
+            return cluster_broker(f->cluster, id);
+    }
+    fail_msg("no broker at node %u", (guint)node);
+    return NULL;
+}
+
+/* The group epoch is stored in __consumer_offsets: when the coordinator
+ * moves, the new one does not know the members (UNKNOWN_MEMBER_ID: ksim
+ * keeps no member records) but goes on from the stored epoch, so no member
+ * epoch is given twice and an old epoch stays stale. */
+static void
+test_consumer_group_epoch_survives_coordinator_move(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(34, 3);
+    Client c;
+    client_init(&c, f);
+    static const gint32 none[] = {-1};
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    g_autofree char *old = g_strdup(c.member_id);
+    gint32 old_epoch = c.member_epoch;
+    assert_int_equal(old_epoch, 3);
+    run_for(f, 500 * SIM_NS_PER_MS); /* the epoch records replicated */
+    Broker *coordinator = broker_at(f, c.coordinator);
+    sim_node_crash(f->world, broker_node(coordinator));
+    run_for(f, 10 * SIM_NS_PER_S);
+    SimNodeId before = c.coordinator;
+    client_find_coordinator(&c, f);
+    assert_true(c.coordinator != before);
+    assert_int_equal(heartbeat(&c, f, old, old_epoch, none), KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    assert_int_equal(c.member_epoch, old_epoch + 1);
+    assert_int_equal(commit(&c, f, old, old_epoch), KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+    client_clear(&c);
+    fixture_free(f);
+}
+
+/* ---- real consumers (consumer_membership.c) ---- */
+
+static Consumer *
+add_member(Fixture *f)
+{
+    assert_true(f->n_consumers < MEMBERS_MAX);
+    ConsumerConfig config;
+    kconfig_bind_consumer_defaults(&config);
+    config.group_protocol = CONSUMER_GROUP_PROTOCOL_CONSUMER;
+    config.auto_offset_reset = CONSUMER_RESET_EARLIEST;
+    config.enable_auto_commit = FALSE;
+    config.processing_mode = CONSUMER_PROCESS_THEN_COMMIT;
+    config.metadata_max_age_ms = 1000;
+    g_autoptr(GArray) bootstrap = cluster_bootstrap_nodes(f->cluster);
+    g_autofree char *name = g_strdup_printf("consumer-%u", f->n_consumers);
+    Consumer *consumer = consumer_new(f->world, name, CONSUMER_PROCESS + f->n_consumers, bootstrap,
+                                      &config, f->history);
+    f->consumers[f->n_consumers++] = consumer;
+    const char *topics[] = {TOPIC};
+    consumer_subscribe(consumer, GROUP, topics, 1);
+    SimDist interval = SIM_DIST_CONST(10 * SIM_NS_PER_MS);
+    SimDist processing = SIM_DIST_CONST(100 * SIM_NS_PER_US);
+    consumer_start_polling(consumer, &interval, &processing, NULL, NULL);
+    return consumer;
+}
+
+static void
+send_some(Fixture *f, guint n)
+{
+    for (guint i = 0; i < n; i++) {
+        f->counter++;
+        producer_send(f->producer, TOPIC, (gint32)(f->counter % 4), 0,
+                      HISTORY_VALUE(PRODUCER_PROCESS, f->counter), 100, NULL, NULL);
+    }
+}
+
+/* Partition counts of each running member, and TRUE when they cover the
+ * topic's 4 partitions exactly once. */
+static gboolean
+covered_once(const Fixture *f)
+{
+    guint owners[4] = {0};
+    for (guint i = 0; i < f->n_consumers; i++) {
+        if (!consumer_running(f->consumers[i]))
+            continue;
+        g_autoptr(GArray) tps = consumer_assignment(f->consumers[i]);
+        for (guint p = 0; p < tps->len; p++)
+            owners[g_array_index(tps, KTopicPartition, p).partition]++;
+    }
+    for (guint p = 0; p < 4; p++) {
+        if (owners[p] != 1)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* REVOKE ops of `process`. */
+static guint
+revokes_of(const Fixture *f, guint32 process)
+{
+    const HistoryOpArray *ops = history_ops(f->history);
+    guint n = 0;
+    for (guint i = 0; i < ops->len; i++)
+        n += ops->data[i].fn == HISTORY_FN_REVOKE && ops->data[i].process == process;
+    return n;
+}
+
+/* A second member joins a one-member group: the first member revokes only
+ * the two partitions that move (committing them first) and never stops
+ * reading the others; no two members own a partition at any point; the
+ * processed values are each processed once. A crashed member's partitions
+ * go to the survivor after group.consumer.session.timeout.ms. */
+static void
+test_consumer_group_members_reconcile_incrementally(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(33, 4);
+    Consumer *first = add_member(f);
+    send_some(f, 200);
+    run_for(f, 5 * SIM_NS_PER_S);
+    g_autoptr(GArray) alone = consumer_assignment(first);
+    assert_int_equal(alone->len, 4);
+    assert_true(consumer_group_stable(first));
+    Consumer *second = add_member(f);
+    gint64 start = sim_now_ns(f->world);
+    gboolean first_always_reading = TRUE;
+    while (sim_now_ns(f->world) - start < 10 * SIM_NS_PER_S) {
+        run_for(f, 20 * SIM_NS_PER_MS);
+        send_some(f, 2);
+        g_autoptr(GArray) tps = consumer_assignment(first);
+        first_always_reading = first_always_reading && tps->len >= 2;
+        /* Never a partition in two members' hands. */
+        g_autoptr(GArray) other = consumer_assignment(second);
+        for (guint i = 0; i < tps->len; i++)
+            for (guint j = 0; j < other->len; j++)
+                assert_false(ktp_equal(&g_array_index(tps, KTopicPartition, i),
+                                       &g_array_index(other, KTopicPartition, j)));
+    }
+    assert_true(first_always_reading);
+    assert_true(covered_once(f));
+    g_autoptr(GArray) mine = consumer_assignment(first);
+    g_autoptr(GArray) theirs = consumer_assignment(second);
+    assert_int_equal(mine->len, 2);
+    assert_int_equal(theirs->len, 2);
+    assert_int_equal(revokes_of(f, CONSUMER_PROCESS), 2);
+    assert_int_equal(revokes_of(f, CONSUMER_PROCESS + 1), 0);
+    ConsumerStats stats;
+    consumer_stats(first, &stats);
+    assert_int_equal(stats.partitions_revoked, 2);
+    /* The second member crashes: after the session its partitions are the
+     * first's again. */
+    sim_node_crash(f->world, consumer_node(second));
+    run_for(f, (SESSION_MS + 3 * HEARTBEAT_MS) * SIM_NS_PER_MS);
+    g_autoptr(GArray) back = consumer_assignment(first);
+    assert_int_equal(back->len, 4);
+    /* Processed values: none twice (every move committed before it went). */
+    const HistoryOpArray *ops = history_ops(f->history);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+    guint processed = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        if (ops->data[i].fn != HISTORY_FN_PROCESS)
+            continue;
+        processed++;
+        assert_false(g_hash_table_contains(seen, &ops->data[i].value));
+        g_hash_table_add(seen, (gpointer)&ops->data[i].value);
+    }
+    assert_true(processed > 200);
+    fixture_free(f);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_consumer_group_revocation_before_reassignment),
+        cmocka_unit_test(test_consumer_group_fencing_leave_and_session),
+        cmocka_unit_test(test_consumer_group_epoch_survives_coordinator_move),
+        cmocka_unit_test(test_consumer_group_members_reconcile_incrementally),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
