@@ -1021,6 +1021,37 @@ test_cluster_kraft_single_controller_failover(void **state)
     }
 }
 
+/* An active controller cut off from everyone resigns when its check quorum
+ * fails, and stays active in its own eyes until a new epoch reaches it;
+ * when its brokers' sessions lapse meanwhile it cannot write their
+ * FenceBroker records, and must not try again at the same instant for ever
+ * (the run stalled there, in combined mode whenever a partition cut off the
+ * node of the active controller longer than the broker session). */
+static void
+test_cluster_kraft_isolated_controller_does_not_stall(void **state)
+{
+    (void)state;
+    static const gboolean combined[] = {FALSE, TRUE};
+    for (guint c = 0; c < G_N_ELEMENTS(combined); c++) {
+        ClusterConfig config;
+        kraft_config(&config, combined[c], 3);
+        /* It resigns 3 s after it is cut off (1.5 fetch timeouts) and stands
+         * for election 5 to 10 s later: the 6 s sessions lapse in between. */
+        config.raft.election_timeout_ns = 5 * SIM_NS_PER_S;
+        Fixture *f = fixture_new(13, &config, 3, -1, NULL);
+        SimNodeId node = cluster_active_controller_node(f->cluster);
+        assert_int_not_equal(node, SIM_NODE_NONE);
+        sim_net_isolate(sim_world_net(f->world), node);
+        gint64 until_ns = sim_now_ns(f->world) + 15 * SIM_NS_PER_S;
+        guint steps = 0;
+        while (sim_now_ns(f->world) < until_ns && steps < 300000 && sim_world_step(f->world))
+            steps++;
+        assert_true(sim_now_ns(f->world) >= until_ns);
+        assert_int_not_equal(cluster_active_controller_node(f->cluster), SIM_NODE_NONE);
+        fixture_free(f);
+    }
+}
+
 int
 main(void)
 {
@@ -1049,6 +1080,7 @@ main(void)
         cmocka_unit_test(test_cluster_follower_nth),
         cmocka_unit_test(test_cluster_kraft_combined_crash_takes_both_roles),
         cmocka_unit_test(test_cluster_kraft_single_controller_failover),
+        cmocka_unit_test(test_cluster_kraft_isolated_controller_does_not_stall),
         cmocka_unit_test(test_cluster_controlled_shutdown_moves_leadership),
         cmocka_unit_test(test_cluster_controlled_shutdown_gives_up),
     };
