@@ -7,6 +7,10 @@
  * side of transactions (markers, LSO, read_committed fetches), and, when it wins the /controller znode, the controller
  * (controller.c).
  *
+ * In KRaft mode it registers with, heartbeats to and replays the metadata
+ * log of the controller quorum instead (broker_kraft.h); in combined mode
+ * (broker_new_combined) its process also runs one of the quorum's voters.
+ *
  * A Broker object lives for the whole run; its in-memory state exists only
  * while its process runs: a crash frees it, a restart rebuilds it from the
  * node's disk (logs, HW checkpoint), registers again and waits for the
