@@ -167,6 +167,8 @@ roles kraft "process.roles = broker,controller" "controller.quorum.voters = 1@br
 expect 0 "is valid" -- check "$out-roles.ini"
 roles kraft "process.roles = broker" "controller.quorum.voters = 3000@c0:9093,3007@c1:9093,3009@c2:9093"
 expect 0 "is valid" -- check "$out-roles.ini"
+roles kraft "controller.quorum.voters = 100@c0:9093"
+expect 2 "roles.ini:6: \\[cluster\\] controller.quorum.voters: voter 100: ksim gives dedicated controllers node.ids from 3000 up" -- check "$out-roles.ini"
 rm -f "$out-roles.ini"
 # Each command's usage line names its arguments once ("run [OPTION?]
 # SCENARIO - ...", not "SCENARIO SCENARIO").

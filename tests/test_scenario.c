@@ -1701,8 +1701,8 @@ test_scenario_kraft_roles(void **state)
         {"process.roles = controller, broker\ncontrollers = 1\n", TRUE, 1, {1}},
         {"process.roles = broker,controller\ncontroller.quorum.voters = 2@b2:9093, 1@b1:9093\n",
          TRUE, 2, {1, 2}},
-        {"controller.quorum.voters = 7@c7:9093,5@c5:9093,6@c6:9093\ncontrollers = 3\n", FALSE, 3,
-         {5, 6, 7}},
+        {"controller.quorum.voters = 3107@c7:9093,3105@c5:9093,3106@c6:9093\ncontrollers = 3\n",
+         FALSE, 3, {3105, 3106, 3107}},
     };
     for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
         g_autofree char *text = g_strdup_printf(

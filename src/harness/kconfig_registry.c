@@ -428,8 +428,8 @@ const KConfigKey kconfig_registry_table[] = {
                "combined mode the first `controllers` brokers (at most `brokers`)."),
     KEY("controller.quorum.voters", CLUSTER, LIST, NULL,
         .doc = "KRaft: the voters as {id}@{host}:{port} (null: as `controllers` says); ids are "
-               "node.ids, brokers' in combined mode, else apart from the brokers' (host and port "
-               "are checked for form only)."),
+               "node.ids, brokers' in combined mode, else 3000 up (host and port are checked for "
+               "form only)."),
     KEY("controller.quorum.election.timeout.ms", CLUSTER, DURATION, "1000", RANGE(1, I32), IN_MS,
         .doc = "KRaft: a voter that hears no leader this long (plus a random part) stands for "
                "election."),

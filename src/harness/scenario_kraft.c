@@ -13,7 +13,9 @@
  * the voters run inside brokers, and the brokers that are not voters stay
  * broker-only (Kafka's combined nodes beside broker-only ones). ksim
  * numbers the nodes itself: broker N has node.id N, dedicated controllers
- * 3000 up; controller.quorum.voters names voters by these node.ids.
+ * 3000 up (the default ones 3000, 3001, ...; controller.quorum.voters may
+ * name any from 3000, since the history names its clients 100 up);
+ * controller.quorum.voters names voters by these node.ids.
  */
 #include "scenario_internal.h"
 
@@ -176,6 +178,13 @@ check_voter_ids(const Build *b, const RawGroup *group, GError **error)
                           "1..%u (e.g. 3000 up), or set process.roles = broker,controller to run "
                           "the voters in brokers",
                           id, id, c->brokers);
+        /* The history names processes by id: clients are 100 up. */
+        if (!c->combined && id < KRAFT_CONTROLLER_ID_BASE)
+            return refuse(b, group, "controller.quorum.voters", error,
+                          "voter %d: ksim gives dedicated controllers node.ids from %d up "
+                          "(brokers are 1..%u, clients 100 up), or set process.roles = "
+                          "broker,controller to run the voters in brokers",
+                          id, KRAFT_CONTROLLER_ID_BASE, c->brokers);
     }
     return TRUE;
 }
