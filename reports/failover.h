@@ -1,8 +1,15 @@
 /*
  * failover: what leadership cost a run, from its history: each controller
- * failover (the old controller's session ends → a new controller has taken
- * over and every partition that can be led is led again) and, per
- * partition, how long it had no leader serving produce.
+ * failover (the old controller's loss is noticed → a new controller has
+ * taken over and every partition that can be led is led again) and, per
+ * partition, how long it had no leader serving produce. The start is the
+ * history's HISTORY_EVENT_CONTROLLER_LOST, which the cluster records
+ * (cluster.h): in ZooKeeper mode the old controller's session ending; in
+ * KRaft mode the first voter standing for election against it, or, with a
+ * single voter (nobody to stand), the first broker whose request to it fails
+ * while no controller is active. The new controller of a single-voter
+ * quorum is the same voter, once restarted: "a new controller" is a new
+ * activation, in a new epoch.
  *
  * A partition is led from the moment a broker became its leader
  * (HISTORY_EVENT_ELECTED) until that broker stops (a crash or power-loss
@@ -23,7 +30,7 @@
 
 typedef struct {
     gint32 old_controller;
-    gint64 lost_ns;    /* the old controller's session ended */
+    gint64 lost_ns;    /* the loss was noticed (HISTORY_EVENT_CONTROLLER_LOST) */
     gint64 claimed_ns; /* a new controller claimed its epoch; -1: none by the end */
     gint64 led_ns;     /* every partition led again; -1: not by the end */
 } FailoverWindow;

@@ -265,7 +265,9 @@ static const Metric METRICS[] = {
           "share of the one-second windows with a send outstanding that also hold an "
           "acknowledgement (1: always; 1 without sends)"),
     VALUE("controller_failover_ms", failover_value, FAILOVER_LONGEST,
-          "the longest controller failover: from the controller's session ending to a new "
+          "the longest controller failover: from the controller's loss being noticed (its "
+          "session ending; KRaft: a voter standing for election, or a broker's request to a "
+          "single voter failing) to a new "
           "controller in charge and every partition that can be led led again, ms (0: none)"),
     VALUE("unavailable_partition_s", failover_value, FAILOVER_UNAVAILABLE,
           "seconds without a leader serving produce, summed over the partitions"),

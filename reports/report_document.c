@@ -1151,8 +1151,10 @@ doc_failover(Document *doc, const Report *report)
     }
     if (any) {
         doc_heading(doc, 2, "Leadership");
-        doc_paragraph(doc, "A controller failover runs from the old controller's coordination "
-                           "session ending to the new controller in charge with every partition "
+        doc_paragraph(doc, "A controller failover runs from the old controller's loss being "
+                           "noticed (its coordination session ending; in KRaft mode a voter "
+                           "standing for election, or with a single voter a broker's request to "
+                           "it failing) to the new controller in charge with every partition "
                            "that can be led led again (controller_failover_ms). A partition is "
                            "unavailable while no broker leads it: from its leader's crash or "
                            "stop, or its going offline, to its next leader.");

@@ -163,10 +163,16 @@ kraft_target() {
   printf '[scenario]\nduration = 20s\n[cluster]\nbrokers = 3\nmetadata.mode = %s\n[topic t]\npartitions = 1\n[producer p]\ntopic = t\n[fault f]\nat = 5s\naction = crash\ntarget = %s\n' "$1" "$2" > "$out-kraft.ini"
 }
 kraft_target kraft controller:3005
-expect 2 "kraft.ini:13: \\[fault f\\] target: 'controller:3005' does not exist: the quorum's controllers are controller:3000 \\.\\. controller:3002" -- check "$out-kraft.ini"
+expect 2 "kraft.ini:13: \\[fault f\\] target: 'controller:3005' does not exist: the quorum's controllers are controller:3000, controller:3001, controller:3002" -- check "$out-kraft.ini"
 kraft_target zookeeper controller:3000
 expect 2 "'controller:3000' names a KRaft controller, and this cluster runs metadata.mode = zookeeper" -- check "$out-kraft.ini"
 kraft_target kraft quorum-follower
+expect 0 "is valid" -- check "$out-kraft.ini"
+# Combined mode: controller:N names a voter, which is a broker.
+kraft_target $'kraft\nprocess.roles = broker,controller\ncontrollers = 2' controller:3000
+expect 2 "kraft.ini:15: \\[fault f\\] target: 'controller:3000' does not exist: the quorum's voters (combined with brokers of the same node.id) are controller:1, controller:2" -- \
+  check "$out-kraft.ini"
+kraft_target $'kraft\nprocess.roles = broker,controller' controller:2
 expect 0 "is valid" -- check "$out-kraft.ini"
 rm -f "$out-kraft.ini"
 # KIP-848's keys: group.protocol's values, group.remote.assignor only with
@@ -189,6 +195,48 @@ printf '[scenario]\nduration = 20s\n[cluster]\nbrokers = 3\n[broker 2]\ngroup.co
 expect 2 "\[broker 2\] group.consumer.session.timeout.ms: is the same on every broker in ksim" -- \
   check "$out-broker-consumer.ini"
 rm -f "$out-broker-consumer.ini"
+# KRaft's roles and voters ([cluster] process.roles, controllers,
+# controller.quorum.voters) refuse what contradicts itself or the cluster,
+# naming the file, the group, the key and its line.
+roles() { # roles MODE LINES...: a [cluster] with brokers = 3 and the lines given
+  local mode=$1; shift
+  { printf '[scenario]\nduration = 20s\n[cluster]\nbrokers = 3\nmetadata.mode = %s\n' "$mode"
+    printf '%s\n' "$@"
+    printf '[topic t]\npartitions = 1\n[producer p]\ntopic = t\n'; } > "$out-roles.ini"
+}
+roles zookeeper "process.roles = broker,controller"
+expect 2 "roles.ini:6: \\[cluster\\] process.roles: process.roles is KRaft's.*metadata.mode = zookeeper" -- check "$out-roles.ini"
+roles zookeeper "controller.quorum.voters = 3000@c0:9093"
+expect 2 "roles.ini:6: \\[cluster\\] controller.quorum.voters: controller.quorum.voters is KRaft's" -- check "$out-roles.ini"
+roles kraft "process.roles = controller"
+expect 2 "roles.ini:6: \\[cluster\\] process.roles: process.roles = controller would leave the cluster without brokers" -- check "$out-roles.ini"
+roles kraft "process.roles = broker, broker"
+expect 2 "roles.ini:6: \\[cluster\\] process.roles: duplicate role names found in \`process.roles\`" -- check "$out-roles.ini"
+roles kraft "process.roles = broker,zookeeper"
+expect 2 "roles.ini:6: \\[cluster\\] process.roles: 'broker,zookeeper' has 'zookeeper', which is not allowed" -- check "$out-roles.ini"
+roles kraft "process.roles = broker,controller" "controller.quorum.voters = 1@broker-1:9093,4@broker-4:9093"
+expect 2 "roles.ini:7: \\[cluster\\] controller.quorum.voters: voter 4 names no broker: in combined mode" -- check "$out-roles.ini"
+roles kraft "controller.quorum.voters = 1@broker-1:9093"
+expect 2 "roles.ini:6: \\[cluster\\] controller.quorum.voters: voter 1 is broker-1's node.id: dedicated controllers" -- check "$out-roles.ini"
+roles kraft "controller.quorum.voters = 3000@c0"
+expect 2 "roles.ini:6: \\[cluster\\] controller.quorum.voters: failed to parse host name from entry '3000@c0'" -- check "$out-roles.ini"
+roles kraft "controller.quorum.voters = x@c0:9093"
+expect 2 "roles.ini:6: \\[cluster\\] controller.quorum.voters: failed to parse voter ID as an integer from 'x'" -- check "$out-roles.ini"
+roles kraft "controller.quorum.voters = 3000@c0:9093,3000@c1:9093"
+expect 2 "roles.ini:6: \\[cluster\\] controller.quorum.voters: names voter 3000 twice" -- check "$out-roles.ini"
+roles kraft "controllers = 2" "controller.quorum.voters = 3000@c0:9093"
+expect 2 "roles.ini:6: \\[cluster\\] controllers: controllers = 2, but controller.quorum.voters names 1 voter" -- check "$out-roles.ini"
+roles kraft "process.roles = broker,controller" "controllers = 5"
+expect 2 "roles.ini:7: \\[cluster\\] controllers: combined mode.*controllers = 5 needs at least 5 brokers (brokers = 3)" -- check "$out-roles.ini"
+roles kraft "node.id = 1"
+expect 2 "roles.ini:6: \\[cluster\\] node.id: '1': a scenario does not set node.id: ksim numbers its nodes itself: broker N" -- check "$out-roles.ini"
+roles kraft "process.roles = broker,controller" "controller.quorum.voters = 1@broker-1:9093,3@broker-3:9093"
+expect 0 "is valid" -- check "$out-roles.ini"
+roles kraft "process.roles = broker" "controller.quorum.voters = 3000@c0:9093,3007@c1:9093,3009@c2:9093"
+expect 0 "is valid" -- check "$out-roles.ini"
+roles kraft "controller.quorum.voters = 100@c0:9093"
+expect 2 "roles.ini:6: \\[cluster\\] controller.quorum.voters: voter 100: ksim gives dedicated controllers node.ids from 3000 up" -- check "$out-roles.ini"
+rm -f "$out-roles.ini"
 # Each command's usage line names its arguments once ("run [OPTION?]
 # SCENARIO - ...", not "SCENARIO SCENARIO").
 for command in run check sweep shrink bisect replay diagram partition assign bench; do

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cluster_fixture.h"
+#include "sim_disk.h"
 #include "sim_net.h"
 
 /* How many acknowledged values are absent from the leader's log below its HW. */
@@ -901,6 +902,156 @@ test_cluster_follower_nth(void **state)
     fixture_free(f);
 }
 
+/* ---- KRaft: combined mode and the single-controller failover ---- */
+
+static void
+kraft_config(ClusterConfig *config, gboolean combined, guint voters)
+{
+    fixture_config_fast(config);
+    config->kraft = TRUE;
+    config->combined = combined;
+    config->n_controllers = voters;
+    config->broker_session_timeout_ms = 6000;
+}
+
+/* The first CONTROLLER_LOST event at or after `from_ns`, or NULL. */
+static const HistoryEvent *
+controller_lost_since(const History *history, gint64 from_ns)
+{
+    const GArray *events = history_events(history);
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *e = &g_array_index(events, HistoryEvent, i);
+        if (e->kind == HISTORY_EVENT_CONTROLLER_LOST && e->time_ns >= from_ns)
+            return e;
+    }
+    return NULL;
+}
+
+/* Combined mode: the voters run in the brokers' processes, so a crash of the
+ * active controller's node stops its broker and its voter at once; another
+ * broker's voter takes over, its partitions get new leaders, and after a
+ * restart both roles run again with the metadata log beside the partitions
+ * (not loaded as one). */
+static void
+test_cluster_kraft_combined_crash_takes_both_roles(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    kraft_config(&config, TRUE, 3);
+    Fixture *f = fixture_new(11, &config, 3, -1, NULL);
+    g_autoptr(GArray) nodes = cluster_controller_nodes(f->cluster);
+    assert_int_equal(nodes->len, 3);
+    for (guint i = 0; i < nodes->len; i++)
+        assert_int_equal(g_array_index(nodes, SimNodeId, i),
+                         broker_node(cluster_broker(f->cluster, (gint32)i + 1)));
+    gint32 active = cluster_controller(f->cluster);
+    assert_true(active >= 1 && active <= 3);
+    Broker *broker = cluster_broker(f->cluster, active);
+    SimNodeId node = broker_node(broker);
+    assert_int_equal(cluster_active_controller_node(f->cluster), node);
+    RaftNode *raft = broker_raft_node(broker);
+    assert_non_null(raft);
+    assert_true(sim_disk_exists(sim_node_disk(f->world, node),
+                                "__cluster_metadata-0/quorum-state"));
+    sim_node_crash(f->world, node);
+    assert_false(broker_running(broker));
+    assert_int_equal(raft_node_role(raft), RAFT_ROLE_DOWN);
+    /* A new controller among the others; once it fences the dead broker
+     * (broker.session.timeout.ms after it took over), every partition is
+     * led by a live broker. */
+    sim_world_run_until(f->world, sim_now_ns(f->world) + 15 * SIM_NS_PER_S);
+    gint32 successor = cluster_controller(f->cluster);
+    assert_true(successor >= 1 && successor != active);
+    for (gint32 p = 0; p < 3; p++) {
+        gint32 leader = cluster_leader(f->cluster, TOPIC, p);
+        assert_true(leader >= 1 && leader != active);
+    }
+    sim_node_restart(f->world, node);
+    assert_true(broker_running(broker));
+    assert_int_not_equal(raft_node_role(raft), RAFT_ROLE_DOWN);
+    assert_true(cluster_wait_settled(f->cluster, 30 * SIM_NS_PER_S));
+    /* It replays the local voter's log: it knows the topic's leaders. */
+    g_autoptr(GArray) partitions = broker_partitions(broker);
+    assert_int_equal(partitions->len, 3);
+    assert_int_equal(cluster_violations(f->cluster), 0);
+    fixture_free(f);
+}
+
+/* A quorum of one voter has nobody to stand for election: its failover
+ * starts when a broker notices it cannot reach the controller (its
+ * connections break when the process dies), and ends once it restarted and
+ * is active again. A pause is not a loss: the controller stays active. */
+static void
+test_cluster_kraft_single_controller_failover(void **state)
+{
+    (void)state;
+    static const gboolean combined[] = {FALSE, TRUE};
+    for (guint c = 0; c < G_N_ELEMENTS(combined); c++) {
+        ClusterConfig config;
+        kraft_config(&config, combined[c], 1);
+        Fixture *f = fixture_new(12, &config, 3, -1, NULL);
+        SimNodeId node = cluster_active_controller_node(f->cluster);
+        assert_int_not_equal(node, SIM_NODE_NONE);
+        gint32 id = combined[c] ? 1 : KRAFT_CONTROLLER_ID_BASE;
+        assert_int_equal(cluster_controller_node(f->cluster, id), node);
+        gint64 paused_ns = sim_now_ns(f->world);
+        sim_node_pause(f->world, node);
+        sim_world_run_until(f->world, paused_ns + 5 * SIM_NS_PER_S);
+        sim_node_resume(f->world, node);
+        sim_world_run_until(f->world, sim_now_ns(f->world) + SIM_NS_PER_S);
+        assert_null(controller_lost_since(f->history, paused_ns));
+        gint64 crashed_ns = sim_now_ns(f->world);
+        sim_node_crash(f->world, node);
+        sim_world_run_until(f->world, crashed_ns + 5 * SIM_NS_PER_S);
+        const HistoryEvent *lost = controller_lost_since(f->history, crashed_ns);
+        assert_non_null(lost);
+        assert_int_equal(lost->broker, id);
+        /* Noticed by a broken connection or, at the latest, a heartbeat's
+         * request timeout. */
+        assert_true(lost->time_ns - crashed_ns <=
+                    (config.broker.broker_heartbeat_interval_ms +
+                     config.broker.controller_quorum_request_timeout_ms) *
+                        SIM_NS_PER_MS);
+        assert_int_equal(cluster_active_controller_node(f->cluster), SIM_NODE_NONE);
+        sim_node_restart(f->world, node);
+        sim_world_run_until(f->world, sim_now_ns(f->world) + 10 * SIM_NS_PER_S);
+        assert_int_equal(cluster_active_controller_node(f->cluster), node);
+        assert_true(cluster_wait_settled(f->cluster, 30 * SIM_NS_PER_S));
+        fixture_free(f);
+    }
+}
+
+/* An active controller cut off from everyone resigns when its check quorum
+ * fails, and stays active in its own eyes until a new epoch reaches it;
+ * when its brokers' sessions lapse meanwhile it cannot write their
+ * FenceBroker records, and must not try again at the same instant for ever
+ * (the run stalled there, in combined mode whenever a partition cut off the
+ * node of the active controller longer than the broker session). */
+static void
+test_cluster_kraft_isolated_controller_does_not_stall(void **state)
+{
+    (void)state;
+    static const gboolean combined[] = {FALSE, TRUE};
+    for (guint c = 0; c < G_N_ELEMENTS(combined); c++) {
+        ClusterConfig config;
+        kraft_config(&config, combined[c], 3);
+        /* It resigns 3 s after it is cut off (1.5 fetch timeouts) and stands
+         * for election 5 to 10 s later: the 6 s sessions lapse in between. */
+        config.raft.election_timeout_ns = 5 * SIM_NS_PER_S;
+        Fixture *f = fixture_new(13, &config, 3, -1, NULL);
+        SimNodeId node = cluster_active_controller_node(f->cluster);
+        assert_int_not_equal(node, SIM_NODE_NONE);
+        sim_net_isolate(sim_world_net(f->world), node);
+        gint64 until_ns = sim_now_ns(f->world) + 15 * SIM_NS_PER_S;
+        guint steps = 0;
+        while (sim_now_ns(f->world) < until_ns && steps < 300000 && sim_world_step(f->world))
+            steps++;
+        assert_true(sim_now_ns(f->world) >= until_ns);
+        assert_int_not_equal(cluster_active_controller_node(f->cluster), SIM_NODE_NONE);
+        fixture_free(f);
+    }
+}
+
 int
 main(void)
 {
@@ -927,6 +1078,9 @@ main(void)
         cmocka_unit_test(test_cluster_placement_spreads_racks),
         cmocka_unit_test(test_cluster_racks_place_topics),
         cmocka_unit_test(test_cluster_follower_nth),
+        cmocka_unit_test(test_cluster_kraft_combined_crash_takes_both_roles),
+        cmocka_unit_test(test_cluster_kraft_single_controller_failover),
+        cmocka_unit_test(test_cluster_kraft_isolated_controller_does_not_stall),
         cmocka_unit_test(test_cluster_controlled_shutdown_moves_leadership),
         cmocka_unit_test(test_cluster_controlled_shutdown_gives_up),
     };

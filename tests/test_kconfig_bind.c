@@ -140,6 +140,12 @@ static const struct {
     {KCONFIG_SCOPE_CONSUMER_GROUP, "members.stop"},
     {KCONFIG_SCOPE_CONSUMER_GROUP, "pipeline.output"},
     {KCONFIG_SCOPE_CONSUMER_GROUP, "exactly.once"},
+    /* KRaft's roles and voters: the scenario parser resolves them together
+     * (scenario_kraft.c) and the runner hands the cluster the result. */
+    {KCONFIG_SCOPE_CLUSTER, "process.roles"},
+    {KCONFIG_SCOPE_CLUSTER, "controller.quorum.voters"},
+    /* Refused in scenarios (KConfigKey.refused): ksim numbers its nodes. */
+    {KCONFIG_SCOPE_BROKER, "node.id"},
 };
 
 static gboolean

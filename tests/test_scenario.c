@@ -1631,6 +1631,121 @@ test_scenario_mutations_never_crash(void **state)
     assert_true(loaded < MUTATION_ROUNDS);
 }
 
+/* controller.quorum.voters parses as Kafka's QuorumConfig does: each entry
+ * {id}@{host}:{port}; malformed entries, repeated ids and empty lists are
+ * refused with Kafka's words. */
+static void
+test_scenario_quorum_voters_parse(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        guint n;        /* 0: refused */
+        gint32 ids[3];  /* in the order written */
+        const char *why;
+    } cases[] = {
+        {"1@broker-1:9093,2@broker-2:9093,3@broker-3:9093", 3, {1, 2, 3}, NULL},
+        {"3001@c1.example.com:9093, 3000@[::1]:9093", 2, {3001, 3000}, NULL},
+        {"0@localhost:0", 1, {0}, NULL},
+        {"1@broker-1", 0, {0}, "failed to parse host name from entry '1@broker-1'"},
+        {"1@broker-1:x", 0, {0}, "failed to parse host port from entry '1@broker-1:x'"},
+        {"1@broker-1:70000", 0, {0}, "failed to parse host port"},
+        {"1@:9093", 0, {0}, "failed to parse host name"},
+        {"one@broker-1:9093", 0, {0}, "failed to parse voter ID as an integer from 'one'"},
+        {"-1@broker-1:9093", 0, {0}, "failed to parse voter ID as an integer from '-1'"},
+        {"broker-1:9093", 0, {0}, "each entry should be in the form `{id}@{host}:{port}`"},
+        {"1@a@b:1", 0, {0}, "each entry should be in the form"},
+        {"1@a:1,1@b:2", 0, {0}, "names voter 1 twice"},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_auto(GStrv) entries = g_strsplit(cases[c].text, ",", -1);
+        for (guint i = 0; entries[i] != NULL; i++)
+            g_strstrip(entries[i]);
+        gint32 ids[SCENARIO_VOTERS_MAX];
+        guint n = 99;
+        g_autofree char *why = NULL;
+        gboolean ok = scenario_parse_quorum_voters((const char *const *)entries, ids, &n, &why);
+        if (cases[c].n == 0) {
+            if (ok)
+                fail_msg("'%s' accepted", cases[c].text);
+            assert_string_contains(why, cases[c].why);
+            continue;
+        }
+        if (!ok)
+            fail_msg("'%s': %s", cases[c].text, why);
+        assert_int_equal(n, cases[c].n);
+        for (guint i = 0; i < n; i++)
+            assert_int_equal(ids[i], cases[c].ids[i]);
+    }
+}
+
+/* [cluster]'s KRaft roles resolve into the voters a run builds: dedicated
+ * controllers 3000 up by default, combined voters the first `controllers`
+ * brokers (every broker when there are fewer), or the ones
+ * controller.quorum.voters names, in node.id order; a `when` condition may
+ * name a value with a comma. */
+static void
+test_scenario_kraft_roles(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *cluster;
+        gboolean combined;
+        guint n;
+        gint32 ids[3];
+    } cases[] = {
+        {"", FALSE, 3, {3000, 3001, 3002}},
+        {"controllers = 1\n", FALSE, 1, {3000}},
+        {"process.roles = broker\n", FALSE, 3, {3000, 3001, 3002}},
+        {"process.roles = broker,controller\n", TRUE, 2, {1, 2}},
+        {"process.roles = controller, broker\ncontrollers = 1\n", TRUE, 1, {1}},
+        {"process.roles = broker,controller\ncontroller.quorum.voters = 2@b2:9093, 1@b1:9093\n",
+         TRUE, 2, {1, 2}},
+        {"controller.quorum.voters = 3107@c7:9093,3105@c5:9093,3106@c6:9093\ncontrollers = 3\n",
+         FALSE, 3, {3105, 3106, 3107}},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autofree char *text = g_strdup_printf(
+            "[scenario]\nduration = 10s\n[cluster]\nbrokers = 2\nmetadata.mode = kraft\n%s"
+            "[topic t]\npartitions = 1\nreplication.factor = 2\n[producer p]\ntopic = t\n",
+            cases[c].cluster);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(Scenario) scenario = scenario_load_data(text, "roles.ini", &error);
+        if (scenario == NULL)
+            fail_msg("case %u: %s", c, error->message);
+        g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+        const ScenarioCluster *cluster = scenario_variant_cluster(variants->pdata[0]);
+        assert_int_equal(cluster->combined, cases[c].combined);
+        assert_int_equal(cluster->n_voters, cases[c].n);
+        for (guint i = 0; i < cases[c].n; i++)
+            assert_int_equal(cluster->voter_ids[i], cases[c].ids[i]);
+    }
+    /* ZooKeeper mode has no voters. */
+    g_autoptr(GError) error = NULL;
+    g_autoptr(Scenario) zk = scenario_load_data(
+        "[scenario]\nduration = 10s\n[cluster]\nbrokers = 1\n[topic t]\npartitions = 1\n"
+        "[producer p]\ntopic = t\n[vary]\nmetadata.mode = zookeeper, kraft\n"
+        "process.roles = broker | broker,controller\n[expect]\n"
+        "a = lost_write == 0 when process.roles=broker,controller, metadata.mode=kraft\n",
+        "roles.ini", &error);
+    assert_null(zk);
+    assert_string_contains(error->message, "process.roles is KRaft's");
+    g_clear_error(&error);
+    g_autoptr(Scenario) varied = scenario_load_data(
+        "[scenario]\nduration = 10s\n[cluster]\nbrokers = 2\nmetadata.mode = kraft\n"
+        "[topic t]\npartitions = 1\n[producer p]\ntopic = t\n[vary]\n"
+        "process.roles = broker | broker,controller\ncontrollers = 1, 2\n[expect]\n"
+        "a = lost_write == 0 when process.roles=broker,controller, controllers=1\n",
+        "roles.ini", &error);
+    if (varied == NULL)
+        fail_msg("%s", error->message);
+    g_autoptr(GPtrArray) variants = scenario_variants(varied);
+    assert_int_equal(variants->len, 4);
+    const ScenarioExpect *expect = g_ptr_array_index(scenario_expects(varied), 0);
+    for (guint i = 0; i < variants->len; i++)
+        assert_int_equal(scenario_expect_applies(expect, variants->pdata[i]), i == 2);
+}
+
 int
 main(void)
 {
@@ -1662,6 +1777,8 @@ main(void)
         cmocka_unit_test(test_scenario_consumer_workload_and_targets),
         cmocka_unit_test(test_scenario_nasty_values_never_crash),
         cmocka_unit_test(test_scenario_mutations_never_crash),
+        cmocka_unit_test(test_scenario_quorum_voters_parse),
+        cmocka_unit_test(test_scenario_kraft_roles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

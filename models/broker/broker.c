@@ -282,6 +282,9 @@ broker_crash(SimWorld *world, void *ctx)
     KSIM_ASSERT(broker->state != NULL);
     state_free(broker->state);
     broker->state = NULL;
+    /* Combined mode: the process that died ran the voter too. */
+    if (broker->raft != NULL)
+        raft_node_host_crash(broker->raft);
 }
 
 static void
@@ -290,6 +293,9 @@ broker_restart(SimWorld *world, void *ctx)
     Broker *broker = ctx;
     (void)world;
     KSIM_ASSERT(broker->state == NULL);
+    /* SharedServer starts the raft manager before the broker. */
+    if (broker->raft != NULL)
+        raft_node_host_restart(broker->raft);
     broker_start(broker);
 }
 
@@ -506,6 +512,26 @@ request_handle_cb(void *owner, SimNodeId from, SimMsg *msg)
     broker_dispatch(state, from, msg);
 }
 
+/* Combined mode: what the process's voter and controller take — the
+ * quorum's messages and the requests to the controller (responses to this
+ * broker's own requests are the broker's). */
+static gboolean
+voter_takes(const SimMsg *msg)
+{
+    if (msg->type >= RAFT_MSG_FIRST && msg->type <= RAFT_MSG_LAST)
+        return TRUE;
+    switch (msg->type) {
+    case KRAFT_MSG_REGISTRATION_REQUEST:
+    case KRAFT_MSG_HEARTBEAT_REQUEST:
+    case KRAFT_MSG_ALTER_PARTITION_REQUEST:
+    case KRAFT_MSG_ALLOCATE_PRODUCER_IDS_REQUEST:
+    case KRAFT_MSG_CREATE_TOPICS_REQUEST:
+        return TRUE;
+    default:
+        return FALSE;
+    }
+}
+
 static void
 broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
 {
@@ -513,6 +539,10 @@ broker_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
     BrokerState *state = broker->state;
     (void)world;
     KSIM_ASSERT(state != NULL);
+    if (broker->raft != NULL && voter_takes(msg)) {
+        raft_node_host_message(broker->raft, from, msg);
+        return;
+    }
     if (state->zk != NULL && zk_client_handle_message(state->zk, from, msg))
         return;
     if (state->kraft != NULL && broker_kraft_handle_message(state->kraft, from, msg))
@@ -590,6 +620,8 @@ broker_disconnect(SimWorld *world, void *ctx, SimNodeId peer, SimDisconnectReaso
     (void)world;
     (void)reason;
     KSIM_ASSERT(state != NULL);
+    if (broker->raft != NULL)
+        raft_node_host_disconnect(broker->raft, peer);
     if (state->zk != NULL)
         zk_client_handle_disconnect(state->zk, peer);
     if (state->kraft != NULL)
@@ -798,10 +830,32 @@ broker_start(Broker *broker)
         broker_log_dir_failed(state, "startup");
 }
 
+/* Combined mode: the local voter's log advanced or its leader changed. */
+static void
+local_committed(void *user_data, RaftNode *raft, gint64 high_watermark)
+{
+    Broker *broker = user_data;
+    (void)raft;
+    (void)high_watermark;
+    if (broker->state != NULL && broker->state->kraft != NULL)
+        broker_kraft_local_advanced(broker->state->kraft);
+}
+
+static void
+local_leader_changed(void *user_data, RaftNode *raft, gint32 epoch, gint32 leader_id)
+{
+    Broker *broker = user_data;
+    (void)raft;
+    (void)epoch;
+    (void)leader_id;
+    if (broker->state != NULL && broker->state->kraft != NULL)
+        broker_kraft_local_advanced(broker->state->kraft);
+}
+
 static Broker *
 broker_create(SimWorld *world, const char *name, const BrokerConfig *config, SimNodeId zk_node,
-              const RaftVoter *voters, guint n_voters, KraftRecordStore *store, History *history,
-              const BrokerObserver *observer)
+              const RaftVoter *voters, guint n_voters, const RaftConfig *raft,
+              KraftRecordStore *store, History *history, const BrokerObserver *observer)
 {
     KSIM_ASSERT(config->broker_id >= 0);
     Broker *broker = g_new0(Broker, 1);
@@ -823,6 +877,11 @@ broker_create(SimWorld *world, const char *name, const BrokerConfig *config, Sim
     txn_topic.min_insync_replicas = config->transaction_state_log_min_isr;
     broker_set_topic_config(broker, TXN_STATE_TOPIC, &txn_topic);
     broker->node = sim_node_add(world, name, &BROKER_OPS, broker);
+    if (raft != NULL) {
+        broker->raft = raft_node_new_hosted(world, broker->node, config->broker_id, raft);
+        RaftListener local = {local_committed, local_leader_changed, NULL, NULL};
+        raft_node_add_local_listener(broker->raft, &local, broker);
+    }
     if (history != NULL)
         history_set_process_name(history, (guint32)config->broker_id, name);
     broker_start(broker);
@@ -833,7 +892,7 @@ Broker *
 broker_new(SimWorld *world, const char *name, const BrokerConfig *config, SimNodeId zk_node,
            History *history, const BrokerObserver *observer)
 {
-    return broker_create(world, name, config, zk_node, NULL, 0, NULL, history, observer);
+    return broker_create(world, name, config, zk_node, NULL, 0, NULL, NULL, history, observer);
 }
 
 Broker *
@@ -842,8 +901,28 @@ broker_new_kraft(SimWorld *world, const char *name, const BrokerConfig *config,
                  History *history, const BrokerObserver *observer)
 {
     KSIM_ASSERT(n_voters > 0 && store != NULL);
-    return broker_create(world, name, config, SIM_NODE_NONE, voters, n_voters, store, history,
-                         observer);
+    return broker_create(world, name, config, SIM_NODE_NONE, voters, n_voters, NULL, store,
+                         history, observer);
+}
+
+Broker *
+broker_new_combined(SimWorld *world, const char *name, const BrokerConfig *config,
+                    const RaftVoter *voters, guint n_voters, const RaftConfig *raft,
+                    KraftRecordStore *store, History *history, const BrokerObserver *observer)
+{
+    KSIM_ASSERT(n_voters > 0 && store != NULL && raft != NULL);
+    gboolean voter = FALSE;
+    for (guint i = 0; i < n_voters; i++)
+        voter = voter || voters[i].id == config->broker_id;
+    KSIM_ASSERT(voter);
+    return broker_create(world, name, config, SIM_NODE_NONE, voters, n_voters, raft, store,
+                         history, observer);
+}
+
+RaftNode *
+broker_raft_node(const Broker *broker)
+{
+    return broker->raft;
 }
 
 void
@@ -854,6 +933,7 @@ broker_free(Broker *broker)
     if (broker->state != NULL)
         state_free(broker->state);
     g_hash_table_destroy(broker->topic_configs);
+    raft_node_free(broker->raft);
     g_free(broker->kraft_voters);
     g_free(broker->name);
     g_free(broker);

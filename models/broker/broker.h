@@ -7,6 +7,10 @@
  * side of transactions (markers, LSO, read_committed fetches), and, when it wins the /controller znode, the controller
  * (controller.c).
  *
+ * In KRaft mode it registers with, heartbeats to and replays the metadata
+ * log of the controller quorum instead (broker_kraft.h); in combined mode
+ * (broker_new_combined) its process also runs one of the quorum's voters.
+ *
  * A Broker object lives for the whole run; its in-memory state exists only
  * while its process runs: a crash frees it, a restart rebuilds it from the
  * node's disk (logs, HW checkpoint), registers again and waits for the
@@ -38,6 +42,11 @@ typedef struct {
      * with `isr` as its ISR. */
     void (*acked)(void *user_data, gint32 broker_id, const KTopicPartition *tp, gint64 base,
                   gint64 end, const gint32 *isr, guint n_isr, gint16 acks);
+    /* KRaft: a request of `broker_id` to controller `controller_id` failed
+     * (its connection broke, or it went unanswered for
+     * controller.quorum.request.timeout.ms): the broker noticed it cannot
+     * reach that controller. */
+    void (*controller_unreachable)(void *user_data, gint32 broker_id, gint32 controller_id);
     void *user_data;
 } BrokerObserver;
 
@@ -52,6 +61,21 @@ Broker *broker_new(SimWorld *world, const char *name, const BrokerConfig *config
 Broker *broker_new_kraft(SimWorld *world, const char *name, const BrokerConfig *config,
                          const RaftVoter *voters, guint n_voters, KraftRecordStore *store,
                          History *history, const BrokerObserver *observer);
+/* The same in combined mode (process.roles = broker,controller): the
+ * broker's process also runs voter `config->broker_id` of the quorum
+ * (raft_node_new_hosted with `raft`), one of `voters`, whose node is the
+ * broker's own. The broker replays that voter's log up to its high
+ * watermark, as Kafka's combined node's metadata loader follows its one
+ * KafkaRaftClient, rather than fetching it as an observer; the metadata log
+ * is on the broker's disk, and a crash, pause or power loss stops both
+ * roles. The caller sets the voter's quorum (raft_node_set_voters), builds
+ * the controller on it (broker_raft_node) and starts it. */
+Broker *broker_new_combined(SimWorld *world, const char *name, const BrokerConfig *config,
+                            const RaftVoter *voters, guint n_voters, const RaftConfig *raft,
+                            KraftRecordStore *store, History *history,
+                            const BrokerObserver *observer);
+/* The voter in a combined broker's process, NULL otherwise. (transfer none) */
+RaftNode *broker_raft_node(const Broker *broker);
 /* Frees the broker (its node stays in the world, which must be freed after). */
 void broker_free(Broker *broker);
 

@@ -106,6 +106,9 @@ struct Broker {
     RaftVoter *kraft_voters;
     guint n_kraft_voters;
     KraftRecordStore *kraft_store;
+    /* Combined mode (broker_new_combined): the voter running in this
+     * process (owned), NULL otherwise. */
+    RaftNode *raft;
     /* KRaft: the broker epoch its clean shutdown file records (written by a
      * clean shutdown, deleted at start, so it outlives the process but not
      * the next start), -1: none. */

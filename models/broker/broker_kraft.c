@@ -103,6 +103,16 @@ now_ns(const BrokerKraft *k)
     return sim_now_ns(broker_of(k)->world);
 }
 
+/* A request to voter `index` failed: the cluster's observer hears of it. */
+static void
+note_unreachable(const BrokerKraft *k, guint index)
+{
+    const Broker *broker = broker_of(k);
+    if (broker->observer.controller_unreachable != NULL)
+        broker->observer.controller_unreachable(broker->observer.user_data,
+                                                broker->config.broker_id, voter(k, index)->id);
+}
+
 /* ---- the lifecycle ---- */
 
 static void lifecycle_fire(SimWorld *world, void *ctx, void *arg);
@@ -148,6 +158,7 @@ lifecycle_fire(SimWorld *world, void *ctx, void *arg)
         return;
     if (k->lifecycle_correlation >= 0) {
         /* Unanswered: ask the next voter. */
+        note_unreachable(k, k->target);
         k->lifecycle_correlation = -1;
         k->target = (k->target + 1) % broker_of(k)->n_kraft_voters;
     }
@@ -286,6 +297,7 @@ fetch_fire(SimWorld *world, void *ctx, void *arg)
     if (k->fetch_correlation >= 0) {
         /* Unanswered: that voter may be gone; forget the leader and try
          * the next. */
+        note_unreachable(k, k->fetch_target);
         k->fetch_correlation = -1;
         k->leader_id = RAFT_NO_NODE;
         k->fetch_target = (k->fetch_target + 1) % broker_of(k)->n_kraft_voters;
@@ -462,6 +474,39 @@ handle_fetch_snapshot_response(BrokerKraft *k, RaftMsg *msg)
             load_snapshot(k, msg->snapshot_payload);
     }
     fetch_schedule(k, 0);
+/* ---- combined mode: the local voter's log ---- */
+
+void
+broker_kraft_local_advanced(BrokerKraft *k)
+{
+    RaftNode *raft = broker_of(k)->raft;
+    KSIM_ASSERT(raft != NULL);
+    /* The active controller is the local voter's leader, as it knows it. */
+    if (raft_node_epoch(raft) >= k->leader_epoch) {
+        k->leader_epoch = raft_node_epoch(raft);
+        k->leader_id = raft_node_leader_id(raft);
+    }
+    Plog *log = raft_node_log(raft);
+    gint64 high_watermark = raft_node_high_watermark(raft);
+    if (log == NULL || high_watermark <= kraft_image_end_offset(k->image))
+        return;
+    /* What is committed is never truncated (Raft), so the batches from the
+     * image's end up to the high watermark are read again each time; the
+     * ones above it stay in the log, not in the buffer. */
+    KSIM_ASSERT(k->buffer->len == 0);
+    gint64 offset = kraft_image_end_offset(k->image);
+    while (offset < high_watermark) {
+        guint before = k->buffer->len;
+        PlogReadStatus status = plog_read(log, offset, METADATA_FETCH_MAX_BYTES, k->buffer);
+        if (status != PLOG_READ_OK || k->buffer->len == before)
+            break;
+        const PlogBatch *last = g_ptr_array_index(k->buffer, k->buffer->len - 1);
+        offset = last->base_offset + last->record_count;
+    }
+    k->fetch_offset = offset;
+    replay_committed(k, high_watermark);
+    g_ptr_array_set_size(k->buffer, 0);
+    k->fetch_offset = kraft_image_end_offset(k->image);
 }
 
 /* ---- producer ids ---- */
@@ -612,7 +657,10 @@ broker_kraft_new(BrokerState *state)
     k->target = (guint)broker->config.broker_id % broker->n_kraft_voters;
     k->fetch_target = k->target;
     lifecycle_schedule(k, 0);
-    fetch_schedule(k, 0);
+    if (broker->raft == NULL)
+        fetch_schedule(k, 0);
+    else
+        broker_kraft_local_advanced(k);
     return k;
 }
 
@@ -691,10 +739,14 @@ broker_kraft_peer_disconnected(BrokerKraft *k, SimNodeId peer)
 {
     /* What was in flight to `peer` is lost: ask again (another voter if it
      * does not come back). */
-    if (k->fetch_correlation >= 0 && voter(k, k->fetch_target)->node == peer)
+    if (k->fetch_correlation >= 0 && voter(k, k->fetch_target)->node == peer) {
+        note_unreachable(k, k->fetch_target);
         fetch_schedule(k, RETRY_BACKOFF_NS);
-    if (k->lifecycle_correlation >= 0 && voter(k, k->target)->node == peer)
+    }
+    if (k->lifecycle_correlation >= 0 && voter(k, k->target)->node == peer) {
+        note_unreachable(k, k->target);
         lifecycle_schedule(k, RETRY_BACKOFF_NS);
+    }
 }
 
 void

@@ -30,6 +30,15 @@
  * chunks, until the whole snapshot is here; it then becomes the image, and
  * fetching goes on from its end. The broker writes no snapshots of its own.
  *
+ * Combined mode (broker_new_combined): the broker fetches nothing; it
+ * replays the log of the voter in its own process up to that voter's high
+ * watermark whenever it advances or its leader changes
+ * (broker_kraft_local_advanced), as a combined Kafka node's metadata loader
+ * follows the one KafkaRaftClient the broker and controller share
+ * (SharedServer, KafkaRaftServer). It learns the active controller from that
+ * voter too; registration, heartbeats and AlterPartition go to it over the
+ * network as before (to its own node when it is the active one).
+ *
  * Controlled shutdown: heartbeats want to shut down (the first at once, the
  * next after 50 ms, then at the heartbeat interval) until the controller
  * answers that the broker should (broker_shutdown.c).
@@ -53,6 +62,10 @@ void broker_kraft_free(BrokerKraft *kraft);
  * it is freed then. */
 gboolean broker_kraft_handle_message(BrokerKraft *kraft, SimNodeId from, SimMsg *msg);
 void broker_kraft_peer_disconnected(BrokerKraft *kraft, SimNodeId peer);
+
+/* Combined mode: the local voter's high watermark or leader changed;
+ * replays what it has committed. */
+void broker_kraft_local_advanced(BrokerKraft *kraft);
 
 /* The topic id of `topic` in the metadata records. */
 guint32 broker_kraft_topic_id(const BrokerKraft *kraft, const char *topic);

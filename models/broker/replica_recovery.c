@@ -30,6 +30,9 @@ parse_log_dir(const char *dir, KTopicPartition *tp)
     return TRUE;
 }
 
+/* KRaft's metadata log, __cluster_metadata-0 (raft_node.h). */
+#define METADATA_TOPIC "__cluster_metadata"
+
 void
 replica_load_logs(BrokerState *state)
 {
@@ -47,6 +50,10 @@ replica_load_logs(BrokerState *state)
         g_autofree char *dir = g_strndup(name, (gsize)(slash - name));
         KTopicPartition tp;
         if ((previous != NULL && strcmp(previous, dir) == 0) || !parse_log_dir(dir, &tp))
+            continue;
+        /* A combined node's metadata log is the voter's, not a partition's:
+         * Kafka's LogManager.loadLogs (4.0) skips KafkaRaftServer.MetadataTopic. */
+        if (strcmp(tp.topic, METADATA_TOPIC) == 0)
             continue;
         g_free(previous);
         previous = g_strdup(dir);

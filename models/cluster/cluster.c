@@ -19,6 +19,7 @@
 #include "sim_net.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -46,7 +47,7 @@ struct Cluster {
     GPtrArray *racks;    /* char* per broker (NULL: no rack), broker i+1 at i; NULL: none */
     /* KRaft mode: the controller quorum and the metadata records. */
     KraftRecordStore *kraft_store;
-    GPtrArray *raft_nodes;  /* RaftNode* (owned) */
+    GPtrArray *raft_nodes;  /* RaftNode*, by node.id (owned; the brokers' in combined mode) */
     GPtrArray *controllers; /* KraftController* (owned) */
     gint32 kraft_lost_epoch;  /* the epoch whose election began the current failover */
     RaftCheck *raft_check;    /* the quorum's safety invariants (cluster_check_invariants) */
@@ -54,6 +55,54 @@ struct Cluster {
 };
 
 #define CLUSTER_ERROR (g_quark_from_static_string("ksim-cluster-error-quark"))
+
+typedef enum {
+    KRAFT_LOSS_NONE_YET,  /* no controller has been active */
+    KRAFT_LOSS_OPEN,      /* a loss is recorded since one last became active */
+    KRAFT_LOSS_NONE_OPEN, /* a controller became active since the last loss */
+} KraftLoss;
+
+static KraftLoss
+kraft_loss_open(const Cluster *cluster)
+{
+    const GArray *events = history_events(cluster->history);
+    for (guint i = events->len; i > 0; i--) {
+        const HistoryEvent *e = &g_array_index(events, HistoryEvent, i - 1);
+        if (e->kind == HISTORY_EVENT_CONTROLLER_LOST)
+            return KRAFT_LOSS_OPEN;
+        if (e->kind == HISTORY_EVENT_CONTROLLER && e->partition < 0 &&
+            e->text != NULL && strstr(e->text, "became controller") != NULL)
+            return KRAFT_LOSS_NONE_OPEN;
+    }
+    return KRAFT_LOSS_NONE_YET;
+}
+
+/* KRaft: a broker's request to controller `controller_id` failed. With one
+ * voter nobody stands for election when it is lost, so this is where its
+ * failover starts: the first broker to notice, while no controller is
+ * active (a paused or cut-off controller is still the active one: nothing
+ * fails over). With more voters the quorum's election starts it
+ * (observe_kraft_election). */
+static void
+observe_controller_unreachable(void *user_data, gint32 broker_id, gint32 controller_id)
+{
+    Cluster *cluster = user_data;
+    if (cluster->history == NULL || cluster->controllers == NULL ||
+        cluster->controllers->len != 1 ||
+        kraft_controller_active(g_ptr_array_index(cluster->controllers, 0)) ||
+        kraft_loss_open(cluster) != KRAFT_LOSS_NONE_OPEN)
+        return;
+    HistoryEvent event = {0};
+    event.time_ns = sim_now_ns(cluster->world);
+    event.kind = HISTORY_EVENT_CONTROLLER_LOST;
+    event.broker = controller_id;
+    event.partition = -1;
+    event.text = g_strdup_printf("the quorum lost controller %d: broker %d's request to it "
+                                 "failed, and it is the only voter",
+                                 controller_id, broker_id);
+    history_event(cluster->history, &event);
+    g_free(event.text);
+}
 
 /* KRaft: a voter stood for election against the leader it knew. The first
  * to since a controller last became active starts a failover, as the
@@ -76,15 +125,8 @@ observe_kraft_election(void *user_data, gint32 old_leader_id, gint32 epoch)
     }
     /* One failover per loss: later elections before a new controller is
      * active are the same failover. */
-    const GArray *events = history_events(cluster->history);
-    for (guint i = events->len; i > 0; i--) {
-        const HistoryEvent *e = &g_array_index(events, HistoryEvent, i - 1);
-        if (e->kind == HISTORY_EVENT_CONTROLLER_LOST)
-            return;
-        if (e->kind == HISTORY_EVENT_CONTROLLER && e->partition < 0 &&
-            e->text != NULL && strstr(e->text, "became controller") != NULL)
-            break;
-    }
+    if (kraft_loss_open(cluster) == KRAFT_LOSS_OPEN)
+        return;
     cluster->kraft_lost_epoch = epoch;
     HistoryEvent event = {0};
     event.time_ns = sim_now_ns(cluster->world);
@@ -266,6 +308,108 @@ ignore_result(void *owner, const ZkResult *result, void *arg)
     (void)arg;
 }
 
+/* ---- the KRaft quorum ---- */
+
+static gint
+voter_index(const RaftVoter *voters, guint n_voters, gint32 id)
+{
+    for (guint i = 0; i < n_voters; i++)
+        if (voters[i].id == id)
+            return (gint)i;
+    return -1;
+}
+
+static gint
+compare_ids(gconstpointer a, gconstpointer b)
+{
+    gint32 x = *(const gint32 *)a, y = *(const gint32 *)b;
+    return (x > y) - (x < y);
+}
+
+/* The quorum's voters, by node.id: their ids from ClusterConfig.voter_ids
+ * (or the defaults), and their nodes. A dedicated controller's node is
+ * added first (dedicated_controllers_new, in this order); a combined
+ * voter's is its broker's, which cluster_new adds next, one node per
+ * broker in id order, so broker N's node is the world's next node + N - 1
+ * (asserted once the brokers exist). */
+static void
+quorum_voters(const Cluster *cluster, RaftVoter *voters)
+{
+    const ClusterConfig *config = &cluster->config;
+    guint n = config->n_controllers;
+    gint32 ids[RAFT_VOTERS_MAX];
+    for (guint i = 0; i < n; i++) {
+        ids[i] = config->voter_ids[0] != 0 ? config->voter_ids[i]
+                 : config->combined       ? (gint32)i + 1
+                                          : KRAFT_CONTROLLER_ID_BASE + (gint32)i;
+        KSIM_ASSERT(ids[i] >= 0);
+    }
+    qsort(ids, n, sizeof ids[0], compare_ids);
+    SimNodeId next = sim_world_node_count(cluster->world);
+    for (guint i = 0; i < n; i++) {
+        KSIM_ASSERT(i == 0 || ids[i] != ids[i - 1]);
+        gboolean broker_id = ids[i] >= 1 && (guint)ids[i] <= config->n_brokers;
+        KSIM_ASSERT(broker_id == config->combined);
+        voters[i].id = ids[i];
+        voters[i].node = config->combined ? next + (SimNodeId)ids[i] - 1 : next + i;
+    }
+}
+
+static void
+controller_add(Cluster *cluster, RaftNode *node, const KraftControllerConfig *controller_config)
+{
+    g_ptr_array_add(cluster->raft_nodes, node);
+    KraftController *controller =
+        kraft_controller_new(node, cluster->kraft_store, controller_config, cluster->history);
+    kraft_controller_set_election_observer(controller, observe_kraft_election, cluster);
+    g_ptr_array_add(cluster->controllers, controller);
+}
+
+static void
+quorum_start(Cluster *cluster, const RaftVoter *voters)
+{
+    cluster->raft_check = raft_check_new();
+    for (guint i = 0; i < cluster->config.n_controllers; i++) {
+        raft_node_set_voters(g_ptr_array_index(cluster->raft_nodes, i), voters,
+                             cluster->config.n_controllers);
+        raft_node_start(g_ptr_array_index(cluster->raft_nodes, i));
+    }
+}
+
+/* Dedicated controllers: a node of their own each, "controller-ID", started
+ * before the brokers exist. */
+static void
+dedicated_controllers_new(Cluster *cluster, const RaftVoter *voters,
+                          const KraftControllerConfig *controller_config)
+{
+    SimWorld *world = cluster->world;
+    for (guint i = 0; i < cluster->config.n_controllers; i++) {
+        g_autofree char *name = g_strdup_printf("controller-%d", voters[i].id);
+        RaftNode *node = raft_node_new(world, name, voters[i].id, &cluster->config.raft);
+        KSIM_ASSERT(raft_node_sim_node(node) == voters[i].node);
+        controller_add(cluster, node, controller_config);
+        if (cluster->history != NULL)
+            history_set_process_name(cluster->history, (guint32)voters[i].id, name);
+        SimDisk *disk = sim_node_disk(world, raft_node_sim_node(node));
+        sim_disk_set_fsync_latency(disk, cluster->config.fsync_latency);
+    }
+    quorum_start(cluster, voters);
+}
+
+/* Combined mode: the voters the brokers' processes host, started once every
+ * broker exists. */
+static void
+combined_controllers_new(Cluster *cluster, const RaftVoter *voters,
+                         const KraftControllerConfig *controller_config)
+{
+    for (guint i = 0; i < cluster->config.n_controllers; i++) {
+        Broker *broker = cluster_broker(cluster, voters[i].id);
+        KSIM_ASSERT(broker_node(broker) == voters[i].node);
+        controller_add(cluster, broker_raft_node(broker), controller_config);
+    }
+    quorum_start(cluster, voters);
+}
+
 /* ---- construction ---- */
 
 Cluster *
@@ -306,15 +450,22 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
                                         "/isr_change_notification"};
     for (guint i = 0; i < G_N_ELEMENTS(paths); i++)
         zk_client_create(cluster->admin, paths[i], "", 0, 0, ignore_result, NULL);
-    BrokerObserver observer = {observe_became_leader, observe_hw, observe_acked, cluster};
+    BrokerObserver observer = {
+        .became_leader = observe_became_leader,
+        .hw_changed = observe_hw,
+        .acked = observe_acked,
+        .controller_unreachable = observe_controller_unreachable,
+        .user_data = cluster,
+    };
     RaftVoter voters[RAFT_VOTERS_MAX];
+    KraftControllerConfig controller_config;
     if (config->kraft) {
         KSIM_ASSERT(config->n_controllers >= 1 && config->n_controllers <= RAFT_VOTERS_MAX);
         cluster->kraft_store = kraft_record_store_new();
-        cluster->raft_nodes = g_ptr_array_new_with_free_func((GDestroyNotify)raft_node_free);
+        cluster->raft_nodes = g_ptr_array_new_with_free_func(
+            config->combined ? NULL : (GDestroyNotify)raft_node_free);
         cluster->controllers =
             g_ptr_array_new_with_free_func((GDestroyNotify)kraft_controller_free);
-        KraftControllerConfig controller_config;
         kraft_controller_config_init(&controller_config);
         controller_config.session_timeout_ns = config->broker_session_timeout_ms * SIM_NS_PER_MS;
         controller_config.elr_enabled = config->elr_version >= 1;
@@ -326,39 +477,27 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
         controller_config.snapshot_max_new_record_bytes = config->snapshot_max_new_record_bytes;
         controller_config.snapshot_max_interval_ns =
             config->snapshot_max_interval_ms * SIM_NS_PER_MS;
-        for (guint i = 0; i < config->n_controllers; i++) {
-            gint32 id = KRAFT_CONTROLLER_ID_BASE + (gint32)i;
-            g_autofree char *name = g_strdup_printf("controller-%d", id);
-            RaftNode *node = raft_node_new(world, name, id, &config->raft);
-            voters[i] = (RaftVoter){id, raft_node_sim_node(node)};
-            g_ptr_array_add(cluster->raft_nodes, node);
-            KraftController *controller =
-                kraft_controller_new(node, cluster->kraft_store, &controller_config, history);
-            kraft_controller_set_election_observer(controller, observe_kraft_election, cluster);
-            g_ptr_array_add(cluster->controllers, controller);
-            if (history != NULL)
-                history_set_process_name(history, (guint32)id, name);
-            SimDisk *disk = sim_node_disk(world, raft_node_sim_node(node));
-            sim_disk_set_fsync_latency(disk, config->fsync_latency);
-        }
-        cluster->raft_check = raft_check_new();
-        for (guint i = 0; i < config->n_controllers; i++) {
-            raft_node_set_voters(g_ptr_array_index(cluster->raft_nodes, i), voters,
-                                 config->n_controllers);
-            raft_node_start(g_ptr_array_index(cluster->raft_nodes, i));
-        }
+        quorum_voters(cluster, voters);
+        if (!config->combined)
+            dedicated_controllers_new(cluster, voters, &controller_config);
     }
     for (guint i = 0; i < config->n_brokers; i++) {
         BrokerConfig broker_config = config->brokers != NULL ? config->brokers[i] : config->broker;
         broker_config.broker_id = (gint32)i + 1;
         broker_config.transaction_version = config->transaction_version;
         g_autofree char *name = g_strdup_printf("broker-%u", i + 1);
-        Broker *broker =
-            config->kraft
-                ? broker_new_kraft(world, name, &broker_config, voters, config->n_controllers,
-                                   cluster->kraft_store, history, &observer)
-                : broker_new(world, name, &broker_config, zk_server_node(cluster->zk), history,
-                             &observer);
+        Broker *broker = NULL;
+        if (!config->kraft)
+            broker = broker_new(world, name, &broker_config, zk_server_node(cluster->zk), history,
+                                &observer);
+        else if (config->combined && voter_index(voters, config->n_controllers,
+                                                 broker_config.broker_id) >= 0)
+            broker = broker_new_combined(world, name, &broker_config, voters,
+                                         config->n_controllers, &config->raft,
+                                         cluster->kraft_store, history, &observer);
+        else
+            broker = broker_new_kraft(world, name, &broker_config, voters, config->n_controllers,
+                                      cluster->kraft_store, history, &observer);
         SimDisk *disk = sim_node_disk(world, broker_node(broker));
         sim_disk_set_fsync_latency(disk, config->fsync_latency);
         sim_disk_set_bandwidth(disk, config->disk_bandwidth_bytes_per_s);
@@ -367,6 +506,8 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
         sim_disk_set_writeback(disk, config->disk_dirty_expire_ns, config->disk_dirty_writeback_ns);
         g_ptr_array_add(cluster->brokers, broker);
     }
+    if (config->kraft && config->combined)
+        combined_controllers_new(cluster, voters, &controller_config);
     return cluster;
 }
 
@@ -1091,6 +1232,17 @@ cluster_quorum_follower_node(const Cluster *cluster)
 gint32
 cluster_controller(const Cluster *cluster)
 {
+    if (cluster->config.kraft) {
+        if (!cluster->config.combined)
+            return -1;
+        SimNodeId node = cluster_active_controller_node(cluster);
+        for (guint i = 0; node != SIM_NODE_NONE && i < cluster->brokers->len; i++) {
+            Broker *broker = g_ptr_array_index(cluster->brokers, i);
+            if (broker_node(broker) == node)
+                return broker_id(broker);
+        }
+        return -1;
+    }
     gint32 best = -1, best_epoch = -1;
     for (guint i = 0; i < cluster->brokers->len; i++) {
         Broker *broker = g_ptr_array_index(cluster->brokers, i);

@@ -69,7 +69,18 @@ typedef struct {
      * dedicated controller nodes, ids KRAFT_CONTROLLER_ID_BASE + 0..n-1,
      * runs the metadata log; the coordination node is then idle). */
     gboolean kraft;
+    /* KRaft: process.roles = broker,controller (combined mode): the voters
+     * run inside brokers (broker_new_combined) rather than on dedicated
+     * controller nodes, and their node.ids are those brokers' ids. */
+    gboolean combined;
+    /* The quorum's size (`controllers`, or the voters that
+     * controller.quorum.voters names), at most RAFT_VOTERS_MAX. */
     guint n_controllers;
+    /* controller.quorum.voters: the voters' node.ids, n_controllers of them,
+     * distinct; all 0 for the default: the dedicated controllers
+     * KRAFT_CONTROLLER_ID_BASE + 0..n-1, or in combined mode brokers 1..n.
+     * Combined, each is a broker id (1..n_brokers); dedicated, none is. */
+    gint32 voter_ids[RAFT_VOTERS_MAX];
     RaftConfig raft;                   /* controller.quorum.* */
     gint64 broker_session_timeout_ms;  /* broker.session.timeout.ms */
     /* metadata.log.max.record.bytes.between.snapshots,
@@ -119,7 +130,17 @@ void cluster_place_replicas(guint n_brokers, const char *const *racks, guint fro
 void cluster_rack_alternated_brokers(guint n_brokers, const char *const *racks, gint32 *out);
 
 /* Builds the nodes in `world`: the coordination node "zk", brokers "broker-1"
- * ... "broker-N" with ids 1..N, and the admin node. */
+ * ... "broker-N" with ids 1..N, and the admin node; in KRaft mode the
+ * dedicated controllers "controller-ID" first, or in combined mode the
+ * voters inside the brokers named by ClusterConfig.voter_ids.
+ *
+ * A controller failover (HISTORY_EVENT_CONTROLLER_LOST, reports/failover.c)
+ * starts in ZooKeeper mode when the controller's session ends, and in KRaft
+ * mode when a voter stands for election against the active controller it
+ * knew. A quorum of one voter has nobody to stand: its failover starts when
+ * a broker first notices it cannot reach the controller (a heartbeat or
+ * metadata fetch whose connection broke or that timed out) while no
+ * controller is active, as Kafka's brokers see it. */
 Cluster *cluster_new(SimWorld *world, const ClusterConfig *config, History *history);
 void cluster_free(Cluster *cluster);
 
@@ -187,7 +208,9 @@ gint32 cluster_follower(const Cluster *cluster, const char *topic, gint32 partit
 gint32 cluster_follower_nth(const Cluster *cluster, const char *topic, gint32 partition,
                             guint nth);
 /* The running broker that believes it is the controller with the highest
- * epoch, or -1. */
+ * epoch, or -1; in KRaft's combined mode the broker whose process runs the
+ * active controller (cluster_active_controller_node), -1 in dedicated
+ * mode. */
 gint32 cluster_controller(const Cluster *cluster);
 /* TRUE when the cluster runs in KRaft mode (ClusterConfig.kraft). */
 gboolean cluster_kraft(const Cluster *cluster);
@@ -195,7 +218,8 @@ gboolean cluster_kraft(const Cluster *cluster);
  * believe they are; SIM_NODE_NONE when none is (or in ZooKeeper mode). */
 SimNodeId cluster_active_controller_node(const Cluster *cluster);
 /* KRaft: the controller quorum's nodes, in node.id order (transfer
- * container); empty in ZooKeeper mode. */
+ * container); empty in ZooKeeper mode. In combined mode they are brokers'
+ * nodes. */
 GArray *cluster_controller_nodes(const Cluster *cluster);
 /* KRaft: the node of controller `node_id`; SIM_NODE_NONE when none has it. */
 SimNodeId cluster_controller_node(const Cluster *cluster, gint32 node_id);

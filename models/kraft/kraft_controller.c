@@ -646,6 +646,13 @@ fence_timer_fired(SimWorld *world, void *ctx, void *arg)
         if (stale == NULL || s->last_contact_ns < stale->last_contact_ns)
             stale = s;
     }
+    /* A leader that resigned (its check quorum failed) keeps its epoch and
+     * so stays active here until the next epoch, but cannot write the
+     * FenceBroker record: the check would fire again at once, for ever.
+     * Kafka's controller renounces when a write fails; this one waits for
+     * the next epoch, which deactivates it (or activates it afresh). */
+    if (stale != NULL && raft_node_role(c->raft) != RAFT_ROLE_LEADER)
+        return;
     if (stale != NULL)
         fence_broker(c, stale->broker_id, "its session timed out");
     schedule_fence_check(c);

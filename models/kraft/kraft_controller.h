@@ -2,7 +2,10 @@
  * kraft_controller: the KRaft controller (Kafka's QuorumController with its
  * ClusterControlManager, BrokerHeartbeatManager and ReplicationControlManager;
  * Apache Kafka 4.0, commit 1eb7644 of trunk) running on one voter of the
- * metadata quorum (raft_node.h). Every voter runs one; the quorum's leader is
+ * metadata quorum (raft_node.h), on a dedicated controller node or, in
+ * combined mode, inside a broker's process (raft_node_new_hosted; its
+ * timers run on that node, so a pause of the broker is the controller's
+ * too). Every voter runs one; the quorum's leader is
  * the active controller once its LeaderChange record is committed and it
  * has replayed the log up to it (KafkaRaftClient fires handleLeaderChange
  * for the local leader only then), and the others are standbys that replay

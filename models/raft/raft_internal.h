@@ -66,6 +66,7 @@ typedef struct {
     guint64 state_gen_written;
     guint64 state_gen_durable;
     GQueue *outbox; /* RaftOutgoing * */
+    GPtrArray *syncs; /* RaftSync * (raft_node.c): election-state fsyncs in flight */
 
     /* Deadlines in virtual ns, RAFT_NEVER when unset; one wake timer at the
      * earliest (raft_poll). */
@@ -132,6 +133,14 @@ struct RaftNode {
     SimRng *rng; /* the world's stream "raft/<id>" (transfer none) */
     RaftListener listener;
     void *listener_data;
+    /* Further listeners of commits and leader changes (another role in a
+     * hosted node's process: raft_node_add_local_listener). */
+    RaftListener local_listeners[RAFT_LOCAL_LISTENERS_MAX];
+    void *local_listener_data[RAFT_LOCAL_LISTENERS_MAX];
+    guint n_local_listeners;
+    /* Runs in another model's process (raft_node_new_hosted): that model
+     * hands it its messages, disconnects, crashes and restarts. */
+    gboolean hosted;
     char *state_name; /* the election state's file */
     gboolean started;
     guint64 snapshots_fetched; /* over the node's life, restarts included */

@@ -197,13 +197,27 @@ state_tmp_name(const RaftNode *node, guint64 gen)
     return g_strdup_printf("%s.%" G_GUINT64_FORMAT ".tmp", node->state_name, gen);
 }
 
+/* An election-state fsync in flight: its node (the node's model object may
+ * be another model's when the voter is hosted) and generation. Owned by the
+ * state's `syncs` until it completes; a crash drops the fsync's event and
+ * frees the state with it. */
+typedef struct {
+    RaftNode *node;
+    guint64 gen;
+} RaftSync;
+
 static void
 state_synced_cb(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
 {
-    RaftNode *node = ctx;
-    guint64 gen = (guint64)GPOINTER_TO_SIZE(arg);
+    (void)ctx;
+    RaftSync *sync = arg;
+    RaftNode *node = sync->node;
+    guint64 gen = sync->gen;
     RaftState *state = node->state;
-    if (state == NULL || state->halted)
+    KSIM_ASSERT(state != NULL);
+    gboolean removed = g_ptr_array_remove_fast(state->syncs, sync);
+    KSIM_ASSERT(removed);
+    if (state->halted)
         return;
     SimDisk *disk = sim_node_disk(world, node->node);
     g_autofree char *tmp = state_tmp_name(node, gen);
@@ -242,7 +256,11 @@ state_persist(RaftNode *node)
         raft_halt(node);
         return;
     }
-    sim_disk_fsync(disk, tmp, state_synced_cb, GSIZE_TO_POINTER((gsize)gen));
+    RaftSync *sync = g_new(RaftSync, 1);
+    *sync = (RaftSync){node, gen};
+    KSIM_ASSERT(state->syncs->len < RAFT_OUTBOX_MAX);
+    g_ptr_array_add(state->syncs, sync);
+    sim_disk_fsync(disk, tmp, state_synced_cb, sync);
 }
 
 /* Reads the election state; FALSE when there is none (a new node). */
@@ -308,9 +326,15 @@ announce(RaftNode *node, gint32 old_epoch, gint32 old_leader)
      * fetchPurgatory.completeAllExceptionally). */
     if (state->role != RAFT_ROLE_LEADER && state->parked->len > 0)
         raft_rpc_complete_parked(node, TRUE);
-    if ((old_epoch != state->epoch || old_leader != state->leader_id) &&
-        node->listener.leader_changed != NULL)
+    if (old_epoch == state->epoch && old_leader == state->leader_id)
+        return;
+    if (node->listener.leader_changed != NULL)
         node->listener.leader_changed(node->listener_data, node, state->epoch, state->leader_id);
+    for (guint i = 0; i < node->n_local_listeners; i++) {
+        const RaftListener *l = &node->local_listeners[i];
+        if (l->leader_changed != NULL)
+            l->leader_changed(node->local_listener_data[i], node, state->epoch, state->leader_id);
+    }
 }
 
 void
@@ -483,6 +507,11 @@ raft_committed(RaftNode *node)
 {
     if (node->listener.committed != NULL)
         node->listener.committed(node->listener_data, node, node->state->high_watermark);
+    for (guint i = 0; i < node->n_local_listeners; i++) {
+        const RaftListener *l = &node->local_listeners[i];
+        if (l->committed != NULL)
+            l->committed(node->local_listener_data[i], node, node->state->high_watermark);
+    }
 }
 
 gboolean
@@ -563,7 +592,7 @@ rearm(RaftNode *node)
     if (at == RAFT_NEVER)
         return;
     gint64 now = sim_now_ns(node->world);
-    state->wake = sim_timer_set(node->world, node->node, MAX(0, at - now), wake_cb, NULL);
+    state->wake = sim_timer_set(node->world, node->node, MAX(0, at - now), wake_cb, node);
     state->wake_at_ns = at;
 }
 
@@ -632,8 +661,8 @@ static void
 wake_cb(SimWorld *world, void *ctx, void *arg)
 {
     (void)world;
-    (void)arg;
-    RaftNode *node = ctx;
+    (void)ctx; /* the node's model object: a broker's, when the voter is hosted */
+    RaftNode *node = arg;
     if (node->state == NULL)
         return;
     node->state->wake = SIM_EVENT_ID_NONE;
@@ -680,6 +709,7 @@ state_free(RaftState *state)
         g_array_unref(state->snapshots);
     if (state->snapshots_writing != NULL)
         g_array_unref(state->snapshots_writing);
+    g_ptr_array_unref(state->syncs);
     g_free(state);
 }
 
@@ -737,6 +767,7 @@ state_open(RaftNode *node)
     node->state = state;
     state->outbox = g_queue_new();
     state->parked = g_ptr_array_new_with_free_func((GDestroyNotify)raft_parked_free);
+    state->syncs = g_ptr_array_new_with_free_func(g_free);
     state->high_watermark = -1;
     state->epoch_start_offset = -1;
     state->wake = SIM_EVENT_ID_NONE;
@@ -861,10 +892,10 @@ raft_config_init(RaftConfig *cfg)
     cfg->clean_interval_ns = G_GINT64_CONSTANT(60000) * SIM_NS_PER_MS;
 }
 
-RaftNode *
-raft_node_new(SimWorld *world, const char *name, gint32 id, const RaftConfig *cfg)
+static RaftNode *
+node_create(SimWorld *world, gint32 id, const RaftConfig *cfg)
 {
-    KSIM_ASSERT(world != NULL && name != NULL && id >= 0);
+    KSIM_ASSERT(world != NULL && id >= 0);
     RaftNode *node = g_new0(RaftNode, 1);
     node->world = world;
     node->id = id;
@@ -884,8 +915,54 @@ raft_node_new(SimWorld *world, const char *name, gint32 id, const RaftConfig *cf
     g_autofree char *rng_name = g_strdup_printf("raft/%d", id);
     node->rng = sim_world_rng(world, rng_name);
     node->state_name = g_strdup(RAFT_TOPIC "-0/quorum-state");
+    return node;
+}
+
+RaftNode *
+raft_node_new(SimWorld *world, const char *name, gint32 id, const RaftConfig *cfg)
+{
+    KSIM_ASSERT(name != NULL);
+    RaftNode *node = node_create(world, id, cfg);
     node->node = sim_node_add(world, name, &raft_node_ops, node);
     return node;
+}
+
+RaftNode *
+raft_node_new_hosted(SimWorld *world, SimNodeId host, gint32 id, const RaftConfig *cfg)
+{
+    KSIM_ASSERT(host < sim_world_node_count(world));
+    RaftNode *node = node_create(world, id, cfg);
+    node->node = host;
+    node->hosted = TRUE;
+    return node;
+}
+
+void
+raft_node_host_message(RaftNode *node, SimNodeId from, SimMsg *msg)
+{
+    KSIM_ASSERT(node->hosted);
+    node_message(node->world, node, from, msg);
+}
+
+void
+raft_node_host_disconnect(RaftNode *node, SimNodeId peer)
+{
+    KSIM_ASSERT(node->hosted);
+    node_disconnect(node->world, node, peer, SIM_DISCONNECT_CLOSED);
+}
+
+void
+raft_node_host_crash(RaftNode *node)
+{
+    KSIM_ASSERT(node->hosted);
+    node_crash(node->world, node);
+}
+
+void
+raft_node_host_restart(RaftNode *node)
+{
+    KSIM_ASSERT(node->hosted);
+    node_restart(node->world, node);
 }
 
 void
@@ -928,6 +1005,16 @@ raft_node_start(RaftNode *node)
 }
 
 void
+raft_node_add_local_listener(RaftNode *node, const RaftListener *listener, void *user_data)
+{
+    KSIM_ASSERT(node->n_local_listeners < RAFT_LOCAL_LISTENERS_MAX);
+    KSIM_ASSERT(listener->message == NULL && listener->crashed == NULL);
+    node->local_listeners[node->n_local_listeners] = *listener;
+    node->local_listener_data[node->n_local_listeners] = user_data;
+    node->n_local_listeners++;
+}
+
+void
 raft_node_set_listener(RaftNode *node, const RaftListener *listener, void *user_data)
 {
     if (listener != NULL)
@@ -963,6 +1050,12 @@ raft_node_append(RaftNode *node, const PlogRecord *records, guint n_records)
     raft_leader_update_high_watermark(node);
     raft_rpc_complete_parked(node, FALSE);
     plog_flush(state->log, leo);
+    /* The parked fetches answered may have held the only deadlines: a
+     * single voter's leader has no check-quorum deadline, and then its
+     * wake-up must go too. (With more voters a deadline remains, and the
+     * next poll rearms.) */
+    if (earliest_deadline(node) == RAFT_NEVER)
+        rearm(node);
     return base;
 }
 

@@ -175,6 +175,22 @@ void raft_config_init(RaftConfig *cfg);
  * until raft_node_start). `cfg` is copied (NULL: defaults). The object lives
  * until raft_node_free, across crashes and restarts. (transfer full) */
 RaftNode *raft_node_new(SimWorld *world, const char *name, gint32 id, const RaftConfig *cfg);
+/* The same voter running inside another model's process (Kafka's combined
+ * mode, process.roles = broker,controller: one JVM runs the broker and the
+ * controller around one KafkaRaftClient, SharedServer). No node is added:
+ * the voter uses `host`'s network endpoint, timers and disk (its metadata
+ * log beside the host's logs), so a crash, pause, power loss or partition
+ * of the host is the voter's too. The host model hands it, through the
+ * raft_node_host_* calls below, the messages that are the quorum's and the
+ * controller's requests, every disconnect, and its process's crashes and
+ * restarts (the voter's restart before the host's own start, as
+ * SharedServer starts the raft manager first). (transfer full) */
+RaftNode *raft_node_new_hosted(SimWorld *world, SimNodeId host, gint32 id, const RaftConfig *cfg);
+void raft_node_host_message(RaftNode *node, SimNodeId from, SimMsg *msg);
+void raft_node_host_disconnect(RaftNode *node, SimNodeId peer);
+void raft_node_host_crash(RaftNode *node);
+void raft_node_host_restart(RaftNode *node);
+
 /* Frees the object; call after sim_world_free or once the world no longer
  * runs the node's events. Accepts NULL. */
 void raft_node_free(RaftNode *node);
@@ -186,6 +202,13 @@ void raft_node_set_voters(RaftNode *node, const RaftVoter *voters, guint n_voter
  * election timer. The node must be up. */
 void raft_node_start(RaftNode *node);
 void raft_node_set_listener(RaftNode *node, const RaftListener *listener, void *user_data);
+/* Another listener of commits and leader changes (only `committed` and
+ * `leader_changed`; messages and crashes are the main listener's), called
+ * after the main one: the broker role of a combined node replays the local
+ * voter's log as KafkaRaftClient.register lets several listeners follow
+ * one log. At most RAFT_LOCAL_LISTENERS_MAX; kept for the object's life. */
+#define RAFT_LOCAL_LISTENERS_MAX 2
+void raft_node_add_local_listener(RaftNode *node, const RaftListener *listener, void *user_data);
 
 /* The leader appends records with its epoch as one batch; returns the base
  * offset, or -1 when the node is not the leader (or the disk refused). */

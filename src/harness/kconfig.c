@@ -621,6 +621,11 @@ kconfig_check_value(const KConfigKey *key, const char *value, GError **error)
     KSIM_ASSERT(key != NULL);
     KSIM_ASSERT(value != NULL);
     g_autofree char *trimmed = g_strstrip(g_strdup(value));
+    if (key->refused != NULL) {
+        g_set_error(error, KSIM_KCONFIG_ERROR, KSIM_KCONFIG_ERROR_BAD_VALUE,
+                    "'%s': a scenario does not set %s: %s", trimmed, key->name, key->refused);
+        return FALSE;
+    }
     if (is_null_text(trimmed)) {
         if (key_accepts_null(key))
             return TRUE;

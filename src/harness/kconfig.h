@@ -130,6 +130,9 @@ typedef struct {
     /* Non-NULL: ksim models the default value only, and refuses another one
      * with this reason (what it does not model). */
     const char *only_default;
+    /* Non-NULL: Kafka's key, which a scenario does not set, refused with
+     * this reason (what stands for it in ksim). */
+    const char *refused;
 } KConfigKey;
 
 /* ---- The registry ---- */

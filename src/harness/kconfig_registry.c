@@ -52,6 +52,8 @@ static const KConfigChoice METADATA_MODE_CHOICES[] = {
 /* KIP-966's spelling, as its configuration documents it. */
 static const KConfigChoice UNCLEAN_RECOVERY_CHOICES[] = {
     {"Balanced", NULL}, {"Aggressive", NULL}, {"None", NULL}, {NULL, NULL}};
+static const KConfigChoice PROCESS_ROLE_CHOICES[] = {
+    {"broker", NULL}, {"controller", NULL}, {NULL, NULL}};
 static const KConfigChoice SEND_CHOICES[] = {{"async", NULL}, {"sync", NULL}, {NULL, NULL}};
 static const KConfigChoice PROCESSING_MODE_CHOICES[] = {{"auto", NULL},
                                                         {"commit-before-processing", NULL},
@@ -135,6 +137,13 @@ const KConfigKey kconfig_registry_table[] = {
     KEY("controller.quorum.request.timeout.ms", BROKER, DURATION, "2000", RANGE(1, I32), IN_MS,
         .doc = "KRaft: how long a broker waits for a controller's answer before it asks "
                "another."),
+    KEY("node.id", BROKER, INT, NULL, RANGE(0, I32),
+        .doc = "Refused: ksim numbers its nodes (broker N has node.id N, dedicated KRaft "
+               "controllers 3000 up).",
+        .refused = "ksim numbers its nodes itself: broker N ([broker N], broker-N) has node.id "
+                   "N, and dedicated KRaft controllers 3000 up (controller-3000 ...); name them "
+                   "by these ids in controller.quorum.voters and in fault targets (broker:N, "
+                   "controller:N)"),
     KEY("controller.socket.timeout.ms", BROKER, DURATION, "30000", RANGE(0, I32), IN_MS,
         .doc = "Timeout of the controller's requests to brokers."),
     KEY("log.segment.bytes", BROKER, SIZE, "1073741824", RANGE(14, I32),
@@ -457,8 +466,18 @@ const KConfigKey kconfig_registry_table[] = {
         .doc = "zookeeper: brokers elect a controller through the coordination node (Kafka "
                "2.x-3.x); kraft: a quorum of dedicated controllers keeps the metadata log "
                "(KIP-500, Kafka 4)."),
+    KEY("process.roles", CLUSTER, LIST, NULL, .choices = PROCESS_ROLE_CHOICES,
+        .doc = "KRaft: broker (null: the same): brokers only, the quorum on dedicated controllers; "
+               "broker,controller: combined mode, the voters run inside brokers (one process: a "
+               "crash, pause or partition takes both roles; the metadata log on the broker's "
+               "disk)."),
     KEY("controllers", CLUSTER, INT, "3", RANGE(1, 16), KSIM_KEY,
-        .doc = "KRaft: dedicated controller nodes, node.id 3000 up (controller.quorum.voters)."),
+        .doc = "KRaft: the quorum's size: dedicated controller nodes, node.id 3000 up, or in "
+               "combined mode the first `controllers` brokers (at most `brokers`)."),
+    KEY("controller.quorum.voters", CLUSTER, LIST, NULL,
+        .doc = "KRaft: the voters as {id}@{host}:{port} (null: as `controllers` says); ids are "
+               "node.ids, brokers' in combined mode, else 3000 up (host and port are checked for "
+               "form only)."),
     KEY("controller.quorum.election.timeout.ms", CLUSTER, DURATION, "1000", RANGE(1, I32), IN_MS,
         .doc = "KRaft: a voter that hears no leader this long (plus a random part) stands for "
                "election."),

@@ -911,6 +911,13 @@ build_cluster(Run *run)
         config.brokers = brokers;
     }
     config.racks = spec->racks != NULL ? (const char *const *)spec->racks->pdata : NULL;
+    /* KRaft's roles and voters, as the scenario parser resolved them. */
+    if (config.kraft) {
+        KSIM_ASSERT(spec->n_voters >= 1 && spec->n_voters <= RAFT_VOTERS_MAX);
+        config.combined = spec->combined;
+        config.n_controllers = spec->n_voters;
+        memcpy(config.voter_ids, spec->voter_ids, sizeof(gint32) * spec->n_voters);
+    }
     Cluster *cluster = cluster_new(run->world, &config, run->history);
     const GPtrArray *topics = scenario_variant_topics(run->variant);
     for (guint i = 0; i < topics->len; i++) {

@@ -266,7 +266,8 @@ build_cluster(Build *b, GError **error)
     cluster->broker_configs = g_ptr_array_new_with_free_func((GDestroyNotify)kconfig_free);
     g_ptr_array_set_size(cluster->broker_configs, (gint)cluster->brokers);
     return check_metadata_log(b, group, hardware, error) &&
-           check_broker_config(b, group, cluster->config, error);
+           check_broker_config(b, group, cluster->config, error) &&
+           scenario_build_kraft_roles(b, group, error);
 }
 
 /* Broker keys every broker must agree on, which [broker N] refuses, and why. */

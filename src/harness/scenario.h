@@ -228,6 +228,9 @@ typedef struct {
 
 /* ---- Topology and workload ---- */
 
+/* The most voters a KRaft quorum has (RAFT_VOTERS_MAX). */
+#define SCENARIO_VOTERS_MAX 16
+
 typedef struct {
     guint brokers;
     SimDist network_latency;              /* ns */
@@ -242,7 +245,29 @@ typedef struct {
     /* Each broker's rack (char*, NULL: none), broker i+1's at index i; NULL
      * when no broker has a rack. */
     GPtrArray *racks;
+    /* KRaft (metadata.mode = kraft; none in ZooKeeper mode): process.roles =
+     * broker,controller (combined mode: the voters run in brokers), and the
+     * quorum's voters by node.id, ascending: `controllers` dedicated
+     * controllers 3000 up, or in combined mode the first `controllers`
+     * brokers (at most `brokers`), unless controller.quorum.voters names
+     * them (scenario_kraft.c). */
+    gboolean combined;
+    guint n_voters;
+    gint32 voter_ids[SCENARIO_VOTERS_MAX];
 } ScenarioCluster;
+
+/* TRUE when `node_id` is one of the cluster's KRaft voters. */
+gboolean scenario_cluster_is_voter(const ScenarioCluster *cluster, gint32 node_id);
+/* "controller:1, controller:2, controller:3": the voters as fault targets.
+ * (transfer full) */
+char *scenario_cluster_voters_text(const ScenarioCluster *cluster);
+/* Kafka's QuorumConfig.parseVoterConnections over controller.quorum.voters'
+ * entries ("{id}@{host}:{port}", trimmed): the ids in the order written,
+ * into `ids` (SCENARIO_VOTERS_MAX); FALSE with *why (transfer full) for a
+ * malformed entry, an id twice, none, or too many. ksim's nodes have no
+ * addresses: host and port are checked for form only. */
+gboolean scenario_parse_quorum_voters(const char *const *entries, gint32 *ids, guint *n_ids,
+                                      char **why);
 
 typedef struct {
     char *name;

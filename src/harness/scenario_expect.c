@@ -474,7 +474,10 @@ parse_expect_entry(Scenario *s, const RawGroup *group, const RawEntry *entry, GE
         return FALSE;
     if (parts[1] == NULL)
         return TRUE;
-    g_auto(GStrv) conditions = g_regex_split_simple("\\s*,\\s*|\\s+and\\s+", parts[1], 0, 0);
+    /* A comma separates conditions only before the next KEY= or KEY!=, so
+     * a value may hold commas (when process.roles=broker,controller). */
+    g_auto(GStrv) conditions =
+        g_regex_split_simple("\\s*,\\s*(?=[^,=]*!?=)|\\s+and\\s+", parts[1], 0, 0);
     for (guint i = 0; conditions[i] != NULL; i++) {
         if (!parse_condition(s, g_strstrip(conditions[i]), expect, &loc, error))
             return FALSE;

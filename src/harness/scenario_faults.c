@@ -468,13 +468,17 @@ parse_controller_target(const Build *b, const char *text, ScenarioTarget *out)
         out->kind = SCENARIO_TARGET_QUORUM_FOLLOWER;
         return NULL;
     }
-    guint n = (guint)kconfig_get_int64(hardware, "controllers");
-    guint first = KRAFT_CONTROLLER_ID_BASE, last = KRAFT_CONTROLLER_ID_BASE + n - 1;
+    const ScenarioCluster *cluster = &b->variant->cluster;
     guint64 id = 0;
-    if (!g_ascii_string_to_unsigned(text + strlen("controller:"), 10, first, last, &id, NULL))
-        return g_strdup_printf("'%s' does not exist: the quorum's controllers are "
-                               "controller:%u .. controller:%u",
-                               text, first, last);
+    if (!g_ascii_string_to_unsigned(text + strlen("controller:"), 10, 0, G_MAXINT32, &id, NULL) ||
+        !scenario_cluster_is_voter(cluster, (gint32)id)) {
+        g_autofree char *voters = scenario_cluster_voters_text(cluster);
+        return g_strdup_printf("'%s' does not exist: the quorum's %s are %s", text,
+                               cluster->combined ? "voters (combined with brokers of the same "
+                                                   "node.id)"
+                                                 : "controllers",
+                               voters);
+    }
     out->kind = SCENARIO_TARGET_CONTROLLER_NODE;
     out->broker = (guint)id;
     return NULL;

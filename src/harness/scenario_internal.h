@@ -246,6 +246,14 @@ gboolean scenario_build_producer(Build *b, const RawGroup *group, GError **error
 void scenario_consumer_group_free(gpointer data);
 gboolean scenario_build_consumer_group(Build *b, const RawGroup *group, GError **error);
 
+/* ---- KRaft roles (scenario_kraft.c) ---- */
+
+/* Resolves [cluster]'s process.roles, controllers and
+ * controller.quorum.voters into the variant's ScenarioCluster (combined,
+ * n_voters, voter_ids), refusing what contradicts itself or the cluster;
+ * in ZooKeeper mode refuses the KRaft-only keys. `group` is [cluster]. */
+gboolean scenario_build_kraft_roles(Build *b, const RawGroup *group, GError **error);
+
 /* ---- Faults (scenario_faults.c) ---- */
 
 void scenario_fault_free(gpointer data);
