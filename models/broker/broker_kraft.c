@@ -415,31 +415,39 @@ handle_fetch_response(BrokerKraft *k, RaftMsg *msg)
     fetch_schedule(k, 0);
 }
 
-/* The snapshot is here whole: it becomes the image, published as a delta
- * from the old one, and fetching goes on from its end. */
+/* Snapshot `payload`, ending at `end_offset` in `epoch`, becomes the image,
+ * published as a delta from the old one, and replay goes on from its end;
+ * `how` says where it came from, for the history. */
 static void
-load_snapshot(BrokerKraft *k, guint64 payload)
+install_snapshot(BrokerKraft *k, guint64 payload, gint64 end_offset, gint32 epoch,
+                 const char *how)
 {
     const KraftImage *content = kraft_record_store_image(broker_of(k)->kraft_store, payload);
     KSIM_ASSERT(content != NULL);
-    KSIM_ASSERT(kraft_image_end_offset(content) == k->snapshot_end_offset);
-    k->fetching_snapshot = FALSE;
-    if (kraft_image_end_offset(k->image) >= k->snapshot_end_offset)
+    KSIM_ASSERT(kraft_image_end_offset(content) == end_offset);
+    if (kraft_image_end_offset(k->image) >= end_offset)
         return;
     KraftImage *before = kraft_image_copy(k->image);
     kraft_image_assign(k->image, content);
     g_ptr_array_set_size(k->buffer, 0);
-    k->fetch_offset = k->snapshot_end_offset;
-    k->last_epoch = k->snapshot_epoch;
-    k->replayed_epoch = k->snapshot_epoch;
+    k->fetch_offset = end_offset;
+    k->last_epoch = epoch;
+    k->replayed_epoch = epoch;
     broker_record_event(broker_of(k), HISTORY_EVENT_SESSION, NULL, NULL,
                         "broker %d loaded the metadata snapshot %" G_GINT64_FORMAT
-                        "-%d (FetchSnapshot from controller %d) and fetches the log from "
-                        "offset %" G_GINT64_FORMAT,
-                        broker_of(k)->config.broker_id, k->snapshot_end_offset,
-                        k->snapshot_epoch, k->leader_id, k->snapshot_end_offset);
+                        "-%d (%s) and replays the log from offset %" G_GINT64_FORMAT,
+                        broker_of(k)->config.broker_id, end_offset, epoch, how, end_offset);
     publish(k, before);
     kraft_image_free(before);
+}
+
+/* The snapshot is here whole (FetchSnapshot). */
+static void
+load_snapshot(BrokerKraft *k, guint64 payload)
+{
+    k->fetching_snapshot = FALSE;
+    g_autofree char *how = g_strdup_printf("FetchSnapshot from controller %d", k->leader_id);
+    install_snapshot(k, payload, k->snapshot_end_offset, k->snapshot_epoch, how);
 }
 
 /* KafkaRaftClient.handleFetchSnapshotResponse, as an observer. */
@@ -474,6 +482,8 @@ handle_fetch_snapshot_response(BrokerKraft *k, RaftMsg *msg)
             load_snapshot(k, msg->snapshot_payload);
     }
     fetch_schedule(k, 0);
+}
+
 /* ---- combined mode: the local voter's log ---- */
 
 void
@@ -490,6 +500,13 @@ broker_kraft_local_advanced(BrokerKraft *k)
     gint64 high_watermark = raft_node_high_watermark(raft);
     if (log == NULL || high_watermark <= kraft_image_end_offset(k->image))
         return;
+    /* Behind the local log's start (a restarted node whose voter cleaned
+     * its log): the voter's latest snapshot first, as Kafka's metadata
+     * loader is handed the raft client's snapshot (handleLoadSnapshot). */
+    const RaftSnapshot *latest = raft_node_latest_snapshot(raft);
+    if (kraft_image_end_offset(k->image) < raft_node_log_start_offset(raft) && latest != NULL)
+        install_snapshot(k, latest->payload, latest->end_offset, latest->epoch,
+                         "its own voter's");
     /* What is committed is never truncated (Raft), so the batches from the
      * image's end up to the high watermark are read again each time; the
      * ones above it stay in the log, not in the buffer. */

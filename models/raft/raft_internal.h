@@ -66,7 +66,8 @@ typedef struct {
     guint64 state_gen_written;
     guint64 state_gen_durable;
     GQueue *outbox; /* RaftOutgoing * */
-    GPtrArray *syncs; /* RaftSync * (raft_node.c): election-state fsyncs in flight */
+    GPtrArray *syncs; /* RaftSync * (raft_node.c) and RaftSnapshotSync * (raft_snapshot.c):
+                       * election-state and snapshot fsyncs in flight */
 
     /* Deadlines in virtual ns, RAFT_NEVER when unset; one wake timer at the
      * earliest (raft_poll). */

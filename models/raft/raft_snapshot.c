@@ -244,6 +244,12 @@ raft_snapshots_open(RaftNode *node)
 
 static void snapshot_synced_cb(SimWorld *world, void *ctx, void *arg, SimDiskStatus status);
 
+/* A snapshot file's fsync in flight: its voter and the snapshot's end. */
+typedef struct {
+    RaftNode *node;
+    gint64 end_offset;
+} RaftSnapshotSync;
+
 gboolean
 raft_snapshot_write(RaftNode *node, const RaftSnapshot *snapshot, gboolean fetched)
 {
@@ -266,8 +272,14 @@ raft_snapshot_write(RaftNode *node, const RaftSnapshot *snapshot, gboolean fetch
     }
     RaftSnapshotWrite w = {*snapshot, fetched};
     g_array_append_val(state->snapshots_writing, w);
-    sim_disk_fsync(disk, part, snapshot_synced_cb,
-                   GSIZE_TO_POINTER((gsize)snapshot->end_offset));
+    /* The callback's context is the node's model object, a broker's when
+     * the voter is hosted: the fsync carries its voter itself, owned by the
+     * state's `syncs` as the election state's fsyncs are. */
+    RaftSnapshotSync *sync = g_new(RaftSnapshotSync, 1);
+    *sync = (RaftSnapshotSync){node, snapshot->end_offset};
+    KSIM_ASSERT(state->syncs->len < RAFT_OUTBOX_MAX);
+    g_ptr_array_add(state->syncs, sync);
+    sim_disk_fsync(disk, part, snapshot_synced_cb, sync);
     return TRUE;
 }
 
@@ -278,11 +290,16 @@ raft_snapshot_write(RaftNode *node, const RaftSnapshot *snapshot, gboolean fetch
 static void
 snapshot_synced_cb(SimWorld *world, void *ctx, void *arg, SimDiskStatus status)
 {
-    RaftNode *node = ctx;
+    (void)ctx;
+    RaftSnapshotSync *sync = arg;
+    RaftNode *node = sync->node;
+    gint64 end_offset = sync->end_offset;
     RaftState *state = node->state;
-    if (state == NULL || state->halted)
+    KSIM_ASSERT(state != NULL);
+    gboolean removed = g_ptr_array_remove_fast(state->syncs, sync); /* frees it */
+    KSIM_ASSERT(removed);
+    if (state->halted)
         return;
-    gint64 end_offset = (gint64)GPOINTER_TO_SIZE(arg);
     GArray *writing = state->snapshots_writing;
     guint i = 0;
     while (i < writing->len &&
