@@ -17,9 +17,22 @@
 # - rack-outage: brokers 1 and 3 share a rack, so the outage takes two of the
 #   three voters and the quorum: nothing is re-elected until the rack returns;
 # - last-replica-standing: pausing both followers pauses two of three voters,
-#   so neither is fenced, the ELR never forms, and the leader's power loss
-#   loses acknowledged records (its point needs the quorum outside the
-#   failing brokers);
+#   so neither is fenced and the ISR never shrinks to the leader; after its
+#   power loss the leader cannot register without a quorum, so it publishes
+#   no metadata and leads nothing: nothing is lost, with or without ELR (its
+#   point needs the quorum outside the failing brokers);
+# - unclean-recovery: likewise, its faults take two of the three voters, so
+#   no recovery runs until they return: the Balanced and Aggressive runs end
+#   without a leader and Aggressive loses nothing;
+# - transactions: cutting off and crashing the coordinator's broker takes a
+#   voter each time (the active controller at 3 s), so the leadership of
+#   __transaction_state does not move before the coordinator restarts and
+#   finishes its own prepared transaction: no other coordinator resumes it;
+# - late-transaction-requests: its anomalies need a held EndTxn to land in a
+#   particular later transaction; combined brokers start later (a broker
+#   publishes metadata once registered with the quorum it hosts) and, at its
+#   seed, version 0's late EndTxn commits no partial transaction (its other
+#   version-0 anomalies, and every version-2 expectation, still hold);
 # - chaos, zk-session-expiry: a voter cut off stands for election again and
 #   again; once back, its higher epochs keep resetting the others' election
 #   timers while its shorter log loses every vote (Kafka 4.0 without KIP-996
@@ -42,7 +55,10 @@ allowed() {
     isr-shrink) echo 'kraft-fences-the-paused-broker' ;;
     network-degraded) echo 'ISR-drops-the-slow-follower' ;;
     rack-outage) echo 'aware-keeps-writing' ;;
-    last-replica-standing) echo 'no-breach|with-elr-keeps-everything' ;;
+    last-replica-standing) echo 'without-elr-loses' ;;
+    unclean-recovery) echo 'liveness|aggressive-elects-a-short-log' ;;
+    transactions) echo 'resumed-after-coordinator-crash' ;;
+    late-transaction-requests) echo 'v0-partial-commit' ;;
     chaos | zk-session-expiry) echo 'liveness' ;;
     *) echo '' ;;
   esac

@@ -51,6 +51,16 @@ struct BrokerKraft {
     SimTimerId lifecycle_timer;
     /* Metadata. */
     KraftImage *image;
+    /* The image as last handed to the broker (its LeaderAndIsr and
+     * UpdateMetadata deltas), and whether it is handed any: not before the
+     * controller first said the broker caught up with the metadata log, as
+     * Kafka's BrokerServer starts its BrokerMetadataPublisher only once
+     * lifecycleManager.initialCatchUpFuture completes (so a broker back from
+     * a crash does not lead, in the old epoch, the partitions it led before,
+     * until the controller has handled its new registration). Set once a
+     * process life. */
+    KraftImage *published;
+    gboolean publishing;
     GPtrArray *buffer;      /* PlogBatch * (owned), fetched above the image's end */
     gint64 fetch_offset;
     gint32 last_epoch;      /* of the last batch fetched; 0: none */
@@ -165,6 +175,8 @@ lifecycle_fire(SimWorld *world, void *ctx, void *arg)
     lifecycle_send(k);
 }
 
+static void publish(BrokerKraft *k);
+
 static void
 handle_lifecycle_response(BrokerKraft *k, const KraftMsg *msg)
 {
@@ -219,6 +231,10 @@ handle_lifecycle_response(BrokerKraft *k, const KraftMsg *msg)
         /* STARTING: every 10 ms until caught up with the metadata log, then
          * at once asking to be unfenced (its logs are recovered already). */
         k->caught_up = msg->caught_up;
+        if (k->caught_up && !k->publishing) {
+            k->publishing = TRUE;
+            publish(k);
+        }
         lifecycle_schedule(k, k->caught_up ? 0 : 10 * SIM_NS_PER_MS);
         return;
     }
@@ -334,18 +350,22 @@ buffer_truncate(BrokerKraft *k, gint64 offset)
         k->last_epoch = ((PlogBatch *)g_ptr_array_index(k->buffer, k->buffer->len - 1))->leader_epoch;
 }
 
+/* Hands the broker what changed since the last image it was handed. */
 static void
-publish(BrokerKraft *k, const KraftImage *before)
+publish(BrokerKraft *k)
 {
+    if (!k->publishing)
+        return;
     BrokerState *state = k->state;
     KUpdateMetadataRequest *metadata =
-        kraft_publish_update_metadata(before, k->image, broker_of(k)->kraft_store);
+        kraft_publish_update_metadata(k->published, k->image, broker_of(k)->kraft_store);
     if (metadata != NULL)
         broker_controller_request_arrived(state, &metadata->base);
     KLeaderAndIsrRequest *lai = kraft_publish_leader_and_isr(
-        before, k->image, broker_of(k)->kraft_store, broker_of(k)->config.broker_id);
+        k->published, k->image, broker_of(k)->kraft_store, broker_of(k)->config.broker_id);
     if (lai != NULL)
         broker_controller_request_arrived(state, &lai->base);
+    kraft_image_assign(k->published, k->image);
 }
 
 /* Replays what the buffer holds below `high_watermark`. */
@@ -354,7 +374,6 @@ replay_committed(BrokerKraft *k, gint64 high_watermark)
 {
     if (high_watermark <= kraft_image_end_offset(k->image))
         return;
-    KraftImage *before = kraft_image_copy(k->image);
     while (k->buffer->len > 0) {
         PlogBatch *batch = g_ptr_array_index(k->buffer, 0);
         kraft_image_replay_batch(k->image, broker_of(k)->kraft_store, batch, high_watermark);
@@ -363,8 +382,7 @@ replay_committed(BrokerKraft *k, gint64 high_watermark)
         k->replayed_epoch = batch->leader_epoch;
         g_ptr_array_remove_index(k->buffer, 0);
     }
-    publish(k, before);
-    kraft_image_free(before);
+    publish(k);
 }
 
 static void
@@ -427,7 +445,6 @@ install_snapshot(BrokerKraft *k, guint64 payload, gint64 end_offset, gint32 epoc
     KSIM_ASSERT(kraft_image_end_offset(content) == end_offset);
     if (kraft_image_end_offset(k->image) >= end_offset)
         return;
-    KraftImage *before = kraft_image_copy(k->image);
     kraft_image_assign(k->image, content);
     g_ptr_array_set_size(k->buffer, 0);
     k->fetch_offset = end_offset;
@@ -437,8 +454,7 @@ install_snapshot(BrokerKraft *k, guint64 payload, gint64 end_offset, gint32 epoc
                         "broker %d loaded the metadata snapshot %" G_GINT64_FORMAT
                         "-%d (%s) and replays the log from offset %" G_GINT64_FORMAT,
                         broker_of(k)->config.broker_id, end_offset, epoch, how, end_offset);
-    publish(k, before);
-    kraft_image_free(before);
+    publish(k);
 }
 
 /* The snapshot is here whole (FetchSnapshot). */
@@ -660,6 +676,7 @@ broker_kraft_new(BrokerState *state)
     k->lifecycle_correlation = -1;
     k->lifecycle_timer = SIM_EVENT_ID_NONE;
     k->image = kraft_image_new();
+    k->published = kraft_image_new();
     k->buffer = plog_batch_array_new();
     k->leader_id = RAFT_NO_NODE;
     k->fetch_correlation = -1;
@@ -692,6 +709,7 @@ broker_kraft_free(BrokerKraft *k)
     for (guint kind = 0; kind < G_N_ELEMENTS(k->create_timer); kind++)
         sim_timer_cancel(broker_of(k)->world, k->create_timer[kind]);
     kraft_image_free(k->image);
+    kraft_image_free(k->published);
     g_ptr_array_unref(k->buffer);
     g_free(k);
 }
