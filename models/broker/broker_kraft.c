@@ -385,6 +385,21 @@ replay_committed(BrokerKraft *k, gint64 high_watermark)
     publish(k);
 }
 
+/* A Fetch or FetchSnapshot refused (NOT_LEADER_OR_FOLLOWER,
+ * FENCED_LEADER_EPOCH...): the answer names the leader the responder knows;
+ * without one, the next voter is asked, after the retry backoff. */
+static void
+fetch_retry_after_error(BrokerKraft *k, const RaftMsg *msg)
+{
+    if (msg->epoch >= k->leader_epoch) {
+        k->leader_epoch = msg->epoch;
+        k->leader_id = msg->leader_id;
+    }
+    if (k->leader_id == RAFT_NO_NODE)
+        k->fetch_target = (k->fetch_target + 1) % broker_of(k)->n_kraft_voters;
+    fetch_schedule(k, RETRY_BACKOFF_NS);
+}
+
 static void
 handle_fetch_response(BrokerKraft *k, RaftMsg *msg)
 {
@@ -392,15 +407,7 @@ handle_fetch_response(BrokerKraft *k, RaftMsg *msg)
         return;
     k->fetch_correlation = -1;
     if (msg->error != KAFKA_ERROR_NONE) {
-        /* NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH...: the answer names
-         * the leader the responder knows. */
-        if (msg->epoch >= k->leader_epoch) {
-            k->leader_epoch = msg->epoch;
-            k->leader_id = msg->leader_id;
-        }
-        if (k->leader_id == RAFT_NO_NODE)
-            k->fetch_target = (k->fetch_target + 1) % broker_of(k)->n_kraft_voters;
-        fetch_schedule(k, RETRY_BACKOFF_NS);
+        fetch_retry_after_error(k, msg);
         return;
     }
     k->leader_epoch = msg->epoch;
@@ -482,13 +489,7 @@ handle_fetch_snapshot_response(BrokerKraft *k, RaftMsg *msg)
         return;
     }
     if (msg->error != KAFKA_ERROR_NONE) {
-        if (msg->epoch >= k->leader_epoch) {
-            k->leader_epoch = msg->epoch;
-            k->leader_id = msg->leader_id;
-        }
-        if (k->leader_id == RAFT_NO_NODE)
-            k->fetch_target = (k->fetch_target + 1) % broker_of(k)->n_kraft_voters;
-        fetch_schedule(k, RETRY_BACKOFF_NS);
+        fetch_retry_after_error(k, msg);
         return;
     }
     if (msg->snapshot_end_offset == k->snapshot_end_offset &&
