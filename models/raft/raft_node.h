@@ -54,7 +54,11 @@
  *
  * Status: the KRaft controller runs on it (models/kraft), and observers
  * (brokers replaying the log, models/broker/broker_kraft.c) fetch from the
- * leader; --paranoid runs check raft_check.h's invariants.
+ * leader; --paranoid runs check raft_check.h's invariants. In combined mode
+ * (process.roles = broker,controller) a voter is hosted by a broker's node
+ * (raft_node_new_hosted): it shares the broker's process, timers and disk,
+ * and its callbacks find their voter through what they carry, never
+ * through the node's model object, which is the broker's.
  *
  * Snapshots (KIP-630, raft_snapshot.c): the layer above writes snapshots at
  * committed offsets (raft_node_create_snapshot); they are files beside the
