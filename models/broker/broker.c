@@ -374,8 +374,8 @@ broker_handle_update_metadata(BrokerState *state, SimNodeId from, KUpdateMetadat
     g_array_sort(state->live_brokers, endpoint_compare);
     for (guint i = 0; i < request->partitions->len; i++) {
         const KPartitionState *ps = &g_array_index(request->partitions, KPartitionState, i);
-        KPartitionState *copy = g_memdup2(ps, sizeof *ps);
-        g_tree_replace(state->metadata, &copy->tp, copy);
+        const KPartitionState *shared = metadata_pool_intern(state->broker->metadata_pool, ps);
+        g_tree_replace(state->metadata, (gpointer)&shared->tp, (gpointer)shared);
     }
 }
 
@@ -789,7 +789,7 @@ broker_start(Broker *broker)
                                           broker->history, request_handle_cb, state);
     state->controller_id = -1;
     state->controller_epoch = -1;
-    state->metadata = g_tree_new_full(ktp_tree_compare, NULL, NULL, g_free);
+    state->metadata = g_tree_new_full(ktp_tree_compare, NULL, NULL, metadata_pool_release);
     state->live_brokers = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
     replica_state_init(state);
     state->zk_pending = g_ptr_array_new_with_free_func(g_free);
@@ -871,6 +871,7 @@ broker_create(SimWorld *world, const char *name, const BrokerConfig *config, Sim
     if (observer != NULL)
         broker->observer = *observer;
     broker->topic_configs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    broker->metadata_pool = metadata_pool_new();
     /* __transaction_state has its own min.insync.replicas. */
     TopicConfig txn_topic;
     topic_config_from_broker(&txn_topic, config);
@@ -933,10 +934,26 @@ broker_free(Broker *broker)
     if (broker->state != NULL)
         state_free(broker->state);
     g_hash_table_destroy(broker->topic_configs);
+    metadata_pool_unref(broker->metadata_pool);
     raft_node_free(broker->raft);
     g_free(broker->kraft_voters);
     g_free(broker->name);
     g_free(broker);
+}
+
+void
+broker_share_metadata_pool(Broker *broker, MetadataPool *pool)
+{
+    KSIM_ASSERT(broker->state == NULL || g_tree_nnodes(broker->state->metadata) == 0);
+    MetadataPool *own = broker->metadata_pool;
+    broker->metadata_pool = metadata_pool_ref(pool);
+    metadata_pool_unref(own);
+}
+
+MetadataPool *
+broker_metadata_pool(const Broker *broker)
+{
+    return broker->metadata_pool;
 }
 
 SimNodeId

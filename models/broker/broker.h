@@ -25,6 +25,7 @@
 #include "history.h"
 #include "kafka_proto.h"
 #include "kraft_records.h"
+#include "metadata_pool.h"
 #include "raft_node.h"
 #include "plog.h"
 #include "sim_world.h"
@@ -78,6 +79,13 @@ Broker *broker_new_combined(SimWorld *world, const char *name, const BrokerConfi
 RaftNode *broker_raft_node(const Broker *broker);
 /* Frees the broker (its node stays in the world, which must be freed after). */
 void broker_free(Broker *broker);
+/* Makes the broker's metadata cache keep its partition states in `pool`
+ * (a reference is taken), shared with the other brokers given it: they hold
+ * one copy of each state between them (metadata_pool.h). Call before the
+ * broker caches any state. */
+void broker_share_metadata_pool(Broker *broker, MetadataPool *pool);
+/* The pool the broker's metadata cache keeps its states in. (transfer none) */
+MetadataPool *broker_metadata_pool(const Broker *broker);
 
 SimNodeId broker_node(const Broker *broker);
 gint32 broker_id(const Broker *broker);

@@ -116,6 +116,10 @@ struct Broker {
     History *history;
     BrokerObserver observer;
     GHashTable *topic_configs;        /* name -> TopicConfig* (owned); looked up only */
+    /* Where the metadata cache's partition states live (a reference): the
+     * broker's own, or one its cluster's brokers share
+     * (broker_share_metadata_pool). */
+    MetadataPool *metadata_pool;
     BrokerState *state;               /* NULL while the process is down */
 };
 

@@ -481,6 +481,8 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
         if (!config->combined)
             dedicated_controllers_new(cluster, voters, &controller_config);
     }
+    /* One copy of each partition state for every broker's metadata cache. */
+    g_autoptr(MetadataPool) metadata_pool = metadata_pool_new();
     for (guint i = 0; i < config->n_brokers; i++) {
         BrokerConfig broker_config = config->brokers != NULL ? config->brokers[i] : config->broker;
         broker_config.broker_id = (gint32)i + 1;
@@ -498,6 +500,7 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
         else
             broker = broker_new_kraft(world, name, &broker_config, voters, config->n_controllers,
                                       cluster->kraft_store, history, &observer);
+        broker_share_metadata_pool(broker, metadata_pool);
         SimDisk *disk = sim_node_disk(world, broker_node(broker));
         sim_disk_set_fsync_latency(disk, config->fsync_latency);
         sim_disk_set_bandwidth(disk, config->disk_bandwidth_bytes_per_s);

@@ -1,0 +1,135 @@
+/*
+ * metadata_pool: one shared copy of each distinct partition state the
+ * brokers' metadata caches hold (metadata_pool.h).
+ */
+#include "metadata_pool.h"
+
+#include "sim_assert.h"
+
+#include <string.h>
+#include <xxhash.h>
+
+/* A pooled state: the state first, so that a pointer to it is a pointer to
+ * its entry. */
+typedef struct {
+    KPartitionState state; /* normalized (normalize): hashed and compared whole */
+    MetadataPool *pool;
+    guint refs;
+} PoolEntry;
+
+struct MetadataPool {
+    GHashTable *entries; /* PoolEntry* (owned by their references), looked up only */
+    guint refs;
+};
+
+/* `in` as its wire fields alone: every byte of `out` not one of them is
+ * zero (the name's tail, the padding, the array slots past n). */
+static void
+normalize(const KPartitionState *in, KPartitionState *out)
+{
+    memset(out, 0, sizeof *out);
+    memcpy(out->tp.topic, in->tp.topic, strnlen(in->tp.topic, sizeof out->tp.topic - 1));
+    out->tp.partition = in->tp.partition;
+    out->leader = in->leader;
+    out->leader_epoch = in->leader_epoch;
+    out->controller_epoch = in->controller_epoch;
+    out->zk_version = in->zk_version;
+    out->n_replicas = MIN(in->n_replicas, KAFKA_REPLICAS_MAX);
+    out->n_isr = MIN(in->n_isr, KAFKA_REPLICAS_MAX);
+    memcpy(out->replicas, in->replicas, sizeof(gint32) * out->n_replicas);
+    memcpy(out->isr, in->isr, sizeof(gint32) * out->n_isr);
+}
+
+static guint
+entry_hash(gconstpointer key)
+{
+    return (guint)XXH3_64bits(key, sizeof(KPartitionState));
+}
+
+static gboolean
+entry_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, sizeof(KPartitionState)) == 0;
+}
+
+MetadataPool *
+metadata_pool_new(void)
+{
+    MetadataPool *pool = g_new0(MetadataPool, 1);
+    pool->entries = g_hash_table_new(entry_hash, entry_equal);
+    pool->refs = 1;
+    return pool;
+}
+
+MetadataPool *
+metadata_pool_ref(MetadataPool *pool)
+{
+    pool->refs++;
+    return pool;
+}
+
+void
+metadata_pool_unref(MetadataPool *pool)
+{
+    if (pool == NULL)
+        return;
+    KSIM_ASSERT(pool->refs > 0);
+    if (--pool->refs > 0)
+        return;
+    KSIM_ASSERT(g_hash_table_size(pool->entries) == 0);
+    g_hash_table_destroy(pool->entries);
+    g_free(pool);
+}
+
+const KPartitionState *
+metadata_pool_intern(MetadataPool *pool, const KPartitionState *state)
+{
+    KPartitionState key;
+    normalize(state, &key);
+    PoolEntry *entry = g_hash_table_lookup(pool->entries, &key);
+    if (entry == NULL) {
+        entry = g_new(PoolEntry, 1);
+        entry->state = key;
+        entry->pool = pool;
+        entry->refs = 0;
+        g_hash_table_add(pool->entries, entry);
+    }
+    entry->refs++;
+    return &entry->state;
+}
+
+void
+metadata_pool_release(gpointer state)
+{
+    PoolEntry *entry = state;
+    KSIM_ASSERT(entry->refs > 0);
+    if (--entry->refs > 0)
+        return;
+    gboolean removed = g_hash_table_remove(entry->pool->entries, entry);
+    KSIM_ASSERT(removed);
+    g_free(entry);
+}
+
+guint
+metadata_pool_size(const MetadataPool *pool)
+{
+    return g_hash_table_size(pool->entries);
+}
+
+void
+metadata_pool_check_invariants(const MetadataPool *pool)
+{
+    /* Each entry is checked on its own; the walk's order reaches nothing. */
+    GHashTableIter iter;
+    gpointer key;
+    g_hash_table_iter_init(&iter, pool->entries);
+    while (g_hash_table_iter_next(&iter, &key, NULL)) {
+        const PoolEntry *entry = key;
+        KSIM_ASSERT(entry->refs > 0);
+        KSIM_ASSERT(entry->pool == pool);
+        KPartitionState normal;
+        normalize(&entry->state, &normal);
+        KSIM_ASSERT(memcmp(&normal, &entry->state, sizeof normal) == 0);
+        KSIM_ASSERT(g_hash_table_lookup(pool->entries, &entry->state) == entry);
+    }
+}
