@@ -16,6 +16,8 @@
 #include "config_fixture.h"
 #include "failover.h"
 #include "history.h"
+#include "kafka_proto.h"
+#include "sim_net.h"
 #include "sim_world.h"
 #include "zk_server.h"
 
@@ -232,6 +234,82 @@ test_broker_controller_requests_take_time_per_partition(void **state)
     assert_true(costly_ms - free_ms >= 30.0);
 }
 
+/* A client node that keeps the last Metadata answer it receives. */
+static void
+probe_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
+{
+    (void)world;
+    (void)from;
+    KMetadataResponse **last = ctx;
+    if (msg->type != KMSG_METADATA_RESPONSE) {
+        sim_msg_free(msg);
+        return;
+    }
+    sim_msg_free(&(*last)->base);
+    *last = (KMetadataResponse *)msg;
+}
+
+/* Asks broker 1 for `topics` (NULL: every topic) and returns how many
+ * partitions of `topic` the answer carries, and how many in all. */
+static guint
+ask_metadata(Fixture *f, SimNodeId probe, KMetadataResponse **last, const char *const *topics,
+             const char *topic, guint *all)
+{
+    KMetadataRequest *request = kproto_new(KMSG_METADATA_REQUEST);
+    request->correlation_id = 7;
+    if (topics != NULL)
+        kproto_metadata_request_no_topics(request);
+    for (guint i = 0; topics != NULL && topics[i] != NULL; i++)
+        kproto_metadata_request_add_topic(request, topics[i]);
+    kproto_update_size(&request->base);
+    sim_net_send(sim_world_net(f->world), probe, node_of(f, 1), &request->base);
+    run_for(f, SIM_NS_PER_S);
+    assert_non_null(*last);
+    assert_int_equal((*last)->correlation_id, 7);
+    assert_int_equal((*last)->brokers->len, 3);
+    guint n = 0;
+    for (guint i = 0; i < (*last)->partitions->len; i++) {
+        const KPartitionState *ps = &g_array_index((*last)->partitions, KPartitionState, i);
+        if (strcmp(ps->tp.topic, topic) == 0) {
+            assert_int_equal(ps->tp.partition, (gint32)n); /* in partition order */
+            n++;
+        }
+    }
+    *all = (*last)->partitions->len;
+    sim_msg_free(&(*last)->base);
+    *last = NULL;
+    return n;
+}
+
+static void
+test_broker_metadata_answers_the_topics_asked(void **state)
+{
+    /* Goal: as Kafka's MetadataRequest v1+, a request naming topics is
+     * answered with those topics' partitions only, a null list with every
+     * topic's, an empty one with the brokers alone. */
+    (void)state;
+    Fixture *f = fixture_new(3);
+    GError *error = NULL;
+    assert_true(cluster_create_topic(f->cluster, "other", 5, 3, NULL, &error));
+    assert_true(cluster_wait_settled(f->cluster, 20 * SIM_NS_PER_S));
+    KMetadataResponse *last = NULL;
+    static const SimNodeOps probe_ops = {.message = probe_message};
+    SimNodeId probe = sim_node_add(f->world, "probe", &probe_ops, &last);
+    guint all = 0;
+    const char *const only_other[] = {"other", NULL};
+    assert_int_equal(ask_metadata(f, probe, &last, only_other, "other", &all), 5);
+    assert_int_equal(all, 5);
+    const char *const both[] = {TOPIC, "other", "missing", NULL};
+    assert_int_equal(ask_metadata(f, probe, &last, both, TOPIC, &all), 2);
+    assert_int_equal(all, 7);
+    const char *const none[] = {NULL};
+    assert_int_equal(ask_metadata(f, probe, &last, none, TOPIC, &all), 0);
+    assert_int_equal(all, 0);
+    assert_int_equal(ask_metadata(f, probe, &last, NULL, "other", &all), 5);
+    assert_int_equal(all, 7);
+    fixture_free(f);
+}
+
 int
 main(void)
 {
@@ -240,6 +318,7 @@ main(void)
         cmocka_unit_test(test_broker_controller_fails_over),
         cmocka_unit_test(test_broker_restart_recovers_replicas_from_disk),
         cmocka_unit_test(test_broker_controller_requests_take_time_per_partition),
+        cmocka_unit_test(test_broker_metadata_answers_the_topics_asked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -484,8 +484,26 @@ append_partition_state(gpointer key, gpointer value, gpointer data)
     return FALSE;
 }
 
-/* Metadata answers from the broker's own, possibly stale, cache, in
- * topic-partition order. */
+/* Appends the cached states of `topic`'s partitions, in partition order. */
+static void
+append_topic_states(BrokerState *state, const char *topic, GArray *out)
+{
+    KTopicPartition first;
+    ktp_set(&first, topic, 0);
+    for (GTreeNode *node = g_tree_lower_bound(state->metadata, &first); node != NULL;
+         node = g_tree_node_next(node)) {
+        const KPartitionState *ps = g_tree_node_value(node);
+        if (strcmp(ps->tp.topic, topic) != 0)
+            break;
+        g_array_append_val(out, *ps);
+    }
+}
+
+/* Metadata answers from the broker's own, possibly stale, cache: every
+ * topic's partitions for a request that names none (a null list), else
+ * those of the topics it names, in the order it names them, as Kafka's
+ * KafkaApis.handleTopicMetadataRequest (3.x) answers the topics asked
+ * about; a topic the cache does not know has no partition in the answer. */
 static void
 handle_metadata(BrokerState *state, SimNodeId from, KMetadataRequest *request)
 {
@@ -493,7 +511,10 @@ handle_metadata(BrokerState *state, SimNodeId from, KMetadataRequest *request)
     response->correlation_id = request->correlation_id;
     response->controller_id = state->controller_id;
     g_array_append_vals(response->brokers, state->live_brokers->data, state->live_brokers->len);
-    g_tree_foreach(state->metadata, append_partition_state, response->partitions);
+    if (request->topics == NULL)
+        g_tree_foreach(state->metadata, append_partition_state, response->partitions);
+    for (guint i = 0; request->topics != NULL && i < request->topics->len; i++)
+        append_topic_states(state, g_ptr_array_index(request->topics, i), response->partitions);
     kproto_update_size(&response->base);
     broker_send(state, from, &response->base);
 }

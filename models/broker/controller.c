@@ -257,7 +257,7 @@ msg_copy(SimMsg *msg)
     to->correlation_id = from->correlation_id;
     to->controller_id = from->controller_id;
     to->controller_epoch = from->controller_epoch;
-    g_array_append_vals(to->partitions, from->partitions->data, from->partitions->len);
+    kproto_update_metadata_share_partitions(to, from->partitions);
     g_array_append_vals(to->live_brokers, from->live_brokers->data, from->live_brokers->len);
     kproto_update_size(&to->base);
     return &to->base;
@@ -459,7 +459,8 @@ send_update_metadata(Controller *c)
         request->correlation_id = broker_services_next_correlation(c->services);
         request->controller_id = broker_services_broker_id(c->services);
         request->controller_epoch = c->epoch;
-        g_array_append_vals(request->partitions, all->data, all->len);
+        /* Every broker is sent the same states: one array serves them all. */
+        kproto_update_metadata_share_partitions(request, all);
         g_array_append_vals(request->live_brokers, c->live->data, c->live->len);
         kproto_update_size(&request->base);
         channel_enqueue(c, e->broker_id, e->node, &request->base);

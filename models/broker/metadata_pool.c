@@ -119,11 +119,10 @@ metadata_pool_size(const MetadataPool *pool)
 void
 metadata_pool_check_invariants(const MetadataPool *pool)
 {
-    /* Each entry is checked on its own; the walk's order reaches nothing. */
     GHashTableIter iter;
     gpointer key;
-    g_hash_table_iter_init(&iter, pool->entries);
-    while (g_hash_table_iter_next(&iter, &key, NULL)) {
+    g_hash_table_iter_init(&iter, pool->entries); /* tidy: allow each entry is checked alone */
+    while (g_hash_table_iter_next(&iter, &key, NULL)) { /* tidy: allow the order reaches nothing */
         const PoolEntry *entry = key;
         KSIM_ASSERT(entry->refs > 0);
         KSIM_ASSERT(entry->pool == pool);

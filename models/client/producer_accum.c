@@ -132,6 +132,12 @@ producer_accum_topic(ProducerAccum *accum, const char *name, History *history)
     return topic;
 }
 
+const GPtrArray *
+producer_accum_topics(const ProducerAccum *accum)
+{
+    return accum->topic_list;
+}
+
 /* Inserts `partition` into the sorted index. */
 static void
 index_insert(ProducerAccum *accum, ProducerPartition *partition)

@@ -207,6 +207,10 @@ ProducerAccum *producer_accum_new(const ProducerConfig *config);
 /* Frees every batch without completing it (a crash). */
 void producer_accum_free(ProducerAccum *accum);
 ProducerTopic *producer_accum_topic(ProducerAccum *accum, const char *name, History *history);
+/* The topics the producer was asked to send to, in the order of the first
+ * send to each.
+ * (transfer none: ProducerTopic*) */
+const GPtrArray *producer_accum_topics(const ProducerAccum *accum);
 ProducerPartition *producer_accum_partition(ProducerAccum *accum, ProducerTopic *topic,
                                             gint32 partition);
 /* Every partition in use, in topic-partition order. (transfer none) */

@@ -343,6 +343,15 @@ maybe_request_metadata(ProducerState *state, gint64 now)
         return;
     KMetadataRequest *request = kproto_new(KMSG_METADATA_REQUEST);
     request->correlation_id = state->correlation_next++;
+    /* The topics it was asked to send to, as Kafka's ProducerMetadata asks
+     * about the topics in its set. Before its first send it asks about
+     * every topic: this producer looks the cluster up as it starts, where
+     * Kafka's waits for the first send, and knows the topics it may be
+     * asked to send to from then on. */
+    const GPtrArray *topics = producer_accum_topics(state->accum);
+    for (guint i = 0; i < topics->len; i++)
+        kproto_metadata_request_add_topic(request,
+                                          ((const ProducerTopic *)g_ptr_array_index(topics, i))->name);
     state->metadata_correlation = request->correlation_id;
     state->metadata_node = node;
     state->metadata_attempt_ns = now;
@@ -884,6 +893,7 @@ connection_handshake(ProducerState *state, ProducerConnection *conn)
     Producer *producer = state->producer;
     KMetadataRequest *request = kproto_new(KMSG_METADATA_REQUEST);
     request->correlation_id = state->correlation_next++;
+    kproto_metadata_request_no_topics(request); /* ApiVersions carries no topic */
     conn->handshake_correlation = request->correlation_id;
     conn->handshake_timer = sim_timer_set(producer->world, producer->node,
                                           ms_to_ns(PRODUCER_CONNECTION_SETUP_TIMEOUT_MS),

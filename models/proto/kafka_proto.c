@@ -62,9 +62,61 @@ static void
 free_update_metadata(SimMsg *msg)
 {
     KUpdateMetadataRequest *request = (KUpdateMetadataRequest *)msg;
-    g_array_free(request->partitions, TRUE);
+    g_array_unref(request->partitions);
     g_array_free(request->live_brokers, TRUE);
     g_free(request);
+}
+
+static void
+free_metadata_request(SimMsg *msg)
+{
+    KMetadataRequest *request = (KMetadataRequest *)msg;
+    if (request->topics != NULL)
+        g_ptr_array_unref(request->topics);
+    g_free(request);
+}
+
+static gpointer
+copy_string(gconstpointer text, gpointer user_data)
+{
+    (void)user_data;
+    return g_strdup(text);
+}
+
+static SimMsg *
+clone_metadata_request(const SimMsg *msg)
+{
+    const KMetadataRequest *from = (const KMetadataRequest *)msg;
+    KMetadataRequest *to = g_memdup2(from, sizeof *from);
+    if (from->topics != NULL) {
+        to->topics = g_ptr_array_copy(from->topics, copy_string, NULL);
+        g_ptr_array_set_free_func(to->topics, g_free);
+    }
+    return &to->base;
+}
+
+void
+kproto_update_metadata_share_partitions(KUpdateMetadataRequest *request, GArray *partitions)
+{
+    KSIM_ASSERT(request->partitions->len == 0);
+    g_array_unref(request->partitions);
+    request->partitions = g_array_ref(partitions);
+}
+
+void
+kproto_metadata_request_no_topics(KMetadataRequest *request)
+{
+    if (request->topics == NULL)
+        request->topics = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_set_size(request->topics, 0);
+}
+
+void
+kproto_metadata_request_add_topic(KMetadataRequest *request, const char *topic)
+{
+    if (request->topics == NULL)
+        request->topics = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(request->topics, g_strdup(topic));
 }
 
 static void
@@ -334,7 +386,8 @@ kproto_new(KafkaMsgType type)
         break;
     case KMSG_METADATA_REQUEST:
         msg = (SimMsg *)g_new0(KMetadataRequest, 1);
-        msg->size_of = sizeof(KMetadataRequest);
+        msg->free_fn = free_metadata_request;
+        msg->clone_fn = clone_metadata_request;
         break;
     case KMSG_METADATA_RESPONSE: {
         KMetadataResponse *response = g_new0(KMetadataResponse, 1);
@@ -445,6 +498,13 @@ kproto_update_size(SimMsg *msg)
         const KUpdateMetadataRequest *request = (const KUpdateMetadataRequest *)msg;
         size += controller_request_bytes(msg->type, request->partitions) +
                 BROKER_ENTRY_BYTES * request->live_brokers->len;
+        break;
+    }
+    case KMSG_METADATA_REQUEST: {
+        /* A topic's name costs its length and 2 (MetadataRequestTopic). */
+        const GPtrArray *topics = ((const KMetadataRequest *)msg)->topics;
+        for (guint i = 0; topics != NULL && i < topics->len; i++)
+            size += 2 + strlen(g_ptr_array_index(topics, i));
         break;
     }
     case KMSG_METADATA_RESPONSE:

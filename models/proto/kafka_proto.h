@@ -244,12 +244,19 @@ typedef struct {
     gint32 controller_id;
     gint32 controller_epoch;
     GArray *live_brokers; /* KBrokerEndpoint */
-    GArray *partitions;   /* KPartitionState */
+    /* KPartitionState; may be shared with other requests
+     * (kproto_update_metadata_share_partitions): read only once sent */
+    GArray *partitions;
 } KUpdateMetadataRequest;
 
 typedef struct {
     SimMsg base;
     gint32 correlation_id;
+    /* The topics asked about (char*, owned), as Kafka's MetadataRequest
+     * v1+ carries them: NULL asks for every topic (the null list), an empty
+     * array for none (only the brokers). kproto_metadata_request_add_topic
+     * fills it. */
+    GPtrArray *topics;
 } KMetadataRequest;
 
 typedef struct {
@@ -257,7 +264,9 @@ typedef struct {
     gint32 correlation_id;
     gint32 controller_id;
     GArray *brokers;     /* KBrokerEndpoint */
-    GArray *partitions;  /* KPartitionState, sorted by topic then partition */
+    /* KPartitionState: by topic (in the order the request names them, else
+     * sorted), then by partition */
+    GArray *partitions;
 } KMetadataResponse;
 
 typedef struct {
@@ -556,5 +565,14 @@ void kproto_update_size(SimMsg *msg);
 /* Frees what a KFetchPartitionResponse owns (the clear function of
  * KFetchResponse.partitions); its pointers may be NULL. */
 void kproto_fetch_partition_response_clear(gpointer data);
+/* Adds `topic` to the request's topics, which it makes a list (not every
+ * topic) if it was not one. */
+void kproto_metadata_request_add_topic(KMetadataRequest *request, const char *topic);
+/* Makes `request` carry `partitions` (KPartitionState), shared with
+ * whoever else holds it (a reference is taken): the controller sends every
+ * broker the same states. Its own, empty, array is dropped. */
+void kproto_update_metadata_share_partitions(KUpdateMetadataRequest *request, GArray *partitions);
+/* Makes the request ask for no topic: only the brokers. */
+void kproto_metadata_request_no_topics(KMetadataRequest *request);
 
 #endif
