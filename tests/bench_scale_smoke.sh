@@ -11,7 +11,8 @@ if [ "$status" -ne 0 ]; then
   printf 'FAIL: ksim bench scale -> status %d\n%s\n' "$status" "$out"; exit 1
 fi
 for field in '"partitions":1000,' '"wall_s":' '"virtual_per_wall":' '"events":' \
-             '"peak_rss_bytes":' '"bytes_per_partition":' '"controller_failover_ms":'; do
+             '"peak_rss_bytes":' '"bytes_per_partition":' '"controller_failover_ms":' \
+             '"acked":' '"metadata_mode":"zookeeper"'; do
   if [[ "$out" != *"$field"* ]]; then
     printf 'FAIL: no %s in\n%s\n' "$field" "$out"; failures=$((failures + 1))
   fi
@@ -19,7 +20,14 @@ done
 if [[ "$out" == *'"events":0,'* ]]; then
   printf 'FAIL: no event ran\n%s\n' "$out"; failures=$((failures + 1))
 fi
-for bad in "--sizes abc" "--sizes 5" "--virtual 1"; do
+# KRaft mode runs the same cluster with a controller quorum.
+out=$("$ksim" bench scale --sizes 1000 --virtual 10 --mode kraft --json 2>/dev/null); status=$?
+if [ "$status" -ne 0 ] || [[ "$out" != *'"metadata_mode":"kraft"'* ]] || [[ "$out" == *'"acked":0,'* ]] ||
+   [[ "$out" == *'"acked":0}'* ]]; then
+  printf 'FAIL: ksim bench scale --mode kraft -> status %d\n%s\n' "$status" "$out"
+  failures=$((failures + 1))
+fi
+for bad in "--sizes abc" "--sizes 5" "--virtual 1" "--mode paxos"; do
   # shellcheck disable=SC2086
   "$ksim" bench scale $bad > /dev/null 2>&1; status=$?
   if [ "$status" -ne 2 ]; then

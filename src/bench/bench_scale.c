@@ -41,8 +41,19 @@ typedef struct {
     gint64 peak_rss_bytes;
     gint64 rss_before_bytes;
     double failover_ms;
+    guint64 acked; /* records acknowledged: what the run got done */
     guint64 fingerprint;
 } ScaleFigures;
+
+static guint64
+acked_records(const History *history)
+{
+    const HistoryOpArray *ops = history_ops(history);
+    guint64 n = 0;
+    for (guint i = 0; i < ops->len; i++)
+        n += ops->data[i].fn == HISTORY_FN_SEND && ops->data[i].type == HISTORY_OK;
+    return n;
+}
 
 /* The scenario of one size, as text: broker 7 crashes a quarter into the
  * run, for a sixth of it; the controller crashes half way, for a third, so
@@ -50,15 +61,15 @@ typedef struct {
  * well before the end (in a run of 20 s virtual or more; a shorter one
  * measures the failover until the end). (transfer full) */
 static char *
-scale_scenario(gint64 partitions, gint64 virtual_ms, gboolean sessions)
+scale_scenario(gint64 partitions, gint64 virtual_ms, gboolean sessions, const char *mode)
 {
     GString *s = g_string_new(NULL);
     g_string_append_printf(s,
                            "[scenario]\nname = bench-scale-%" G_GINT64_FORMAT "\n"
                            "duration = %" G_GINT64_FORMAT "ms\nquiet = 1s\nseed = 1\n\n"
-                           "[cluster]\nbrokers = %d\n"
+                           "[cluster]\nbrokers = %d\nmetadata.mode = %s\n"
                            "zookeeper.session.timeout.ms = 6000\n",
-                           partitions, virtual_ms, SCALE_BROKERS);
+                           partitions, virtual_ms, SCALE_BROKERS, mode);
     if (!sessions)
         g_string_append(s, "max.incremental.fetch.session.cache.slots = 0\n");
     g_string_append(s, "\n");
@@ -121,9 +132,10 @@ cpu_seconds(void)
 }
 
 static gboolean
-scale_run(gint64 partitions, gint64 virtual_ms, gboolean sessions, ScaleFigures *out)
+scale_run(gint64 partitions, gint64 virtual_ms, gboolean sessions, const char *mode,
+          ScaleFigures *out)
 {
-    g_autofree char *text = scale_scenario(partitions, virtual_ms, sessions);
+    g_autofree char *text = scale_scenario(partitions, virtual_ms, sessions, mode);
     GError *error = NULL;
     Scenario *scenario = scenario_load_data(text, "bench-scale.ini", &error);
     if (scenario == NULL) {
@@ -144,6 +156,7 @@ scale_run(gint64 partitions, gint64 virtual_ms, gboolean sessions, ScaleFigures 
     out->virtual_s = (double)result->virtual_ns / 1e9;
     out->events = result->events;
     out->fingerprint = result->fingerprint;
+    out->acked = acked_records(result->history);
     out->peak_rss_bytes = bench_peak_rss_bytes();
     FailoverResult *failover = failover_run(result->history);
     out->failover_ms = failover_result_longest_ms(failover);
@@ -163,9 +176,9 @@ bytes_per_partition(const ScaleFigures *f)
 static void
 print_table(const ScaleFigures *figures, guint n)
 {
-    printf("%10s %9s %9s %9s %11s %10s %11s %11s %12s\n", "partitions", "wall_s", "cpu_s",
-           "virt/wall",
-           "events", "peak_MiB", "B/partition", "marginal_B", "failover_ms");
+    printf("%10s %9s %9s %9s %11s %10s %11s %11s %12s %10s\n", "partitions", "wall_s", "cpu_s",
+           "virt/wall", "events", "peak_MiB", "B/partition", "marginal_B", "failover_ms",
+           "acked");
     for (guint i = 0; i < n; i++) {
         const ScaleFigures *f = &figures[i];
         double marginal = 0;
@@ -173,18 +186,20 @@ print_table(const ScaleFigures *figures, guint n)
             marginal = (double)(f->peak_rss_bytes - figures[i - 1].peak_rss_bytes) /
                        (double)(f->partitions - figures[i - 1].partitions);
         printf("%10" G_GINT64_FORMAT " %9.2f %9.2f %9.2f %11" G_GUINT64_FORMAT
-               " %10.1f %11.0f %11.0f %12.1f\n",
+               " %10.1f %11.0f %11.0f %12.1f %10" G_GUINT64_FORMAT "\n",
                f->partitions, f->wall_s, f->cpu_s, f->wall_s > 0 ? f->virtual_s / f->wall_s : 0,
                f->events, (double)f->peak_rss_bytes / 1048576.0, bytes_per_partition(f),
-               marginal, f->failover_ms);
+               marginal, f->failover_ms, f->acked);
     }
 }
 
 static void
-print_json(const ScaleFigures *figures, guint n)
+print_json(const ScaleFigures *figures, guint n, const char *mode)
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
+    json_builder_set_member_name(b, "metadata_mode");
+    json_builder_add_string_value(b, mode);
     json_builder_set_member_name(b, "sizes");
     json_builder_begin_array(b);
     for (guint i = 0; i < n; i++) {
@@ -199,6 +214,7 @@ print_json(const ScaleFigures *figures, guint n)
         bench_json_int(b, "peak_rss_bytes", f->peak_rss_bytes);
         bench_json_double(b, "bytes_per_partition", bytes_per_partition(f));
         bench_json_double(b, "controller_failover_ms", f->failover_ms);
+        bench_json_int(b, "acked", (gint64)f->acked);
         g_autofree char *fp = g_strdup_printf("%016" G_GINT64_MODIFIER "x", f->fingerprint);
         json_builder_set_member_name(b, "fingerprint");
         json_builder_add_string_value(b, fp);
@@ -217,7 +233,10 @@ bench_scale(int argc, char **argv)
     gboolean no_sessions = FALSE;
     g_autofree char *sizes_text = NULL;
     gint64 virtual_s = 60;
+    g_autofree char *mode = NULL;
     GOptionEntry entries[] = {
+        {"mode", 0, 0, G_OPTION_ARG_STRING, &mode,
+         "the cluster's metadata.mode: zookeeper (the default) or kraft", "MODE"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
         {"sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_text,
          "partition counts to run (1000,10000,100000)", "N,N,..."},
@@ -232,6 +251,11 @@ bench_scale(int argc, char **argv)
         fprintf(stderr, "ksim bench scale: --virtual must be 10 to 86400 seconds\n");
         return 2;
     }
+    if (mode != NULL && strcmp(mode, "zookeeper") != 0 && strcmp(mode, "kraft") != 0) {
+        fprintf(stderr, "ksim bench scale: --mode '%s': zookeeper or kraft\n", mode);
+        return 2;
+    }
+    const char *metadata_mode = mode != NULL ? mode : "zookeeper";
     g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
     if (!parse_sizes(sizes_text != NULL ? sizes_text : "1000,10000,100000", sizes))
         return 2;
@@ -239,14 +263,14 @@ bench_scale(int argc, char **argv)
     for (guint i = 0; i < sizes->len; i++) {
         gint64 n = g_array_index(sizes, gint64, i);
         fprintf(stderr, "bench scale: %" G_GINT64_FORMAT " partitions, %" G_GINT64_FORMAT
-                        " s virtual ...\n", n, virtual_s);
-        if (!scale_run(n, virtual_s * 1000, !no_sessions, &figures[i]))
+                        " s virtual, %s ...\n", n, virtual_s, metadata_mode);
+        if (!scale_run(n, virtual_s * 1000, !no_sessions, metadata_mode, &figures[i]))
             return 1;
         fprintf(stderr, "bench scale: %" G_GINT64_FORMAT " partitions done in %.1f s wall\n", n,
                 figures[i].wall_s);
     }
     if (json)
-        print_json(figures, sizes->len);
+        print_json(figures, sizes->len, metadata_mode);
     else
         print_table(figures, sizes->len);
     return 0;
