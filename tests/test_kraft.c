@@ -358,6 +358,70 @@ test_kraft_image_replay(void **state)
     kraft_image_free(image);
 }
 
+/* The image keeps its partitions in chunks shared copy-on-write between
+ * copies. Against a reference (one value per (topic, partition), in a
+ * sorted array): 1,000 partitions created in a scrambled order (every
+ * insertion point, chunk splits), a copy, changes to the copy alone; the
+ * original keeps what it had, both list their partitions sorted, and the
+ * delta walk (kraft_image_partitions_not_shared) holds every partition
+ * that changed and leaves out the chunks no change touched. */
+static void
+test_kraft_image_chunks_copy_on_write(void **state)
+{
+    (void)state;
+    const guint n = 1000;
+    KraftImage *image = kraft_image_new();
+    for (guint k = 0; k < n; k++) {
+        guint scrambled = (k * 617u) % n; /* 617 is prime to 1000 */
+        KraftRecord p = {.type = KRAFT_REC_PARTITION, .topic = scrambled % 7,
+                         .partition = (gint32)(scrambled / 7), .n_replicas = 1,
+                         .replicas = {1}, .n_isr = 1, .isr = {1}, .leader = 1};
+        kraft_image_replay(image, &p, k);
+    }
+    KraftImage *copy = kraft_image_copy(image);
+    /* Every 97th partition of the copy gets a new leader. */
+    guint changed = 0;
+    for (guint k = 0; k < n; k += 97) {
+        KraftRecord elect = {.type = KRAFT_REC_PARTITION_CHANGE, .topic = k % 7,
+                             .partition = (gint32)(k / 7), .leader = 2};
+        kraft_image_replay(copy, &elect, n + k);
+        changed++;
+    }
+    g_autoptr(GPtrArray) before = kraft_image_partitions(image);
+    g_autoptr(GPtrArray) after = kraft_image_partitions(copy);
+    assert_int_equal(before->len, n);
+    assert_int_equal(after->len, n);
+    guint moved = 0;
+    for (guint i = 0; i < n; i++) {
+        const KraftPartition *a = g_ptr_array_index(before, i);
+        const KraftPartition *b = g_ptr_array_index(after, i);
+        if (i > 0) {
+            const KraftPartition *prev = g_ptr_array_index(before, i - 1);
+            assert_true(prev->topic < a->topic ||
+                        (prev->topic == a->topic && prev->partition < a->partition));
+        }
+        assert_int_equal(a->topic, b->topic);
+        assert_int_equal(a->partition, b->partition);
+        assert_int_equal(a->leader, 1); /* the original never changed */
+        guint k = a->topic + 7u * (guint)a->partition;
+        assert_int_equal(b->leader, k % 97 == 0 ? 2 : 1);
+        moved += b->leader == 2;
+        assert_ptr_equal(kraft_image_partition(copy, a->topic, a->partition), b);
+    }
+    assert_int_equal(moved, changed);
+    g_autoptr(GPtrArray) delta = kraft_image_partitions_not_shared(image, copy);
+    guint found = 0;
+    for (guint i = 0; i < delta->len; i++)
+        found += ((const KraftPartition *)g_ptr_array_index(delta, i))->leader == 2;
+    assert_int_equal(found, changed);
+    /* At most a chunk (64) for each change, and less than everything. */
+    assert_true(delta->len <= changed * 64 && delta->len < n);
+    g_autoptr(GPtrArray) none = kraft_image_partitions_not_shared(copy, copy);
+    assert_int_equal(none->len, 0);
+    kraft_image_free(image);
+    kraft_image_free(copy);
+}
+
 /* ---- the publisher ---- */
 
 static void
@@ -1140,6 +1204,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kraft_image_replay),
+        cmocka_unit_test(test_kraft_image_chunks_copy_on_write),
         cmocka_unit_test(test_kraft_publish_deltas),
         cmocka_unit_test(test_kraft_register_unfence_create),
         cmocka_unit_test(test_kraft_session_timeout_fences),

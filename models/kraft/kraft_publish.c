@@ -45,7 +45,7 @@ KLeaderAndIsrRequest *
 kraft_publish_leader_and_isr(const KraftImage *before, const KraftImage *after,
                              const KraftRecordStore *store, gint32 broker_id)
 {
-    g_autoptr(GPtrArray) all = kraft_image_partitions(after);
+    g_autoptr(GPtrArray) all = kraft_image_partitions_not_shared(before, after);
     KLeaderAndIsrRequest *request = NULL;
     for (guint i = 0; i < all->len; i++) {
         const KraftPartition *p = g_ptr_array_index(all, i);
@@ -97,7 +97,7 @@ kraft_publish_update_metadata(const KraftImage *before, const KraftImage *after,
     KUpdateMetadataRequest *request = kproto_new(KMSG_UPDATE_METADATA_REQUEST);
     request->controller_id = -1;
     request->controller_epoch = -1;
-    g_autoptr(GPtrArray) all = kraft_image_partitions(after);
+    g_autoptr(GPtrArray) all = kraft_image_partitions_not_shared(before, after);
     for (guint i = 0; i < all->len; i++) {
         const KraftPartition *p = g_ptr_array_index(all, i);
         if (!changed(before, p))

@@ -157,13 +157,60 @@ typedef struct {
     gint32 min_isr;
 } TopicEntry;
 
+/* The partitions are kept in chunks of up to PARTITION_CHUNK, in (topic,
+ * partition) order across the chunks. A chunk is shared, copy-on-write,
+ * by every image copied or assigned from another: a broker's published
+ * image and the one it replays into, the record store's snapshots and the
+ * controllers' images hold one copy of what did not change between them,
+ * and a delta between two images skips the chunks they share. */
+#define PARTITION_CHUNK 64
+
+typedef struct {
+    guint refs;
+    guint len;
+    KraftPartition items[PARTITION_CHUNK];
+} PartitionChunk;
+
 struct KraftImage {
     GArray *brokers;    /* KraftBroker, sorted by id */
     GArray *topics;     /* TopicEntry, sorted by topic id */
-    GArray *partitions; /* KraftPartition, sorted by (topic, partition) */
+    GPtrArray *chunks;  /* PartitionChunk* (a reference each), see PARTITION_CHUNK */
+    guint n_partitions;
     gint64 next_producer_id;
     gint64 end_offset;
 };
+
+static PartitionChunk *
+chunk_ref(PartitionChunk *chunk)
+{
+    chunk->refs++;
+    return chunk;
+}
+
+static void
+chunk_unref(gpointer data)
+{
+    PartitionChunk *chunk = data;
+    KSIM_ASSERT(chunk->refs > 0);
+    if (--chunk->refs == 0)
+        g_free(chunk);
+}
+
+static GPtrArray *
+chunks_new(void)
+{
+    return g_ptr_array_new_with_free_func(chunk_unref);
+}
+
+/* `to`'s partitions become `from`'s, sharing its chunks. */
+static void
+chunks_share(KraftImage *to, const KraftImage *from)
+{
+    g_ptr_array_set_size(to->chunks, 0);
+    for (guint i = 0; i < from->chunks->len; i++)
+        g_ptr_array_add(to->chunks, chunk_ref(g_ptr_array_index(from->chunks, i)));
+    to->n_partitions = from->n_partitions;
+}
 
 KraftImage *
 kraft_image_new(void)
@@ -171,7 +218,7 @@ kraft_image_new(void)
     KraftImage *image = g_new0(KraftImage, 1);
     image->brokers = g_array_new(FALSE, FALSE, sizeof(KraftBroker));
     image->topics = g_array_new(FALSE, FALSE, sizeof(TopicEntry));
-    image->partitions = g_array_new(FALSE, FALSE, sizeof(KraftPartition));
+    image->chunks = chunks_new();
     return image;
 }
 
@@ -182,7 +229,7 @@ kraft_image_free(KraftImage *image)
         return;
     g_array_free(image->brokers, TRUE);
     g_array_free(image->topics, TRUE);
-    g_array_free(image->partitions, TRUE);
+    g_ptr_array_free(image->chunks, TRUE);
     g_free(image);
 }
 
@@ -194,8 +241,7 @@ kraft_image_assign(KraftImage *image, const KraftImage *from)
     g_array_append_vals(image->brokers, from->brokers->data, from->brokers->len);
     g_array_set_size(image->topics, 0);
     g_array_append_vals(image->topics, from->topics->data, from->topics->len);
-    g_array_set_size(image->partitions, 0);
-    g_array_append_vals(image->partitions, from->partitions->data, from->partitions->len);
+    chunks_share(image, from);
     image->end_offset = from->end_offset;
     image->next_producer_id = from->next_producer_id;
 }
@@ -206,9 +252,12 @@ kraft_image_size_bytes(const KraftImage *image)
     gint64 bytes = 24; /* ProducerIdsRecord */
     bytes += 96 * (gint64)image->brokers->len;
     bytes += 48 * (gint64)image->topics->len;
-    for (guint i = 0; i < image->partitions->len; i++) {
-        const KraftPartition *p = &g_array_index(image->partitions, KraftPartition, i);
-        bytes += 64 + 20 * (gint64)p->n_replicas + 4 * (gint64)(p->n_isr + p->n_elr);
+    for (guint c = 0; c < image->chunks->len; c++) {
+        const PartitionChunk *chunk = g_ptr_array_index(image->chunks, c);
+        for (guint i = 0; i < chunk->len; i++) {
+            const KraftPartition *p = &chunk->items[i];
+            bytes += 64 + 20 * (gint64)p->n_replicas + 4 * (gint64)(p->n_isr + p->n_elr);
+        }
     }
     return bytes;
 }
@@ -241,7 +290,8 @@ kraft_image_copy(const KraftImage *image)
     KraftImage *copy = g_new0(KraftImage, 1);
     copy->brokers = g_array_copy(image->brokers);
     copy->topics = g_array_copy(image->topics);
-    copy->partitions = g_array_copy(image->partitions);
+    copy->chunks = chunks_new();
+    chunks_share(copy, image);
     copy->end_offset = image->end_offset;
     copy->next_producer_id = image->next_producer_id;
     return copy;
@@ -278,21 +328,6 @@ topic_compare(gconstpointer element, gconstpointer key)
     return (a > b) - (a < b);
 }
 
-typedef struct {
-    guint32 topic;
-    gint32 partition;
-} PartitionKey;
-
-static gint
-partition_compare(gconstpointer element, gconstpointer key)
-{
-    const KraftPartition *p = element;
-    const PartitionKey *k = key;
-    if (p->topic != k->topic)
-        return p->topic < k->topic ? -1 : 1;
-    return (p->partition > k->partition) - (p->partition < k->partition);
-}
-
 static KraftBroker *
 broker_find(const KraftImage *image, gint32 id)
 {
@@ -302,17 +337,122 @@ broker_find(const KraftImage *image, gint32 id)
     return NULL;
 }
 
+static gint
+partition_key_compare(const KraftPartition *p, guint32 topic, gint32 partition)
+{
+    if (p->topic != topic)
+        return p->topic < topic ? -1 : 1;
+    return (p->partition > partition) - (p->partition < partition);
+}
+
+/* Where (topic, partition) is or would go: the chunk (image->chunks->len
+ * when there is none) and the index in it. */
+static void
+partition_locate(const KraftImage *image, guint32 topic, gint32 partition, guint *chunk_index,
+                 guint *item_index)
+{
+    /* The first chunk whose last partition is not below the key, else the
+     * last chunk (the key goes at its end). */
+    guint lo = 0, hi = image->chunks->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        const PartitionChunk *chunk = g_ptr_array_index(image->chunks, mid);
+        if (partition_key_compare(&chunk->items[chunk->len - 1], topic, partition) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == image->chunks->len && lo > 0)
+        lo--;
+    *chunk_index = lo;
+    *item_index = 0;
+    if (lo == image->chunks->len)
+        return;
+    const PartitionChunk *chunk = g_ptr_array_index(image->chunks, lo);
+    guint a = 0, b = chunk->len;
+    while (a < b) {
+        guint mid = a + (b - a) / 2;
+        if (partition_key_compare(&chunk->items[mid], topic, partition) < 0)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    *item_index = a;
+}
+
 static KraftPartition *
 partition_find(const KraftImage *image, guint32 topic, gint32 partition)
 {
-    PartitionKey key = {topic, partition};
-    guint i = lower_bound(image->partitions, &key, partition_compare);
-    if (i < image->partitions->len) {
-        KraftPartition *p = &g_array_index(image->partitions, KraftPartition, i);
-        if (p->topic == topic && p->partition == partition)
-            return p;
-    }
+    guint c, i;
+    partition_locate(image, topic, partition, &c, &i);
+    if (c == image->chunks->len)
+        return NULL;
+    PartitionChunk *chunk = g_ptr_array_index(image->chunks, c);
+    if (i < chunk->len && partition_key_compare(&chunk->items[i], topic, partition) == 0)
+        return &chunk->items[i];
     return NULL;
+}
+
+/* The image's own copy of chunk `c`, copied first if another image shares
+ * it. (transfer none) */
+static PartitionChunk *
+chunk_writable(KraftImage *image, guint c)
+{
+    PartitionChunk *chunk = g_ptr_array_index(image->chunks, c);
+    if (chunk->refs == 1)
+        return chunk;
+    PartitionChunk *own = g_memdup2(chunk, sizeof *chunk);
+    own->refs = 1;
+    chunk->refs--;
+    image->chunks->pdata[c] = own;
+    return own;
+}
+
+/* partition_find for a change: the partition in the image's own chunk. */
+static KraftPartition *
+partition_find_writable(KraftImage *image, guint32 topic, gint32 partition)
+{
+    guint c, i;
+    partition_locate(image, topic, partition, &c, &i);
+    if (c == image->chunks->len)
+        return NULL;
+    const PartitionChunk *chunk = g_ptr_array_index(image->chunks, c);
+    if (i >= chunk->len || partition_key_compare(&chunk->items[i], topic, partition) != 0)
+        return NULL;
+    return &chunk_writable(image, c)->items[i];
+}
+
+/* Inserts `p`, which the image does not have, in its place. */
+static void
+partition_insert(KraftImage *image, const KraftPartition *p)
+{
+    guint c, i;
+    partition_locate(image, p->topic, p->partition, &c, &i);
+    if (c == image->chunks->len) {
+        PartitionChunk *chunk = g_new(PartitionChunk, 1);
+        chunk->refs = 1;
+        chunk->len = 0;
+        g_ptr_array_add(image->chunks, chunk);
+    }
+    PartitionChunk *chunk = chunk_writable(image, c);
+    if (chunk->len == PARTITION_CHUNK) {
+        /* Full: its upper half moves to a new chunk after it. */
+        guint half = PARTITION_CHUNK / 2;
+        PartitionChunk *upper = g_new(PartitionChunk, 1);
+        upper->refs = 1;
+        upper->len = PARTITION_CHUNK - half;
+        memcpy(upper->items, &chunk->items[half], sizeof(KraftPartition) * upper->len);
+        chunk->len = half;
+        g_ptr_array_insert(image->chunks, (gint)c + 1, upper);
+        if (i > half) {
+            chunk = upper;
+            i -= half;
+        }
+    }
+    memmove(&chunk->items[i + 1], &chunk->items[i], sizeof(KraftPartition) * (chunk->len - i));
+    chunk->items[i] = *p;
+    chunk->len++;
+    image->n_partitions++;
 }
 
 static void
@@ -374,14 +514,12 @@ replay_partition(KraftImage *image, const KraftRecord *record, gint64 offset)
     memcpy(p.last_known_elr, record->last_known_elr, sizeof(gint32) * record->n_last_known_elr);
     p.leader = record->leader;
     p.last_change_offset = offset;
-    KraftPartition *known = partition_find(image, record->topic, record->partition);
+    KraftPartition *known = partition_find_writable(image, record->topic, record->partition);
     if (known != NULL) {
         *known = p;
         return;
     }
-    PartitionKey key = {record->topic, record->partition};
-    guint i = lower_bound(image->partitions, &key, partition_compare);
-    g_array_insert_val(image->partitions, i, p);
+    partition_insert(image, &p);
     /* A partition CreatePartitions added: the topic has one more (Kafka's
      * TopicImage counts its partitions). */
     guint t = lower_bound(image->topics, &record->topic, topic_compare);
@@ -395,7 +533,7 @@ replay_partition(KraftImage *image, const KraftRecord *record, gint64 offset)
 static void
 replay_partition_change(KraftImage *image, const KraftRecord *record, gint64 offset)
 {
-    KraftPartition *p = partition_find(image, record->topic, record->partition);
+    KraftPartition *p = partition_find_writable(image, record->topic, record->partition);
     if (p == NULL)
         return;
     if (record->elr_set) {
@@ -536,10 +674,33 @@ kraft_image_brokers(const KraftImage *image)
 GPtrArray *
 kraft_image_partitions(const KraftImage *image)
 {
-    GPtrArray *all = g_ptr_array_sized_new(image->partitions->len);
-    for (guint i = 0; i < image->partitions->len; i++)
-        g_ptr_array_add(all, &g_array_index(image->partitions, KraftPartition, i));
+    GPtrArray *all = g_ptr_array_sized_new(image->n_partitions);
+    for (guint c = 0; c < image->chunks->len; c++) {
+        PartitionChunk *chunk = g_ptr_array_index(image->chunks, c);
+        for (guint i = 0; i < chunk->len; i++)
+            g_ptr_array_add(all, &chunk->items[i]);
+    }
     return all;
+}
+
+GPtrArray *
+kraft_image_partitions_not_shared(const KraftImage *before, const KraftImage *after)
+{
+    if (before == NULL)
+        return kraft_image_partitions(after);
+    /* Looked up only: the walk is in `after`'s order. */
+    g_autoptr(GHashTable) shared = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint c = 0; c < before->chunks->len; c++)
+        g_hash_table_add(shared, g_ptr_array_index(before->chunks, c));
+    GPtrArray *out = g_ptr_array_new();
+    for (guint c = 0; c < after->chunks->len; c++) {
+        PartitionChunk *chunk = g_ptr_array_index(after->chunks, c);
+        if (g_hash_table_contains(shared, chunk))
+            continue;
+        for (guint i = 0; i < chunk->len; i++)
+            g_ptr_array_add(out, &chunk->items[i]);
+    }
+    return out;
 }
 
 gboolean

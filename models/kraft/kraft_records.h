@@ -190,6 +190,13 @@ gint32 kraft_image_topic_min_isr(const KraftImage *image, guint32 topic);
 const GArray *kraft_image_brokers(const KraftImage *image); /* KraftBroker */
 /* Every partition, sorted by topic id then partition. (transfer container) */
 GPtrArray *kraft_image_partitions(const KraftImage *image);
+/* The partitions of `after` that may differ from `before`'s (all of them
+ * when `before` is NULL), in `after`'s order: those in the chunks the two
+ * images do not share (an image copied or assigned from another shares its
+ * partitions, copy-on-write, until either changes them). A superset of the
+ * changed ones; the walk of a delta need look no further. (transfer
+ * container) */
+GPtrArray *kraft_image_partitions_not_shared(const KraftImage *before, const KraftImage *after);
 /* ClusterControlManager.isActive: registered, unfenced and not in
  * controlled shutdown (a replica that may lead or join an ISR). */
 gboolean kraft_image_broker_active(const KraftImage *image, gint32 id);
