@@ -6,7 +6,11 @@
 # - with a quiet period that ends before the session lapses, the partition
 #   is leaderless at the end: the liveness check fails (status 1), and the
 #   records the crashed leader acknowledged above the followers' HW are
-#   `leaderless`, not lost writes.
+#   `leaderless`, not lost writes;
+# - shut down cleanly instead (controlled shutdown: the controller fences it
+#   when it lets it go, at about 6 s) and restarted at 7 s, the broker
+#   registers at once: a fenced broker has no valid session
+#   (BrokerHeartbeatManager.hasValidSession), whenever it was last heard.
 set -uo pipefail
 ksim=$1
 scenario=$2
@@ -33,4 +37,12 @@ lost, held = run["anomalies"]["lost_write"], run["produce"].get("leaderless", 0)
 print(f"lost_write {lost}, leaderless {held}")
 sys.exit(0 if lost == 0 and held > 0 else 1)
 PY
+
+"$ksim" run "$scenario" --set 'fault leader-crash:action=shutdown' \
+  --set 'fault leader-crash:duration=3s' --out "$work/clean" > "$work/clean.log" 2>&1 ||
+  fail "the clean restart: $(sed -n '/^expectations failed:/,$p' "$work/clean.log")"
+again=$(grep -o '^| [0-9.]* | session | broker [0-9] registered' "$work/clean/report.md" |
+  tail -1 | awk '{print $2}')
+python3 -c 'import sys; sys.exit(0 if 7 <= float(sys.argv[1]) < 7.5 else 1)' "${again:-0}" ||
+  fail "the cleanly shut down broker registered again at '${again}' s, not at its restart (7 s)"
 exit $((failures > 0))
