@@ -2,7 +2,9 @@
 # A KRaft leader back within its broker session (tests/data/kraft-quick-restart.ini):
 # - with the scenario's quiet period, the old registration is fenced when its
 #   session lapses (about 9 s after its last heartbeat), a follower leads,
-#   the broker registers again, and the expectations (nothing lost) hold;
+#   the broker registers again after its exponential backoff (its try at
+#   about 17.8 s, the first after the fencing), and the expectations
+#   (nothing lost) hold;
 # - with a quiet period that ends before the session lapses, the partition
 #   is leaderless at the end: the liveness check fails (status 1), and the
 #   records the crashed leader acknowledged above the followers' HW are
@@ -25,6 +27,10 @@ fenced=$(grep -o '^| [0-9.]* | session | controller [0-9]* fenced broker [0-9] (
   "$work/full/report.md" | head -1 | awk '{print $2}')
 python3 -c 'import sys; sys.exit(0 if 12 < float(sys.argv[1]) < 13.5 else 1)' "${fenced:-0}" ||
   fail "the old registration was fenced at '${fenced}' s, not one session after the crash"
+back=$(grep -o '^| [0-9.]* | session | broker [0-9] registered' "$work/full/report.md" |
+  tail -1 | awk '{print $2}')
+python3 -c 'import sys; sys.exit(0 if 17.5 < float(sys.argv[1]) < 18.2 else 1)' "${back:-0}" ||
+  fail "the restarted broker registered again at '${back}' s, not at its backoff's try after 12.3 s"
 
 "$ksim" run "$scenario" --set quiet=2s --out "$work/short" > "$work/short.log" 2>&1
 status=$?
