@@ -10,6 +10,8 @@
  *                      duplicates, nonmonotonic sends
  *   replicas_compare   each online replica against the committed log
  *   expired_find       retention's deletions -> the sends they expired
+ *   leaderless_find    leaderless partitions' replicas -> the sends they
+ *                      hold above the committed log's HW
  *   sends_classify     outcomes, lost writes, failed-but-present, offsets
  *                      told versus committed, latency and throughput,
  *                      availability and recovery
@@ -17,8 +19,9 @@
  *
  * Invariants of a CheckerResult (checker_result_check_invariants):
  *  1. attempted == acked + failed + unknown.
- *  2. acked == lost_write + expired + acked_committed; failed == failed_absent +
- *     failed_but_present; unknown == unknown_committed + unknown_absent.
+ *  2. acked == lost_write + expired + leaderless + acked_committed; failed ==
+ *     failed_absent + failed_but_present; unknown == unknown_committed +
+ *     unknown_absent.
  *  3. Every anomaly has at most min(count, examples_max) examples.
  *  4. Partitions are sorted strictly by (topic, partition).
  *  5. A send with a committed partition is committed below that partition's
@@ -77,6 +80,9 @@ struct CheckerResult {
                                * RETENTION event that expired it; 0: none. NULL
                                * when the history has no such event */
     GArray *expired_examples; /* CheckerExample */
+    GArray *held;             /* guint8 per operation id: 1 when a replica of a
+                               * leaderless partition holds it (checker.h); NULL
+                               * when no partition is leaderless */
     GPtrArray *violations;
     ValueIndex *values;
     CheckerCounts counts;
@@ -192,6 +198,8 @@ checker_result_free(CheckerResult *result)
     g_array_free(result->lost, TRUE);
     if (result->expired != NULL)
         g_array_free(result->expired, TRUE);
+    if (result->held != NULL)
+        g_array_free(result->held, TRUE);
     g_array_free(result->expired_examples, TRUE);
     g_ptr_array_free(result->violations, TRUE);
     value_index_free(result->values);
@@ -440,6 +448,7 @@ partition_add(CheckerResult *result, guint first, guint len)
     partition.partition = best->partition;
     partition.broker = best->broker;
     partition.offline = !best->online;
+    partition.leaderless = replica_rank(best) < 2;
     partition.hw = best->hw;
     partition.log_start = best->log_start;
     partition.records = best->records;
@@ -767,6 +776,35 @@ expired_find(CheckerResult *result, ValueIndex *values)
     }
 }
 
+/* ---- leaderless_find ---- */
+
+/* Marks the uncommitted sends that a replica of a leaderless partition holds
+ * at or above the committed log's HW (checker.h): below it, the committed
+ * log holds something else there, and the record is lost. */
+static void
+leaderless_find(CheckerResult *result, ValueIndex *values)
+{
+    for (guint p = 0; p < result->partitions->len; p++) {
+        const CheckerPartition *partition = &g_array_index(result->partitions, CheckerPartition, p);
+        if (!partition->leaderless)
+            continue;
+        if (result->held == NULL) {
+            result->held = g_array_new(FALSE, TRUE, sizeof(guint8));
+            g_array_set_size(result->held, result->sends->len);
+        }
+        const ReplicaSpan *span = &g_array_index(result->spans, ReplicaSpan, p);
+        for (guint i = span->first; i < span->first + span->len; i++) {
+            const GArray *records = replica_at(result, i)->records;
+            for (guint r = history_records_lower_bound(records, partition->hw); r < records->len;
+                 r++) {
+                guint64 op = value_lookup(values, g_array_index(records, HistoryRecord, r).value);
+                if (op != 0 && (*state_at(result, op) & SEND_COMMITTED_MASK) == 0)
+                    g_array_index(result->held, guint8, op) = 1;
+            }
+        }
+    }
+}
+
 /* ---- anomalies of sends ---- */
 
 static void
@@ -917,6 +955,8 @@ acked_classify(CheckerResult *result, guint64 op, CheckerOutcome outcome, SendSt
         guint32 expired = expired_event_of(result, op);
         if (expired != 0)
             expired_found(result, &view, expired - 1);
+        else if (result->held != NULL && g_array_index(result->held, guint8, op) != 0)
+            result->counts.leaderless++;
         else
             lost_found(result, &view);
         return;
@@ -1143,6 +1183,7 @@ checker_run(const History *history, const CheckerOptions *options)
     for (guint p = 0; p < result->partitions->len; p++)
         replicas_compare(result, values, p);
     expired_find(result, values);
+    leaderless_find(result, values);
     sends_classify(result, values);
     violations_collect(result);
     return result;
@@ -1294,7 +1335,8 @@ checker_result_check_invariants(const CheckerResult *result)
 {
     const CheckerCounts *c = &result->counts;
     KSIM_ASSERT(c->attempted == c->acked + c->failed + c->unknown);
-    KSIM_ASSERT(c->acked == c->anomalies[CHECKER_LOST_WRITE] + c->expired + c->acked_committed);
+    KSIM_ASSERT(c->acked ==
+                c->anomalies[CHECKER_LOST_WRITE] + c->expired + c->leaderless + c->acked_committed);
     KSIM_ASSERT(result->lost->len == c->anomalies[CHECKER_LOST_WRITE]);
     KSIM_ASSERT(c->failed == c->failed_absent + c->anomalies[CHECKER_FAILED_BUT_PRESENT]);
     KSIM_ASSERT(c->unknown == c->unknown_committed + c->unknown_absent);
@@ -1310,6 +1352,8 @@ checker_result_check_invariants(const CheckerResult *result)
     for (guint op = 1; op < result->sends->len; op++) {
         check_send(result, op);
         check_expired(result, op);
+        if (result->held != NULL && g_array_index(result->held, guint8, op) != 0)
+            KSIM_ASSERT((*state_at(result, op) & SEND_COMMITTED_MASK) == 0);
     }
     KSIM_ASSERT(result->expired_examples->len <= result->options.examples_max);
     KSIM_ASSERT(result->expired_examples->len <= c->expired);

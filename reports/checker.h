@@ -8,6 +8,20 @@
  * with the highest HW (what its disk holds), and the partition is counted in
  * `partitions_offline`. Ties go to the lowest broker id.
  *
+ * Leaderless: when no online replica leads a partition at the end, its
+ * committed log is a follower's (or a disk's), whose HW only follows what a
+ * leader told it: the records a leader acknowledged just before it was lost
+ * are usually above it. Nothing has decided them yet: the next leader will
+ * (every ISR member held them when they were acknowledged, and a new leader
+ * truncates nothing of its own log). An acked record that is in
+ * no committed log but that some replica of such a partition holds at an
+ * offset at or above the committed log's HW (so no committed record
+ * contradicts it) is counted in `leaderless` instead of lost_write: a run
+ * that ends before the partition has a leader again (a broker back within
+ * its KRaft session, whose old registration keeps its leaderships until the
+ * session lapses) shows it unavailable, not lost. The liveness check names
+ * such partitions.
+ *
  * Produce outcomes (HISTORY_FN_SEND operations):
  *  - acked: completed OK, or INFO without an error: the driver completes an
  *    acks=0 send that way, and the Kafka client reports such a send as a
@@ -143,6 +157,7 @@ typedef struct {
     gint32 partition;
     gint32 broker;           /* whose log it is */
     gboolean offline;        /* no replica was online; `broker`'s disk is used */
+    gboolean leaderless;     /* no online replica led it (offline too) */
     gint64 hw;               /* the committed log is every record below it */
     gint64 log_start;        /* that replica's log start offset */
     const GArray *records;   /* HistoryRecord of that replica, borrowed */
@@ -185,10 +200,11 @@ typedef struct {
 
 typedef struct {
     guint64 attempted;
-    guint64 acked; /* = lost_write + expired + acked_committed */
+    guint64 acked; /* = lost_write + expired + leaderless + acked_committed */
     guint64 acked_without_offset;
     guint64 acked_committed;
     guint64 expired; /* acked, committed, then deleted by retention (see above) */
+    guint64 leaderless; /* acked, held above the HW of a partition no one leads (see above) */
     guint64 failed; /* = failed_absent + failed_but_present */
     guint64 failed_absent;
     guint64 unknown; /* = unknown_committed + unknown_absent */

@@ -243,6 +243,9 @@ static const Metric METRICS[] = {
             "sends the client was told failed whose value is committed"),
     FIELD("expired", checker_count, CheckerCounts, expired,
           "acknowledged records retention deleted after they were committed (not an anomaly)"),
+    FIELD("leaderless", checker_count, CheckerCounts, leaderless,
+          "acknowledged records a replica holds above the committed log's HW of a partition no "
+          "online replica leads at the end: the next leader decides them (not an anomaly)"),
     FIELD("invariant_violations", checker_count, CheckerCounts, invariant_violations,
           "invariant breaches the cluster recorded"),
     FIELD("produce.attempted", checker_count, CheckerCounts, attempted, "sends invoked"),

@@ -554,12 +554,30 @@ doc_expired(Document *doc, const RunData *data)
         g_ptr_array_add(list->rows, g_strdup(g_ptr_array_index(chain, k)));
 }
 
+/* Records of partitions without a leader at the end, above the committed
+ * log's HW: not an anomaly, and not in the committed log (checker.h). */
+static void
+doc_leaderless(Document *doc, const RunData *data)
+{
+    const CheckerCounts *c = checker_result_counts(data->result);
+    if (c->leaderless == 0)
+        return;
+    doc_paragraph(doc,
+                  "leaderless (not an anomaly): %" G_GUINT64_FORMAT " acknowledged records "
+                  "are held by a replica of a partition that no online replica led at the "
+                  "end, above the HW of its committed log: no leader has committed them "
+                  "again yet, and the next one decides them. The liveness check names "
+                  "these partitions.",
+                  c->leaderless);
+}
+
 static void
 doc_run_explanations(Document *doc, const RunData *data, const char *featured)
 {
     const CheckerCounts *c = checker_result_counts(data->result);
     doc_heading(doc, 3, "%s", report_run_label(data));
     doc_expired(doc, data);
+    doc_leaderless(doc, data);
     guint64 total = c->invariant_violations;
     for (guint a = 0; a < CHECKER_ANOMALY_COUNT; a++)
         total += c->anomalies[a];

@@ -251,6 +251,7 @@ json_produce(JsonBuilder *b, const CheckerCounts *c, const MetricsRun *run)
     json_int(b, "acked_without_offset", (gint64)c->acked_without_offset);
     json_int(b, "acked_committed", (gint64)c->acked_committed);
     json_int(b, "expired", (gint64)c->expired);
+    json_int(b, "leaderless", (gint64)c->leaderless);
     json_int(b, "failed_absent", (gint64)c->failed_absent);
     json_int(b, "unknown_committed", (gint64)c->unknown_committed);
     json_int(b, "unknown_absent", (gint64)c->unknown_absent);

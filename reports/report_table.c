@@ -103,6 +103,11 @@ report_print_table(FILE *stream, const ReportInput *input)
                     "  expired %" G_GUINT64_FORMAT ": acknowledged, committed, then deleted by "
                     "retention (not lost)\n",
                     c->expired);
+        if (c->leaderless > 0)
+            fprintf(stream,
+                    "  leaderless %" G_GUINT64_FORMAT ": acknowledged, held by a replica of a "
+                    "partition no one leads at the end (undecided, not lost)\n",
+                    c->leaderless);
         print_consumer_lines(stream, data);
         print_txn_lines(stream, data);
     }

@@ -840,6 +840,64 @@ test_checker_kip101_leader_epoch_clean(void **state)
     fixture_free(f);
 }
 
+/* ---- partitions no one leads at the end ---- */
+
+typedef struct {
+    AnomalyCase history; /* only its sends and replicas are read */
+    guint64 lost, leaderless;
+} LeaderlessCase;
+
+/* clang-format off */
+static const LeaderlessCase leaderless_cases[] = {
+    {{"no leader: the followers hold the last record above their HW",
+      {OK_AT(1, 0), OK_AT(2, 1), OK_AT(3, 2)}, 3,
+      {FOLLOWER(2, TRUE, 2, 3, 1, 2, 3), FOLLOWER(3, TRUE, 2, 3, 1, 2, 3)}, 2,
+      {0}, 0, 0, 0},
+     0, 1},
+    {{"a leader: above its HW is lost",
+      {OK_AT(1, 0), OK_AT(2, 1), OK_AT(3, 2)}, 3,
+      {LEADER(2, 2, 3, 1, 2, 3), FOLLOWER(3, TRUE, 2, 3, 1, 2, 3)}, 2,
+      {0}, 0, 0, 0},
+     1, 0},
+    {{"no leader: no replica holds it",
+      {OK_AT(1, 0), OK_AT(2, 1), OK_AT(3, 2)}, 3,
+      {FOLLOWER(2, TRUE, 2, 2, 1, 2), FOLLOWER(3, TRUE, 1, 2, 1, 2)}, 2,
+      {0}, 0, 0, 0},
+     1, 0},
+    {{"no leader: the committed log holds another value there",
+      {OK_AT(1, 0), OK_AT(2, 1), OK_AT(3, 2)}, 3,
+      {FOLLOWER(2, TRUE, 3, 3, 1, 2, 9), FOLLOWER(3, FALSE, 2, 3, 1, 2, 3)}, 2,
+      {0}, 0, 0, 0},
+     1, 0},
+    {{"offline: the disk holds it above its HW",
+      {OK_AT(1, 0), OK_AT(2, 1), OK_AT(3, 2)}, 3,
+      {FOLLOWER(1, FALSE, 2, 3, 1, 2, 3)}, 1,
+      {0}, 0, 0, 0},
+     0, 1},
+};
+/* clang-format on */
+
+static void
+test_checker_leaderless_undecided(void **state)
+{
+    /* Goal: an acked record above the committed log's HW of a partition no online replica
+     * leads, held by one of its replicas, is leaderless, not lost; a leader's log, a record no
+     * replica holds, or one the committed log contradicts below its HW stays lost. */
+    (void)state;
+    for (guint i = 0; i < G_N_ELEMENTS(leaderless_cases); i++) {
+        const LeaderlessCase *c = &leaderless_cases[i];
+        History *h = NULL;
+        CheckerResult *result = case_run(&c->history, &h);
+        const CheckerCounts *counts = checker_result_counts(result);
+        if (counts->anomalies[CHECKER_LOST_WRITE] != c->lost || counts->leaderless != c->leaderless)
+            fail_msg("%s: lost %" G_GUINT64_FORMAT ", leaderless %" G_GUINT64_FORMAT,
+                     c->history.name, counts->anomalies[CHECKER_LOST_WRITE], counts->leaderless);
+        assert_int_equal(counts->acked_committed, 2);
+        checker_result_free(result);
+        history_free(h);
+    }
+}
+
 /* ---- records retention deleted ---- */
 
 typedef struct {
@@ -975,6 +1033,7 @@ main(void)
         cmocka_unit_test(test_checker_explains_every_anomaly),
         cmocka_unit_test(test_checker_explains_kip101_loss),
         cmocka_unit_test(test_checker_kip101_leader_epoch_clean),
+        cmocka_unit_test(test_checker_leaderless_undecided),
         cmocka_unit_test(test_checker_expired_by_retention),
         cmocka_unit_test(test_checker_explains_expiry),
     };

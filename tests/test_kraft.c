@@ -560,6 +560,47 @@ test_kraft_session_timeout_fences(void **state)
     cluster_clear(&c);
 }
 
+static void
+test_kraft_registration_waits_for_the_session(void **state)
+{
+    /* Goal: a new incarnation is refused registration while the old one's session is valid,
+     * unless the old one is fenced (ClusterControlManager.registerBroker,
+     * BrokerHeartbeatManager.hasValidSession). */
+    (void)state;
+    Cluster c;
+    cluster_init(&c, FALSE);
+    run_until(&c, 10);
+    Broker *b = &c.brokers[0];
+    gint64 old_epoch = b->epoch;
+    /* Crashed and back at once: refused until its session lapses (its last
+     * heartbeat at most 2 s before the crash, the session 9 s). */
+    sim_node_crash(c.world, b->node);
+    run_until(&c, 10.5);
+    sim_node_restart(c.world, b->node);
+    run_until(&c, 16.9);
+    assert_int_equal(b->epoch, -1);
+    KraftController *active = active_controller(&c);
+    assert_int_equal(kraft_image_broker(kraft_controller_image(active), 1)->epoch, old_epoch);
+    assert_int_equal(partition(&c, 0)->leader, 1); /* the old incarnation leads still */
+    run_until(&c, 22);
+    assert_true(b->epoch > old_epoch);
+    /* Shut down cleanly, fenced when it is let go, and back at once: it
+     * registers at once, its session notwithstanding. */
+    run_until(&c, 30);
+    assert_false(b->fenced);
+    b->want_shut_down = TRUE;
+    run_until(&c, 36);
+    assert_true(b->should_shut_down && b->fenced);
+    old_epoch = b->epoch;
+    sim_node_crash(c.world, b->node);
+    b->want_shut_down = FALSE;
+    b->should_shut_down = FALSE;
+    sim_node_restart(c.world, b->node);
+    run_until(&c, 36.5);
+    assert_true(b->epoch > old_epoch);
+    cluster_clear(&c);
+}
+
 /* One AlterPartition from broker `from`, answered. */
 static const KraftMsg *
 alter(Cluster *c, gint32 from, gint64 broker_epoch, gint32 leader_epoch, gint32 partition_epoch,
@@ -1208,6 +1249,7 @@ main(void)
         cmocka_unit_test(test_kraft_publish_deltas),
         cmocka_unit_test(test_kraft_register_unfence_create),
         cmocka_unit_test(test_kraft_session_timeout_fences),
+        cmocka_unit_test(test_kraft_registration_waits_for_the_session),
         cmocka_unit_test(test_kraft_alter_partition_checks),
         cmocka_unit_test(test_kraft_unclean_election),
         cmocka_unit_test(test_kraft_controller_failover),

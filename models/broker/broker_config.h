@@ -55,6 +55,10 @@ typedef struct {
     gint32 zookeeper_max_in_flight_requests;              /* zookeeper.max.in.flight.requests */
     /* KRaft mode (broker_new_kraft). */
     gint64 broker_heartbeat_interval_ms;                  /* broker.heartbeat.interval.ms */
+    /* broker.session.timeout.ms, a [cluster] key (the controller's session),
+     * which the broker's lifecycle manager reads too: the longest backoff
+     * between registrations. Set by the cluster. */
+    gint64 broker_session_timeout_ms;
     gint64 controller_quorum_request_timeout_ms;          /* controller.quorum.request.timeout.ms */
     gint64 controller_socket_timeout_ms;                  /* controller.socket.timeout.ms */
     gint64 log_retention_check_interval_ms;               /* log.retention.check.interval.ms */

@@ -23,12 +23,18 @@
 #include "replica_internal.h"
 #include "sim_assert.h"
 
+#include <math.h>
 #include <string.h>
 
 #define METADATA_FETCH_MAX_WAIT_NS (500 * SIM_NS_PER_MS)
 #define METADATA_FETCH_MAX_BYTES (8 * 1024 * 1024)
 /* The backoff after a failed request (controller.quorum.retry.backoff.ms). */
 #define RETRY_BACKOFF_NS (20 * SIM_NS_PER_MS)
+/* BrokerLifecycleManager's resendExponentialBackoff after a refused
+ * registration: ExponentialBackoff(100 ms, 2, broker.session.timeout.ms,
+ * jitter 0.02). */
+#define REGISTRATION_BACKOFF_INITIAL_MS 100.0
+#define REGISTRATION_BACKOFF_JITTER 0.02
 
 struct BrokerKraft {
     BrokerState *state;
@@ -45,6 +51,7 @@ struct BrokerKraft {
     gboolean want_shut_down;
     gboolean got_shutdown_response;
     gboolean send_immediately; /* a heartbeat is due once the one in flight returns */
+    guint failed_attempts;     /* refused registrations in a row (failedAttempts) */
     guint target;           /* voter index asked next */
     gint32 lifecycle_correlation; /* in flight; -1: none */
     gint64 lifecycle_deadline_ns;
@@ -175,6 +182,30 @@ lifecycle_fire(SimWorld *world, void *ctx, void *arg)
     lifecycle_send(k);
 }
 
+/* ExponentialBackoff.backoff(failed_attempts), in ns: 100 ms doubling per
+ * failed attempt, times a jitter factor drawn in [0.98, 1.02), at most
+ * broker.session.timeout.ms (Kafka 4.0's BrokerLifecycleManager
+ * .scheduleNextCommunicationAfterFailure). */
+static gint64
+registration_backoff_ns(BrokerKraft *k)
+{
+    const Broker *broker = broker_of(k);
+    KSIM_ASSERT(broker->config.broker_session_timeout_ms > 0);
+    double max_ms = (double)broker->config.broker_session_timeout_ms;
+    double exp_max = max_ms > REGISTRATION_BACKOFF_INITIAL_MS
+                         ? log(max_ms / REGISTRATION_BACKOFF_INITIAL_MS) / log(2.0)
+                         : 0.0;
+    double term =
+        REGISTRATION_BACKOFF_INITIAL_MS * pow(2.0, MIN((double)k->failed_attempts, exp_max));
+    g_autofree char *stream = g_strdup_printf("broker-%d/lifecycle", broker->config.broker_id);
+    SimRng *rng = sim_world_rng(broker->world, stream);
+    double factor = 1.0 - REGISTRATION_BACKOFF_JITTER +
+                    2.0 * REGISTRATION_BACKOFF_JITTER * sim_rng_uniform(rng);
+    gint64 ms = MIN((gint64)(factor * term), (gint64)max_ms);
+    k->failed_attempts++;
+    return ms * SIM_NS_PER_MS;
+}
+
 static void publish(BrokerKraft *k);
 
 static void
@@ -192,6 +223,7 @@ handle_lifecycle_response(BrokerKraft *k, const KraftMsg *msg)
     }
     if (msg->base.type == KRAFT_MSG_REGISTRATION_RESPONSE) {
         if (msg->error == KAFKA_ERROR_NONE) {
+            k->failed_attempts = 0;
             k->epoch = msg->broker_epoch;
             k->fenced = TRUE;
             k->caught_up = FALSE;
@@ -202,8 +234,10 @@ handle_lifecycle_response(BrokerKraft *k, const KraftMsg *msg)
             lifecycle_schedule(k, 0);
         } else {
             /* DUPLICATE_BROKER_REGISTRATION: the previous incarnation's
-             * session lingers; try again a heartbeat later. */
-            lifecycle_schedule(k, broker->config.broker_heartbeat_interval_ms * SIM_NS_PER_MS);
+             * session lingers (until it lapses, broker.session.timeout.ms
+             * after its last heartbeat); try again after the exponential
+             * backoff. */
+            lifecycle_schedule(k, registration_backoff_ns(k));
         }
         return;
     }

@@ -12,7 +12,12 @@
  * controller.quorum.request.timeout.ms, or answered NOT_CONTROLLER, goes to
  * the controller it names or the next voter. A heartbeat answered
  * STALE_BROKER_EPOCH (the controller no longer knows this registration)
- * registers again.
+ * registers again. A registration refused (DUPLICATE_BROKER_REGISTRATION:
+ * the previous incarnation's session is still valid) is sent again after
+ * BrokerLifecycleManager's exponential backoff: 100 ms doubling with each
+ * refusal in a row, 2% jitter (the stream broker-N/lifecycle), at most
+ * broker.session.timeout.ms. (Kafka backs off so after any failed lifecycle
+ * request; ksim only after a refused registration.)
  *
  * Metadata: the broker fetches `__cluster_metadata` from the quorum's
  * leader as an observer (raft_proto.h's Fetch, long-polled), keeps what it

@@ -487,6 +487,7 @@ cluster_new(SimWorld *world, const ClusterConfig *config, History *history)
         BrokerConfig broker_config = config->brokers != NULL ? config->brokers[i] : config->broker;
         broker_config.broker_id = (gint32)i + 1;
         broker_config.transaction_version = config->transaction_version;
+        broker_config.broker_session_timeout_ms = config->broker_session_timeout_ms;
         g_autofree char *name = g_strdup_printf("broker-%u", i + 1);
         Broker *broker = NULL;
         if (!config->kraft)

@@ -223,12 +223,16 @@ session_touch(KraftController *c, gint32 broker_id)
     g_array_insert_val(c->sessions, i, fresh);
 }
 
-/* BrokerHeartbeatManager.hasValidSession. */
+/* BrokerHeartbeatManager.hasValidSession (Kafka 4.0): a fenced broker has
+ * none, whenever it was last heard (so a broker fenced by its controlled
+ * shutdown registers again at once when it restarts); an unfenced one while
+ * its session lasts. */
 static gboolean
 session_valid(KraftController *c, gint32 broker_id)
 {
     const Session *s = session_find(c, broker_id);
-    return s != NULL && now_ns(c) - s->last_contact_ns < c->cfg.session_timeout_ns;
+    return s != NULL && kraft_image_broker_unfenced(c->latest, broker_id) &&
+           now_ns(c) - s->last_contact_ns < c->cfg.session_timeout_ns;
 }
 
 /* ---- writing ---- */
