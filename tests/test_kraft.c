@@ -420,6 +420,17 @@ test_kraft_image_chunks_copy_on_write(void **state)
     assert_int_equal(none->len, 0);
     kraft_image_free(image);
     kraft_image_free(copy);
+    /* Created in order, as a topic's partitions are, chunks fill up: 640
+     * partitions take ten chunks, not twenty half-full ones. */
+    KraftImage *ordered = kraft_image_new();
+    for (gint32 k = 0; k < 640; k++) {
+        KraftRecord p = {.type = KRAFT_REC_PARTITION, .topic = (guint32)(k / 100),
+                         .partition = k % 100, .n_replicas = 1, .replicas = {1}, .n_isr = 1,
+                         .isr = {1}, .leader = 1};
+        kraft_image_replay(ordered, &p, k);
+    }
+    assert_int_equal(kraft_image_chunk_count(ordered), 10);
+    kraft_image_free(ordered);
 }
 
 /* ---- the publisher ---- */

@@ -434,6 +434,17 @@ partition_insert(KraftImage *image, const KraftPartition *p)
         chunk->len = 0;
         g_ptr_array_add(image->chunks, chunk);
     }
+    const PartitionChunk *at = g_ptr_array_index(image->chunks, c);
+    if (at->len == PARTITION_CHUNK && i == at->len) {
+        /* Past the end of a full chunk (partitions are mostly created in
+         * order): a new chunk after it, so that chunks fill up. */
+        PartitionChunk *next = g_new(PartitionChunk, 1);
+        next->refs = 1;
+        next->len = 0;
+        g_ptr_array_insert(image->chunks, (gint)c + 1, next);
+        c++;
+        i = 0;
+    }
     PartitionChunk *chunk = chunk_writable(image, c);
     if (chunk->len == PARTITION_CHUNK) {
         /* Full: its upper half moves to a new chunk after it. */
@@ -681,6 +692,12 @@ kraft_image_partitions(const KraftImage *image)
             g_ptr_array_add(all, &chunk->items[i]);
     }
     return all;
+}
+
+guint
+kraft_image_chunk_count(const KraftImage *image)
+{
+    return image->chunks->len;
 }
 
 GPtrArray *

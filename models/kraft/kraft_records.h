@@ -197,6 +197,9 @@ GPtrArray *kraft_image_partitions(const KraftImage *image);
  * changed ones; the walk of a delta need look no further. (transfer
  * container) */
 GPtrArray *kraft_image_partitions_not_shared(const KraftImage *before, const KraftImage *after);
+/* How many chunks hold the partitions (a measure of the image's memory:
+ * each is one allocation of 64 partitions). */
+guint kraft_image_chunk_count(const KraftImage *image);
 /* ClusterControlManager.isActive: registered, unfenced and not in
  * controlled shutdown (a replica that may lead or join an ISR). */
 gboolean kraft_image_broker_active(const KraftImage *image, gint32 id);
