@@ -245,7 +245,8 @@ probe_message(SimWorld *world, void *ctx, SimNodeId from, SimMsg *msg)
         sim_msg_free(msg);
         return;
     }
-    sim_msg_free(&(*last)->base);
+    if (*last != NULL)
+        sim_msg_free(&(*last)->base);
     *last = (KMetadataResponse *)msg;
 }
 
