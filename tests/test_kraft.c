@@ -433,6 +433,51 @@ test_kraft_image_chunks_copy_on_write(void **state)
     kraft_image_free(ordered);
 }
 
+/* Two images that replayed the same records (two brokers) intern to one
+ * copy of each chunk; a change to one afterwards leaves the other as it
+ * was; the store forgets a chunk when no image holds it. */
+static void
+test_kraft_image_intern_shares_equal_chunks(void **state)
+{
+    (void)state;
+    KraftRecordStore *store = kraft_record_store_new();
+    KraftImage *a = kraft_image_new();
+    KraftImage *b = kraft_image_new();
+    for (gint32 k = 0; k < 300; k++) {
+        KraftRecord p = {.type = KRAFT_REC_PARTITION, .topic = (guint32)(k / 100),
+                         .partition = k % 100, .n_replicas = 2, .replicas = {1, 2}, .n_isr = 2,
+                         .isr = {1, 2}, .leader = 1};
+        kraft_image_replay(a, &p, k);
+        kraft_image_replay(b, &p, k);
+    }
+    kraft_image_intern(a, store);
+    guint chunks = kraft_image_chunk_count(a);
+    assert_int_equal(kraft_record_store_interned_chunks(store), chunks);
+    kraft_image_intern(b, store);
+    assert_int_equal(kraft_record_store_interned_chunks(store), chunks);
+    g_autoptr(GPtrArray) pa = kraft_image_partitions(a);
+    g_autoptr(GPtrArray) pb = kraft_image_partitions(b);
+    for (guint i = 0; i < pa->len; i++)
+        assert_ptr_equal(g_ptr_array_index(pa, i), g_ptr_array_index(pb, i));
+    /* b moves a leader: a keeps its own. */
+    KraftRecord elect = {.type = KRAFT_REC_PARTITION_CHANGE, .topic = 1, .partition = 7,
+                         .leader = 2};
+    kraft_image_replay(b, &elect, 300);
+    assert_int_equal(kraft_image_partition(a, 1, 7)->leader, 1);
+    assert_int_equal(kraft_image_partition(b, 1, 7)->leader, 2);
+    assert_ptr_not_equal(kraft_image_partition(a, 1, 7), kraft_image_partition(b, 1, 7));
+    /* a catches up: once interned, the two share that chunk again. */
+    kraft_image_replay(a, &elect, 300);
+    kraft_image_intern(b, store);
+    kraft_image_intern(a, store);
+    assert_ptr_equal(kraft_image_partition(a, 1, 7), kraft_image_partition(b, 1, 7));
+    assert_int_equal(kraft_record_store_interned_chunks(store), chunks);
+    kraft_image_free(a);
+    kraft_image_free(b);
+    assert_int_equal(kraft_record_store_interned_chunks(store), 0);
+    kraft_record_store_free(store);
+}
+
 /* ---- the publisher ---- */
 
 static void
@@ -1257,6 +1302,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kraft_image_replay),
         cmocka_unit_test(test_kraft_image_chunks_copy_on_write),
+        cmocka_unit_test(test_kraft_image_intern_shares_equal_chunks),
         cmocka_unit_test(test_kraft_publish_deltas),
         cmocka_unit_test(test_kraft_register_unfence_create),
         cmocka_unit_test(test_kraft_session_timeout_fences),

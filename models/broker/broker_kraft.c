@@ -399,6 +399,8 @@ publish(BrokerKraft *k)
         k->published, k->image, broker_of(k)->kraft_store, broker_of(k)->config.broker_id);
     if (lai != NULL)
         broker_controller_request_arrived(state, &lai->base);
+    /* The brokers replay the same log: they share what their images agree on. */
+    kraft_image_intern(k->image, broker_of(k)->kraft_store);
     kraft_image_assign(k->published, k->image);
 }
 

@@ -11,6 +11,7 @@
 #include "sim_assert.h"
 
 #include <string.h>
+#include <xxhash.h>
 
 struct KraftRecordStore {
     GArray *records;     /* KraftRecord; id i is element i - 1 */
@@ -20,8 +21,13 @@ struct KraftRecordStore {
      * and the id of the image of each end offset (looked up only). */
     GPtrArray *images;     /* KraftImage * (owned) */
     GHashTable *image_ids; /* end offset (gint64 *) -> id */
+    /* Images' partition chunks interned by content (kraft_image_intern),
+     * held by the images, not by the table; looked up only. */
+    GHashTable *chunks;
 };
 
+static guint chunk_hash(gconstpointer key);
+static gboolean chunk_equal(gconstpointer a, gconstpointer b);
 
 KraftRecordStore *
 kraft_record_store_new(void)
@@ -32,6 +38,7 @@ kraft_record_store_new(void)
     store->topic_ids = g_hash_table_new(g_str_hash, g_str_equal);
     store->images = g_ptr_array_new_with_free_func((GDestroyNotify)kraft_image_free);
     store->image_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    store->chunks = g_hash_table_new(chunk_hash, chunk_equal);
     return store;
 }
 
@@ -45,6 +52,10 @@ kraft_record_store_free(KraftRecordStore *store)
     g_ptr_array_free(store->topics, TRUE);
     g_hash_table_destroy(store->image_ids);
     g_ptr_array_free(store->images, TRUE);
+    /* Every image holding an interned chunk is gone (they do not outlive
+     * the store), so the table is empty. */
+    KSIM_ASSERT(g_hash_table_size(store->chunks) == 0);
+    g_hash_table_destroy(store->chunks);
     g_free(store);
 }
 
@@ -168,6 +179,10 @@ typedef struct {
 typedef struct {
     guint refs;
     guint len;
+    /* The record store's table of interned chunks when this one is in it
+     * (kraft_image_intern; the table does not hold a reference), else
+     * NULL. An interned chunk is never changed: it is copied first. */
+    GHashTable *interned_in;
     KraftPartition items[PARTITION_CHUNK];
 } PartitionChunk;
 
@@ -192,8 +207,38 @@ chunk_unref(gpointer data)
 {
     PartitionChunk *chunk = data;
     KSIM_ASSERT(chunk->refs > 0);
-    if (--chunk->refs == 0)
-        g_free(chunk);
+    if (--chunk->refs > 0)
+        return;
+    if (chunk->interned_in != NULL)
+        g_hash_table_remove(chunk->interned_in, chunk);
+    g_free(chunk);
+}
+
+static PartitionChunk *
+chunk_new(void)
+{
+    PartitionChunk *chunk = g_new(PartitionChunk, 1);
+    chunk->refs = 1;
+    chunk->len = 0;
+    chunk->interned_in = NULL;
+    return chunk;
+}
+
+/* Chunks are equal when their partitions are, byte for byte (images that
+ * replayed the same records hold the same bytes). */
+static guint
+chunk_hash(gconstpointer key)
+{
+    const PartitionChunk *chunk = key;
+    return (guint)XXH3_64bits_withSeed(chunk->items, sizeof(KraftPartition) * chunk->len,
+                                       chunk->len);
+}
+
+static gboolean
+chunk_equal(gconstpointer a, gconstpointer b)
+{
+    const PartitionChunk *x = a, *y = b;
+    return x->len == y->len && memcmp(x->items, y->items, sizeof(KraftPartition) * x->len) == 0;
 }
 
 static GPtrArray *
@@ -399,12 +444,13 @@ static PartitionChunk *
 chunk_writable(KraftImage *image, guint c)
 {
     PartitionChunk *chunk = g_ptr_array_index(image->chunks, c);
-    if (chunk->refs == 1)
+    if (chunk->refs == 1 && chunk->interned_in == NULL)
         return chunk;
     PartitionChunk *own = g_memdup2(chunk, sizeof *chunk);
     own->refs = 1;
-    chunk->refs--;
+    own->interned_in = NULL;
     image->chunks->pdata[c] = own;
+    chunk_unref(chunk);
     return own;
 }
 
@@ -428,20 +474,13 @@ partition_insert(KraftImage *image, const KraftPartition *p)
 {
     guint c, i;
     partition_locate(image, p->topic, p->partition, &c, &i);
-    if (c == image->chunks->len) {
-        PartitionChunk *chunk = g_new(PartitionChunk, 1);
-        chunk->refs = 1;
-        chunk->len = 0;
-        g_ptr_array_add(image->chunks, chunk);
-    }
+    if (c == image->chunks->len)
+        g_ptr_array_add(image->chunks, chunk_new());
     const PartitionChunk *at = g_ptr_array_index(image->chunks, c);
     if (at->len == PARTITION_CHUNK && i == at->len) {
         /* Past the end of a full chunk (partitions are mostly created in
          * order): a new chunk after it, so that chunks fill up. */
-        PartitionChunk *next = g_new(PartitionChunk, 1);
-        next->refs = 1;
-        next->len = 0;
-        g_ptr_array_insert(image->chunks, (gint)c + 1, next);
+        g_ptr_array_insert(image->chunks, (gint)c + 1, chunk_new());
         c++;
         i = 0;
     }
@@ -449,8 +488,7 @@ partition_insert(KraftImage *image, const KraftPartition *p)
     if (chunk->len == PARTITION_CHUNK) {
         /* Full: its upper half moves to a new chunk after it. */
         guint half = PARTITION_CHUNK / 2;
-        PartitionChunk *upper = g_new(PartitionChunk, 1);
-        upper->refs = 1;
+        PartitionChunk *upper = chunk_new();
         upper->len = PARTITION_CHUNK - half;
         memcpy(upper->items, &chunk->items[half], sizeof(KraftPartition) * upper->len);
         chunk->len = half;
@@ -692,6 +730,30 @@ kraft_image_partitions(const KraftImage *image)
             g_ptr_array_add(all, &chunk->items[i]);
     }
     return all;
+}
+
+void
+kraft_image_intern(KraftImage *image, KraftRecordStore *store)
+{
+    for (guint c = 0; c < image->chunks->len; c++) {
+        PartitionChunk *chunk = g_ptr_array_index(image->chunks, c);
+        if (chunk->interned_in != NULL)
+            continue;
+        PartitionChunk *equal = g_hash_table_lookup(store->chunks, chunk);
+        if (equal != NULL) {
+            image->chunks->pdata[c] = chunk_ref(equal);
+            chunk_unref(chunk);
+        } else {
+            g_hash_table_add(store->chunks, chunk);
+            chunk->interned_in = store->chunks;
+        }
+    }
+}
+
+guint
+kraft_record_store_interned_chunks(const KraftRecordStore *store)
+{
+    return g_hash_table_size(store->chunks);
 }
 
 guint

@@ -200,6 +200,14 @@ GPtrArray *kraft_image_partitions_not_shared(const KraftImage *before, const Kra
 /* How many chunks hold the partitions (a measure of the image's memory:
  * each is one allocation of 64 partitions). */
 guint kraft_image_chunk_count(const KraftImage *image);
+/* Makes the image hold the store's copy of each of its partition chunks
+ * that another image (of any broker or controller) holds the same, and
+ * puts the others in the store for the next: the brokers of a cluster,
+ * replaying one metadata log, then keep one copy of what they agree on.
+ * What the image reads is unchanged. The store must outlive the image. */
+void kraft_image_intern(KraftImage *image, KraftRecordStore *store);
+/* How many distinct chunks the store's images have interned. */
+guint kraft_record_store_interned_chunks(const KraftRecordStore *store);
 /* ClusterControlManager.isActive: registered, unfenced and not in
  * controlled shutdown (a replica that may lead or join an ISR). */
 gboolean kraft_image_broker_active(const KraftImage *image, gint32 id);
