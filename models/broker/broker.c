@@ -511,10 +511,13 @@ handle_metadata(BrokerState *state, SimNodeId from, KMetadataRequest *request)
     response->correlation_id = request->correlation_id;
     response->controller_id = state->controller_id;
     g_array_append_vals(response->brokers, state->live_brokers->data, state->live_brokers->len);
-    if (request->topics == NULL)
+    if (request->topics == NULL) {
         g_tree_foreach(state->metadata, append_partition_state, response->partitions);
-    for (guint i = 0; request->topics != NULL && i < request->topics->len; i++)
-        append_topic_states(state, g_ptr_array_index(request->topics, i), response->partitions);
+    } else {
+        for (guint i = 0; i < request->topics->len; i++)
+            append_topic_states(state, g_ptr_array_index(request->topics, i),
+                                response->partitions);
+    }
     kproto_update_size(&response->base);
     broker_send(state, from, &response->base);
 }

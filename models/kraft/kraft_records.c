@@ -550,7 +550,9 @@ replay_topic(KraftImage *image, const KraftRecord *record)
 static void
 replay_partition(KraftImage *image, const KraftRecord *record, gint64 offset)
 {
-    KraftPartition p = {0};
+    /* Every byte zeroed, padding too: interned chunks compare bytes. */
+    KraftPartition p;
+    memset(&p, 0, sizeof p);
     p.topic = record->topic;
     p.partition = record->partition;
     p.n_replicas = record->n_replicas;
