@@ -51,6 +51,10 @@ struct ProducerAccum {
     GHashTable *topics;    /* name -> ProducerTopic*; looked up only */
     GPtrArray *topic_list; /* ProducerTopic* (owned) */
     GPtrArray *partitions; /* ProducerPartition*, sorted by topic-partition */
+    /* ProducerPartition* that may hold batches: every partition that holds
+     * one is here (`listed`), and those found empty leave when it is read
+     * (producer_accum_queued_partitions). */
+    GPtrArray *listed;
     gint64 buffer_used;
     guint64 records_queued;
 };
@@ -99,6 +103,7 @@ producer_accum_new(const ProducerConfig *config)
     accum->topics = g_hash_table_new(g_str_hash, g_str_equal);
     accum->topic_list = g_ptr_array_new_with_free_func(topic_free);
     accum->partitions = g_ptr_array_new();
+    accum->listed = g_ptr_array_new();
     return accum;
 }
 
@@ -110,6 +115,7 @@ producer_accum_free(ProducerAccum *accum)
     /* In-flight batches are owned by their flights, which the sender frees
      * first; what is left is queued. */
     g_ptr_array_free(accum->partitions, TRUE);
+    g_ptr_array_free(accum->listed, TRUE);
     g_hash_table_destroy(accum->topics);
     g_ptr_array_free(accum->topic_list, TRUE);
     g_free(accum);
@@ -152,6 +158,47 @@ index_insert(ProducerAccum *accum, ProducerPartition *partition)
             hi = mid;
     }
     g_ptr_array_insert(accum->partitions, (gint)lo, partition);
+    for (guint i = lo; i < accum->partitions->len; i++)
+        ((ProducerPartition *)g_ptr_array_index(accum->partitions, i))->index = i;
+}
+
+/* `partition` is about to hold a batch. */
+static void
+list_queue(ProducerAccum *accum, ProducerPartition *partition)
+{
+    if (partition->listed)
+        return;
+    partition->listed = TRUE;
+    g_ptr_array_add(accum->listed, partition);
+}
+
+static gint
+index_compare(gconstpointer a, gconstpointer b)
+{
+    const ProducerPartition *x = *(const ProducerPartition *const *)a;
+    const ProducerPartition *y = *(const ProducerPartition *const *)b;
+    return x->index < y->index ? -1 : (x->index > y->index);
+}
+
+void
+producer_accum_queued_partitions(ProducerAccum *accum, guint start, GPtrArray *out)
+{
+    GPtrArray *listed = accum->listed;
+    guint kept = 0;
+    for (guint i = 0; i < listed->len; i++) {
+        ProducerPartition *partition = g_ptr_array_index(listed, i);
+        if (g_queue_is_empty(&partition->batches))
+            partition->listed = FALSE;
+        else
+            listed->pdata[kept++] = partition;
+    }
+    g_ptr_array_set_size(listed, kept);
+    g_ptr_array_sort(listed, index_compare);
+    guint first = 0;
+    while (first < kept && ((ProducerPartition *)g_ptr_array_index(listed, first))->index < start)
+        first++;
+    for (guint i = 0; i < kept; i++)
+        g_ptr_array_add(out, g_ptr_array_index(listed, (first + i) % kept));
 }
 
 ProducerPartition *
@@ -277,6 +324,7 @@ producer_accum_append(ProducerAccum *accum, ProducerPartition *partition, gboole
         /* The batch ahead, if any, is now followed by another: it is full. */
         ready = tail != NULL;
         tail = batch_new(accum, partition, size_bytes, now_ns);
+        list_queue(accum, partition);
         g_queue_push_tail(&partition->batches, tail);
     }
     KSIM_ASSERT(!tail->closed);
@@ -315,7 +363,7 @@ producer_accum_reenqueue(ProducerAccum *accum, ProducerBatch *batch, gint64 now_
 {
     KSIM_ASSERT(!batch->in_flight);
     KSIM_ASSERT(batch->closed);
-    (void)accum;
+    list_queue(accum, batch->partition);
     batch->retries++;
     batch->last_attempt_ns = now_ns;
     GQueue *queue = &batch->partition->batches;
@@ -400,12 +448,22 @@ producer_accum_check_invariants(const ProducerAccum *accum, gboolean idempotent)
     KSIM_ASSERT(accum->buffer_used >= 0);
     KSIM_ASSERT(accum->buffer_used <= accum->buffer_memory);
     KSIM_ASSERT(g_hash_table_size(accum->topics) == accum->topic_list->len);
+    guint listed = 0;
     for (guint i = 0; i < accum->partitions->len; i++) {
         const ProducerPartition *partition = g_ptr_array_index(accum->partitions, i);
         if (i > 0) {
             const ProducerPartition *previous = g_ptr_array_index(accum->partitions, i - 1);
             KSIM_ASSERT(ktp_compare(&previous->tp, &partition->tp) < 0);
         }
+        KSIM_ASSERT(partition->index == i);
+        /* A partition that holds batches is listed. */
+        if (partition->batches.length > 0)
+            KSIM_ASSERT(partition->listed);
+        listed += partition->listed ? 1 : 0;
         check_queue(partition, idempotent);
     }
+    /* The list holds each flagged partition once. */
+    KSIM_ASSERT(listed == accum->listed->len);
+    for (guint i = 0; i < accum->listed->len; i++)
+        KSIM_ASSERT(((const ProducerPartition *)g_ptr_array_index(accum->listed, i))->listed);
 }

@@ -66,6 +66,8 @@ struct ProducerPartition {
     guint16 history_topic;
     GQueue batches;  /* ProducerBatch*, the next to send first */
     guint in_flight; /* this partition's batches in flight */
+    guint index;     /* its place in producer_accum_partitions */
+    gboolean listed; /* in the accumulator's list of queues that may hold batches */
     /* Idempotence: the sequences of the producer id `sequence_producer_id`
      * with epoch `sequence_producer_epoch` (a bumped epoch starts at 0). */
     gint64 sequence_producer_id;
@@ -215,6 +217,12 @@ ProducerPartition *producer_accum_partition(ProducerAccum *accum, ProducerTopic 
                                             gint32 partition);
 /* Every partition in use, in topic-partition order. (transfer none) */
 const GPtrArray *producer_accum_partitions(const ProducerAccum *accum);
+/* Appends to `out` the partitions that hold batches, in the order of
+ * producer_accum_partitions rotated to start at index `start` (that order
+ * with the empty ones left out): the sender's walks look at these only, so
+ * a partition with nothing queued costs a pass nothing, where Kafka's
+ * RecordAccumulator.ready walks every partition of the batches map. */
+void producer_accum_queued_partitions(ProducerAccum *accum, guint start, GPtrArray *out);
 /* TRUE when the partition's last batch is open and has room for a record of
  * `size_bytes` (Kafka's MemoryRecordsBuilder.hasRoomFor; the first record of a
  * batch always fits). */

@@ -757,7 +757,9 @@ expire(ProducerState *state, ProducerBatch *batch, GArray *deferred)
 static void
 expire_batches(ProducerState *state, gint64 now, GArray *deferred)
 {
-    const GPtrArray *partitions = producer_accum_partitions(state->accum);
+    /* In partition order; an empty queue has nothing to expire. */
+    g_autoptr(GPtrArray) partitions = g_ptr_array_new();
+    producer_accum_queued_partitions(state->accum, 0, partitions);
     for (guint i = 0; i < partitions->len; i++) {
         ProducerPartition *partition = g_ptr_array_index(partitions, i);
         ProducerBatch *head;
@@ -961,20 +963,24 @@ drain(ProducerState *state, gint64 now, GArray *deferred)
 {
     if (state->pid_state != PRODUCER_ID_NONE && state->pid_state != PRODUCER_ID_READY)
         return;
-    const GPtrArray *partitions = producer_accum_partitions(state->accum);
-    guint n = partitions->len;
+    guint n = producer_accum_partitions(state->accum)->len;
     if (n == 0)
         return;
     const ProducerBlocked *blocked = g_queue_peek_head(&state->blocked);
     gboolean exhausted =
         blocked != NULL && blocked->waiting_for == KAFKA_ERROR_CLIENT_BUFFER_EXHAUSTED;
     guint start = state->drain_next++ % n;
+    /* The rotation over every partition, starting at `start`, without the
+     * empty queues, where drain_one does nothing. Draining queues nothing
+     * (completions wait in `deferred`), so the list holds for every round. */
+    g_autoptr(GPtrArray) partitions = g_ptr_array_new();
+    producer_accum_queued_partitions(state->accum, start, partitions);
     gboolean progress = TRUE;
     for (guint round = 0; progress; round++) {
         KSIM_ASSERT(round < DRAIN_ROUNDS_MAX);
         progress = FALSE;
-        for (guint i = 0; i < n; i++) {
-            ProducerPartition *partition = g_ptr_array_index(partitions, (start + i) % n);
+        for (guint i = 0; i < partitions->len; i++) {
+            ProducerPartition *partition = g_ptr_array_index(partitions, i);
             if (drain_one(state, partition, now, exhausted, deferred))
                 progress = TRUE;
         }
