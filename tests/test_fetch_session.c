@@ -210,6 +210,100 @@ test_fetch_session_handler_errors_fall_back_to_full(void **state)
     }
 }
 
+static void
+requests_equal(const KFetchRequest *a, const KFetchRequest *b)
+{
+    assert_int_equal(a->session_id, b->session_id);
+    assert_int_equal(a->session_epoch, b->session_epoch);
+    assert_int_equal(a->partitions->len, b->partitions->len);
+    for (guint i = 0; i < a->partitions->len; i++) {
+        const KFetchPartition *x = &g_array_index(a->partitions, KFetchPartition, i);
+        const KFetchPartition *y = &g_array_index(b->partitions, KFetchPartition, i);
+        assert_true(ktp_equal(&x->tp, &y->tp));
+        assert_int_equal(x->fetch_offset, y->fetch_offset);
+        assert_int_equal(x->log_start_offset, y->log_start_offset);
+        assert_int_equal(x->current_leader_epoch, y->current_leader_epoch);
+    }
+    assert_int_equal(a->forgotten->len, b->forgotten->len);
+    for (guint i = 0; i < a->forgotten->len; i++)
+        assert_true(ktp_equal(&g_array_index(a->forgotten, KTopicPartition, i),
+                              &g_array_index(b->forgotten, KTopicPartition, i)));
+}
+
+static void
+test_fetch_session_handler_changes_build_the_same(void **state)
+{
+    /* Goal: a fetcher that tells its handler only what changed
+     * (fetch_handler_build_changes) sends exactly the requests a fetcher
+     * that gives the whole list (fetch_handler_build, the reference) sends,
+     * over random joins, leaves and moves of 12 partitions. */
+    (void)state;
+    SimRng *rng = sim_rng_new(7, "fetch-handler-changes");
+    g_autoptr(FetchHandler) whole = fetch_handler_new();
+    g_autoptr(FetchHandler) changes = fetch_handler_new();
+    enum { N = 12 };
+    gboolean in[N] = {0};
+    gint64 offset[N] = {0};
+    gboolean noted[N] = {0};
+    for (guint i = 0; i < N; i += 2)
+        in[i] = noted[i] = TRUE;
+    guint incremental = 0;
+    for (guint round = 0; round < 400; round++) {
+        /* A few partitions join, leave or move; each change is noted. */
+        for (guint k = 0; k < 3; k++) {
+            guint i = (guint)sim_rng_range(rng, 0, N);
+            switch (sim_rng_range(rng, 0, 3)) {
+            case 0: in[i] = !in[i]; break;
+            case 1: offset[i] += sim_rng_range(rng, 1, 5); break;
+            default: break; /* noted, unchanged */
+            }
+            noted[i] = TRUE;
+        }
+        g_autoptr(GArray) next = g_array_new(FALSE, FALSE, sizeof(KFetchPartition));
+        g_autoptr(GArray) changed = g_array_new(FALSE, FALSE, sizeof(KFetchPartition));
+        g_autoptr(GArray) gone = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+        for (guint i = 0; i < N; i++) {
+            KFetchPartition entry = partition((gint32)i, offset[i]);
+            if (in[i])
+                g_array_append_val(next, entry);
+            if (noted[i] && in[i])
+                g_array_append_val(changed, entry);
+            else if (noted[i])
+                g_array_append_val(gone, entry.tp);
+        }
+        KFetchRequest *a = request_new(FOLLOWER);
+        KFetchRequest *b = request_new(FOLLOWER);
+        assert_int_equal(fetch_handler_next_is_full(whole), fetch_handler_next_is_full(changes));
+        fetch_handler_build(whole, next, a);
+        if (fetch_handler_next_is_full(changes)) {
+            fetch_handler_build(changes, next, b);
+        } else {
+            fetch_handler_build_changes(changes, changed, gone, b);
+            incremental++;
+        }
+        requests_equal(a, b);
+        memset(noted, 0, sizeof noted);
+        fetch_handler_check_invariants(whole);
+        fetch_handler_check_invariants(changes);
+        /* Mostly answered in a session; now and then a session error. */
+        KafkaError error = sim_rng_range(rng, 0, 20) == 0 ? KAFKA_ERROR_FETCH_SESSION_ID_NOT_FOUND
+                                                          : KAFKA_ERROR_NONE;
+        KFetchResponse *response = response_new(error == KAFKA_ERROR_NONE ? 42 : 0, error);
+        fetch_handler_handle_response(whole, response);
+        fetch_handler_handle_response(changes, response);
+        if (error != KAFKA_ERROR_NONE) {
+            /* The next fetch is a full one: every partition is built. */
+            for (guint i = 0; i < N; i++)
+                noted[i] = TRUE;
+        }
+        sim_msg_free(&response->base);
+        sim_msg_free(&a->base);
+        sim_msg_free(&b->base);
+    }
+    assert_true(incremental > 300);
+    sim_rng_free(rng);
+}
+
 /* ---- the cache ---- */
 
 /* A full fetch of t-0..t-2 by a follower at `now_ms`; returns the session id
@@ -473,6 +567,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fetch_session_handler_full_then_incremental),
         cmocka_unit_test(test_fetch_session_handler_errors_fall_back_to_full),
+        cmocka_unit_test(test_fetch_session_handler_changes_build_the_same),
         cmocka_unit_test(test_fetch_session_cache_incremental_answers_changes),
         cmocka_unit_test(test_fetch_session_cache_zero_slots_disables),
         cmocka_unit_test(test_fetch_session_cache_eviction),

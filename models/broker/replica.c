@@ -278,6 +278,7 @@ make_follower(BrokerState *state, Partition *p, const KPartitionState *ps, SimNo
     Broker *broker = state->broker;
     if (follower_goes_on(state, p, ps)) {
         set_from_state(p, ps);
+        replica_fetcher_note(state, p); /* its leader epoch */
         return;
     }
     if (p->is_leader)
@@ -422,8 +423,10 @@ replica_apply_retention(BrokerState *state)
         Partition *p = g_ptr_array_index(state->partitions_sorted, i);
         /* Only what every replica has committed may go: below the HW. */
         g_array_set_size(deleted, 0);
-        plog_apply_retention_noting(p->log, now_ms, p->hw,
-                                    state->broker->history != NULL ? deleted : NULL);
+        guint segments = plog_apply_retention_noting(
+            p->log, now_ms, p->hw, state->broker->history != NULL ? deleted : NULL);
+        if (segments > 0)
+            replica_fetcher_note(state, p); /* its log start */
         for (guint d = 0; d < deleted->len; d++)
             retention_record(state, p, &g_array_index(deleted, PlogDeletedSegment, d));
     }

@@ -25,6 +25,11 @@
  *     correlation id set.
  *  4. Each fetcher's session handler holds its invariants
  *     (fetch_handler_check_invariants).
+ *  5. Between full fetches, a partition of a fetcher that is not in its
+ *     `dirty` list has the fetch state its session handler last asked for
+ *     it, and the session holds only the fetcher's partitions and noted
+ *     ones: whatever moves a follower's LEO, log start or leader epoch, or
+ *     moves it between fetchers, notes it (replica_fetcher_note).
  *
  * Transitions of a fetcher:
  *   IDLE --a partition to fetch--> IN FLIGHT (fetcher_maybe_send: an
@@ -52,6 +57,8 @@ replica_fetcher_free(gpointer data)
     g_ptr_array_free(fetcher->partitions, TRUE);
     fetch_handler_free(fetcher->session);
     g_array_free(fetcher->next, TRUE);
+    g_ptr_array_free(fetcher->dirty, TRUE);
+    g_array_free(fetcher->gone, TRUE);
     g_free(fetcher);
 }
 
@@ -78,10 +85,22 @@ replica_fetcher_remove_partition(BrokerState *state, Partition *p)
     for (guint i = 0; i < state->fetchers->len; i++) {
         Fetcher *fetcher = g_ptr_array_index(state->fetchers, i);
         gint at = replica_sorted_find(fetcher->partitions, p);
-        if (at >= 0)
+        if (at >= 0) {
             g_ptr_array_remove_index(fetcher->partitions, (guint)at);
+            g_ptr_array_add(fetcher->dirty, p);
+        }
     }
     p->fetching = FALSE;
+}
+
+void
+replica_fetcher_note(BrokerState *state, Partition *p)
+{
+    if (!p->fetching)
+        return;
+    Fetcher *fetcher = fetcher_find(state, p->leader_id);
+    KSIM_ASSERT(fetcher != NULL); /* invariant 1 */
+    g_ptr_array_add(fetcher->dirty, p);
 }
 
 void
@@ -94,10 +113,13 @@ replica_fetcher_add_partition(BrokerState *state, Partition *p, gint32 leader_id
         fetcher->partitions = g_ptr_array_new();
         fetcher->session = fetch_handler_new();
         fetcher->next = g_array_new(FALSE, FALSE, sizeof(KFetchPartition));
+        fetcher->dirty = g_ptr_array_new();
+        fetcher->gone = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
         g_ptr_array_add(state->fetchers, fetcher);
     }
     fetcher->node = leader_node;
     replica_sorted_insert(fetcher->partitions, p);
+    g_ptr_array_add(fetcher->dirty, p);
     p->fetching = TRUE;
     fetcher_maybe_send(state, fetcher);
 }
@@ -191,6 +213,62 @@ fetcher_send_epoch_request(BrokerState *state, Fetcher *fetcher)
     return TRUE;
 }
 
+static KFetchPartition
+fetch_state(const BrokerState *state, const Partition *p)
+{
+    KFetchPartition entry = {p->tp, plog_log_end_offset(p->log), p->leader_epoch,
+                             state->broker->config.replica_fetch_max_bytes,
+                             plog_log_start_offset(p->log)};
+    return entry;
+}
+
+/* Whether `p` is one of the fetcher's partitions. */
+static gboolean
+fetcher_has(const Fetcher *fetcher, const Partition *p)
+{
+    return p->fetching && p->leader_id == fetcher->leader_id &&
+           replica_sorted_find(fetcher->partitions, p) >= 0;
+}
+
+/* The request's partitions. Kafka's ReplicaFetcherThread builds every
+ * partition's fetch state and the session handler sends only what changed
+ * (FetchSessionHandler.Builder); a full fetch does so here too. An
+ * incremental one builds only the partitions noted since the last fetch
+ * (Fetcher.dirty), which give the handler the same request: a partition
+ * not noted has the fetch state it was last built with (invariant 5). */
+static void
+fetcher_build(BrokerState *state, Fetcher *fetcher, KFetchRequest *request)
+{
+    GArray *next = fetcher->next;
+    GPtrArray *dirty = fetcher->dirty;
+    if (fetch_handler_next_is_full(fetcher->session)) {
+        g_array_set_size(next, fetcher->partitions->len);
+        for (guint i = 0; i < fetcher->partitions->len; i++)
+            g_array_index(next, KFetchPartition, i) =
+                fetch_state(state, g_ptr_array_index(fetcher->partitions, i));
+        fetch_handler_build(fetcher->session, next, request);
+        g_ptr_array_set_size(dirty, 0);
+        return;
+    }
+    /* In the fetcher's order, each once. */
+    g_ptr_array_sort(dirty, replica_partition_compare);
+    g_array_set_size(next, 0);
+    g_array_set_size(fetcher->gone, 0);
+    for (guint i = 0; i < dirty->len; i++) {
+        Partition *p = g_ptr_array_index(dirty, i);
+        if (i > 0 && g_ptr_array_index(dirty, i - 1) == p)
+            continue;
+        if (fetcher_has(fetcher, p)) {
+            KFetchPartition entry = fetch_state(state, p);
+            g_array_append_val(next, entry);
+        } else {
+            g_array_append_val(fetcher->gone, p->tp);
+        }
+    }
+    fetch_handler_build_changes(fetcher->session, next, fetcher->gone, request);
+    g_ptr_array_set_size(dirty, 0);
+}
+
 static void
 fetcher_maybe_send(BrokerState *state, Fetcher *fetcher)
 {
@@ -207,18 +285,7 @@ fetcher_maybe_send(BrokerState *state, Fetcher *fetcher)
     request->max_wait_ms = broker->config.replica_fetch_wait_max_ms;
     request->min_bytes = broker->config.replica_fetch_min_bytes;
     request->max_bytes = broker->config.replica_fetch_max_bytes;
-    /* Every partition's fetch state, as Kafka's ReplicaFetcherThread builds
-     * it; the session handler sends only what changed
-     * (FetchSessionHandler.Builder). */
-    g_array_set_size(fetcher->next, fetcher->partitions->len);
-    for (guint i = 0; i < fetcher->partitions->len; i++) {
-        Partition *p = g_ptr_array_index(fetcher->partitions, i);
-        KFetchPartition entry = {p->tp, plog_log_end_offset(p->log), p->leader_epoch,
-                                 broker->config.replica_fetch_max_bytes,
-                                 plog_log_start_offset(p->log)};
-        g_array_index(fetcher->next, KFetchPartition, i) = entry;
-    }
-    fetch_handler_build(fetcher->session, fetcher->next, request);
+    fetcher_build(state, fetcher, request);
     fetcher->in_flight_correlation = request->correlation_id;
     kproto_update_size(&request->base);
     broker_send(state, fetcher->node, &request->base);
@@ -260,6 +327,7 @@ replica_truncate_to(BrokerState *state, Partition *p, gint64 offset, const char 
     if (offset < p->hw)
         SIM_MARK(state->broker->world, truncate_below_hw);
     plog_truncate_to(p->log, offset);
+    replica_fetcher_note(state, p);
     gint64 new_leo = plog_log_end_offset(p->log);
     p->hw = MIN(p->hw, new_leo);
     HistoryEvent fields = {0};
@@ -338,6 +406,7 @@ follower_out_of_range(BrokerState *state, Partition *p, const KFetchPartitionRes
         return;
     }
     plog_truncate_fully_and_start_at(p->log, data->log_start_offset);
+    replica_fetcher_note(state, p);
     p->hw = data->log_start_offset;
 }
 
@@ -386,6 +455,8 @@ replica_handle_fetch_response(BrokerState *state, SimNodeId from, KFetchResponse
         Partition *p = response_partition(state, fetcher, i, &data->tp);
         if (!follows(p, fetcher))
             continue;
+        /* What it appends, or how it truncates, moves its fetch state. */
+        replica_fetcher_note(state, p);
         if (data->error == KAFKA_ERROR_NONE) {
             gboolean has_data = data->encoded != NULL && data->encoded->len > 0;
             gint64 leo = has_data ? plog_log_end_offset(p->log) : -1;
@@ -523,5 +594,28 @@ replica_fetcher_check_invariants(const BrokerState *state)
         if (fetcher->epoch_request_in_flight)
             KSIM_ASSERT(fetcher->in_flight_correlation != 0);
         fetch_handler_check_invariants(fetcher->session);
+        /* Invariant 5: a partition not noted since the last build has the
+         * fetch state the session last asked for it, and the session holds
+         * nothing else but noted partitions. */
+        if (fetch_handler_next_is_full(fetcher->session))
+            continue;
+        g_autoptr(GHashTable) noted = g_hash_table_new(g_direct_hash, g_direct_equal);
+        for (guint i = 0; i < fetcher->dirty->len; i++)
+            g_hash_table_add(noted, g_ptr_array_index(fetcher->dirty, i));
+        guint quiet = 0;
+        for (guint i = 0; i < fetcher->partitions->len; i++) {
+            const Partition *p = g_ptr_array_index(fetcher->partitions, i);
+            if (g_hash_table_contains(noted, p))
+                continue;
+            const KFetchPartition *asked = fetch_handler_lookup(fetcher->session, &p->tp);
+            KSIM_ASSERT(asked != NULL);
+            KFetchPartition now = fetch_state(state, p);
+            KSIM_ASSERT(asked->fetch_offset == now.fetch_offset);
+            KSIM_ASSERT(asked->log_start_offset == now.log_start_offset);
+            KSIM_ASSERT(asked->current_leader_epoch == now.current_leader_epoch);
+            KSIM_ASSERT(asked->max_bytes == now.max_bytes);
+            quiet++;
+        }
+        KSIM_ASSERT(fetch_handler_size(fetcher->session) <= quiet + g_hash_table_size(noted));
     }
 }

@@ -26,6 +26,12 @@ typedef struct {
      * partitions of the next fetch, kept between fetches to be reused. */
     FetchHandler *session;
     GArray *next;                     /* KFetchPartition */
+    /* Partition* (borrowed; repeats allowed) that joined or left this
+     * fetcher, or whose fetch state (LEO, log start, leader epoch) may have
+     * changed, since the last fetch built (replica_fetcher_note): an
+     * incremental fetch is built from these alone. */
+    GPtrArray *dirty;
+    GArray *gone;                     /* KTopicPartition (scratch) */
 } Fetcher;
 
 /* A produce (or internal append) waiting for the HW (Kafka's DelayedProduce). */
@@ -156,6 +162,9 @@ void replica_fetcher_free(gpointer fetcher);
 void replica_fetcher_add_partition(BrokerState *state, Partition *p, gint32 leader_id,
                                    SimNodeId leader_node);
 void replica_fetcher_remove_partition(BrokerState *state, Partition *p);
+/* `p`'s fetch state (LEO, log start, leader epoch) may have changed: its
+ * fetcher, if it has one, looks at it when it builds its next fetch. */
+void replica_fetcher_note(BrokerState *state, Partition *p);
 /* Truncates `p`'s log to `offset` (when below its LEO), recording why. */
 void replica_truncate_to(BrokerState *state, Partition *p, gint64 offset, const char *why);
 /* Asserts the fetcher invariants (replica_fetcher.c's header). */

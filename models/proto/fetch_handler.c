@@ -27,6 +27,7 @@ typedef struct {
     GList *link;     /* its place in FetchHandler.session */
     guint64 seen;    /* the build that last found it in `next` */
     guint64 altered; /* the build that last found its fetch state changed */
+    guint64 order;   /* its place in the session: larger joined later */
 } Entry;
 
 struct FetchHandler {
@@ -35,6 +36,7 @@ struct FetchHandler {
     GQueue session;    /* Entry* (owned), in session order */
     GHashTable *by_tp; /* KTopicPartition* (the entry's) -> Entry*; looked up only */
     guint64 builds;
+    guint64 order_next;
     GArray *added; /* KFetchPartition: a build's new partitions (scratch) */
 };
 
@@ -97,6 +99,7 @@ session_append(FetchHandler *handler, const KFetchPartition *data)
     Entry *entry = g_new0(Entry, 1);
     entry->data = *data;
     entry->seen = handler->builds;
+    entry->order = handler->order_next++;
     g_queue_push_tail(&handler->session, entry);
     entry->link = handler->session.tail;
     gboolean added = g_hash_table_insert(handler->by_tp, &entry->data.tp, entry);
@@ -213,6 +216,83 @@ fetch_handler_build(FetchHandler *handler, const GArray *next, KFetchRequest *re
 }
 
 gboolean
+fetch_handler_next_is_full(const FetchHandler *handler)
+{
+    return is_full(handler);
+}
+
+static gint
+entry_order_compare(gconstpointer a, gconstpointer b)
+{
+    const Entry *x = *(const Entry *const *)a;
+    const Entry *y = *(const Entry *const *)b;
+    return x->order < y->order ? -1 : (x->order > y->order);
+}
+
+/* build_incremental with only the changes known: the added ones in
+ * `changed`'s order, then the altered ones and the forgotten ones each in
+ * session order, as build_incremental's walks over the session find them. */
+void
+fetch_handler_build_changes(FetchHandler *handler, const GArray *changed, const GArray *gone,
+                            KFetchRequest *request)
+{
+    KSIM_ASSERT(!is_full(handler));
+    KSIM_ASSERT(request->partitions->len == 0);
+    KSIM_ASSERT(request->forgotten->len == 0);
+    handler->builds++;
+    request->session_id = handler->session_id;
+    request->session_epoch = handler->epoch;
+    GArray *added = handler->added;
+    g_array_set_size(added, 0);
+    g_autoptr(GPtrArray) altered = g_ptr_array_new();
+    for (guint i = 0; i < changed->len; i++) {
+        const KFetchPartition *data = &g_array_index(changed, KFetchPartition, i);
+        Entry *entry = g_hash_table_lookup(handler->by_tp, &data->tp);
+        if (entry == NULL) {
+            g_array_append_val(added, *data);
+            continue;
+        }
+        KSIM_ASSERT(entry->seen != handler->builds); /* each partition once */
+        entry->seen = handler->builds;
+        if (!same_fetch_state(&entry->data, data)) {
+            entry->data = *data;
+            g_ptr_array_add(altered, entry);
+        }
+    }
+    g_autoptr(GPtrArray) forgotten = g_ptr_array_new();
+    for (guint i = 0; i < gone->len; i++) {
+        Entry *entry = g_hash_table_lookup(handler->by_tp, &g_array_index(gone, KTopicPartition, i));
+        if (entry != NULL && entry->seen != handler->builds) {
+            entry->seen = handler->builds; /* named once even if gone twice */
+            g_ptr_array_add(forgotten, entry);
+        }
+    }
+    g_ptr_array_sort(forgotten, entry_order_compare);
+    for (guint i = 0; i < forgotten->len; i++) {
+        Entry *entry = g_ptr_array_index(forgotten, i);
+        g_array_append_val(request->forgotten, entry->data.tp);
+        g_hash_table_remove(handler->by_tp, &entry->data.tp);
+        g_queue_delete_link(&handler->session, entry->link);
+        g_free(entry);
+    }
+    for (guint i = 0; i < added->len; i++) {
+        const KFetchPartition *data = &g_array_index(added, KFetchPartition, i);
+        session_append(handler, data);
+        g_array_append_val(request->partitions, *data);
+    }
+    g_ptr_array_sort(altered, entry_order_compare);
+    for (guint i = 0; i < altered->len; i++)
+        g_array_append_val(request->partitions, ((Entry *)g_ptr_array_index(altered, i))->data);
+}
+
+const KFetchPartition *
+fetch_handler_lookup(const FetchHandler *handler, const KTopicPartition *tp)
+{
+    const Entry *entry = g_hash_table_lookup(handler->by_tp, tp);
+    return entry != NULL ? &entry->data : NULL;
+}
+
+gboolean
 fetch_handler_handle_response(FetchHandler *handler, const KFetchResponse *response)
 {
     if (response->error != KAFKA_ERROR_NONE) {
@@ -265,9 +345,14 @@ void
 fetch_handler_check_invariants(const FetchHandler *handler)
 {
     KSIM_ASSERT(g_hash_table_size(handler->by_tp) == handler->session.length);
+    const Entry *previous = NULL;
     for (GList *link = handler->session.head; link != NULL; link = link->next) {
         const Entry *entry = link->data;
         KSIM_ASSERT(entry->link == link);
+        /* Session order is join order. */
+        if (previous != NULL)
+            KSIM_ASSERT(previous->order < entry->order);
+        previous = entry;
         KSIM_ASSERT(g_hash_table_lookup(handler->by_tp, &entry->data.tp) == entry);
     }
     KSIM_ASSERT(handler->epoch >= KAFKA_FETCH_EPOCH_INITIAL);

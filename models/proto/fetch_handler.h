@@ -39,6 +39,27 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(FetchHandler, fetch_handler_free)
  * FetchSessionHandler.Builder.build. */
 void fetch_handler_build(FetchHandler *handler, const GArray *next, KFetchRequest *request);
 
+/* TRUE when the next request will be a full fetch (no session, or one to
+ * start over). */
+gboolean fetch_handler_next_is_full(const FetchHandler *handler);
+
+/* fetch_handler_build for a fetcher that knows what changed since its last
+ * build: `changed` (KFetchPartition, in the fetcher's order, each partition
+ * once) holds the current fetch state of every partition that joined the
+ * fetcher or whose state may have changed, and `gone` (KTopicPartition)
+ * those that may have left it; every other partition of the session is
+ * still fetched, in the state last built. The request is the one
+ * fetch_handler_build would make from the whole list, at a cost in the
+ * changes rather than in the session's size: an idle partition costs a
+ * fetch nothing. Only when fetch_handler_next_is_full is FALSE. */
+void fetch_handler_build_changes(FetchHandler *handler, const GArray *changed, const GArray *gone,
+                                 KFetchRequest *request);
+
+/* What the session last asked for `tp`, or NULL when it is not in the
+ * session. (transfer none) */
+const KFetchPartition *fetch_handler_lookup(const FetchHandler *handler,
+                                            const KTopicPartition *tp);
+
 /* The leader's answer to the last request built: TRUE when its partitions
  * are to be processed (Kafka's handleResponse), FALSE on a session error,
  * after which the next fetch is a full one. */
