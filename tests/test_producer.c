@@ -14,7 +14,6 @@
 
 #include "config_fixture.h"
 #include "producer_fixture.h"
-#include "producer_internal.h"
 #include "workload.h"
 
 static void
@@ -791,61 +790,6 @@ test_producer_random_faults(void **state)
     assert_true(plain_duplicates > 0);
 }
 
-/* The sender's walks see the partitions that hold batches, in partition
- * order rotated to the drain's starting index, and a queue emptied since
- * leaves the list. */
-static void
-test_producer_accum_queued_partitions(void **state)
-{
-    (void)state;
-    ProducerConfig config;
-    kconfig_bind_producer_defaults(&config);
-    g_autoptr(History) history = history_new();
-    ProducerAccum *accum = producer_accum_new(&config);
-    ProducerTopic *b = producer_accum_topic(accum, "b", history);
-    ProducerTopic *a = producer_accum_topic(accum, "a", history);
-    ProducerPartition *b0 = producer_accum_partition(accum, b, 0);
-    ProducerPartition *a1 = producer_accum_partition(accum, a, 1);
-    ProducerPartition *a0 = producer_accum_partition(accum, a, 0);
-    ProducerPartition *b2 = producer_accum_partition(accum, b, 2);
-    /* Sorted: a-0, a-1, b-0, b-2. */
-    assert_int_equal(a0->index, 0);
-    assert_int_equal(a1->index, 1);
-    assert_int_equal(b0->index, 2);
-    assert_int_equal(b2->index, 3);
-    ProducerThunk thunk = {0};
-    ProducerPartition *fill[] = {b2, a1, b0};
-    for (guint i = 0; i < G_N_ELEMENTS(fill); i++)
-        producer_accum_append(accum, fill[i], FALSE, i, i, 10, &thunk, 0);
-    producer_accum_check_invariants(accum, FALSE);
-    g_autoptr(GPtrArray) out = g_ptr_array_new();
-    producer_accum_queued_partitions(accum, 0, out);
-    assert_int_equal(out->len, 3);
-    assert_ptr_equal(g_ptr_array_index(out, 0), a1);
-    assert_ptr_equal(g_ptr_array_index(out, 1), b0);
-    assert_ptr_equal(g_ptr_array_index(out, 2), b2);
-    g_ptr_array_set_size(out, 0);
-    producer_accum_queued_partitions(accum, 3, out);
-    assert_ptr_equal(g_ptr_array_index(out, 0), b2);
-    assert_ptr_equal(g_ptr_array_index(out, 1), a1);
-    assert_ptr_equal(g_ptr_array_index(out, 2), b0);
-    /* b-0's batch goes: it leaves the list, and comes back with a new one. */
-    producer_accum_release(accum, g_queue_pop_head(&b0->batches));
-    g_ptr_array_set_size(out, 0);
-    producer_accum_queued_partitions(accum, 2, out);
-    assert_int_equal(out->len, 2);
-    assert_ptr_equal(g_ptr_array_index(out, 0), b2);
-    assert_ptr_equal(g_ptr_array_index(out, 1), a1);
-    assert_false(b0->listed);
-    producer_accum_append(accum, b0, FALSE, 9, 9, 10, &thunk, 0);
-    g_ptr_array_set_size(out, 0);
-    producer_accum_queued_partitions(accum, 2, out);
-    assert_int_equal(out->len, 3);
-    assert_ptr_equal(g_ptr_array_index(out, 0), b0);
-    producer_accum_check_invariants(accum, FALSE);
-    producer_accum_free(accum);
-}
-
 int
 main(void)
 {
@@ -866,7 +810,6 @@ main(void)
         cmocka_unit_test(test_producer_restart_new_producer_id),
         cmocka_unit_test(test_producer_expiry_resets_producer_id),
         cmocka_unit_test(test_producer_random_faults),
-        cmocka_unit_test(test_producer_accum_queued_partitions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
