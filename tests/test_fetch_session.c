@@ -93,6 +93,34 @@ response_partition_at(const KFetchResponse *response, guint i)
     return g_array_index(response->partitions, KFetchPartitionResponse, i).tp.partition;
 }
 
+/* The answer a leader reads for a fetch in `context`: for an incremental
+ * one, the partitions its session gives to read (every one here: with no
+ * hooks, none is quiet), in order, with *read to hand to
+ * fetch_session_update_response; else those of the request. */
+static KFetchResponse *
+read_context(FetchSessionCache *cache, const FetchContext *context, const KFetchRequest *request,
+             gint64 hw, gint32 with_records, FetchSessionRead **read)
+{
+    *read = NULL;
+    if (context->kind != FETCH_CONTEXT_INCREMENTAL)
+        return read_for(request, hw, with_records);
+    KFetchResponse *response = response_new(0, KAFKA_ERROR_NONE);
+    *read = fetch_session_read_begin(cache, context, 0);
+    const KFetchPartition *entry;
+    gpointer replica;
+    while (fetch_session_read_next(*read, &entry, &replica)) {
+        assert_null(replica);
+        KFetchPartitionResponse out = {0};
+        out.tp = entry->tp;
+        out.high_watermark = hw;
+        out.log_start_offset = 0;
+        out.encoded_size_bytes = entry->tp.partition == with_records ? 100 : 0;
+        g_array_append_val(response->partitions, out);
+        fetch_session_read_done(*read);
+    }
+    return response;
+}
+
 /* ---- the handler ---- */
 
 static void
@@ -321,7 +349,8 @@ full_fetch(FetchSessionCache *cache, gint32 replica_id, guint n, gint64 now_ms)
     fetch_session_new_context(cache, request, now_ms, &context);
     assert_int_equal(context.kind, FETCH_CONTEXT_FULL);
     KFetchResponse *response = read_for(request, 10, -1);
-    fetch_session_update_response(cache, &context, request, response, now_ms);
+    fetch_session_update_response(cache, &context, request, response, NULL, now_ms);
+    fetch_session_context_release(cache, &context);
     assert_int_equal(response->partitions->len, n);
     gint32 id = response->session_id;
     sim_msg_free(&response->base);
@@ -354,11 +383,12 @@ test_fetch_session_cache_incremental_answers_changes(void **state)
     FetchContext context;
     fetch_session_new_context(cache, request, 10, &context);
     assert_int_equal(context.kind, FETCH_CONTEXT_INCREMENTAL);
-    assert_int_equal(request->partitions->len, 3);
-    assert_int_equal(g_array_index(request->partitions, KFetchPartition, 1).fetch_offset, 5);
-    KFetchResponse *response = read_for(request, 10, 1);
+    FetchSessionRead *read;
+    KFetchResponse *response = read_context(cache, &context, request, 10, 1, &read);
+    assert_int_equal(response->partitions->len, 3);
     g_array_index(response->partitions, KFetchPartitionResponse, 2).high_watermark = 12;
-    fetch_session_update_response(cache, &context, request, response, 10);
+    fetch_session_update_response(cache, &context, request, response, read, 10);
+    fetch_session_context_release(cache, &context);
     assert_int_equal(response->session_id, id);
     assert_int_equal(response->partitions->len, 2);
     assert_int_equal(response_partition_at(response, 0), 1);
@@ -374,12 +404,13 @@ test_fetch_session_cache_incremental_answers_changes(void **state)
     request->session_id = id;
     request->session_epoch = 2;
     fetch_session_new_context(cache, request, 20, &context);
-    assert_int_equal(partition_at(request->partitions, 0), 0);
-    assert_int_equal(partition_at(request->partitions, 1), 2);
-    assert_int_equal(partition_at(request->partitions, 2), 1);
-    response = read_for(request, 10, -1);
+    response = read_context(cache, &context, request, 10, -1, &read);
+    assert_int_equal(response_partition_at(response, 0), 0);
+    assert_int_equal(response_partition_at(response, 1), 2);
+    assert_int_equal(response_partition_at(response, 2), 1);
     g_array_index(response->partitions, KFetchPartitionResponse, 1).high_watermark = 12;
-    fetch_session_update_response(cache, &context, request, response, 20);
+    fetch_session_update_response(cache, &context, request, response, read, 20);
+    fetch_session_context_release(cache, &context);
     assert_int_equal(response->partitions->len, 0);
     sim_msg_free(&response->base);
     sim_msg_free(&request->base);
@@ -403,7 +434,8 @@ test_fetch_session_cache_incremental_answers_changes(void **state)
         assert_int_equal(context.kind, FETCH_CONTEXT_ERROR);
         assert_int_equal(request->partitions->len, 0);
         response = read_for(request, 10, -1);
-        fetch_session_update_response(cache, &context, request, response, 30);
+        fetch_session_update_response(cache, &context, request, response, NULL, 30);
+        fetch_session_context_release(cache, &context);
         assert_int_equal(response->error, errors[e].error);
         assert_int_equal(response->partitions->len, 0);
         sim_msg_free(&response->base);
@@ -450,6 +482,7 @@ touch(FetchSessionCache *cache, gint32 id, gint64 now_ms)
     FetchContext context;
     fetch_session_new_context(cache, request, now_ms, &context);
     assert_int_equal(context.kind, FETCH_CONTEXT_INCREMENTAL);
+    fetch_session_context_release(cache, &context);
     sim_msg_free(&request->base);
 }
 
@@ -530,8 +563,10 @@ test_fetch_session_lost_on_leader_restart(void **state)
         fetch_handler_build(handler, next, request);
         FetchContext context;
         fetch_session_new_context(leader, request, (gint64)round, &context);
-        KFetchResponse *response = read_for(request, 10, -1);
-        fetch_session_update_response(leader, &context, request, response, (gint64)round);
+        FetchSessionRead *read;
+        KFetchResponse *response = read_context(leader, &context, request, 10, -1, &read);
+        fetch_session_update_response(leader, &context, request, response, read, (gint64)round);
+        fetch_session_context_release(leader, &context);
         gboolean usable = fetch_handler_handle_response(handler, response);
         assert_int_equal(usable, round != 2);
         if (round == 2)
@@ -551,13 +586,177 @@ test_fetch_session_lost_on_leader_restart(void **state)
     FetchContext context;
     fetch_session_new_context(leader, request, 3, &context);
     KFetchResponse *response = read_for(request, 10, -1);
-    fetch_session_update_response(leader, &context, request, response, 3);
+    fetch_session_update_response(leader, &context, request, response, NULL, 3);
+    fetch_session_context_release(leader, &context);
     assert_true(fetch_handler_handle_response(handler, response));
     assert_int_not_equal(fetch_handler_session_id(handler), KAFKA_FETCH_SESSION_ID_INVALID);
     assert_int_equal(fetch_session_cache_size(leader), 1);
     sim_msg_free(&response->base);
     sim_msg_free(&request->base);
     fetch_session_cache_free(leader);
+    sim_rng_free(rng);
+}
+
+/* ---- quiet partitions ---- */
+
+typedef struct {
+    gint32 replicas[4]; /* the owner's objects: their addresses */
+    GArray *settled;    /* Settled */
+} Owner;
+
+typedef struct {
+    gint32 index;
+    gint32 replica_id;
+    gint64 read_ns;
+} Settled;
+
+static gpointer
+owner_lookup(const KTopicPartition *tp, gpointer user_data)
+{
+    Owner *owner = user_data;
+    return &owner->replicas[tp->partition];
+}
+
+static gboolean
+owner_quiet(gpointer replica, gint32 replica_id, gint8 isolation, const KFetchPartition *request,
+            const KFetchPartitionResponse *data, gpointer user_data)
+{
+    (void)replica;
+    (void)replica_id;
+    (void)isolation;
+    (void)request;
+    (void)user_data;
+    return data->error == KAFKA_ERROR_NONE && data->encoded_size_bytes == 0;
+}
+
+static void
+owner_settle(gpointer replica, gint32 replica_id, gint64 read_ns, gpointer user_data)
+{
+    Owner *owner = user_data;
+    Settled settled = {*(gint32 *)replica, replica_id, read_ns};
+    g_array_append_val(owner->settled, settled);
+}
+
+/* One incremental fetch in session `id` at `now_ns` that moves nothing;
+ * returns the partitions it read, in order, as a string ("0,2"). */
+static char *
+quiet_fetch(FetchSessionCache *cache, gint32 id, gint64 now_ns)
+{
+    KFetchRequest *request = request_new(FOLLOWER);
+    request->session_id = id;
+    request->session_epoch = fetch_session_cache_epoch(cache, id);
+    FetchContext context;
+    fetch_session_new_context(cache, request, now_ns / 1000000, &context);
+    assert_int_equal(context.kind, FETCH_CONTEXT_INCREMENTAL);
+    FetchSessionRead *read = fetch_session_read_begin(cache, &context, now_ns);
+    GString *order = g_string_new(NULL);
+    KFetchResponse *response = response_new(0, KAFKA_ERROR_NONE);
+    const KFetchPartition *entry;
+    gpointer replica;
+    while (fetch_session_read_next(read, &entry, &replica)) {
+        assert_non_null(replica);
+        g_string_append_printf(order, "%s%d", order->len > 0 ? "," : "", entry->tp.partition);
+        KFetchPartitionResponse out = {0};
+        out.tp = entry->tp;
+        out.high_watermark = 10;
+        g_array_append_val(response->partitions, out);
+        fetch_session_read_done(read);
+    }
+    fetch_session_update_response(cache, &context, request, response, read, now_ns / 1000000);
+    fetch_session_context_release(cache, &context);
+    assert_int_equal(response->partitions->len, 0);
+    sim_msg_free(&response->base);
+    sim_msg_free(&request->base);
+    fetch_session_cache_check_invariants(cache);
+    return g_string_free(order, FALSE);
+}
+
+static void
+test_fetch_session_cache_quiet_partitions(void **state)
+{
+    /* Goal: a partition whose read answered nothing is not read again until its replica is
+     * touched; a touch hands the owner the time it was last read quietly (this read's if the
+     * read under way passed it, the one before if not), and one ahead of a read under way is
+     * read in it; a fetch waiting on a session is found from any of its replicas. */
+    (void)state;
+    SimRng *rng = sim_rng_new(1, "fetch-sessions");
+    g_autoptr(FetchSessionCache) cache = fetch_session_cache_new(1000, 120000, rng);
+    Owner owner = {{0, 1, 2, 3}, g_array_new(FALSE, FALSE, sizeof(Settled))};
+    FetchSessionHooks hooks = {owner_lookup, owner_quiet, owner_settle, &owner};
+    fetch_session_cache_set_hooks(cache, &hooks);
+    gint32 id = full_fetch(cache, FOLLOWER, 4, 0);
+
+    /* The first incremental fetch reads all; then none is read. */
+    g_autofree char *first = quiet_fetch(cache, id, 1000);
+    assert_string_equal(first, "0,1,2,3");
+    g_autofree char *second = quiet_fetch(cache, id, 2000);
+    assert_string_equal(second, "");
+    assert_int_equal(owner.settled->len, 0);
+
+    /* A touch: read at the next fetch, after the owner is told of 2000. */
+    fetch_session_cache_touch(cache, &owner.replicas[2], NULL);
+    assert_int_equal(owner.settled->len, 1);
+    assert_int_equal(g_array_index(owner.settled, Settled, 0).index, 2);
+    assert_int_equal(g_array_index(owner.settled, Settled, 0).replica_id, FOLLOWER);
+    assert_int_equal(g_array_index(owner.settled, Settled, 0).read_ns, 2000);
+    g_autofree char *third = quiet_fetch(cache, id, 3000);
+    assert_string_equal(third, "2");
+    /* Settling hands over the quiet reads without ending them. */
+    g_array_set_size(owner.settled, 0);
+    fetch_session_cache_settle(cache, &owner.replicas[3]);
+    assert_int_equal(owner.settled->len, 1);
+    assert_int_equal(g_array_index(owner.settled, Settled, 0).read_ns, 3000);
+    g_autofree char *fourth = quiet_fetch(cache, id, 3500);
+    assert_string_equal(fourth, "");
+
+    /* During a read at 4000 of partition 1: a touch of 0 (passed) and of 3
+     * (ahead). 3 is read in it, 0 at the next fetch. */
+    fetch_session_cache_touch(cache, &owner.replicas[1], NULL);
+    KFetchRequest *request = request_new(FOLLOWER);
+    request->session_id = id;
+    request->session_epoch = fetch_session_cache_epoch(cache, id);
+    FetchContext context;
+    fetch_session_new_context(cache, request, 4, &context);
+    FetchSessionRead *read = fetch_session_read_begin(cache, &context, 4000);
+    const KFetchPartition *entry;
+    gpointer replica;
+    assert_true(fetch_session_read_next(read, &entry, &replica));
+    assert_int_equal(entry->tp.partition, 1);
+    g_array_set_size(owner.settled, 0);
+    fetch_session_cache_touch(cache, &owner.replicas[0], NULL);
+    fetch_session_cache_touch(cache, &owner.replicas[3], NULL);
+    assert_int_equal(owner.settled->len, 2);
+    assert_int_equal(g_array_index(owner.settled, Settled, 0).read_ns, 4000);
+    assert_int_equal(g_array_index(owner.settled, Settled, 1).read_ns, 3500);
+    fetch_session_read_done(read);
+    assert_true(fetch_session_read_next(read, &entry, &replica));
+    assert_int_equal(entry->tp.partition, 3);
+    fetch_session_read_done(read);
+    assert_false(fetch_session_read_next(read, &entry, &replica));
+    KFetchResponse *response = response_new(0, KAFKA_ERROR_NONE);
+    for (gint32 i = 1; i <= 3; i += 2) {
+        KFetchPartitionResponse out = {0};
+        out.tp = partition(i, 0).tp;
+        out.high_watermark = 10;
+        g_array_append_val(response->partitions, out);
+    }
+    /* The fetch waits, and a touch of any of its partitions finds it. */
+    gint32 token = 7;
+    fetch_session_wait(&context, &token);
+    g_autoptr(GPtrArray) waiting = g_ptr_array_new();
+    fetch_session_cache_touch(cache, &owner.replicas[2], waiting);
+    assert_int_equal(waiting->len, 1);
+    assert_ptr_equal(g_ptr_array_index(waiting, 0), &token);
+    fetch_session_update_response(cache, &context, request, response, read, 4);
+    fetch_session_context_release(cache, &context);
+    sim_msg_free(&response->base);
+    sim_msg_free(&request->base);
+    g_autofree char *fifth = quiet_fetch(cache, id, 5000);
+    assert_string_equal(fifth, "0,2");
+    g_ptr_array_set_size(waiting, 0);
+    fetch_session_cache_touch(cache, &owner.replicas[2], waiting);
+    assert_int_equal(waiting->len, 0); /* answered: no longer waiting */
+    g_array_free(owner.settled, TRUE);
     sim_rng_free(rng);
 }
 
@@ -572,6 +771,7 @@ main(void)
         cmocka_unit_test(test_fetch_session_cache_zero_slots_disables),
         cmocka_unit_test(test_fetch_session_cache_eviction),
         cmocka_unit_test(test_fetch_session_lost_on_leader_restart),
+        cmocka_unit_test(test_fetch_session_cache_quiet_partitions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

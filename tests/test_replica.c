@@ -509,6 +509,46 @@ test_replica_delayed_fetch_sums_bytes_over_its_partitions(void **state)
     fixture_free(f);
 }
 
+static void
+test_replica_delayed_fetch_counts_appends_after_retention(void **state)
+{
+    /* Goal: a follower's fetch delayed with nothing to read answers on the next append even
+     * when retention deleted segments of the log meanwhile. Kafka's DelayedFetch counts the
+     * bytes from the fetch offset to the LEO, which retention below it does not change; a
+     * count of the log's size since the delay found the append too small to make up for the
+     * deleted segment, and the follower waited out replica.fetch.wait.max.ms. */
+    (void)state;
+    ClusterConfig config;
+    fixture_config_fast(&config);
+    config.broker.replica_lag_time_max_ms = 60000;
+    config.broker.replica_fetch_wait_max_ms = 20000;
+    config.broker.replica_socket_timeout_ms = 60000;
+    config.broker.log_retention_check_interval_ms = 1000;
+    TopicConfig topic = {0};
+    topic.min_insync_replicas = 1;
+    topic.log = config.broker.log;
+    topic.log.segment_bytes = 1;     /* a segment per batch */
+    topic.log.retention_bytes = 1;   /* all but the active segment go */
+    Fixture *f = fixture_new(23, &config, 1, 1, &topic);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    gint32 followers[2];
+    followers_of(f, leader, followers);
+    for (gint64 i = 0; i < 4; i++) {
+        driver_produce(f->driver, TOPIC, 0, 1, 1);
+        run_for(f, 1 * SIM_NS_PER_S);
+    }
+    /* Retention has run with the followers' fetches waiting. */
+    run_for(f, 3 * SIM_NS_PER_S);
+    assert_true(info_of(f, leader, 0).log_start > 0);
+    assert_int_equal(info_of(f, followers[0], 0).leo, 4);
+    driver_produce(f->driver, TOPIC, 0, 1, 1);
+    run_for(f, 1 * SIM_NS_PER_S);
+    assert_int_equal(info_of(f, leader, 0).leo, 5);
+    for (guint i = 0; i < 2; i++)
+        assert_int_equal(info_of(f, followers[i], 0).leo, 5);
+    fixture_free(f);
+}
+
 /* The sessions all brokers hold as leaders. */
 static guint
 sessions_total(Fixture *f)
@@ -634,6 +674,7 @@ main(void)
         cmocka_unit_test(test_replica_duplicate_answered_when_hw_reaches_it),
         cmocka_unit_test(test_replica_lost_fetch_response_sent_again_after_socket_timeout),
         cmocka_unit_test(test_replica_delayed_fetch_sums_bytes_over_its_partitions),
+        cmocka_unit_test(test_replica_delayed_fetch_counts_appends_after_retention),
         cmocka_unit_test(test_replica_fetch_sessions_lost_on_leader_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

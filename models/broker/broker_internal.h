@@ -63,6 +63,7 @@ typedef struct BrokerState {
      * entries its session keeps move into the response (replica_fetch.c):
      * reused, so that a fetch of a large session allocates no large array. */
     GArray *fetch_scratch;            /* KFetchPartitionResponse, empty between fetches */
+    guint64 fetch_delay_serial;       /* the next delayed fetch's DelayedFetch.serial */
     /* The leader's incremental fetch sessions (fetch_session.h): in the
      * process's memory, lost when it stops. */
     struct FetchSessionCache *fetch_sessions;

@@ -18,6 +18,11 @@
  *     sizes at their last touch.
  *  4. A session's epoch is never INITIAL or FINAL: it is the epoch its next
  *     incremental fetch must carry.
+ *  5. A session's `dirty` tree holds exactly its partitions that are not
+ *     quiet, by their order, and the session queue is in increasing order.
+ *  6. `by_replica` holds, under each owner's object, exactly the partitions
+ *     of live sessions (in a shard, or held by a context) that resolved to
+ *     it.
  *
  * Transitions of a session:
  *   (none) --full fetch answered, a slot free or evicted--> epoch 1
@@ -26,6 +31,10 @@
  *          (fetch_session_new_context)
  *   any --full fetch naming it, eviction, empty after an update--> removed
  *          (shard_remove)
+ *
+ * A session lives while its shard or a context holds it (`refs`): one
+ * evicted or closed while a fetch in it waits stays readable, and its
+ * partitions touchable, until that fetch is answered.
  *
  * GLib's hash tables here are only looked up; every order that can reach a
  * message is a queue's or a tree's.
@@ -38,15 +47,21 @@
 
 /* A partition of a session: what its fetcher last asked for it and was
  * last told about it (Kafka's CachedPartition). */
+typedef struct FetchSession FetchSession;
+
 typedef struct {
     KFetchPartition request;       /* tp, fetch offset, log start, epoch, max bytes */
     gint64 high_watermark;         /* last told; -1 after an error or when new */
     gint64 local_log_start_offset; /* last told; -1 when new */
     GList *link;                   /* its place in FetchSession.partitions */
     gpointer replica;              /* the caller's object for it (borrowed), or NULL */
+    FetchSession *session;
+    guint64 order;   /* its place in the session: smaller is read first */
+    guint64 touched; /* the cache's touch serial when it was last touched */
+    gboolean quiet;  /* not in the session's `dirty` tree (see fetch_session.h) */
 } CachedPartition;
 
-typedef struct {
+struct FetchSession {
     gint32 id;
     guint64 serial;      /* which session of the cache's life this is */
     gboolean privileged; /* a follower's */
@@ -58,7 +73,19 @@ typedef struct {
     gint32 cached_size; /* its size at the last touch; -1 before */
     gboolean in_by_privileged;
     gboolean in_by_all;
-} FetchSession;
+    gint refs;          /* its shard's, and each context's */
+    gboolean removed;   /* no longer in its shard */
+    gint32 replica_id;  /* its fetcher: a follower's id, or -1 */
+    gint8 isolation;    /* what its fetches read */
+    GTree *dirty;       /* CachedPartition* not quiet, by order */
+    guint64 order_next;
+    gint64 read_ns;      /* when its partitions were last read */
+    gint64 prev_read_ns; /* when they were read before that */
+    gboolean reading;      /* a read is under way, */
+    gboolean read_started; /* has given a partition, */
+    guint64 read_cursor;   /* the last of this order */
+    gpointer waiting;    /* the delayed fetch waiting on it, or NULL */
+};
 
 typedef struct {
     gint32 max_entries;
@@ -69,6 +96,7 @@ typedef struct {
     GTree *evictable_by_all; /* FetchSession* by (privileged, cached_size, id) */
     GTree *evictable_by_privileged;
     guint64 num_partitions;
+    struct FetchSessionCache *cache;
 } Shard;
 
 struct FetchSessionCache {
@@ -77,6 +105,19 @@ struct FetchSessionCache {
     gint64 eviction_ms;
     SimRng *rng;
     guint64 serial_next;
+    FetchSessionHooks hooks;
+    /* owner's object -> GPtrArray of CachedPartition* (owned array);
+     * looked up only */
+    GHashTable *by_replica;
+    guint64 touch_serial;
+};
+
+struct FetchSessionRead {
+    FetchSessionCache *cache;
+    FetchSession *session;
+    CachedPartition *current;
+    GPtrArray *visited; /* CachedPartition*, in the order read */
+    GArray *touched;    /* guint64: each one's touch serial when read */
 };
 
 /* ---- keys ---- */
@@ -114,12 +155,114 @@ evictable_compare(gconstpointer a, gconstpointer b, gpointer user_data)
                                  y->cached_size, y->id);
 }
 
+static gint
+order_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    const CachedPartition *x = a;
+    const CachedPartition *y = b;
+    (void)user_data;
+    return x->order < y->order ? -1 : (x->order > y->order);
+}
+
+/* ---- which sessions hold a replica ---- */
+
+static void
+members_add(FetchSessionCache *cache, CachedPartition *cached)
+{
+    GPtrArray *members = g_hash_table_lookup(cache->by_replica, cached->replica);
+    if (members == NULL) {
+        members = g_ptr_array_sized_new(4);
+        g_hash_table_insert(cache->by_replica, cached->replica, members);
+    }
+    g_ptr_array_add(members, cached);
+}
+
+static void
+members_remove(FetchSessionCache *cache, CachedPartition *cached)
+{
+    if (cached->replica == NULL)
+        return;
+    GPtrArray *members = g_hash_table_lookup(cache->by_replica, cached->replica);
+    KSIM_ASSERT(members != NULL);
+    gboolean removed = g_ptr_array_remove(members, cached);
+    KSIM_ASSERT(removed);
+    if (members->len == 0)
+        g_hash_table_remove(cache->by_replica, cached->replica);
+}
+
+/* Resolves the partition's owner object once it has one. */
+static gpointer
+cached_replica(FetchSessionCache *cache, CachedPartition *cached)
+{
+    if (cached->replica == NULL && cache->hooks.lookup != NULL) {
+        cached->replica = cache->hooks.lookup(&cached->request.tp, cache->hooks.user_data);
+        if (cached->replica != NULL)
+            members_add(cache, cached);
+    }
+    return cached->replica;
+}
+
+/* ---- quiet partitions ---- */
+
+/* When the quiet partition was last read: at this read of the session if
+ * the read under way has passed it, else at the read before. */
+static gint64
+quiet_read_ns(const CachedPartition *cached)
+{
+    const FetchSession *session = cached->session;
+    if (session->reading && (!session->read_started || cached->order > session->read_cursor))
+        return session->prev_read_ns;
+    return session->read_ns;
+}
+
+/* The partition is to be read at the next fetch (and any under way that
+ * has not passed it). */
+static void
+cached_touch(FetchSessionCache *cache, CachedPartition *cached)
+{
+    cached->touched = ++cache->touch_serial;
+    if (!cached->quiet)
+        return;
+    FetchSession *session = cached->session;
+    if (session->replica_id >= 0 && cached->replica != NULL && cache->hooks.settle != NULL)
+        cache->hooks.settle(cached->replica, session->replica_id, quiet_read_ns(cached),
+                            cache->hooks.user_data);
+    cached->quiet = FALSE;
+    g_tree_insert(session->dirty, cached, cached);
+}
+
+static void
+cached_set_quiet(CachedPartition *cached)
+{
+    KSIM_ASSERT(!cached->quiet);
+    gboolean removed = g_tree_remove(cached->session->dirty, cached);
+    KSIM_ASSERT(removed);
+    cached->quiet = TRUE;
+}
+
+/* Moves the partition to the end of its session. */
+static void
+cached_to_end(CachedPartition *cached)
+{
+    FetchSession *session = cached->session;
+    g_queue_unlink(&session->partitions, cached->link);
+    g_queue_push_tail_link(&session->partitions, cached->link);
+    if (!cached->quiet)
+        g_tree_remove(session->dirty, cached);
+    cached->order = session->order_next++;
+    if (!cached->quiet)
+        g_tree_insert(session->dirty, cached, cached);
+}
+
 /* ---- sessions ---- */
 
 static FetchSession *
 session_new(gint32 id, guint64 serial, gboolean privileged, gint64 now_ms)
 {
     FetchSession *session = g_new0(FetchSession, 1);
+    session->refs = 1;
+    session->replica_id = -1;
+    session->dirty = g_tree_new_full(order_compare, NULL, NULL, NULL);
     session->id = id;
     session->serial = serial;
     session->privileged = privileged;
@@ -134,17 +277,24 @@ session_new(gint32 id, guint64 serial, gboolean privileged, gint64 now_ms)
 }
 
 static void
-session_free(gpointer data)
+session_unref(FetchSessionCache *cache, FetchSession *session)
 {
-    FetchSession *session = data;
+    KSIM_ASSERT(session->refs > 0);
+    if (--session->refs > 0)
+        return;
+    KSIM_ASSERT(session->removed);
+    for (GList *link = session->partitions.head; link != NULL; link = link->next)
+        members_remove(cache, link->data);
+    g_tree_destroy(session->dirty);
     g_hash_table_destroy(session->by_tp);
     g_queue_clear_full(&session->partitions, g_free);
     g_free(session);
 }
 
-/* Adds a partition at the end of the session; NULL if it is there already. */
+/* Adds a partition at the end of the session, to be read; NULL if it is
+ * there already. */
 static CachedPartition *
-session_add(FetchSession *session, const KFetchPartition *request)
+session_add(FetchSessionCache *cache, FetchSession *session, const KFetchPartition *request)
 {
     if (g_hash_table_contains(session->by_tp, &request->tp))
         return NULL;
@@ -152,38 +302,56 @@ session_add(FetchSession *session, const KFetchPartition *request)
     cached->request = *request;
     cached->high_watermark = -1;
     cached->local_log_start_offset = -1;
+    cached->session = session;
+    cached->order = session->order_next++;
+    cached->touched = ++cache->touch_serial;
     g_queue_push_tail(&session->partitions, cached);
     cached->link = session->partitions.tail;
     g_hash_table_insert(session->by_tp, &cached->request.tp, cached);
+    g_tree_insert(session->dirty, cached, cached);
     return cached;
 }
 
 static void
-session_remove_partition(FetchSession *session, const KTopicPartition *tp)
+session_remove_partition(FetchSessionCache *cache, FetchSession *session,
+                         const KTopicPartition *tp)
 {
     CachedPartition *cached = g_hash_table_lookup(session->by_tp, tp);
     if (cached == NULL)
         return;
+    if (!cached->quiet)
+        g_tree_remove(session->dirty, cached);
+    members_remove(cache, cached);
     g_hash_table_remove(session->by_tp, tp);
     g_queue_delete_link(&session->partitions, cached->link);
     g_free(cached);
 }
 
 /* Kafka's FetchSession.update: the request's partitions join the session
- * or update what it remembers of them; the forgotten ones leave it. */
+ * or update what it remembers of them (and are read); the forgotten ones
+ * leave it. A fetcher that changed how it reads has every partition read. */
 static void
-session_update(FetchSession *session, const KFetchRequest *request)
+session_update(FetchSessionCache *cache, FetchSession *session, const KFetchRequest *request)
 {
+    if (request->isolation != session->isolation || request->replica_id != session->replica_id) {
+        session->isolation = request->isolation;
+        session->replica_id = request->replica_id;
+        for (GList *link = session->partitions.head; link != NULL; link = link->next)
+            cached_touch(cache, link->data);
+    }
     for (guint i = 0; i < request->partitions->len; i++) {
         const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
         CachedPartition *cached = g_hash_table_lookup(session->by_tp, &entry->tp);
-        if (cached == NULL)
-            session_add(session, entry);
-        else
+        if (cached == NULL) {
+            session_add(cache, session, entry);
+        } else {
             cached->request = *entry; /* Kafka's updateRequestParams */
+            cached_touch(cache, cached);
+        }
     }
     for (guint i = 0; i < request->forgotten->len; i++)
-        session_remove_partition(session, &g_array_index(request->forgotten, KTopicPartition, i));
+        session_remove_partition(cache, session,
+                                 &g_array_index(request->forgotten, KTopicPartition, i));
 }
 
 /* Kafka's FetchResponse.recordsSize > 0. */
@@ -247,13 +415,15 @@ shard_leave_evictable(Shard *shard, FetchSession *session)
 
 /* Kafka's FetchSessionCacheShard.remove. */
 static void
-shard_remove(Shard *shard, FetchSession *session)
+shard_remove(FetchSessionCache *cache, Shard *shard, FetchSession *session)
 {
     g_tree_remove(shard->last_used, session);
     shard_leave_evictable(shard, session);
     if (session->cached_size > 0)
         shard->num_partitions -= (guint64)session->cached_size;
     g_hash_table_remove(shard->sessions, GINT_TO_POINTER(session->id));
+    session->removed = TRUE;
+    session_unref(cache, session);
 }
 
 /* Kafka's FetchSessionCacheShard.touch. */
@@ -305,7 +475,7 @@ shard_try_evict(FetchSessionCache *cache, Shard *shard, gboolean privileged, gin
     if (lru == NULL)
         return FALSE;
     if (now_ms - lru->last_used_ms > cache->eviction_ms) {
-        shard_remove(shard, lru);
+        shard_remove(cache, shard, lru);
         return TRUE;
     }
     FetchSession *first =
@@ -315,7 +485,7 @@ shard_try_evict(FetchSessionCache *cache, Shard *shard, gboolean privileged, gin
     if (evictable_key_compare(privileged, size, 0, first->privileged, first->cached_size,
                               first->id) < 0)
         return FALSE;
-    shard_remove(shard, first);
+    shard_remove(cache, shard, first);
     return TRUE;
 }
 
@@ -348,11 +518,13 @@ cache_maybe_create(FetchSessionCache *cache, gboolean privileged, const KFetchRe
         return KAFKA_FETCH_SESSION_ID_INVALID;
     gint32 id = shard_new_session_id(cache, shard);
     FetchSession *session = session_new(id, cache->serial_next++, privileged, now_ms);
+    session->replica_id = request->replica_id;
+    session->isolation = request->isolation;
     for (guint i = 0; i < request->partitions->len; i++) {
         const KFetchPartitionResponse *data =
             &g_array_index(response->partitions, KFetchPartitionResponse, i);
         CachedPartition *cached =
-            session_add(session, &g_array_index(request->partitions, KFetchPartition, i));
+            session_add(cache, session, &g_array_index(request->partitions, KFetchPartition, i));
         if (cached == NULL)
             continue; /* named twice: a session has each partition once */
         cached->high_watermark = data->error == KAFKA_ERROR_NONE ? data->high_watermark : -1;
@@ -373,13 +545,16 @@ fetch_session_cache_new(gint32 slots, gint64 eviction_ms, SimRng *rng)
     cache->eviction_ms = eviction_ms;
     cache->rng = rng;
     cache->serial_next = 1;
+    cache->by_replica =
+        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_ptr_array_unref);
     gint32 range = G_MAXINT32 / FETCH_SESSION_CACHE_SHARDS;
     for (gint32 i = 0; i < FETCH_SESSION_CACHE_SHARDS; i++) {
         Shard *shard = &cache->shards[i];
         shard->max_entries = slots / FETCH_SESSION_CACHE_SHARDS;
+        shard->cache = cache;
         shard->id_low = MAX(1, i * range);
         shard->id_high = (i + 1) * range;
-        shard->sessions = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, session_free);
+        shard->sessions = g_hash_table_new(g_direct_hash, g_direct_equal);
         shard->last_used = g_tree_new_full(last_used_compare, NULL, NULL, NULL);
         shard->evictable_by_all = g_tree_new_full(evictable_compare, NULL, NULL, NULL);
         shard->evictable_by_privileged = g_tree_new_full(evictable_compare, NULL, NULL, NULL);
@@ -394,17 +569,29 @@ fetch_session_cache_free(FetchSessionCache *cache)
         return;
     for (guint i = 0; i < FETCH_SESSION_CACHE_SHARDS; i++) {
         Shard *shard = &cache->shards[i];
+        FetchSession *session;
+        while ((session = tree_first(shard->last_used)) != NULL)
+            shard_remove(cache, shard, session);
         g_tree_destroy(shard->last_used);
         g_tree_destroy(shard->evictable_by_all);
         g_tree_destroy(shard->evictable_by_privileged);
         g_hash_table_destroy(shard->sessions);
     }
+    /* Every context was released first: no session outlives its shard. */
+    KSIM_ASSERT(g_hash_table_size(cache->by_replica) == 0);
+    g_hash_table_destroy(cache->by_replica);
     g_free(cache);
 }
 
+void
+fetch_session_cache_set_hooks(FetchSessionCache *cache, const FetchSessionHooks *hooks)
+{
+    cache->hooks = *hooks;
+}
+
 static void
-context_incremental(FetchSessionCache *cache, FetchSession *session, KFetchRequest *request,
-                    gint64 now_ms, FetchContext *context)
+context_incremental(FetchSessionCache *cache, FetchSession *session, gint64 now_ms,
+                    FetchContext *context)
 {
     shard_touch(shard_of(cache, session->id), session, now_ms, cache->eviction_ms);
     session->epoch = session->epoch == G_MAXINT32 ? 1 : session->epoch + 1;
@@ -412,14 +599,8 @@ context_incremental(FetchSessionCache *cache, FetchSession *session, KFetchReque
     context->session_id = session->id;
     context->expected_epoch = session->epoch;
     context->session_serial = session->serial;
-    /* Kafka's IncrementalFetchContext.foreachPartition: the fetch reads
-     * every partition of the session, with what it remembers of each. */
-    g_array_set_size(request->partitions, session->partitions.length);
-    guint i = 0;
-    for (GList *link = session->partitions.head; link != NULL; link = link->next) {
-        const CachedPartition *cached = link->data;
-        g_array_index(request->partitions, KFetchPartition, i++) = cached->request;
-    }
+    context->session = session;
+    session->refs++;
 }
 
 void
@@ -433,7 +614,7 @@ fetch_session_new_context(FetchSessionCache *cache, KFetchRequest *request, gint
         /* Any session a full fetch names is closed. */
         FetchSession *named = cache_get(cache, request->session_id);
         if (named != NULL)
-            shard_remove(shard_of(cache, named->id), named);
+            shard_remove(cache, shard_of(cache, named->id), named);
         context->kind = request->session_epoch == KAFKA_FETCH_EPOCH_FINAL
                             ? FETCH_CONTEXT_SESSIONLESS
                             : FETCH_CONTEXT_FULL;
@@ -448,28 +629,133 @@ fetch_session_new_context(FetchSessionCache *cache, KFetchRequest *request, gint
         g_array_set_size(request->partitions, 0);
         return;
     }
-    session_update(session, request);
+    session_update(cache, session, request);
     if (session->partitions.length == 0) {
-        shard_remove(shard_of(cache, session->id), session);
+        shard_remove(cache, shard_of(cache, session->id), session);
         context->kind = FETCH_CONTEXT_SESSIONLESS;
         return;
     }
-    context_incremental(cache, session, request, now_ms, context);
+    context_incremental(cache, session, now_ms, context);
 }
 
 void
-fetch_session_context_replicas(FetchSessionCache *cache, const FetchContext *context,
-                               GPtrArray *out, FetchSessionLookupCb lookup_cb, gpointer user_data)
+fetch_session_context_release(FetchSessionCache *cache, FetchContext *context)
 {
-    KSIM_ASSERT(context->kind == FETCH_CONTEXT_INCREMENTAL);
-    FetchSession *session = cache_get(cache, context->session_id);
-    KSIM_ASSERT(session != NULL);
-    KSIM_ASSERT(session->epoch == context->expected_epoch);
-    for (GList *link = session->partitions.head; link != NULL; link = link->next) {
-        CachedPartition *cached = link->data;
-        if (cached->replica == NULL)
-            cached->replica = lookup_cb(&cached->request.tp, user_data);
-        g_ptr_array_add(out, cached->replica);
+    if (context->kind != FETCH_CONTEXT_INCREMENTAL || context->session == NULL)
+        return;
+    FetchSession *session = context->session;
+    if (context->waiting) {
+        KSIM_ASSERT(session->waiting != NULL);
+        session->waiting = NULL;
+    }
+    context->session = NULL;
+    context->waiting = FALSE;
+    session_unref(cache, session);
+}
+
+void
+fetch_session_wait(FetchContext *context, gpointer waiting)
+{
+    KSIM_ASSERT(context->kind == FETCH_CONTEXT_INCREMENTAL && context->session != NULL);
+    KSIM_ASSERT(context->session->waiting == NULL && !context->waiting);
+    context->session->waiting = waiting;
+    context->waiting = TRUE;
+}
+
+/* ---- reading a session ---- */
+
+FetchSessionRead *
+fetch_session_read_begin(FetchSessionCache *cache, const FetchContext *context, gint64 now_ns)
+{
+    KSIM_ASSERT(context->kind == FETCH_CONTEXT_INCREMENTAL && context->session != NULL);
+    FetchSession *session = context->session;
+    /* A session has one fetch at a time, and a fetch is read whole before
+     * another read of its session can begin. */
+    KSIM_ASSERT(!session->reading);
+    FetchSessionRead *read = g_new0(FetchSessionRead, 1);
+    read->cache = cache;
+    read->session = session;
+    session->refs++;
+    read->visited = g_ptr_array_new();
+    read->touched = g_array_new(FALSE, FALSE, sizeof(guint64));
+    session->prev_read_ns = session->read_ns;
+    session->read_ns = now_ns;
+    session->reading = TRUE;
+    session->read_started = FALSE;
+    session->read_cursor = 0;
+    return read;
+}
+
+gboolean
+fetch_session_read_next(FetchSessionRead *read, const KFetchPartition **entry, gpointer *replica)
+{
+    FetchSession *session = read->session;
+    KSIM_ASSERT(read->current == NULL);
+    GTreeNode *node;
+    if (!session->read_started) {
+        node = g_tree_node_first(session->dirty);
+    } else {
+        CachedPartition key = {.order = session->read_cursor};
+        node = g_tree_upper_bound(session->dirty, &key);
+    }
+    if (node == NULL) {
+        session->reading = FALSE;
+        return FALSE;
+    }
+    CachedPartition *cached = g_tree_node_value(node);
+    session->read_started = TRUE;
+    session->read_cursor = cached->order;
+    read->current = cached;
+    *entry = &cached->request;
+    *replica = cached_replica(read->cache, cached);
+    return TRUE;
+}
+
+void
+fetch_session_read_done(FetchSessionRead *read)
+{
+    KSIM_ASSERT(read->current != NULL);
+    g_ptr_array_add(read->visited, read->current);
+    g_array_append_val(read->touched, read->current->touched);
+    read->current = NULL;
+}
+
+void
+fetch_session_read_free(FetchSessionRead *read)
+{
+    if (read == NULL)
+        return;
+    read->session->reading = FALSE;
+    session_unref(read->cache, read->session);
+    g_ptr_array_free(read->visited, TRUE);
+    g_array_free(read->touched, TRUE);
+    g_free(read);
+}
+
+/* ---- touching replicas ---- */
+
+void
+fetch_session_cache_touch(FetchSessionCache *cache, gpointer replica, GPtrArray *waiting)
+{
+    GPtrArray *members = g_hash_table_lookup(cache->by_replica, replica);
+    for (guint i = 0; members != NULL && i < members->len; i++) {
+        CachedPartition *cached = g_ptr_array_index(members, i);
+        cached_touch(cache, cached);
+        if (waiting != NULL && cached->session->waiting != NULL)
+            g_ptr_array_add(waiting, cached->session->waiting);
+    }
+}
+
+void
+fetch_session_cache_settle(FetchSessionCache *cache, gpointer replica)
+{
+    GPtrArray *members = g_hash_table_lookup(cache->by_replica, replica);
+    for (guint i = 0; members != NULL && i < members->len; i++) {
+        const CachedPartition *cached = g_ptr_array_index(members, i);
+        const FetchSession *session = cached->session;
+        if (cached->quiet && session->replica_id >= 0 && cache->hooks.settle != NULL)
+            cache->hooks.settle(replica, session->replica_id, quiet_read_ns(cached),
+                                cache->hooks.user_data);
     }
 }
 
@@ -494,12 +780,14 @@ response_session_error(KFetchResponse *response, KafkaError error, gint32 sessio
 /* Kafka's IncrementalFetchContext.updateAndGenerateResponseData. A session
  * evicted or closed while the fetch waited (Kafka's context still holds
  * it) is answered FETCH_SESSION_ID_NOT_FOUND, what the next fetch in it
- * would get. */
+ * would get. A partition read and not touched since, whose read the owner
+ * finds quiet, is not read again until it is touched. */
 static void
-update_incremental(FetchSessionCache *cache, const FetchContext *context, KFetchResponse *response)
+update_incremental(FetchSessionCache *cache, const FetchContext *context, KFetchResponse *response,
+                   FetchSessionRead *read)
 {
-    FetchSession *session = cache_get(cache, context->session_id);
-    if (session == NULL || session->serial != context->session_serial) {
+    FetchSession *session = context->session;
+    if (session->removed || session->serial != context->session_serial) {
         response_session_error(response, KAFKA_ERROR_FETCH_SESSION_ID_NOT_FOUND,
                                KAFKA_FETCH_SESSION_ID_INVALID);
         return;
@@ -508,30 +796,29 @@ update_incremental(FetchSessionCache *cache, const FetchContext *context, KFetch
         response_session_error(response, KAFKA_ERROR_INVALID_FETCH_SESSION_EPOCH, session->id);
         return;
     }
-    /* The session is as the context left it (its epoch has not moved), so
-     * its partitions are the response's, in order. Those moved to the end
-     * come after the ones still to visit, and the walk stops before them. */
+    KSIM_ASSERT(read != NULL && read->session == session);
     GArray *partitions = response->partitions;
-    KSIM_ASSERT(session->partitions.length == partitions->len);
-    GList *link = session->partitions.head;
+    KSIM_ASSERT(read->visited->len == partitions->len);
     guint kept = 0;
     for (guint i = 0; i < partitions->len; i++) {
-        GList *following = link->next;
-        CachedPartition *cached = link->data;
+        CachedPartition *cached = g_ptr_array_index(read->visited, i);
         KFetchPartitionResponse *data = &g_array_index(partitions, KFetchPartitionResponse, i);
-        if (!cached_must_respond(cached, data)) {
+        gboolean must = cached_must_respond(cached, data);
+        if (!cached->quiet && cached->touched == g_array_index(read->touched, guint64, i) &&
+            cached->replica != NULL && cache->hooks.quiet != NULL &&
+            cache->hooks.quiet(cached->replica, session->replica_id, session->isolation,
+                               &cached->request, data, cache->hooks.user_data))
+            cached_set_quiet(cached);
+        if (!must) {
             kproto_fetch_partition_response_clear(data);
-        } else {
-            if (has_records(data)) {
-                /* To the end: the next fetch reads the others first. */
-                g_queue_unlink(&session->partitions, link);
-                g_queue_push_tail_link(&session->partitions, link);
-            }
-            if (kept != i)
-                g_array_index(partitions, KFetchPartitionResponse, kept) = *data;
-            kept++;
+            continue;
         }
-        link = following;
+        /* To the end: the next fetch reads the others first. */
+        if (has_records(data))
+            cached_to_end(cached);
+        if (kept != i)
+            g_array_index(partitions, KFetchPartitionResponse, kept) = *data;
+        kept++;
     }
     response_truncate(partitions, kept);
     response->session_id = session->id;
@@ -539,26 +826,27 @@ update_incremental(FetchSessionCache *cache, const FetchContext *context, KFetch
 
 void
 fetch_session_update_response(FetchSessionCache *cache, const FetchContext *context,
-                              const KFetchRequest *request, KFetchResponse *response, gint64 now_ms)
+                              const KFetchRequest *request, KFetchResponse *response,
+                              FetchSessionRead *read, gint64 now_ms)
 {
     response->error = KAFKA_ERROR_NONE;
     response->session_id = KAFKA_FETCH_SESSION_ID_INVALID;
     switch (context->kind) {
     case FETCH_CONTEXT_SESSIONLESS:
-        return;
+        break;
     case FETCH_CONTEXT_ERROR:
         response_session_error(response, context->error, KAFKA_FETCH_SESSION_ID_INVALID);
-        return;
+        break;
     case FETCH_CONTEXT_FULL:
         KSIM_ASSERT(request->partitions->len == response->partitions->len);
         response->session_id =
             cache_maybe_create(cache, context->privileged, request, response, now_ms);
-        return;
+        break;
     case FETCH_CONTEXT_INCREMENTAL:
-        update_incremental(cache, context, response);
-        return;
+        update_incremental(cache, context, response, read);
+        break;
     }
-    KSIM_ASSERT(!"a fetch context has one of the kinds");
+    fetch_session_read_free(read);
 }
 
 guint
@@ -604,12 +892,53 @@ check_session(gpointer key, gpointer value, gpointer user_data)
     if (!session->privileged)
         KSIM_ASSERT(session->in_by_privileged);
     KSIM_ASSERT(g_hash_table_size(session->by_tp) == session->partitions.length);
+    KSIM_ASSERT(!session->removed);
+    KSIM_ASSERT(!session->reading);
+    guint dirty = 0;
+    const CachedPartition *previous = NULL;
     for (GList *link = session->partitions.head; link != NULL; link = link->next) {
         const CachedPartition *cached = link->data;
         KSIM_ASSERT(cached->link == link);
+        KSIM_ASSERT(cached->session == session);
         KSIM_ASSERT(g_hash_table_lookup(session->by_tp, &cached->request.tp) == cached);
+        /* Invariant 5. */
+        if (previous != NULL)
+            KSIM_ASSERT(previous->order < cached->order);
+        previous = cached;
+        KSIM_ASSERT(cached->order < session->order_next);
+        KSIM_ASSERT(g_tree_lookup(session->dirty, cached) == (cached->quiet ? NULL : cached));
+        dirty += cached->quiet ? 0 : 1;
+        /* Invariant 6, this way: a resolved partition is a member. */
+        if (cached->replica != NULL) {
+            const GPtrArray *members = g_hash_table_lookup(shard->cache->by_replica, cached->replica);
+            KSIM_ASSERT(members != NULL && g_ptr_array_find((GPtrArray *)members, cached, NULL));
+        }
     }
+    KSIM_ASSERT((guint)g_tree_nnodes(session->dirty) == dirty);
     return FALSE;
+}
+
+void
+fetch_session_cache_foreach_quiet(const FetchSessionCache *cache,
+                                  void (*quiet_cb)(gpointer replica, gint32 replica_id,
+                                                   gint8 isolation, const KFetchPartition *request,
+                                                   gint64 high_watermark, gint64 log_start_offset,
+                                                   gpointer user_data),
+                                  gpointer user_data)
+{
+    for (guint i = 0; i < FETCH_SESSION_CACHE_SHARDS; i++) {
+        GTreeNode *node = g_tree_node_first(cache->shards[i].last_used);
+        for (; node != NULL; node = g_tree_node_next(node)) {
+            const FetchSession *session = g_tree_node_value(node);
+            for (GList *link = session->partitions.head; link != NULL; link = link->next) {
+                const CachedPartition *cached = link->data;
+                if (cached->quiet)
+                    quiet_cb(cached->replica, session->replica_id, session->isolation,
+                             &cached->request, cached->high_watermark,
+                             cached->local_log_start_offset, user_data);
+            }
+        }
+    }
 }
 
 void

@@ -57,34 +57,97 @@ typedef struct {
     gint32 session_id;      /* INCREMENTAL */
     gint32 expected_epoch;  /* INCREMENTAL: the session's epoch at the answer */
     guint64 session_serial; /* INCREMENTAL: which session of that id */
+    struct FetchSession *session; /* INCREMENTAL: held until released */
+    gboolean waiting;             /* its fetch waits (fetch_session_wait) */
 } FetchContext;
 
 /* Kafka's FetchManager.newContext: resolves `request` in the cache at
  * `now_ms` into `context`. A full fetch
  * closes the session it names. An incremental one updates its session with
- * the request's partitions and forgotten ones and bumps its epoch; the
- * request's partitions become all of the session's, in session order, as
- * Kafka reads every partition of the session. A session error empties the
- * request's partitions. */
+ * the request's partitions and forgotten ones and bumps its epoch; its
+ * partitions are then read with fetch_session_read_begin. A session error
+ * empties the request's partitions. The context must be released
+ * (fetch_session_context_release). */
 void fetch_session_new_context(FetchSessionCache *cache, KFetchRequest *request, gint64 now_ms,
                                FetchContext *context);
 
-/* Looks up the caller's object for a partition (the leader's replica);
- * NULL where it has none. (transfer none) */
-typedef gpointer (*FetchSessionLookupCb)(const KTopicPartition *tp, gpointer user_data);
+/* What the cache asks of its owner (the broker's replica layer). */
+typedef struct {
+    /* The owner's object for a partition (the leader's replica), or NULL
+     * where it has none. The objects must live as long as the cache (a
+     * broker's replicas do). Kafka keeps no such pointer; it changes nothing
+     * a run shows. (transfer none) */
+    gpointer (*lookup)(const KTopicPartition *tp, gpointer user_data);
+    /* TRUE when reading `replica` again for the session's fetcher
+     * (`replica_id`, -1 for a consumer, reading at `isolation`), with
+     * nothing changed, would answer nothing and change nothing but the
+     * follower's fetch times, given that this read of it answered `data`
+     * to `request`. */
+    gboolean (*quiet)(gpointer replica, gint32 replica_id, gint8 isolation,
+                      const KFetchPartition *request, const KFetchPartitionResponse *data,
+                      gpointer user_data);
+    /* A quiet partition of follower `replica_id`'s session is about to be
+     * read again: it was read, quietly, last at `read_ns` (apply what
+     * those reads would have done to the follower's fetch times). */
+    void (*settle)(gpointer replica, gint32 replica_id, gint64 read_ns, gpointer user_data);
+    gpointer user_data;
+} FetchSessionHooks;
 
-/* For an INCREMENTAL `context`, just made: appends to `out` the caller's
- * object for each of its request's partitions (the session's), as the
- * session remembers it or, where it has none yet, as `lookup_cb` finds it.
- * The objects must live as long as the cache (a broker's replicas do), so
- * that a fetch in a session finds its replicas without hashing their names.
- * Kafka keeps no such pointer; it changes nothing a run shows. */
-void fetch_session_context_replicas(FetchSessionCache *cache, const FetchContext *context,
-                                    GPtrArray *out, FetchSessionLookupCb lookup_cb,
-                                    gpointer user_data);
+void fetch_session_cache_set_hooks(FetchSessionCache *cache, const FetchSessionHooks *hooks);
+
+/* An incremental fetch reads its session's partitions in session order,
+ * as Kafka's IncrementalFetchContext.foreachPartition does, except the
+ * quiet ones: those whose last read answered nothing and changed nothing
+ * but the follower's fetch times, and whose replica has not been touched
+ * (fetch_session_cache_touch) since. Reading one of those would answer
+ * and change nothing again; the session keeps the time of its reads
+ * instead, and hands it to the owner's settle hook before the partition
+ * is read for real. So a fetch costs what changed, not the session's size.
+ * A read may touch partitions of its own session: one ahead of the read is
+ * read in it, as Kafka's walk would find it changed. (transfer full) */
+typedef struct FetchSessionRead FetchSessionRead;
+FetchSessionRead *fetch_session_read_begin(FetchSessionCache *cache, const FetchContext *context,
+                                           gint64 now_ns);
+/* The next partition to read: what the session remembers of it and the
+ * owner's object for it (NULL: none). FALSE after the last. */
+gboolean fetch_session_read_next(FetchSessionRead *read, const KFetchPartition **entry,
+                                 gpointer *replica);
+/* The partition fetch_session_read_next gave was read (its answer is the
+ * next entry of the response). */
+void fetch_session_read_done(FetchSessionRead *read);
+/* Accepts NULL. */
+void fetch_session_read_free(FetchSessionRead *read);
+
+/* `replica` changed (its log, HW, log start, leadership, ISR or a
+ * follower's fetch state): every session that holds it reads it at its
+ * next fetch. The delayed fetches waiting on those sessions
+ * (fetch_session_wait) are appended to `waiting` when it is not NULL. */
+void fetch_session_cache_touch(FetchSessionCache *cache, gpointer replica, GPtrArray *waiting);
+/* Hands the read times of the follower sessions in which `replica` is
+ * quiet to the settle hook, so that the follower's fetch times are as the
+ * reads left them (before the ISR is checked). */
+void fetch_session_cache_settle(FetchSessionCache *cache, gpointer replica);
+/* Calls `quiet_cb` for each quiet partition of each session in a shard, in
+ * the shards' last-use order and session order (for invariant checks). */
+void fetch_session_cache_foreach_quiet(const FetchSessionCache *cache,
+                                       void (*quiet_cb)(gpointer replica, gint32 replica_id,
+                                                        gint8 isolation,
+                                                        const KFetchPartition *request,
+                                                        gint64 high_watermark,
+                                                        gint64 log_start_offset,
+                                                        gpointer user_data),
+                                       gpointer user_data);
+
+/* An INCREMENTAL context's fetch waits (Kafka's DelayedFetch): `waiting`
+ * is handed to fetch_session_cache_touch's callers while it does. */
+void fetch_session_wait(FetchContext *context, gpointer waiting);
+/* Drops what fetch_session_new_context gave `context` (its hold on its
+ * session, and any wait). Each context is released once. */
+void fetch_session_context_release(FetchSessionCache *cache, FetchContext *context);
 
 /* Kafka's FetchContext.updateAndGenerateResponseData: turns `response`, read
- * for `request`'s partitions in order, into the answer `context` gives. A
+ * for `request`'s partitions in order (for an incremental context: as
+ * `read`, which this frees, read them), into the answer `context` gives. A
  * full fetch creates its session from them (if the cache has or can evict a
  * slot) and names it; an incremental one keeps only the partitions that
  * must be answered, updating what the session last told, and moves those
@@ -92,7 +155,7 @@ void fetch_session_context_replicas(FetchSessionCache *cache, const FetchContext
  * next fetch reads the others first). */
 void fetch_session_update_response(FetchSessionCache *cache, const FetchContext *context,
                                    const KFetchRequest *request, KFetchResponse *response,
-                                   gint64 now_ms);
+                                   FetchSessionRead *read, gint64 now_ms);
 
 /* The number of sessions, and of partitions they cache. */
 guint fetch_session_cache_size(const FetchSessionCache *cache);

@@ -145,6 +145,7 @@ replica_state_init(BrokerState *state)
     SimRng *rng = sim_world_rng(state->broker->world, stream);
     state->fetch_sessions = fetch_session_cache_new(
         config->max_incremental_fetch_session_cache_slots, FETCH_SESSION_EVICTION_MS, rng);
+    replica_fetch_sessions_attach(state);
 }
 
 void
@@ -212,6 +213,7 @@ make_leader(BrokerState *state, Partition *p, const KPartitionState *ps)
 {
     Broker *broker = state->broker;
     gint64 now = sim_now_ns(broker->world);
+    replica_fetch_touch(state, p, TRUE);
     set_from_state(p, ps);
     replica_fetcher_remove_partition(state, p);
     p->is_leader = TRUE;
@@ -281,6 +283,7 @@ make_follower(BrokerState *state, Partition *p, const KPartitionState *ps, SimNo
         replica_fetcher_note(state, p); /* its leader epoch */
         return;
     }
+    replica_fetch_touch(state, p, TRUE);
     if (p->is_leader)
         replica_hw_fail_produces(state, p, KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER);
     /* A coordinator whose partition moved away unloads what it loaded. */
@@ -425,8 +428,11 @@ replica_apply_retention(BrokerState *state)
         g_array_set_size(deleted, 0);
         guint segments = plog_apply_retention_noting(
             p->log, now_ms, p->hw, state->broker->history != NULL ? deleted : NULL);
-        if (segments > 0)
-            replica_fetcher_note(state, p); /* its log start */
+        if (segments > 0) {
+            /* Its log start moved. */
+            replica_fetcher_note(state, p);
+            replica_fetch_touch(state, p, FALSE);
+        }
         for (guint d = 0; d < deleted->len; d++)
             retention_record(state, p, &g_array_index(deleted, PlogDeletedSegment, d));
     }

@@ -52,7 +52,8 @@ watchers_remove(GPtrArray *watchers, const DelayedFetch *delayed)
 void
 replica_delayed_fetch_free(DelayedFetch *delayed)
 {
-    sim_timer_cancel(delayed->state->broker->world, delayed->timeout_timer);
+    BrokerState *state = delayed->state;
+    sim_timer_cancel(state->broker->world, delayed->timeout_timer);
     for (guint i = 0; delayed->watched != NULL && i < delayed->watched->len; i++) {
         Partition *p = g_ptr_array_index(delayed->watched, i);
         watchers_remove(p->fetch_watchers, delayed);
@@ -61,11 +62,12 @@ replica_delayed_fetch_free(DelayedFetch *delayed)
         g_ptr_array_free(delayed->watched, TRUE);
     if (delayed->partitions != NULL)
         g_ptr_array_free(delayed->partitions, TRUE);
+    if (delayed->suspects != NULL)
+        g_ptr_array_free(delayed->suspects, TRUE);
+    fetch_session_context_release(state->fetch_sessions, &delayed->context);
     sim_msg_free(&delayed->request->base);
-    g_array_free(delayed->sizes_at_delay, TRUE);
     g_free(delayed);
 }
-
 
 static RemoteReplica *
 remote_of(Partition *p, gint32 broker_id)
@@ -87,15 +89,21 @@ update_follower_fetch_state(BrokerState *state, Partition *p, gint32 replica_id,
     RemoteReplica *remote = remote_of(p, replica_id);
     if (remote == NULL)
         return;
+    /* Its fetch times as every session's quiet reads left them. */
+    fetch_session_cache_settle(state->fetch_sessions, p);
     gint64 now = sim_now_ns(state->broker->world);
     gint64 leo = plog_log_end_offset(p->log);
     if (fetch_offset >= leo)
         remote->last_caught_up_ns = MAX(remote->last_caught_up_ns, now);
     else if (fetch_offset >= remote->last_fetch_leader_leo)
         remote->last_caught_up_ns = MAX(remote->last_caught_up_ns, remote->last_fetch_ns);
+    /* What a quiet read of it in a session takes as given (fetch_quiet). */
+    gboolean moved = remote->leo != fetch_offset || remote->last_fetch_leader_leo != leo;
     remote->leo = fetch_offset;
     remote->last_fetch_leader_leo = leo;
     remote->last_fetch_ns = now;
+    if (moved)
+        replica_fetch_touch(state, p, FALSE);
     replica_isr_maybe_expand(state, p, remote);
     replica_hw_maybe_increment(state, p);
 }
@@ -269,10 +277,11 @@ fetch_scratch_discard(BrokerState *state, KFetchResponse *response)
  * partitions `response` read for `request`. */
 static void
 fetch_send(BrokerState *state, SimNodeId to, const FetchContext *context,
-           const KFetchRequest *request, KFetchResponse *response, gint64 stall_ns)
+           const KFetchRequest *request, KFetchResponse *response, FetchSessionRead *read,
+           gint64 stall_ns)
 {
     Broker *broker = state->broker;
-    fetch_session_update_response(state->fetch_sessions, context, request, response,
+    fetch_session_update_response(state->fetch_sessions, context, request, response, read,
                                   broker_now_ms(broker));
     fetch_scratch_settle(state, response);
     kproto_update_size(&response->base);
@@ -313,33 +322,15 @@ request_partitions(BrokerState *state, const KFetchRequest *request)
     return partitions;
 }
 
-static gpointer
-lookup_replica(const KTopicPartition *tp, gpointer user_data)
-{
-    return replica_get(user_data, tp);
-}
-
-/* The broker's replicas of the request's partitions, in order: as its
- * fetch session remembers them for an incremental fetch, else looked up by
- * name. (transfer full) */
-static GPtrArray *
-fetch_partitions(BrokerState *state, const KFetchRequest *request, const FetchContext *context)
-{
-    if (context->kind != FETCH_CONTEXT_INCREMENTAL)
-        return request_partitions(state, request);
-    GPtrArray *partitions = g_ptr_array_sized_new(request->partitions->len);
-    fetch_session_context_replicas(state->fetch_sessions, context, partitions, lookup_replica,
-                                   state);
-    return partitions;
-}
-
 /* Builds the response, reading the request's partitions as `partitions`
- * (request_partitions) names them; returns the bytes of records it
- * carries, whether any partition had an error, and how long its reads keep
- * the broker waiting on the disk. */
+ * (request_partitions) names them, or for an incremental fetch those of its
+ * session it must read (`*read`, fetch_session_read_begin); returns the
+ * bytes of records it carries, whether any partition had an error, and how
+ * long its reads keep the broker waiting on the disk. */
 static KFetchResponse *
 fetch_build_response(BrokerState *state, const KFetchRequest *request, GPtrArray *partitions,
-                     gboolean update_follower, gint64 *bytes, gboolean *errors, gint64 *stall_ns)
+                     const FetchContext *context, gint64 *bytes, gboolean *errors,
+                     gint64 *stall_ns, FetchSessionRead **read)
 {
     SimDisk *disk = sim_node_disk(state->broker->world, state->broker->node);
     sim_disk_call_begin(disk);
@@ -347,17 +338,33 @@ fetch_build_response(BrokerState *state, const KFetchRequest *request, GPtrArray
     response->correlation_id = request->correlation_id;
     *bytes = 0;
     *errors = FALSE;
-    /* Sized once (zeroed), then filled in place: reading a partition may
-     * answer other delayed fetches, never this response. */
+    *read = NULL;
+    /* Filled in place: reading a partition may answer other delayed
+     * fetches, never this response. */
     fetch_scratch_swap_in(state, response);
-    g_array_set_size(response->partitions, request->partitions->len);
-    for (guint i = 0; i < request->partitions->len; i++) {
-        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
-        KFetchPartitionResponse *out =
-            &g_array_index(response->partitions, KFetchPartitionResponse, i);
-        Partition *p = entry_partition(state, request, partitions, i);
-        *bytes += read_partition(state, p, request, entry, out, update_follower);
-        *errors = *errors || out->error != KAFKA_ERROR_NONE;
+    if (context->kind == FETCH_CONTEXT_INCREMENTAL) {
+        *read = fetch_session_read_begin(state->fetch_sessions, context,
+                                         sim_now_ns(state->broker->world));
+        const KFetchPartition *entry;
+        gpointer replica;
+        while (fetch_session_read_next(*read, &entry, &replica)) {
+            g_array_set_size(response->partitions, response->partitions->len + 1);
+            KFetchPartitionResponse *out = &g_array_index(
+                response->partitions, KFetchPartitionResponse, response->partitions->len - 1);
+            *bytes += read_partition(state, replica, request, entry, out, TRUE);
+            *errors = *errors || out->error != KAFKA_ERROR_NONE;
+            fetch_session_read_done(*read);
+        }
+    } else {
+        g_array_set_size(response->partitions, request->partitions->len);
+        for (guint i = 0; i < request->partitions->len; i++) {
+            const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
+            KFetchPartitionResponse *out =
+                &g_array_index(response->partitions, KFetchPartitionResponse, i);
+            Partition *p = entry_partition(state, request, partitions, i);
+            *bytes += read_partition(state, p, request, entry, out, TRUE);
+            *errors = *errors || out->error != KAFKA_ERROR_NONE;
+        }
     }
     *stall_ns = sim_disk_call_stall_ns(disk);
     return response;
@@ -369,9 +376,12 @@ delayed_fetch_complete(BrokerState *state, DelayedFetch *delayed)
     gint64 bytes;
     gboolean errors;
     gint64 stall_ns;
-    KFetchResponse *response = fetch_build_response(state, delayed->request, delayed->partitions,
-                                                     TRUE, &bytes, &errors, &stall_ns);
-    fetch_send(state, delayed->client, &delayed->context, delayed->request, response, stall_ns);
+    FetchSessionRead *read;
+    KFetchResponse *response =
+        fetch_build_response(state, delayed->request, delayed->partitions, &delayed->context,
+                             &bytes, &errors, &stall_ns, &read);
+    fetch_send(state, delayed->client, &delayed->context, delayed->request, response, read,
+               stall_ns);
     g_ptr_array_remove(state->delayed_fetches, delayed);
     replica_delayed_fetch_free(delayed);
 }
@@ -386,24 +396,26 @@ delayed_fetch_timeout(SimWorld *world, void *ctx, void *arg)
     delayed_fetch_complete(broker->state, delayed);
 }
 
-/* Remembers the logical size of each requested partition's log now (0 if
- * absent: DelayedFetch.sizes_at_delay) and puts `delayed` on the watch
- * list of each partition it names, as Kafka's
+/* Puts `delayed` on the watch list of each partition it names, as Kafka's
  * DelayedOperationPurgatory.tryCompleteElseWatch watches one key per
  * partition and checkAndComplete(key) tries only that key's watchers
  * (DelayedOperation.scala, 2.x-3.x), so that an append looks only at the
- * fetches waiting on its partition. Kafka purges completed operations from
- * the lists lazily; here an answered fetch leaves them at once, which
- * changes nothing a run shows. */
+ * fetches waiting on its partition. A fetch in a session waits on its
+ * session instead, which finds it from any of its partitions
+ * (fetch_session_cache_touch): it costs nothing per partition to delay.
+ * Kafka purges completed operations from the lists lazily; here an
+ * answered fetch leaves them at once, which changes nothing a run shows. */
 static void
 fetch_watch(BrokerState *state, DelayedFetch *delayed)
 {
+    if (delayed->context.kind == FETCH_CONTEXT_INCREMENTAL) {
+        fetch_session_wait(&delayed->context, delayed);
+        return;
+    }
     const KFetchRequest *request = delayed->request;
     delayed->watched = g_ptr_array_sized_new(request->partitions->len);
-    g_array_set_size(delayed->sizes_at_delay, request->partitions->len);
     for (guint i = 0; i < request->partitions->len; i++) {
         Partition *p = entry_partition(state, request, delayed->partitions, i);
-        g_array_index(delayed->sizes_at_delay, gint64, i) = p != NULL ? plog_size_bytes(p->log) : 0;
         if (p == NULL)
             continue;
         if (p->fetch_watchers == NULL)
@@ -413,51 +425,81 @@ fetch_watch(BrokerState *state, DelayedFetch *delayed)
     }
 }
 
-/* TRUE when the fetch has enough to answer: a requested partition this
- * broker does not have or no longer leads (an error to report: answer
- * now), or bytes_at_delay plus the bytes appended to the requested logs
- * since the fetch was delayed reach its min_bytes. Each partition adds a
- * count that is never negative, so the sum may stop as soon as it is
- * enough: the answer is the one the whole sum gives. */
+/* TRUE when the fetch has enough to answer: a partition it reads no longer
+ * led here (an error to report: answer now; every partition it reads was
+ * led when it was delayed, or it would have answered then), or
+ * bytes_at_delay plus the bytes appended to its partitions since reach its
+ * min_bytes. */
 static gboolean
-enough_since_delay(BrokerState *state, DelayedFetch *delayed)
+enough_since_delay(const DelayedFetch *delayed)
 {
-    const KFetchRequest *request = delayed->request;
-    gint64 bytes = delayed->bytes_at_delay;
-    for (guint i = 0; i < request->partitions->len; i++) {
-        Partition *q = entry_partition(state, request, delayed->partitions, i);
-        if (q == NULL || !q->is_leader)
-            return TRUE;
-        bytes += MAX(plog_size_bytes(q->log) - g_array_index(delayed->sizes_at_delay, gint64, i),
-                     0);
-        if (bytes >= request->min_bytes)
+    for (guint i = 0; delayed->suspects != NULL && i < delayed->suspects->len; i++) {
+        const Partition *q = g_ptr_array_index(delayed->suspects, i);
+        if (!q->is_leader)
             return TRUE;
     }
-    return bytes >= request->min_bytes;
+    return delayed->bytes_at_delay + delayed->appended >= delayed->request->min_bytes;
 }
 
-/* New data in `p`, or a new HW: a long-polling fetch that watches it answers
- * once replica.fetch.min.bytes (fetch.min.bytes) can be read, as Kafka's
- * DelayedFetch.tryComplete (3.x) sums each partition's bytes from the fetch
- * offset to the end the fetch may read (the LEO for a follower, the HW or
- * LSO for a consumer) and completes at fetchMinBytes. Here that sum is what
- * the fetch could read when it was delayed plus what was appended since; a
- * consumer's is counted only when the HW moves, since it reads nothing
- * above the HW, and with fetch.min.bytes = 1 (the default) any move of the
- * HW is enough, exactly as in Kafka. With a larger fetch.min.bytes the sum
- * is an estimate: appends still above the HW count early, and bytes that
- * were above it when the fetch was delayed count only once more is
- * appended (Kafka reads the HW's byte position instead). */
-void
-replica_fetch_try_complete(BrokerState *state, const Partition *p, gboolean hw_moved)
+static gint
+delayed_serial_compare(gconstpointer a, gconstpointer b)
 {
-    if (p->fetch_watchers == NULL || p->fetch_watchers->len == 0)
-        return;
+    const DelayedFetch *x = *(const DelayedFetch *const *)a;
+    const DelayedFetch *y = *(const DelayedFetch *const *)b;
+    return x->serial < y->serial ? -1 : (x->serial > y->serial);
+}
+
+/* The delayed fetches that read `p`, each once, in the order they were
+ * delayed: those watching it, and those of the sessions that hold it
+ * (which, with `touch`, read it again at their next fetch). Each is
+ * credited `appended` bytes per time its request names `p`. */
+static GPtrArray *
+fetches_reading(BrokerState *state, Partition *p, gint64 appended)
+{
+    GPtrArray *found = g_ptr_array_new();
+    if (p->fetch_watchers != NULL) {
+        for (guint i = 0; i < p->fetch_watchers->len; i++) {
+            DelayedFetch *delayed = g_ptr_array_index(p->fetch_watchers, i);
+            delayed->appended += appended;
+            if (i > 0 && g_ptr_array_index(p->fetch_watchers, i - 1) == delayed)
+                continue; /* a request that names the partition twice */
+            g_ptr_array_add(found, delayed);
+        }
+    }
+    guint watchers = found->len;
+    fetch_session_cache_touch(state->fetch_sessions, p, found);
+    for (guint i = watchers; i < found->len; i++)
+        ((DelayedFetch *)g_ptr_array_index(found, i))->appended += appended;
+    g_ptr_array_sort(found, delayed_serial_compare);
+    return found;
+}
+
+/* New data in `p` (replica_fetch_appended counted its bytes), or a new HW:
+ * a long-polling fetch that
+ * reads it answers once replica.fetch.min.bytes (fetch.min.bytes) can be
+ * read, as Kafka's DelayedFetch.tryComplete (3.x) sums each partition's
+ * bytes from the fetch offset to the end the fetch may read (the LEO for a
+ * follower, the HW or LSO for a consumer) and completes at fetchMinBytes.
+ * Here that sum is what the fetch could read when it was delayed plus what
+ * was appended since; a consumer's is counted only when the HW moves, since
+ * it reads nothing above the HW, and with fetch.min.bytes = 1 (the default)
+ * any move of the HW is enough, exactly as in Kafka. With a larger
+ * fetch.min.bytes the sum is an estimate: appends still above the HW count
+ * early, and bytes that were above it when the fetch was delayed count only
+ * once more is appended (Kafka reads the HW's byte position instead). */
+void
+replica_fetch_appended(BrokerState *state, Partition *p, gint64 bytes)
+{
+    g_autoptr(GPtrArray) reading = fetches_reading(state, p, bytes);
+}
+
+void
+replica_fetch_try_complete(BrokerState *state, Partition *p, gboolean hw_moved)
+{
+    g_autoptr(GPtrArray) reading = fetches_reading(state, p, 0);
     g_autoptr(GPtrArray) ready = g_ptr_array_new();
-    for (guint i = 0; i < p->fetch_watchers->len; i++) {
-        DelayedFetch *delayed = g_ptr_array_index(p->fetch_watchers, i);
-        if (i > 0 && g_ptr_array_index(p->fetch_watchers, i - 1) == delayed)
-            continue; /* a request that names the partition twice */
+    for (guint i = 0; i < reading->len; i++) {
+        DelayedFetch *delayed = g_ptr_array_index(reading, i);
         gboolean consumer = delayed->request->replica_id < 0;
         if (consumer && !hw_moved)
             continue;
@@ -467,7 +509,7 @@ replica_fetch_try_complete(BrokerState *state, const Partition *p, gboolean hw_m
             g_ptr_array_add(ready, delayed);
             continue;
         }
-        if (enough_since_delay(state, delayed))
+        if (enough_since_delay(delayed))
             g_ptr_array_add(ready, delayed);
     }
     /* Completing one may complete others (a follower's fetch moves the HW),
@@ -479,35 +521,142 @@ replica_fetch_try_complete(BrokerState *state, const Partition *p, gboolean hw_m
 }
 
 void
+replica_fetch_touch(BrokerState *state, Partition *p, gboolean leadership)
+{
+    if (!leadership) {
+        fetch_session_cache_touch(state->fetch_sessions, p, NULL);
+        return;
+    }
+    /* The fetches' quiet reads of it end here, while its remotes are the
+     * ones they read. */
+    g_autoptr(GPtrArray) reading = fetches_reading(state, p, 0);
+    for (guint i = 0; i < reading->len; i++) {
+        DelayedFetch *delayed = g_ptr_array_index(reading, i);
+        if (delayed->suspects == NULL)
+            delayed->suspects = g_ptr_array_new();
+        if (!g_ptr_array_find(delayed->suspects, p, NULL))
+            g_ptr_array_add(delayed->suspects, p);
+    }
+}
+
+void
+replica_fetch_settle(BrokerState *state, Partition *p)
+{
+    fetch_session_cache_settle(state->fetch_sessions, p);
+}
+
+/* ---- the session cache's hooks ---- */
+
+static gpointer
+lookup_replica(const KTopicPartition *tp, gpointer user_data)
+{
+    return replica_get(user_data, tp);
+}
+
+/* Kafka's isr_maybe_expand and maybeIncrementLeaderHW would do nothing for
+ * `remote` now (replica_isr_maybe_expand, replica_hw_maybe_increment). An
+ * ISR change still to be answered does not count: its end is a matter of
+ * time. */
+static gboolean
+follower_settled(const BrokerState *state, const Partition *p, const RemoteReplica *remote)
+{
+    if (remote != NULL && !replica_in_isr(p, remote->broker_id) && remote->leo >= p->hw &&
+        remote->leo >= p->leader_epoch_start_offset)
+        return FALSE;
+    if (state->kraft != NULL && (gint32)p->n_isr < p->config.min_insync_replicas)
+        return TRUE;
+    gint64 hw = plog_log_end_offset(p->log);
+    for (guint i = 0; i < p->n_remotes; i++) {
+        if (replica_in_isr(p, p->remotes[i].broker_id))
+            hw = MIN(hw, p->remotes[i].leo);
+    }
+    return hw <= p->hw;
+}
+
+/* A read of `p` that answered `data` to `entry` and would answer nothing
+ * again: no error, no records, and nothing to read until it changes — a
+ * follower at the LEO (whose fetch state then reads the same), a consumer
+ * at the HW or LSO — with nothing a follower's read does left to do. */
+static gboolean
+fetch_quiet(gpointer replica, gint32 replica_id, gint8 isolation, const KFetchPartition *entry,
+            const KFetchPartitionResponse *data, gpointer user_data)
+{
+    const BrokerState *state = user_data;
+    const Partition *p = replica;
+    if (data->error != KAFKA_ERROR_NONE || data->encoded_size_bytes > 0 ||
+        (data->batches != NULL && data->batches->len > 0))
+        return FALSE;
+    if (replica_id < 0) {
+        gint64 limit =
+            isolation == KAFKA_READ_COMMITTED ? data->last_stable_offset : data->high_watermark;
+        return entry->fetch_offset >= limit;
+    }
+    if (entry->fetch_offset != data->log_end_offset)
+        return FALSE;
+    return follower_settled(state, p, remote_of((Partition *)p, replica_id));
+}
+
+/* What reads of a quiet partition did to its follower's fetch times: it
+ * fetched from the LEO at `read_ns` (update_follower_fetch_state). */
+static void
+fetch_settle(gpointer replica, gint32 replica_id, gint64 read_ns, gpointer user_data)
+{
+    (void)user_data;
+    RemoteReplica *remote = remote_of(replica, replica_id);
+    if (remote == NULL)
+        return;
+    remote->last_caught_up_ns = MAX(remote->last_caught_up_ns, read_ns);
+    remote->last_fetch_ns = MAX(remote->last_fetch_ns, read_ns);
+}
+
+void
+replica_fetch_sessions_attach(BrokerState *state)
+{
+    FetchSessionHooks hooks = {
+        .lookup = lookup_replica,
+        .quiet = fetch_quiet,
+        .settle = fetch_settle,
+        .user_data = state,
+    };
+    fetch_session_cache_set_hooks(state->fetch_sessions, &hooks);
+}
+
+void
 replica_handle_fetch(BrokerState *state, SimNodeId from, KFetchRequest *request)
 {
     Broker *broker = state->broker;
     gint64 bytes;
     gboolean errors;
     gint64 stall_ns;
-    /* The session first: an incremental fetch reads all of its session's
+    /* The session first: an incremental fetch reads its session's
      * partitions, a session error none. */
     FetchContext context;
     fetch_session_new_context(state->fetch_sessions, request, broker_now_ms(broker), &context);
-    GPtrArray *partitions = fetch_partitions(state, request, &context);
-    KFetchResponse *response =
-        fetch_build_response(state, request, partitions, TRUE, &bytes, &errors, &stall_ns);
+    GPtrArray *partitions =
+        context.kind == FETCH_CONTEXT_INCREMENTAL ? NULL : request_partitions(state, request);
+    FetchSessionRead *read;
+    KFetchResponse *response = fetch_build_response(state, request, partitions, &context, &bytes,
+                                                    &errors, &stall_ns, &read);
     /* As Kafka's ReplicaManager.fetchMessages, a fetch of no partitions
-     * (a session error) is answered at once. */
-    if (errors || bytes >= request->min_bytes || request->max_wait_ms <= 0 ||
-        request->partitions->len == 0) {
-        fetch_send(state, from, &context, request, response, stall_ns);
+     * (a session error) is answered at once. An incremental fetch has the
+     * partitions of its session, never none. */
+    gboolean none = context.kind != FETCH_CONTEXT_INCREMENTAL && request->partitions->len == 0;
+    if (errors || bytes >= request->min_bytes || request->max_wait_ms <= 0 || none) {
+        fetch_send(state, from, &context, request, response, read, stall_ns);
+        fetch_session_context_release(state->fetch_sessions, &context);
         sim_msg_free(&request->base);
-        g_ptr_array_free(partitions, TRUE);
+        if (partitions != NULL)
+            g_ptr_array_free(partitions, TRUE);
         return;
     }
     fetch_scratch_discard(state, response);
+    fetch_session_read_free(read);
     DelayedFetch *delayed = g_new0(DelayedFetch, 1);
     delayed->request = request;
     delayed->context = context;
     delayed->partitions = partitions;
     delayed->bytes_at_delay = bytes;
-    delayed->sizes_at_delay = g_array_new(FALSE, FALSE, sizeof(gint64));
+    delayed->serial = state->fetch_delay_serial++;
     delayed->client = from;
     delayed->state = state;
     delayed->timeout_timer = sim_timer_set(broker->world, broker->node,
@@ -562,14 +711,48 @@ replica_handle_epoch_request(BrokerState *state, SimNodeId from, KEpochMessage *
     broker_send(state, from, &response->base);
 }
 
+/* Invariant 5: a quiet partition of a session reads as it last did. */
+static void
+check_quiet(gpointer replica, gint32 replica_id, gint8 isolation, const KFetchPartition *entry,
+            gint64 high_watermark, gint64 log_start_offset, gpointer user_data)
+{
+    const BrokerState *state = user_data;
+    const Partition *p = replica;
+    KSIM_ASSERT(p != NULL && p->is_leader);
+    KSIM_ASSERT(check_fetch_epoch(p, entry->current_leader_epoch) == KAFKA_ERROR_NONE);
+    gint64 leo = plog_log_end_offset(p->log);
+    KSIM_ASSERT(entry->fetch_offset >= plog_log_start_offset(p->log) && entry->fetch_offset <= leo);
+    KSIM_ASSERT(high_watermark == p->hw);
+    KSIM_ASSERT(log_start_offset == plog_log_start_offset(p->log));
+    if (replica_id < 0) {
+        gint64 limit =
+            isolation == KAFKA_READ_COMMITTED ? replica_last_stable_offset(p) : p->hw;
+        KSIM_ASSERT(entry->fetch_offset >= limit);
+        return;
+    }
+    KSIM_ASSERT(entry->fetch_offset == leo);
+    const RemoteReplica *remote = remote_of((Partition *)p, replica_id);
+    if (remote != NULL) {
+        KSIM_ASSERT(remote->leo == entry->fetch_offset);
+        KSIM_ASSERT(remote->last_fetch_leader_leo == leo);
+    }
+    KSIM_ASSERT(follower_settled(state, p, remote));
+}
+
 void
 replica_fetch_check_invariants(const BrokerState *state)
 {
     fetch_session_cache_check_invariants(state->fetch_sessions);
+    fetch_session_cache_foreach_quiet(state->fetch_sessions, check_quiet, (gpointer)state);
     for (guint i = 0; i < state->delayed_fetches->len; i++) {
         const DelayedFetch *delayed = g_ptr_array_index(state->delayed_fetches, i);
         KSIM_ASSERT(delayed->request != NULL);
-        KSIM_ASSERT(delayed->sizes_at_delay->len == delayed->request->partitions->len);
+        KSIM_ASSERT(sim_timer_pending(state->broker->world, delayed->timeout_timer));
+        if (delayed->context.kind == FETCH_CONTEXT_INCREMENTAL) {
+            KSIM_ASSERT(delayed->partitions == NULL && delayed->watched == NULL);
+            KSIM_ASSERT(delayed->context.session != NULL);
+            continue;
+        }
         /* Each partition it remembers is the broker's replica of that
          * request partition. */
         KSIM_ASSERT(delayed->partitions->len == delayed->request->partitions->len);
@@ -580,7 +763,6 @@ replica_fetch_check_invariants(const BrokerState *state)
             if (q != NULL)
                 KSIM_ASSERT(ktp_equal(&q->tp, &entry->tp));
         }
-        KSIM_ASSERT(sim_timer_pending(state->broker->world, delayed->timeout_timer));
         /* Each partition it watches has it on its watch list. */
         KSIM_ASSERT(delayed->watched != NULL);
         KSIM_ASSERT(delayed->watched->len <= delayed->request->partitions->len);

@@ -54,14 +54,23 @@ typedef struct {
 /* A long-polling fetch (Kafka's DelayedFetch). */
 typedef struct {
     KFetchRequest *request;           /* owned */
-    GArray *sizes_at_delay;           /* gint64 per request partition: its log size then */
     gint64 bytes_at_delay;            /* what the fetch could have read then (< min_bytes) */
-    GPtrArray *watched;               /* Partition* whose fetch_watchers hold it (borrowed) */
-    /* The broker's Partition of each request partition, in request order
-     * (borrowed; NULL where it had none when the fetch was delayed, looked
-     * up again when read): a broker keeps its Partition objects until it
-     * crashes, so the pointer is what replica_get would return, without
-     * hashing the topic name on each try (replica_fetch_try_complete). */
+    /* The bytes appended since to the partitions it reads, each counted as
+     * often as the request names its partition. */
+    gint64 appended;
+    guint64 serial;                   /* the order fetches were delayed in */
+    /* Partition* it reads whose leadership changed since it was delayed
+     * (borrowed; NULL when none): it answers if one no longer leads. */
+    GPtrArray *suspects;
+    /* A fetch outside a session: the Partition* whose fetch_watchers hold
+     * it (borrowed), and the broker's Partition of each request partition,
+     * in request order (borrowed; NULL where it had none when the fetch was
+     * delayed, looked up again when read): a broker keeps its Partition
+     * objects until it crashes, so the pointer is what replica_get would
+     * return, without hashing the topic name on each try. Both NULL for a
+     * fetch in a session, which its session's partitions find
+     * (fetch_session_cache_touch). */
+    GPtrArray *watched;
     GPtrArray *partitions;
     SimNodeId client;
     SimTimerId timeout_timer;
@@ -147,7 +156,23 @@ void replica_isr_from_metadata(BrokerState *state, Partition *p, const KPartitio
 /* replica_fetch.c */
 /* New data in `p`, or a new HW: the delayed fetches that watch it and have
  * enough answer. */
-void replica_fetch_try_complete(BrokerState *state, const Partition *p, gboolean hw_moved);
+void replica_fetch_try_complete(BrokerState *state, Partition *p, gboolean hw_moved);
+/* `bytes` were appended to `p`, a leader: the delayed fetches reading it
+ * count them, and its fetch sessions read it again. Before the HW may move
+ * (the fetches then find what was appended), and before
+ * replica_fetch_try_complete. */
+void replica_fetch_appended(BrokerState *state, Partition *p, gint64 bytes);
+/* `p` changed in a way a fetch reads (its ISR, log start, a follower's
+ * fetch state; `leadership`: it became leader or follower): the fetch
+ * sessions that hold it read it again, and with `leadership` the fetches
+ * waiting on it look at whether it still leads. Called before a
+ * leadership change is made. */
+void replica_fetch_touch(BrokerState *state, Partition *p, gboolean leadership);
+/* Gives the broker's fetch session cache its hooks (replica_fetch.c). */
+void replica_fetch_sessions_attach(BrokerState *state);
+/* The follower fetch times of `p`'s remotes as the reads of its fetch
+ * sessions left them (before they are read). */
+void replica_fetch_settle(BrokerState *state, Partition *p);
 void replica_delayed_fetch_free(DelayedFetch *delayed);
 /* Asserts the fetch purgatory's invariants (replica_fetch.c's header). */
 void replica_fetch_check_invariants(const BrokerState *state);

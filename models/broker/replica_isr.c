@@ -59,6 +59,7 @@ adopt_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr, gint
         SIM_MARK(state->broker->world, isr_shrink_to_one);
     p->n_isr = (guint8)n_isr;
     memcpy(p->isr, isr, sizeof(gint32) * n_isr);
+    replica_fetch_touch(state, p, FALSE);
     for (guint i = 0; i < p->n_isr; i++)
         g_string_append_printf(after, "%s%d", i ? "," : "", p->isr[i]);
     HistoryEvent fields = {0};
@@ -236,6 +237,8 @@ replica_isr_expiration(BrokerState *state)
         Partition *p = g_ptr_array_index(state->partitions_sorted, i);
         if (!p->is_leader || update_in_flight(state, p))
             continue;
+        /* The follower fetch times its sessions' quiet reads kept. */
+        replica_fetch_settle(state, p);
         gint32 isr[KAFKA_REPLICAS_MAX];
         guint n = 0;
         for (guint r = 0; r < p->n_isr; r++) {

@@ -275,6 +275,7 @@ produce_append(BrokerState *state, Partition *p, const KTopicPartition *tp, cons
     SimDiskStatus status = SIM_DISK_OK;
     SimDisk *disk = sim_node_disk(broker->world, broker->node);
     sim_disk_call_begin(disk);
+    gint64 size = plog_size_bytes(p->log);
     gint64 base = plog_append(p->log, batch, broker_now_ms(broker), &status);
     gint64 stall_ns = sim_disk_call_stall_ns(disk);
     if (broker_log_dir_status(state, status, "produce append") != SIM_DISK_OK) {
@@ -285,6 +286,7 @@ produce_append(BrokerState *state, Partition *p, const KTopicPartition *tp, cons
     }
     count_append(broker, batch);
     gint64 end = base + batch->record_count;
+    replica_fetch_appended(state, p, plog_size_bytes(p->log) - size);
     replica_hw_maybe_increment(state, p);
     replica_fetch_try_complete(state, p, FALSE);
     answer_after_append(state, p, ask, base, end, stall_ns);
@@ -328,12 +330,14 @@ replica_append_internal(BrokerState *state, const KTopicPartition *tp, PlogBatch
     }
     batch->leader_epoch = p->leader_epoch;
     SimDiskStatus status = SIM_DISK_OK;
+    gint64 size = plog_size_bytes(p->log);
     gint64 base = plog_append(p->log, batch, broker_now_ms(broker), &status);
     if (broker_log_dir_status(state, status, "append") != SIM_DISK_OK) {
         done_cb(state, KAFKA_ERROR_KAFKA_STORAGE_ERROR, -1, done_id);
         return;
     }
     count_append(broker, batch);
+    replica_fetch_appended(state, p, plog_size_bytes(p->log) - size);
     DelayedProduce *delayed = g_new0(DelayedProduce, 1);
     delayed->client = SIM_NODE_NONE;
     delayed->tp = p->tp;
