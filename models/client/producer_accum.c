@@ -162,22 +162,32 @@ index_insert(ProducerAccum *accum, ProducerPartition *partition)
         ((ProducerPartition *)g_ptr_array_index(accum->partitions, i))->index = i;
 }
 
-/* `partition` is about to hold a batch. */
+/* The first place in the listed partitions (in index order) whose index is
+ * at least `index`. */
+static guint
+listed_lower_bound(const ProducerAccum *accum, guint index)
+{
+    guint lo = 0, hi = accum->listed->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        const ProducerPartition *other = g_ptr_array_index(accum->listed, mid);
+        if (other->index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* `partition` is about to hold a batch: it joins the list in its place. */
 static void
 list_queue(ProducerAccum *accum, ProducerPartition *partition)
 {
     if (partition->listed)
         return;
     partition->listed = TRUE;
-    g_ptr_array_add(accum->listed, partition);
-}
-
-static gint
-index_compare(gconstpointer a, gconstpointer b)
-{
-    const ProducerPartition *x = *(const ProducerPartition *const *)a;
-    const ProducerPartition *y = *(const ProducerPartition *const *)b;
-    return x->index < y->index ? -1 : (x->index > y->index);
+    g_ptr_array_insert(accum->listed, (gint)listed_lower_bound(accum, partition->index),
+                       partition);
 }
 
 void
@@ -193,10 +203,7 @@ producer_accum_queued_partitions(ProducerAccum *accum, guint start, GPtrArray *o
             listed->pdata[kept++] = partition;
     }
     g_ptr_array_set_size(listed, kept);
-    g_ptr_array_sort(listed, index_compare);
-    guint first = 0;
-    while (first < kept && ((ProducerPartition *)g_ptr_array_index(listed, first))->index < start)
-        first++;
+    guint first = listed_lower_bound(accum, start);
     for (guint i = 0; i < kept; i++)
         g_ptr_array_add(out, g_ptr_array_index(listed, (first + i) % kept));
 }
@@ -462,8 +469,13 @@ producer_accum_check_invariants(const ProducerAccum *accum, gboolean idempotent)
         listed += partition->listed ? 1 : 0;
         check_queue(partition, idempotent);
     }
-    /* The list holds each flagged partition once. */
+    /* The list holds each flagged partition once, in index order. */
     KSIM_ASSERT(listed == accum->listed->len);
-    for (guint i = 0; i < accum->listed->len; i++)
-        KSIM_ASSERT(((const ProducerPartition *)g_ptr_array_index(accum->listed, i))->listed);
+    for (guint i = 0; i < accum->listed->len; i++) {
+        const ProducerPartition *partition = g_ptr_array_index(accum->listed, i);
+        KSIM_ASSERT(partition->listed);
+        if (i > 0)
+            KSIM_ASSERT(((const ProducerPartition *)g_ptr_array_index(accum->listed, i - 1))->index <
+                        partition->index);
+    }
 }

@@ -975,15 +975,21 @@ drain(ProducerState *state, gint64 now, GArray *deferred)
      * (completions wait in `deferred`), so the list holds for every round. */
     g_autoptr(GPtrArray) partitions = g_ptr_array_new();
     producer_accum_queued_partitions(state->accum, start, partitions);
-    gboolean progress = TRUE;
-    for (guint round = 0; progress; round++) {
+    /* Each round tries again only the partitions that drained a batch in
+     * the round before, in the same order: one that could not drain cannot
+     * in a later round of the same pass either (its head, leader,
+     * connection and backoff stay as they were, and a connection only
+     * fills), and trying it again would change nothing (the wakeup, the
+     * metadata flag and the handshake it asks for are asked already). */
+    for (guint round = 0; partitions->len > 0; round++) {
         KSIM_ASSERT(round < DRAIN_ROUNDS_MAX);
-        progress = FALSE;
+        guint kept = 0;
         for (guint i = 0; i < partitions->len; i++) {
             ProducerPartition *partition = g_ptr_array_index(partitions, i);
             if (drain_one(state, partition, now, exhausted, deferred))
-                progress = TRUE;
+                partitions->pdata[kept++] = partition;
         }
+        g_ptr_array_set_size(partitions, kept);
     }
 }
 
