@@ -68,6 +68,11 @@ struct ProducerPartition {
     guint in_flight; /* this partition's batches in flight */
     guint index;     /* its place in producer_accum_partitions */
     gboolean listed; /* in the accumulator's list of queues that may hold batches */
+    /* Its leader and the leader's node as metadata version route_version - 1
+     * gave them (0: not looked up): the sender's drain asks on every pass. */
+    guint64 route_version;
+    gint32 route_leader;
+    SimNodeId route_node;
     /* Idempotence: the sequences of the producer id `sequence_producer_id`
      * with epoch `sequence_producer_epoch` (a bumped epoch starts at 0). */
     gint64 sequence_producer_id;

@@ -934,14 +934,20 @@ drain_one(ProducerState *state, ProducerPartition *partition, gint64 now, gboole
     /* A transaction sends a partition's batches once it was added to it. */
     if (!producer_txn_may_drain(state, partition))
         return FALSE;
-    /* resequence_queued left no batch of an old producer id in a queue. */
-    KSIM_ASSERT(!batch_is_stale(state, head));
-    gint32 leader = producer_metadata_leader(state->metadata, &partition->tp);
+    guint64 version = producer_metadata_version(state->metadata) + 1;
+    if (partition->route_version != version) {
+        partition->route_version = version;
+        partition->route_leader = producer_metadata_leader(state->metadata, &partition->tp);
+        if (partition->route_leader != KAFKA_NO_LEADER)
+            partition->route_node =
+                producer_metadata_broker_node(state->metadata, partition->route_leader);
+    }
+    gint32 leader = partition->route_leader;
     if (leader == KAFKA_NO_LEADER) {
         state->metadata_needed = TRUE;
         return FALSE;
     }
-    SimNodeId node = producer_metadata_broker_node(state->metadata, leader);
+    SimNodeId node = partition->route_node;
     if (!node_usable(state, node, now))
         return FALSE;
     ProducerConnection *conn = connection_get(state, node);
@@ -953,6 +959,10 @@ drain_one(ProducerState *state, ProducerPartition *partition, gint64 now, gboole
         return FALSE; /* a response or timeout frees a slot and runs the sender */
     if (head->records->base_sequence >= 0 && partition->in_flight > 0)
         return FALSE; /* idempotent retries go one at a time, in order */
+    /* resequence_queued left no batch of an old producer id in a queue
+     * (asserted as it goes: a pass looks at many queues it does not drain,
+     * and this reads the batch's records). */
+    KSIM_ASSERT(!batch_is_stale(state, head));
     g_queue_pop_head(&partition->batches);
     send_batch(state, head, conn, deferred);
     return TRUE;
@@ -1043,6 +1053,14 @@ check_flights(const ProducerState *state, gint64 *buffer_bytes, guint64 *records
         const ProducerPartition *partition = g_ptr_array_index(partitions, i);
         guint counted = GPOINTER_TO_UINT(g_hash_table_lookup(in_flight, partition));
         KSIM_ASSERT(partition->in_flight == counted);
+        /* A route looked up in this metadata version is still its answer. */
+        if (partition->route_version == producer_metadata_version(state->metadata) + 1) {
+            gint32 leader = producer_metadata_leader(state->metadata, &partition->tp);
+            KSIM_ASSERT(partition->route_leader == leader);
+            if (leader != KAFKA_NO_LEADER)
+                KSIM_ASSERT(partition->route_node ==
+                            producer_metadata_broker_node(state->metadata, leader));
+        }
         for (GList *l = partition->batches.head; l != NULL; l = l->next) {
             const ProducerBatch *batch = l->data;
             *buffer_bytes += batch->buffer_bytes;
