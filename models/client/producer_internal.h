@@ -104,6 +104,7 @@ typedef struct {
     struct ProducerConnection *conn;
     ProducerBatch *batch; /* NULL once the batch expired */
     SimTimerId timeout_timer;
+    guint64 serial;       /* the order flights were sent in */
 } ProducerFlight;
 
 typedef struct ProducerConnection {
@@ -149,6 +150,11 @@ typedef struct {
     PartitionerRoundRobin *round_robin;
     GQueue blocked;         /* ProducerBlocked*, oldest first */
     GPtrArray *connections; /* ProducerConnection* (owned), in order of first use */
+    /* The flights that carry a batch, by (the batch's delivery deadline,
+     * serial): the sender learns the earliest deadline without walking
+     * every flight on each pass. */
+    GTree *flight_deadlines;
+    guint64 flight_serial_next;
     gint32 correlation_next;
     guint node_next;           /* rotation for Metadata and InitProducerId targets */
     guint drain_next;          /* rotation of the first partition drained */

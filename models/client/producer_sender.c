@@ -120,6 +120,17 @@ connection_free(gpointer data)
     g_free(conn);
 }
 
+static gint
+flight_deadline_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+    const ProducerFlight *x = a;
+    const ProducerFlight *y = b;
+    (void)user_data;
+    if (x->batch->deadline_ns != y->batch->deadline_ns)
+        return x->batch->deadline_ns < y->batch->deadline_ns ? -1 : 1;
+    return x->serial < y->serial ? -1 : (x->serial > y->serial);
+}
+
 ProducerState *
 producer_state_new(Producer *producer)
 {
@@ -131,6 +142,7 @@ producer_state_new(Producer *producer)
     state->round_robin = partitioner_round_robin_new();
     g_queue_init(&state->blocked);
     state->connections = g_ptr_array_new_with_free_func(connection_free);
+    state->flight_deadlines = g_tree_new_full(flight_deadline_compare, NULL, NULL, NULL);
     state->correlation_next = 1;
     state->metadata_needed = TRUE;
     state->metadata_attempt_ns = G_MININT64;
@@ -166,6 +178,7 @@ producer_state_free(ProducerState *state)
     sim_timer_cancel(world, state->poll_timer);
     g_queue_clear_full(&state->blocked, g_free);
     g_ptr_array_free(state->connections, TRUE);
+    g_tree_destroy(state->flight_deadlines);
     producer_accum_free(state->accum);
     partitioner_sticky_free(state->sticky);
     partitioner_round_robin_free(state->round_robin);
@@ -586,6 +599,8 @@ flight_finish(ProducerState *state, ProducerFlight *flight)
 {
     sim_timer_cancel(state->producer->world, flight->timeout_timer);
     ProducerBatch *batch = flight->batch;
+    if (batch != NULL)
+        g_tree_remove(state->flight_deadlines, flight);
     g_free(flight);
     if (batch != NULL) {
         KSIM_ASSERT(batch->in_flight);
@@ -771,6 +786,16 @@ expire_batches(ProducerState *state, gint64 now, GArray *deferred)
         if (head != NULL)
             producer_sender_wake_at(state, head->deadline_ns);
     }
+    /* No flight's batch is due: the walk below would only ask to wake at
+     * the earliest deadline. */
+    GTreeNode *first = g_tree_node_first(state->flight_deadlines);
+    if (first == NULL)
+        return;
+    const ProducerFlight *earliest = g_tree_node_key(first);
+    if (earliest->batch->deadline_ns > now) {
+        producer_sender_wake_at(state, earliest->batch->deadline_ns);
+        return;
+    }
     for (guint i = 0; i < state->connections->len; i++) {
         ProducerConnection *conn = g_ptr_array_index(state->connections, i);
         for (GList *l = conn->flights.head; l != NULL; l = l->next) {
@@ -783,6 +808,7 @@ expire_batches(ProducerState *state, gint64 now, GArray *deferred)
                 continue;
             }
             /* The request stays outstanding; its answer will be ignored. */
+            g_tree_remove(state->flight_deadlines, flight);
             flight->batch = NULL;
             batch->in_flight = FALSE;
             batch->partition->in_flight--;
@@ -860,6 +886,8 @@ send_batch(ProducerState *state, ProducerBatch *batch, ProducerConnection *conn,
     flight->correlation_id = request->correlation_id;
     flight->conn = conn;
     flight->batch = batch;
+    flight->serial = state->flight_serial_next++;
+    g_tree_insert(state->flight_deadlines, flight, flight);
     flight->timeout_timer =
         sim_timer_set(producer->world, producer->node, ms_to_ns(config->request_timeout_ms),
                       flight_timed_out, flight);
@@ -1032,6 +1060,7 @@ check_flights(const ProducerState *state, gint64 *buffer_bytes, guint64 *records
     const ProducerConfig *config = config_of(state);
     const GPtrArray *partitions = producer_accum_partitions(state->accum);
     g_autoptr(GHashTable) in_flight = g_hash_table_new(g_direct_hash, g_direct_equal);
+    guint flights_with_batch = 0;
     for (guint i = 0; i < state->connections->len; i++) {
         const ProducerConnection *conn = g_ptr_array_index(state->connections, i);
         KSIM_ASSERT(conn->flights.length <= (guint)config->max_in_flight_requests_per_connection);
@@ -1040,6 +1069,9 @@ check_flights(const ProducerState *state, gint64 *buffer_bytes, guint64 *records
             KSIM_ASSERT(flight->conn == conn);
             if (flight->batch == NULL)
                 continue;
+            /* Every flight with a batch is in the deadline tree. */
+            KSIM_ASSERT(g_tree_lookup(state->flight_deadlines, flight) == flight);
+            flights_with_batch++;
             KSIM_ASSERT(flight->batch->in_flight);
             *buffer_bytes += flight->batch->buffer_bytes;
             *records += producer_batch_record_count(flight->batch);
@@ -1049,6 +1081,7 @@ check_flights(const ProducerState *state, gint64 *buffer_bytes, guint64 *records
                 GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(in_flight, key)) + 1));
         }
     }
+    KSIM_ASSERT((guint)g_tree_nnodes(state->flight_deadlines) == flights_with_batch);
     for (guint i = 0; i < partitions->len; i++) {
         const ProducerPartition *partition = g_ptr_array_index(partitions, i);
         guint counted = GPOINTER_TO_UINT(g_hash_table_lookup(in_flight, partition));
