@@ -63,21 +63,28 @@ response_new(gint32 session_id, KafkaError error)
     return response;
 }
 
-/* What a leader read for each of the request's partitions: the HW given
- * for all, records for those in `with_records` (indexes of partitions). */
+/* What a leader read for one partition: the HW given, records if it is
+ * partition `with_records`. */
+static void
+answer_append(KFetchResponse *response, const KFetchPartition *entry, gint64 hw,
+              gint32 with_records)
+{
+    KFetchPartitionResponse out = {0};
+    out.tp = entry->tp;
+    out.high_watermark = hw;
+    out.log_start_offset = 0;
+    out.encoded_size_bytes = entry->tp.partition == with_records ? 100 : 0;
+    g_array_append_val(response->partitions, out);
+}
+
+/* What a leader read for each of the request's partitions (answer_append). */
 static KFetchResponse *
 read_for(const KFetchRequest *request, gint64 hw, gint32 with_records)
 {
     KFetchResponse *response = response_new(0, KAFKA_ERROR_NONE);
-    for (guint i = 0; i < request->partitions->len; i++) {
-        const KFetchPartition *entry = &g_array_index(request->partitions, KFetchPartition, i);
-        KFetchPartitionResponse out = {0};
-        out.tp = entry->tp;
-        out.high_watermark = hw;
-        out.log_start_offset = 0;
-        out.encoded_size_bytes = entry->tp.partition == with_records ? 100 : 0;
-        g_array_append_val(response->partitions, out);
-    }
+    for (guint i = 0; i < request->partitions->len; i++)
+        answer_append(response, &g_array_index(request->partitions, KFetchPartition, i), hw,
+                      with_records);
     return response;
 }
 
@@ -110,12 +117,7 @@ read_context(FetchSessionCache *cache, const FetchContext *context, const KFetch
     gpointer replica;
     while (fetch_session_read_next(*read, &entry, &replica)) {
         assert_null(replica);
-        KFetchPartitionResponse out = {0};
-        out.tp = entry->tp;
-        out.high_watermark = hw;
-        out.log_start_offset = 0;
-        out.encoded_size_bytes = entry->tp.partition == with_records ? 100 : 0;
-        g_array_append_val(response->partitions, out);
+        answer_append(response, entry, hw, with_records);
         fetch_session_read_done(*read);
     }
     return response;
