@@ -30,6 +30,9 @@
 
 typedef struct Cluster Cluster;
 
+/* The GError domain of the cluster's refusals (topics, placements). */
+#define CLUSTER_ERROR (g_quark_from_static_string("ksim-cluster-error-quark"))
+
 /* The most brokers a cluster has: the registry's `brokers` bound. Nothing in
  * the models limits it further (ISRs and live sets are sets, not masks). */
 #define CLUSTER_BROKERS_MAX 1000
