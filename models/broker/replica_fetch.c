@@ -5,26 +5,35 @@
  * replica_isr.c, the HW in replica_hw.c); a consumer's reads below the HW, or
  * the LSO for read_committed. A fetch with less than min.bytes to return
  * waits in the fetch purgatory (Kafka's DelayedFetch) until enough arrives,
- * the HW moves (for a consumer), or max.wait.ms passes. A fetch in an
- * incremental fetch session (KIP-227, fetch_session.h) reads every
- * partition of its session and is answered with those that changed.
+ * the HW moves (for a consumer), a partition it reads stops being led here,
+ * or max.wait.ms passes. A fetch in an incremental fetch session (KIP-227,
+ * fetch_session.h) reads the partitions of its session that may have
+ * changed, the way Kafka's walk of every partition would find them, and is
+ * answered with those that did: a partition whose read answered nothing and
+ * left nothing to do is quiet (fetch_quiet) until replica_fetch_appended,
+ * replica_fetch_try_complete or replica_fetch_touch touches it.
  *
  * Invariants (replica_fetch_check_invariants):
- *  1. Every delayed fetch owns its request, remembers one log size per
- *     requested partition, and has its timeout pending.
- *  2. Every delayed fetch is on the watch list (Partition.fetch_watchers)
- *     of each requested partition this broker has, and leaves them all when
- *     it is answered (replica_delayed_fetch_free): an append or a new HW
- *     looks at its partition's watchers only.
- *  3. Every delayed fetch remembers, per requested partition, the broker's
- *     replica of it or NULL (DelayedFetch.partitions): it is looked up by
- *     name once, not on each append to a partition it watches.
+ *  1. Every delayed fetch owns its request and has its timeout pending.
+ *  2. A delayed fetch outside a session is on the watch list
+ *     (Partition.fetch_watchers) of each requested partition this broker
+ *     has, and leaves them all when it is answered
+ *     (replica_delayed_fetch_free): an append or a new HW looks at its
+ *     partition's watchers only. A delayed fetch in a session waits on its
+ *     session (fetch_session_wait), which its partitions find.
+ *  3. A delayed fetch outside a session remembers, per requested partition,
+ *     the broker's replica of it or NULL (DelayedFetch.partitions): it is
+ *     looked up by name once, not on each append to a partition it watches.
  *  4. The fetch session cache holds its invariants
  *     (fetch_session_cache_check_invariants).
+ *  5. A quiet partition of a session reads as it last did: led here in the
+ *     epoch asked, the HW and log start its session last told, a follower
+ *     at the LEO with its fetch state as that read left it and nothing for
+ *     the ISR or HW to do, a consumer at the HW or LSO (check_quiet).
  *
  * Transitions of a delayed fetch (replica_handle_fetch delays it):
- *   WAITING --enough bytes, or the HW moved for a consumer-->
- *           answered (replica_fetch_try_complete)
+ *   WAITING --enough bytes, the HW moved for a consumer, or a partition
+ *           no longer led here--> answered (replica_fetch_try_complete)
  *   WAITING --max.wait.ms--> answered with what there is (delayed_fetch_timeout)
  */
 #include "replica.h"
