@@ -69,6 +69,9 @@ typedef struct {
     gint64 leader_imbalance_check_interval_ms;     /* leader.imbalance.check.interval.seconds */
     gint32 leader_imbalance_per_broker_percentage; /* leader.imbalance.per.broker.percentage */
     BrokerTruncationMode truncation_mode;          /* ksim.truncation.mode */
+    /* ksim.fetch.quiet.partitions: a leader's fetch sessions skip their quiet
+     * partitions (replica_fetch.c); off, every fetch reads all, as Kafka's. */
+    gboolean fetch_quiet_partitions;
     /* The broker's time to apply one partition state of a LeaderAndIsr
      * request (ksim.leader.and.isr.partition.time) and of an UpdateMetadata
      * request (ksim.update.metadata.partition.time), in ns. */

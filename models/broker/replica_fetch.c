@@ -592,6 +592,8 @@ fetch_quiet(gpointer replica, gint32 replica_id, gint8 isolation, const KFetchPa
 {
     const BrokerState *state = user_data;
     const Partition *p = replica;
+    if (!state->broker->config.fetch_quiet_partitions)
+        return FALSE;
     if (data->error != KAFKA_ERROR_NONE || data->encoded_size_bytes > 0 ||
         (data->batches != NULL && data->batches->len > 0))
         return FALSE;

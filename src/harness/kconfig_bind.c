@@ -162,6 +162,7 @@ static const KConfigBinding BROKER_BINDINGS[] = {
          "leader.imbalance.per.broker.percentage", INT),
     BIND_WITH(BrokerConfig, truncation_mode, "ksim.truncation.mode", ENUM,
               VALUES(TRUNCATION_VALUES)),
+    BIND(BrokerConfig, fetch_quiet_partitions, "ksim.fetch.quiet.partitions", BOOL),
     BIND(BrokerConfig, leader_and_isr_partition_ns, "ksim.leader.and.isr.partition.time", NS),
     BIND(BrokerConfig, update_metadata_partition_ns, "ksim.update.metadata.partition.time", NS),
     BIND(BrokerConfig, num_network_threads, "num.network.threads", INT),

@@ -246,6 +246,11 @@ const KConfigKey kconfig_registry_table[] = {
         .doc = "The broker's rack or availability zone (null: none); the admin places a topic's "
                "replicas rack-aware when every broker has one (kafka-topics refuses some with "
                "and some without unless disable.rack.aware)."),
+    KEY("ksim.fetch.quiet.partitions", BROKER, BOOL, "true", KSIM_KEY,
+        .doc = "A leader skips, in an incremental fetch, the session's partitions whose last "
+               "read answered nothing and that nothing has touched since (the answers are "
+               "the same either way; false reads every partition of the session on each "
+               "fetch, as Kafka does, and is slower with many partitions)."),
     KEY("ksim.leader.and.isr.partition.time", BROKER, DURATION, "50us", RANGE(0, 1000000000),
         KSIM_KEY,
         .doc = "A broker's time to apply one partition state of a LeaderAndIsr request "
