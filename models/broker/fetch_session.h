@@ -18,6 +18,12 @@
  * With 0 slots no session is ever created: every fetch is a full one.
  * Sessions live in the broker's memory: a restart loses them all, and a
  * fetcher's next incremental fetch gets FETCH_SESSION_ID_NOT_FOUND.
+ *
+ * Where Kafka reads every partition of a session on each incremental fetch,
+ * the cache gives its owner only those that may have changed: a partition
+ * whose last read answered nothing and left nothing to do is quiet until
+ * the owner touches its replica (fetch_session_read_begin, below). The
+ * answers are Kafka's either way.
  */
 #ifndef FETCH_SESSION_H
 #define FETCH_SESSION_H
