@@ -63,7 +63,6 @@ typedef struct {
 
 struct FetchSession {
     gint32 id;
-    guint64 serial;      /* which session of the cache's life this is */
     gboolean privileged; /* a follower's */
     GQueue partitions;   /* CachedPartition* (owned), in session order */
     GHashTable *by_tp;   /* KTopicPartition* -> CachedPartition*; looked up only */
@@ -104,7 +103,6 @@ struct FetchSessionCache {
     guint next_shard; /* Kafka's FetchSessionCache.counter */
     gint64 eviction_ms;
     SimRng *rng;
-    guint64 serial_next;
     FetchSessionHooks hooks;
     /* owner's object -> GPtrArray of CachedPartition* (owned array);
      * looked up only */
@@ -215,6 +213,16 @@ quiet_read_ns(const CachedPartition *cached)
     return session->read_ns;
 }
 
+/* Hands a quiet partition's read time to the owner (a follower's session). */
+static void
+cached_settle(FetchSessionCache *cache, const CachedPartition *cached)
+{
+    const FetchSession *session = cached->session;
+    if (cached->quiet && session->replica_id >= 0 && cache->hooks.settle != NULL)
+        cache->hooks.settle(cached->replica, session->replica_id, quiet_read_ns(cached),
+                            cache->hooks.user_data);
+}
+
 /* The partition is to be read at the next fetch (and any under way that
  * has not passed it). */
 static void
@@ -223,12 +231,9 @@ cached_touch(FetchSessionCache *cache, CachedPartition *cached)
     cached->touched = ++cache->touch_serial;
     if (!cached->quiet)
         return;
-    FetchSession *session = cached->session;
-    if (session->replica_id >= 0 && cached->replica != NULL && cache->hooks.settle != NULL)
-        cache->hooks.settle(cached->replica, session->replica_id, quiet_read_ns(cached),
-                            cache->hooks.user_data);
+    cached_settle(cache, cached);
     cached->quiet = FALSE;
-    g_tree_insert(session->dirty, cached, cached);
+    g_tree_insert(cached->session->dirty, cached, cached);
 }
 
 static void
@@ -257,14 +262,13 @@ cached_to_end(CachedPartition *cached)
 /* ---- sessions ---- */
 
 static FetchSession *
-session_new(gint32 id, guint64 serial, gboolean privileged, gint64 now_ms)
+session_new(gint32 id, gboolean privileged, gint64 now_ms)
 {
     FetchSession *session = g_new0(FetchSession, 1);
     session->refs = 1;
     session->replica_id = -1;
     session->dirty = g_tree_new_full(order_compare, NULL, NULL, NULL);
     session->id = id;
-    session->serial = serial;
     session->privileged = privileged;
     g_queue_init(&session->partitions);
     session->by_tp = g_hash_table_new(ktp_hash, ktp_hash_equal);
@@ -517,7 +521,7 @@ cache_maybe_create(FetchSessionCache *cache, gboolean privileged, const KFetchRe
         !shard_try_evict(cache, shard, privileged, size, now_ms))
         return KAFKA_FETCH_SESSION_ID_INVALID;
     gint32 id = shard_new_session_id(cache, shard);
-    FetchSession *session = session_new(id, cache->serial_next++, privileged, now_ms);
+    FetchSession *session = session_new(id, privileged, now_ms);
     session->replica_id = request->replica_id;
     session->isolation = request->isolation;
     for (guint i = 0; i < request->partitions->len; i++) {
@@ -544,7 +548,6 @@ fetch_session_cache_new(gint32 slots, gint64 eviction_ms, SimRng *rng)
     FetchSessionCache *cache = g_new0(FetchSessionCache, 1);
     cache->eviction_ms = eviction_ms;
     cache->rng = rng;
-    cache->serial_next = 1;
     cache->by_replica =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_ptr_array_unref);
     gint32 range = G_MAXINT32 / FETCH_SESSION_CACHE_SHARDS;
@@ -596,9 +599,7 @@ context_incremental(FetchSessionCache *cache, FetchSession *session, gint64 now_
     shard_touch(shard_of(cache, session->id), session, now_ms, cache->eviction_ms);
     session->epoch = session->epoch == G_MAXINT32 ? 1 : session->epoch + 1;
     context->kind = FETCH_CONTEXT_INCREMENTAL;
-    context->session_id = session->id;
     context->expected_epoch = session->epoch;
-    context->session_serial = session->serial;
     context->session = session;
     session->refs++;
 }
@@ -750,13 +751,8 @@ void
 fetch_session_cache_settle(FetchSessionCache *cache, gpointer replica)
 {
     GPtrArray *members = g_hash_table_lookup(cache->by_replica, replica);
-    for (guint i = 0; members != NULL && i < members->len; i++) {
-        const CachedPartition *cached = g_ptr_array_index(members, i);
-        const FetchSession *session = cached->session;
-        if (cached->quiet && session->replica_id >= 0 && cache->hooks.settle != NULL)
-            cache->hooks.settle(replica, session->replica_id, quiet_read_ns(cached),
-                                cache->hooks.user_data);
-    }
+    for (guint i = 0; members != NULL && i < members->len; i++)
+        cached_settle(cache, g_ptr_array_index(members, i));
 }
 
 /* Shrinks `partitions` to its first `kept` entries, whose slots past were
@@ -787,7 +783,7 @@ update_incremental(FetchSessionCache *cache, const FetchContext *context, KFetch
                    FetchSessionRead *read)
 {
     FetchSession *session = context->session;
-    if (session->removed || session->serial != context->session_serial) {
+    if (session->removed) {
         response_session_error(response, KAFKA_ERROR_FETCH_SESSION_ID_NOT_FOUND,
                                KAFKA_FETCH_SESSION_ID_INVALID);
         return;
@@ -804,8 +800,10 @@ update_incremental(FetchSessionCache *cache, const FetchContext *context, KFetch
         CachedPartition *cached = g_ptr_array_index(read->visited, i);
         KFetchPartitionResponse *data = &g_array_index(partitions, KFetchPartitionResponse, i);
         gboolean must = cached_must_respond(cached, data);
+        /* An answer with records or an error is never quiet. */
         if (!cached->quiet && cached->touched == g_array_index(read->touched, guint64, i) &&
-            cached->replica != NULL && cache->hooks.quiet != NULL &&
+            !has_records(data) && data->error == KAFKA_ERROR_NONE && cached->replica != NULL &&
+            cache->hooks.quiet != NULL &&
             cache->hooks.quiet(cached->replica, session->replica_id, session->isolation,
                                &cached->request, data, cache->hooks.user_data))
             cached_set_quiet(cached);

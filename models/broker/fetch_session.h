@@ -60,9 +60,7 @@ typedef struct {
     FetchContextKind kind;
     KafkaError error;       /* ERROR */
     gboolean privileged;    /* FULL: from a follower */
-    gint32 session_id;      /* INCREMENTAL */
     gint32 expected_epoch;  /* INCREMENTAL: the session's epoch at the answer */
-    guint64 session_serial; /* INCREMENTAL: which session of that id */
     struct FetchSession *session; /* INCREMENTAL: held until released */
     gboolean waiting;             /* its fetch waits (fetch_session_wait) */
 } FetchContext;
@@ -88,7 +86,7 @@ typedef struct {
      * (`replica_id`, -1 for a consumer, reading at `isolation`), with
      * nothing changed, would answer nothing and change nothing but the
      * follower's fetch times, given that this read of it answered `data`
-     * to `request`. */
+     * (no records, no error: the cache asks only then) to `request`. */
     gboolean (*quiet)(gpointer replica, gint32 replica_id, gint8 isolation,
                       const KFetchPartition *request, const KFetchPartitionResponse *data,
                       gpointer user_data);

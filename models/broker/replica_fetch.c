@@ -458,10 +458,10 @@ delayed_serial_compare(gconstpointer a, gconstpointer b)
     return x->serial < y->serial ? -1 : (x->serial > y->serial);
 }
 
-/* The delayed fetches that read `p`, each once, in the order they were
- * delayed: those watching it, and those of the sessions that hold it
- * (which, with `touch`, read it again at their next fetch). Each is
- * credited `appended` bytes per time its request names `p`. */
+/* The delayed fetches that read `p`, each once (in no order): those
+ * watching it, and those of the sessions that hold it (which read it again
+ * at their next fetch: it is touched). Each is credited `appended` bytes
+ * per time its request names `p`. */
 static GPtrArray *
 fetches_reading(BrokerState *state, Partition *p, gint64 appended)
 {
@@ -479,7 +479,6 @@ fetches_reading(BrokerState *state, Partition *p, gint64 appended)
     fetch_session_cache_touch(state->fetch_sessions, p, found);
     for (guint i = watchers; i < found->len; i++)
         ((DelayedFetch *)g_ptr_array_index(found, i))->appended += appended;
-    g_ptr_array_sort(found, delayed_serial_compare);
     return found;
 }
 
@@ -506,6 +505,8 @@ void
 replica_fetch_try_complete(BrokerState *state, Partition *p, gboolean hw_moved)
 {
     g_autoptr(GPtrArray) reading = fetches_reading(state, p, 0);
+    /* Tried in the order they were delayed, as Kafka's watch list holds them. */
+    g_ptr_array_sort(reading, delayed_serial_compare);
     g_autoptr(GPtrArray) ready = g_ptr_array_new();
     for (guint i = 0; i < reading->len; i++) {
         DelayedFetch *delayed = g_ptr_array_index(reading, i);
@@ -569,21 +570,13 @@ lookup_replica(const KTopicPartition *tp, gpointer user_data)
 static gboolean
 follower_settled(const BrokerState *state, const Partition *p, const RemoteReplica *remote)
 {
-    if (remote != NULL && !replica_in_isr(p, remote->broker_id) && remote->leo >= p->hw &&
-        remote->leo >= p->leader_epoch_start_offset)
+    if (remote != NULL && replica_isr_may_join(p, remote))
         return FALSE;
-    if (state->kraft != NULL && (gint32)p->n_isr < p->config.min_insync_replicas)
-        return TRUE;
-    gint64 hw = plog_log_end_offset(p->log);
-    for (guint i = 0; i < p->n_remotes; i++) {
-        if (replica_in_isr(p, p->remotes[i].broker_id))
-            hw = MIN(hw, p->remotes[i].leo);
-    }
-    return hw <= p->hw;
+    return replica_hw_target(state, p) <= p->hw;
 }
 
-/* A read of `p` that answered `data` to `entry` and would answer nothing
- * again: no error, no records, and nothing to read until it changes — a
+/* A read of `p` that answered `data` (no error, no records) to `entry` and
+ * would answer nothing again: nothing to read until it changes — a
  * follower at the LEO (whose fetch state then reads the same), a consumer
  * at the HW or LSO — with nothing a follower's read does left to do. */
 static gboolean
@@ -593,9 +586,6 @@ fetch_quiet(gpointer replica, gint32 replica_id, gint8 isolation, const KFetchPa
     const BrokerState *state = user_data;
     const Partition *p = replica;
     if (!state->broker->config.fetch_quiet_partitions)
-        return FALSE;
-    if (data->error != KAFKA_ERROR_NONE || data->encoded_size_bytes > 0 ||
-        (data->batches != NULL && data->batches->len > 0))
         return FALSE;
     if (replica_id < 0) {
         gint64 limit =

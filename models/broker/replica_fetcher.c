@@ -222,12 +222,12 @@ fetch_state(const BrokerState *state, const Partition *p)
     return entry;
 }
 
-/* Whether `p` is one of the fetcher's partitions. */
+/* Whether `p` is one of the fetcher's partitions: a fetching partition is
+ * in its leader's fetcher (invariant 1). */
 static gboolean
 fetcher_has(const Fetcher *fetcher, const Partition *p)
 {
-    return p->fetching && p->leader_id == fetcher->leader_id &&
-           replica_sorted_find(fetcher->partitions, p) >= 0;
+    return p->fetching && p->leader_id == fetcher->leader_id;
 }
 
 /* The request's partitions. Kafka's ReplicaFetcherThread builds every

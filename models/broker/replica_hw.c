@@ -144,22 +144,29 @@ replica_hw_set(BrokerState *state, Partition *p, gint64 hw)
 
 /* HW = the smallest LEO in the ISR; it only moves forward. A follower in the
  * ISR whose LEO this leader has not learnt yet holds it back. */
-void
-replica_hw_maybe_increment(BrokerState *state, Partition *p)
+gint64
+replica_hw_target(const BrokerState *state, const Partition *p)
 {
-    KSIM_ASSERT(p->is_leader);
     /* A KRaft broker is Kafka 4's: Partition.maybeIncrementLeaderHW leaves
      * the HW where it is while the ISR is below min.insync.replicas
      * (KAFKA-15583, part of KIP-966: what an ELR member lacks is then never
      * committed). ZooKeeper mode follows Kafka 2.8, which has no such rule. */
     if (state->kraft != NULL && (gint32)p->n_isr < p->config.min_insync_replicas)
-        return;
+        return p->hw;
     gint64 hw = plog_log_end_offset(p->log);
     for (guint i = 0; i < p->n_remotes; i++) {
         const RemoteReplica *remote = &p->remotes[i];
         if (replica_in_isr(p, remote->broker_id))
             hw = MIN(hw, remote->leo);
     }
+    return hw;
+}
+
+void
+replica_hw_maybe_increment(BrokerState *state, Partition *p)
+{
+    KSIM_ASSERT(p->is_leader);
+    gint64 hw = replica_hw_target(state, p);
     if (hw <= p->hw)
         return;
     replica_hw_set(state, p, hw);

@@ -86,6 +86,9 @@ gboolean replica_in_isr(const Partition *p, gint32 broker_id);
 /* HW = the smallest LEO in the ISR, only ever forward, on a leader; the
  * produce and fetch purgatories are told when it moved. */
 void replica_hw_maybe_increment(BrokerState *state, Partition *p);
+/* Where replica_hw_maybe_increment would move the HW now: the smallest LEO
+ * of the ISR (p->hw while a KRaft ISR is below min.insync.replicas). */
+gint64 replica_hw_target(const BrokerState *state, const Partition *p);
 /* Sets the HW (a follower takes its leader's) and tells the observer. */
 void replica_hw_set(BrokerState *state, Partition *p, gint64 hw);
 /* Answers the delayed produces the HW has passed. */
@@ -143,6 +146,10 @@ void replica_verify_check_invariants(const BrokerState *state);
 /* replica_isr.c */
 /* A follower that caught up with the HW (and this term's start) joins. */
 void replica_isr_maybe_expand(BrokerState *state, Partition *p, const RemoteReplica *remote);
+/* TRUE when `remote`, not in the ISR, has caught up with the HW and this
+ * term's start: replica_isr_maybe_expand proposes it (unless an ISR change
+ * is in flight). */
+gboolean replica_isr_may_join(const Partition *p, const RemoteReplica *remote);
 /* Asserts the ISR invariants (replica_isr.c's header). */
 void replica_isr_check_invariants(const BrokerState *state);
 /* KRaft: the active controller answered a leader's AlterPartition for

@@ -212,12 +212,17 @@ propose_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr)
     g_string_free(data, TRUE);
 }
 
+gboolean
+replica_isr_may_join(const Partition *p, const RemoteReplica *remote)
+{
+    return !replica_in_isr(p, remote->broker_id) && remote->leo >= p->hw &&
+           remote->leo >= p->leader_epoch_start_offset;
+}
+
 void
 replica_isr_maybe_expand(BrokerState *state, Partition *p, const RemoteReplica *remote)
 {
-    if (update_in_flight(state, p) || replica_in_isr(p, remote->broker_id))
-        return;
-    if (remote->leo < p->hw || remote->leo < p->leader_epoch_start_offset)
+    if (update_in_flight(state, p) || !replica_isr_may_join(p, remote))
         return;
     gint32 isr[KAFKA_REPLICAS_MAX];
     guint n = 0;
