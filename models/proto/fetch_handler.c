@@ -138,6 +138,16 @@ build_full(FetchHandler *handler, const GArray *next, KFetchRequest *request)
     g_array_append_vals(request->partitions, next->data, next->len);
 }
 
+/* `entry` leaves the session, named in the request's forgotten ones. */
+static void
+session_forget(FetchHandler *handler, Entry *entry, KFetchRequest *request)
+{
+    g_array_append_val(request->forgotten, entry->data.tp);
+    g_hash_table_remove(handler->by_tp, &entry->data.tp);
+    g_queue_delete_link(&handler->session, entry->link);
+    g_free(entry);
+}
+
 /* The session's partitions `next` no longer names leave it, forgotten. */
 static void
 forget_unseen(FetchHandler *handler, KFetchRequest *request)
@@ -146,13 +156,21 @@ forget_unseen(FetchHandler *handler, KFetchRequest *request)
     while (link != NULL) {
         GList *following = link->next;
         Entry *entry = link->data;
-        if (entry->seen != handler->builds) {
-            g_array_append_val(request->forgotten, entry->data.tp);
-            g_hash_table_remove(handler->by_tp, &entry->data.tp);
-            g_queue_delete_link(&handler->session, link);
-            g_free(entry);
-        }
+        if (entry->seen != handler->builds)
+            session_forget(handler, entry, request);
         link = following;
+    }
+}
+
+/* The build's new partitions (handler->added) join the session, and the
+ * request, in their order. */
+static void
+add_new(FetchHandler *handler, KFetchRequest *request)
+{
+    for (guint i = 0; i < handler->added->len; i++) {
+        const KFetchPartition *data = &g_array_index(handler->added, KFetchPartition, i);
+        session_append(handler, data);
+        g_array_append_val(request->partitions, *data);
     }
 }
 
@@ -187,11 +205,7 @@ build_incremental(FetchHandler *handler, const GArray *next, KFetchRequest *requ
     /* Kafka's build leaves `next` holding the added partitions, then the
      * altered ones moved to its end. The altered ones are sorted back into
      * session order, as Kafka's loop over the session finds them. */
-    for (guint i = 0; i < added->len; i++) {
-        const KFetchPartition *data = &g_array_index(added, KFetchPartition, i);
-        session_append(handler, data);
-        g_array_append_val(request->partitions, *data);
-    }
+    add_new(handler, request);
     for (GList *link = handler->session.head; link != NULL && n_altered > 0; link = link->next) {
         Entry *entry = link->data;
         if (entry->altered == handler->builds) {
@@ -268,18 +282,9 @@ fetch_handler_build_changes(FetchHandler *handler, const GArray *changed, const 
         }
     }
     g_ptr_array_sort(forgotten, entry_order_compare);
-    for (guint i = 0; i < forgotten->len; i++) {
-        Entry *entry = g_ptr_array_index(forgotten, i);
-        g_array_append_val(request->forgotten, entry->data.tp);
-        g_hash_table_remove(handler->by_tp, &entry->data.tp);
-        g_queue_delete_link(&handler->session, entry->link);
-        g_free(entry);
-    }
-    for (guint i = 0; i < added->len; i++) {
-        const KFetchPartition *data = &g_array_index(added, KFetchPartition, i);
-        session_append(handler, data);
-        g_array_append_val(request->partitions, *data);
-    }
+    for (guint i = 0; i < forgotten->len; i++)
+        session_forget(handler, g_ptr_array_index(forgotten, i), request);
+    add_new(handler, request);
     g_ptr_array_sort(altered, entry_order_compare);
     for (guint i = 0; i < altered->len; i++)
         g_array_append_val(request->partitions, ((Entry *)g_ptr_array_index(altered, i))->data);
