@@ -140,7 +140,7 @@ broker_find_coordinator(BrokerState *state, SimNodeId from,
     response->node = SIM_NODE_NONE;
     KTopicPartition tp;
     ktp_set(&tp, topic, partition);
-    const KPartitionState *ps = g_tree_lookup(state->metadata, &tp);
+    const KPartitionState *ps = metadata_cache_lookup(state->metadata, &tp);
     SimNodeId node = ps != NULL && ps->leader != KAFKA_NO_LEADER
                          ? kbroker_endpoint_node(state->live_brokers, ps->leader)
                          : SIM_NODE_NONE;
@@ -265,7 +265,7 @@ state_free(BrokerState *state)
     replica_state_free(state);
     producer_ids_free(state->producer_ids);
     zk_client_free(state->zk);
-    g_tree_destroy(state->metadata);
+    metadata_cache_free(state->metadata);
     g_array_free(state->live_brokers, TRUE);
     g_ptr_array_free(state->zk_pending, TRUE);
     g_queue_clear_full(&state->controller_requests, (GDestroyNotify)sim_msg_free);
@@ -297,13 +297,6 @@ broker_restart(SimWorld *world, void *ctx)
     if (broker->raft != NULL)
         raft_node_host_restart(broker->raft);
     broker_start(broker);
-}
-
-static gint
-ktp_tree_compare(gconstpointer a, gconstpointer b, gpointer user_data)
-{
-    (void)user_data;
-    return ktp_compare(a, b);
 }
 
 static gboolean
@@ -375,7 +368,7 @@ broker_handle_update_metadata(BrokerState *state, SimNodeId from, KUpdateMetadat
     for (guint i = 0; i < request->partitions->len; i++) {
         const KPartitionState *ps = &g_array_index(request->partitions, KPartitionState, i);
         const KPartitionState *shared = metadata_pool_intern(state->broker->metadata_pool, ps);
-        g_tree_replace(state->metadata, (gpointer)&shared->tp, (gpointer)shared);
+        metadata_cache_replace(state->metadata, shared);
     }
 }
 
@@ -476,27 +469,25 @@ broker_controller_request_arrived(BrokerState *state, SimMsg *msg)
     controller_request_next(state);
 }
 
-static gboolean
-append_partition_state(gpointer key, gpointer value, gpointer data)
-{
-    (void)key;
-    g_array_append_val((GArray *)data, *(KPartitionState *)value);
-    return FALSE;
-}
-
-/* Appends the cached states of `topic`'s partitions, in partition order. */
-static void
-append_topic_states(BrokerState *state, const char *topic, GArray *out)
+/* Appends the cached states of `topic`'s partitions, in partition order,
+ * or of every partition when `topic` is NULL; returns how many. */
+static guint
+append_topic_states(const BrokerState *state, const char *topic, GArray *out)
 {
     KTopicPartition first;
-    ktp_set(&first, topic, 0);
-    for (GTreeNode *node = g_tree_lower_bound(state->metadata, &first); node != NULL;
-         node = g_tree_node_next(node)) {
-        const KPartitionState *ps = g_tree_node_value(node);
-        if (strcmp(ps->tp.topic, topic) != 0)
+    if (topic != NULL)
+        ktp_set(&first, topic, 0);
+    MetadataCacheIter iter;
+    metadata_cache_iter_init(state->metadata, topic != NULL ? &first : NULL, &iter);
+    guint count = 0;
+    for (const KPartitionState *ps; (ps = metadata_cache_iter_next(state->metadata, &iter));) {
+        if (topic != NULL && strcmp(ps->tp.topic, topic) != 0)
             break;
-        g_array_append_val(out, *ps);
+        if (out != NULL)
+            g_array_append_val(out, *ps);
+        count++;
     }
+    return count;
 }
 
 /* Metadata answers from the broker's own, possibly stale, cache: every
@@ -512,7 +503,7 @@ handle_metadata(BrokerState *state, SimNodeId from, KMetadataRequest *request)
     response->controller_id = state->controller_id;
     g_array_append_vals(response->brokers, state->live_brokers->data, state->live_brokers->len);
     if (request->topics == NULL) {
-        g_tree_foreach(state->metadata, append_partition_state, response->partitions);
+        append_topic_states(state, NULL, response->partitions);
     } else {
         for (guint i = 0; i < request->topics->len; i++)
             append_topic_states(state, g_ptr_array_index(request->topics, i),
@@ -813,7 +804,7 @@ broker_start(Broker *broker)
                                           broker->history, request_handle_cb, state);
     state->controller_id = -1;
     state->controller_epoch = -1;
-    state->metadata = g_tree_new_full(ktp_tree_compare, NULL, NULL, metadata_pool_release);
+    state->metadata = metadata_cache_new();
     state->live_brokers = g_array_new(FALSE, FALSE, sizeof(KBrokerEndpoint));
     replica_state_init(state);
     state->zk_pending = g_ptr_array_new_with_free_func(g_free);
@@ -968,7 +959,7 @@ broker_free(Broker *broker)
 void
 broker_share_metadata_pool(Broker *broker, MetadataPool *pool)
 {
-    KSIM_ASSERT(broker->state == NULL || g_tree_nnodes(broker->state->metadata) == 0);
+    KSIM_ASSERT(broker->state == NULL || metadata_cache_size(broker->state->metadata) == 0);
     MetadataPool *own = broker->metadata_pool;
     broker->metadata_pool = metadata_pool_ref(pool);
     metadata_pool_unref(own);
@@ -1082,29 +1073,11 @@ broker_fetch_sessions(const Broker *broker)
     return broker->state != NULL ? fetch_session_cache_size(broker->state->fetch_sessions) : 0;
 }
 
-typedef struct {
-    const char *topic;
-    guint count;
-} TopicCount;
-
-static gboolean
-count_topic(gpointer key, gpointer value, gpointer data)
-{
-    const KTopicPartition *tp = key;
-    TopicCount *count = data;
-    (void)value;
-    count->count += strcmp(tp->topic, count->topic) == 0;
-    return FALSE;
-}
-
 guint
 broker_metadata_partitions(const Broker *broker, const char *topic)
 {
-    if (broker->state == NULL)
-        return 0;
-    TopicCount count = {topic, 0};
-    g_tree_foreach(broker->state->metadata, count_topic, &count);
-    return count.count;
+    KSIM_ASSERT(topic != NULL);
+    return broker->state != NULL ? append_topic_states(broker->state, topic, NULL) : 0;
 }
 
 void
@@ -1129,6 +1102,7 @@ broker_check_invariants(const Broker *broker)
         broker_kraft_check_invariants(broker->state->kraft);
     broker_shutdown_check_invariants(broker->state);
     request_channel_check_invariants(broker->state->requests);
+    metadata_cache_check_invariants(broker->state->metadata);
     /* 4. A controller request is being applied exactly while one waits. */
     KSIM_ASSERT(sim_timer_pending(broker->world, state->controller_request_timer) ==
                 !g_queue_is_empty(&state->controller_requests));

@@ -53,7 +53,7 @@ typedef struct BrokerState {
     guint64 marker_next;
     GPtrArray *pending_verifications; /* produce batches being verified (replica_verify.c) */
     guint64 controller_generation;    /* counts controllers this process started */
-    GTree *metadata;                  /* KTopicPartition* -> KPartitionState* (owned) */
+    MetadataCache *metadata;          /* the metadata cache: pooled states (owned) */
     GArray *live_brokers;             /* KBrokerEndpoint, sorted by id */
     GHashTable *partitions;           /* "t-p" -> Partition* (owned) */
     GPtrArray *partitions_sorted;     /* Partition*, by topic-partition */

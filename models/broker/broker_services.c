@@ -263,7 +263,7 @@ broker_services_leader_node(const BrokerServices *services, const KTopicPartitio
                             gboolean *exists)
 {
     const BrokerState *state = services->state;
-    const KPartitionState *ps = g_tree_lookup(state->metadata, tp);
+    const KPartitionState *ps = metadata_cache_lookup(state->metadata, tp);
     *exists = ps != NULL;
     if (ps == NULL || ps->leader == KAFKA_NO_LEADER)
         return SIM_NODE_NONE;

@@ -51,4 +51,51 @@ void metadata_pool_release(gpointer state);
 guint metadata_pool_size(const MetadataPool *pool);
 void metadata_pool_check_invariants(const MetadataPool *pool);
 
+/*
+ * MetadataCache: one broker's cache, its partitions' pooled states in
+ * (topic, partition) order.
+ *
+ * A broker's cache holds an entry for every partition of the cluster, so at
+ * a hundred thousand partitions on thirty brokers it has three million
+ * entries. A balanced tree spent 40 bytes of node on each; the cache keeps
+ * the references in sorted chunks of up to METADATA_CACHE_CHUNK pointers,
+ * 8 bytes an entry, found by binary search over the chunks' last keys and
+ * then within a chunk. A partition added past the end of a full chunk (they
+ * are mostly created in order) starts a new chunk; one added inside a full
+ * chunk splits it in halves.
+ *
+ * Invariants (metadata_cache_check_invariants):
+ *  1. No chunk is empty; every chunk holds at most METADATA_CACHE_CHUNK.
+ *  2. The entries, chunk after chunk, are in strictly increasing
+ *     (topic, partition) order, and size counts them.
+ */
+typedef struct MetadataCache MetadataCache;
+
+/* An empty cache. (transfer full) */
+MetadataCache *metadata_cache_new(void);
+/* Releases every state the cache holds and frees it. */
+void metadata_cache_free(MetadataCache *cache);
+/* The cached state of `tp`, NULL when the cache has none. (transfer none) */
+const KPartitionState *metadata_cache_lookup(const MetadataCache *cache, const KTopicPartition *tp);
+/* Caches `state` (a reference metadata_pool_intern gave, which the cache
+ * takes) under its own partition, releasing the state it replaces. */
+void metadata_cache_replace(MetadataCache *cache, const KPartitionState *state);
+guint metadata_cache_size(const MetadataCache *cache);
+
+/* A position in a cache, for walking it in order. Adding to the cache
+ * invalidates it. */
+typedef struct {
+    guint chunk;
+    guint item;
+} MetadataCacheIter;
+
+/* Positions `iter` at the first entry not before `tp` (NULL: the first
+ * entry). */
+void metadata_cache_iter_init(const MetadataCache *cache, const KTopicPartition *tp,
+                              MetadataCacheIter *iter);
+/* The entry at `iter`, which then moves on; NULL past the last. (transfer none) */
+const KPartitionState *metadata_cache_iter_next(const MetadataCache *cache,
+                                                MetadataCacheIter *iter);
+void metadata_cache_check_invariants(const MetadataCache *cache);
+
 #endif /* METADATA_POOL_H */
