@@ -126,7 +126,7 @@ typedef struct {
 
 /* The files most recently looked up by name, newest first. A partition log
  * reads one segment's files many times in a row (a fetch scans batch headers
- * one read at a time), and comparing a name costs less than hashing it.
+ * one read at a time), and comparing one name costs less than a search.
  * Holds listed files only: disk_unlist drops a file from it. */
 #define RECENT_FILES 2
 typedef struct {
@@ -137,9 +137,11 @@ struct SimDisk {
     SimWorld *world;
     SimNodeId node;
     SimRng *rng;       /* (transfer none) */
-    GHashTable *files; /* name -> DiskFile *, one reference each */
+    /* name -> DiskFile *, one reference each, in name order. One table
+     * serves lookups by name and walks by prefix: a broker holds five files
+     * a replica, and a second table by hash cost 30 to 40 bytes a file. */
+    GTree *index;
     RecentFiles *recent; /* a cache behind lookups, updated even through a const disk */
-    GTree *index;      /* name -> DiskFile *, borrowed from `files` */
     guint64 seq_next;
     gint64 used_bytes;
     gint64 capacity_bytes; /* 0: unbounded */
@@ -398,7 +400,7 @@ disk_lookup(const SimDisk *disk, const char *name)
             return file;
         }
     }
-    DiskFile *file = g_hash_table_lookup(disk->files, name);
+    DiskFile *file = g_tree_lookup(disk->index, name);
     if (file != NULL) {
         memmove(&recent[1], &recent[0], (RECENT_FILES - 1) * sizeof *recent);
         recent[0] = file;
@@ -411,8 +413,7 @@ static void
 disk_insert(SimDisk *disk, DiskFile *file)
 {
     KSIM_ASSERT(!file->deleted);
-    gboolean added = g_hash_table_insert(disk->files, file->name, file);
-    KSIM_ASSERT(added);
+    KSIM_ASSERT(g_tree_lookup(disk->index, file->name) == NULL);
     g_tree_insert(disk->index, file->name, file);
 }
 
@@ -424,9 +425,7 @@ disk_unlist(SimDisk *disk, DiskFile *file)
         if (disk->recent->files[i] == file)
             disk->recent->files[i] = NULL;
     }
-    gboolean removed = g_tree_remove(disk->index, file->name);
-    KSIM_ASSERT(removed);
-    removed = g_hash_table_steal(disk->files, file->name);
+    gboolean removed = g_tree_steal(disk->index, file->name);
     KSIM_ASSERT(removed);
 }
 
@@ -469,8 +468,7 @@ sim_disk_new(SimWorld *world, SimNodeId node, SimRng *rng)
     disk->node = node;
     disk->rng = rng;
     /* The keys are the files' own names, so only the values are released. */
-    disk->files = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, file_release);
-    disk->index = g_tree_new_full(name_compare, NULL, NULL, NULL);
+    disk->index = g_tree_new_full(name_compare, NULL, NULL, file_release);
     disk->recent = g_new0(RecentFiles, 1);
     disk->timing = g_new0(DiskTiming, 1);
     disk->timing->charge_bytes = -1;
@@ -488,7 +486,6 @@ sim_disk_free(SimDisk *disk)
     /* In-flight fsyncs keep their files alive; their drop functions release
      * them without touching the disk. */
     g_tree_destroy(disk->index);
-    g_hash_table_destroy(disk->files);
     g_free(disk->recent);
     g_free(disk->timing);
     g_free(disk);
@@ -1300,19 +1297,17 @@ sim_disk_check_invariants(const SimDisk *disk)
     KSIM_ASSERT(disk->capacity_bytes >= 0);
     KSIM_ASSERT(disk->timing->dirty_bytes >= 0);
     KSIM_ASSERT(disk->timing->bandwidth_bytes_per_s >= 0);
-    KSIM_ASSERT((guint)g_tree_nnodes(disk->index) == g_hash_table_size(disk->files));
     gint64 used_bytes = 0;
     GTreeNode *node = g_tree_node_first(disk->index);
     for (; node != NULL; node = g_tree_node_next(node)) {
         const DiskFile *file = g_tree_node_value(node);
         KSIM_ASSERT(g_tree_node_key(node) == file->name);
-        KSIM_ASSERT(g_hash_table_lookup(disk->files, file->name) == file);
         file_check_invariants(disk, file);
         used_bytes += file->cache->len;
     }
     KSIM_ASSERT(used_bytes == disk->used_bytes);
     for (guint i = 0; i < RECENT_FILES; i++) {
         const DiskFile *file = disk->recent->files[i];
-        KSIM_ASSERT(file == NULL || g_hash_table_lookup(disk->files, file->name) == file);
+        KSIM_ASSERT(file == NULL || g_tree_lookup(disk->index, file->name) == file);
     }
 }
