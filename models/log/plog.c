@@ -74,17 +74,15 @@ struct Plog {
     SimNodeId node;
     SimDisk *disk;
     char *dir;
-    char *recovery_point_name;
-    char *epoch_name;
     PlogConfig config;
     GPtrArray *segments; /* PlogSegment *, by base offset; the last is active (owned) */
     gint64 recovery_point;
     gint64 flush_requested_offset; /* the largest target of any flush started */
-    GPtrArray *flushes;            /* PlogFlush * in flight (owned) */
+    GPtrArray *flushes;            /* PlogFlush * in flight (owned); NULL: none yet */
     PlogEpochCache *epochs;
     PlogProducerState *producers;
     PlogTxnState *txns; /* open and aborted transactions (plog_txn.h) */
-    GByteArray *scratch; /* encoding and read buffer */
+    GByteArray *scratch; /* encoding and read buffer; NULL until used (log_scratch) */
     SimEventId flush_timer;
     PlogRecoveryInfo recovery;
     PlogFlushedFn flushed_cb; /* may be NULL */
@@ -196,10 +194,28 @@ plog_recovery_info(const Plog *log)
     return &log->recovery;
 }
 
+/* The flushes in flight: none on most logs, which then have no array. */
+static guint
+flushes_len(const Plog *log)
+{
+    return log->flushes != NULL ? log->flushes->len : 0;
+}
+
+/* The log's scratch buffer, empty; made on first use (a follower's log,
+ * which appends encoded bytes, never needs one). (transfer none) */
+static GByteArray *
+log_scratch(Plog *log)
+{
+    if (log->scratch == NULL)
+        log->scratch = g_byte_array_new();
+    g_byte_array_set_size(log->scratch, 0);
+    return log->scratch;
+}
+
 guint
 plog_flushes_in_flight(const Plog *log)
 {
-    return log->flushes->len;
+    return flushes_len(log);
 }
 
 /* The index of the segment holding `offset` (log start <= offset < LEO), by
@@ -224,6 +240,15 @@ segment_for_offset(const Plog *log, gint64 offset)
 
 /* ---- checkpoints ---- */
 
+/* The path of the log's checkpoint file `file`, made when it is read or
+ * written (rarely) rather than kept by each of a broker's logs. (transfer full) */
+static char *
+log_file_name(const Plog *log, const char *file)
+{
+    return g_strconcat(log->dir, "/", file, NULL);
+}
+
+
 /* A checkpoint that could not be rewritten (a full disk) is deleted rather
  * than left stale: a missing recovery point makes recovery verify everything,
  * and a missing epoch file is rebuilt from the batches. Both are safe; a stale
@@ -242,21 +267,24 @@ write_recovery_point(Plog *log)
 {
     g_autoptr(GString) body = g_string_new(CHECKPOINT_VERSION "\n");
     g_string_append_printf(body, "%" G_GINT64_FORMAT "\n", log->recovery_point);
-    checkpoint_write(log, log->recovery_point_name, body);
+    g_autofree char *name = log_file_name(log, RECOVERY_POINT_FILE);
+    checkpoint_write(log, name, body);
 }
 
 static void
 write_epochs(Plog *log)
 {
     g_autoptr(GString) body = plog_epoch_cache_serialize(log->epochs);
-    checkpoint_write(log, log->epoch_name, body);
+    g_autofree char *name = log_file_name(log, EPOCH_FILE);
+    checkpoint_write(log, name, body);
 }
 
 /* The recovery point in the checkpoint, or -1 when it is missing or torn. */
 static gint64
 read_recovery_point(const Plog *log)
 {
-    g_autoptr(GString) body = plog_file_read_checked(log->disk, log->recovery_point_name);
+    g_autofree char *name = log_file_name(log, RECOVERY_POINT_FILE);
+    g_autoptr(GString) body = plog_file_read_checked(log->disk, name);
     if (body == NULL)
         return -1;
     g_auto(GStrv) lines = g_strsplit(body->str, "\n", -1);
@@ -409,7 +437,8 @@ replay_batches(Plog *log)
 static GString *
 load_epochs(Plog *log)
 {
-    GString *body = plog_file_read_checked(log->disk, log->epoch_name);
+    g_autofree char *name = log_file_name(log, EPOCH_FILE);
+    GString *body = plog_file_read_checked(log->disk, name);
     log->recovery.epoch_file_valid =
         body != NULL && plog_epoch_cache_parse(log->epochs, body->str, body->len);
     if (!log->recovery.epoch_file_valid) {
@@ -492,15 +521,11 @@ plog_open(SimWorld *world, SimNodeId node, const char *topic, guint32 partition,
     log->node = node;
     log->disk = sim_node_disk(world, node);
     log->dir = g_strdup_printf("%s-%" G_GUINT32_FORMAT, topic, partition);
-    log->recovery_point_name = g_strconcat(log->dir, "/" RECOVERY_POINT_FILE, NULL);
-    log->epoch_name = g_strconcat(log->dir, "/" EPOCH_FILE, NULL);
     log->config = *config;
     log->segments = g_ptr_array_new();
-    log->flushes = g_ptr_array_new();
     log->epochs = plog_epoch_cache_new();
     log->producers = plog_producer_state_new();
     log->txns = plog_txn_state_new();
-    log->scratch = g_byte_array_new();
     log->flush_timer = SIM_EVENT_ID_NONE;
     log_recover(log);
     schedule_flush_timer(log);
@@ -517,16 +542,16 @@ plog_free(Plog *log)
     g_ptr_array_unref(log->segments);
     /* The node crashed: the engine dropped the fsync callbacks that held
      * these, so they are freed here. */
-    for (guint i = 0; i < log->flushes->len; i++)
+    for (guint i = 0; i < flushes_len(log); i++)
         g_free(g_ptr_array_index(log->flushes, i));
-    g_ptr_array_unref(log->flushes);
+    if (log->flushes != NULL)
+        g_ptr_array_unref(log->flushes);
     plog_epoch_cache_free(log->epochs);
     plog_producer_state_free(log->producers);
     plog_txn_state_free(log->txns);
-    g_byte_array_unref(log->scratch);
+    if (log->scratch != NULL)
+        g_byte_array_unref(log->scratch);
     g_free(log->dir);
-    g_free(log->recovery_point_name);
-    g_free(log->epoch_name);
     g_free(log);
 }
 
@@ -537,11 +562,12 @@ plog_close(Plog *log)
         return;
     sim_world_cancel(log->world, log->flush_timer);
     /* The fsync callbacks still to come free their flush when it completes. */
-    for (guint i = 0; i < log->flushes->len; i++) {
+    for (guint i = 0; i < flushes_len(log); i++) {
         PlogFlush *flush = g_ptr_array_index(log->flushes, i);
         flush->log = NULL;
     }
-    g_ptr_array_set_size(log->flushes, 0);
+    if (log->flushes != NULL)
+        g_ptr_array_set_size(log->flushes, 0);
     plog_free(log);
 }
 
@@ -592,7 +618,7 @@ plog_flush(Plog *log, gint64 up_to_offset)
     gint64 target = MIN(up_to_offset, plog_log_end_offset(log));
     if (target <= log->recovery_point)
         return;
-    KSIM_ASSERT(log->flushes->len < FLUSHES_MAX);
+    KSIM_ASSERT(flushes_len(log) < FLUSHES_MAX);
     PlogFlush *flush = g_new0(PlogFlush, 1);
     flush->log = log;
     flush->target_offset = target;
@@ -604,6 +630,8 @@ plog_flush(Plog *log, gint64 up_to_offset)
             flush->pending += plog_segment_fsync(segment, flush_done_cb, flush);
     }
     KSIM_ASSERT(flush->pending > 0);
+    if (log->flushes == NULL)
+        log->flushes = g_ptr_array_new();
     g_ptr_array_add(log->flushes, flush);
     log->flush_requested_offset = MAX(log->flush_requested_offset, target);
 }
@@ -676,13 +704,12 @@ log_append(Plog *log, PlogBatch *batch, gint64 now_ms, SimDiskStatus *status)
 {
     plog_batch_check(batch);
     KSIM_ASSERT(batch->base_offset == plog_log_end_offset(log));
-    g_byte_array_set_size(log->scratch, 0);
-    plog_batch_encode(batch, log->scratch);
+    GByteArray *scratch = log_scratch(log);
+    plog_batch_encode(batch, scratch);
     PlogBatchHeader header;
-    gboolean decoded = plog_batch_header_decode(log->scratch->data, log->scratch->len, &header);
+    gboolean decoded = plog_batch_header_decode(scratch->data, scratch->len, &header);
     KSIM_ASSERT(decoded);
-    return log_append_encoded(log, &header, log->scratch->data, log->scratch->len, now_ms,
-                              status);
+    return log_append_encoded(log, &header, scratch->data, scratch->len, now_ms, status);
 }
 
 /* LogAppendTime: Kafka's LogValidator (3.x, assignOffsetsNonCompressed)
@@ -758,7 +785,7 @@ plog_read(Plog *log, gint64 offset, gint64 max_bytes, GPtrArray *out)
     guint added = 0;
     while (position < plog_segment_file_bytes(segment)) {
         PlogBatch *batch = NULL;
-        position = plog_segment_read(segment, position, log->scratch, &batch);
+        position = plog_segment_read(segment, position, log_scratch(log), &batch);
         if (batch == NULL)
             return PLOG_READ_CORRUPT;
         gint64 size_bytes = plog_batch_size_bytes(batch);
@@ -892,7 +919,7 @@ after_truncation(Plog *log, gint64 leo)
      * truncation removed some producer's batches. */
     if (plog_producer_state_last_offset(log->producers) >= leo)
         rebuild_producers(log);
-    for (guint i = 0; i < log->flushes->len; i++) {
+    for (guint i = 0; i < flushes_len(log); i++) {
         PlogFlush *flush = g_ptr_array_index(log->flushes, i);
         flush->target_offset = MIN(flush->target_offset, leo);
     }
@@ -936,7 +963,7 @@ plog_truncate_fully_and_start_at(Plog *log, gint64 offset)
     plog_producer_state_clear(log->producers);
     plog_txn_state_clear(log->txns);
     log_sync(log);
-    for (guint i = 0; i < log->flushes->len; i++) {
+    for (guint i = 0; i < flushes_len(log); i++) {
         PlogFlush *flush = g_ptr_array_index(log->flushes, i);
         flush->target_offset = MIN(flush->target_offset, offset);
     }
@@ -1190,8 +1217,8 @@ check_log(const Plog *log, gboolean with_files)
     KSIM_ASSERT(log_start <= log->recovery_point);
     KSIM_ASSERT(log->recovery_point <= leo);
     KSIM_ASSERT(log->flush_requested_offset <= leo);
-    KSIM_ASSERT(log->flushes->len <= FLUSHES_MAX);
-    for (guint i = 0; i < log->flushes->len; i++) {
+    KSIM_ASSERT(flushes_len(log) <= FLUSHES_MAX);
+    for (guint i = 0; i < flushes_len(log); i++) {
         const PlogFlush *flush = g_ptr_array_index(log->flushes, i);
         KSIM_ASSERT(flush->log == log);
         KSIM_ASSERT(flush->pending > 0);

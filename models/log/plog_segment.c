@@ -42,9 +42,11 @@ typedef struct {
 
 struct PlogSegment {
     SimDisk *disk;
+    /* The three files' names, in one allocation that log_name owns: a
+     * broker has a segment for each replica it holds. */
     char *log_name;
-    char *index_name;
-    char *time_index_name;
+    const char *index_name;
+    const char *time_index_name;
     gint64 base_offset;
     gint64 next_offset;
     gint64 file_bytes;
@@ -100,14 +102,6 @@ typedef struct {
 
 /* ---- names ---- */
 
-/* The `.log` file name for `base_offset` in `dir`. (transfer full) */
-static char *
-plog_segment_log_name(const char *dir, gint64 base_offset)
-{
-    KSIM_ASSERT(base_offset >= 0);
-    return g_strdup_printf("%s/%020" G_GINT64_FORMAT ".log", dir, base_offset);
-}
-
 gboolean
 plog_segment_parse_log_name(const char *file_name, gint64 *out_base_offset)
 {
@@ -133,10 +127,16 @@ segment_new(SimDisk *disk, const char *dir, gint64 base_offset, gint64 index_int
     KSIM_ASSERT(index_interval_bytes >= 0);
     PlogSegment *segment = g_new0(PlogSegment, 1);
     segment->disk = disk;
-    segment->log_name = plog_segment_log_name(dir, base_offset);
-    segment->index_name = g_strdup_printf("%s/%020" G_GINT64_FORMAT ".index", dir, base_offset);
-    segment->time_index_name =
-        g_strdup_printf("%s/%020" G_GINT64_FORMAT ".timeindex", dir, base_offset);
+    KSIM_ASSERT(base_offset >= 0);
+    g_autofree char *stem = g_strdup_printf("%s/%020" G_GINT64_FORMAT, dir, base_offset);
+    gsize stem_len = strlen(stem);
+    char *names = g_malloc(3 * stem_len + sizeof ".log" + sizeof ".index" + sizeof ".timeindex");
+    char *index_name = g_stpcpy(g_stpcpy(names, stem), ".log") + 1;
+    char *time_index_name = g_stpcpy(g_stpcpy(index_name, stem), ".index") + 1;
+    g_stpcpy(g_stpcpy(time_index_name, stem), ".timeindex");
+    segment->log_name = names;
+    segment->index_name = index_name;
+    segment->time_index_name = time_index_name;
     segment->base_offset = base_offset;
     segment->next_offset = base_offset;
     segment->index_interval_bytes = index_interval_bytes;
@@ -198,8 +198,6 @@ plog_segment_free(PlogSegment *segment)
     if (segment == NULL)
         return;
     g_free(segment->log_name);
-    g_free(segment->index_name);
-    g_free(segment->time_index_name);
     g_array_unref(segment->index);
     g_array_unref(segment->time_index);
     g_free(segment);
