@@ -531,12 +531,19 @@ test_kraft_publish_deltas(void **state)
     assert_int_equal(ps->leader_epoch, 1);
     assert_int_equal(ps->zk_version, 1); /* the partition epoch */
     sim_msg_free(&lai->base);
-    KUpdateMetadataRequest *um = kraft_publish_update_metadata(before, after, store);
-    assert_int_equal(um->partitions->len, 1);
+    MetadataPool *pool = metadata_pool_new();
+    KUpdateMetadataRequest *um = kraft_publish_update_metadata(before, after, store, pool);
+    /* The state goes pooled, not copied. */
+    assert_int_equal(um->partitions->len, 0);
+    assert_int_equal(kproto_update_metadata_count(um), 1);
+    assert_int_equal(kproto_update_metadata_state(um, 0)->leader, 2);
+    assert_int_equal(metadata_pool_size(pool), 1);
     assert_int_equal(um->live_brokers->len, 2); /* the fenced broker is not offered */
     assert_int_equal(g_array_index(um->live_brokers, KBrokerEndpoint, 0).broker_id, 2);
     sim_msg_free(&um->base);
-    assert_null(kraft_publish_update_metadata(after, after, store));
+    assert_int_equal(metadata_pool_size(pool), 0); /* freed, the request released it */
+    assert_null(kraft_publish_update_metadata(after, after, store, pool));
+    metadata_pool_unref(pool);
     kraft_image_free(before);
     kraft_image_free(after);
     kraft_record_store_free(store);

@@ -370,6 +370,9 @@ broker_handle_update_metadata(BrokerState *state, SimNodeId from, KUpdateMetadat
         const KPartitionState *shared = metadata_pool_intern(state->broker->metadata_pool, ps);
         metadata_cache_replace(state->metadata, shared);
     }
+    for (guint i = 0; request->pooled != NULL && i < request->pooled->len; i++)
+        metadata_cache_replace(state->metadata,
+                               metadata_pool_acquire(g_ptr_array_index(request->pooled, i)));
 }
 
 static void
@@ -404,7 +407,7 @@ controller_request_cost_ns(const BrokerState *state, const SimMsg *msg)
 {
     const BrokerConfig *config = &state->broker->config;
     if (msg->type == KMSG_UPDATE_METADATA_REQUEST)
-        return (gint64)((const KUpdateMetadataRequest *)msg)->partitions->len *
+        return (gint64)kproto_update_metadata_count((const KUpdateMetadataRequest *)msg) *
                config->update_metadata_partition_ns;
     return (gint64)((const KLeaderAndIsrRequest *)msg)->partitions->len *
            config->leader_and_isr_partition_ns;

@@ -392,7 +392,8 @@ publish(BrokerKraft *k)
         return;
     BrokerState *state = k->state;
     KUpdateMetadataRequest *metadata =
-        kraft_publish_update_metadata(k->published, k->image, broker_of(k)->kraft_store);
+        kraft_publish_update_metadata(k->published, k->image, broker_of(k)->kraft_store,
+                                      broker_of(k)->metadata_pool);
     if (metadata != NULL)
         broker_controller_request_arrived(state, &metadata->base);
     KLeaderAndIsrRequest *lai = kraft_publish_leader_and_isr(

@@ -92,20 +92,21 @@ brokers_changed(const KraftImage *before, const KraftImage *after)
 
 KUpdateMetadataRequest *
 kraft_publish_update_metadata(const KraftImage *before, const KraftImage *after,
-                              const KraftRecordStore *store)
+                              const KraftRecordStore *store, MetadataPool *pool)
 {
     KUpdateMetadataRequest *request = kproto_new(KMSG_UPDATE_METADATA_REQUEST);
     request->controller_id = -1;
     request->controller_epoch = -1;
     g_autoptr(GPtrArray) all = kraft_image_partitions_not_shared(before, after);
+    request->pooled = g_ptr_array_new_with_free_func(metadata_pool_release);
     for (guint i = 0; i < all->len; i++) {
         const KraftPartition *p = g_ptr_array_index(all, i);
         if (!changed(before, p))
             continue;
         KPartitionState ps = state_of(store, p);
-        g_array_append_val(request->partitions, ps);
+        g_ptr_array_add(request->pooled, (gpointer)metadata_pool_intern(pool, &ps));
     }
-    if (request->partitions->len == 0 && !brokers_changed(before, after)) {
+    if (request->pooled->len == 0 && !brokers_changed(before, after)) {
         sim_msg_free(&request->base);
         return NULL;
     }

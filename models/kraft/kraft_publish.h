@@ -20,6 +20,7 @@
 
 #include "kafka_proto.h"
 #include "kraft_records.h"
+#include "metadata_pool.h"
 
 /* The LeaderAndIsr of broker `broker_id` from `before` (NULL: nothing yet)
  * to `after`: its replicas whose state changed, with the endpoints of their
@@ -30,9 +31,12 @@ KLeaderAndIsrRequest *kraft_publish_leader_and_isr(const KraftImage *before,
                                                    gint32 broker_id);
 /* The UpdateMetadata from `before` to `after`: every changed partition and
  * the active brokers (all of them, as UpdateMetadata always lists); NULL
- * when neither partitions nor brokers changed. (transfer full) */
+ * when neither partitions nor brokers changed. The partitions' states are
+ * interned in `pool`, the receiving broker's (the request's `pooled`): a
+ * broker's first image has every partition of the cluster. (transfer full) */
 KUpdateMetadataRequest *kraft_publish_update_metadata(const KraftImage *before,
                                                       const KraftImage *after,
-                                                      const KraftRecordStore *store);
+                                                      const KraftRecordStore *store,
+                                                      MetadataPool *pool);
 
 #endif

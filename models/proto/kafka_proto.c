@@ -63,6 +63,8 @@ free_update_metadata(SimMsg *msg)
 {
     KUpdateMetadataRequest *request = (KUpdateMetadataRequest *)msg;
     g_array_unref(request->partitions);
+    if (request->pooled != NULL)
+        g_ptr_array_unref(request->pooled);
     g_array_free(request->live_brokers, TRUE);
     g_free(request);
 }
@@ -101,6 +103,21 @@ kproto_update_metadata_share_partitions(KUpdateMetadataRequest *request, GArray 
     KSIM_ASSERT(request->partitions->len == 0);
     g_array_unref(request->partitions);
     request->partitions = g_array_ref(partitions);
+}
+
+guint
+kproto_update_metadata_count(const KUpdateMetadataRequest *request)
+{
+    return request->partitions->len + (request->pooled != NULL ? request->pooled->len : 0);
+}
+
+const KPartitionState *
+kproto_update_metadata_state(const KUpdateMetadataRequest *request, guint i)
+{
+    KSIM_ASSERT(i < kproto_update_metadata_count(request));
+    if (i < request->partitions->len)
+        return &g_array_index(request->partitions, KPartitionState, i);
+    return g_ptr_array_index(request->pooled, i - request->partitions->len);
 }
 
 void
@@ -442,24 +459,30 @@ kproto_new(KafkaMsgType type)
  *    delete: 9 bytes.
  * A topic's name costs its length and 2, and 4 for its partition array. */
 static guint64
+partition_state_bytes(guint32 type, const KPartitionState *ps, const char **topic)
+{
+    guint64 size = 0;
+    if (*topic == NULL || strcmp(*topic, ps->tp.topic) != 0) {
+        *topic = ps->tp.topic;
+        size += 2 + strlen(*topic) + 4;
+    }
+    guint64 members = 4u * ((guint64)ps->n_isr + ps->n_replicas);
+    if (type == KMSG_LEADER_AND_ISR_REQUEST)
+        size += 41 + members;
+    else if (type == KMSG_UPDATE_METADATA_REQUEST)
+        size += 32 + members;
+    else
+        size += 9;
+    return size;
+}
+
+static guint64
 controller_request_bytes(guint32 type, const GArray *partitions)
 {
     guint64 size = 0;
     const char *topic = NULL;
-    for (guint i = 0; i < partitions->len; i++) {
-        const KPartitionState *ps = &g_array_index(partitions, KPartitionState, i);
-        if (topic == NULL || strcmp(topic, ps->tp.topic) != 0) {
-            topic = ps->tp.topic;
-            size += 2 + strlen(topic) + 4;
-        }
-        guint64 members = 4u * ((guint64)ps->n_isr + ps->n_replicas);
-        if (type == KMSG_LEADER_AND_ISR_REQUEST)
-            size += 41 + members;
-        else if (type == KMSG_UPDATE_METADATA_REQUEST)
-            size += 32 + members;
-        else
-            size += 9;
-    }
+    for (guint i = 0; i < partitions->len; i++)
+        size += partition_state_bytes(type, &g_array_index(partitions, KPartitionState, i), &topic);
     return size;
 }
 
@@ -496,8 +519,11 @@ kproto_update_size(SimMsg *msg)
     }
     case KMSG_UPDATE_METADATA_REQUEST: {
         const KUpdateMetadataRequest *request = (const KUpdateMetadataRequest *)msg;
-        size += controller_request_bytes(msg->type, request->partitions) +
-                BROKER_ENTRY_BYTES * request->live_brokers->len;
+        size += BROKER_ENTRY_BYTES * request->live_brokers->len;
+        const char *topic = NULL;
+        for (guint i = 0; i < kproto_update_metadata_count(request); i++)
+            size += partition_state_bytes(msg->type, kproto_update_metadata_state(request, i),
+                                          &topic);
         break;
     }
     case KMSG_METADATA_REQUEST: {

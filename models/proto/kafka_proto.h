@@ -247,6 +247,12 @@ typedef struct {
     /* KPartitionState; may be shared with other requests
      * (kproto_update_metadata_share_partitions): read only once sent */
     GArray *partitions;
+    /* NULL, or more states, after `partitions`, already interned in the
+     * receiving broker's MetadataPool (metadata_pool.h): a reference each,
+     * which the array's free function releases. A KRaft broker hands its
+     * own cache what its image changed this way; at a million partitions a
+     * copy of each state for each of thirty brokers would take gigabytes. */
+    GPtrArray *pooled;
 } KUpdateMetadataRequest;
 
 typedef struct {
@@ -572,6 +578,10 @@ void kproto_metadata_request_add_topic(KMetadataRequest *request, const char *to
  * whoever else holds it (a reference is taken): the controller sends every
  * broker the same states. Its own, empty, array is dropped. */
 void kproto_update_metadata_share_partitions(KUpdateMetadataRequest *request, GArray *partitions);
+/* How many partition states `request` carries, copied and pooled. */
+guint kproto_update_metadata_count(const KUpdateMetadataRequest *request);
+/* The `i`th of them. (transfer none) */
+const KPartitionState *kproto_update_metadata_state(const KUpdateMetadataRequest *request, guint i);
 /* Makes the request ask for no topic: only the brokers. */
 void kproto_metadata_request_no_topics(KMetadataRequest *request);
 

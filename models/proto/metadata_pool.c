@@ -98,6 +98,15 @@ metadata_pool_intern(MetadataPool *pool, const KPartitionState *state)
     return &entry->state;
 }
 
+const KPartitionState *
+metadata_pool_acquire(const KPartitionState *state)
+{
+    PoolEntry *entry = (PoolEntry *)state;
+    KSIM_ASSERT(entry->refs > 0);
+    entry->refs++;
+    return state;
+}
+
 void
 metadata_pool_release(gpointer state)
 {

@@ -43,6 +43,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MetadataPool, metadata_pool_unref)
  * already pooled, else a new copy. (transfer full: release it with
  * metadata_pool_release) */
 const KPartitionState *metadata_pool_intern(MetadataPool *pool, const KPartitionState *state);
+/* One more reference to `state`, which the pool already holds. (transfer full) */
+const KPartitionState *metadata_pool_acquire(const KPartitionState *state);
 /* Releases a reference metadata_pool_intern gave; the last one frees the
  * copy. A GDestroyNotify for containers of pooled states. */
 void metadata_pool_release(gpointer state);
