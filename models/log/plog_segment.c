@@ -67,7 +67,9 @@ struct PlogSegment {
      * begins, and finds it here without the index lookup and header scan
      * (the answer is the same). Cleared with everything else when the
      * segment is rescanned (truncation, recovery). */
-    RecentBatch recent[RECENT_BATCHES];
+    RecentBatch *recent; /* RECENT_BATCHES of them; NULL until the first
+                          * append (most of a large cluster's segments
+                          * never have one) */
     guint recent_count; /* valid entries, at most RECENT_BATCHES */
     guint recent_next;  /* the slot the next batch takes */
 };
@@ -200,6 +202,7 @@ plog_segment_free(PlogSegment *segment)
     g_free(segment->log_name);
     g_array_unref(segment->index);
     g_array_unref(segment->time_index);
+    g_free(segment->recent);
     g_free(segment);
 }
 
@@ -334,6 +337,8 @@ apply_batch(PlogSegment *segment, const BatchDesc *batch, const AppendPlan *plan
     segment->bytes_since_index += batch->size_bytes;
     segment->max_timestamp_ms = plan->max_timestamp_ms;
     segment->offset_of_max_timestamp = plan->offset_of_max_timestamp;
+    if (segment->recent == NULL)
+        segment->recent = g_new(RecentBatch, RECENT_BATCHES);
     segment->recent[segment->recent_next] = (RecentBatch){batch->base_offset, segment->file_bytes};
     segment->recent_next = (segment->recent_next + 1) % RECENT_BATCHES;
     segment->recent_count = MIN(segment->recent_count + 1, RECENT_BATCHES);
