@@ -506,10 +506,11 @@ test_kraft_publish_deltas(void **state)
     kraft_image_replay(before, &p0, offset++);
     kraft_image_replay(before, &p1, offset++);
     /* From nothing: broker 3 is a replica of partition 1 only, led by 2. */
-    KLeaderAndIsrRequest *lai = kraft_publish_leader_and_isr(NULL, before, store, 3);
+    MetadataPool *pool = metadata_pool_new();
+    KLeaderAndIsrRequest *lai = kraft_publish_leader_and_isr(NULL, before, store, 3, pool);
     assert_non_null(lai);
-    assert_int_equal(lai->partitions->len, 1);
-    const KPartitionState *ps = &g_array_index(lai->partitions, KPartitionState, 0);
+    assert_int_equal(kproto_leader_and_isr_count(lai), 1);
+    const KPartitionState *ps = kproto_leader_and_isr_state(lai, 0);
     assert_string_equal(ps->tp.topic, "orders");
     assert_int_equal(ps->tp.partition, 1);
     assert_int_equal(ps->leader, 2);
@@ -523,15 +524,14 @@ test_kraft_publish_deltas(void **state)
     kraft_image_replay(after, &change, offset++);
     KraftRecord fence = {.type = KRAFT_REC_FENCE_BROKER, .broker_id = 1, .broker_epoch = 0};
     kraft_image_replay(after, &fence, offset++);
-    assert_null(kraft_publish_leader_and_isr(before, after, store, 3)); /* not its replica */
-    lai = kraft_publish_leader_and_isr(before, after, store, 2);
-    assert_int_equal(lai->partitions->len, 1);
-    ps = &g_array_index(lai->partitions, KPartitionState, 0);
+    assert_null(kraft_publish_leader_and_isr(before, after, store, 3, pool)); /* not its replica */
+    lai = kraft_publish_leader_and_isr(before, after, store, 2, pool);
+    assert_int_equal(kproto_leader_and_isr_count(lai), 1);
+    ps = kproto_leader_and_isr_state(lai, 0);
     assert_int_equal(ps->tp.partition, 0);
     assert_int_equal(ps->leader_epoch, 1);
     assert_int_equal(ps->zk_version, 1); /* the partition epoch */
     sim_msg_free(&lai->base);
-    MetadataPool *pool = metadata_pool_new();
     KUpdateMetadataRequest *um = kraft_publish_update_metadata(before, after, store, pool);
     /* The state goes pooled, not copied. */
     assert_int_equal(um->partitions->len, 0);

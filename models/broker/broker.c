@@ -409,7 +409,7 @@ controller_request_cost_ns(const BrokerState *state, const SimMsg *msg)
     if (msg->type == KMSG_UPDATE_METADATA_REQUEST)
         return (gint64)kproto_update_metadata_count((const KUpdateMetadataRequest *)msg) *
                config->update_metadata_partition_ns;
-    return (gint64)((const KLeaderAndIsrRequest *)msg)->partitions->len *
+    return (gint64)kproto_leader_and_isr_count((const KLeaderAndIsrRequest *)msg) *
            config->leader_and_isr_partition_ns;
 }
 

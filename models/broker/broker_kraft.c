@@ -397,7 +397,8 @@ publish(BrokerKraft *k)
     if (metadata != NULL)
         broker_controller_request_arrived(state, &metadata->base);
     KLeaderAndIsrRequest *lai = kraft_publish_leader_and_isr(
-        k->published, k->image, broker_of(k)->kraft_store, broker_of(k)->config.broker_id);
+        k->published, k->image, broker_of(k)->kraft_store, broker_of(k)->config.broker_id,
+        broker_of(k)->metadata_pool);
     if (lai != NULL)
         broker_controller_request_arrived(state, &lai->base);
     /* The brokers replay the same log: they share what their images agree on. */

@@ -243,6 +243,7 @@ msg_copy(SimMsg *msg)
 {
     if (msg->type == KMSG_LEADER_AND_ISR_REQUEST || msg->type == KMSG_STOP_REPLICA_REQUEST) {
         KLeaderAndIsrRequest *from = (KLeaderAndIsrRequest *)msg;
+        KSIM_ASSERT(from->pooled == NULL); /* pooled: a KRaft broker's own */
         KLeaderAndIsrRequest *to = kproto_new(msg->type);
         to->correlation_id = from->correlation_id;
         to->controller_id = from->controller_id;
@@ -253,6 +254,7 @@ msg_copy(SimMsg *msg)
         return &to->base;
     }
     KUpdateMetadataRequest *from = (KUpdateMetadataRequest *)msg;
+    KSIM_ASSERT(from->pooled == NULL);
     KUpdateMetadataRequest *to = kproto_new(KMSG_UPDATE_METADATA_REQUEST);
     to->correlation_id = from->correlation_id;
     to->controller_id = from->controller_id;

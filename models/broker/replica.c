@@ -310,8 +310,8 @@ make_follower(BrokerState *state, Partition *p, const KPartitionState *ps, SimNo
 void
 replica_handle_stop_replica(BrokerState *state, const KLeaderAndIsrRequest *request)
 {
-    for (guint i = 0; i < request->partitions->len; i++) {
-        const KPartitionState *ps = &g_array_index(request->partitions, KPartitionState, i);
+    for (guint i = 0; i < kproto_leader_and_isr_count(request); i++) {
+        const KPartitionState *ps = kproto_leader_and_isr_state(request, i);
         Partition *p = replica_get(state, &ps->tp);
         if (p != NULL && !p->is_leader)
             replica_fetcher_remove_partition(state, p);
@@ -322,8 +322,8 @@ void
 replica_handle_leader_and_isr(BrokerState *state, KLeaderAndIsrRequest *request)
 {
     gint32 self = state->broker->config.broker_id;
-    for (guint i = 0; i < request->partitions->len; i++) {
-        const KPartitionState *ps = &g_array_index(request->partitions, KPartitionState, i);
+    for (guint i = 0; i < kproto_leader_and_isr_count(request); i++) {
+        const KPartitionState *ps = kproto_leader_and_isr_state(request, i);
         if (!kpartition_state_has_replica(ps, self))
             continue;
         Partition *p = replica_get_or_create(state, &ps->tp);

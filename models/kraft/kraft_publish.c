@@ -43,7 +43,7 @@ endpoint_of(const KraftBroker *b)
 
 KLeaderAndIsrRequest *
 kraft_publish_leader_and_isr(const KraftImage *before, const KraftImage *after,
-                             const KraftRecordStore *store, gint32 broker_id)
+                             const KraftRecordStore *store, gint32 broker_id, MetadataPool *pool)
 {
     g_autoptr(GPtrArray) all = kraft_image_partitions_not_shared(before, after);
     KLeaderAndIsrRequest *request = NULL;
@@ -55,9 +55,10 @@ kraft_publish_leader_and_isr(const KraftImage *before, const KraftImage *after,
             request = kproto_new(KMSG_LEADER_AND_ISR_REQUEST);
             request->controller_id = -1;
             request->controller_epoch = -1;
+            request->pooled = g_ptr_array_new_with_free_func(metadata_pool_release);
         }
         KPartitionState ps = state_of(store, p);
-        g_array_append_val(request->partitions, ps);
+        g_ptr_array_add(request->pooled, (gpointer)metadata_pool_intern(pool, &ps));
         const KraftBroker *leader =
             p->leader == KRAFT_NO_LEADER ? NULL : kraft_image_broker(after, p->leader);
         gboolean listed = leader == NULL;

@@ -24,11 +24,12 @@
 
 /* The LeaderAndIsr of broker `broker_id` from `before` (NULL: nothing yet)
  * to `after`: its replicas whose state changed, with the endpoints of their
- * leaders; NULL when none did. (transfer full) */
+ * leaders; NULL when none did. The states are interned in `pool`, as
+ * kraft_publish_update_metadata's. (transfer full) */
 KLeaderAndIsrRequest *kraft_publish_leader_and_isr(const KraftImage *before,
                                                    const KraftImage *after,
                                                    const KraftRecordStore *store,
-                                                   gint32 broker_id);
+                                                   gint32 broker_id, MetadataPool *pool);
 /* The UpdateMetadata from `before` to `after`: every changed partition and
  * the active brokers (all of them, as UpdateMetadata always lists); NULL
  * when neither partitions nor brokers changed. The partitions' states are

@@ -54,6 +54,8 @@ free_leader_and_isr(SimMsg *msg)
 {
     KLeaderAndIsrRequest *request = (KLeaderAndIsrRequest *)msg;
     g_array_free(request->partitions, TRUE);
+    if (request->pooled != NULL)
+        g_ptr_array_unref(request->pooled);
     g_array_free(request->live_leaders, TRUE);
     g_free(request);
 }
@@ -105,19 +107,43 @@ kproto_update_metadata_share_partitions(KUpdateMetadataRequest *request, GArray 
     request->partitions = g_array_ref(partitions);
 }
 
+static guint
+states_count(const GArray *partitions, const GPtrArray *pooled)
+{
+    return partitions->len + (pooled != NULL ? pooled->len : 0);
+}
+
+static const KPartitionState *
+states_at(const GArray *partitions, const GPtrArray *pooled, guint i)
+{
+    KSIM_ASSERT(i < states_count(partitions, pooled));
+    if (i < partitions->len)
+        return &g_array_index(partitions, KPartitionState, i);
+    return g_ptr_array_index(pooled, i - partitions->len);
+}
+
 guint
 kproto_update_metadata_count(const KUpdateMetadataRequest *request)
 {
-    return request->partitions->len + (request->pooled != NULL ? request->pooled->len : 0);
+    return states_count(request->partitions, request->pooled);
 }
 
 const KPartitionState *
 kproto_update_metadata_state(const KUpdateMetadataRequest *request, guint i)
 {
-    KSIM_ASSERT(i < kproto_update_metadata_count(request));
-    if (i < request->partitions->len)
-        return &g_array_index(request->partitions, KPartitionState, i);
-    return g_ptr_array_index(request->pooled, i - request->partitions->len);
+    return states_at(request->partitions, request->pooled, i);
+}
+
+guint
+kproto_leader_and_isr_count(const KLeaderAndIsrRequest *request)
+{
+    return states_count(request->partitions, request->pooled);
+}
+
+const KPartitionState *
+kproto_leader_and_isr_state(const KLeaderAndIsrRequest *request, guint i)
+{
+    return states_at(request->partitions, request->pooled, i);
 }
 
 void
@@ -477,12 +503,12 @@ partition_state_bytes(guint32 type, const KPartitionState *ps, const char **topi
 }
 
 static guint64
-controller_request_bytes(guint32 type, const GArray *partitions)
+controller_request_bytes(guint32 type, const GArray *partitions, const GPtrArray *pooled)
 {
     guint64 size = 0;
     const char *topic = NULL;
-    for (guint i = 0; i < partitions->len; i++)
-        size += partition_state_bytes(type, &g_array_index(partitions, KPartitionState, i), &topic);
+    for (guint i = 0; i < states_count(partitions, pooled); i++)
+        size += partition_state_bytes(type, states_at(partitions, pooled, i), &topic);
     return size;
 }
 
@@ -513,17 +539,14 @@ kproto_update_size(SimMsg *msg)
     case KMSG_LEADER_AND_ISR_REQUEST:
     case KMSG_STOP_REPLICA_REQUEST: {
         const KLeaderAndIsrRequest *request = (const KLeaderAndIsrRequest *)msg;
-        size += controller_request_bytes(msg->type, request->partitions) +
+        size += controller_request_bytes(msg->type, request->partitions, request->pooled) +
                 BROKER_ENTRY_BYTES * request->live_leaders->len;
         break;
     }
     case KMSG_UPDATE_METADATA_REQUEST: {
         const KUpdateMetadataRequest *request = (const KUpdateMetadataRequest *)msg;
-        size += BROKER_ENTRY_BYTES * request->live_brokers->len;
-        const char *topic = NULL;
-        for (guint i = 0; i < kproto_update_metadata_count(request); i++)
-            size += partition_state_bytes(msg->type, kproto_update_metadata_state(request, i),
-                                          &topic);
+        size += controller_request_bytes(msg->type, request->partitions, request->pooled) +
+                BROKER_ENTRY_BYTES * request->live_brokers->len;
         break;
     }
     case KMSG_METADATA_REQUEST: {

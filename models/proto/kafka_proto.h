@@ -212,6 +212,10 @@ typedef struct {
     gint32 controller_id;
     gint32 controller_epoch;
     GArray *partitions;  /* KPartitionState */
+    /* NULL, or more states, after `partitions`, interned in the receiving
+     * broker's pool, as KUpdateMetadataRequest's `pooled` (a KRaft broker's
+     * own LeaderAndIsr) */
+    GPtrArray *pooled;
     GArray *live_leaders; /* KBrokerEndpoint: where the leaders are */
 } KLeaderAndIsrRequest;
 
@@ -582,6 +586,9 @@ void kproto_update_metadata_share_partitions(KUpdateMetadataRequest *request, GA
 guint kproto_update_metadata_count(const KUpdateMetadataRequest *request);
 /* The `i`th of them. (transfer none) */
 const KPartitionState *kproto_update_metadata_state(const KUpdateMetadataRequest *request, guint i);
+/* The same for a LeaderAndIsr or StopReplica request. */
+guint kproto_leader_and_isr_count(const KLeaderAndIsrRequest *request);
+const KPartitionState *kproto_leader_and_isr_state(const KLeaderAndIsrRequest *request, guint i);
 /* Makes the request ask for no topic: only the brokers. */
 void kproto_metadata_request_no_topics(KMetadataRequest *request);
 
