@@ -578,12 +578,14 @@ test_kraft_register_unfence_create(void **state)
     assert_true(same_ids(p1->isr, p1->n_isr, all, 3));
     assert_int_equal(p1->leader_epoch, 0);
     assert_int_equal(p1->partition_epoch, 0);
-    /* Standbys replay the same committed records. */
+    /* Standbys replay the same committed records, and the controllers keep
+     * one copy of what their committed images agree on. */
     for (guint i = 0; i < CONTROLLERS; i++) {
         const KraftPartition *q = kraft_image_partition(kraft_controller_image(c.controllers[i]),
                                                         p1->topic, 1);
         assert_non_null(q);
         assert_int_equal(q->leader, 2);
+        assert_ptr_equal(q, p1);
     }
     cluster_clear(&c);
 }

@@ -1482,6 +1482,9 @@ on_committed(void *user_data, RaftNode *raft, gint64 high_watermark)
     gint64 timestamp_ms = -1;
     gint64 bytes = replay_log(c, c->committed, high_watermark, &timestamp_ms);
     kraft_snapshot_publish(&c->snapshots, raft, c->store, c->committed, bytes, timestamp_ms);
+    /* The quorum's controllers, and the brokers, replay one log: they keep
+     * one copy of what their committed images agree on. */
+    kraft_image_intern(c->committed, c->store);
     if (c->active)
         release_replies(c, high_watermark);
     else if (raft_node_role(c->raft) == RAFT_ROLE_LEADER &&
