@@ -5,6 +5,7 @@
 #include "metadata_pool.h"
 
 #include "sim_assert.h"
+#include "sim_sorted.h"
 
 #include <string.h>
 #include <xxhash.h>
@@ -144,25 +145,27 @@ metadata_pool_check_invariants(const MetadataPool *pool)
 
 /* ---- a broker's cache ---- */
 
-/* 128 pointers: a kilobyte a chunk, split or appended to while the
- * cluster's partitions are created. */
-#define METADATA_CACHE_CHUNK 128
-
-typedef struct {
-    guint len;
-    const KPartitionState *items[METADATA_CACHE_CHUNK]; /* a reference each */
-} CacheChunk;
-
 struct MetadataCache {
-    GPtrArray *chunks; /* CacheChunk* (owned), in key order */
-    guint size;
+    SimSorted *states; /* const KPartitionState * (a reference each), by partition */
 };
+
+static int
+cache_compare(gconstpointer key, gconstpointer item)
+{
+    return ktp_compare(key, &((const KPartitionState *)item)->tp);
+}
+
+static gconstpointer
+cache_key_of(gconstpointer item)
+{
+    return &((const KPartitionState *)item)->tp;
+}
 
 MetadataCache *
 metadata_cache_new(void)
 {
     MetadataCache *cache = g_new0(MetadataCache, 1);
-    cache->chunks = g_ptr_array_new();
+    cache->states = sim_sorted_new(cache_compare);
     return cache;
 }
 
@@ -171,152 +174,49 @@ metadata_cache_free(MetadataCache *cache)
 {
     if (cache == NULL)
         return;
-    for (guint c = 0; c < cache->chunks->len; c++) {
-        CacheChunk *chunk = g_ptr_array_index(cache->chunks, c);
-        for (guint i = 0; i < chunk->len; i++)
-            metadata_pool_release((gpointer)chunk->items[i]);
-        g_free(chunk);
-    }
-    g_ptr_array_unref(cache->chunks);
+    SimSortedIter iter;
+    sim_sorted_iter_init(cache->states, NULL, &iter);
+    for (gpointer state; (state = sim_sorted_iter_next(cache->states, &iter));)
+        metadata_pool_release(state);
+    sim_sorted_free(cache->states);
     g_free(cache);
 }
 
 guint
 metadata_cache_size(const MetadataCache *cache)
 {
-    return cache->size;
-}
-
-/* Where `tp` is or would go: the chunk (chunks->len when the cache is
- * empty) and the first item there not before `tp`. A key past every entry
- * goes at the end of the last chunk. */
-static void
-cache_locate(const MetadataCache *cache, const KTopicPartition *tp, guint *chunk_index,
-             guint *item_index)
-{
-    guint lo = 0, hi = cache->chunks->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        const CacheChunk *chunk = g_ptr_array_index(cache->chunks, mid);
-        if (ktp_compare(&chunk->items[chunk->len - 1]->tp, tp) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == cache->chunks->len && lo > 0)
-        lo--;
-    *chunk_index = lo;
-    *item_index = 0;
-    if (lo == cache->chunks->len)
-        return;
-    const CacheChunk *chunk = g_ptr_array_index(cache->chunks, lo);
-    guint a = 0, b = chunk->len;
-    while (a < b) {
-        guint mid = a + (b - a) / 2;
-        if (ktp_compare(&chunk->items[mid]->tp, tp) < 0)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    *item_index = a;
+    return sim_sorted_size(cache->states);
 }
 
 const KPartitionState *
 metadata_cache_lookup(const MetadataCache *cache, const KTopicPartition *tp)
 {
-    guint c, i;
-    cache_locate(cache, tp, &c, &i);
-    if (c == cache->chunks->len)
-        return NULL;
-    const CacheChunk *chunk = g_ptr_array_index(cache->chunks, c);
-    if (i < chunk->len && ktp_equal(&chunk->items[i]->tp, tp))
-        return chunk->items[i];
-    return NULL;
-}
-
-static CacheChunk *
-cache_chunk_new(void)
-{
-    CacheChunk *chunk = g_new(CacheChunk, 1);
-    chunk->len = 0;
-    return chunk;
+    return sim_sorted_lookup(cache->states, tp);
 }
 
 void
 metadata_cache_replace(MetadataCache *cache, const KPartitionState *state)
 {
-    guint c, i;
-    cache_locate(cache, &state->tp, &c, &i);
-    if (c == cache->chunks->len)
-        g_ptr_array_add(cache->chunks, cache_chunk_new());
-    CacheChunk *chunk = g_ptr_array_index(cache->chunks, c);
-    if (i < chunk->len && ktp_equal(&chunk->items[i]->tp, &state->tp)) {
-        const KPartitionState *old = chunk->items[i];
-        chunk->items[i] = state;
-        metadata_pool_release((gpointer)old);
-        return;
-    }
-    if (chunk->len == METADATA_CACHE_CHUNK) {
-        CacheChunk *upper = cache_chunk_new();
-        if (i == chunk->len) {
-            /* Past the end of a full chunk: a new chunk after it. */
-            chunk = upper;
-            i = 0;
-        } else {
-            /* Inside a full chunk: its upper half moves to a new chunk. */
-            guint half = METADATA_CACHE_CHUNK / 2;
-            upper->len = METADATA_CACHE_CHUNK - half;
-            memcpy(upper->items, &chunk->items[half], sizeof(chunk->items[0]) * upper->len);
-            chunk->len = half;
-            if (i > half) {
-                chunk = upper;
-                i -= half;
-            }
-        }
-        g_ptr_array_insert(cache->chunks, (gint)c + 1, upper);
-    }
-    memmove(&chunk->items[i + 1], &chunk->items[i], sizeof(chunk->items[0]) * (chunk->len - i));
-    chunk->items[i] = state;
-    chunk->len++;
-    cache->size++;
+    gpointer old = sim_sorted_replace(cache->states, &state->tp, (gpointer)state);
+    if (old != NULL)
+        metadata_pool_release(old);
 }
 
 void
 metadata_cache_iter_init(const MetadataCache *cache, const KTopicPartition *tp,
                          MetadataCacheIter *iter)
 {
-    iter->chunk = 0;
-    iter->item = 0;
-    if (tp != NULL)
-        cache_locate(cache, tp, &iter->chunk, &iter->item);
+    sim_sorted_iter_init(cache->states, tp, iter);
 }
 
 const KPartitionState *
 metadata_cache_iter_next(const MetadataCache *cache, MetadataCacheIter *iter)
 {
-    while (iter->chunk < cache->chunks->len) {
-        const CacheChunk *chunk = g_ptr_array_index(cache->chunks, iter->chunk);
-        if (iter->item < chunk->len)
-            return chunk->items[iter->item++];
-        iter->chunk++;
-        iter->item = 0;
-    }
-    return NULL;
+    return sim_sorted_iter_next(cache->states, iter);
 }
 
 void
 metadata_cache_check_invariants(const MetadataCache *cache)
 {
-    guint size = 0;
-    const KPartitionState *previous = NULL;
-    for (guint c = 0; c < cache->chunks->len; c++) {
-        const CacheChunk *chunk = g_ptr_array_index(cache->chunks, c);
-        KSIM_ASSERT(chunk->len > 0 && chunk->len <= METADATA_CACHE_CHUNK); /* 1 */
-        for (guint i = 0; i < chunk->len; i++) {
-            KSIM_ASSERT(previous == NULL || ktp_compare(&previous->tp, &chunk->items[i]->tp) < 0);
-            previous = chunk->items[i];
-            size++;
-        }
-    }
-    KSIM_ASSERT(size == cache->size); /* 2 */
+    sim_sorted_check_invariants(cache->states, cache_key_of);
 }

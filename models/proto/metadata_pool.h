@@ -27,6 +27,7 @@
 #define METADATA_POOL_H
 
 #include "kafka_proto.h"
+#include "sim_sorted.h"
 
 #include <glib.h>
 
@@ -55,21 +56,10 @@ void metadata_pool_check_invariants(const MetadataPool *pool);
 
 /*
  * MetadataCache: one broker's cache, its partitions' pooled states in
- * (topic, partition) order.
- *
- * A broker's cache holds an entry for every partition of the cluster, so at
- * a hundred thousand partitions on thirty brokers it has three million
- * entries. A balanced tree spent 40 bytes of node on each; the cache keeps
- * the references in sorted chunks of up to METADATA_CACHE_CHUNK pointers,
- * 8 bytes an entry, found by binary search over the chunks' last keys and
- * then within a chunk. A partition added past the end of a full chunk (they
- * are mostly created in order) starts a new chunk; one added inside a full
- * chunk splits it in halves.
- *
- * Invariants (metadata_cache_check_invariants):
- *  1. No chunk is empty; every chunk holds at most METADATA_CACHE_CHUNK.
- *  2. The entries, chunk after chunk, are in strictly increasing
- *     (topic, partition) order, and size counts them.
+ * (topic, partition) order. A broker's cache holds an entry for every
+ * partition of the cluster, three million at a hundred thousand partitions
+ * on thirty brokers: they are kept in a SimSorted (sim_sorted.h), 8 bytes
+ * an entry, where a balanced tree spent 40.
  */
 typedef struct MetadataCache MetadataCache;
 
@@ -86,10 +76,7 @@ guint metadata_cache_size(const MetadataCache *cache);
 
 /* A position in a cache, for walking it in order. Adding to the cache
  * invalidates it. */
-typedef struct {
-    guint chunk;
-    guint item;
-} MetadataCacheIter;
+typedef SimSortedIter MetadataCacheIter;
 
 /* Positions `iter` at the first entry not before `tp` (NULL: the first
  * entry). */
