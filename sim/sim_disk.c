@@ -54,6 +54,7 @@
 #include "sim_disk.h"
 
 #include "sim_assert.h"
+#include "sim_sorted.h"
 
 #include <string.h>
 #include <xxhash.h>
@@ -140,10 +141,11 @@ struct SimDisk {
     SimWorld *world;
     SimNodeId node;
     SimRng *rng;       /* (transfer none) */
-    /* name -> DiskFile *, one reference each, in name order. One table
-     * serves lookups by name and walks by prefix: a broker holds five files
-     * a replica, and a second table by hash cost 30 to 40 bytes a file. */
-    GTree *index;
+    /* DiskFile *, one reference each, in name order. One table serves
+     * lookups by name and walks by prefix: a broker holds five files a
+     * replica, and a table by hash beside a tree cost 70 to 80 bytes a file
+     * where this costs 8. */
+    SimSorted *index;
     RecentFiles *recent; /* a cache behind lookups, updated even through a const disk */
     guint64 seq_next;
     gint64 used_bytes;
@@ -398,10 +400,15 @@ file_expire(const SimDisk *disk, DiskFile *file)
 }
 
 static int
-name_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+name_compare(gconstpointer name, gconstpointer file)
 {
-    (void)user_data;
-    return strcmp(a, b);
+    return strcmp(name, ((const DiskFile *)file)->name);
+}
+
+static gconstpointer
+file_name_of(gconstpointer file)
+{
+    return ((const DiskFile *)file)->name;
 }
 
 static DiskFile *
@@ -417,7 +424,7 @@ disk_lookup(const SimDisk *disk, const char *name)
             return file;
         }
     }
-    DiskFile *file = g_tree_lookup(disk->index, name);
+    DiskFile *file = sim_sorted_lookup(disk->index, name);
     if (file != NULL) {
         memmove(&recent[1], &recent[0], (RECENT_FILES - 1) * sizeof *recent);
         recent[0] = file;
@@ -430,8 +437,8 @@ static void
 disk_insert(SimDisk *disk, DiskFile *file)
 {
     KSIM_ASSERT(!file->deleted);
-    KSIM_ASSERT(g_tree_lookup(disk->index, file->name) == NULL);
-    g_tree_insert(disk->index, file->name, file);
+    gpointer replaced = sim_sorted_replace(disk->index, file->name, file);
+    KSIM_ASSERT(replaced == NULL);
 }
 
 /* Takes a file off the name table; the caller inherits its reference. */
@@ -442,8 +449,8 @@ disk_unlist(SimDisk *disk, DiskFile *file)
         if (disk->recent->files[i] == file)
             disk->recent->files[i] = NULL;
     }
-    gboolean removed = g_tree_steal(disk->index, file->name);
-    KSIM_ASSERT(removed);
+    gpointer removed = sim_sorted_steal(disk->index, file->name);
+    KSIM_ASSERT(removed == file);
 }
 
 static void
@@ -485,7 +492,7 @@ sim_disk_new(SimWorld *world, SimNodeId node, SimRng *rng)
     disk->node = node;
     disk->rng = rng;
     /* The keys are the files' own names, so only the values are released. */
-    disk->index = g_tree_new_full(name_compare, NULL, NULL, file_release);
+    disk->index = sim_sorted_new(name_compare);
     disk->recent = g_new0(RecentFiles, 1);
     disk->timing = g_new0(DiskTiming, 1);
     disk->timing->charge_bytes = -1;
@@ -502,7 +509,11 @@ sim_disk_free(SimDisk *disk)
         return;
     /* In-flight fsyncs keep their files alive; their drop functions release
      * them without touching the disk. */
-    g_tree_destroy(disk->index);
+    SimSortedIter iter;
+    sim_sorted_iter_init(disk->index, NULL, &iter);
+    for (gpointer file; (file = sim_sorted_iter_next(disk->index, &iter));)
+        file_release(file);
+    sim_sorted_free(disk->index);
     g_free(disk->recent);
     g_free(disk->timing);
     g_free(disk);
@@ -981,12 +992,12 @@ sim_disk_list(const SimDisk *disk, const char *prefix)
     GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
     /* The index is sorted, so the names with the prefix are the run that
      * starts at its lower bound. */
-    GTreeNode *node = g_tree_lower_bound(disk->index, prefix);
-    for (; node != NULL; node = g_tree_node_next(node)) {
-        const char *name = g_tree_node_key(node);
-        if (!g_str_has_prefix(name, prefix))
+    SimSortedIter iter;
+    sim_sorted_iter_init(disk->index, prefix, &iter);
+    for (const DiskFile *file; (file = sim_sorted_iter_next(disk->index, &iter));) {
+        if (!g_str_has_prefix(file->name, prefix))
             break;
-        g_ptr_array_add(names, g_strdup(name));
+        g_ptr_array_add(names, g_strdup(file->name));
     }
     return names;
 }
@@ -1133,11 +1144,13 @@ sim_disk_replace(SimDisk *disk)
     disk->changes++;
     /* A new, empty device: files go (in-flight fsyncs see them deleted),
      * and so do the old device's dirty bytes and cached pages. */
-    GTreeNode *node = g_tree_node_first(disk->index);
-    while (node != NULL) {
-        DiskFile *file = g_tree_node_value(node);
+    for (;;) {
+        SimSortedIter iter;
+        sim_sorted_iter_init(disk->index, NULL, &iter);
+        DiskFile *file = sim_sorted_iter_next(disk->index, &iter);
+        if (file == NULL)
+            break;
         disk_remove(disk, file);
-        node = g_tree_node_first(disk->index);
     }
     KSIM_ASSERT(disk->used_bytes == 0);
     disk->io_error = FALSE;
@@ -1245,9 +1258,10 @@ sim_disk_power_loss(SimDisk *disk)
 {
     disk->changes++;
     /* Files are visited in name order so the draws do not depend on hashing. */
-    GTreeNode *node = g_tree_node_first(disk->index);
-    for (; node != NULL; node = g_tree_node_next(node))
-        file_power_loss(disk, g_tree_node_value(node));
+    SimSortedIter iter;
+    sim_sorted_iter_init(disk->index, NULL, &iter);
+    for (DiskFile *file; (file = sim_sorted_iter_next(disk->index, &iter));)
+        file_power_loss(disk, file);
     KSIM_ASSERT(disk->used_bytes >= 0);
     /* The page cache is memory: nothing is dirty or cached after it. */
     timing_writeback(disk);
@@ -1314,17 +1328,17 @@ sim_disk_check_invariants(const SimDisk *disk)
     KSIM_ASSERT(disk->capacity_bytes >= 0);
     KSIM_ASSERT(disk->timing->dirty_bytes >= 0);
     KSIM_ASSERT(disk->timing->bandwidth_bytes_per_s >= 0);
+    sim_sorted_check_invariants(disk->index, file_name_of);
     gint64 used_bytes = 0;
-    GTreeNode *node = g_tree_node_first(disk->index);
-    for (; node != NULL; node = g_tree_node_next(node)) {
-        const DiskFile *file = g_tree_node_value(node);
-        KSIM_ASSERT(g_tree_node_key(node) == file->name);
+    SimSortedIter iter;
+    sim_sorted_iter_init(disk->index, NULL, &iter);
+    for (const DiskFile *file; (file = sim_sorted_iter_next(disk->index, &iter));) {
         file_check_invariants(disk, file);
         used_bytes += file->cache->len;
     }
     KSIM_ASSERT(used_bytes == disk->used_bytes);
     for (guint i = 0; i < RECENT_FILES; i++) {
         const DiskFile *file = disk->recent->files[i];
-        KSIM_ASSERT(file == NULL || g_tree_lookup(disk->index, file->name) == file);
+        KSIM_ASSERT(file == NULL || sim_sorted_lookup(disk->index, file->name) == file);
     }
 }
