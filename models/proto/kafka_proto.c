@@ -485,30 +485,24 @@ kproto_new(KafkaMsgType type)
  *    delete: 9 bytes.
  * A topic's name costs its length and 2, and 4 for its partition array. */
 static guint64
-partition_state_bytes(guint32 type, const KPartitionState *ps, const char **topic)
-{
-    guint64 size = 0;
-    if (*topic == NULL || strcmp(*topic, ps->tp.topic) != 0) {
-        *topic = ps->tp.topic;
-        size += 2 + strlen(*topic) + 4;
-    }
-    guint64 members = 4u * ((guint64)ps->n_isr + ps->n_replicas);
-    if (type == KMSG_LEADER_AND_ISR_REQUEST)
-        size += 41 + members;
-    else if (type == KMSG_UPDATE_METADATA_REQUEST)
-        size += 32 + members;
-    else
-        size += 9;
-    return size;
-}
-
-static guint64
 controller_request_bytes(guint32 type, const GArray *partitions, const GPtrArray *pooled)
 {
     guint64 size = 0;
     const char *topic = NULL;
-    for (guint i = 0; i < states_count(partitions, pooled); i++)
-        size += partition_state_bytes(type, states_at(partitions, pooled, i), &topic);
+    for (guint i = 0; i < states_count(partitions, pooled); i++) {
+        const KPartitionState *ps = states_at(partitions, pooled, i);
+        if (topic == NULL || strcmp(topic, ps->tp.topic) != 0) {
+            topic = ps->tp.topic;
+            size += 2 + strlen(topic) + 4;
+        }
+        guint64 members = 4u * ((guint64)ps->n_isr + ps->n_replicas);
+        if (type == KMSG_LEADER_AND_ISR_REQUEST)
+            size += 41 + members;
+        else if (type == KMSG_UPDATE_METADATA_REQUEST)
+            size += 32 + members;
+        else
+            size += 9;
+    }
     return size;
 }
 
