@@ -491,7 +491,6 @@ sim_disk_new(SimWorld *world, SimNodeId node, SimRng *rng)
     disk->world = world;
     disk->node = node;
     disk->rng = rng;
-    /* The keys are the files' own names, so only the values are released. */
     disk->index = sim_sorted_new(name_compare);
     disk->recent = g_new0(RecentFiles, 1);
     disk->timing = g_new0(DiskTiming, 1);

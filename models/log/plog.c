@@ -248,7 +248,6 @@ log_file_name(const Plog *log, const char *file)
     return g_strconcat(log->dir, "/", file, NULL);
 }
 
-
 /* A checkpoint that could not be rewritten (a full disk) is deleted rather
  * than left stale: a missing recovery point makes recovery verify everything,
  * and a missing epoch file is rebuilt from the batches. Both are safe; a stale
