@@ -508,11 +508,7 @@ sim_disk_free(SimDisk *disk)
         return;
     /* In-flight fsyncs keep their files alive; their drop functions release
      * them without touching the disk. */
-    SimSortedIter iter;
-    sim_sorted_iter_init(disk->index, NULL, &iter);
-    for (gpointer file; (file = sim_sorted_iter_next(disk->index, &iter));)
-        file_release(file);
-    sim_sorted_free(disk->index);
+    sim_sorted_free_full(disk->index, file_release);
     g_free(disk->recent);
     g_free(disk->timing);
     g_free(disk);
@@ -1143,14 +1139,8 @@ sim_disk_replace(SimDisk *disk)
     disk->changes++;
     /* A new, empty device: files go (in-flight fsyncs see them deleted),
      * and so do the old device's dirty bytes and cached pages. */
-    for (;;) {
-        SimSortedIter iter;
-        sim_sorted_iter_init(disk->index, NULL, &iter);
-        DiskFile *file = sim_sorted_iter_next(disk->index, &iter);
-        if (file == NULL)
-            break;
+    for (DiskFile *file; (file = sim_sorted_first(disk->index));)
         disk_remove(disk, file);
-    }
     KSIM_ASSERT(disk->used_bytes == 0);
     disk->io_error = FALSE;
     disk->full = FALSE;

@@ -40,6 +40,18 @@ sim_sorted_free(SimSorted *set)
     g_free(set);
 }
 
+void
+sim_sorted_free_full(SimSorted *set, GDestroyNotify free_item)
+{
+    if (set == NULL)
+        return;
+    SimSortedIter iter;
+    sim_sorted_iter_init(set, NULL, &iter);
+    for (gpointer item; (item = sim_sorted_iter_next(set, &iter));)
+        free_item(item);
+    sim_sorted_free(set);
+}
+
 guint
 sim_sorted_size(const SimSorted *set)
 {
@@ -163,6 +175,12 @@ sim_sorted_steal(SimSorted *set, gconstpointer key)
         g_ptr_array_remove_index(set->chunks, c);
     set->size--;
     return item;
+}
+
+gpointer
+sim_sorted_first(const SimSorted *set)
+{
+    return set->chunks->len > 0 ? chunk_at(set, 0)->items[0] : NULL;
 }
 
 void

@@ -33,6 +33,8 @@ typedef struct SimSorted SimSorted;
 SimSorted *sim_sorted_new(SimSortedCompareFn compare);
 /* Frees the set, not its items. */
 void sim_sorted_free(SimSorted *set);
+/* Frees the set after calling `free_item` on each item, in order. */
+void sim_sorted_free_full(SimSorted *set, GDestroyNotify free_item);
 guint sim_sorted_size(const SimSorted *set);
 /* The item at `key`, NULL when none. (transfer none) */
 gpointer sim_sorted_lookup(const SimSorted *set, gconstpointer key);
@@ -41,6 +43,8 @@ gpointer sim_sorted_lookup(const SimSorted *set, gconstpointer key);
 gpointer sim_sorted_replace(SimSorted *set, gconstpointer key, gpointer item);
 /* Takes the item at `key` out of the set and returns it; NULL when none. */
 gpointer sim_sorted_steal(SimSorted *set, gconstpointer key);
+/* The first item, NULL when the set is empty. (transfer none) */
+gpointer sim_sorted_first(const SimSorted *set);
 
 /* A position, for walking the set in order. Changing the set invalidates it. */
 typedef struct {

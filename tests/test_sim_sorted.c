@@ -98,10 +98,12 @@ test_sorted_is_an_ordered_set(void **unused)
         /* Emptied, the set has nothing to walk. */
         while (g_tree_nnodes(tree) > 0) {
             const char *first = g_tree_node_key(g_tree_node_first(tree));
+            assert_ptr_equal(sim_sorted_first(set), first);
             assert_ptr_equal(sim_sorted_steal(set, first), first);
             g_tree_remove(tree, first);
         }
         assert_int_equal(sim_sorted_size(set), 0);
+        assert_null(sim_sorted_first(set));
         assert_same_walk(set, tree, NULL, 0);
         sim_sorted_check_invariants(set, key_of);
         sim_sorted_free(set);

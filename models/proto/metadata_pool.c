@@ -174,11 +174,7 @@ metadata_cache_free(MetadataCache *cache)
 {
     if (cache == NULL)
         return;
-    SimSortedIter iter;
-    sim_sorted_iter_init(cache->states, NULL, &iter);
-    for (gpointer state; (state = sim_sorted_iter_next(cache->states, &iter));)
-        metadata_pool_release(state);
-    sim_sorted_free(cache->states);
+    sim_sorted_free_full(cache->states, metadata_pool_release);
     g_free(cache);
 }
 
