@@ -54,6 +54,7 @@ static const DefaultCase default_cases[] = {
     {"log.retention.hours", KCONFIG_SCOPE_BROKER, "168"},
     {"log.retention.bytes", KCONFIG_SCOPE_BROKER, "-1"},
     {"log.retention.check.interval.ms", KCONFIG_SCOPE_BROKER, "300000"},
+    {"log.flush.offset.checkpoint.interval.ms", KCONFIG_SCOPE_BROKER, "60000"},
     {"log.flush.interval.messages", KCONFIG_SCOPE_BROKER, "9223372036854775807"},
     {"log.flush.interval.ms", KCONFIG_SCOPE_BROKER, NULL},
     {"log.cleanup.policy", KCONFIG_SCOPE_BROKER, "delete"},

@@ -63,12 +63,33 @@ node_crash_cb(SimWorld *world, void *ctx)
     fx->log = NULL;
 }
 
+/* Reopens the log as a broker's log manager does: with the recovery point
+ * the log directory's checkpoint holds for it, if any. */
+static void
+fx_open(Fixture *fx)
+{
+    g_autoptr(GHashTable) recovery_points = plog_recovery_points_read(fx->disk);
+    const gint64 *recovery_point =
+        recovery_points != NULL ? g_hash_table_lookup(recovery_points, "orders-3") : NULL;
+    fx->log = plog_open_recovering(fx->world, fx->node, "orders", 3, &fx->config,
+                                   recovery_point != NULL ? *recovery_point : -1);
+    plog_check_files(fx->log);
+}
+
 static void
 node_restart_cb(SimWorld *world, void *ctx)
 {
-    Fixture *fx = ctx;
-    fx->log = plog_open(world, fx->node, "orders", 3, &fx->config);
-    plog_check_files(fx->log);
+    (void)world;
+    fx_open(ctx);
+}
+
+/* Writes the log directory's recovery-point checkpoint with the log alone. */
+static void
+fx_checkpoint(Fixture *fx)
+{
+    g_autoptr(GPtrArray) logs = g_ptr_array_new();
+    g_ptr_array_add(logs, fx->log);
+    assert_int_equal(plog_recovery_points_write(fx->disk, logs), SIM_DISK_OK);
 }
 
 static const SimNodeOps node_ops = {noop_message, noop_disconnect, node_crash_cb, node_restart_cb};
@@ -105,13 +126,6 @@ teardown(void **state)
     sim_world_free(fx->world);
     g_free(fx);
     return 0;
-}
-
-static void
-fx_open(Fixture *fx)
-{
-    fx->log = plog_open(fx->world, fx->node, "orders", 3, &fx->config);
-    plog_check_files(fx->log);
 }
 
 static void
@@ -262,7 +276,10 @@ test_plog_empty_log(void **state)
         assert_int_equal(end_offset, PLOG_UNDEFINED_EPOCH_OFFSET);
         g_autofree char *name = log_file(0, ".log");
         assert_true(sim_disk_exists(fx->disk, name));
-        assert_true(sim_disk_exists(fx->disk, "orders-3/recovery-point-offset-checkpoint"));
+        /* The recovery point is checkpointed by the log's owner, for all
+         * its logs at once. */
+        assert_false(sim_disk_exists(fx->disk, "orders-3/recovery-point-offset-checkpoint"));
+        assert_false(sim_disk_exists(fx->disk, PLOG_RECOVERY_POINTS_FILE));
         assert_true(sim_disk_exists(fx->disk, "orders-3/leader-epoch-checkpoint"));
         if (round == 0)
             fx_crash_restart(fx);
@@ -848,8 +865,9 @@ static void
 test_plog_flush_advances_recovery_point(void **state)
 {
     /* Goal: a flush completes after the fsync latency and then moves the
-     * recovery point and its checkpoint; the message and time policies start
-     * flushes; a closed log's flush completes harmlessly. */
+     * recovery point, which the owner's checkpoint records; the message and
+     * time policies start flushes; a closed log's flush completes
+     * harmlessly. */
     Fixture *fx = *state;
     fx_open(fx);
     for (int i = 0; i < 10; i++)
@@ -860,13 +878,15 @@ test_plog_flush_advances_recovery_point(void **state)
     assert_int_equal(plog_flushes_in_flight(fx->log), 1);
     fx_run_ms(fx, 50);
     assert_int_equal(plog_recovery_point(fx->log), 23);
-    g_autoptr(GString) body =
-        plog_file_read_checked(fx->disk, "orders-3/recovery-point-offset-checkpoint");
+    assert_false(sim_disk_exists(fx->disk, PLOG_RECOVERY_POINTS_FILE));
+    fx_checkpoint(fx);
+    g_autoptr(GString) body = plog_file_read_checked(fx->disk, PLOG_RECOVERY_POINTS_FILE);
     assert_non_null(body);
-    assert_string_equal(body->str, "0\n23\n");
+    assert_string_equal(body->str, "0\n1\norders 3 23\n");
     plog_flush(fx->log, 50);
     fx_run_ms(fx, 50);
     assert_int_equal(plog_recovery_point(fx->log), 50);
+    fx_checkpoint(fx);
     plog_free(fx->log);
     fx->config.flush_interval_messages = 12;
     fx_open(fx);
@@ -1065,21 +1085,33 @@ test_plog_full_disk_refuses_append(void **state)
 static void
 test_plog_corrupt_checkpoint_verifies_everything(void **state)
 {
-    /* Goal: an unreadable recovery-point checkpoint makes recovery verify every
-     * batch; a readable one lets it skip the flushed ones. */
+    /* Goal: recovery skips only what lies below the checkpointed recovery
+     * point. A flush not checkpointed yet, like an unreadable checkpoint,
+     * makes it verify every batch; a checkpointed one lets it skip the
+     * flushed batches. */
     Fixture *fx = *state;
     fx_open(fx);
     for (int i = 0; i < 6; i++)
         append(fx, 5, 100, i);
     plog_flush(fx->log, 20);
     fx_run_ms(fx, 50);
+    assert_int_equal(plog_recovery_point(fx->log), 20);
     fx_crash_restart(fx);
     const PlogRecoveryInfo *info = plog_recovery_info(fx->log);
+    assert_false(info->recovery_point_valid);
+    assert_int_equal(info->batches_checked, 6);
+    assert_int_equal(plog_recovery_point(fx->log), 0);
+    plog_flush(fx->log, 20);
+    fx_run_ms(fx, 50);
+    fx_checkpoint(fx);
+    fx_crash_restart(fx);
+    info = plog_recovery_info(fx->log);
     assert_true(info->recovery_point_valid);
     assert_int_equal(info->recovery_point_read, 20);
     assert_int_equal(info->batches_checked, 2);
+    assert_int_equal(plog_recovery_point(fx->log), 20);
     static const char garbage[] = "0\n9999\nxxh32 00000000\n";
-    const char *name = "orders-3/recovery-point-offset-checkpoint";
+    const char *name = PLOG_RECOVERY_POINTS_FILE;
     assert_int_equal(sim_disk_truncate(fx->disk, name, 0), SIM_DISK_OK);
     assert_int_equal(sim_disk_append(fx->disk, name, garbage, strlen(garbage)), SIM_DISK_OK);
     fx_crash_restart(fx);
@@ -1088,6 +1120,57 @@ test_plog_corrupt_checkpoint_verifies_everything(void **state)
     assert_int_equal(info->batches_checked, 6);
     assert_int_equal(plog_recovery_point(fx->log), 0);
     assert_int_equal(plog_log_end_offset(fx->log), 30);
+}
+
+static void
+test_plog_recovery_points_round_trip(void **state)
+{
+    /* Goal: the log directory's checkpoint keeps each log's recovery point
+     * under its directory name, topics with dashes included, and a file
+     * whose count, version or lines are wrong reads as none. */
+    Fixture *fx = *state;
+    fx_open(fx);
+    for (int i = 0; i < 4; i++)
+        append(fx, 5, 100, i);
+    plog_flush(fx->log, 15);
+    fx_run_ms(fx, 50);
+    Plog *other = plog_open(fx->world, fx->node, "my-topic", 12, &fx->config);
+    g_autoptr(GPtrArray) logs = g_ptr_array_new();
+    g_ptr_array_add(logs, other);
+    g_ptr_array_add(logs, fx->log);
+    assert_int_equal(plog_recovery_points_write(fx->disk, logs), SIM_DISK_OK);
+    g_autoptr(GHashTable) read = plog_recovery_points_read(fx->disk);
+    assert_non_null(read);
+    assert_int_equal(g_hash_table_size(read), 2);
+    const gint64 *value = g_hash_table_lookup(read, "orders-3");
+    assert_non_null(value);
+    assert_int_equal(*value, 15);
+    value = g_hash_table_lookup(read, "my-topic-12");
+    assert_non_null(value);
+    assert_int_equal(*value, 0);
+    plog_close(other);
+    static const char *const bad[] = {
+        "0\n2\norders 3 15\n",             /* count says 2 */
+        "1\n1\norders 3 15\n",             /* version */
+        "0\n1\norders 3\n",                /* no offset */
+        "0\n1\norders x 15\n",             /* partition */
+        "0\n1\norders 3 -1\n",             /* negative offset */
+        "0\n1\norders 3 15",                /* no last newline */
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GString) body = g_string_new(bad[i]);
+        assert_int_equal(plog_file_write_checked(fx->disk, PLOG_RECOVERY_POINTS_FILE, body),
+                         SIM_DISK_OK);
+        g_autoptr(GHashTable) none = plog_recovery_points_read(fx->disk);
+        if (none != NULL)
+            fail_msg("read a malformed checkpoint: %s", bad[i]);
+    }
+    g_autoptr(GString) good = g_string_new("0\n1\norders 3 15\n");
+    assert_int_equal(plog_file_write_checked(fx->disk, PLOG_RECOVERY_POINTS_FILE, good),
+                     SIM_DISK_OK);
+    g_autoptr(GHashTable) again = plog_recovery_points_read(fx->disk);
+    assert_non_null(again);
+    assert_int_equal(g_hash_table_size(again), 1);
 }
 
 int
@@ -1120,6 +1203,7 @@ main(void)
         TEST(test_plog_offset_for_timestamp),
         TEST(test_plog_full_disk_refuses_append),
         TEST(test_plog_corrupt_checkpoint_verifies_everything),
+        TEST(test_plog_recovery_points_round_trip),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

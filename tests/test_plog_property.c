@@ -83,6 +83,11 @@ typedef struct {
     guint64 seed;
     guint power_losses;
     guint crashes;
+    guint checkpoints;
+    /* The recovery point the log directory's checkpoint holds (-1: none),
+     * which the owner writes after each truncation and now and then, as
+     * Kafka's LogManager does. */
+    gint64 checkpointed;
 } Sim;
 
 /* ---- node ---- */
@@ -118,7 +123,22 @@ static void
 node_restart_cb(SimWorld *world, void *ctx)
 {
     Sim *sim = ctx;
-    sim->log = plog_open(world, sim->node, "t", 0, &sim->config);
+    g_autoptr(GHashTable) recovery_points = plog_recovery_points_read(sim->disk);
+    const gint64 *recovery_point =
+        recovery_points != NULL ? g_hash_table_lookup(recovery_points, "t-0") : NULL;
+    sim->log = plog_open_recovering(world, sim->node, "t", 0, &sim->config,
+                                    recovery_point != NULL ? *recovery_point : -1);
+}
+
+/* The owner's recovery-point checkpoint of the log. */
+static void
+owner_checkpoint(Sim *sim)
+{
+    g_autoptr(GPtrArray) logs = g_ptr_array_new();
+    g_ptr_array_add(logs, sim->log);
+    CHECK_EQ(sim, plog_recovery_points_write(sim->disk, logs), SIM_DISK_OK);
+    sim->checkpointed = plog_recovery_point(sim->log);
+    sim->checkpoints++;
 }
 
 static const SimNodeOps node_ops = {noop_message, noop_disconnect, node_crash_cb, node_restart_cb};
@@ -422,10 +442,12 @@ op_truncate(Sim *sim)
     gint64 offset = rand_range(sim, lowest, sim->leo + 3);
     if (rand_range(sim, 0, 9) == 0) {
         plog_truncate_fully_and_start_at(sim->log, offset);
+        owner_checkpoint(sim);
         model_truncate_fully(sim, offset);
         return;
     }
     gint64 leo = plog_truncate_to(sim->log, offset);
+    owner_checkpoint(sim);
     if (offset >= sim->leo) {
         CHECK_EQ(sim, leo, sim->leo);
     } else if (offset < sim->log_start) {
@@ -505,7 +527,12 @@ op_process_crash(Sim *sim)
     plog_check_files(sim->log);
     check_matches_model(sim);
     check_whole_log_equals_model(sim);
-    CHECK_EQ(sim, plog_recovery_point(sim->log), rp);
+    /* The checkpointed recovery point, never above the one in memory. */
+    const PlogRecoveryInfo *info = plog_recovery_info(sim->log);
+    CHECK_EQ(sim, info->recovery_point_valid, sim->checkpointed >= 0);
+    gint64 expected = CLAMP(MAX(sim->checkpointed, 0), sim->log_start, sim->leo);
+    CHECK_EQ(sim, plog_recovery_point(sim->log), expected);
+    CHECK(sim, expected <= MAX(rp, sim->log_start));
     sim->crashes++;
 }
 
@@ -631,6 +658,11 @@ op_power_loss(Sim *sim)
     check_recovered_epochs(sim, survivors);
     model_adopt(sim, survivors);
     check_matches_model(sim);
+    /* The checkpoint survives whole, or (its fsync pending) reads as none. */
+    const PlogRecoveryInfo *info = plog_recovery_info(sim->log);
+    if (info->recovery_point_valid)
+        CHECK_EQ(sim, info->recovery_point_read, sim->checkpointed);
+    sim->checkpointed = info->recovery_point_valid ? info->recovery_point_read : -1;
     sim->power_losses++;
 }
 
@@ -675,6 +707,7 @@ sim_init(Sim *sim, guint64 seed)
     sim->taint = G_MAXINT64;
     sim->leader_epoch = PLOG_NO_LEADER_EPOCH;
     sim->next_value = seed << 20;
+    sim->checkpointed = -1;
     sim_world_set_after_event(sim->world, check_after_event, sim);
     sim->log = plog_open(sim->world, sim->node, "t", 0, &sim->config);
 }
@@ -710,9 +743,12 @@ run_one_op(Sim *sim)
         op_truncate(sim);
     else if (roll < 68)
         op_flush(sim);
-    else if (roll < 82)
+    else if (roll < 82) {
         sim_world_run_until(sim->world,
                             sim_now_ns(sim->world) + rand_range(sim, 0, 30) * SIM_NS_PER_MS);
+        if (rand_range(sim, 0, 2) == 0)
+            owner_checkpoint(sim);
+    }
     else if (roll < 87)
         op_retention(sim);
     else if (roll < 90)

@@ -9,7 +9,10 @@
  * response was lost fetches again after replica.socket.timeout.ms, and a
  * fetch delayed for replica.fetch.min.bytes counts the bytes of all its
  * partitions, and followers' incremental fetch sessions are lost when their
- * leader restarts and made again.
+ * leader restarts and made again; the log directory's recovery-point
+ * checkpoint is written every log.flush.offset.checkpoint.interval.ms and
+ * after a truncation, and recovery after a crash re-reads what it does not
+ * cover.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +22,7 @@
 #include <cmocka.h>
 
 #include "cluster_fixture.h"
+#include "plog.h"
 #include "plog_batch.h"
 #include "producer.h"
 #include "replica.h"
@@ -145,6 +149,8 @@ test_replica_follower_truncates_on_becoming_follower(void **state)
         fixture_config_fast(&config);
         config.broker.truncation_mode = tc->mode;
         config.broker.replica_lag_time_max_ms = 30000;
+        /* Only a truncation writes the recovery-point checkpoint here. */
+        config.broker.log_flush_offset_checkpoint_interval_ms = 3600 * 1000;
         Fixture *f = fixture_new(13, &config, 1, 1, NULL);
         gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
         gint32 followers[2];
@@ -163,11 +169,19 @@ test_replica_follower_truncates_on_becoming_follower(void **state)
         run_for(f, 10 * SIM_NS_PER_S);
         gint32 next = cluster_leader(f->cluster, TOPIC, 0);
         assert_true(next == followers[0] || next == followers[1]);
+        SimDisk *disk = sim_node_disk(f->world, node_of(f, leader));
+        assert_false(sim_disk_exists(disk, PLOG_RECOVERY_POINTS_FILE));
         sim_node_restart(f->world, node_of(f, leader));
         run_for(f, 10 * SIM_NS_PER_S);
         gint64 to = -1;
         assert_int_equal(truncations_of(f, leader, tc->reason, &to), 1);
         assert_int_equal(to, 50);
+        /* Kafka's LogManager.truncateTo checkpointed the recovery points. */
+        g_autoptr(GHashTable) recovery_points = plog_recovery_points_read(disk);
+        assert_non_null(recovery_points);
+        const gint64 *recovery_point = g_hash_table_lookup(recovery_points, TOPIC "-0");
+        assert_non_null(recovery_point);
+        assert_true(*recovery_point <= 50);
         assert_int_equal(info_of(f, leader, 0).leo, info_of(f, next, 0).leo);
         cluster_check_agreement(f->cluster);
         assert_int_equal(cluster_violations(f->cluster), 0);
@@ -320,6 +334,57 @@ test_replica_hw_checkpoint_read_back_after_restart(void **state)
         assert_true(info.present);
         assert_int_equal(info.leo, 70);
         assert_int_equal(info.hw, keep_file ? 70 : 0);
+        fixture_free(f);
+    }
+}
+
+static void
+test_replica_recovery_points_checkpointed_per_log_dir(void **state)
+{
+    /* Goal: a flush moves a recovery point in memory only; the log
+     * directory's checkpoint records it every
+     * log.flush.offset.checkpoint.interval.ms, and a broker that crashes
+     * re-verifies every batch the checkpoint does not cover. */
+    (void)state;
+    for (int checkpointed = 0; checkpointed <= 1; checkpointed++) {
+        print_message("checkpointed: %d\n", checkpointed);
+        ClusterConfig config;
+        fixture_config_fast(&config);
+        config.broker.log_flush_offset_checkpoint_interval_ms =
+            checkpointed ? 1000 : 3600 * 1000;
+        TopicConfig topic;
+        topic_config_from_broker(&topic, &config.broker);
+        topic.log.flush_interval_messages = 1;
+        Fixture *f = fixture_new(14, &config, 1, -1, &topic);
+        gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+        gint32 followers[2];
+        followers_of(f, leader, followers);
+        driver_produce(f->driver, TOPIC, 0, 70, 10);
+        run_for(f, 3 * SIM_NS_PER_S);
+        gint32 broker = followers[0];
+        Broker *b = cluster_broker(f->cluster, broker);
+        assert_int_equal(plog_recovery_point(broker_partition_log(b, TOPIC, 0)), 70);
+        SimDisk *disk = sim_node_disk(f->world, node_of(f, broker));
+        assert_false(sim_disk_exists(disk, TOPIC "-0/recovery-point-offset-checkpoint"));
+        g_autoptr(GHashTable) recovery_points = plog_recovery_points_read(disk);
+        if (checkpointed) {
+            assert_non_null(recovery_points);
+            const gint64 *recovery_point = g_hash_table_lookup(recovery_points, TOPIC "-0");
+            assert_non_null(recovery_point);
+            assert_int_equal(*recovery_point, 70);
+        } else {
+            assert_null(recovery_points);
+        }
+        sim_node_crash(f->world, node_of(f, broker));
+        sim_node_restart(f->world, node_of(f, broker));
+        const Plog *log = broker_partition_log(b, TOPIC, 0);
+        assert_non_null(log);
+        const PlogRecoveryInfo *info = plog_recovery_info(log);
+        assert_int_equal(info->recovery_point_valid, checkpointed);
+        assert_int_equal(plog_log_end_offset(log), 70);
+        assert_int_equal(plog_recovery_point(log), checkpointed ? 70 : 0);
+        /* Seven batches of ten records. */
+        assert_int_equal(info->batches_checked, checkpointed ? 0 : 7);
         fixture_free(f);
     }
 }
@@ -668,6 +733,7 @@ main(void)
         cmocka_unit_test(test_replica_sorted_find_places_each_partition),
         cmocka_unit_test(test_replica_isr_shrinks_after_lag_time),
         cmocka_unit_test(test_replica_follower_truncates_on_becoming_follower),
+        cmocka_unit_test(test_replica_recovery_points_checkpointed_per_log_dir),
         cmocka_unit_test(test_replica_same_leader_new_epoch_keeps_follower_log),
         cmocka_unit_test(test_replica_follower_of_an_emptier_leader_truncates_by_epoch),
         cmocka_unit_test(test_replica_hw_checkpoint_read_back_after_restart),

@@ -836,11 +836,13 @@ broker_start(Broker *broker)
         zk_client_set_max_in_flight(state->zk,
                                     (guint)broker->config.zookeeper_max_in_flight_requests);
     }
-    /* The replica manager's timers; the order they are set in reaches the
-     * event queue, so it stays: the HW checkpoint, ISR expiration, retention. */
+    /* The replica manager's and log manager's timers; the order they are set
+     * in reaches the event queue, so it stays: the HW checkpoint, ISR
+     * expiration, retention, the recovery-point checkpoint. */
     replica_hw_checkpoint_start(state);
     replica_isr_start(state);
     replica_retention_start(state);
+    replica_recovery_points_start(state);
     /* Kafka's LogManager cannot validate a failed log directory at startup
      * (createAndValidateLogDirs, 2.8 and 3.4: "none of the specified log dirs
      * ... can be created or validated", then Exit.halt). */

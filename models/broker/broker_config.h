@@ -62,6 +62,7 @@ typedef struct {
     gint64 controller_quorum_request_timeout_ms;          /* controller.quorum.request.timeout.ms */
     gint64 controller_socket_timeout_ms;                  /* controller.socket.timeout.ms */
     gint64 log_retention_check_interval_ms;               /* log.retention.check.interval.ms */
+    gint64 log_flush_offset_checkpoint_interval_ms; /* log.flush.offset.checkpoint.interval.ms */
     gboolean auto_leader_rebalance_enable;                /* auto.leader.rebalance.enable */
     gboolean controlled_shutdown_enable;                  /* controlled.shutdown.enable */
     gint32 controlled_shutdown_max_retries;               /* controlled.shutdown.max.retries */

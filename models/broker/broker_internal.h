@@ -72,6 +72,7 @@ typedef struct BrokerState {
     SimTimerId hw_checkpoint_timer;
     SimTimerId isr_expiration_timer;
     SimTimerId retention_timer;
+    SimTimerId recovery_point_checkpoint_timer;
     gboolean checkpoint_in_flight;
     /* The replica manager's listeners (replica.h), in the order added. */
     ReplicaLeadershipListener leadership_listeners[REPLICA_LISTENERS_MAX];
@@ -85,7 +86,7 @@ typedef struct BrokerState {
     gint32 shutdown_attempts_left;    /* ControlledShutdown attempts still allowed */
     gint32 shutdown_correlation;      /* the attempt in flight; -1: none */
     SimTimerId shutdown_timer;
-    gboolean shutdown_checkpointed;   /* the last HW checkpoint is written */
+    gboolean shutdown_checkpointed;   /* the last HW and recovery-point checkpoints are written */
     /* The log directory failed (broker_log_dir_failed): the broker serves
      * nothing more and halts. */
     gboolean log_dir_failed;

@@ -20,7 +20,8 @@
  *     reaches its LEO, so the next start re-reads nothing (Kafka skips
  *     recovery on its clean-shutdown marker; here the recovery point at the
  *     LEO leaves recovery nothing to check, which is the same), and writes
- *     the HW checkpoint (ReplicaManager.shutdown).
+ *     the HW checkpoint (ReplicaManager.shutdown) and the recovery-point
+ *     checkpoint.
  *  4. It closes its coordination session: its registration and, if it was
  *     the controller, /controller go at once instead of at the session
  *     timeout, so the controller learns of it in milliseconds.
@@ -252,6 +253,9 @@ stop_poll(SimWorld *world, void *ctx, void *arg)
         /* After any periodic write in flight, so this one has the last word. */
         state->shutdown_checkpointed = TRUE;
         replica_hw_checkpoint_write(state);
+        /* Kafka's LogManager.shutdown, after every log is flushed: the
+         * recovery points are the LEOs now, and the next start trusts them. */
+        replica_recovery_points_checkpoint(state);
         shutdown_timer_set(state, STOP_POLL_NS, stop_poll);
         return;
     }

@@ -107,16 +107,21 @@ partition_add(BrokerState *state, const KTopicPartition *tp, Plog *log)
 }
 
 Partition *
+replica_open(BrokerState *state, const KTopicPartition *tp, gint64 recovery_point)
+{
+    KSIM_ASSERT(replica_get(state, tp) == NULL);
+    Broker *broker = state->broker;
+    const TopicConfig *config = broker_topic_config(broker, tp->topic);
+    Plog *log = plog_open_recovering(broker->world, broker->node, tp->topic,
+                                     (guint32)tp->partition, &config->log, recovery_point);
+    return partition_add(state, tp, log);
+}
+
+Partition *
 replica_get_or_create(BrokerState *state, const KTopicPartition *tp)
 {
     Partition *p = replica_get(state, tp);
-    if (p != NULL)
-        return p;
-    Broker *broker = state->broker;
-    const TopicConfig *config = broker_topic_config(broker, tp->topic);
-    Plog *log = plog_open(broker->world, broker->node, tp->topic, (guint32)tp->partition,
-                          &config->log);
-    return partition_add(state, tp, log);
+    return p != NULL ? p : replica_open(state, tp, -1);
 }
 
 static void

@@ -121,6 +121,9 @@ gint replica_sorted_find(const GPtrArray *partitions, const Partition *p);
 Partition *replica_get(BrokerState *state, const KTopicPartition *tp);
 /* The replica of `tp`, its log opened (or created) when it is new. */
 Partition *replica_get_or_create(BrokerState *state, const KTopicPartition *tp);
+/* Opens the log of `tp`, which has no replica yet, trusting what lies below
+ * `recovery_point` (-1: none, every batch is verified; plog.h). */
+Partition *replica_open(BrokerState *state, const KTopicPartition *tp, gint64 recovery_point);
 /* Applies a controller's LeaderAndIsr: each partition of a newer leader
  * epoch that names this broker becomes leader or follower. */
 void replica_handle_leader_and_isr(BrokerState *state, KLeaderAndIsrRequest *req);
@@ -134,8 +137,14 @@ void replica_check_invariants(const BrokerState *state);
 
 /* ---- recovery at start (replica_recovery.c) ---- */
 
-/* Opens every log on the node's disk, with its HW from the checkpoint. */
+/* Opens every log on the node's disk, with its recovery point and HW from
+ * their checkpoints. */
 void replica_load_logs(BrokerState *state);
+/* Writes the recovery points of all the broker's logs to the log
+ * directory's checkpoint now (Kafka's LogManager.checkpointLogRecoveryOffsets). */
+void replica_recovery_points_checkpoint(BrokerState *state);
+/* Starts the log.flush.offset.checkpoint.interval.ms timer. */
+void replica_recovery_points_start(BrokerState *state);
 
 /* ---- the high watermark (replica_hw.c) ---- */
 

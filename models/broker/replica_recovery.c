@@ -1,11 +1,25 @@
 /*
- * replica_recovery: what a starting broker knows of its partitions before
- * it hears from the controller (Kafka's LogManager.loadLogs): every log
- * directory on the node's disk is opened, in name order, and its replica
- * takes the HW the last checkpoint recorded (replica_hw.c), clamped to its
- * log (a torn tail may have cut the log below it).
+ * replica_recovery: the broker's logs as Kafka's LogManager keeps them.
  *
- * Stateless: it fills the partition table (replica.c) once per start.
+ * At start (LogManager.loadLogs), before the broker hears from the
+ * controller: every log directory on the node's disk is opened, in name
+ * order, and recovered from the recovery point the log directory's
+ * checkpoint recorded (0 when it has none, or the file is missing or torn:
+ * every batch is verified then); its replica takes the HW the last HW
+ * checkpoint recorded (replica_hw.c), clamped to its log (a torn tail may
+ * have cut the log below it).
+ *
+ * While it runs: one recovery-point checkpoint for all the logs,
+ * `recovery-point-offset-checkpoint` at the top of the log directory
+ * (plog.h), written every log.flush.offset.checkpoint.interval.ms
+ * (LogManager's "kafka-recovery-point-checkpoint" task, 60 s by default),
+ * after a follower's truncation (LogManager.truncateTo and
+ * truncateFullyAndStartAt checkpoint at once: a recovery point left above
+ * the new LEO could make a later recovery trust data the truncation
+ * replaced) and at a clean shutdown (broker_shutdown.c). Kafka 3.x/4.0
+ * LogManager.scala; a flush moves a log's recovery point in memory only, so
+ * after a crash recovery re-reads everything appended since the last
+ * checkpoint, as Kafka's does.
  */
 #include "replica_internal.h"
 
@@ -40,6 +54,7 @@ replica_load_logs(BrokerState *state)
     SimDisk *disk = sim_node_disk(broker->world, broker->node);
     g_autoptr(GHashTable) hws = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     replica_hw_checkpoint_read(state, hws);
+    g_autoptr(GHashTable) recovery_points = plog_recovery_points_read(disk);
     g_autoptr(GPtrArray) names = sim_disk_list(disk, "");
     char *previous = NULL;
     for (guint i = 0; i < names->len; i++) {
@@ -57,10 +72,52 @@ replica_load_logs(BrokerState *state)
             continue;
         g_free(previous);
         previous = g_strdup(dir);
-        Partition *p = replica_get_or_create(state, &tp);
+        const gint64 *recovery_point =
+            recovery_points != NULL ? g_hash_table_lookup(recovery_points, dir) : NULL;
+        Partition *p = replica_get(state, &tp);
+        if (p == NULL)
+            p = replica_open(state, &tp, recovery_point != NULL ? *recovery_point : -1);
         const gint64 *hw = g_hash_table_lookup(hws, dir);
         p->hw = MIN(hw != NULL ? *hw : 0, plog_log_end_offset(p->log));
         p->hw = MAX(p->hw, plog_log_start_offset(p->log));
     }
     g_free(previous);
+}
+
+void
+replica_recovery_points_checkpoint(BrokerState *state)
+{
+    Broker *broker = state->broker;
+    if (state->log_dir_failed)
+        return;
+    SimDisk *disk = sim_node_disk(broker->world, broker->node);
+    g_autoptr(GPtrArray) logs = g_ptr_array_sized_new(state->partitions_sorted->len);
+    for (guint i = 0; i < state->partitions_sorted->len; i++) {
+        const Partition *p = g_ptr_array_index(state->partitions_sorted, i);
+        g_ptr_array_add(logs, p->log);
+    }
+    broker_log_dir_status(state, plog_recovery_points_write(disk, logs),
+                          "recovery-point checkpoint");
+}
+
+static void
+recovery_points_timer(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    (void)arg;
+    replica_recovery_points_checkpoint(broker->state);
+    broker->state->recovery_point_checkpoint_timer =
+        sim_timer_set(world, broker->node,
+                      broker->config.log_flush_offset_checkpoint_interval_ms * SIM_NS_PER_MS,
+                      recovery_points_timer, NULL);
+}
+
+void
+replica_recovery_points_start(BrokerState *state)
+{
+    Broker *broker = state->broker;
+    state->recovery_point_checkpoint_timer =
+        sim_timer_set(broker->world, broker->node,
+                      broker->config.log_flush_offset_checkpoint_interval_ms * SIM_NS_PER_MS,
+                      recovery_points_timer, NULL);
 }

@@ -30,9 +30,9 @@
  *   OPEN --plog_flush ... flush_done_cb--> recovery point grows
  *   OPEN --plog_free (crash) / plog_close--> (memory freed; disk stays)
  *
- * The checkpoints are rewritten whenever the value they hold changes: the
- * recovery point on flush completion, truncation and retention; the
- * leader-epoch cache whenever an entry is added or removed.
+ * The leader-epoch checkpoint is rewritten whenever an entry is added or
+ * removed. The recovery point lives in memory; its owner checkpoints the
+ * recovery points of all its logs in one file (plog_recovery_points_write).
  */
 #include "plog.h"
 
@@ -43,7 +43,6 @@
 
 #include <string.h>
 
-#define RECOVERY_POINT_FILE "recovery-point-offset-checkpoint"
 #define EPOCH_FILE "leader-epoch-checkpoint"
 #define CHECKPOINT_VERSION "0"
 /* Bounds the flushes in flight: one per append at most, each done after one
@@ -252,22 +251,13 @@ log_file_name(const Plog *log, const char *file)
  * than left stale: a missing recovery point makes recovery verify everything,
  * and a missing epoch file is rebuilt from the batches. Both are safe; a stale
  * one is not. */
-static void
-checkpoint_write(Plog *log, const char *name, const GString *body)
+static SimDiskStatus
+checkpoint_write(SimDisk *disk, const char *name, const GString *body)
 {
-    if (plog_file_write_checked(log->disk, name, body) == SIM_DISK_OK)
-        return;
-    if (sim_disk_exists(log->disk, name))
-        sim_disk_delete(log->disk, name);
-}
-
-static void
-write_recovery_point(Plog *log)
-{
-    g_autoptr(GString) body = g_string_new(CHECKPOINT_VERSION "\n");
-    g_string_append_printf(body, "%" G_GINT64_FORMAT "\n", log->recovery_point);
-    g_autofree char *name = log_file_name(log, RECOVERY_POINT_FILE);
-    checkpoint_write(log, name, body);
+    SimDiskStatus status = plog_file_write_checked(disk, name, body);
+    if (status != SIM_DISK_OK && sim_disk_exists(disk, name))
+        sim_disk_delete(disk, name);
+    return status;
 }
 
 static void
@@ -275,25 +265,66 @@ write_epochs(Plog *log)
 {
     g_autoptr(GString) body = plog_epoch_cache_serialize(log->epochs);
     g_autofree char *name = log_file_name(log, EPOCH_FILE);
-    checkpoint_write(log, name, body);
+    checkpoint_write(log->disk, name, body);
 }
 
-/* The recovery point in the checkpoint, or -1 when it is missing or torn. */
-static gint64
-read_recovery_point(const Plog *log)
+/* Kafka's OffsetCheckpointFile: a version line "0", the number of entries,
+ * then "topic partition offset" per log; plog_file adds its checksum line. */
+SimDiskStatus
+plog_recovery_points_write(SimDisk *disk, const GPtrArray *logs)
 {
-    g_autofree char *name = log_file_name(log, RECOVERY_POINT_FILE);
-    g_autoptr(GString) body = plog_file_read_checked(log->disk, name);
+    g_autoptr(GString) body = g_string_new(CHECKPOINT_VERSION "\n");
+    g_string_append_printf(body, "%u\n", logs->len);
+    for (guint i = 0; i < logs->len; i++) {
+        const Plog *log = g_ptr_array_index(logs, i);
+        const char *dash = strrchr(log->dir, '-');
+        KSIM_ASSERT(dash != NULL);
+        g_string_append_len(body, log->dir, dash - log->dir);
+        g_string_append_printf(body, " %s %" G_GINT64_FORMAT "\n", dash + 1, log->recovery_point);
+    }
+    return checkpoint_write(disk, PLOG_RECOVERY_POINTS_FILE, body);
+}
+
+/* A well-formed line "topic partition offset" into `out`. */
+static gboolean
+recovery_point_parse(const char *line, GHashTable *out)
+{
+    g_auto(GStrv) fields = g_strsplit(line, " ", -1);
+    guint64 partition;
+    guint64 offset;
+    if (g_strv_length(fields) != 3 || fields[0][0] == '\0' ||
+        !g_ascii_string_to_unsigned(fields[1], 10, 0, G_MAXINT32, &partition, NULL) ||
+        !g_ascii_string_to_unsigned(fields[2], 10, 0, G_MAXINT64, &offset, NULL))
+        return FALSE;
+    gint64 value = (gint64)offset;
+    g_hash_table_insert(out, g_strdup_printf("%s-%" G_GUINT64_FORMAT, fields[0], partition),
+                        g_memdup2(&value, sizeof value));
+    return TRUE;
+}
+
+GHashTable *
+plog_recovery_points_read(const SimDisk *disk)
+{
+    g_autoptr(GString) body = plog_file_read_checked(disk, PLOG_RECOVERY_POINTS_FILE);
     if (body == NULL)
-        return -1;
+        return NULL;
     g_auto(GStrv) lines = g_strsplit(body->str, "\n", -1);
-    if (g_strv_length(lines) != 3 || strcmp(lines[0], CHECKPOINT_VERSION) != 0)
-        return -1;
-    guint64 value;
-    if (lines[2][0] != '\0' ||
-        !g_ascii_string_to_unsigned(lines[1], 10, 0, G_MAXINT64, &value, NULL))
-        return -1;
-    return (gint64)value;
+    guint n_lines = g_strv_length(lines);
+    guint64 count;
+    /* The version, the count, the entries and the empty string after the
+     * last newline. */
+    if (n_lines < 3 || strcmp(lines[0], CHECKPOINT_VERSION) != 0 ||
+        !g_ascii_string_to_unsigned(lines[1], 10, 0, G_MAXUINT32, &count, NULL) ||
+        count != n_lines - 3 || lines[n_lines - 1][0] != '\0')
+        return NULL;
+    GHashTable *out = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    for (guint i = 2; i < n_lines - 1; i++) {
+        if (!recovery_point_parse(lines[i], out)) {
+            g_hash_table_unref(out);
+            return NULL;
+        }
+    }
+    return out;
 }
 
 /* ---- per-batch state: producers and leader epochs ---- */
@@ -458,8 +489,6 @@ recover_finish(Plog *log, GString *epoch_body, gint64 recovery_point_read)
     gint64 leo = plog_log_end_offset(log);
     log->recovery_point = CLAMP(recovery_point_read, log_start, leo);
     log->flush_requested_offset = log->recovery_point;
-    if (log->recovery_point != recovery_point_read || !log->recovery.recovery_point_valid)
-        write_recovery_point(log);
     /* Entries beyond the recovered LEO name data a power loss took. An entry
      * starting exactly at the LEO is kept (Kafka's recovery would drop it): it
      * is a leader's epoch with nothing appended yet, and keeping it lets a
@@ -475,12 +504,11 @@ recover_finish(Plog *log, GString *epoch_body, gint64 recovery_point_read)
 }
 
 static void
-log_recover(Plog *log)
+log_recover(Plog *log, gint64 recovery_point)
 {
     gint64 now_ms = log_now_ms(log);
     g_autoptr(GArray) bases = g_array_new(FALSE, FALSE, sizeof(gint64));
     list_segments(log, bases);
-    gint64 recovery_point = read_recovery_point(log);
     log->recovery.recovery_point_valid = recovery_point >= 0;
     log->recovery.recovery_point_read = MAX(recovery_point, 0);
     g_autoptr(GString) epoch_body = load_epochs(log);
@@ -511,6 +539,13 @@ Plog *
 plog_open(SimWorld *world, SimNodeId node, const char *topic, guint32 partition,
           const PlogConfig *config)
 {
+    return plog_open_recovering(world, node, topic, partition, config, -1);
+}
+
+Plog *
+plog_open_recovering(SimWorld *world, SimNodeId node, const char *topic, guint32 partition,
+                     const PlogConfig *config, gint64 recovery_point)
+{
     KSIM_ASSERT(world != NULL);
     KSIM_ASSERT(topic != NULL);
     config_check(config);
@@ -526,7 +561,7 @@ plog_open(SimWorld *world, SimNodeId node, const char *topic, guint32 partition,
     log->producers = plog_producer_state_new();
     log->txns = plog_txn_state_new();
     log->flush_timer = SIM_EVENT_ID_NONE;
-    log_recover(log);
+    log_recover(log, recovery_point);
     schedule_flush_timer(log);
     return log;
 }
@@ -581,7 +616,6 @@ flush_complete(Plog *log, PlogFlush *flush)
     if (flush->target_offset <= log->recovery_point)
         return;
     log->recovery_point = flush->target_offset;
-    write_recovery_point(log);
     if (log->flushed_cb != NULL)
         log->flushed_cb(log->flushed_data, log, log->recovery_point);
 }
@@ -923,10 +957,7 @@ after_truncation(Plog *log, gint64 leo)
         flush->target_offset = MIN(flush->target_offset, leo);
     }
     log->flush_requested_offset = MIN(log->flush_requested_offset, leo);
-    if (log->recovery_point > leo) {
-        log->recovery_point = leo;
-        write_recovery_point(log);
-    }
+    log->recovery_point = MIN(log->recovery_point, leo);
 }
 
 gint64
@@ -968,7 +999,6 @@ plog_truncate_fully_and_start_at(Plog *log, gint64 offset)
     }
     log->flush_requested_offset = offset;
     log->recovery_point = offset;
-    write_recovery_point(log);
 }
 
 /* ---- retention ---- */
@@ -1055,10 +1085,7 @@ after_retention(Plog *log)
     plog_txn_state_evict_before(log->txns, log_start);
     log_sync(log);
     log->flush_requested_offset = MAX(log->flush_requested_offset, log_start);
-    if (log->recovery_point < log_start) {
-        log->recovery_point = log_start;
-        write_recovery_point(log);
-    }
+    log->recovery_point = MAX(log->recovery_point, log_start);
 }
 
 guint

@@ -6,10 +6,17 @@
  *   00000000000000000000.log        batches (plog_batch.h), one file per segment,
  *   00000000000000000000.index      named by the segment's 20-digit base offset,
  *   00000000000000000000.timeindex  with its sparse indexes (plog_segment.h);
- *   recovery-point-offset-checkpoint  the offset below which all was fsynced;
- *   leader-epoch-checkpoint           the leader-epoch cache (plog_epoch.h).
- * The two checkpoints are written through a temporary file and a rename
- * (plog_file.h).
+ *   leader-epoch-checkpoint           the leader-epoch cache (plog_epoch.h),
+ * written through a temporary file and a rename (plog_file.h).
+ *
+ * The recovery point, the offset below which all was fsynced, is kept in
+ * memory. As in Kafka, its checkpoint is not the log's: Kafka's LogManager
+ * writes the recovery points of every log of a log directory to one file
+ * there (`recovery-point-offset-checkpoint`), every
+ * log.flush.offset.checkpoint.interval.ms, after a truncation and at a clean
+ * shutdown, and hands each log its entry when it opens it
+ * (plog_recovery_points_write/_read, plog_open_recovering). A log opened
+ * without one verifies every batch, as Kafka's KRaft metadata log does.
  *
  * Offsets are contiguous: the segments cover [log start offset, LEO) without a
  * gap, and only the last (active) segment may be empty. Sizes are logical
@@ -87,9 +94,9 @@ typedef struct {
 /* What the last plog_open found on disk. */
 typedef struct {
     gboolean found_files;          /* the directory held a log */
-    gboolean recovery_point_valid; /* the recovery-point checkpoint was readable */
+    gboolean recovery_point_valid; /* plog_open_recovering was given a recovery point */
     gboolean epoch_file_valid;     /* the leader-epoch checkpoint was readable */
-    gint64 recovery_point_read;    /* its value, 0 when unreadable */
+    gint64 recovery_point_read;    /* its value, 0 when none */
     guint segments_recovered;
     guint segments_deleted;  /* after a cut, or not continuing the offsets */
     guint overlaps_cut;      /* stale data cut where the next segment begins */
@@ -98,10 +105,29 @@ typedef struct {
 } PlogRecoveryInfo;
 
 /* Opens the log of `topic`/`partition` on `node`'s disk, recovering it when
- * files exist and creating an empty log at offset 0 otherwise. The node must
- * be up; `config` is copied. (transfer full) */
+ * files exist and creating an empty log at offset 0 otherwise. Recovery
+ * trusts what lies below `recovery_point` (the log directory's checkpoint
+ * entry; -1: none, as Kafka's getOrDefault(tp, 0)) and verifies every batch
+ * from there on. The node must be up; `config` is copied. (transfer full) */
+Plog *plog_open_recovering(SimWorld *world, SimNodeId node, const char *topic,
+                           guint32 partition, const PlogConfig *config, gint64 recovery_point);
+/* plog_open_recovering without a recovery point: recovery verifies every
+ * batch (Kafka's KafkaMetadataLog opens its log with recoveryPoint 0). */
 Plog *plog_open(SimWorld *world, SimNodeId node, const char *topic, guint32 partition,
                 const PlogConfig *config);
+
+/* The recovery-point checkpoint of a log directory, at its top level. */
+#define PLOG_RECOVERY_POINTS_FILE "recovery-point-offset-checkpoint"
+/* Writes the recovery points of `logs` (Plog *, in the order given) to
+ * PLOG_RECOVERY_POINTS_FILE on `disk`, replacing it as plog_file does; a
+ * write that fails deletes the file (a missing checkpoint makes recovery
+ * verify everything, a stale one could skip data a truncation replaced).
+ * Returns the disk's status. */
+SimDiskStatus plog_recovery_points_write(SimDisk *disk, const GPtrArray *logs);
+/* The recovery points PLOG_RECOVERY_POINTS_FILE holds, by log directory
+ * name ("topic-partition") to gint64; NULL when the file is missing, torn
+ * or malformed (Kafka then recovers every log from 0). (transfer full) */
+GHashTable *plog_recovery_points_read(const SimDisk *disk);
 /* Frees the log's memory; touches neither the disk nor the world. Only for a
  * crashed node, whose pending fsync callbacks and timers the engine drops. */
 void plog_free(Plog *log);
@@ -193,7 +219,7 @@ void plog_set_flushed_listener(Plog *log, PlogFlushedFn flushed_cb, void *user_d
 
 /* Starts an fsync of every segment holding data below `up_to_offset` (capped
  * at the LEO) and above the recovery point; when they all complete, the
- * recovery point advances to that offset and its checkpoint is written. */
+ * recovery point advances to that offset. */
 void plog_flush(Plog *log, gint64 up_to_offset);
 
 /* Kafka's retention: deletes, oldest first and never the active segment,

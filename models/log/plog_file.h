@@ -1,6 +1,7 @@
 /*
- * plog_file: the small checkpoint files beside a partition log
- * (`recovery-point-offset-checkpoint`, `leader-epoch-checkpoint`), written so
+ * plog_file: the small checkpoint files of the logs (a log's
+ * `leader-epoch-checkpoint`, a log directory's
+ * `recovery-point-offset-checkpoint`), written so
  * that a crash leaves either the new contents or a file that is recognisably
  * incomplete.
  *

@@ -128,6 +128,8 @@ static const KConfigBinding BROKER_BINDINGS[] = {
     BIND(BrokerConfig, log.retention_ms, "log.retention.ms", MS),
     BIND(BrokerConfig, log.retention_bytes, "log.retention.bytes", BYTES),
     BIND(BrokerConfig, log_retention_check_interval_ms, "log.retention.check.interval.ms", MS),
+    BIND(BrokerConfig, log_flush_offset_checkpoint_interval_ms,
+         "log.flush.offset.checkpoint.interval.ms", MS),
     BIND(BrokerConfig, log.flush_interval_messages, "log.flush.interval.messages", INT),
     BIND(BrokerConfig, log.flush_interval_ms, "log.flush.interval.ms", MS_OR_NEVER),
     BIND(BrokerConfig, offsets_topic_num_partitions, "offsets.topic.num.partitions", INT),

@@ -168,6 +168,10 @@ const KConfigKey kconfig_registry_table[] = {
         .doc = "Oldest segments are deleted beyond this size per partition; -1: no limit."),
     KEY("log.retention.check.interval.ms", BROKER, DURATION, "300000", RANGE(1, I64), IN_MS,
         .doc = "How often retention runs."),
+    KEY("log.flush.offset.checkpoint.interval.ms", BROKER, DURATION, "60000", RANGE(1, I32),
+        IN_MS,
+        .doc = "How often each broker writes its logs' recovery points to disk; recovery after "
+               "a crash re-reads what was appended since."),
     KEY("log.flush.interval.messages", BROKER, LONG, "9223372036854775807", RANGE(1, I64),
         .doc = "fsync a log after this many messages (default: never; replication is the "
                "durability)."),
