@@ -16,25 +16,13 @@
  *     only without a leader (with ELR) and apart from its ELR; a leader is
  *     a member of its ISR.
  */
-#include "kraft_controller.h"
+#include "kraft_controller_internal.h"
 
 #include "kraft_placer.h"
-#include "kraft_proto.h"
-#include "kraft_snapshot.h"
 #include "sim_assert.h"
 #include "sim_world.h"
 
 #include <string.h>
-
-typedef struct {
-    char *name;
-    guint n_partitions;
-    guint wanted; /* its partition count after an administrator's CreatePartitions */
-    guint rf;
-    gint32 *replicas; /* n_partitions * rf */
-    gboolean unclean;
-    gint32 min_isr;
-} TopicSpec;
 
 /* A response sent once the quorum has committed `offset`. */
 typedef struct {
@@ -53,36 +41,15 @@ typedef struct {
     gint64 controlled_shutdown_offset;
 } Session;
 
-struct KraftController {
-    RaftNode *raft;
-    SimWorld *world;
-    KraftRecordStore *store;
-    KraftControllerConfig cfg;
-    History *history;
-    GPtrArray *topics; /* TopicSpec *, in the order added */
-    SimRng *placer_rng; /* StripedReplicaPlacer's Random (the world's) */
-    KraftImage *committed;
-    /* Active only. */
-    gboolean active;
-    gint32 active_epoch;
-    KraftImage *latest;
-    GArray *sessions; /* Session, sorted by broker id */
-    GQueue *replies;  /* PendingReply *, by offset */
-    SimTimerId fence_timer;
-    SimTimerId claim_timer;
-    gint32 known_leader; /* the last leader its quorum node knew; RAFT_NO_NODE */
-    /* KIP-966's unclean recovery manager (active only): Recovery *, in the
-     * order started; a timer that looks at them after records are written. */
-    GPtrArray *recoveries;
-    SimTimerId recovery_poll_timer;
-    gint32 correlation_next;
-    /* How the election being written was decided, for the history (NULL:
-     * not by a recovery). */
-    const char *election_note;
-    KraftElectionFn election_fn;
-    void *election_data;
-    KraftSnapshotGenerator snapshots; /* of the committed image */
-};
+typedef struct {
+    char *name;
+    guint n_partitions;
+    guint wanted; /* its partition count after an administrator's CreatePartitions */
+    guint rf;
+    gint32 *replicas; /* n_partitions * rf */
+    gboolean unclean;
+    gint32 min_isr;
+} TopicSpec;
 
 void
 kraft_controller_config_init(KraftControllerConfig *cfg)
@@ -96,14 +63,14 @@ kraft_controller_config_init(KraftControllerConfig *cfg)
     cfg->snapshot_max_interval_ns = G_GINT64_CONSTANT(3600000) * SIM_NS_PER_MS;
 }
 
-static gint32
-self_id(const KraftController *c)
+gint32
+kraft_controller_self_id(const KraftController *c)
 {
     return raft_node_id(c->raft);
 }
 
-static gint64
-now_ns(const KraftController *c)
+gint64
+kraft_controller_now_ns(const KraftController *c)
 {
     return sim_now_ns(c->world);
 }
@@ -125,26 +92,23 @@ pending_reply_free(gpointer data)
     g_free(reply);
 }
 
-static void
-send(KraftController *c, SimNodeId to, KraftMsg *msg)
+void
+kraft_controller_send(KraftController *c, SimNodeId to, KraftMsg *msg)
 {
     sim_net_send(sim_world_net(c->world), raft_node_sim_node(c->raft), to, &msg->base);
 }
 
-static void
-record_event(KraftController *c, HistoryEventKind kind, guint32 topic, gint32 partition,
-             const KraftPartition *p, const char *format, ...) G_GNUC_PRINTF(6, 7);
 
-static void
-record_event(KraftController *c, HistoryEventKind kind, guint32 topic, gint32 partition,
+void
+kraft_controller_record_event(KraftController *c, HistoryEventKind kind, guint32 topic, gint32 partition,
              const KraftPartition *p, const char *format, ...)
 {
     if (c->history == NULL)
         return;
     HistoryEvent event = {0};
-    event.time_ns = now_ns(c);
+    event.time_ns = kraft_controller_now_ns(c);
     event.kind = kind;
-    event.broker = self_id(c);
+    event.broker = kraft_controller_self_id(c);
     event.partition = partition;
     event.leader_epoch = -1;
     if (partition >= 0) {
@@ -213,13 +177,13 @@ session_touch(KraftController *c, gint32 broker_id)
 {
     Session *s = session_find(c, broker_id);
     if (s != NULL) {
-        s->last_contact_ns = now_ns(c);
+        s->last_contact_ns = kraft_controller_now_ns(c);
         return;
     }
     guint i = 0;
     while (i < c->sessions->len && g_array_index(c->sessions, Session, i).broker_id < broker_id)
         i++;
-    Session fresh = {broker_id, now_ns(c), -1, -1};
+    Session fresh = {broker_id, kraft_controller_now_ns(c), -1, -1};
     g_array_insert_val(c->sessions, i, fresh);
 }
 
@@ -232,23 +196,19 @@ session_valid(KraftController *c, gint32 broker_id)
 {
     const Session *s = session_find(c, broker_id);
     return s != NULL && kraft_image_broker_unfenced(c->latest, broker_id) &&
-           now_ns(c) - s->last_contact_ns < c->cfg.session_timeout_ns;
+           kraft_controller_now_ns(c) - s->last_contact_ns < c->cfg.session_timeout_ns;
 }
 
 /* ---- writing ---- */
 
-typedef struct {
-    GArray *records; /* KraftRecord */
-} Batch;
-
-static void
-batch_init(Batch *b)
+void
+kraft_controller_batch_init(Batch *b)
 {
     b->records = g_array_new(FALSE, FALSE, sizeof(KraftRecord));
 }
 
-static void
-batch_clear(Batch *b)
+void
+kraft_controller_batch_clear(Batch *b)
 {
     g_array_free(b->records, TRUE);
 }
@@ -486,14 +446,12 @@ build_change(KraftController *c, const KraftPartition *p, const gint32 *target_i
     g_array_append_val(b->records, r);
 }
 
-static void recovery_schedule_poll(KraftController *c);
-
 /* Appends the records of `b` as one batch and replays them into `latest`;
  * returns the offset of the last, or -1 when nothing was written. Leader
  * changes are recorded in the history as the ZooKeeper-mode controller's
  * elections are. */
-static gint64
-write_batch(KraftController *c, Batch *b)
+gint64
+kraft_controller_write_batch(KraftController *c, Batch *b)
 {
     if (b->records->len == 0)
         return -1;
@@ -523,30 +481,30 @@ write_batch(KraftController *c, Batch *b)
         const KraftPartition *p = kraft_image_partition(c->latest, r->topic, r->partition);
         const char *topic = kraft_record_store_topic_name(c->store, r->topic);
         if (p->leader == KRAFT_NO_LEADER) {
-            record_event(c, HISTORY_EVENT_OFFLINE, r->topic, r->partition, p,
+            kraft_controller_record_event(c, HISTORY_EVENT_OFFLINE, r->topic, r->partition, p,
                          "controller %d: %s-%d has no eligible leader and went offline "
                          "(PartitionChange at offset %" G_GINT64_FORMAT " of the metadata log)",
-                         self_id(c), topic, r->partition, offset);
+                         kraft_controller_self_id(c), topic, r->partition, offset);
             continue;
         }
         gboolean unclean = r->leader_recovering;
         if (unclean && c->history != NULL)
-            history_metric(c->history, now_ns(c), HISTORY_METRIC_UNCLEAN_ELECTION, self_id(c), 1,
+            history_metric(c->history, kraft_controller_now_ns(c), HISTORY_METRIC_UNCLEAN_ELECTION, kraft_controller_self_id(c), 1,
                            0);
         const char *how = !unclean     ? ""
                           : last_known ? " (unclean: its last known leader, elected as the "
                                          "partition had neither ISR nor ELR; KIP-966)"
                           : c->election_note != NULL ? c->election_note
                                                      : " (unclean: it was not in the ISR)";
-        record_event(c, HISTORY_EVENT_CONTROLLER, r->topic, r->partition, p,
+        kraft_controller_record_event(c, HISTORY_EVENT_CONTROLLER, r->topic, r->partition, p,
                      "controller %d elected broker %d leader of %s-%d in epoch %d%s "
                      "(PartitionChange at offset %" G_GINT64_FORMAT " of the metadata log)",
-                     self_id(c), p->leader, topic, r->partition, p->leader_epoch, how, offset);
+                     kraft_controller_self_id(c), p->leader, topic, r->partition, p->leader_epoch, how, offset);
     }
     gint64 last = base + b->records->len - 1;
     g_free(plogs);
     if (c->cfg.unclean_recovery_manager_enabled)
-        recovery_schedule_poll(c);
+        kraft_recovery_schedule_poll(c);
     return last;
 }
 
@@ -559,7 +517,7 @@ reply_after(KraftController *c, SimNodeId to, KraftMsg *response, gint64 offset)
     if (offset < 0)
         offset = kraft_image_end_offset(c->latest) - 1;
     if (offset < raft_node_high_watermark(c->raft)) {
-        send(c, to, response);
+        kraft_controller_send(c, to, response);
         return;
     }
     PendingReply *reply = g_new0(PendingReply, 1);
@@ -577,7 +535,7 @@ release_replies(KraftController *c, gint64 high_watermark)
         if (reply->offset >= high_watermark)
             break;
         g_queue_pop_head(c->replies);
-        send(c, reply->to, reply->response);
+        kraft_controller_send(c, reply->to, reply->response);
         g_free(reply);
     }
 }
@@ -613,18 +571,18 @@ fence_broker(KraftController *c, gint32 broker, const char *why)
     if (registration == NULL || registration->fenced)
         return;
     Batch b;
-    batch_init(&b);
+    kraft_controller_batch_init(&b);
     remove_broker(c, broker, FALSE, &b);
     KraftRecord fence = {.type = KRAFT_REC_FENCE_BROKER, .broker_id = broker,
                          .broker_epoch = registration->epoch};
     g_array_append_val(b.records, fence);
-    gint64 offset = write_batch(c, &b);
-    batch_clear(&b);
+    gint64 offset = kraft_controller_write_batch(c, &b);
+    kraft_controller_batch_clear(&b);
     if (offset >= 0)
-        record_event(c, HISTORY_EVENT_SESSION, 0, -1, NULL,
+        kraft_controller_record_event(c, HISTORY_EVENT_SESSION, 0, -1, NULL,
                      "controller %d fenced broker %d (%s; FenceBroker at offset %" G_GINT64_FORMAT
                      " of the metadata log)",
-                     self_id(c), broker, why, offset);
+                     kraft_controller_self_id(c), broker, why, offset);
 }
 
 static void schedule_fence_check(KraftController *c);
@@ -645,7 +603,7 @@ fence_timer_fired(SimWorld *world, void *ctx, void *arg)
         const Session *s = &g_array_index(c->sessions, Session, i);
         if (!kraft_image_broker_unfenced(c->latest, s->broker_id))
             continue;
-        if (now_ns(c) - s->last_contact_ns < c->cfg.session_timeout_ns)
+        if (kraft_controller_now_ns(c) - s->last_contact_ns < c->cfg.session_timeout_ns)
             continue;
         if (stale == NULL || s->last_contact_ns < stale->last_contact_ns)
             stale = s;
@@ -679,7 +637,7 @@ schedule_fence_check(KraftController *c)
     if (next == G_MAXINT64)
         return;
     c->fence_timer = sim_timer_set(c->world, raft_node_sim_node(c->raft),
-                                   MAX(next - now_ns(c), 0), fence_timer_fired, c);
+                                   MAX(next - kraft_controller_now_ns(c), 0), fence_timer_fired, c);
 }
 
 /* ReplicationControlManager.createTopic's records: the Topic (with its
@@ -690,7 +648,7 @@ write_topic(KraftController *c, guint32 topic, guint n_partitions, guint rf,
             const gint32 *replicas, gboolean unclean, gint32 min_isr)
 {
     Batch b;
-    batch_init(&b);
+    kraft_controller_batch_init(&b);
     KraftRecord r = {.type = KRAFT_REC_TOPIC, .topic = topic, .partitions = (gint32)n_partitions,
                      .unclean = unclean, .min_isr = min_isr};
     g_array_append_val(b.records, r);
@@ -705,13 +663,13 @@ write_topic(KraftController *c, guint32 topic, guint n_partitions, guint rf,
         pr.leader = pr.isr[0];
         g_array_append_val(b.records, pr);
     }
-    gint64 offset = write_batch(c, &b);
-    batch_clear(&b);
+    gint64 offset = kraft_controller_write_batch(c, &b);
+    kraft_controller_batch_clear(&b);
     if (offset >= 0)
-        record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+        kraft_controller_record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
                      "controller %d created topic %s with %u partitions (Topic and "
                      "Partition records up to offset %" G_GINT64_FORMAT " of the metadata log)",
-                     self_id(c), kraft_record_store_topic_name(c->store, topic), n_partitions,
+                     kraft_controller_self_id(c), kraft_record_store_topic_name(c->store, topic), n_partitions,
                      offset);
     return offset;
 }
@@ -747,12 +705,12 @@ add_partitions(KraftController *c, guint32 topic, guint wanted, guint rf)
     const char *name = kraft_record_store_topic_name(c->store, topic);
     if (!kraft_place_replicas(usable, n_brokers, wanted - current, rf, c->placer_rng, replicas,
                               &why)) {
-        record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
-                     "controller %d could not add partitions to %s: %s", self_id(c), name, why);
+        kraft_controller_record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+                     "controller %d could not add partitions to %s: %s", kraft_controller_self_id(c), name, why);
         return;
     }
     Batch b;
-    batch_init(&b);
+    kraft_controller_batch_init(&b);
     for (guint p = current; p < wanted; p++) {
         KraftRecord pr = {.type = KRAFT_REC_PARTITION, .topic = topic, .partition = (gint32)p};
         pr.n_replicas = (guint8)rf;
@@ -763,13 +721,13 @@ add_partitions(KraftController *c, guint32 topic, guint wanted, guint rf)
         pr.leader = pr.isr[0]; /* the placer's leader is unfenced */
         g_array_append_val(b.records, pr);
     }
-    gint64 offset = write_batch(c, &b);
-    batch_clear(&b);
+    gint64 offset = kraft_controller_write_batch(c, &b);
+    kraft_controller_batch_clear(&b);
     if (offset >= 0)
-        record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+        kraft_controller_record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
                      "controller %d added partitions %u to %u of %s (Partition records up to "
                      "offset %" G_GINT64_FORMAT " of the metadata log)",
-                     self_id(c), current, wanted - 1, name, offset);
+                     kraft_controller_self_id(c), current, wanted - 1, name, offset);
 }
 
 /* Creates the topics the log lacks whose replicas are all active, and the
@@ -793,276 +751,6 @@ create_topics(KraftController *c)
     }
 }
 
-/* ---- unclean recovery (KIP-966) ---- */
-
-/* KIP-966's unclean recovery manager (Kafka's came after 4.0: the
- * GetReplicaLogInfo RPC in KAFKA-18681, the manager in KAFKA-15580; this
- * follows the KIP's design). A partition whose ISR and ELR are empty and
- * has no leader is recovered: the active controller asks each of its active
- * replicas for its log (again when a replica registers anew), and elects
- * the replica whose log is longest — the highest last written leader
- * epoch, then the highest log end offset, then assignment order — as an
- * unclean election (ISR the new leader alone, RECOVERING). Aggressive
- * elects once every active replica has answered; Balanced also waits for
- * every replica in LastKnownElr (every replica when it is empty: our
- * reading of "the replicas that were last known eligible"). Either waits
- * at most unclean.recovery.timeout.ms from the recovery's start ("the time
- * limit of waiting for the replicas' response"), then elects the longest
- * log it has heard of, as soon as it has heard of one. */
-typedef struct {
-    gint32 broker_id;
-    gint64 broker_epoch; /* the registration asked; -1: not asked */
-    gint32 correlation_id;
-    gboolean answered;
-    gboolean has_log;
-    gint32 last_written_epoch;
-    gint64 log_end_offset;
-} RecoveryReplica;
-
-typedef struct {
-    guint32 topic;
-    gint32 partition;
-    gint64 started_ns;
-    SimTimerId timeout_timer;
-    guint n_replicas;
-    RecoveryReplica replicas[KAFKA_REPLICAS_MAX]; /* in assignment order */
-} Recovery;
-
-static const char *
-strategy_name(KraftUncleanRecoveryStrategy strategy)
-{
-    switch (strategy) {
-    case KRAFT_UNCLEAN_RECOVERY_BALANCED:
-        return "Balanced";
-    case KRAFT_UNCLEAN_RECOVERY_AGGRESSIVE:
-        return "Aggressive";
-    case KRAFT_UNCLEAN_RECOVERY_NONE:
-        break;
-    }
-    return "None";
-}
-
-static gboolean
-recovery_needed(const KraftController *c, const KraftPartition *p)
-{
-    return c->cfg.elr_enabled && c->cfg.unclean_recovery_manager_enabled &&
-           c->cfg.unclean_recovery_strategy != KRAFT_UNCLEAN_RECOVERY_NONE &&
-           p->leader == KRAFT_NO_LEADER && p->n_isr == 0 && p->n_elr == 0;
-}
-
-static void
-recovery_free(KraftController *c, Recovery *rec)
-{
-    sim_timer_cancel(c->world, rec->timeout_timer);
-    g_free(rec);
-}
-
-static void
-recovery_timeout_fired(SimWorld *world, void *ctx, void *arg)
-{
-    (void)world;
-    (void)ctx;
-    KraftController *c = arg;
-    recovery_schedule_poll(c);
-}
-
-/* Its replica whose log is longest among those that answered and are still
- * the registration asked, active; NULL when none. *waiting: before
- * unclean.recovery.timeout.ms, an active replica has not answered, or
- * (Balanced) a LastKnownElr member has not. */
-static const RecoveryReplica *
-recovery_best(const KraftController *c, const Recovery *rec, const KraftPartition *p,
-              gboolean *waiting)
-{
-    const RecoveryReplica *best = NULL;
-    gboolean in_time = now_ns(c) < rec->started_ns + c->cfg.unclean_recovery_timeout_ns;
-    gboolean balanced = c->cfg.unclean_recovery_strategy == KRAFT_UNCLEAN_RECOVERY_BALANCED;
-    *waiting = FALSE;
-    for (guint i = 0; i < rec->n_replicas; i++) {
-        const RecoveryReplica *rr = &rec->replicas[i];
-        const KraftBroker *broker = kraft_image_broker(c->latest, rr->broker_id);
-        gboolean active = kraft_image_broker_active(c->latest, rr->broker_id) &&
-                          broker->epoch == rr->broker_epoch;
-        gboolean awaited = p->n_last_known_elr == 0 ||
-                           kraft_ids_contain(p->last_known_elr, p->n_last_known_elr, rr->broker_id);
-        if (!active || !rr->answered) {
-            if (in_time && ((active && !rr->answered) || (balanced && awaited)))
-                *waiting = TRUE;
-            continue;
-        }
-        if (!rr->has_log)
-            continue;
-        if (best == NULL || rr->last_written_epoch > best->last_written_epoch ||
-            (rr->last_written_epoch == best->last_written_epoch &&
-             rr->log_end_offset > best->log_end_offset))
-            best = rr;
-    }
-    return best;
-}
-
-static void
-recovery_elect(KraftController *c, const KraftPartition *p, const RecoveryReplica *best)
-{
-    Batch b;
-    batch_init(&b);
-    KraftRecord r = {.type = KRAFT_REC_PARTITION_CHANGE, .topic = p->topic,
-                     .partition = p->partition, .leader = best->broker_id};
-    r.isr_set = TRUE;
-    r.n_isr = 1;
-    r.isr[0] = best->broker_id;
-    r.leader_recovering = TRUE;
-    if (p->n_last_known_elr > 0)
-        r.last_known_elr_set = TRUE; /* emptied: the partition has a leader */
-    g_array_append_val(b.records, r);
-    g_autofree char *note = g_strdup_printf(
-        " (unclean recovery, unclean.recovery.strategy=%s: of the replicas that answered "
-        "GetReplicaLogInfo it had the longest log, last written leader epoch %d, log end "
-        "offset %" G_GINT64_FORMAT "; KIP-966)",
-        strategy_name(c->cfg.unclean_recovery_strategy), best->last_written_epoch,
-        best->log_end_offset);
-    c->election_note = note;
-    write_batch(c, &b);
-    c->election_note = NULL;
-    batch_clear(&b);
-}
-
-/* Asks the active replicas of `rec` that have not been asked in their
- * present registration. */
-static void
-recovery_ask(KraftController *c, Recovery *rec)
-{
-    for (guint i = 0; i < rec->n_replicas; i++) {
-        RecoveryReplica *rr = &rec->replicas[i];
-        const KraftBroker *broker = kraft_image_broker(c->latest, rr->broker_id);
-        if (!kraft_image_broker_active(c->latest, rr->broker_id) ||
-            broker->epoch == rr->broker_epoch)
-            continue;
-        rr->broker_epoch = broker->epoch;
-        rr->answered = FALSE;
-        rr->correlation_id = ++c->correlation_next;
-        KraftMsg *msg = kraft_msg_new(KRAFT_MSG_GET_REPLICA_LOG_INFO_REQUEST, rr->correlation_id);
-        msg->broker_id = rr->broker_id;
-        msg->topic = rec->topic;
-        msg->partition = rec->partition;
-        send(c, broker->node, msg);
-    }
-}
-
-static Recovery *
-recovery_start(KraftController *c, const KraftPartition *p)
-{
-    Recovery *rec = g_new0(Recovery, 1);
-    rec->topic = p->topic;
-    rec->partition = p->partition;
-    rec->started_ns = now_ns(c);
-    rec->n_replicas = p->n_replicas;
-    for (guint i = 0; i < p->n_replicas; i++)
-        rec->replicas[i] = (RecoveryReplica){.broker_id = p->replicas[i], .broker_epoch = -1};
-    rec->timeout_timer = sim_timer_set(c->world, raft_node_sim_node(c->raft),
-                                       c->cfg.unclean_recovery_timeout_ns, recovery_timeout_fired,
-                                       c);
-    g_ptr_array_add(c->recoveries, rec);
-    record_event(c, HISTORY_EVENT_CONTROLLER, p->topic, p->partition, p,
-                 "controller %d: %s-%d has neither ISR nor ELR; its unclean recovery "
-                 "(unclean.recovery.strategy=%s) asks its replicas for their logs "
-                 "(GetReplicaLogInfo)",
-                 self_id(c), kraft_record_store_topic_name(c->store, p->topic), p->partition,
-                 strategy_name(c->cfg.unclean_recovery_strategy));
-    return rec;
-}
-
-static Recovery *
-recovery_find(const KraftController *c, guint32 topic, gint32 partition)
-{
-    for (guint i = 0; i < c->recoveries->len; i++) {
-        Recovery *rec = g_ptr_array_index(c->recoveries, i);
-        if (rec->topic == topic && rec->partition == partition)
-            return rec;
-    }
-    return NULL;
-}
-
-/* Ends the recoveries of partitions that need none any more, starts those
- * that do, asks the replicas that came back, and elects where the strategy
- * has heard enough. */
-static void
-recovery_poll(KraftController *c)
-{
-    if (!c->active)
-        return;
-    for (guint i = c->recoveries->len; i-- > 0;) {
-        Recovery *rec = g_ptr_array_index(c->recoveries, i);
-        const KraftPartition *p = kraft_image_partition(c->latest, rec->topic, rec->partition);
-        if (p == NULL || !recovery_needed(c, p)) {
-            recovery_free(c, rec);
-            g_ptr_array_remove_index(c->recoveries, i);
-        }
-    }
-    g_autoptr(GPtrArray) all = kraft_image_partitions(c->latest);
-    for (guint i = 0; i < all->len; i++) {
-        const KraftPartition *p = g_ptr_array_index(all, i);
-        if (!recovery_needed(c, p))
-            continue;
-        Recovery *rec = recovery_find(c, p->topic, p->partition);
-        if (rec == NULL)
-            rec = recovery_start(c, p);
-        recovery_ask(c, rec);
-        gboolean waiting = FALSE;
-        const RecoveryReplica *best = recovery_best(c, rec, p, &waiting);
-        if (best != NULL && !waiting)
-            recovery_elect(c, p, best); /* its record schedules the next poll, which ends it */
-    }
-}
-
-static void
-recovery_poll_fired(SimWorld *world, void *ctx, void *arg)
-{
-    (void)world;
-    (void)ctx;
-    KraftController *c = arg;
-    c->recovery_poll_timer = SIM_EVENT_ID_NONE;
-    recovery_poll(c);
-}
-
-/* Looks at the recoveries from the event loop, after what is being written
- * now: an election writes records itself. */
-static void
-recovery_schedule_poll(KraftController *c)
-{
-    if (!c->active || sim_timer_pending(c->world, c->recovery_poll_timer))
-        return;
-    c->recovery_poll_timer =
-        sim_timer_set(c->world, raft_node_sim_node(c->raft), 0, recovery_poll_fired, c);
-}
-
-static void
-recovery_clear(KraftController *c)
-{
-    for (guint i = 0; i < c->recoveries->len; i++)
-        recovery_free(c, g_ptr_array_index(c->recoveries, i));
-    g_ptr_array_set_size(c->recoveries, 0);
-    sim_timer_cancel(c->world, c->recovery_poll_timer);
-    c->recovery_poll_timer = SIM_EVENT_ID_NONE;
-}
-
-static void
-handle_replica_log_info(KraftController *c, const KraftMsg *response)
-{
-    Recovery *rec = recovery_find(c, response->topic, response->partition);
-    if (rec == NULL)
-        return;
-    for (guint i = 0; i < rec->n_replicas; i++) {
-        RecoveryReplica *rr = &rec->replicas[i];
-        if (rr->broker_id != response->broker_id || rr->correlation_id != response->correlation_id)
-            continue;
-        rr->answered = TRUE;
-        rr->has_log = response->error == KAFKA_ERROR_NONE;
-        rr->last_written_epoch = response->last_written_epoch;
-        rr->log_end_offset = response->log_end_offset;
-    }
-    recovery_poll(c);
-}
-
 /* ---- requests ---- */
 
 static KraftMsg *
@@ -1071,7 +759,7 @@ response_new(const KraftController *c, const KraftMsg *request, KraftMsgType typ
 {
     KraftMsg *response = kraft_msg_new(type, request->correlation_id);
     response->error = (gint16)error;
-    response->controller_id = c->active ? self_id(c) : raft_node_leader_id(c->raft);
+    response->controller_id = c->active ? kraft_controller_self_id(c) : raft_node_leader_id(c->raft);
     response->broker_id = request->broker_id;
     return response;
 }
@@ -1082,12 +770,12 @@ handle_registration(KraftController *c, SimNodeId from, const KraftMsg *req)
     const KraftBroker *existing = kraft_image_broker(c->latest, req->broker_id);
     if (existing != NULL && existing->incarnation != req->incarnation &&
         session_valid(c, req->broker_id)) {
-        send(c, from, response_new(c, req, KRAFT_MSG_REGISTRATION_RESPONSE,
+        kraft_controller_send(c, from, response_new(c, req, KRAFT_MSG_REGISTRATION_RESPONSE,
                                    KAFKA_ERROR_DUPLICATE_BROKER_REGISTRATION));
         return;
     }
     Batch b;
-    batch_init(&b);
+    kraft_controller_batch_init(&b);
     KraftRecord r = {.type = KRAFT_REC_REGISTER_BROKER, .broker_id = req->broker_id,
                      .incarnation = req->incarnation, .node = from};
     g_array_append_val(b.records, r);
@@ -1099,9 +787,9 @@ handle_registration(KraftController *c, SimNodeId from, const KraftMsg *req)
     if (existing != NULL && existing->incarnation != req->incarnation &&
         req->previous_broker_epoch != existing->epoch)
         remove_broker(c, req->broker_id, TRUE, &b);
-    gint64 last = write_batch(c, &b);
+    gint64 last = kraft_controller_write_batch(c, &b);
     gint64 epoch = last - (gint64)b.records->len + 1;
-    batch_clear(&b);
+    kraft_controller_batch_clear(&b);
     if (last < 0)
         return;
     session_touch(c, req->broker_id);
@@ -1181,7 +869,7 @@ static gint64
 unfence_broker(KraftController *c, const KraftBroker *broker)
 {
     Batch b;
-    batch_init(&b);
+    kraft_controller_batch_init(&b);
     KraftRecord r = {.type = KRAFT_REC_UNFENCE_BROKER, .broker_id = broker->id,
                      .broker_epoch = broker->epoch};
     g_array_append_val(b.records, r);
@@ -1192,13 +880,13 @@ unfence_broker(KraftController *c, const KraftBroker *broker)
             build_change(c, p, p->isr, p->n_isr, KRAFT_NO_LEADER, broker->id, KRAFT_NO_LEADER, &b);
     }
     gint32 id = broker->id;
-    gint64 offset = write_batch(c, &b);
-    batch_clear(&b);
+    gint64 offset = kraft_controller_write_batch(c, &b);
+    kraft_controller_batch_clear(&b);
     if (offset >= 0)
-        record_event(c, HISTORY_EVENT_SESSION, 0, -1, NULL,
+        kraft_controller_record_event(c, HISTORY_EVENT_SESSION, 0, -1, NULL,
                      "controller %d unfenced broker %d (UnfenceBroker at offset %" G_GINT64_FORMAT
                      " of the metadata log)",
-                     self_id(c), id, offset);
+                     kraft_controller_self_id(c), id, offset);
     return offset;
 }
 
@@ -1209,19 +897,19 @@ begin_controlled_shutdown(KraftController *c, const KraftBroker *broker)
 {
     gint32 id = broker->id;
     Batch b;
-    batch_init(&b);
+    kraft_controller_batch_init(&b);
     KraftRecord r = {.type = KRAFT_REC_BROKER_REGISTRATION_CHANGE, .broker_id = id,
                      .broker_epoch = broker->epoch, .in_controlled_shutdown = TRUE};
     g_array_append_val(b.records, r);
     remove_broker(c, id, FALSE, &b);
-    gint64 offset = write_batch(c, &b);
-    batch_clear(&b);
+    gint64 offset = kraft_controller_write_batch(c, &b);
+    kraft_controller_batch_clear(&b);
     if (offset >= 0)
-        record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+        kraft_controller_record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
                      "controller %d: broker %d is in controlled shutdown; its leaderships and "
                      "ISR memberships move away (BrokerRegistrationChange and PartitionChange "
                      "records up to offset %" G_GINT64_FORMAT " of the metadata log)",
-                     self_id(c), id, offset);
+                     kraft_controller_self_id(c), id, offset);
     return offset;
 }
 
@@ -1231,7 +919,7 @@ handle_heartbeat(KraftController *c, SimNodeId from, const KraftMsg *req)
 {
     const KraftBroker *broker = kraft_image_broker(c->latest, req->broker_id);
     if (broker == NULL || broker->epoch != req->broker_epoch) {
-        send(c, from, response_new(c, req, KRAFT_MSG_HEARTBEAT_RESPONSE,
+        kraft_controller_send(c, from, response_new(c, req, KRAFT_MSG_HEARTBEAT_RESPONSE,
                                    KAFKA_ERROR_STALE_BROKER_EPOCH));
         return;
     }
@@ -1331,15 +1019,15 @@ handle_alter_partition(KraftController *c, SimNodeId from, const KraftMsg *req)
     response->topic = req->topic;
     response->partition = req->partition;
     if (error != KAFKA_ERROR_NONE) {
-        send(c, from, response);
+        kraft_controller_send(c, from, response);
         return;
     }
     Batch b;
-    batch_init(&b);
+    kraft_controller_batch_init(&b);
     build_change(c, p, req->isr, req->n_isr, KRAFT_NO_LEADER, KRAFT_NO_LEADER, KRAFT_NO_LEADER,
                  &b);
-    gint64 offset = write_batch(c, &b);
-    batch_clear(&b);
+    gint64 offset = kraft_controller_write_batch(c, &b);
+    kraft_controller_batch_clear(&b);
     p = kraft_image_partition(c->latest, req->topic, req->partition);
     fill_partition(response, p);
     reply_after(c, from, response, offset);
@@ -1354,19 +1042,19 @@ handle_allocate_producer_ids(KraftController *c, SimNodeId from, const KraftMsg 
 {
     const KraftBroker *broker = kraft_image_broker(c->latest, req->broker_id);
     if (broker == NULL || broker->epoch != req->broker_epoch) {
-        send(c, from, response_new(c, req, KRAFT_MSG_ALLOCATE_PRODUCER_IDS_RESPONSE,
+        kraft_controller_send(c, from, response_new(c, req, KRAFT_MSG_ALLOCATE_PRODUCER_IDS_RESPONSE,
                                    KAFKA_ERROR_STALE_BROKER_EPOCH));
         return;
     }
     gint64 start = kraft_image_next_producer_id(c->latest);
     Batch b;
-    batch_init(&b);
+    kraft_controller_batch_init(&b);
     KraftRecord r = {.type = KRAFT_REC_PRODUCER_IDS, .broker_id = req->broker_id,
                      .broker_epoch = req->broker_epoch,
                      .next_producer_id = start + PRODUCER_ID_BLOCK};
     g_array_append_val(b.records, r);
-    gint64 offset = write_batch(c, &b);
-    batch_clear(&b);
+    gint64 offset = kraft_controller_write_batch(c, &b);
+    kraft_controller_batch_clear(&b);
     if (offset < 0)
         return;
     KraftMsg *response =
@@ -1399,8 +1087,8 @@ handle_create_topics(KraftController *c, SimNodeId from, const KraftMsg *req)
         if (!kraft_place_replicas(usable, n_brokers, (guint)req->n_partitions, rf,
                                   c->placer_rng, replicas, &why)) {
             response->error = KAFKA_ERROR_INVALID_REPLICATION_FACTOR;
-            record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
-                         "controller %d refused to create topic %s: %s", self_id(c),
+            kraft_controller_record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+                         "controller %d refused to create topic %s: %s", kraft_controller_self_id(c),
                          kraft_record_store_topic_name(c->store, req->topic), why);
         } else {
             gint64 offset = write_topic(c, req->topic, (guint)req->n_partitions, rf, replicas,
@@ -1413,7 +1101,7 @@ handle_create_topics(KraftController *c, SimNodeId from, const KraftMsg *req)
             return;
         }
     }
-    send(c, from, response);
+    kraft_controller_send(c, from, response);
 }
 
 /* ---- the quorum's callbacks ---- */
@@ -1430,7 +1118,7 @@ deactivate(KraftController *c)
     g_queue_clear_full(c->replies, pending_reply_free);
     sim_timer_cancel(c->world, c->fence_timer);
     c->fence_timer = SIM_EVENT_ID_NONE;
-    recovery_clear(c);
+    kraft_recovery_clear(c);
 }
 
 /* QuorumController.claim: active from the epoch's first commit, every
@@ -1445,13 +1133,13 @@ activate(KraftController *c)
     const GArray *brokers = kraft_image_brokers(c->latest);
     for (guint i = 0; i < brokers->len; i++)
         session_touch(c, g_array_index(brokers, KraftBroker, i).id);
-    record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
+    kraft_controller_record_event(c, HISTORY_EVENT_CONTROLLER, 0, -1, NULL,
                  "controller %d became controller (the active KRaft controller) in epoch %d",
-                 self_id(c), c->active_epoch);
+                 kraft_controller_self_id(c), c->active_epoch);
     schedule_fence_check(c);
     create_topics(c);
     if (c->cfg.unclean_recovery_manager_enabled)
-        recovery_schedule_poll(c);
+        kraft_recovery_schedule_poll(c);
 }
 
 static void
@@ -1478,7 +1166,7 @@ on_committed(void *user_data, RaftNode *raft, gint64 high_watermark)
      * latest snapshot (kraft_snapshot.h); what it replays after counts
      * toward the next snapshot. */
     if (kraft_snapshot_maybe_load(raft, c->store, c->committed, high_watermark))
-        kraft_snapshot_generator_reset(&c->snapshots, now_ns(c));
+        kraft_snapshot_generator_reset(&c->snapshots, kraft_controller_now_ns(c));
     gint64 timestamp_ms = -1;
     gint64 bytes = replay_log(c, c->committed, high_watermark, &timestamp_ms);
     kraft_snapshot_publish(&c->snapshots, raft, c->store, c->committed, bytes, timestamp_ms);
@@ -1500,7 +1188,7 @@ on_leader_changed(void *user_data, RaftNode *raft, gint32 epoch, gint32 leader_i
 {
     (void)raft;
     KraftController *c = user_data;
-    if (c->active && (leader_id != self_id(c) || epoch != c->active_epoch))
+    if (c->active && (leader_id != kraft_controller_self_id(c) || epoch != c->active_epoch))
         deactivate(c);
     if (leader_id == RAFT_NO_NODE && raft_node_role(raft) == RAFT_ROLE_CANDIDATE &&
         c->known_leader != RAFT_NO_NODE && c->election_fn != NULL)
@@ -1523,7 +1211,7 @@ on_message(void *user_data, RaftNode *raft, SimNodeId from, SimMsg *msg)
     const KraftMsg *req = (const KraftMsg *)msg;
     if (msg->type == KRAFT_MSG_GET_REPLICA_LOG_INFO_RESPONSE) {
         if (c->active)
-            handle_replica_log_info(c, req);
+            kraft_recovery_handle_log_info(c, req);
         sim_msg_free(msg);
         return;
     }
@@ -1538,7 +1226,7 @@ on_message(void *user_data, RaftNode *raft, SimNodeId from, SimMsg *msg)
         return;
     }
     if (!c->active) {
-        send(c, from, response_new(c, req, answer, KAFKA_ERROR_NOT_CONTROLLER));
+        kraft_controller_send(c, from, response_new(c, req, answer, KAFKA_ERROR_NOT_CONTROLLER));
     } else if (msg->type == KRAFT_MSG_REGISTRATION_REQUEST) {
         handle_registration(c, from, req);
     } else if (msg->type == KRAFT_MSG_HEARTBEAT_REQUEST) {
@@ -1565,7 +1253,7 @@ on_crashed(void *user_data, RaftNode *raft)
     /* Memory is gone: a restarted controller replays the log from the start. */
     kraft_image_free(c->committed);
     c->committed = kraft_image_new();
-    kraft_snapshot_generator_reset(&c->snapshots, now_ns(c));
+    kraft_snapshot_generator_reset(&c->snapshots, kraft_controller_now_ns(c));
 }
 
 KraftController *
@@ -1593,7 +1281,7 @@ kraft_controller_new(RaftNode *raft, KraftRecordStore *store, const KraftControl
     c->recoveries = g_ptr_array_new();
     c->recovery_poll_timer = SIM_EVENT_ID_NONE;
     kraft_snapshot_generator_init(&c->snapshots, c->cfg.snapshot_max_new_record_bytes,
-                                  c->cfg.snapshot_max_interval_ns, now_ns(c));
+                                  c->cfg.snapshot_max_interval_ns, kraft_controller_now_ns(c));
     RaftListener listener = {on_committed, on_leader_changed, on_message, on_crashed};
     raft_node_set_listener(raft, &listener, c);
     return c;
