@@ -18,7 +18,9 @@ static const Bench BENCHES[] = {
     {"log", bench_log, "partition log appends and lookups at 10^4 and 10^7 records"},
     {"cluster", bench_cluster,
      "3 brokers, RF 3, acks=all, 10^6 records from a simple driver, then the check;\n"
-     "                   --producer: driven by the real producer (batching on)"},
+     "                   --producer: driven by the real producer (batching on);\n"
+     "                   --producer --vs-rdkafka: then the same load on librdkafka's mock\n"
+     "                   cluster (when librdkafka-dev was installed at the build), and the ratios"},
     {"cluster-producer", bench_cluster_producer, "the same as cluster --producer"},
     {"scale", bench_scale,
      "30 brokers, RF 3, acks=all, 10^3/10^4/10^5 partitions over 100 topics, 10^4\n"

@@ -9,9 +9,17 @@
  * Then the final state is collected and the history checked, as in
  * `ksim bench cluster`. Reports simulated records per wall second without
  * and with the check, and peak memory.
+ *
+ * --vs-rdkafka then runs the same load (records, partitions, value size,
+ * linger.ms, window) on librdkafka's mock cluster, in the program
+ * ksim-rdkafka-mock beside ksim (bench_rdkafka.h), and reports its rate and
+ * the ratios of ksim's two rates to it: a yardstick measured in the same run
+ * on the same machine. The mock's brokers do not replicate and it checks
+ * nothing, so the comparison flatters the mock.
  */
 #include "benchmarks.h"
 
+#include "bench_rdkafka.h"
 #include "bench_util.h"
 #include "cluster.h"
 #include "history.h"
@@ -81,15 +89,52 @@ unblocked(Producer *producer, void *user_data)
     feeder_arm(user_data);
 }
 
+/* The mock's figures and the ratios, as members of the object the caller
+ * began. */
+static void
+mock_json(JsonBuilder *builder, JsonObject *mock, const BenchFigures *f)
+{
+    double mock_per_s = json_object_get_double_member(mock, "records_per_s");
+    json_builder_set_member_name(builder, "rdkafka_mock");
+    JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+    json_node_set_object(node, mock);
+    json_builder_add_value(builder, node);
+    bench_json_double(builder, "ratio_checked_vs_rdkafka_mock",
+                      bench_figures_per_s_checked(f) / MAX(mock_per_s, 1e-9));
+    bench_json_double(builder, "ratio_simulated_vs_rdkafka_mock",
+                      bench_figures_per_s(f) / MAX(mock_per_s, 1e-9));
+}
+
+static void
+print_mock(JsonObject *mock, const BenchFigures *f)
+{
+    double mock_per_s = json_object_get_double_member(mock, "records_per_s");
+    printf("rdkafka mock (librdkafka %s): %" G_GINT64_FORMAT " records delivered (acks=all, "
+           "idempotent, %" G_GINT64_FORMAT " brokers, RF %" G_GINT64_FORMAT
+           " not replicated, nothing checked) in %.2f s wall (%.2f M records/s)\n",
+           json_object_get_string_member(mock, "librdkafka_version"),
+           json_object_get_int_member(mock, "records_delivered"),
+           json_object_get_int_member(mock, "brokers"),
+           json_object_get_int_member(mock, "replication_factor"),
+           json_object_get_double_member(mock, "wall_s"), mock_per_s / 1e6);
+    printf("ksim checked / librdkafka mock: %.2f; simulated only / mock: %.2f\n",
+           bench_figures_per_s_checked(f) / MAX(mock_per_s, 1e-9),
+           bench_figures_per_s(f) / MAX(mock_per_s, 1e-9));
+}
+
+/* Prints ksim's figures and, when `mock` is not NULL, the mock's and the
+ * ratios. */
 static void
 print_figures(gboolean json, const BenchCluster *bench, const BenchFigures *f,
-              const ProducerStats *stats)
+              const ProducerStats *stats, JsonObject *mock)
 {
     JsonBuilder *builder = json_builder_new();
     json_builder_begin_object(builder);
     bench_cluster_json(builder, bench, f);
     bench_json_int(builder, "produce_requests", (gint64)stats->produce_requests);
     bench_json_int(builder, "batches", (gint64)stats->batches_created);
+    if (mock != NULL)
+        mock_json(builder, mock, f);
     json_builder_end_object(builder);
     gint64 rss = bench_peak_rss_bytes();
     if (json)
@@ -104,16 +149,47 @@ print_figures(gboolean json, const BenchCluster *bench, const BenchFigures *f,
                bench_figures_per_s(f) / 1e6, f->check_s, bench_figures_per_s_checked(f) / 1e6,
                (double)rss / 1048576.0, (double)rss / (double)MAX(f->acked, 1),
                sim_world_events(bench->world), f->lost_write, f->p99_ms);
+    if (!json && mock != NULL)
+        print_mock(mock, f);
     g_object_unref(builder);
+}
+
+/* For --vs-rdkafka: the mock program's path, or NULL with the message that
+ * it is missing. (transfer full) */
+static char *
+mock_path_or_complain(void)
+{
+    char *path = bench_rdkafka_mock_path();
+    if (path == NULL)
+        fprintf(stderr, "ksim bench: --vs-rdkafka needs librdkafka's mock cluster: install "
+                        "librdkafka-dev and reconfigure\n"
+                        "ksim bench: (ksim looks for ksim-rdkafka-mock beside its executable; "
+                        "the build makes it when pkg-config finds rdkafka)\n");
+    return path;
+}
+
+/* Runs the load on the mock; NULL with a message when it fails. (transfer
+ * full) */
+static JsonObject *
+mock_run(const char *path, gint64 records, gint64 linger_ms, gint64 window)
+{
+    BenchRdkafkaLoad load = {records, BENCH_PARTITIONS, BENCH_RECORD_BYTES, linger_ms, window};
+    g_autoptr(GError) error = NULL;
+    JsonObject *mock = bench_rdkafka_mock_run(path, &load, &error);
+    if (mock == NULL)
+        fprintf(stderr, "ksim bench cluster --producer --vs-rdkafka: %s\n", error->message);
+    return mock;
 }
 
 int
 bench_cluster_producer(int argc, char **argv)
 {
-    gboolean json = FALSE;
+    gboolean json = FALSE, vs_rdkafka = FALSE;
     gint64 records = 1000000, linger_ms = 5, window = 50000;
     GOptionEntry entries[] = {
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+        {"vs-rdkafka", 0, 0, G_OPTION_ARG_NONE, &vs_rdkafka,
+         "then the same load on librdkafka's mock cluster, and the ratios", NULL},
         {"records", 0, 0, G_OPTION_ARG_INT64, &records, "records to produce (1000000)", "N"},
         {"linger-ms", 0, 0, G_OPTION_ARG_INT64, &linger_ms, "the producer's linger.ms (5)", "MS"},
         {"window", 0, 0, G_OPTION_ARG_INT64, &window, "records outstanding at most (50000)", "N"},
@@ -126,6 +202,18 @@ bench_cluster_producer(int argc, char **argv)
                         "--linger-ms not negative\n");
         return 2;
     }
+    if (vs_rdkafka &&
+        (linger_ms > BENCH_RDKAFKA_LINGER_MS_MAX || window > BENCH_RDKAFKA_WINDOW_MAX)) {
+        fprintf(stderr,
+                "ksim bench cluster --producer: with --vs-rdkafka, --linger-ms at most %d and "
+                "--window at most %d (librdkafka's limits)\n",
+                BENCH_RDKAFKA_LINGER_MS_MAX, BENCH_RDKAFKA_WINDOW_MAX);
+        return 2;
+    }
+    /* Before the run, so that a missing program costs no benchmark. */
+    g_autofree char *mock_path = vs_rdkafka ? mock_path_or_complain() : NULL;
+    if (vs_rdkafka && mock_path == NULL)
+        return 2;
     BenchCluster bench;
     if (!bench_cluster_open(&bench, "cluster --producer"))
         return 1;
@@ -150,8 +238,14 @@ bench_cluster_producer(int argc, char **argv)
     bench_cluster_measure(&bench, feeder.ok, run_us, virtual_start, &f);
     ProducerStats stats;
     producer_stats(producer, &stats);
-    print_figures(json, &bench, &f, &stats);
+    /* The mock runs after ksim's run, with ksim idle, so that neither
+     * takes the other's processor. */
+    JsonObject *mock = mock_path != NULL ? mock_run(mock_path, records, linger_ms, window) : NULL;
+    print_figures(json, &bench, &f, &stats, mock);
     producer_free(producer);
     bench_cluster_close(&bench);
-    return feeder.ok == feeder.total ? 0 : 1;
+    gboolean mock_ok = mock_path == NULL || mock != NULL;
+    if (mock != NULL)
+        json_object_unref(mock);
+    return feeder.ok == feeder.total && mock_ok ? 0 : 1;
 }
