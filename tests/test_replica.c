@@ -11,8 +11,8 @@
  * partitions, and followers' incremental fetch sessions are lost when their
  * leader restarts and made again; the log directory's recovery-point
  * checkpoint is written every log.flush.offset.checkpoint.interval.ms and
- * after a truncation, and recovery after a crash re-reads what it does not
- * cover.
+ * after a truncation that lowers a recovery point, and recovery after a
+ * crash re-reads what it does not cover.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,8 +149,6 @@ test_replica_follower_truncates_on_becoming_follower(void **state)
         fixture_config_fast(&config);
         config.broker.truncation_mode = tc->mode;
         config.broker.replica_lag_time_max_ms = 30000;
-        /* Only a truncation writes the recovery-point checkpoint here. */
-        config.broker.log_flush_offset_checkpoint_interval_ms = 3600 * 1000;
         Fixture *f = fixture_new(13, &config, 1, 1, NULL);
         gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
         gint32 followers[2];
@@ -169,19 +167,11 @@ test_replica_follower_truncates_on_becoming_follower(void **state)
         run_for(f, 10 * SIM_NS_PER_S);
         gint32 next = cluster_leader(f->cluster, TOPIC, 0);
         assert_true(next == followers[0] || next == followers[1]);
-        SimDisk *disk = sim_node_disk(f->world, node_of(f, leader));
-        assert_false(sim_disk_exists(disk, PLOG_RECOVERY_POINTS_FILE));
         sim_node_restart(f->world, node_of(f, leader));
         run_for(f, 10 * SIM_NS_PER_S);
         gint64 to = -1;
         assert_int_equal(truncations_of(f, leader, tc->reason, &to), 1);
         assert_int_equal(to, 50);
-        /* Kafka's LogManager.truncateTo checkpointed the recovery points. */
-        g_autoptr(GHashTable) recovery_points = plog_recovery_points_read(disk);
-        assert_non_null(recovery_points);
-        const gint64 *recovery_point = g_hash_table_lookup(recovery_points, TOPIC "-0");
-        assert_non_null(recovery_point);
-        assert_true(*recovery_point <= 50);
         assert_int_equal(info_of(f, leader, 0).leo, info_of(f, next, 0).leo);
         cluster_check_agreement(f->cluster);
         assert_int_equal(cluster_violations(f->cluster), 0);
@@ -387,6 +377,58 @@ test_replica_recovery_points_checkpointed_per_log_dir(void **state)
         assert_int_equal(info->batches_checked, checkpointed ? 0 : 7);
         fixture_free(f);
     }
+}
+
+static void
+test_replica_truncation_below_recovery_point_checkpoints(void **state)
+{
+    /* Goal: a leader whose flushed records past the HW no follower has is
+     * paused, replaced, and comes back as a follower: its truncation lowers
+     * its log's recovery point below 80, and the log directory's checkpoint
+     * records the lower one at once, long before the periodic write. (A
+     * follower may take a fetch answered before its pause when it resumes,
+     * so the truncation is to where the new leader's log ends: 50 or a
+     * batch later.) */
+    (void)state;
+    ClusterConfig config;
+    fixture_config_fast(&config);
+    config.broker.replica_lag_time_max_ms = 30000;
+    config.broker.log_flush_offset_checkpoint_interval_ms = 3600 * 1000;
+    TopicConfig topic;
+    topic_config_from_broker(&topic, &config.broker);
+    topic.log.flush_interval_messages = 1;
+    Fixture *f = fixture_new(13, &config, 1, 1, &topic);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    gint32 followers[2];
+    followers_of(f, leader, followers);
+    driver_produce(f->driver, TOPIC, 0, 50, 10);
+    run_for(f, 2 * SIM_NS_PER_S);
+    for (guint i = 0; i < 2; i++)
+        sim_node_pause(f->world, node_of(f, followers[i]));
+    driver_produce(f->driver, TOPIC, 0, 30, 10);
+    run_for(f, 2 * SIM_NS_PER_S);
+    Broker *old = cluster_broker(f->cluster, leader);
+    assert_int_equal(plog_recovery_point(broker_partition_log(old, TOPIC, 0)), 80);
+    sim_node_pause(f->world, node_of(f, leader));
+    for (guint i = 0; i < 2; i++)
+        sim_node_resume(f->world, node_of(f, followers[i]));
+    run_for(f, 10 * SIM_NS_PER_S);
+    assert_int_not_equal(cluster_leader(f->cluster, TOPIC, 0), leader);
+    SimDisk *disk = sim_node_disk(f->world, node_of(f, leader));
+    assert_false(sim_disk_exists(disk, PLOG_RECOVERY_POINTS_FILE));
+    sim_node_resume(f->world, node_of(f, leader));
+    run_for(f, 10 * SIM_NS_PER_S);
+    gint64 to = -1;
+    assert_int_equal(truncations_of(f, leader, "follower truncates", &to), 1);
+    assert_true(to >= 50);
+    assert_true(to < 80);
+    g_autoptr(GHashTable) recovery_points = plog_recovery_points_read(disk);
+    assert_non_null(recovery_points);
+    const gint64 *recovery_point = g_hash_table_lookup(recovery_points, TOPIC "-0");
+    assert_non_null(recovery_point);
+    assert_int_equal(*recovery_point, to);
+    assert_int_equal(cluster_violations(f->cluster), 0);
+    fixture_free(f);
 }
 
 static void
@@ -734,6 +776,7 @@ main(void)
         cmocka_unit_test(test_replica_isr_shrinks_after_lag_time),
         cmocka_unit_test(test_replica_follower_truncates_on_becoming_follower),
         cmocka_unit_test(test_replica_recovery_points_checkpointed_per_log_dir),
+        cmocka_unit_test(test_replica_truncation_below_recovery_point_checkpoints),
         cmocka_unit_test(test_replica_same_leader_new_epoch_keeps_follower_log),
         cmocka_unit_test(test_replica_follower_of_an_emptier_leader_truncates_by_epoch),
         cmocka_unit_test(test_replica_hw_checkpoint_read_back_after_restart),

@@ -145,6 +145,10 @@ void replica_load_logs(BrokerState *state);
 void replica_recovery_points_checkpoint(BrokerState *state);
 /* Starts the log.flush.offset.checkpoint.interval.ms timer. */
 void replica_recovery_points_start(BrokerState *state);
+/* After a truncation of `p`: checkpoints the recovery points when the
+ * truncation lowered its log's below `recovery_point_before`. */
+void replica_truncation_checkpoint(BrokerState *state, const Partition *p,
+                                   gint64 recovery_point_before);
 
 /* ---- the high watermark (replica_hw.c) ---- */
 

@@ -326,9 +326,9 @@ replica_truncate_to(BrokerState *state, Partition *p, gint64 offset, const char 
         return;
     if (offset < p->hw)
         SIM_MARK(state->broker->world, truncate_below_hw);
+    gint64 recovery_point = plog_recovery_point(p->log);
     plog_truncate_to(p->log, offset);
-    /* Kafka's LogManager.truncateTo checkpoints the recovery points at once. */
-    replica_recovery_points_checkpoint(state);
+    replica_truncation_checkpoint(state, p, recovery_point);
     replica_fetcher_note(state, p);
     gint64 new_leo = plog_log_end_offset(p->log);
     p->hw = MIN(p->hw, new_leo);
@@ -407,9 +407,9 @@ follower_out_of_range(BrokerState *state, Partition *p, const KFetchPartitionRes
                     "follower ahead of its leader truncates to the leader's LEO");
         return;
     }
+    gint64 recovery_point = plog_recovery_point(p->log);
     plog_truncate_fully_and_start_at(p->log, data->log_start_offset);
-    /* As LogManager.truncateFullyAndStartAt does. */
-    replica_recovery_points_checkpoint(state);
+    replica_truncation_checkpoint(state, p, recovery_point);
     replica_fetcher_note(state, p);
     p->hw = data->log_start_offset;
 }

@@ -13,10 +13,18 @@
  * `recovery-point-offset-checkpoint` at the top of the log directory
  * (plog.h), written every log.flush.offset.checkpoint.interval.ms
  * (LogManager's "kafka-recovery-point-checkpoint" task, 60 s by default),
- * after a follower's truncation (LogManager.truncateTo and
- * truncateFullyAndStartAt checkpoint at once: a recovery point left above
- * the new LEO could make a later recovery trust data the truncation
- * replaced) and at a clean shutdown (broker_shutdown.c). Kafka 3.x/4.0
+ * after a follower's truncation that lowered a recovery point (a recovery
+ * point left above the new LEO could make a later recovery trust data the
+ * truncation replaced) and at a clean shutdown (broker_shutdown.c).
+ * Kafka's LogManager.truncateTo and truncateFullyAndStartAt rewrite the file
+ * after every truncation, one partition at a time, so a broker that
+ * truncates thousands of partitions writes the whole file thousands of
+ * times. ksim writes it only when the truncation lowered the log's recovery
+ * point: otherwise the file already holds one at or below the new LEO (its
+ * entries are never above the log's recovery point then), and rewriting it
+ * would change nothing recovery relies on. A recovery point advances only
+ * at a flush, which Kafka's defaults leave to segment rolls, so most
+ * truncations lower none. Kafka 3.x/4.0
  * LogManager.scala; a flush moves a log's recovery point in memory only, so
  * after a crash recovery re-reads everything appended since the last
  * checkpoint, as Kafka's does.
@@ -98,6 +106,13 @@ replica_recovery_points_checkpoint(BrokerState *state)
     }
     broker_log_dir_status(state, plog_recovery_points_write(disk, logs),
                           "recovery-point checkpoint");
+}
+
+void
+replica_truncation_checkpoint(BrokerState *state, const Partition *p, gint64 recovery_point_before)
+{
+    if (plog_recovery_point(p->log) < recovery_point_before)
+        replica_recovery_points_checkpoint(state);
 }
 
 static void
