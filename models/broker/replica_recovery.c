@@ -9,25 +9,26 @@
  * checkpoint recorded (replica_hw.c), clamped to its log (a torn tail may
  * have cut the log below it).
  *
- * While it runs: one recovery-point checkpoint for all the logs,
- * `recovery-point-offset-checkpoint` at the top of the log directory
- * (plog.h), written every log.flush.offset.checkpoint.interval.ms
- * (LogManager's "kafka-recovery-point-checkpoint" task, 60 s by default),
- * after a follower's truncation that lowered a recovery point (a recovery
- * point left above the new LEO could make a later recovery trust data the
- * truncation replaced) and at a clean shutdown (broker_shutdown.c).
- * Kafka's LogManager.truncateTo and truncateFullyAndStartAt rewrite the file
- * after every truncation, one partition at a time, so a broker that
- * truncates thousands of partitions writes the whole file thousands of
- * times. ksim writes it only when the truncation lowered the log's recovery
- * point: otherwise the file already holds one at or below the new LEO (its
- * entries are never above the log's recovery point then), and rewriting it
- * would change nothing recovery relies on. A recovery point advances only
- * at a flush, which Kafka's defaults leave to segment rolls, so most
- * truncations lower none. Kafka 3.x/4.0
- * LogManager.scala; a flush moves a log's recovery point in memory only, so
- * after a crash recovery re-reads everything appended since the last
- * checkpoint, as Kafka's does.
+ * While it runs (Kafka 3.x/4.0 LogManager.scala): one recovery-point
+ * checkpoint for all the logs, `recovery-point-offset-checkpoint` at the top
+ * of the log directory (plog.h), written every
+ * log.flush.offset.checkpoint.interval.ms (LogManager's
+ * "kafka-recovery-point-checkpoint" task, 60 s by default), after a
+ * follower's truncation that lowered a recovery point (a recovery point left
+ * above the new LEO could make a later recovery trust data the truncation
+ * replaced) and at a clean shutdown (broker_shutdown.c). A flush moves a
+ * log's recovery point in memory only, so after a crash recovery re-reads
+ * everything appended since the last checkpoint, as Kafka's does.
+ *
+ * One difference: Kafka's LogManager.truncateTo and truncateFullyAndStartAt
+ * rewrite the file after every truncation, one partition at a time, so a
+ * broker that truncates thousands of partitions writes the whole file
+ * thousands of times. ksim writes it only when the truncation lowered the
+ * log's recovery point: otherwise the file's entry for that log is already
+ * at or below the new LEO (an entry is never above the log's recovery point
+ * in memory), and rewriting it would change nothing recovery relies on. A
+ * recovery point advances only at a flush, which Kafka's defaults leave to
+ * segment rolls, so most truncations lower none.
  */
 #include "replica_internal.h"
 
