@@ -150,6 +150,9 @@ typedef struct {
     PartitionerRoundRobin *round_robin;
     GQueue blocked;         /* ProducerBlocked*, oldest first */
     GPtrArray *connections; /* ProducerConnection* (owned), in order of first use */
+    /* The same connections by node id (NULL: none yet); never removed. A
+     * producer pass looks one up for every queued partition. */
+    GPtrArray *connection_of_node;
     /* The flights that carry a batch, by (the batch's delivery deadline,
      * serial): the sender learns the earliest deadline without walking
      * every flight on each pass. */

@@ -142,6 +142,7 @@ producer_state_new(Producer *producer)
     state->round_robin = partitioner_round_robin_new();
     g_queue_init(&state->blocked);
     state->connections = g_ptr_array_new_with_free_func(connection_free);
+    state->connection_of_node = g_ptr_array_new();
     state->flight_deadlines = g_tree_new_full(flight_deadline_compare, NULL, NULL, NULL);
     state->correlation_next = 1;
     state->metadata_needed = TRUE;
@@ -178,6 +179,7 @@ producer_state_free(ProducerState *state)
     sim_timer_cancel(world, state->poll_timer);
     g_queue_clear_full(&state->blocked, g_free);
     g_ptr_array_free(state->connections, TRUE);
+    g_ptr_array_free(state->connection_of_node, TRUE);
     g_tree_destroy(state->flight_deadlines);
     producer_accum_free(state->accum);
     partitioner_sticky_free(state->sticky);
@@ -248,12 +250,9 @@ schedule_poll(ProducerState *state)
 static ProducerConnection *
 connection_find(const ProducerState *state, SimNodeId node)
 {
-    for (guint i = 0; i < state->connections->len; i++) {
-        ProducerConnection *conn = g_ptr_array_index(state->connections, i);
-        if (conn->node == node)
-            return conn;
-    }
-    return NULL;
+    if (node >= state->connection_of_node->len)
+        return NULL;
+    return g_ptr_array_index(state->connection_of_node, node);
 }
 
 static ProducerConnection *
@@ -267,6 +266,9 @@ connection_get(ProducerState *state, SimNodeId node)
     conn->node = node;
     g_queue_init(&conn->flights);
     g_ptr_array_add(state->connections, conn);
+    if (node >= state->connection_of_node->len)
+        g_ptr_array_set_size(state->connection_of_node, (gint)node + 1);
+    state->connection_of_node->pdata[node] = conn;
     return conn;
 }
 
@@ -1061,8 +1063,18 @@ check_flights(const ProducerState *state, gint64 *buffer_bytes, guint64 *records
     const GPtrArray *partitions = producer_accum_partitions(state->accum);
     g_autoptr(GHashTable) in_flight = g_hash_table_new(g_direct_hash, g_direct_equal);
     guint flights_with_batch = 0;
+    guint indexed = 0;
+    for (guint node = 0; node < state->connection_of_node->len; node++) {
+        const ProducerConnection *conn = g_ptr_array_index(state->connection_of_node, node);
+        if (conn == NULL)
+            continue;
+        KSIM_ASSERT(conn->node == node);
+        indexed++;
+    }
+    KSIM_ASSERT(indexed == state->connections->len);
     for (guint i = 0; i < state->connections->len; i++) {
         const ProducerConnection *conn = g_ptr_array_index(state->connections, i);
+        KSIM_ASSERT(connection_find(state, conn->node) == conn);
         KSIM_ASSERT(conn->flights.length <= (guint)config->max_in_flight_requests_per_connection);
         for (GList *l = conn->flights.head; l != NULL; l = l->next) {
             const ProducerFlight *flight = l->data;
