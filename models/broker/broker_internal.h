@@ -69,10 +69,6 @@ typedef struct BrokerState {
     struct FetchSessionCache *fetch_sessions;
     GPtrArray *zk_pending;            /* contexts of coordination requests (owned) */
     gint32 correlation_next;
-    SimTimerId hw_checkpoint_timer;
-    SimTimerId isr_expiration_timer;
-    SimTimerId retention_timer;
-    SimTimerId recovery_point_checkpoint_timer;
     gboolean checkpoint_in_flight;
     /* The replica manager's listeners (replica.h), in the order added. */
     ReplicaLeadershipListener leadership_listeners[REPLICA_LISTENERS_MAX];

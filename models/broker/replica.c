@@ -443,26 +443,39 @@ replica_apply_retention(BrokerState *state)
     }
 }
 
-static void
-retention_timer(SimWorld *world, void *ctx, void *arg)
+static gint64
+retention_period_ns(const BrokerConfig *config)
 {
-    Broker *broker = ctx;
-    (void)arg;
-    replica_apply_retention(broker->state);
-    broker->state->retention_timer =
-        sim_timer_set(world, broker->node,
-                      broker->config.log_retention_check_interval_ms * SIM_NS_PER_MS,
-                      retention_timer, NULL);
+    return config->log_retention_check_interval_ms * SIM_NS_PER_MS;
 }
+
+static const ReplicaTask RETENTION = {replica_apply_retention, retention_period_ns};
 
 void
 replica_retention_start(BrokerState *state)
 {
+    replica_task_start(state, &RETENTION);
+}
+
+/* ---- periodic tasks ---- */
+
+static void
+task_fired(SimWorld *world, void *ctx, void *arg)
+{
+    Broker *broker = ctx;
+    const ReplicaTask *task = arg;
+    (void)world;
+    task->run(broker->state);
+    replica_task_start(broker->state, task);
+}
+
+void
+replica_task_start(BrokerState *state, const ReplicaTask *task)
+{
     Broker *broker = state->broker;
-    state->retention_timer =
-        sim_timer_set(broker->world, broker->node,
-                      broker->config.log_retention_check_interval_ms * SIM_NS_PER_MS,
-                      retention_timer, NULL);
+    /* The timer only reads the task. */
+    sim_timer_set(broker->world, broker->node, task->period_ns(&broker->config), task_fired,
+                  (gpointer)task);
 }
 
 /* ---- invariants ---- */

@@ -266,27 +266,18 @@ replica_hw_checkpoint_write(BrokerState *state)
     g_string_free(text, TRUE);
 }
 
-static void
-checkpoint_timer(SimWorld *world, void *ctx, void *arg)
+static gint64
+checkpoint_period_ns(const BrokerConfig *config)
 {
-    Broker *broker = ctx;
-    (void)arg;
-    BrokerState *state = broker->state;
-    replica_hw_checkpoint_write(state);
-    state->hw_checkpoint_timer =
-        sim_timer_set(world, broker->node,
-                      broker->config.replica_high_watermark_checkpoint_interval_ms * SIM_NS_PER_MS,
-                      checkpoint_timer, NULL);
+    return config->replica_high_watermark_checkpoint_interval_ms * SIM_NS_PER_MS;
 }
+
+static const ReplicaTask HW_CHECKPOINT = {replica_hw_checkpoint_write, checkpoint_period_ns};
 
 void
 replica_hw_checkpoint_start(BrokerState *state)
 {
-    Broker *broker = state->broker;
-    state->hw_checkpoint_timer = sim_timer_set(
-        broker->world, broker->node,
-        broker->config.replica_high_watermark_checkpoint_interval_ms * SIM_NS_PER_MS,
-        checkpoint_timer, NULL);
+    replica_task_start(state, &HW_CHECKPOINT);
 }
 
 void

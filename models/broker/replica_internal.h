@@ -13,6 +13,16 @@
 #include "kraft_proto.h"
 #include "replica.h"
 
+/* A periodic task of the replica and log managers (Kafka's
+ * KafkaScheduler.schedule with a period): `run` every `period_ns` of the
+ * broker's configuration, the first one period after the start. A crash
+ * drops its timer with the rest of the node's. */
+typedef struct {
+    void (*run)(BrokerState *state);
+    gint64 (*period_ns)(const BrokerConfig *config);
+} ReplicaTask;
+void replica_task_start(BrokerState *state, const ReplicaTask *task);
+
 /* One follower fetcher per leader (Kafka's ReplicaFetcherThread). */
 typedef struct {
     gint32 leader_id;

@@ -261,27 +261,19 @@ replica_isr_expiration(BrokerState *state)
     }
 }
 
-static void
-isr_expiration_timer(SimWorld *world, void *ctx, void *arg)
+/* Kafka checks every replica.lag.time.max.ms / 2. */
+static gint64
+isr_expiration_period_ns(const BrokerConfig *config)
 {
-    Broker *broker = ctx;
-    (void)arg;
-    replica_isr_expiration(broker->state);
-    /* Kafka checks every replica.lag.time.max.ms / 2. */
-    broker->state->isr_expiration_timer =
-        sim_timer_set(world, broker->node,
-                      broker->config.replica_lag_time_max_ms * SIM_NS_PER_MS / 2,
-                      isr_expiration_timer, NULL);
+    return config->replica_lag_time_max_ms * SIM_NS_PER_MS / 2;
 }
+
+static const ReplicaTask ISR_EXPIRATION = {replica_isr_expiration, isr_expiration_period_ns};
 
 void
 replica_isr_start(BrokerState *state)
 {
-    Broker *broker = state->broker;
-    state->isr_expiration_timer =
-        sim_timer_set(broker->world, broker->node,
-                      broker->config.replica_lag_time_max_ms * SIM_NS_PER_MS / 2,
-                      isr_expiration_timer, NULL);
+    replica_task_start(state, &ISR_EXPIRATION);
 }
 
 void

@@ -116,24 +116,17 @@ replica_truncation_checkpoint(BrokerState *state, const Partition *p, gint64 rec
         replica_recovery_points_checkpoint(state);
 }
 
-static void
-recovery_points_timer(SimWorld *world, void *ctx, void *arg)
+static gint64
+recovery_points_period_ns(const BrokerConfig *config)
 {
-    Broker *broker = ctx;
-    (void)arg;
-    replica_recovery_points_checkpoint(broker->state);
-    broker->state->recovery_point_checkpoint_timer =
-        sim_timer_set(world, broker->node,
-                      broker->config.log_flush_offset_checkpoint_interval_ms * SIM_NS_PER_MS,
-                      recovery_points_timer, NULL);
+    return config->log_flush_offset_checkpoint_interval_ms * SIM_NS_PER_MS;
 }
+
+static const ReplicaTask RECOVERY_POINTS = {replica_recovery_points_checkpoint,
+                                            recovery_points_period_ns};
 
 void
 replica_recovery_points_start(BrokerState *state)
 {
-    Broker *broker = state->broker;
-    state->recovery_point_checkpoint_timer =
-        sim_timer_set(broker->world, broker->node,
-                      broker->config.log_flush_offset_checkpoint_interval_ms * SIM_NS_PER_MS,
-                      recovery_points_timer, NULL);
+    replica_task_start(state, &RECOVERY_POINTS);
 }
