@@ -89,20 +89,26 @@ unblocked(Producer *producer, void *user_data)
     feeder_arm(user_data);
 }
 
+/* ksim's rate over the mock's. */
+static double
+ratio_to_mock(double per_s, JsonObject *mock)
+{
+    return per_s / MAX(json_object_get_double_member(mock, "records_per_s"), 1e-9);
+}
+
 /* The mock's figures and the ratios, as members of the object the caller
  * began. */
 static void
 mock_json(JsonBuilder *builder, JsonObject *mock, const BenchFigures *f)
 {
-    double mock_per_s = json_object_get_double_member(mock, "records_per_s");
     json_builder_set_member_name(builder, "rdkafka_mock");
     JsonNode *node = json_node_new(JSON_NODE_OBJECT);
     json_node_set_object(node, mock);
     json_builder_add_value(builder, node);
     bench_json_double(builder, "ratio_checked_vs_rdkafka_mock",
-                      bench_figures_per_s_checked(f) / MAX(mock_per_s, 1e-9));
+                      ratio_to_mock(bench_figures_per_s_checked(f), mock));
     bench_json_double(builder, "ratio_simulated_vs_rdkafka_mock",
-                      bench_figures_per_s(f) / MAX(mock_per_s, 1e-9));
+                      ratio_to_mock(bench_figures_per_s(f), mock));
 }
 
 static void
@@ -118,8 +124,8 @@ print_mock(JsonObject *mock, const BenchFigures *f)
            json_object_get_int_member(mock, "replication_factor"),
            json_object_get_double_member(mock, "wall_s"), mock_per_s / 1e6);
     printf("ksim checked / librdkafka mock: %.2f; simulated only / mock: %.2f\n",
-           bench_figures_per_s_checked(f) / MAX(mock_per_s, 1e-9),
-           bench_figures_per_s(f) / MAX(mock_per_s, 1e-9));
+           ratio_to_mock(bench_figures_per_s_checked(f), mock),
+           ratio_to_mock(bench_figures_per_s(f), mock));
 }
 
 /* Prints ksim's figures and, when `mock` is not NULL, the mock's and the

@@ -47,6 +47,7 @@
  * Exit status: 0 when every record was delivered, 1 when the cluster could
  * not be set up or a record failed, 2 on bad arguments.
  */
+#include "../bench_rdkafka.h"
 #include "sim_assert.h"
 
 #include <glib.h>
@@ -67,7 +68,6 @@
 #define MOCK_FLUSH_TIMEOUT_MS 600000    /* a stalled run ends with an error, not a hang */
 #define MOCK_POLL_EVERY 1000            /* records produced between polls for delivery reports */
 #define MOCK_QUEUE_FULL_POLL_MS 10      /* how long to serve reports when the queue is full */
-#define MOCK_LINGER_MS_MAX 900000       /* librdkafka's largest linger.ms (bench_rdkafka.h) */
 #define MOCK_QUEUE_FULL_POLLS_MAX 60000 /* full this often running (<= 10 min): stalled */
 
 typedef struct {
@@ -139,12 +139,12 @@ parse_options(int argc, char **argv, MockOptions *options)
         ok = FALSE;
     } else if (options->records <= 0 || options->partitions <= 0 || options->window <= 0 ||
                options->value_bytes <= 0 || options->value_bytes > MOCK_VALUE_BYTES_MAX ||
-               options->linger_ms < 0 || options->linger_ms > MOCK_LINGER_MS_MAX ||
-               options->partitions > G_MAXINT32 || options->window > G_MAXINT32) {
+               options->linger_ms < 0 || options->linger_ms > BENCH_RDKAFKA_LINGER_MS_MAX ||
+               options->partitions > G_MAXINT32 || options->window > BENCH_RDKAFKA_WINDOW_MAX) {
         fprintf(stderr,
                 "ksim-rdkafka-mock: --records, --partitions and --window must be "
                 "positive, --value-bytes from 1 to %d, --linger-ms from 0 to %d\n",
-                MOCK_VALUE_BYTES_MAX, MOCK_LINGER_MS_MAX);
+                MOCK_VALUE_BYTES_MAX, BENCH_RDKAFKA_LINGER_MS_MAX);
         ok = FALSE;
     }
     g_option_context_free(context);
