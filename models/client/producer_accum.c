@@ -30,6 +30,8 @@
  *     first, in ascending sequence order.
  *  5. `partitions` holds every partition of every topic, sorted by
  *     topic-partition.
+ *  6. `heads` holds exactly the partitions whose queue holds a batch, each
+ *     under its first batch's deadline.
  */
 #include "producer_internal.h"
 
@@ -55,9 +57,27 @@ struct ProducerAccum {
      * one is here (`listed`), and those found empty leave when it is read
      * (producer_accum_queued_partitions). */
     GPtrArray *listed;
+    /* ProducerPartition* with a queued batch, by the deadline of the first
+     * (head_deadline_ns), then index: the sender's expiry reads the due
+     * ones and the earliest without a walk over every queue. (A queue's
+     * first batch is its oldest: appends go to the tail and re-enqueued
+     * batches, older than any behind them, go ahead.) */
+    GTree *heads;
     gint64 buffer_used;
     guint64 records_queued;
 };
+
+static gint
+head_compare(gconstpointer a, gconstpointer b, gpointer unused)
+{
+    (void)unused;
+    const ProducerPartition *x = a;
+    const ProducerPartition *y = b;
+    if (x->head_deadline_ns != y->head_deadline_ns)
+        return x->head_deadline_ns < y->head_deadline_ns ? -1 : 1;
+    /* index_insert renumbers partitions but keeps their order. */
+    return x->index < y->index ? -1 : x->index > y->index ? 1 : 0;
+}
 
 static void
 batch_free(ProducerBatch *batch)
@@ -104,6 +124,7 @@ producer_accum_new(const ProducerConfig *config)
     accum->topic_list = g_ptr_array_new_with_free_func(topic_free);
     accum->partitions = g_ptr_array_new();
     accum->listed = g_ptr_array_new();
+    accum->heads = g_tree_new_full(head_compare, NULL, NULL, NULL);
     return accum;
 }
 
@@ -114,6 +135,7 @@ producer_accum_free(ProducerAccum *accum)
         return;
     /* In-flight batches are owned by their flights, which the sender frees
      * first; what is left is queued. */
+    g_tree_destroy(accum->heads); /* before the partitions it orders */
     g_ptr_array_free(accum->partitions, TRUE);
     g_ptr_array_free(accum->listed, TRUE);
     g_hash_table_destroy(accum->topics);
@@ -197,15 +219,70 @@ producer_accum_queued_partitions(ProducerAccum *accum, guint start, GPtrArray *o
     guint kept = 0;
     for (guint i = 0; i < listed->len; i++) {
         ProducerPartition *partition = g_ptr_array_index(listed, i);
-        if (g_queue_is_empty(&partition->batches))
+        if (partition->batches.head == NULL)
             partition->listed = FALSE;
         else
             listed->pdata[kept++] = partition;
     }
     g_ptr_array_set_size(listed, kept);
-    guint first = listed_lower_bound(accum, start);
-    for (guint i = 0; i < kept; i++)
-        g_ptr_array_add(out, g_ptr_array_index(listed, (first + i) % kept));
+    if (kept == 0)
+        return;
+    /* listed[first..] then listed[..first], in two copies. */
+    guint first = listed_lower_bound(accum, start) % kept;
+    guint at = out->len;
+    g_ptr_array_set_size(out, (gint)(at + kept));
+    memcpy(&out->pdata[at], &listed->pdata[first], (kept - first) * sizeof(gpointer));
+    memcpy(&out->pdata[at + kept - first], listed->pdata, first * sizeof(gpointer));
+}
+
+void
+producer_accum_head_changed(ProducerAccum *accum, ProducerPartition *partition)
+{
+    const GList *first = partition->batches.head;
+    const ProducerBatch *head = first != NULL ? first->data : NULL;
+    if (partition->head_indexed) {
+        if (head != NULL && head->deadline_ns == partition->head_deadline_ns)
+            return;
+        gboolean removed = g_tree_remove(accum->heads, partition);
+        KSIM_ASSERT(removed);
+        partition->head_indexed = FALSE;
+    }
+    if (head == NULL)
+        return;
+    partition->head_deadline_ns = head->deadline_ns;
+    partition->head_indexed = TRUE;
+    g_tree_insert(accum->heads, partition, partition);
+}
+
+static gint
+index_compare(gconstpointer a, gconstpointer b)
+{
+    const ProducerPartition *x = *(ProducerPartition *const *)a;
+    const ProducerPartition *y = *(ProducerPartition *const *)b;
+    return x->index < y->index ? -1 : x->index > y->index ? 1 : 0;
+}
+
+void
+producer_accum_due_partitions(const ProducerAccum *accum, gint64 now_ns, GPtrArray *out)
+{
+    KSIM_ASSERT(out->len == 0);
+    for (GTreeNode *node = g_tree_node_first(accum->heads); node != NULL;
+         node = g_tree_node_next(node)) {
+        ProducerPartition *partition = g_tree_node_key(node);
+        if (partition->head_deadline_ns > now_ns)
+            break;
+        g_ptr_array_add(out, partition);
+    }
+    g_ptr_array_sort(out, index_compare);
+}
+
+gint64
+producer_accum_earliest_head_deadline(const ProducerAccum *accum)
+{
+    GTreeNode *first = g_tree_node_first(accum->heads);
+    if (first == NULL)
+        return G_MAXINT64;
+    return ((const ProducerPartition *)g_tree_node_key(first))->head_deadline_ns;
 }
 
 ProducerPartition *
@@ -333,6 +410,7 @@ producer_accum_append(ProducerAccum *accum, ProducerPartition *partition, gboole
         tail = batch_new(accum, partition, size_bytes, now_ns);
         list_queue(accum, partition);
         g_queue_push_tail(&partition->batches, tail);
+        producer_accum_head_changed(accum, partition);
     }
     KSIM_ASSERT(!tail->closed);
     if (G_UNLIKELY(tail->open_count == tail->open_capacity)) {
@@ -352,9 +430,9 @@ gint64
 producer_accum_ready_ns(const ProducerAccum *accum, const ProducerPartition *partition,
                         gboolean exhausted)
 {
-    const ProducerBatch *head = g_queue_peek_head((GQueue *)&partition->batches);
-    if (head == NULL)
+    if (partition->batches.head == NULL)
         return G_MAXINT64;
+    const ProducerBatch *head = partition->batches.head->data;
     /* Kafka's ready(): a retried batch backs off first, whatever its size. */
     if (head->retries > 0)
         return head->last_attempt_ns + accum->retry_backoff_ns;
@@ -377,6 +455,7 @@ producer_accum_reenqueue(ProducerAccum *accum, ProducerBatch *batch, gint64 now_
     gint32 sequence = batch->records->base_sequence;
     if (!idempotent || sequence < 0) {
         g_queue_push_head(queue, batch);
+        producer_accum_head_changed(accum, batch->partition);
         return;
     }
     /* Before the first batch without a sequence or with a larger one. */
@@ -393,6 +472,7 @@ producer_accum_reenqueue(ProducerAccum *accum, ProducerBatch *batch, gint64 now_
         g_queue_push_tail(queue, batch);
     else
         g_queue_insert_before(queue, link, batch);
+    producer_accum_head_changed(accum, batch->partition);
 }
 
 void
@@ -456,6 +536,7 @@ producer_accum_check_invariants(const ProducerAccum *accum, gboolean idempotent)
     KSIM_ASSERT(accum->buffer_used <= accum->buffer_memory);
     KSIM_ASSERT(g_hash_table_size(accum->topics) == accum->topic_list->len);
     guint listed = 0;
+    guint heads = 0;
     for (guint i = 0; i < accum->partitions->len; i++) {
         const ProducerPartition *partition = g_ptr_array_index(accum->partitions, i);
         if (i > 0) {
@@ -463,12 +544,22 @@ producer_accum_check_invariants(const ProducerAccum *accum, gboolean idempotent)
             KSIM_ASSERT(ktp_compare(&previous->tp, &partition->tp) < 0);
         }
         KSIM_ASSERT(partition->index == i);
-        /* A partition that holds batches is listed. */
-        if (partition->batches.length > 0)
+        /* A partition that holds batches is listed, and indexed under its
+         * first batch's deadline (invariant 6). */
+        if (partition->batches.length > 0) {
             KSIM_ASSERT(partition->listed);
+            const ProducerBatch *head = partition->batches.head->data;
+            KSIM_ASSERT(partition->head_indexed);
+            KSIM_ASSERT(partition->head_deadline_ns == head->deadline_ns);
+            KSIM_ASSERT(g_tree_lookup(accum->heads, partition) == partition);
+            heads++;
+        } else {
+            KSIM_ASSERT(!partition->head_indexed);
+        }
         listed += partition->listed ? 1 : 0;
         check_queue(partition, idempotent);
     }
+    KSIM_ASSERT((guint)g_tree_nnodes(accum->heads) == heads);
     /* The list holds each flagged partition once, in index order. */
     KSIM_ASSERT(listed == accum->listed->len);
     for (guint i = 0; i < accum->listed->len; i++) {

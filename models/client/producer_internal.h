@@ -68,6 +68,10 @@ struct ProducerPartition {
     guint in_flight; /* this partition's batches in flight */
     guint index;     /* its place in producer_accum_partitions */
     gboolean listed; /* in the accumulator's list of queues that may hold batches */
+    /* In the accumulator's index of queue heads by deadline, under
+     * head_deadline_ns (its head's deadline when last indexed). */
+    gboolean head_indexed;
+    gint64 head_deadline_ns;
     /* Its leader and the leader's node as metadata version route_version - 1
      * gave them (0: not looked up): the sender's drain asks on every pass. */
     guint64 route_version;
@@ -237,6 +241,17 @@ const GPtrArray *producer_accum_partitions(const ProducerAccum *accum);
  * a partition with nothing queued costs a pass nothing, where Kafka's
  * RecordAccumulator.ready walks every partition of the batches map. */
 void producer_accum_queued_partitions(ProducerAccum *accum, guint start, GPtrArray *out);
+/* The head of `partition`'s queue may have changed (a batch was queued,
+ * re-enqueued, drained, expired or dropped): the index of queue heads by
+ * deadline follows it. Every change to a queue but the accumulator's own
+ * appends and re-enqueues must call it. */
+void producer_accum_head_changed(ProducerAccum *accum, ProducerPartition *partition);
+/* Fills the empty `out` with the partitions whose queue's first batch is due by
+ * `now_ns` (its delivery.timeout.ms deadline at or before it), in index
+ * order. */
+void producer_accum_due_partitions(const ProducerAccum *accum, gint64 now_ns, GPtrArray *out);
+/* The earliest deadline of a queue's first batch; G_MAXINT64: none queued. */
+gint64 producer_accum_earliest_head_deadline(const ProducerAccum *accum);
 /* TRUE when the partition's last batch is open and has room for a record of
  * `size_bytes` (Kafka's MemoryRecordsBuilder.hasRoomFor; the first record of a
  * batch always fits). */

@@ -480,6 +480,7 @@ resequence_queued(ProducerState *state)
             }
             link = next;
         }
+        producer_accum_head_changed(state->accum, partition);
     }
     /* Completions run callbacks that may send: not while walking partitions. */
     for (guint i = 0; i < failed->len; i++)
@@ -774,20 +775,24 @@ expire(ProducerState *state, ProducerBatch *batch, GArray *deferred)
 static void
 expire_batches(ProducerState *state, gint64 now, GArray *deferred)
 {
-    /* In partition order; an empty queue has nothing to expire. */
+    /* The queues whose first batch is due, in partition order, as a walk
+     * over every queue in that order would expire them; then a wakeup at
+     * the earliest deadline left. */
     g_autoptr(GPtrArray) partitions = g_ptr_array_new();
-    producer_accum_queued_partitions(state->accum, 0, partitions);
+    producer_accum_due_partitions(state->accum, now, partitions);
     for (guint i = 0; i < partitions->len; i++) {
         ProducerPartition *partition = g_ptr_array_index(partitions, i);
         ProducerBatch *head;
         while ((head = g_queue_peek_head(&partition->batches)) != NULL &&
                head->deadline_ns <= now) {
             g_queue_pop_head(&partition->batches);
+            producer_accum_head_changed(state->accum, partition);
             expire(state, head, deferred);
         }
-        if (head != NULL)
-            producer_sender_wake_at(state, head->deadline_ns);
     }
+    gint64 queued_deadline = producer_accum_earliest_head_deadline(state->accum);
+    if (queued_deadline != G_MAXINT64)
+        producer_sender_wake_at(state, queued_deadline);
     /* No flight's batch is due: the walk below would only ask to wake at
      * the earliest deadline. */
     GTreeNode *first = g_tree_node_first(state->flight_deadlines);
@@ -953,9 +958,10 @@ static gboolean
 drain_one(ProducerState *state, ProducerPartition *partition, gint64 now, gboolean exhausted,
           GArray *deferred)
 {
-    ProducerBatch *head = g_queue_peek_head(&partition->batches);
-    if (head == NULL)
+    /* The queue's fields are read directly: a pass looks at every queue. */
+    if (partition->batches.head == NULL)
         return FALSE;
+    ProducerBatch *head = partition->batches.head->data;
     gint64 ready_ns = producer_accum_ready_ns(state->accum, partition, exhausted);
     if (ready_ns > now) {
         producer_sender_wake_at(state, ready_ns);
@@ -994,6 +1000,7 @@ drain_one(ProducerState *state, ProducerPartition *partition, gint64 now, gboole
      * and this reads the batch's records). */
     KSIM_ASSERT(!batch_is_stale(state, head));
     g_queue_pop_head(&partition->batches);
+    producer_accum_head_changed(state->accum, partition);
     send_batch(state, head, conn, deferred);
     return TRUE;
 }

@@ -738,6 +738,7 @@ abort_undrained(ProducerState *state, KafkaError error)
         ProducerBatch *batch;
         while ((batch = g_queue_pop_head(&partition->batches)) != NULL)
             g_ptr_array_add(failed, batch);
+        producer_accum_head_changed(state->accum, partition);
     }
     for (guint i = 0; i < failed->len; i++) {
         ProducerBatch *batch = g_ptr_array_index(failed, i);
