@@ -235,11 +235,30 @@ producer_accum_queued_partitions(ProducerAccum *accum, guint start, GPtrArray *o
     memcpy(&out->pdata[at + kept - first], listed->pdata, first * sizeof(gpointer));
 }
 
+/* Kafka's ready() for the first batch: a retried batch backs off first,
+ * whatever its size; a full one (or one with a batch behind it) is ready at
+ * once, as is any when buffer.memory is exhausted; else after linger.ms. */
+static void
+ready_compute(const ProducerAccum *accum, const ProducerPartition *partition, gint64 *ready_ns,
+              gint64 *ready_exhausted_ns)
+{
+    const ProducerBatch *head = partition->batches.head->data;
+    if (head->retries > 0) {
+        *ready_ns = *ready_exhausted_ns = head->last_attempt_ns + accum->retry_backoff_ns;
+        return;
+    }
+    gboolean full = partition->batches.length > 1 || head->size_bytes >= accum->batch_size;
+    *ready_exhausted_ns = head->last_attempt_ns;
+    *ready_ns = full ? head->last_attempt_ns : head->last_attempt_ns + accum->linger_ns;
+}
+
 void
 producer_accum_head_changed(ProducerAccum *accum, ProducerPartition *partition)
 {
     const GList *first = partition->batches.head;
     const ProducerBatch *head = first != NULL ? first->data : NULL;
+    if (head != NULL)
+        ready_compute(accum, partition, &partition->ready_ns, &partition->ready_exhausted_ns);
     if (partition->head_indexed) {
         if (head != NULL && head->deadline_ns == partition->head_deadline_ns)
             return;
@@ -423,6 +442,9 @@ producer_accum_append(ProducerAccum *accum, ProducerPartition *partition, gboole
     thunk_add(tail->thunks, thunk);
     tail->size_bytes += size_bytes;
     accum->records_queued++;
+    /* The first batch may have filled up. */
+    if (partition->batches.head->data == tail)
+        ready_compute(accum, partition, &partition->ready_ns, &partition->ready_exhausted_ns);
     return ready || tail->size_bytes >= accum->batch_size;
 }
 
@@ -430,16 +452,12 @@ gint64
 producer_accum_ready_ns(const ProducerAccum *accum, const ProducerPartition *partition,
                         gboolean exhausted)
 {
+    (void)accum;
+    /* Kept by producer_accum_head_changed and appends: the drain asks of
+     * every queue on every pass, and this reads no batch. */
     if (partition->batches.head == NULL)
         return G_MAXINT64;
-    const ProducerBatch *head = partition->batches.head->data;
-    /* Kafka's ready(): a retried batch backs off first, whatever its size. */
-    if (head->retries > 0)
-        return head->last_attempt_ns + accum->retry_backoff_ns;
-    gboolean full = partition->batches.length > 1 || head->size_bytes >= accum->batch_size;
-    if (full || exhausted)
-        return head->last_attempt_ns;
-    return head->last_attempt_ns + accum->linger_ns;
+    return exhausted ? partition->ready_exhausted_ns : partition->ready_ns;
 }
 
 void
@@ -553,6 +571,10 @@ producer_accum_check_invariants(const ProducerAccum *accum, gboolean idempotent)
             KSIM_ASSERT(partition->head_deadline_ns == head->deadline_ns);
             KSIM_ASSERT(g_tree_lookup(accum->heads, partition) == partition);
             heads++;
+            gint64 ready_ns, ready_exhausted_ns;
+            ready_compute(accum, partition, &ready_ns, &ready_exhausted_ns);
+            KSIM_ASSERT(partition->ready_ns == ready_ns);
+            KSIM_ASSERT(partition->ready_exhausted_ns == ready_exhausted_ns);
         } else {
             KSIM_ASSERT(!partition->head_indexed);
         }

@@ -62,9 +62,19 @@ typedef struct {
 } ProducerBatch;
 
 struct ProducerPartition {
-    KTopicPartition tp;
-    guint16 history_topic;
-    GQueue batches;  /* ProducerBatch*, the next to send first */
+    /* What the sender's drain reads of every queued partition on every
+     * pass comes first, in one cache line: the queue, when its first batch
+     * is ready, and the route. */
+    GQueue batches; /* ProducerBatch*, the next to send first */
+    /* When the first batch is ready to send (producer_accum_ready_ns),
+     * kept as the queue changes: without and with buffer.memory exhausted. */
+    gint64 ready_ns;
+    gint64 ready_exhausted_ns;
+    /* Its leader and the leader's node as metadata version route_version - 1
+     * gave them (0: not looked up): the sender's drain asks on every pass. */
+    guint64 route_version;
+    gint32 route_leader;
+    SimNodeId route_node;
     guint in_flight; /* this partition's batches in flight */
     guint index;     /* its place in producer_accum_partitions */
     gboolean listed; /* in the accumulator's list of queues that may hold batches */
@@ -72,11 +82,8 @@ struct ProducerPartition {
      * head_deadline_ns (its head's deadline when last indexed). */
     gboolean head_indexed;
     gint64 head_deadline_ns;
-    /* Its leader and the leader's node as metadata version route_version - 1
-     * gave them (0: not looked up): the sender's drain asks on every pass. */
-    guint64 route_version;
-    gint32 route_leader;
-    SimNodeId route_node;
+    KTopicPartition tp;
+    guint16 history_topic;
     /* Idempotence: the sequences of the producer id `sequence_producer_id`
      * with epoch `sequence_producer_epoch` (a bumped epoch starts at 0). */
     gint64 sequence_producer_id;
