@@ -89,6 +89,7 @@ typedef struct {
     guint32 file_id;
     guint32 refs;
     gboolean deleted;
+    guint32 name_slot; /* 1 + its slot in the disk's NameCache; 0: none */
     GByteArray *cache;
     GByteArray *durable; /* NULL: shared, the durable image is the cache's
                           * first durable_len bytes (see above) */
@@ -137,6 +138,27 @@ typedef struct {
     DiskFile *files[RECENT_FILES];
 } RecentFiles;
 
+/* Files by the address of the name their caller looked them up with. A
+ * broker of a large cluster holds tens of thousands of files and appends to
+ * them in no order (a fetch response writes to every partition it carries),
+ * where a search costs a dozen string comparisons of long, alike names;
+ * callers keep a file's name in one string (a segment's file names), so
+ * its address finds it again. A slot holds a listed file only, and a file is
+ * in one slot at most (its name_slot); a hit still compares the names, as a
+ * freed string's address may come back with another name. The table grows
+ * with the files listed, to at least as many slots: 16 bytes a file. */
+#define NAME_SLOTS_MIN 64u
+typedef struct {
+    const char *name;
+    DiskFile *file;
+} NameSlot;
+
+typedef struct {
+    NameSlot *slots;
+    guint mask; /* slots - 1 */
+    guint listed; /* the files listed on the disk */
+} NameCache;
+
 struct SimDisk {
     SimWorld *world;
     SimNodeId node;
@@ -147,6 +169,7 @@ struct SimDisk {
      * where this costs 8. */
     SimSorted *index;
     RecentFiles *recent; /* a cache behind lookups, updated even through a const disk */
+    NameCache *names;    /* the same */
     guint64 seq_next;
     gint64 used_bytes;
     gint64 capacity_bytes; /* 0: unbounded */
@@ -411,16 +434,71 @@ file_name_of(gconstpointer file)
     return ((const DiskFile *)file)->name;
 }
 
+static guint
+name_slot_of(const NameCache *names, const char *name)
+{
+    /* Fibonacci hashing of the address, whose low bits are alignment. */
+    guint64 h = (guint64)(guintptr)name * G_GUINT64_CONSTANT(0x9e3779b97f4a7c15);
+    return (guint)(h >> 32) & names->mask;
+}
+
+static void
+name_slot_clear(NameCache *names, DiskFile *file)
+{
+    if (file->name_slot == 0)
+        return;
+    NameSlot *slot = &names->slots[file->name_slot - 1];
+    KSIM_ASSERT(slot->file == file);
+    slot->name = NULL;
+    slot->file = NULL;
+    file->name_slot = 0;
+}
+
+static void
+name_slot_put(NameCache *names, const char *name, DiskFile *file)
+{
+    name_slot_clear(names, file);
+    guint i = name_slot_of(names, name);
+    NameSlot *slot = &names->slots[i];
+    if (slot->file != NULL)
+        slot->file->name_slot = 0;
+    slot->name = name;
+    slot->file = file;
+    file->name_slot = i + 1;
+}
+
+/* One more file listed: the table grows to keep a slot a file. */
+static void
+names_listed(NameCache *names)
+{
+    names->listed++;
+    if (names->listed <= names->mask + 1)
+        return;
+    guint old_slots = names->mask + 1;
+    for (guint i = 0; i < old_slots; i++) {
+        if (names->slots[i].file != NULL)
+            names->slots[i].file->name_slot = 0;
+    }
+    g_free(names->slots);
+    names->mask = old_slots * 2 - 1;
+    names->slots = g_new0(NameSlot, names->mask + 1);
+}
+
 static DiskFile *
 disk_lookup(const SimDisk *disk, const char *name)
 {
     KSIM_ASSERT(name != NULL);
+    NameCache *names = disk->names;
+    const NameSlot *slot = &names->slots[name_slot_of(names, name)];
+    if (slot->name == name && strcmp(slot->file->name, name) == 0)
+        return slot->file;
     DiskFile **recent = disk->recent->files;
     for (guint i = 0; i < RECENT_FILES; i++) {
         DiskFile *file = recent[i];
         if (file != NULL && strcmp(file->name, name) == 0) {
             memmove(&recent[1], &recent[0], i * sizeof *recent);
             recent[0] = file;
+            name_slot_put(names, name, file);
             return file;
         }
     }
@@ -428,6 +506,7 @@ disk_lookup(const SimDisk *disk, const char *name)
     if (file != NULL) {
         memmove(&recent[1], &recent[0], (RECENT_FILES - 1) * sizeof *recent);
         recent[0] = file;
+        name_slot_put(names, name, file);
     }
     return file;
 }
@@ -439,6 +518,7 @@ disk_insert(SimDisk *disk, DiskFile *file)
     KSIM_ASSERT(!file->deleted);
     gpointer replaced = sim_sorted_replace(disk->index, file->name, file);
     KSIM_ASSERT(replaced == NULL);
+    names_listed(disk->names);
 }
 
 /* Takes a file off the name table; the caller inherits its reference. */
@@ -449,6 +529,9 @@ disk_unlist(SimDisk *disk, DiskFile *file)
         if (disk->recent->files[i] == file)
             disk->recent->files[i] = NULL;
     }
+    name_slot_clear(disk->names, file);
+    KSIM_ASSERT(disk->names->listed > 0);
+    disk->names->listed--;
     gpointer removed = sim_sorted_steal(disk->index, file->name);
     KSIM_ASSERT(removed == file);
 }
@@ -493,6 +576,9 @@ sim_disk_new(SimWorld *world, SimNodeId node, SimRng *rng)
     disk->rng = rng;
     disk->index = sim_sorted_new(name_compare);
     disk->recent = g_new0(RecentFiles, 1);
+    disk->names = g_new0(NameCache, 1);
+    disk->names->mask = NAME_SLOTS_MIN - 1;
+    disk->names->slots = g_new0(NameSlot, NAME_SLOTS_MIN);
     disk->timing = g_new0(DiskTiming, 1);
     disk->timing->charge_bytes = -1;
     disk->seq_next = 1;
@@ -510,6 +596,8 @@ sim_disk_free(SimDisk *disk)
      * them without touching the disk. */
     sim_sorted_free_full(disk->index, file_release);
     g_free(disk->recent);
+    g_free(disk->names->slots);
+    g_free(disk->names);
     g_free(disk->timing);
     g_free(disk);
 }
@@ -1329,5 +1417,17 @@ sim_disk_check_invariants(const SimDisk *disk)
     for (guint i = 0; i < RECENT_FILES; i++) {
         const DiskFile *file = disk->recent->files[i];
         KSIM_ASSERT(file == NULL || sim_sorted_lookup(disk->index, file->name) == file);
+    }
+    /* The name cache holds listed files, each in the slot it names. */
+    const NameCache *names = disk->names;
+    KSIM_ASSERT(names->listed == sim_sorted_size(disk->index));
+    KSIM_ASSERT(names->listed <= names->mask + 1);
+    for (guint i = 0; i <= names->mask; i++) {
+        const NameSlot *slot = &names->slots[i];
+        KSIM_ASSERT((slot->name == NULL) == (slot->file == NULL));
+        if (slot->file == NULL)
+            continue;
+        KSIM_ASSERT(slot->file->name_slot == i + 1);
+        KSIM_ASSERT(sim_sorted_lookup(disk->index, slot->file->name) == slot->file);
     }
 }

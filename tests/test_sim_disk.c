@@ -844,6 +844,83 @@ test_sim_disk_lookups_follow_the_names(void **state)
     sim_disk_check_invariants(fx->disk);
 }
 
+#define NAMES_MODEL 300u
+
+static void
+test_sim_disk_lookups_match_a_reference_as_files_come_and_go(void **state)
+{
+    /* Goal: with hundreds of files (the lookup table grows several times),
+     * random creates, deletes and renames, and lookups through both each
+     * name's own string and shared buffers rewritten with other names, every
+     * lookup finds what a plain table of names says is there. */
+    (void)state;
+    for (guint64 seed = 1; seed <= 5; seed++) {
+        Fixture fx;
+        fixture_init(&fx, seed);
+        g_autoptr(SimRng) rng = sim_rng_new(seed, "test/names");
+        char *names[NAMES_MODEL];
+        GString *contents[NAMES_MODEL]; /* NULL: no such file */
+        char buffers[4][48];
+        for (guint i = 0; i < NAMES_MODEL; i++) {
+            names[i] = g_strdup_printf("topic-%03u-%u/00000000000000000000.log", i % 37, i);
+            contents[i] = NULL;
+        }
+        for (guint step = 0; step < 6000; step++) {
+            guint i = (guint)sim_rng_range(rng, 0, NAMES_MODEL);
+            guint j = (guint)sim_rng_range(rng, 0, NAMES_MODEL);
+            /* Half the lookups pass the name's own string, half a buffer
+             * that held other names before. */
+            char *buffer = buffers[sim_rng_range(rng, 0, 4)];
+            g_strlcpy(buffer, names[i], sizeof buffers[0]);
+            const char *name = sim_rng_range(rng, 0, 2) == 0 ? names[i] : buffer;
+            switch (sim_rng_range(rng, 0, 5)) {
+            case 0: /* create, or append when it exists */
+                if (contents[i] == NULL) {
+                    assert_int_equal(sim_disk_create(fx.disk, name), SIM_DISK_OK);
+                    contents[i] = g_string_new(NULL);
+                }
+                char piece[16];
+                g_snprintf(piece, sizeof piece, "%u,", step);
+                g_string_append(contents[i], piece);
+                append_text(fx.disk, name, piece);
+                break;
+            case 1: /* delete */
+                assert_int_equal(sim_disk_delete(fx.disk, name) == SIM_DISK_OK,
+                                 contents[i] != NULL);
+                if (contents[i] != NULL)
+                    g_string_free(g_steal_pointer(&contents[i]), TRUE);
+                break;
+            case 2: /* rename i over j */
+                if (contents[i] == NULL || i == j)
+                    break;
+                assert_int_equal(sim_disk_rename(fx.disk, name, names[j]), SIM_DISK_OK);
+                if (contents[j] != NULL)
+                    g_string_free(contents[j], TRUE);
+                contents[j] = g_steal_pointer(&contents[i]);
+                break;
+            default: /* look up */
+                if (contents[i] == NULL)
+                    assert_int_equal(sim_disk_size(fx.disk, name), -1);
+                else
+                    assert_text(fx.disk, name, contents[i]->str);
+                break;
+            }
+            if (step % 500 == 0)
+                sim_disk_check_invariants(fx.disk);
+        }
+        for (guint i = 0; i < NAMES_MODEL; i++) {
+            if (contents[i] == NULL) {
+                assert_false(sim_disk_exists(fx.disk, names[i]));
+            } else {
+                assert_text(fx.disk, names[i], contents[i]->str);
+                g_string_free(contents[i], TRUE);
+            }
+            g_free(names[i]);
+        }
+        fixture_clear(&fx);
+    }
+}
+
 static void
 test_sim_disk_list_sorted_by_prefix(void **state)
 {
@@ -1316,6 +1393,7 @@ main(void)
         cmocka_unit_test(test_sim_disk_power_loss_is_deterministic),
         cmocka_unit_test_setup_teardown(test_sim_disk_rename_replaces_atomically, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_disk_lookups_follow_the_names, setup, teardown),
+        cmocka_unit_test(test_sim_disk_lookups_match_a_reference_as_files_come_and_go),
         cmocka_unit_test_setup_teardown(test_sim_disk_list_sorted_by_prefix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_disk_enospc_changes_nothing_and_heals, setup,
                                         teardown),
