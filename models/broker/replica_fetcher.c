@@ -30,6 +30,8 @@
  *     it, and the session holds only the fetcher's partitions and noted
  *     ones: whatever moves a follower's LEO, log start or leader epoch, or
  *     moves it between fetchers, notes it (replica_fetcher_note).
+ *  6. A fetcher whose truncation_maybe_pending is FALSE has no partition
+ *     waiting to truncate.
  *
  * Transitions of a fetcher:
  *   IDLE --a partition to fetch--> IN FLIGHT (fetcher_maybe_send: an
@@ -121,6 +123,8 @@ replica_fetcher_add_partition(BrokerState *state, Partition *p, gint32 leader_id
     replica_sorted_insert(fetcher->partitions, p);
     g_ptr_array_add(fetcher->dirty, p);
     p->fetching = TRUE;
+    if (p->truncation_pending)
+        fetcher->truncation_maybe_pending = TRUE;
     fetcher_maybe_send(state, fetcher);
 }
 
@@ -185,6 +189,8 @@ fetcher_arm_timeout(BrokerState *state, Fetcher *fetcher)
 static gboolean
 fetcher_send_epoch_request(BrokerState *state, Fetcher *fetcher)
 {
+    if (!fetcher->truncation_maybe_pending)
+        return FALSE;
     KEpochMessage *request = NULL;
     for (guint i = 0; i < fetcher->partitions->len; i++) {
         Partition *p = g_ptr_array_index(fetcher->partitions, i);
@@ -201,8 +207,10 @@ fetcher_send_epoch_request(BrokerState *state, Fetcher *fetcher)
         entry.leader_epoch = plog_epoch_latest(p->log);
         g_array_append_val(request->partitions, entry);
     }
-    if (request == NULL)
+    if (request == NULL) {
+        fetcher->truncation_maybe_pending = FALSE;
         return FALSE;
+    }
     request->correlation_id = state->correlation_next++;
     request->replica_id = state->broker->config.broker_id;
     fetcher->in_flight_correlation = request->correlation_id;
@@ -597,6 +605,11 @@ replica_fetcher_check_invariants(const BrokerState *state)
         const Fetcher *fetcher = g_ptr_array_index(state->fetchers, f);
         if (fetcher->epoch_request_in_flight)
             KSIM_ASSERT(fetcher->in_flight_correlation != 0);
+        if (!fetcher->truncation_maybe_pending) {
+            for (guint i = 0; i < fetcher->partitions->len; i++)
+                KSIM_ASSERT(!((const Partition *)g_ptr_array_index(fetcher->partitions, i))
+                                 ->truncation_pending);
+        }
         fetch_handler_check_invariants(fetcher->session);
         /* Invariant 5: a partition not noted since the last build has the
          * fetch state the session last asked for it, and the session holds

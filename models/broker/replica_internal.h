@@ -30,6 +30,11 @@ typedef struct {
     GPtrArray *partitions;            /* Partition*, not owned */
     gint32 in_flight_correlation;     /* 0: none */
     gboolean epoch_request_in_flight;
+    /* FALSE only when none of its partitions waits to truncate: a partition
+     * starts to wait only as it joins a fetcher, which sets this, and a
+     * fetch that finds none waiting clears it, so a fetch does not look at
+     * every partition for the few that wait (invariant 6). */
+    gboolean truncation_maybe_pending;
     SimTimerId timeout_timer;
     SimTimerId backoff_timer;
     /* Its incremental fetch session with the leader (KIP-227), and the
