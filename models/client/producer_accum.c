@@ -58,10 +58,9 @@ struct ProducerAccum {
      * (producer_accum_queued_partitions). */
     GPtrArray *listed;
     /* ProducerPartition* with a queued batch, by the deadline of the first
-     * (head_deadline_ns), then index: the sender's expiry reads the due
-     * ones and the earliest without a walk over every queue. (A queue's
-     * first batch is its oldest: appends go to the tail and re-enqueued
-     * batches, older than any behind them, go ahead.) */
+     * (head_deadline_ns), then index: the sender's expiry, which looks at
+     * each queue's first batch as Kafka's expiredBatches does, reads the due
+     * ones and the earliest without a walk over every queue. */
     GTree *heads;
     gint64 buffer_used;
     guint64 records_queued;
