@@ -218,6 +218,7 @@ static const BatchingCase BATCHING_CASES[] = {
     {"linger.ms=0 sends each record alone", 0, 16384, 10, 1, 10, 100},
     {"linger.ms=50 gathers records 1 ms apart", 50, 16384, 10, 1, 1, 100},
     {"batch.size closes batches before linger.ms", 1000, BATCH_OF(5), 20, 0, 4, 100},
+    {"a lone batch its records fill goes before linger.ms", 1000, BATCH_OF(5), 5, 0, 1, 100},
     {"linger.ms holds a small batch", 300, 16384, 3, 0, 1, 400},
 };
 

@@ -441,17 +441,16 @@ producer_accum_append(ProducerAccum *accum, ProducerPartition *partition, gboole
     thunk_add(tail->thunks, thunk);
     tail->size_bytes += size_bytes;
     accum->records_queued++;
-    /* The first batch may have filled up. */
-    if (partition->batches.head->data == tail)
-        ready_compute(accum, partition, &partition->ready_ns, &partition->ready_exhausted_ns);
+    /* An open first batch (never retried) that just filled is ready at
+     * once; nothing else an append does moves its ready times. */
+    if (partition->batches.head->data == tail && tail->size_bytes >= accum->batch_size)
+        partition->ready_ns = tail->last_attempt_ns;
     return ready || tail->size_bytes >= accum->batch_size;
 }
 
 gint64
-producer_accum_ready_ns(const ProducerAccum *accum, const ProducerPartition *partition,
-                        gboolean exhausted)
+producer_accum_ready_ns(const ProducerPartition *partition, gboolean exhausted)
 {
-    (void)accum;
     /* Kept by producer_accum_head_changed and appends: the drain asks of
      * every queue on every pass, and this reads no batch. */
     if (partition->batches.head == NULL)

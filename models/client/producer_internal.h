@@ -276,8 +276,7 @@ gboolean producer_accum_append(ProducerAccum *accum, ProducerPartition *partitio
 /* When the partition's first batch may be drained (Kafka's ready()): <= now
  * means now; `exhausted` when sends wait for buffer memory. G_MAXINT64 when
  * the partition has no batch. */
-gint64 producer_accum_ready_ns(const ProducerAccum *accum, const ProducerPartition *partition,
-                               gboolean exhausted);
+gint64 producer_accum_ready_ns(const ProducerPartition *partition, gboolean exhausted);
 /* Puts a failed batch back for a retry: at the front, or, with idempotence,
  * in sequence order (Kafka's reenqueue / insertInSequenceOrder). */
 void producer_accum_reenqueue(ProducerAccum *accum, ProducerBatch *batch, gint64 now_ns,

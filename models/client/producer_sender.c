@@ -962,7 +962,7 @@ drain_one(ProducerState *state, ProducerPartition *partition, gint64 now, gboole
     if (partition->batches.head == NULL)
         return FALSE;
     ProducerBatch *head = partition->batches.head->data;
-    gint64 ready_ns = producer_accum_ready_ns(state->accum, partition, exhausted);
+    gint64 ready_ns = producer_accum_ready_ns(partition, exhausted);
     if (ready_ns > now) {
         producer_sender_wake_at(state, ready_ns);
         return FALSE;
