@@ -1040,6 +1040,16 @@ sim_disk_read(const SimDisk *disk, const char *name, gint64 offset, void *buf, g
     return (gssize)count;
 }
 
+const guint8 *
+sim_disk_peek(const SimDisk *disk, const char *name, gint64 offset, gsize len)
+{
+    KSIM_ASSERT(offset >= 0);
+    const DiskFile *file = disk_lookup(disk, name);
+    if (file == NULL || (guint64)offset + len > (guint64)file->cache->len)
+        return NULL;
+    return file->cache->data + offset;
+}
+
 gint64
 sim_disk_size(const SimDisk *disk, const char *name)
 {

@@ -102,6 +102,10 @@ SimDiskStatus sim_disk_truncate(SimDisk *disk, const char *name, gint64 size);
 /* Reads up to `len` bytes at `offset` from the page cache; returns the count
  * read (0 past the end) or -1 when the file does not exist. */
 gssize sim_disk_read(const SimDisk *disk, const char *name, gint64 offset, void *buf, gsize len);
+/* The `len` bytes at `offset` of the page cache, as sim_disk_read would copy
+ * them, without a copy: NULL when the file does not exist or is shorter
+ * than offset + len. (transfer none: valid until the disk next changes) */
+const guint8 *sim_disk_peek(const SimDisk *disk, const char *name, gint64 offset, gsize len);
 /* The file's size as the process sees it, or -1 when it does not exist. */
 gint64 sim_disk_size(const SimDisk *disk, const char *name);
 /* The size the file would have after a power loss that kept nothing unsynced. */

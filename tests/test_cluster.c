@@ -76,6 +76,61 @@ test_cluster_steady_replication(void **state)
     fixture_free(f);
 }
 
+/* The final state of replica `broker` of partition 0. */
+static const HistoryReplica *
+final_replica(Fixture *f, gint32 broker)
+{
+    const GArray *replicas = history_replicas(f->history);
+    for (guint i = 0; i < replicas->len; i++) {
+        const HistoryReplica *r = &g_array_index(replicas, HistoryReplica, i);
+        if (r->broker == broker && r->partition == 0)
+            return r;
+    }
+    fail_msg("no final state of broker %d", broker);
+    return NULL;
+}
+
+/* The final state reads each log in place: a follower whose log file's
+ * last batch no longer verifies (a byte of it changed under the log) ends
+ * at its last whole batch and does not share the leader's records, while
+ * the other follower, byte for byte the leader's, does. */
+static void
+test_cluster_final_state_ends_a_log_at_its_last_whole_batch(void **state)
+{
+    (void)state;
+    ClusterConfig config;
+    fixture_config_fast(&config);
+    Fixture *f = fixture_new(6, &config, 1, -1, NULL);
+    driver_produce(f->driver, TOPIC, 0, 300, 10);
+    run_for(f, 5 * SIM_NS_PER_S);
+    assert_int_equal(driver_acked(f->driver), 300);
+    gint32 leader = cluster_leader(f->cluster, TOPIC, 0);
+    gint32 torn = cluster_follower(f->cluster, TOPIC, 0);
+    SimDisk *disk = sim_node_disk(f->world, broker_node(cluster_broker(f->cluster, torn)));
+    const char *name = TOPIC "-0/00000000000000000000.log";
+    gint64 size = sim_disk_size(disk, name);
+    assert_true(size > 0);
+    guint8 byte;
+    assert_int_equal(sim_disk_read(disk, name, size - 1, &byte, 1), 1);
+    byte ^= 0x5a;
+    assert_int_equal(sim_disk_write(disk, name, size - 1, &byte, 1), SIM_DISK_OK);
+    cluster_record_final_state(f->cluster);
+    const HistoryReplica *lead = final_replica(f, leader);
+    const HistoryReplica *cut = final_replica(f, torn);
+    assert_int_equal(lead->records->len, 300);
+    assert_true(cut->records->len > 0);
+    assert_true(cut->records->len < 300);
+    assert_true(cut->records != lead->records);
+    for (guint i = 0; i < cut->records->len; i++)
+        assert_int_equal(g_array_index(cut->records, HistoryRecord, i).value,
+                         g_array_index(lead->records, HistoryRecord, i).value);
+    guint shared = 0;
+    for (gint32 b = 1; b <= 3; b++)
+        shared += b != leader && b != torn && final_replica(f, b)->records == lead->records;
+    assert_int_equal(shared, 1);
+    fixture_free(f);
+}
+
 /* A follower crashes: it leaves the ISR; after a restart it truncates, catches
  * up and rejoins. */
 static void
@@ -1057,6 +1112,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cluster_steady_replication),
+        cmocka_unit_test(test_cluster_final_state_ends_a_log_at_its_last_whole_batch),
         cmocka_unit_test(test_cluster_follower_crash_and_rejoin),
         cmocka_unit_test(test_cluster_leader_crash_elects_from_isr),
         cmocka_unit_test(test_cluster_preferred_leader_returns),

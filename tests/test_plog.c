@@ -680,28 +680,78 @@ test_plog_read_all_encoded_from_log_start(void **state)
     assert_false(plog_encoded_equals(fx->log, out));
 }
 
-static void
-test_plog_encoded_equals_in_chunks(void **state)
+/* `bytes` cut into spans of `cut` bytes (the last shorter), with an empty
+ * span after each when `empties`. */
+static GArray *
+spans_cut(const GByteArray *bytes, gsize cut, gboolean empties)
 {
-    /* Goal: a log of several compare chunks (64 KiB) over several segments
-     * compares equal to its copy, and unequal with a byte changed in a later
-     * chunk or a byte more. */
+    GArray *spans = g_array_new(FALSE, FALSE, sizeof(PlogSpan));
+    for (gsize at = 0; at < bytes->len; at += cut) {
+        PlogSpan span = {bytes->data + at, MIN(cut, bytes->len - at)};
+        g_array_append_val(spans, span);
+        if (empties) {
+            PlogSpan empty = {bytes->data, 0};
+            g_array_append_val(spans, empty);
+        }
+    }
+    return spans;
+}
+
+static void
+test_plog_encoded_spans_compare_however_cut(void **state)
+{
+    /* Goal: a log over several segments gives one span per segment, in
+     * place, holding what plog_read_all_encoded copies; and two span arrays
+     * compare equal when they hold the same bytes however they are cut, and
+     * unequal with a byte changed, a byte more or a byte fewer. */
     Fixture *fx = *state;
-    fx->config.segment_bytes = 20000;
+    fx->config.segment_bytes = 2000;
     fx_open(fx);
-    for (int i = 0; i < 200; i++)
-        append(fx, 400, 1, i);
-    assert_true(plog_segment_count(fx->log) > 1);
+    for (int i = 0; i < 60; i++)
+        append(fx, 1 + i % 3, 100, i);
+    guint segments = plog_segment_count(fx->log);
+    assert_true(segments > 3);
     g_autoptr(GByteArray) copy = g_byte_array_new();
     assert_true(plog_read_all_encoded(fx->log, copy));
-    assert_true(copy->len > 3 * 64 * 1024);
+    g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(PlogSpan));
+    assert_true(plog_encoded_spans(fx->log, spans));
+    assert_int_equal(spans->len, segments);
+    gsize at = 0;
+    for (guint i = 0; i < spans->len; i++) {
+        const PlogSpan *span = &g_array_index(spans, PlogSpan, i);
+        assert_memory_equal(span->data, copy->data + at, span->len);
+        at += span->len;
+    }
+    assert_int_equal(at, copy->len);
+    static const gsize cuts[] = {1, 7, 500, 100000};
+    for (guint c = 0; c < G_N_ELEMENTS(cuts); c++) {
+        for (int empties = 0; empties <= 1; empties++) {
+            g_autoptr(GArray) cut = spans_cut(copy, cuts[c], empties);
+            assert_true(plog_spans_equal(spans, cut));
+            assert_true(plog_spans_equal(cut, spans));
+        }
+    }
     assert_true(plog_encoded_equals(fx->log, copy));
-    copy->data[copy->len - 100] ^= 0x40;
-    assert_false(plog_encoded_equals(fx->log, copy));
-    copy->data[copy->len - 100] ^= 0x40;
+    g_autoptr(GByteArray) other = g_byte_array_new();
+    g_byte_array_append(other, copy->data, copy->len);
+    other->data[other->len - 100] ^= 0x40;
+    g_autoptr(GArray) changed = spans_cut(other, 7, FALSE);
+    assert_false(plog_spans_equal(spans, changed));
+    assert_false(plog_encoded_equals(fx->log, other));
+    other->data[other->len - 100] ^= 0x40;
     guint8 extra = 0;
-    g_byte_array_append(copy, &extra, 1);
-    assert_false(plog_encoded_equals(fx->log, copy));
+    g_byte_array_append(other, &extra, 1);
+    g_autoptr(GArray) longer = spans_cut(other, 7, FALSE);
+    assert_false(plog_spans_equal(spans, longer));
+    assert_false(plog_spans_equal(longer, spans));
+    assert_false(plog_encoded_equals(fx->log, other));
+    g_byte_array_set_size(other, copy->len - 1);
+    g_autoptr(GArray) shorter = spans_cut(other, 500, TRUE);
+    assert_false(plog_spans_equal(spans, shorter));
+    assert_false(plog_spans_equal(shorter, spans));
+    g_autoptr(GArray) none = g_array_new(FALSE, FALSE, sizeof(PlogSpan));
+    assert_true(plog_spans_equal(none, none));
+    assert_false(plog_spans_equal(none, spans));
 }
 
 static void
@@ -1193,7 +1243,7 @@ main(void)
         TEST(test_plog_log_append_time_stamps_leader_appends),
         TEST(test_plog_segments_stamped_by_the_node_wall_clock),
         TEST(test_plog_read_all_encoded_from_log_start),
-        TEST(test_plog_encoded_equals_in_chunks),
+        TEST(test_plog_encoded_spans_compare_however_cut),
         TEST(test_plog_retention_by_bytes),
         TEST(test_plog_retention_notes_deleted_segments),
         TEST(test_plog_flush_advances_recovery_point),

@@ -286,7 +286,16 @@ test_sim_disk_read_bounds(void **state)
         gssize count = sim_disk_read(fx->disk, "f", cases[i].offset, buf, cases[i].len);
         assert_int_equal(count, cases[i].expected);
         assert_memory_equal(buf, cases[i].bytes, (gsize)cases[i].expected);
+        /* A peek sees the same bytes in place, and only a whole range. */
+        const guint8 *peeked = sim_disk_peek(fx->disk, "f", cases[i].offset, cases[i].len);
+        if ((gssize)cases[i].len == cases[i].expected) {
+            assert_non_null(peeked);
+            assert_memory_equal(peeked, cases[i].bytes, cases[i].len);
+        } else {
+            assert_null(peeked);
+        }
     }
+    assert_null(sim_disk_peek(fx->disk, "missing", 0, 0));
 }
 
 static void

@@ -1099,13 +1099,15 @@ cluster_violations(const Cluster *cluster)
 
 /* One replica's log at the end of a run. Replicas whose logs are stored
  * byte for byte alike (the usual case: followers keep the leader's encoded
- * batches) share one copy of the bytes and one decoded `records` array. */
+ * batches) share one decoded `records` array. The bytes are read in place:
+ * nothing changes a disk while the final pass reads them. */
 typedef struct {
     gint32 broker;
     BrokerPartitionInfo info;
     gboolean has_log;
     gint64 log_start;    /* of the log read (0 without one) */
-    GByteArray *encoded; /* the batches from the log start to the LEO */
+    GArray *spans;       /* PlogSpan: its verified batches from the log start,
+                          * borrowed from its disk (a reference) */
     GArray *records;     /* HistoryRecord in offset order (a reference) */
     GArray *epochs;      /* HistoryEpochStart of `records` (a reference) */
 } ReplicaLog;
@@ -1114,49 +1116,57 @@ static void
 replica_log_free(gpointer data)
 {
     ReplicaLog *replica = data;
-    g_byte_array_unref(replica->encoded);
+    g_array_unref(replica->spans);
     g_array_unref(replica->records);
     g_array_unref(replica->epochs);
     g_free(replica);
 }
 
-/* The log's batches as stored, from its start to its end; a log the disk
- * cannot give back whole (a torn tail the log has not recovered yet) ends
- * at its last whole batch. */
-static GByteArray *
-log_encoded(Plog *log)
+/* Cuts `spans` (PlogSpan: the log's batches as stored, from its start to
+ * its end, as far as the disk gave them whole) at the log's last whole
+ * batch, as a torn tail the log has not recovered yet ends it: the first
+ * batch that does not decode or verify ends the log. */
+static void
+spans_verified(GArray *spans)
 {
-    GByteArray *out = g_byte_array_new();
-    plog_read_all_encoded(log, out);
-    guint whole = 0;
-    while (whole < out->len) {
-        PlogBatchHeader header;
-        guint left = out->len - whole;
-        if (!plog_batch_header_decode(out->data + whole, left, &header))
-            break;
-        gint64 len = plog_batch_header_encoded_bytes(&header);
-        if (len > left || !plog_batch_verify(out->data + whole, (gsize)len, &header))
-            break;
-        whole += (guint)len;
+    for (guint i = 0; i < spans->len; i++) {
+        PlogSpan *span = &g_array_index(spans, PlogSpan, i);
+        gsize whole = 0;
+        while (whole < span->len) {
+            PlogBatchHeader header;
+            gsize left = span->len - whole;
+            if (!plog_batch_header_decode(span->data + whole, left, &header))
+                break;
+            gint64 len = plog_batch_header_encoded_bytes(&header);
+            if ((gsize)len > left || !plog_batch_verify(span->data + whole, (gsize)len, &header))
+                break;
+            whole += (gsize)len;
+        }
+        if (whole < span->len) {
+            span->len = whole;
+            g_array_set_size(spans, whole > 0 ? i + 1 : i);
+            return;
+        }
     }
-    g_byte_array_set_size(out, whole);
-    return out;
 }
 
-/* The data records of verified encoded batches at or above `log_start`, in
- * offset order: control batches (transaction markers) hold no data and are
- * left out, so offsets may skip over them; and where each leader epoch's
- * records begin (*epochs). (transfer full) */
+/* The data records of verified encoded batches (`spans`, PlogSpan) at or
+ * above `log_start`, in offset order: control batches (transaction markers)
+ * hold no data and are left out, so offsets may skip over them; and where
+ * each leader epoch's records begin (*epochs). (transfer full) */
 static GArray *
-records_decode(const GByteArray *encoded, gint64 log_start, GArray **epochs)
+records_decode(const GArray *spans, gint64 log_start, GArray **epochs)
 {
     guint count = 0;
-    for (guint at = 0; at < encoded->len;) {
-        PlogBatchHeader header;
-        plog_batch_header_decode(encoded->data + at, encoded->len - at, &header);
-        if ((header.attributes & PLOG_BATCH_CONTROL) == 0)
-            count += (guint)header.record_count;
-        at += (guint)plog_batch_header_encoded_bytes(&header);
+    for (guint s = 0; s < spans->len; s++) {
+        const PlogSpan *span = &g_array_index(spans, PlogSpan, s);
+        for (gsize at = 0; at < span->len;) {
+            PlogBatchHeader header;
+            plog_batch_header_decode(span->data + at, span->len - at, &header);
+            if ((header.attributes & PLOG_BATCH_CONTROL) == 0)
+                count += (guint)header.record_count;
+            at += (gsize)plog_batch_header_encoded_bytes(&header);
+        }
     }
     GArray *records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
     sim_array_reserve(records, count);
@@ -1165,33 +1175,36 @@ records_decode(const GByteArray *encoded, gint64 log_start, GArray **epochs)
     guint kept = 0;
     *epochs = g_array_new(FALSE, FALSE, sizeof(HistoryEpochStart));
     g_autoptr(GArray) values = g_array_new(FALSE, FALSE, sizeof(guint64));
-    for (guint at = 0; at < encoded->len;) {
-        PlogBatchHeader header;
-        plog_batch_header_decode(encoded->data + at, encoded->len - at, &header);
-        gsize len = (gsize)plog_batch_header_encoded_bytes(&header);
-        if ((header.attributes & PLOG_BATCH_CONTROL) != 0) {
-            at += (guint)len;
-            continue;
-        }
-        g_array_set_size(values, (guint)header.record_count);
-        gboolean decoded = plog_batch_decode_values(encoded->data + at, len, &header,
-                                                    (guint64 *)(gpointer)values->data);
-        KSIM_ASSERT(decoded); /* log_encoded verified the batch */
-        at += (guint)len;
-        const guint64 *value = (const guint64 *)(gconstpointer)values->data;
-        gint64 first = MAX(header.base_offset, log_start);
-        guint n_epochs = (*epochs)->len;
-        if (first < header.base_offset + header.record_count &&
-            (n_epochs == 0 ||
-             g_array_index(*epochs, HistoryEpochStart, n_epochs - 1).leader_epoch !=
-                 header.leader_epoch)) {
-            HistoryEpochStart start = {first, header.leader_epoch};
-            g_array_append_val(*epochs, start);
-        }
-        for (gint32 r = 0; r < header.record_count; r++) {
-            gint64 offset = header.base_offset + r;
-            if (offset >= log_start)
-                out[kept++] = (HistoryRecord){offset, value[r]};
+    for (guint s = 0; s < spans->len; s++) {
+        const PlogSpan *span = &g_array_index(spans, PlogSpan, s);
+        for (gsize at = 0; at < span->len;) {
+            PlogBatchHeader header;
+            plog_batch_header_decode(span->data + at, span->len - at, &header);
+            gsize len = (gsize)plog_batch_header_encoded_bytes(&header);
+            if ((header.attributes & PLOG_BATCH_CONTROL) != 0) {
+                at += len;
+                continue;
+            }
+            g_array_set_size(values, (guint)header.record_count);
+            gboolean decoded = plog_batch_decode_values(span->data + at, len, &header,
+                                                        (guint64 *)(gpointer)values->data);
+            KSIM_ASSERT(decoded); /* spans_verified verified the batch */
+            at += len;
+            const guint64 *value = (const guint64 *)(gconstpointer)values->data;
+            gint64 first = MAX(header.base_offset, log_start);
+            guint n_epochs = (*epochs)->len;
+            if (first < header.base_offset + header.record_count &&
+                (n_epochs == 0 ||
+                 g_array_index(*epochs, HistoryEpochStart, n_epochs - 1).leader_epoch !=
+                     header.leader_epoch)) {
+                HistoryEpochStart start = {first, header.leader_epoch};
+                g_array_append_val(*epochs, start);
+            }
+            for (gint32 r = 0; r < header.record_count; r++) {
+                gint64 offset = header.base_offset + r;
+                if (offset >= log_start)
+                    out[kept++] = (HistoryRecord){offset, value[r]};
+            }
         }
     }
     KSIM_ASSERT(kept <= count);
@@ -1214,22 +1227,27 @@ partition_logs(Cluster *cluster, const char *topic, gint32 partition)
         replica->has_log = log != NULL;
         gint64 log_start = log != NULL ? plog_log_start_offset(log) : 0;
         replica->log_start = log_start;
-        /* A follower's log is usually the leader's byte for byte: compared
-         * in place, it shares the leader's copy and records. */
-        for (guint o = 0; o < logs->len && log != NULL; o++) {
+        GArray *spans = g_array_new(FALSE, FALSE, sizeof(PlogSpan));
+        gboolean whole = log != NULL && plog_encoded_spans(log, spans);
+        /* A follower's log is usually the leader's byte for byte: one read
+         * whole and equal to another's verified batches shares its
+         * records. */
+        for (guint o = 0; o < logs->len && whole; o++) {
             const ReplicaLog *other = g_ptr_array_index(logs, o);
             if (other->has_log && other->log_start == log_start &&
-                plog_encoded_equals(log, other->encoded)) {
-                replica->encoded = g_byte_array_ref(other->encoded);
+                plog_spans_equal(spans, other->spans)) {
+                replica->spans = g_array_ref(other->spans);
                 replica->records = g_array_ref(other->records);
                 replica->epochs = g_array_ref(other->epochs);
                 break;
             }
         }
         if (replica->records == NULL) {
-            replica->encoded = log != NULL ? log_encoded(log) : g_byte_array_new();
-            replica->records = records_decode(replica->encoded, log_start, &replica->epochs);
+            spans_verified(spans);
+            replica->spans = g_array_ref(spans);
+            replica->records = records_decode(spans, log_start, &replica->epochs);
         }
+        g_array_unref(spans);
         g_ptr_array_add(logs, replica);
     }
     return logs;

@@ -869,8 +869,9 @@ plog_read_encoded(Plog *log, gint64 offset, gint64 max_bytes, gint64 offset_limi
 }
 
 gboolean
-plog_read_all_encoded(Plog *log, GByteArray *out)
+plog_encoded_spans(Plog *log, GArray *spans)
 {
+    KSIM_ASSERT(g_array_get_element_size(spans) == sizeof(PlogSpan));
     gint64 start = plog_log_start_offset(log);
     if (start >= plog_log_end_offset(log))
         return TRUE;
@@ -878,42 +879,67 @@ plog_read_all_encoded(Plog *log, GByteArray *out)
     for (guint i = first; i < log->segments->len; i++) {
         const PlogSegment *segment = segment_at(log, i);
         gint64 position = i == first ? plog_segment_find_position(segment, start) : 0;
-        if (position < 0 || !plog_segment_read_rest(segment, position, out))
+        if (position < 0)
             return FALSE;
+        PlogSpan span;
+        span.data = plog_segment_peek_rest(segment, position, &span.len);
+        if (span.data == NULL)
+            return FALSE;
+        if (span.len > 0)
+            g_array_append_val(spans, span);
     }
     return TRUE;
 }
 
-/* Reads compared a chunk at a time. */
-#define COMPARE_CHUNK_BYTES (64 * 1024)
+gboolean
+plog_spans_equal(const GArray *a, const GArray *b)
+{
+    const PlogSpan *x = (const PlogSpan *)(gconstpointer)a->data;
+    const PlogSpan *y = (const PlogSpan *)(gconstpointer)b->data;
+    guint i = 0, j = 0;
+    gsize at_x = 0, at_y = 0;
+    for (;;) {
+        while (i < a->len && at_x == x[i].len) {
+            i++;
+            at_x = 0;
+        }
+        while (j < b->len && at_y == y[j].len) {
+            j++;
+            at_y = 0;
+        }
+        if (i == a->len || j == b->len)
+            return i == a->len && j == b->len;
+        gsize n = MIN(x[i].len - at_x, y[j].len - at_y);
+        if (memcmp(x[i].data + at_x, y[j].data + at_y, n) != 0)
+            return FALSE;
+        at_x += n;
+        at_y += n;
+    }
+}
+
+gboolean
+plog_read_all_encoded(Plog *log, GByteArray *out)
+{
+    g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(PlogSpan));
+    gboolean whole = plog_encoded_spans(log, spans);
+    for (guint i = 0; i < spans->len; i++) {
+        const PlogSpan *span = &g_array_index(spans, PlogSpan, i);
+        g_byte_array_append(out, span->data, (guint)span->len);
+    }
+    return whole;
+}
 
 gboolean
 plog_encoded_equals(Plog *log, const GByteArray *expected)
 {
-    gint64 start = plog_log_start_offset(log);
-    if (start >= plog_log_end_offset(log))
-        return expected->len == 0;
-    g_autoptr(GByteArray) chunk = g_byte_array_sized_new(COMPARE_CHUNK_BYTES);
-    guint at = 0;
-    guint first = segment_for_offset(log, start);
-    for (guint i = first; i < log->segments->len; i++) {
-        const PlogSegment *segment = segment_at(log, i);
-        gint64 position = i == first ? plog_segment_find_position(segment, start) : 0;
-        if (position < 0)
-            return FALSE;
-        gint64 end = plog_segment_file_bytes(segment);
-        while (position < end) {
-            gint64 bytes = MIN(end - position, COMPARE_CHUNK_BYTES);
-            g_byte_array_set_size(chunk, 0);
-            if (!plog_segment_read_range(segment, position, bytes, chunk) ||
-                (gint64)(expected->len - at) < bytes ||
-                memcmp(chunk->data, expected->data + at, (gsize)bytes) != 0)
-                return FALSE;
-            at += (guint)bytes;
-            position += bytes;
-        }
-    }
-    return at == expected->len;
+    g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(PlogSpan));
+    if (!plog_encoded_spans(log, spans))
+        return FALSE;
+    g_autoptr(GArray) other = g_array_new(FALSE, FALSE, sizeof(PlogSpan));
+    PlogSpan all = {expected->data, expected->len};
+    if (all.len > 0)
+        g_array_append_val(other, all);
+    return plog_spans_equal(spans, other);
 }
 
 gint64

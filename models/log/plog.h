@@ -170,12 +170,26 @@ PlogReadStatus plog_read(Plog *log, gint64 offset, gint64 max_bytes, GPtrArray *
 PlogReadStatus plog_read_encoded(Plog *log, gint64 offset, gint64 max_bytes, gint64 offset_limit,
                                  GByteArray *out, gint64 *out_size_bytes);
 
-/* Appends every batch from the one holding the log start offset to the end
- * of the log, as encoded on disk, to `out`: one read per segment (what the
- * end of a run collects). FALSE when a segment could not be read whole. */
+/* A stretch of encoded batches: a view of bytes someone else owns. */
+typedef struct {
+    const guint8 *data;
+    gsize len;
+} PlogSpan;
+
+/* Every batch from the one holding the log start offset to the end of the
+ * log, as encoded on disk, without a copy: one span per segment, appended
+ * to `spans` (PlogSpan), borrowed from the disk's page cache and valid until
+ * the disk next changes (what the end of a run collects). FALSE when a
+ * segment could not be read whole; `spans` then end before it. Batches never
+ * straddle two spans. */
+gboolean plog_encoded_spans(Plog *log, GArray *spans);
+/* TRUE when the PlogSpan arrays `a` and `b` hold the same bytes in the same
+ * order, however each is cut into spans. */
+gboolean plog_spans_equal(const GArray *a, const GArray *b);
+/* The bytes of plog_encoded_spans, appended to `out`. FALSE as there. */
 gboolean plog_read_all_encoded(Plog *log, GByteArray *out);
-/* TRUE when plog_read_all_encoded would give exactly `expected`; reads the
- * log a chunk at a time and keeps no copy of it. */
+/* TRUE when plog_read_all_encoded would give exactly `expected`; compares
+ * the log in place and keeps no copy of it. */
 gboolean plog_encoded_equals(Plog *log, const GByteArray *expected);
 
 /* Kafka's offsetsForTimes on this log: the base offset of the first batch whose

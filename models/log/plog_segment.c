@@ -670,6 +670,14 @@ plog_segment_read_rest(const PlogSegment *segment, gint64 position, GByteArray *
     return plog_segment_read_range(segment, position, segment->file_bytes - position, out);
 }
 
+const guint8 *
+plog_segment_peek_rest(const PlogSegment *segment, gint64 position, gsize *len)
+{
+    KSIM_ASSERT(position >= 0 && position <= segment->file_bytes);
+    *len = (gsize)(segment->file_bytes - position);
+    return sim_disk_peek(segment->disk, segment->log_name, position, *len);
+}
+
 gboolean
 plog_segment_read_range(const PlogSegment *segment, gint64 position, gint64 bytes,
                         GByteArray *out)

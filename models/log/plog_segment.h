@@ -134,6 +134,10 @@ gint64 plog_segment_read_raw(const PlogSegment *segment, gint64 position, GByteA
 /* Appends the file's bytes from `position` to its end to `out`, in one read
  * (no checksum verified). FALSE when the disk gave fewer bytes. */
 gboolean plog_segment_read_rest(const PlogSegment *segment, gint64 position, GByteArray *out);
+/* The file's bytes from `position` to its end, borrowed from the disk
+ * (sim_disk_peek: valid until the disk next changes), their count in *len;
+ * NULL when the disk holds fewer. */
+const guint8 *plog_segment_peek_rest(const PlogSegment *segment, gint64 position, gsize *len);
 /* Appends the file's `bytes` bytes at `position` to `out`, in one read. */
 gboolean plog_segment_read_range(const PlogSegment *segment, gint64 position, gint64 bytes,
                                  GByteArray *out);
