@@ -631,11 +631,28 @@ ktp_compare(const KTopicPartition *a, const KTopicPartition *b)
     return (a->partition > b->partition) - (a->partition < b->partition);
 }
 
+/* MurmurHash3's 32-bit finalizer: every input bit moves every output bit. */
+static guint
+hash_mix(guint h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+
+/* The partition is mixed before it meets the name's hash: the sum
+ * `g_str_hash(topic) * 31 + partition` this replaced gave the 100,000
+ * partitions of 100 topics named t00..t99 only 10,486 distinct hashes (a
+ * digit more in a name moves its hash by 31, as a partition 31 higher
+ * does), and a lookup compared names with about ten of them. */
 guint
 ktp_hash(gconstpointer key)
 {
     const KTopicPartition *tp = key;
-    return g_str_hash(tp->topic) * 31u + (guint)tp->partition;
+    return hash_mix(g_str_hash(tp->topic) ^ hash_mix((guint)tp->partition));
 }
 
 gboolean
