@@ -103,6 +103,33 @@ failover_value(const MetricsRun *run, guint which)
     return (double)failover_result_unavailable_ns(result) / 1e9;
 }
 
+/* ISR changes that shrank an ISR: each partition's ISR is the one its latest
+ * election or ISR change named, as jmx.c's IsrShrinksPerSec reads them. */
+static double
+isr_shrinks(const MetricsRun *run, guint unused)
+{
+    (void)unused;
+    const History *history = checker_result_history(run->check);
+    const GArray *events = history_events(history);
+    /* (topic, partition) -> 1 + the ISR's size; looked up only */
+    g_autoptr(GHashTable) isr_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    guint shrinks = 0;
+    for (guint i = 0; i < events->len; i++) {
+        const HistoryEvent *e = &g_array_index(events, HistoryEvent, i);
+        if ((e->kind != HISTORY_EVENT_ELECTED && e->kind != HISTORY_EVENT_ISR_CHANGED) ||
+            e->partition < 0)
+            continue;
+        const gint32 *members = NULL;
+        guint size = e->isr == 0 ? 0 : history_isr_members(history, e->isr, &members);
+        gint64 key = ((gint64)e->topic << 32) | (guint32)e->partition;
+        guint before = GPOINTER_TO_UINT(g_hash_table_lookup(isr_of, &key));
+        if (e->kind == HISTORY_EVENT_ISR_CHANGED && before > 0 && size + 1 < before)
+            shrinks++;
+        g_hash_table_replace(isr_of, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(size + 1));
+    }
+    return (double)shrinks;
+}
+
 static double
 consumer_anomaly(const MetricsRun *run, guint anomaly)
 {
@@ -272,6 +299,9 @@ static const Metric METRICS[] = {
           "session ending; KRaft: a voter standing for election, or a broker's request to a "
           "single voter failing) to a new "
           "controller in charge and every partition that can be led led again, ms (0: none)"),
+    VALUE("isr_shrinks", isr_shrinks, 0,
+          "ISR changes that removed a replica from a partition's ISR, as its leader made them "
+          "(Kafka's IsrShrinksPerSec, counted over the run)"),
     VALUE("unavailable_partition_s", failover_value, FAILOVER_UNAVAILABLE,
           "seconds without a leader serving produce, summed over the partitions"),
     VALUE("offline_partitions", failover_value, FAILOVER_OFFLINE_AT_END,

@@ -112,12 +112,55 @@ test_metrics_values_are_the_checked_results(void **state)
     checker_consumer_free(consumers);
 }
 
+static void
+isr_event(History *history, HistoryEventKind kind, gint32 partition, const gint32 *isr, guint n)
+{
+    HistoryEvent event = {0};
+    event.time_ns = (gint64)history_events(history)->len * 1000;
+    event.kind = kind;
+    event.broker = isr[0];
+    event.topic = history_topic(history, "t");
+    event.partition = partition;
+    event.isr = history_isr_intern(history, isr, n);
+    history_event(history, &event);
+}
+
+/* isr_shrinks counts the ISR changes that left a partition a smaller ISR
+ * than its latest election or ISR change named: not an expansion, not an
+ * election to a smaller ISR, not a change of members at one size, and not a
+ * partition's first change when no election came before it. */
+static void
+test_metrics_isr_shrinks_counts_the_changes_that_shrank(void **state)
+{
+    (void)state;
+    g_autoptr(History) history = history_new();
+    const gint32 all[] = {1, 2, 3}, two[] = {1, 2}, other[] = {1, 3}, one[] = {1};
+    isr_event(history, HISTORY_EVENT_ELECTED, 0, all, 3);
+    isr_event(history, HISTORY_EVENT_ISR_CHANGED, 0, two, 2);   /* shrink */
+    isr_event(history, HISTORY_EVENT_ISR_CHANGED, 0, other, 2); /* same size */
+    isr_event(history, HISTORY_EVENT_ISR_CHANGED, 0, all, 3);   /* expand */
+    isr_event(history, HISTORY_EVENT_ISR_CHANGED, 0, one, 1);   /* shrink */
+    isr_event(history, HISTORY_EVENT_ELECTED, 0, one, 1);
+    isr_event(history, HISTORY_EVENT_ISR_CHANGED, 1, two, 2);   /* no ISR known before */
+    isr_event(history, HISTORY_EVENT_ISR_CHANGED, 1, one, 1);   /* shrink */
+    isr_event(history, HISTORY_EVENT_ELECTED, 2, all, 3);
+    isr_event(history, HISTORY_EVENT_ELECTED, 2, two, 2);       /* an election, not a change */
+    g_autoptr(CheckerResult) check = checker_run(history, NULL);
+    ConsumerCheck *consumers = checker_consumer_run(history, check, NULL);
+    TxnCheck *txn = checker_txn_run(history, check, NULL);
+    MetricsRun run = {check, consumers, txn};
+    assert_int_equal((int)metrics_value(metrics_find("isr_shrinks"), &run), 3);
+    checker_txn_free(txn);
+    checker_consumer_free(consumers);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metrics_table_names_every_anomaly),
         cmocka_unit_test(test_metrics_values_are_the_checked_results),
+        cmocka_unit_test(test_metrics_isr_shrinks_counts_the_changes_that_shrank),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
