@@ -746,12 +746,20 @@ test_group_offsets_survive_coordinator_failover(void **unused)
     assert_int_equal(f->acked, 60);
     /* Every record was read, and auto commit stored the positions. */
     gint64 committed[2];
+    gint32 epochs[2];
     Broker *old = coordinator(f);
     assert_non_null(old);
     for (gint32 p = 0; p < 2; p++) {
         committed[p] = group_coord_committed_offset(old, GROUP, TOPIC, p);
         assert_int_equal(committed[p], 30);
         assert_int_equal(last_ok_commit(f, p), 30);
+        /* KIP-320: the commit carries the epoch of the record before it,
+         * which its leader wrote. */
+        epochs[p] = group_coord_committed_leader_epoch(old, GROUP, TOPIC, p);
+        gint32 leader = cluster_leader(f->cluster, TOPIC, p);
+        BrokerPartitionInfo info;
+        broker_partition_info(cluster_broker(f->cluster, leader), TOPIC, p, &info);
+        assert_int_equal(epochs[p], info.leader_epoch);
     }
     /* The member stops, then the coordinator's broker crashes. */
     sim_node_crash(f->world, consumer_node(member));
@@ -764,14 +772,22 @@ test_group_offsets_survive_coordinator_failover(void **unused)
     Broker *fresh = coordinator(f);
     assert_non_null(fresh);
     assert_int_equal(broker_id(fresh), leader);
-    for (gint32 p = 0; p < 2; p++)
+    for (gint32 p = 0; p < 2; p++) {
         assert_int_equal(group_coord_committed_offset(fresh, GROUP, TOPIC, p), committed[p]);
-    /* A restarted member is a new member and resumes at the commits. */
+        assert_int_equal(group_coord_committed_leader_epoch(fresh, GROUP, TOPIC, p), epochs[p]);
+    }
+    /* A restarted member is a new member and resumes at the commits,
+     * validating each committed position with its epoch first (Kafka's
+     * seekUnvalidated) while no leader changes. */
     sim_node_restart(f->world, consumer_node(member));
     send_many(f, 10, 2);
     run_for(f, 20 * SIM_NS_PER_S);
     for (gint32 p = 0; p < 2; p++)
         assert_int_equal(consumer_position(member, TOPIC, p), 35);
+    ConsumerStats stats;
+    consumer_stats(member, &stats);
+    assert_int_equal(stats.validations, 2);
+    assert_int_equal(stats.truncations, 0);
     const HistoryOpArray *ops = history_ops(f->history);
     guint repeats = 0;
     for (guint i = 0; i < ops->len; i++) {

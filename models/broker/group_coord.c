@@ -49,7 +49,7 @@
 
 typedef struct {
     CoordPartition base; /* loaded once `offsets` and `txn_pending` exist */
-    GHashTable *offsets; /* guint64 key* -> gint64 offset* (owned); lookups only */
+    GHashTable *offsets; /* guint64 key* -> guint64 commit value* (owned); lookups only */
     /* Transactional offsets not yet committed (TxnPendingOffset), in commit
      * order; created with `offsets`. */
     GArray *txn_pending;
@@ -60,8 +60,34 @@ typedef struct {
 typedef struct {
     gint64 producer_id;
     guint64 key;
-    gint64 offset;
+    guint64 value; /* commit_value */
 } TxnPendingOffset;
+
+/* A commit record's value, as the log and the cache keep it: the offset and
+ * the committed leader epoch, which Kafka's OffsetCommitValue (v3, KIP-320)
+ * stores side by side; here the epoch plus one sits above the offset's
+ * COMMIT_OFFSET_BITS (0: no epoch). */
+#define COMMIT_OFFSET_BITS 40
+
+static guint64
+commit_value(gint64 offset, gint32 leader_epoch)
+{
+    KSIM_ASSERT(offset >= 0 && offset < (G_GINT64_CONSTANT(1) << COMMIT_OFFSET_BITS));
+    KSIM_ASSERT(leader_epoch >= -1 && leader_epoch < (1 << (64 - COMMIT_OFFSET_BITS)) - 1);
+    return ((guint64)(leader_epoch + 1) << COMMIT_OFFSET_BITS) | (guint64)offset;
+}
+
+static gint64
+commit_value_offset(guint64 value)
+{
+    return (gint64)(value & ((G_GUINT64_CONSTANT(1) << COMMIT_OFFSET_BITS) - 1));
+}
+
+static gint32
+commit_value_epoch(guint64 value)
+{
+    return (gint32)(value >> COMMIT_OFFSET_BITS) - 1;
+}
 
 typedef struct Group Group;
 
@@ -882,10 +908,16 @@ pending_free(PendingCommit *pending)
 }
 
 static void
-cache_put(OffsetsPartition *op, guint64 key, gint64 offset)
+cache_put(OffsetsPartition *op, guint64 key, guint64 value)
 {
-    g_hash_table_replace(op->offsets, g_memdup2(&key, sizeof key),
-                         g_memdup2(&offset, sizeof offset));
+    g_hash_table_replace(op->offsets, g_memdup2(&key, sizeof key), g_memdup2(&value, sizeof value));
+}
+
+/* The commit value cached for `key`, or NULL. */
+static const guint64 *
+cache_get(const OffsetsPartition *op, guint64 key)
+{
+    return g_hash_table_lookup(op->offsets, &key);
 }
 
 static KafkaMsgType
@@ -896,10 +928,10 @@ commit_response_type(const PendingCommit *pending)
 }
 
 static void
-txn_pending_put(OffsetsPartition *op, gint64 producer_id, guint64 key, gint64 offset)
+txn_pending_put(OffsetsPartition *op, gint64 producer_id, guint64 key, guint64 value)
 {
     KSIM_ASSERT(op->txn_pending->len < TXN_PENDING_MAX);
-    TxnPendingOffset entry = {producer_id, key, offset};
+    TxnPendingOffset entry = {producer_id, key, value};
     g_array_append_val(op->txn_pending, entry);
 }
 
@@ -927,7 +959,7 @@ txn_pending_complete(OffsetsPartition *op, gint64 producer_id, gboolean committe
             continue;
         }
         if (committed)
-            cache_put(op, entry.key, entry.offset);
+            cache_put(op, entry.key, entry.value);
     }
     g_array_set_size(op->txn_pending, kept);
 }
@@ -987,10 +1019,11 @@ commit_appended(void *user_data, KafkaError append_error, gint64 base_offset, gu
             const KOffsetPartition *entry = &g_array_index(pending->offsets, KOffsetPartition, i);
             guint64 key =
                 group_coord_offset_key(pending->group_id, entry->tp.topic, entry->tp.partition);
+            guint64 value = commit_value(entry->offset, entry->leader_epoch);
             if (pending->producer_id >= 0)
-                txn_pending_put(op, pending->producer_id, key, entry->offset);
+                txn_pending_put(op, pending->producer_id, key, value);
             else
-                cache_put(op, key, entry->offset);
+                cache_put(op, key, value);
         }
     }
     if (pending->client != SIM_NODE_NONE)
@@ -1031,7 +1064,8 @@ store_offsets(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
         KSIM_ASSERT(entry->offset >= 0);
         plog_batch_add_record(
             batch, group_coord_offset_key(request->group_id, entry->tp.topic, entry->tp.partition),
-            (guint64)entry->offset, commit_record_bytes(request->group_id, entry->tp.topic));
+            commit_value(entry->offset, entry->leader_epoch),
+            commit_record_bytes(request->group_id, entry->tp.topic));
     }
     g_ptr_array_add(coord->pending, pending);
     KTopicPartition tp;
@@ -1049,7 +1083,7 @@ group_coord_store_group_epoch(GroupCoord *coord, const char *group_id, gint32 ep
 {
     KOffsetMessage *record = kproto_new(KMSG_OFFSET_COMMIT_REQUEST);
     KPROTO_SET_ID(record->group_id, group_id);
-    KOffsetPartition entry = {.offset = epoch, .error = KAFKA_ERROR_NONE};
+    KOffsetPartition entry = {.offset = epoch, .error = KAFKA_ERROR_NONE, .leader_epoch = -1};
     ktp_set(&entry.tp, "", -1);
     g_array_append_val(record->partitions, entry);
     store_offsets(coord, SIM_NODE_NONE, record);
@@ -1063,8 +1097,8 @@ group_coord_stored_group_epoch(const GroupCoord *coord, const char *group_id)
     if (op == NULL || op->offsets == NULL)
         return 0;
     guint64 key = group_coord_offset_key(group_id, "", -1);
-    const gint64 *epoch = g_hash_table_lookup(op->offsets, &key);
-    return epoch != NULL ? (gint32)*epoch : 0;
+    const guint64 *value = cache_get(op, key);
+    return value != NULL ? (gint32)commit_value_offset(*value) : 0;
 }
 
 /* Kafka's handleCommitOffsets: the error that refuses the commit, or NONE. */
@@ -1149,6 +1183,7 @@ handle_offset_fetch(GroupCoord *coord, SimNodeId from, const KOffsetMessage *req
     for (guint i = 0; i < answers->len; i++) {
         KOffsetPartition *entry = &g_array_index(answers, KOffsetPartition, i);
         entry->offset = -1;
+        entry->leader_epoch = -1;
         entry->error = error;
         if (op == NULL)
             continue;
@@ -1159,9 +1194,11 @@ handle_offset_fetch(GroupCoord *coord, SimNodeId from, const KOffsetMessage *req
             entry->error = KAFKA_ERROR_UNSTABLE_OFFSET_COMMIT;
             continue;
         }
-        const gint64 *offset = g_hash_table_lookup(op->offsets, &key);
-        if (offset != NULL)
-            entry->offset = *offset;
+        const guint64 *value = cache_get(op, key);
+        if (value != NULL) {
+            entry->offset = commit_value_offset(*value);
+            entry->leader_epoch = commit_value_epoch(*value);
+        }
     }
     offsets_respond(coord, from, KMSG_OFFSET_FETCH_RESPONSE, request->correlation_id, error,
                     answers);
@@ -1238,9 +1275,9 @@ load_batch(const PlogBatch *batch, gint64 asked, void *user_data)
         if (batch->base_offset + r < asked || record->key == 0)
             continue;
         if (transactional)
-            txn_pending_put(op, batch->producer_id, record->key, (gint64)record->value);
+            txn_pending_put(op, batch->producer_id, record->key, record->value);
         else
-            cache_put(op, record->key, (gint64)record->value);
+            cache_put(op, record->key, record->value);
     }
 }
 
@@ -1399,20 +1436,35 @@ group_coord_describe(const Broker *broker, const char *group_id, GroupCoordInfo 
     out->protocol = group->protocol;
 }
 
+/* The commit value the broker's coordinator cache holds for the partition,
+ * or NULL. */
+static const guint64 *
+committed_value(const Broker *broker, const char *group_id, const char *topic, gint32 partition)
+{
+    const BrokerServices *services = broker_services_of(broker);
+    if (services == NULL)
+        return NULL;
+    const GroupCoord *coord = broker_services_group_coord(services);
+    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
+    if (op == NULL || op->offsets == NULL)
+        return NULL;
+    return cache_get(op, group_coord_offset_key(group_id, topic, partition));
+}
+
 gint64
 group_coord_committed_offset(const Broker *broker, const char *group_id, const char *topic,
                              gint32 partition)
 {
-    const BrokerServices *services = broker_services_of(broker);
-    if (services == NULL)
-        return -1;
-    const GroupCoord *coord = broker_services_group_coord(services);
-    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
-    if (op == NULL || op->offsets == NULL)
-        return -1;
-    guint64 key = group_coord_offset_key(group_id, topic, partition);
-    const gint64 *offset = g_hash_table_lookup(op->offsets, &key);
-    return offset != NULL ? *offset : -1;
+    const guint64 *value = committed_value(broker, group_id, topic, partition);
+    return value != NULL ? commit_value_offset(*value) : -1;
+}
+
+gint32
+group_coord_committed_leader_epoch(const Broker *broker, const char *group_id, const char *topic,
+                                   gint32 partition)
+{
+    const guint64 *value = committed_value(broker, group_id, topic, partition);
+    return value != NULL ? commit_value_epoch(*value) : -1;
 }
 
 /* ---- invariants ---- */

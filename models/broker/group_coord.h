@@ -54,7 +54,9 @@
  *   key   = group_coord_offset_key(group, topic, partition): FNV-1a 64 over
  *           the group id, a NUL, the topic, a NUL and the partition's 4 bytes
  *           (little endian); 0 is mapped to 1, since key 0 means "no key";
- *   value = the committed offset (the next offset to read).
+ *   value = the committed offset (the next offset to read), with the committed
+ *           leader epoch plus one above its low 40 bits (0: no epoch), the
+ *           two fields of Kafka's OffsetCommitValue v3 (KIP-320).
  *
  * TxnOffsetCommit (a transactional producer's sendOffsetsToTransaction)
  * appends the same records as a transactional batch of the producer (its id
@@ -132,5 +134,8 @@ void group_coord_describe(const Broker *broker, const char *group_id, GroupCoord
  * partition, or -1 (none, or the broker does not coordinate the group). */
 gint64 group_coord_committed_offset(const Broker *broker, const char *group_id, const char *topic,
                                     gint32 partition);
+/* The leader epoch committed with that offset (KIP-320), or -1 (none). */
+gint32 group_coord_committed_leader_epoch(const Broker *broker, const char *group_id,
+                                          const char *topic, gint32 partition);
 
 #endif

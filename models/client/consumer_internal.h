@@ -247,6 +247,10 @@ void consumer_partition_retry_later(ConsumerState *state, CPartition *p);
  * validation (Kafka's maybeValidatePositionForCurrentLeader). */
 void consumer_validate_leader_changed(ConsumerState *state, CPartition *p, gint32 leader,
                                       gint32 leader_epoch);
+/* A position was set from a committed offset: with an epoch, and the
+ * leader's epoch known, it awaits validation (Kafka's
+ * SubscriptionState.seekUnvalidated). */
+void consumer_validate_position(ConsumerState *state, CPartition *p);
 /* One OffsetsForLeaderEpoch per leader broker without one in flight. */
 void consumer_send_validations(ConsumerState *state, gint64 now);
 void consumer_handle_epoch_response(ConsumerState *state, SimNodeId from,

@@ -107,7 +107,9 @@ consumer_commit_new_of(ConsumerState *state, CommitPurpose purpose, gboolean syn
         if (tps != NULL && bsearch(&p->tp, tps->data, tps->len, sizeof(KTopicPartition),
                                    consumer_tp_compare) == NULL)
             continue;
-        KOffsetPartition entry = {p->tp, p->position, KAFKA_ERROR_NONE};
+        /* With the epoch of the record before the position, as Kafka's
+         * SubscriptionState.allConsumed commits it (KIP-320). */
+        KOffsetPartition entry = {p->tp, p->position, KAFKA_ERROR_NONE, p->position_epoch};
         g_array_append_val(commit->offsets, entry);
         guint64 op = history_invoke(consumer->history, now, HISTORY_FN_COMMIT, consumer->process,
                                     p->history_topic, p->tp.partition, 0, (guint64)p->position);
@@ -274,7 +276,7 @@ consumer_offsets_fetch(ConsumerState *state, gint64 now)
         }
         if (request == NULL)
             request = kproto_new(KMSG_OFFSET_FETCH_REQUEST);
-        KOffsetPartition entry = {p->tp, -1, KAFKA_ERROR_NONE};
+        KOffsetPartition entry = {p->tp, -1, KAFKA_ERROR_NONE, -1};
         g_array_append_val(request->partitions, entry);
     }
     if (request == NULL)
@@ -308,8 +310,13 @@ consumer_handle_offset_fetch_response(ConsumerState *state, const KOffsetMessage
         /* No committed offset: auto.offset.reset through the probe. */
         if (entry->offset >= 0) {
             p->position = entry->offset;
-            p->position_epoch = -1; /* ksim's OffsetCommit carries no leader epoch */
+            p->position_epoch = entry->leader_epoch;
             consumer_record_assign(state, p);
+            /* Kafka's refreshCommittedOffsetsIfNeeded seeks unvalidated: a
+             * committed position with its epoch is validated before the
+             * first fetch, so a position a truncation left above the log
+             * moves back to where the logs diverge. */
+            consumer_validate_position(state, p);
         }
     }
 }

@@ -9,6 +9,8 @@
  *
  *   fetching ──metadata: new leader or epoch, position with an epoch
  *              (consumer_validate_leader_changed)──▶ awaiting validation
+ *   (any) ──committed offset with an epoch (consumer_validate_position)──▶
+ *              awaiting validation
  *   awaiting ──send_validations: OffsetsForLeaderEpoch(position epoch)──▶ validating
  *   validating ──answer, end offset >= position (validation_answered)──▶ fetching
  *   validating ──answer, end offset < position, reset policy──▶ fetching at the end offset
@@ -42,6 +44,19 @@ consumer_validate_leader_changed(ConsumerState *state, CPartition *p, gint32 lea
         return;
     /* The partition is no longer fetchable: what was fetched for it is not
      * returned (Kafka's FetchCollector drops it). */
+    consumer_buffer_drop(state, p);
+    p->awaiting_validation = TRUE;
+}
+
+void
+consumer_validate_position(ConsumerState *state, CPartition *p)
+{
+    /* Kafka's TopicPartitionState.validatePosition: without epoch
+     * information for the position or the leader there is nothing to
+     * validate. */
+    if (!state->consumer->config.validate_positions || p->leader == KAFKA_NO_LEADER ||
+        p->position < 0 || p->position_epoch < 0 || p->leader_epoch < 0 || p->stopped)
+        return;
     consumer_buffer_drop(state, p);
     p->awaiting_validation = TRUE;
 }

@@ -464,6 +464,11 @@ typedef struct {
     KTopicPartition tp;
     gint64 offset; /* committed: the next offset to read; -1 none (OffsetFetch) */
     KafkaError error;
+    /* The committed leader epoch (KIP-320: OffsetCommit v7+, OffsetFetch
+     * v5+): the leader epoch of the record before `offset`, with which the
+     * consumer that reads from it validates it; -1: none (Kafka's
+     * RecordBatch.NO_PARTITION_LEADER_EPOCH). */
+    gint32 leader_epoch;
 } KOffsetPartition;
 
 /* OffsetCommit and OffsetFetch, request and response. A commit carries the

@@ -281,7 +281,8 @@ pipe_offsets_done_cb(Producer *producer, KafkaError error, void *user_data)
     producer_commit_transaction(producer, pipe_commit_done_cb, pipe);
 }
 
-/* Per partition of the batch, the offset after its last record. */
+/* Per partition of the batch, the offset after its last record, with that
+ * record's leader epoch (as Kafka Streams commits them). */
 static GArray *
 pipe_offsets(const Pipe *pipe)
 {
@@ -300,7 +301,10 @@ pipe_offsets(const Pipe *pipe)
             slot->tp = record->tp;
             slot->offset = -1;
         }
-        slot->offset = MAX(slot->offset, record->offset + 1);
+        if (record->offset + 1 > slot->offset) {
+            slot->offset = record->offset + 1;
+            slot->leader_epoch = record->leader_epoch;
+        }
     }
     return offsets;
 }
