@@ -189,6 +189,31 @@ test_plog_batch_rejects_implausible_headers(void **state)
     assert_false(plog_batch_header_decode(bytes->data, PLOG_BATCH_HEADER_BYTES - 1, &header));
 }
 
+/* plog_batches_whole_bytes: batches end to end are whole up to the first
+ * that does not verify (a changed byte) or is cut short, or to the end. */
+static void
+test_plog_batches_whole_bytes_stops_at_the_first_bad_batch(void **state)
+{
+    (void)state;
+    static const guint64 values[] = {5, 6, 7, 8, 9};
+    g_autoptr(GByteArray) all = g_byte_array_new();
+    gsize ends[3];
+    for (guint b = 0; b < 3; b++) {
+        g_autoptr(PlogBatch) batch = batch_with_values(b * 5, values, 5, 100);
+        plog_batch_encode(batch, all);
+        ends[b] = all->len;
+    }
+    assert_int_equal(plog_batches_whole_bytes(all->data, all->len), ends[2]);
+    assert_int_equal(plog_batches_whole_bytes(all->data, 0), 0);
+    assert_int_equal(plog_batches_whole_bytes(all->data, ends[2] - 1), ends[1]);
+    assert_int_equal(plog_batches_whole_bytes(all->data, ends[0] + 3), ends[0]);
+    all->data[ends[1] - 2] ^= 0x10; /* in the second batch's body */
+    assert_int_equal(plog_batches_whole_bytes(all->data, all->len), ends[0]);
+    all->data[ends[1] - 2] ^= 0x10;
+    all->data[0] ^= 0x01; /* the first batch's checksum */
+    assert_int_equal(plog_batches_whole_bytes(all->data, all->len), 0);
+}
+
 static void
 test_plog_batch_copy_is_deep(void **state)
 {
@@ -214,6 +239,7 @@ main(void)
         cmocka_unit_test(test_plog_batch_detects_every_corrupt_byte),
         cmocka_unit_test(test_plog_batch_rejects_implausible_headers),
         cmocka_unit_test(test_plog_batch_copy_is_deep),
+        cmocka_unit_test(test_plog_batches_whole_bytes_stops_at_the_first_bad_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -356,15 +356,13 @@ deleted_records_decode(const GByteArray *encoded)
 {
     GArray *records = g_array_new(FALSE, FALSE, sizeof(HistoryRecord));
     g_autoptr(GArray) values = g_array_new(FALSE, FALSE, sizeof(guint64));
+    gsize whole = plog_batches_whole_bytes(encoded->data, encoded->len);
     gsize at = 0;
-    while (at < encoded->len) {
+    while (at < whole) {
         PlogBatchHeader header;
-        gsize left = encoded->len - at;
-        if (!plog_batch_header_decode(encoded->data + at, left, &header))
-            break;
+        gboolean decoded = plog_batch_header_decode(encoded->data + at, whole - at, &header);
+        KSIM_ASSERT(decoded); /* plog_batches_whole_bytes verified it */
         gsize len = (gsize)plog_batch_header_encoded_bytes(&header);
-        if (len > left || !plog_batch_verify(encoded->data + at, len, &header))
-            break;
         if ((header.attributes & PLOG_BATCH_CONTROL) == 0) {
             g_array_set_size(values, (guint)header.record_count);
             guint64 *value = (guint64 *)(gpointer)values->data;

@@ -1131,17 +1131,7 @@ spans_verified(GArray *spans)
 {
     for (guint i = 0; i < spans->len; i++) {
         PlogSpan *span = &g_array_index(spans, PlogSpan, i);
-        gsize whole = 0;
-        while (whole < span->len) {
-            PlogBatchHeader header;
-            gsize left = span->len - whole;
-            if (!plog_batch_header_decode(span->data + whole, left, &header))
-                break;
-            gint64 len = plog_batch_header_encoded_bytes(&header);
-            if ((gsize)len > left || !plog_batch_verify(span->data + whole, (gsize)len, &header))
-                break;
-            whole += (gsize)len;
-        }
+        gsize whole = plog_batches_whole_bytes(span->data, span->len);
         if (whole < span->len) {
             span->len = whole;
             g_array_set_size(spans, whole > 0 ? i + 1 : i);

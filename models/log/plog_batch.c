@@ -434,6 +434,23 @@ plog_batch_decode_values(const guint8 *data, gsize len, const PlogBatchHeader *h
     return body_walk(data + PLOG_BATCH_HEADER_BYTES, data + len, header, NULL, values);
 }
 
+gsize
+plog_batches_whole_bytes(const guint8 *data, gsize len)
+{
+    gsize whole = 0;
+    while (whole < len) {
+        PlogBatchHeader header;
+        gsize left = len - whole;
+        if (!plog_batch_header_decode(data + whole, left, &header))
+            break;
+        gsize bytes = (gsize)plog_batch_header_encoded_bytes(&header);
+        if (bytes > left || !plog_batch_verify(data + whole, bytes, &header))
+            break;
+        whole += bytes;
+    }
+    return whole;
+}
+
 gboolean
 plog_batch_verify(const guint8 *data, gsize len, PlogBatchHeader *header)
 {

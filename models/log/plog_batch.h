@@ -160,6 +160,10 @@ PlogBatch *plog_batch_decode(const guint8 *data, gsize len);
 /* Verifies an encoded batch of exactly `len` bytes (header and checksum)
  * without decoding its records, filling *header. FALSE when corrupt. */
 gboolean plog_batch_verify(const guint8 *data, gsize len, PlogBatchHeader *header);
+/* The bytes of `data` (encoded batches end to end) that hold whole batches
+ * plog_batch_verify accepts, from the start up to the first that does not
+ * decode or verify (a torn or corrupt tail) or the end. */
+gsize plog_batches_whole_bytes(const guint8 *data, gsize len);
 /* Decodes the values of a batch plog_batch_verify accepted (`header` is what
  * it filled) into values[0 .. record_count); FALSE when the body is
  * malformed. */
