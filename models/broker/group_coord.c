@@ -60,34 +60,8 @@ typedef struct {
 typedef struct {
     gint64 producer_id;
     guint64 key;
-    guint64 value; /* commit_value */
+    guint64 value; /* group_coord_commit_value */
 } TxnPendingOffset;
-
-/* A commit record's value, as the log and the cache keep it: the offset and
- * the committed leader epoch, which Kafka's OffsetCommitValue (v3, KIP-320)
- * stores side by side; here the epoch plus one sits above the offset's
- * COMMIT_OFFSET_BITS (0: no epoch). */
-#define COMMIT_OFFSET_BITS 40
-
-static guint64
-commit_value(gint64 offset, gint32 leader_epoch)
-{
-    KSIM_ASSERT(offset >= 0 && offset < (G_GINT64_CONSTANT(1) << COMMIT_OFFSET_BITS));
-    KSIM_ASSERT(leader_epoch >= -1 && leader_epoch < (1 << (64 - COMMIT_OFFSET_BITS)) - 1);
-    return ((guint64)(leader_epoch + 1) << COMMIT_OFFSET_BITS) | (guint64)offset;
-}
-
-static gint64
-commit_value_offset(guint64 value)
-{
-    return (gint64)(value & ((G_GUINT64_CONSTANT(1) << COMMIT_OFFSET_BITS) - 1));
-}
-
-static gint32
-commit_value_epoch(guint64 value)
-{
-    return (gint32)(value >> COMMIT_OFFSET_BITS) - 1;
-}
 
 typedef struct Group Group;
 
@@ -145,52 +119,6 @@ struct GroupCoord {
     guint64 member_next;
     ConsumerGroups *consumer; /* KIP-848's groups (group_coord_consumer.c) */
 };
-
-/* ---- pure functions ---- */
-
-gint32
-group_coord_java_hash(const char *text)
-{
-    glong n = 0;
-    g_autofree gunichar2 *units = g_utf8_to_utf16(text, -1, NULL, &n, NULL);
-    KSIM_ASSERT(units != NULL); /* ids are valid UTF-8 */
-    guint32 hash = 0;
-    for (glong i = 0; i < n; i++)
-        hash = 31u * hash + units[i];
-    return (gint32)hash;
-}
-
-gint32
-group_coord_partition_for(const char *group_id, gint32 num_partitions)
-{
-    KSIM_ASSERT(num_partitions > 0);
-    gint32 hash = group_coord_java_hash(group_id);
-    gint32 abs = hash == G_MININT32 ? 0 : ABS(hash);
-    return abs % num_partitions;
-}
-
-static guint64
-fnv1a(guint64 hash, const void *data, gsize len)
-{
-    const guint8 *bytes = data;
-    for (gsize i = 0; i < len; i++) {
-        hash ^= bytes[i];
-        hash *= G_GUINT64_CONSTANT(1099511628211);
-    }
-    return hash;
-}
-
-guint64
-group_coord_offset_key(const char *group_id, const char *topic, gint32 partition)
-{
-    guint64 hash = G_GUINT64_CONSTANT(14695981039346656037);
-    hash = fnv1a(hash, group_id, strlen(group_id) + 1);
-    hash = fnv1a(hash, topic, strlen(topic) + 1);
-    guint8 bytes[4] = {(guint8)partition, (guint8)(partition >> 8), (guint8)(partition >> 16),
-                       (guint8)(partition >> 24)};
-    hash = fnv1a(hash, bytes, sizeof bytes);
-    return hash == 0 ? 1 : hash;
-}
 
 /* ---- lookups ---- */
 
@@ -1019,7 +947,7 @@ commit_appended(void *user_data, KafkaError append_error, gint64 base_offset, gu
             const KOffsetPartition *entry = &g_array_index(pending->offsets, KOffsetPartition, i);
             guint64 key =
                 group_coord_offset_key(pending->group_id, entry->tp.topic, entry->tp.partition);
-            guint64 value = commit_value(entry->offset, entry->leader_epoch);
+            guint64 value = group_coord_commit_value(entry->offset, entry->leader_epoch);
             if (pending->producer_id >= 0)
                 txn_pending_put(op, pending->producer_id, key, value);
             else
@@ -1064,7 +992,7 @@ store_offsets(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
         KSIM_ASSERT(entry->offset >= 0);
         plog_batch_add_record(
             batch, group_coord_offset_key(request->group_id, entry->tp.topic, entry->tp.partition),
-            commit_value(entry->offset, entry->leader_epoch),
+            group_coord_commit_value(entry->offset, entry->leader_epoch),
             commit_record_bytes(request->group_id, entry->tp.topic));
     }
     g_ptr_array_add(coord->pending, pending);
@@ -1098,7 +1026,7 @@ group_coord_stored_group_epoch(const GroupCoord *coord, const char *group_id)
         return 0;
     guint64 key = group_coord_offset_key(group_id, "", -1);
     const guint64 *value = cache_get(op, key);
-    return value != NULL ? (gint32)commit_value_offset(*value) : 0;
+    return value != NULL ? (gint32)group_coord_commit_value_offset(*value) : 0;
 }
 
 /* Kafka's handleCommitOffsets: the error that refuses the commit, or NONE. */
@@ -1196,8 +1124,8 @@ handle_offset_fetch(GroupCoord *coord, SimNodeId from, const KOffsetMessage *req
         }
         const guint64 *value = cache_get(op, key);
         if (value != NULL) {
-            entry->offset = commit_value_offset(*value);
-            entry->leader_epoch = commit_value_epoch(*value);
+            entry->offset = group_coord_commit_value_offset(*value);
+            entry->leader_epoch = group_coord_commit_value_epoch(*value);
         }
     }
     offsets_respond(coord, from, KMSG_OFFSET_FETCH_RESPONSE, request->correlation_id, error,
@@ -1456,7 +1384,7 @@ group_coord_committed_offset(const Broker *broker, const char *group_id, const c
                              gint32 partition)
 {
     const guint64 *value = committed_value(broker, group_id, topic, partition);
-    return value != NULL ? commit_value_offset(*value) : -1;
+    return value != NULL ? group_coord_commit_value_offset(*value) : -1;
 }
 
 gint32
@@ -1464,7 +1392,7 @@ group_coord_committed_leader_epoch(const Broker *broker, const char *group_id, c
                                    gint32 partition)
 {
     const guint64 *value = committed_value(broker, group_id, topic, partition);
-    return value != NULL ? commit_value_epoch(*value) : -1;
+    return value != NULL ? group_coord_commit_value_epoch(*value) : -1;
 }
 
 /* ---- invariants ---- */

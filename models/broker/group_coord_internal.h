@@ -1,6 +1,7 @@
 /*
  * group_coord_internal: what group_coord.c (the classic protocol, offsets,
- * loading) and group_coord_consumer.c (KIP-848's consumer groups) share.
+ * loading), group_coord_consumer.c (KIP-848's consumer groups) and
+ * group_coord_record.c (the records' partition, key and commit value) share.
  * Nothing outside models/broker/group_coord*.c includes it.
  */
 #ifndef GROUP_COORD_INTERNAL_H
@@ -31,6 +32,15 @@ void group_coord_store_group_epoch(GroupCoord *coord, const char *group_id, gint
 gint32 group_coord_stored_group_epoch(const GroupCoord *coord, const char *group_id);
 /* The coordinator's consumer groups. (transfer none) */
 ConsumerGroups *group_coord_consumer_groups(const GroupCoord *coord);
+
+/* ---- group_coord_record.c ---- */
+
+/* A commit record's value, as the log and the cache keep it: the offset (0
+ * up to 2^40) and the committed leader epoch (-1: none), which Kafka's
+ * OffsetCommitValue (v3, KIP-320) stores side by side. */
+guint64 group_coord_commit_value(gint64 offset, gint32 leader_epoch);
+gint64 group_coord_commit_value_offset(guint64 value);
+gint32 group_coord_commit_value_epoch(guint64 value);
 
 /* ---- group_coord_consumer.c ---- */
 

@@ -30,16 +30,12 @@
 
 static void validation_timed_out(SimWorld *world, void *ctx, void *arg);
 
-void
-consumer_validate_leader_changed(ConsumerState *state, CPartition *p, gint32 leader,
-                                 gint32 leader_epoch)
+/* Kafka's TopicPartitionState.validatePosition, for a leader at
+ * `leader_epoch`: without epoch information for the position or the leader
+ * there is nothing to validate. */
+static void
+await_validation(ConsumerState *state, CPartition *p, gint32 leader_epoch)
 {
-    if (!state->consumer->config.validate_positions || leader == KAFKA_NO_LEADER)
-        return;
-    if (leader == p->leader && leader_epoch == p->leader_epoch)
-        return;
-    /* Kafka's validatePosition: without epoch information for the position
-     * there is nothing to validate. */
     if (p->position < 0 || p->position_epoch < 0 || leader_epoch < 0 || p->stopped)
         return;
     /* The partition is no longer fetchable: what was fetched for it is not
@@ -49,16 +45,22 @@ consumer_validate_leader_changed(ConsumerState *state, CPartition *p, gint32 lea
 }
 
 void
+consumer_validate_leader_changed(ConsumerState *state, CPartition *p, gint32 leader,
+                                 gint32 leader_epoch)
+{
+    if (!state->consumer->config.validate_positions || leader == KAFKA_NO_LEADER)
+        return;
+    if (leader == p->leader && leader_epoch == p->leader_epoch)
+        return;
+    await_validation(state, p, leader_epoch);
+}
+
+void
 consumer_validate_position(ConsumerState *state, CPartition *p)
 {
-    /* Kafka's TopicPartitionState.validatePosition: without epoch
-     * information for the position or the leader there is nothing to
-     * validate. */
-    if (!state->consumer->config.validate_positions || p->leader == KAFKA_NO_LEADER ||
-        p->position < 0 || p->position_epoch < 0 || p->leader_epoch < 0 || p->stopped)
+    if (!state->consumer->config.validate_positions || p->leader == KAFKA_NO_LEADER)
         return;
-    consumer_buffer_drop(state, p);
-    p->awaiting_validation = TRUE;
+    await_validation(state, p, p->leader_epoch);
 }
 
 static CFetch *
