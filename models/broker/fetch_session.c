@@ -115,7 +115,7 @@ struct FetchSessionRead {
     FetchSession *session;
     CachedPartition *current;
     GPtrArray *visited; /* CachedPartition*, in the order read */
-    GArray *touched;    /* guint64: each one's touch serial when read */
+    GArray *touched;    /* guint64: each one's touch serial as its read began */
 };
 
 /* ---- keys ---- */
@@ -707,6 +707,12 @@ fetch_session_read_next(FetchSessionRead *read, const KFetchPartition **entry, g
     session->read_started = TRUE;
     session->read_cursor = cached->order;
     read->current = cached;
+    /* The touch serial as the read begins: a touch during the read itself
+     * (reading a follower's fetch moves its HW, which can complete a
+     * produce whose callback appends to this very partition, as the
+     * transaction coordinator's does to __transaction_state) makes it read
+     * again at the next fetch, though this read's answer was empty. */
+    g_array_append_val(read->touched, cached->touched);
     *entry = &cached->request;
     *replica = cached_replica(read->cache, cached);
     return TRUE;
@@ -717,7 +723,6 @@ fetch_session_read_done(FetchSessionRead *read)
 {
     KSIM_ASSERT(read->current != NULL);
     g_ptr_array_add(read->visited, read->current);
-    g_array_append_val(read->touched, read->current->touched);
     read->current = NULL;
 }
 
