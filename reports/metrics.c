@@ -215,6 +215,19 @@ txn_count(const MetricsRun *run, guint offset)
     return (double)value;
 }
 
+/* Every transaction anomaly, summed: the one metric that says exactly-once
+ * broke, whichever way a run's timing broke it. */
+static double
+txn_anomalies(const MetricsRun *run, guint unused)
+{
+    (void)unused;
+    const TxnCounts *c = checker_txn_counts(run->txn);
+    guint64 sum = 0;
+    for (guint i = 0; i < TXN_ANOMALY_COUNT; i++)
+        sum += c->anomalies[i];
+    return (double)sum;
+}
+
 /* Transactions whose fate is unknown, and those that never ended. */
 static double
 txn_unknown(const MetricsRun *run, guint unused)
@@ -379,6 +392,8 @@ static const Metric METRICS[] = {
             "pipeline inputs with more than one visible output"),
     ANOMALY(txn_anomaly, txn_name, TXN_PIPELINE_LOST,
             "pipeline inputs below the committed position with no output"),
+    VALUE("txn.anomalies", txn_anomalies, 0,
+          "the transaction anomalies above (G1a to pipeline_lost), summed"),
     FIELD("aborted_read_uncommitted", txn_count, TxnCounts, aborted_read_uncommitted,
           "read_uncommitted polls of writes of aborted or unended transactions (allowed)"),
     FIELD("txn.committed", txn_count, TxnCounts, fates[TXN_FATE_COMMITTED],

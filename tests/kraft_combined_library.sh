@@ -58,7 +58,7 @@ allowed() {
     last-replica-standing) echo 'without-elr-loses' ;;
     unclean-recovery) echo 'liveness|aggressive-elects-a-short-log' ;;
     transactions) echo 'resumed-after-coordinator-crash' ;;
-    late-transaction-requests) echo 'v0-partial-commit' ;;
+    late-transaction-requests) echo 'v0-breaks-exactly-once' ;;
     chaos | zk-session-expiry) echo 'liveness' ;;
     *) echo '' ;;
   esac

@@ -112,6 +112,39 @@ test_metrics_values_are_the_checked_results(void **state)
     checker_consumer_free(consumers);
 }
 
+/* txn.anomalies is the sum of the transaction anomalies, on a run that has
+ * more than one kind: late-transaction-requests' first run (transaction
+ * version 0, no verification; seed 1 shows G1a, an uncommitted read and a
+ * partial commit). */
+static void
+test_metrics_txn_anomalies_sums_the_transaction_anomalies(void **state)
+{
+    (void)state;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(Scenario) scenario =
+        scenario_load(KSIM_SOURCE_DIR "/scenarios/late-transaction-requests.ini", &error);
+    if (scenario == NULL)
+        fail_msg("%s", error->message);
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    g_autoptr(RunnerResult) result = runner_run(variants->pdata[0], 1, NULL);
+    g_autoptr(CheckerResult) check = checker_run(result->history, NULL);
+    ConsumerCheck *consumers = checker_consumer_run(result->history, check, NULL);
+    TxnCheck *txn = checker_txn_run(result->history, check, NULL);
+    MetricsRun run = {check, consumers, txn};
+    double sum = 0.0;
+    guint kinds = 0;
+    for (guint a = 0; a < TXN_ANOMALY_COUNT; a++) {
+        double value =
+            metrics_value(metrics_find(checker_txn_anomaly_name((TxnAnomaly)a)), &run);
+        sum += value;
+        kinds += value > 0.0;
+    }
+    assert_true(kinds >= 2);
+    assert_true(metrics_value(metrics_find("txn.anomalies"), &run) == sum);
+    checker_txn_free(txn);
+    checker_consumer_free(consumers);
+}
+
 static void
 isr_event(History *history, HistoryEventKind kind, gint32 partition, const gint32 *isr, guint n)
 {
@@ -161,6 +194,7 @@ main(void)
         cmocka_unit_test(test_metrics_table_names_every_anomaly),
         cmocka_unit_test(test_metrics_values_are_the_checked_results),
         cmocka_unit_test(test_metrics_isr_shrinks_counts_the_changes_that_shrank),
+        cmocka_unit_test(test_metrics_txn_anomalies_sums_the_transaction_anomalies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
