@@ -14,7 +14,9 @@
  *     evicts below the log start on retention.
  *
  * Entries live in a GTree ordered by producer id, so every walk over them
- * (eviction, comparison) is in a deterministic order.
+ * (eviction, comparison) is in a deterministic order. The tree is made with
+ * the first entry: most logs of a large cluster never see a producer's
+ * batch.
  *
  * Transitions: an entry is created by the first batch of its producer
  * (plog_producer_state_update), its batches are replaced when the epoch
@@ -33,7 +35,7 @@ typedef struct {
 } ProducerEntry;
 
 struct PlogProducerState {
-    GTree *entries; /* &entry->producer_id -> ProducerEntry * (owned) */
+    GTree *entries; /* &entry->producer_id -> ProducerEntry * (owned); NULL: none yet */
 };
 
 static gint
@@ -56,9 +58,7 @@ entry_free(gpointer data)
 PlogProducerState *
 plog_producer_state_new(void)
 {
-    PlogProducerState *state = g_new0(PlogProducerState, 1);
-    state->entries = g_tree_new_full(producer_id_compare, NULL, NULL, entry_free);
-    return state;
+    return g_new0(PlogProducerState, 1);
 }
 
 void
@@ -66,14 +66,15 @@ plog_producer_state_free(PlogProducerState *state)
 {
     if (state == NULL)
         return;
-    g_tree_destroy(state->entries);
+    if (state->entries != NULL)
+        g_tree_destroy(state->entries);
     g_free(state);
 }
 
 static ProducerEntry *
 entry_lookup(const PlogProducerState *state, gint64 producer_id)
 {
-    return g_tree_lookup(state->entries, &producer_id);
+    return state->entries != NULL ? g_tree_lookup(state->entries, &producer_id) : NULL;
 }
 
 static ProducerEntry *
@@ -82,7 +83,9 @@ entry_get_or_add(PlogProducerState *state, gint64 producer_id)
     ProducerEntry *entry = entry_lookup(state, producer_id);
     if (entry != NULL)
         return entry;
-    KSIM_ASSERT((guint)g_tree_nnodes(state->entries) < PLOG_PRODUCERS_MAX);
+    KSIM_ASSERT(plog_producer_state_count(state) < PLOG_PRODUCERS_MAX);
+    if (state->entries == NULL)
+        state->entries = g_tree_new_full(producer_id_compare, NULL, NULL, entry_free);
     entry = g_new0(ProducerEntry, 1);
     entry->producer_id = producer_id;
     entry->epoch = PLOG_NO_PRODUCER_EPOCH;
@@ -216,6 +219,8 @@ void
 plog_producer_state_evict_before(PlogProducerState *state, gint64 log_start_offset)
 {
     KSIM_ASSERT(log_start_offset >= 0);
+    if (plog_producer_state_count(state) == 0)
+        return;
     EvictWalk walk = {log_start_offset, g_array_new(FALSE, FALSE, sizeof(gint64))};
     /* A GTree may not change during its walk, so collect the ids first. */
     g_tree_foreach(state->entries, collect_evicted, &walk);
@@ -229,13 +234,14 @@ plog_producer_state_evict_before(PlogProducerState *state, gint64 log_start_offs
 void
 plog_producer_state_clear(PlogProducerState *state)
 {
-    g_tree_remove_all(state->entries);
+    if (state->entries != NULL)
+        g_tree_remove_all(state->entries);
 }
 
 guint
 plog_producer_state_count(const PlogProducerState *state)
 {
-    return (guint)g_tree_nnodes(state->entries);
+    return state->entries != NULL ? (guint)g_tree_nnodes(state->entries) : 0;
 }
 
 static gboolean
@@ -252,7 +258,8 @@ gint64
 plog_producer_state_last_offset(const PlogProducerState *state)
 {
     gint64 max = PLOG_NO_OFFSET;
-    g_tree_foreach(state->entries, max_last_offset, &max);
+    if (state->entries != NULL)
+        g_tree_foreach(state->entries, max_last_offset, &max);
     return max;
 }
 
@@ -297,7 +304,7 @@ static gboolean
 compare_entry(gpointer key, gpointer value, gpointer data)
 {
     EqualWalk *walk = data;
-    const ProducerEntry *other = g_tree_lookup(walk->other->entries, key);
+    const ProducerEntry *other = entry_lookup(walk->other, *(const gint64 *)key);
     walk->equal = other != NULL && entries_equal(value, other);
     return !walk->equal;
 }
@@ -305,8 +312,10 @@ compare_entry(gpointer key, gpointer value, gpointer data)
 gboolean
 plog_producer_state_equal(const PlogProducerState *a, const PlogProducerState *b)
 {
-    if (g_tree_nnodes(a->entries) != g_tree_nnodes(b->entries))
+    if (plog_producer_state_count(a) != plog_producer_state_count(b))
         return FALSE;
+    if (plog_producer_state_count(a) == 0)
+        return TRUE;
     EqualWalk walk = {b, TRUE};
     g_tree_foreach(a->entries, compare_entry, &walk);
     return walk.equal;
@@ -351,7 +360,8 @@ plog_producer_state_check_invariants(const PlogProducerState *state, gint64 log_
                                      gint64 log_end_offset)
 {
     KSIM_ASSERT(state != NULL);
-    KSIM_ASSERT((guint)g_tree_nnodes(state->entries) <= PLOG_PRODUCERS_MAX);
+    KSIM_ASSERT(plog_producer_state_count(state) <= PLOG_PRODUCERS_MAX);
     BoundsWalk bounds = {log_start_offset, log_end_offset};
-    g_tree_foreach(state->entries, check_entry, &bounds);
+    if (state->entries != NULL)
+        g_tree_foreach(state->entries, check_entry, &bounds);
 }

@@ -16,6 +16,9 @@
  *   any transactional batch of a producer clears its verification guard
  *   (Kafka's UnifiedLog.updateProducers)
  * `ongoing` is a GTree keyed by producer id, so every walk is ordered.
+ * The three containers are made at their first entry: most logs of a large
+ * cluster never see a transactional batch, and each would cost a log about
+ * 200 bytes.
  */
 #include "plog_txn.h"
 
@@ -34,9 +37,9 @@ typedef struct {
 } Verification;
 
 struct PlogTxnState {
-    GTree *ongoing;   /* gint64 producer id* -> OpenTxn* (owned) */
-    GArray *aborted;  /* PlogAbortedTxn, marker order */
-    GArray *verifications; /* Verification, in creation order */
+    GTree *ongoing;   /* gint64 producer id* -> OpenTxn* (owned); NULL: none yet */
+    GArray *aborted;  /* PlogAbortedTxn, marker order; NULL: none yet */
+    GArray *verifications; /* Verification, in creation order; NULL: none yet */
     guint64 guard_last;
 };
 
@@ -51,11 +54,7 @@ id_compare(gconstpointer a, gconstpointer b, gpointer user_data)
 PlogTxnState *
 plog_txn_state_new(void)
 {
-    PlogTxnState *state = g_new0(PlogTxnState, 1);
-    state->ongoing = g_tree_new_full(id_compare, NULL, g_free, g_free);
-    state->aborted = g_array_new(FALSE, FALSE, sizeof(PlogAbortedTxn));
-    state->verifications = g_array_new(FALSE, FALSE, sizeof(Verification));
-    return state;
+    return g_new0(PlogTxnState, 1);
 }
 
 void
@@ -63,23 +62,52 @@ plog_txn_state_free(PlogTxnState *state)
 {
     if (state == NULL)
         return;
-    g_tree_destroy(state->ongoing);
-    g_array_free(state->aborted, TRUE);
-    g_array_free(state->verifications, TRUE);
+    if (state->ongoing != NULL)
+        g_tree_destroy(state->ongoing);
+    if (state->aborted != NULL)
+        g_array_free(state->aborted, TRUE);
+    if (state->verifications != NULL)
+        g_array_free(state->verifications, TRUE);
     g_free(state);
+}
+
+static guint
+ongoing_count(const PlogTxnState *state)
+{
+    return state->ongoing != NULL ? (guint)g_tree_nnodes(state->ongoing) : 0;
+}
+
+static const OpenTxn *
+ongoing_lookup(const PlogTxnState *state, gint64 producer_id)
+{
+    return state->ongoing != NULL ? g_tree_lookup(state->ongoing, &producer_id) : NULL;
+}
+
+static guint
+aborted_count(const PlogTxnState *state)
+{
+    return state->aborted != NULL ? state->aborted->len : 0;
+}
+
+static guint
+verification_count(const PlogTxnState *state)
+{
+    return state->verifications != NULL ? state->verifications->len : 0;
 }
 
 void
 plog_txn_state_clear(PlogTxnState *state)
 {
-    g_tree_remove_all(state->ongoing);
-    g_array_set_size(state->aborted, 0);
+    if (state->ongoing != NULL)
+        g_tree_remove_all(state->ongoing);
+    if (state->aborted != NULL)
+        g_array_set_size(state->aborted, 0);
 }
 
 static void
 verification_clear(PlogTxnState *state, gint64 producer_id)
 {
-    for (guint i = 0; i < state->verifications->len; i++) {
+    for (guint i = 0; i < verification_count(state); i++) {
         if (g_array_index(state->verifications, Verification, i).producer_id == producer_id) {
             g_array_remove_index(state->verifications, i);
             return;
@@ -92,13 +120,14 @@ plog_txn_state_note(PlogTxnState *state, const PlogBatchHeader *h)
 {
     if (h->producer_id < 0 || (h->attributes & PLOG_BATCH_TRANSACTIONAL) == 0)
         return;
-    if (state->verifications->len > 0)
-        verification_clear(state, h->producer_id);
-    const OpenTxn *open = g_tree_lookup(state->ongoing, &h->producer_id);
+    verification_clear(state, h->producer_id);
+    const OpenTxn *open = ongoing_lookup(state, h->producer_id);
     if ((h->attributes & PLOG_BATCH_CONTROL) == 0) {
         if (open != NULL)
             return;
-        KSIM_ASSERT((guint)g_tree_nnodes(state->ongoing) < PLOG_TXN_ONGOING_MAX);
+        KSIM_ASSERT(ongoing_count(state) < PLOG_TXN_ONGOING_MAX);
+        if (state->ongoing == NULL)
+            state->ongoing = g_tree_new_full(id_compare, NULL, g_free, g_free);
         OpenTxn entry = {h->base_offset, h->max_timestamp_ms};
         g_tree_insert(state->ongoing, g_memdup2(&h->producer_id, sizeof h->producer_id),
                       g_memdup2(&entry, sizeof entry));
@@ -110,7 +139,9 @@ plog_txn_state_note(PlogTxnState *state, const PlogBatchHeader *h)
     if (first == NULL)
         return;
     if ((h->attributes & PLOG_BATCH_CONTROL_COMMIT) == 0) {
-        KSIM_ASSERT(state->aborted->len < PLOG_TXN_ABORTED_MAX);
+        KSIM_ASSERT(aborted_count(state) < PLOG_TXN_ABORTED_MAX);
+        if (state->aborted == NULL)
+            state->aborted = g_array_new(FALSE, FALSE, sizeof(PlogAbortedTxn));
         PlogAbortedTxn entry = {h->producer_id, *first, h->base_offset};
         g_array_append_val(state->aborted, entry);
     }
@@ -122,7 +153,7 @@ void
 plog_txn_state_evict_before(PlogTxnState *state, gint64 log_start_offset)
 {
     guint below = 0;
-    while (below < state->aborted->len &&
+    while (below < aborted_count(state) &&
            g_array_index(state->aborted, PlogAbortedTxn, below).last_offset < log_start_offset)
         below++;
     if (below > 0)
@@ -145,7 +176,7 @@ plog_txn_state_first_unstable_offset(const PlogTxnState *state)
 {
     OpenTxn oldest = {-1, -1};
     /* Every fetch asks each partition it reads; most have no transaction. */
-    if (g_tree_nnodes(state->ongoing) == 0)
+    if (ongoing_count(state) == 0)
         return oldest.first_offset;
     g_tree_foreach(state->ongoing, min_first, &oldest);
     return oldest.first_offset;
@@ -156,7 +187,8 @@ plog_txn_state_oldest_open(const PlogTxnState *state, gint64 *out_first_offset,
                            gint64 *out_timestamp_ms)
 {
     OpenTxn oldest = {-1, -1};
-    g_tree_foreach(state->ongoing, min_first, &oldest);
+    if (state->ongoing != NULL)
+        g_tree_foreach(state->ongoing, min_first, &oldest);
     *out_first_offset = oldest.first_offset;
     *out_timestamp_ms = oldest.timestamp_ms;
     return oldest.first_offset >= 0;
@@ -165,13 +197,13 @@ plog_txn_state_oldest_open(const PlogTxnState *state, gint64 *out_first_offset,
 gboolean
 plog_txn_state_is_ongoing(const PlogTxnState *state, gint64 producer_id)
 {
-    return g_tree_lookup(state->ongoing, &producer_id) != NULL;
+    return ongoing_lookup(state, producer_id) != NULL;
 }
 
 guint64
 plog_txn_state_verification_guard(const PlogTxnState *state, gint64 producer_id)
 {
-    for (guint i = 0; i < state->verifications->len; i++) {
+    for (guint i = 0; i < verification_count(state); i++) {
         const Verification *v = &g_array_index(state->verifications, Verification, i);
         if (v->producer_id == producer_id)
             return v->guard;
@@ -185,7 +217,9 @@ plog_txn_state_verification_start(PlogTxnState *state, gint64 producer_id)
     guint64 guard = plog_txn_state_verification_guard(state, producer_id);
     if (guard != 0)
         return guard;
-    KSIM_ASSERT(state->verifications->len < PLOG_TXN_VERIFICATIONS_MAX);
+    KSIM_ASSERT(verification_count(state) < PLOG_TXN_VERIFICATIONS_MAX);
+    if (state->verifications == NULL)
+        state->verifications = g_array_new(FALSE, FALSE, sizeof(Verification));
     Verification entry = {producer_id, ++state->guard_last};
     g_array_append_val(state->verifications, entry);
     return entry.guard;
@@ -194,14 +228,14 @@ plog_txn_state_verification_start(PlogTxnState *state, gint64 producer_id)
 guint
 plog_txn_state_ongoing_count(const PlogTxnState *state)
 {
-    return (guint)g_tree_nnodes(state->ongoing);
+    return ongoing_count(state);
 }
 
 void
 plog_txn_state_collect_aborted(const PlogTxnState *state, gint64 start_offset,
                                gint64 upper_offset, GArray *out)
 {
-    for (guint i = 0; i < state->aborted->len; i++) {
+    for (guint i = 0; i < aborted_count(state); i++) {
         const PlogAbortedTxn *entry = &g_array_index(state->aborted, PlogAbortedTxn, i);
         if (entry->last_offset >= start_offset && entry->first_offset < upper_offset)
             g_array_append_val(out, *entry);
@@ -235,11 +269,12 @@ void
 plog_txn_state_check_invariants(const PlogTxnState *state, gint64 log_start_offset,
                                 gint64 log_end_offset)
 {
-    KSIM_ASSERT((guint)g_tree_nnodes(state->ongoing) <= PLOG_TXN_ONGOING_MAX);
+    KSIM_ASSERT(ongoing_count(state) <= PLOG_TXN_ONGOING_MAX);
     Bounds bounds = {log_start_offset, log_end_offset};
-    g_tree_foreach(state->ongoing, check_ongoing, &bounds);
+    if (state->ongoing != NULL)
+        g_tree_foreach(state->ongoing, check_ongoing, &bounds);
     gint64 previous = -1;
-    for (guint i = 0; i < state->aborted->len; i++) {
+    for (guint i = 0; i < aborted_count(state); i++) {
         const PlogAbortedTxn *entry = &g_array_index(state->aborted, PlogAbortedTxn, i);
         KSIM_ASSERT(entry->first_offset <= entry->last_offset);
         KSIM_ASSERT(entry->last_offset > previous);
@@ -249,11 +284,11 @@ plog_txn_state_check_invariants(const PlogTxnState *state, gint64 log_start_offs
             KSIM_ASSERT(entry->last_offset >= log_start_offset);
         previous = entry->last_offset;
     }
-    KSIM_ASSERT(state->verifications->len <= PLOG_TXN_VERIFICATIONS_MAX);
-    for (guint i = 0; i < state->verifications->len; i++) {
+    KSIM_ASSERT(verification_count(state) <= PLOG_TXN_VERIFICATIONS_MAX);
+    for (guint i = 0; i < verification_count(state); i++) {
         const Verification *v = &g_array_index(state->verifications, Verification, i);
         KSIM_ASSERT(v->guard > 0 && v->guard <= state->guard_last);
-        for (guint j = i + 1; j < state->verifications->len; j++)
+        for (guint j = i + 1; j < verification_count(state); j++)
             KSIM_ASSERT(g_array_index(state->verifications, Verification, j).producer_id !=
                         v->producer_id);
     }

@@ -81,7 +81,8 @@ guint plog_txn_state_ongoing_count(const PlogTxnState *state);
  * (Kafka's collectAbortedTxns), in marker order. */
 void plog_txn_state_collect_aborted(const PlogTxnState *state, gint64 start_offset,
                                     gint64 upper_offset, GArray *out);
-/* Every aborted transaction remembered. (transfer none) PlogAbortedTxn */
+/* Every aborted transaction remembered; NULL before the first. (transfer none)
+ * PlogAbortedTxn */
 const GArray *plog_txn_state_aborted(const PlogTxnState *state);
 
 /* Invariants: open transactions start within [log_start, leo); aborted ones
