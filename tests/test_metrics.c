@@ -53,6 +53,35 @@ static const char SCENARIO_TEXT[] = "[scenario]\n"
                                     "members = 2\n"
                                     "auto.offset.reset = earliest\n";
 
+/* A scenario's first run at seed 1, checked: what [expect] measures. */
+typedef struct {
+    RunnerResult *result;
+    CheckerResult *check;
+    ConsumerCheck *consumers;
+    TxnCheck *txn;
+    MetricsRun run;
+} CheckedRun;
+
+static void
+checked_run(Scenario *scenario, CheckedRun *out)
+{
+    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
+    out->result = runner_run(variants->pdata[0], 1, NULL);
+    out->check = checker_run(out->result->history, NULL);
+    out->consumers = checker_consumer_run(out->result->history, out->check, NULL);
+    out->txn = checker_txn_run(out->result->history, out->check, NULL);
+    out->run = (MetricsRun){out->check, out->consumers, out->txn};
+}
+
+static void
+checked_run_clear(CheckedRun *checked)
+{
+    checker_txn_free(checked->txn);
+    checker_consumer_free(checked->consumers);
+    checker_result_free(checked->check);
+    runner_result_free(checked->result);
+}
+
 /* Each metric's value on a real run is the checked count it names. */
 static void
 test_metrics_values_are_the_checked_results(void **state)
@@ -62,15 +91,12 @@ test_metrics_values_are_the_checked_results(void **state)
     g_autoptr(Scenario) scenario = scenario_load_data(SCENARIO_TEXT, "t.ini", &error);
     if (scenario == NULL)
         fail_msg("%s", error->message);
-    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
-    g_autoptr(RunnerResult) result = runner_run(variants->pdata[0], 1, NULL);
-    g_autoptr(CheckerResult) check = checker_run(result->history, NULL);
-    ConsumerCheck *consumers = checker_consumer_run(result->history, check, NULL);
-    TxnCheck *txn = checker_txn_run(result->history, check, NULL);
-    MetricsRun run = {check, consumers, txn};
-    const CheckerCounts *counts = checker_result_counts(check);
+    CheckedRun checked;
+    checked_run(scenario, &checked);
+    const MetricsRun run = checked.run;
+    const CheckerCounts *counts = checker_result_counts(checked.check);
     ConsumerCounts totals;
-    checker_consumer_totals(consumers, &totals);
+    checker_consumer_totals(checked.consumers, &totals);
     const struct {
         const char *name;
         double expected;
@@ -108,8 +134,7 @@ test_metrics_values_are_the_checked_results(void **state)
         if (!isfinite(value) || value < 0.0)
             fail_msg("%s = %g", metrics_name(metrics_at(i)), value);
     }
-    checker_txn_free(txn);
-    checker_consumer_free(consumers);
+    checked_run_clear(&checked);
 }
 
 /* txn.anomalies is the sum of the transaction anomalies, on a run that has
@@ -125,12 +150,9 @@ test_metrics_txn_anomalies_sums_the_transaction_anomalies(void **state)
         scenario_load(KSIM_SOURCE_DIR "/scenarios/late-transaction-requests.ini", &error);
     if (scenario == NULL)
         fail_msg("%s", error->message);
-    g_autoptr(GPtrArray) variants = scenario_variants(scenario);
-    g_autoptr(RunnerResult) result = runner_run(variants->pdata[0], 1, NULL);
-    g_autoptr(CheckerResult) check = checker_run(result->history, NULL);
-    ConsumerCheck *consumers = checker_consumer_run(result->history, check, NULL);
-    TxnCheck *txn = checker_txn_run(result->history, check, NULL);
-    MetricsRun run = {check, consumers, txn};
+    CheckedRun checked;
+    checked_run(scenario, &checked);
+    const MetricsRun run = checked.run;
     double sum = 0.0;
     guint kinds = 0;
     for (guint a = 0; a < TXN_ANOMALY_COUNT; a++) {
@@ -141,8 +163,7 @@ test_metrics_txn_anomalies_sums_the_transaction_anomalies(void **state)
     }
     assert_true(kinds >= 2);
     assert_true(metrics_value(metrics_find("txn.anomalies"), &run) == sum);
-    checker_txn_free(txn);
-    checker_consumer_free(consumers);
+    checked_run_clear(&checked);
 }
 
 static void
