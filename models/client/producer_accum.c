@@ -363,10 +363,13 @@ batch_new(ProducerAccum *accum, ProducerPartition *partition, guint32 size_bytes
     ProducerBatch *batch = g_new0(ProducerBatch, 1);
     batch->partition = partition;
     batch->records = plog_batch_new();
-    /* Room for a full batch of records like the first, so appends rarely
-     * grow the arrays. */
-    guint expected =
+    /* Room for as many records as the partition's last batch held, at most
+     * a full batch of records like the first, so appends to a busy
+     * partition rarely grow the arrays while a partition that gets a record
+     * now and then (most of a large cluster's) reserves one. */
+    guint full =
         (guint)CLAMP(accum->batch_size / MAX((gint64)size_bytes, 1), 1, RECORDS_RESERVED_MAX);
+    guint expected = CLAMP(partition->last_batch_records, 1, full);
     batch->open_records = g_new(PlogRecord, expected);
     batch->open_capacity = expected;
     batch->thunks = g_array_sized_new(FALSE, FALSE, sizeof(ProducerThunkRun), 1);
@@ -390,6 +393,7 @@ void
 producer_batch_close(ProducerBatch *batch)
 {
     batch->closed = TRUE;
+    batch->partition->last_batch_records = producer_batch_record_count(batch);
     if (batch->open_count == 0)
         return;
     plog_batch_add_records(batch->records, batch->open_records, batch->open_count);

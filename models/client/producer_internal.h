@@ -76,6 +76,9 @@ struct ProducerPartition {
     gint32 route_leader;
     SimNodeId route_node;
     guint in_flight; /* this partition's batches in flight */
+    /* The records of its last closed batch (0: none yet), which its next
+     * batch reserves room for (batch_new). */
+    guint32 last_batch_records;
     guint index;     /* its place in producer_accum_partitions */
     gboolean listed; /* in the accumulator's list of queues that may hold batches */
     /* In the accumulator's index of queue heads by deadline, under
