@@ -997,7 +997,13 @@ broker_config(const Broker *broker)
 void
 broker_set_topic_config(Broker *broker, const char *topic, const TopicConfig *config)
 {
-    g_hash_table_replace(broker->topic_configs, g_strdup(topic), g_memdup2(config, sizeof *config));
+    /* Changed in place: the topic's replicas point at it. */
+    TopicConfig *own = g_hash_table_lookup(broker->topic_configs, topic);
+    if (own != NULL)
+        *own = *config;
+    else
+        g_hash_table_insert(broker->topic_configs, g_strdup(topic),
+                            g_memdup2(config, sizeof *config));
 }
 
 gboolean

@@ -90,7 +90,8 @@ MetadataPool *broker_metadata_pool(const Broker *broker);
 SimNodeId broker_node(const Broker *broker);
 gint32 broker_id(const Broker *broker);
 const BrokerConfig *broker_config(const Broker *broker);
-/* Sets a topic's config, as the topic's config znode would. */
+/* Sets a topic's config, as the topic's config znode would; the topic's replicas
+ * here see the change (they share the broker's copy). */
 void broker_set_topic_config(Broker *broker, const char *topic, const TopicConfig *config);
 
 /* Stops the broker cleanly, as SIGTERM does (broker_shutdown.c): a

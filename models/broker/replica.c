@@ -95,7 +95,7 @@ partition_add(BrokerState *state, const KTopicPartition *tp, Plog *log)
     p->tp = *tp;
     p->name = ktp_name(tp);
     p->log = log;
-    p->config = *broker_topic_config(broker, tp->topic);
+    p->config = broker_topic_config(broker, tp->topic);
     p->leader_id = KAFKA_NO_LEADER;
     p->leader_epoch = -1;
     p->zk_version = -1;
@@ -244,7 +244,7 @@ make_leader(BrokerState *state, Partition *p, const KPartitionState *ps)
     }
     if (broker->history != NULL)
         history_set_topic_min_isr(broker->history, history_topic(broker->history, p->tp.topic),
-                                  p->config.min_insync_replicas);
+                                  p->config->min_insync_replicas);
     HistoryEvent fields = {0};
     fields.leader_epoch = p->leader_epoch;
     fields.offset = leo;
@@ -402,10 +402,10 @@ retention_record(BrokerState *state, const Partition *p, const PlogDeletedSegmen
     if (deleted->cause == PLOG_RETENTION_TIME)
         why = g_strdup_printf("its newest record was %.3f s old, beyond retention.ms %" G_GINT64_FORMAT,
                               (deleted->now_ms - info->max_timestamp_ms) / 1e3,
-                              p->config.log.retention_ms);
+                              p->config->log.retention_ms);
     else
         why = g_strdup_printf("the log was above retention.bytes %" G_GINT64_FORMAT,
-                              p->config.log.retention_bytes);
+                              p->config->log.retention_bytes);
     event.text = g_strdup_printf(
         "broker %d's retention deleted segment %020" G_GINT64_FORMAT " of %s (offsets %" G_GINT64_FORMAT
         "..%" G_GINT64_FORMAT ", below its HW %" G_GINT64_FORMAT "): %s",

@@ -41,7 +41,9 @@ typedef struct Partition {
     KTopicPartition tp;
     char *name;                       /* "topic-partition" */
     Plog *log;
-    TopicConfig config;
+    /* Its topic's config on this broker (borrowed from the Broker, which
+     * outlives its replicas; one for all the topic's replicas). */
+    const TopicConfig *config;
     gboolean is_leader;
     gint32 leader_id;
     gint32 leader_epoch;

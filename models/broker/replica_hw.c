@@ -115,7 +115,7 @@ replica_hw_try_complete_produces(BrokerState *state, Partition *p)
     while ((link = first_completable(p)) != NULL) {
         DelayedProduce *delayed = link->data;
         g_queue_delete_link(&p->delayed_produce, link);
-        KafkaError error = (gint32)p->n_isr < p->config.min_insync_replicas
+        KafkaError error = (gint32)p->n_isr < p->config->min_insync_replicas
                                ? KAFKA_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND
                                : KAFKA_ERROR_NONE;
         complete_delayed_produce(state, p, delayed, error);
@@ -151,7 +151,7 @@ replica_hw_target(const BrokerState *state, const Partition *p)
      * the HW where it is while the ISR is below min.insync.replicas
      * (KAFKA-15583, part of KIP-966: what an ELR member lacks is then never
      * committed). ZooKeeper mode follows Kafka 2.8, which has no such rule. */
-    if (state->kraft != NULL && (gint32)p->n_isr < p->config.min_insync_replicas)
+    if (state->kraft != NULL && (gint32)p->n_isr < p->config->min_insync_replicas)
         return p->hw;
     gint64 hw = plog_log_end_offset(p->log);
     for (guint i = 0; i < p->n_remotes; i++) {

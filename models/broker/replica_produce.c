@@ -95,7 +95,7 @@ answer_appended(BrokerState *state, Partition *p, SimNodeId from, const ProduceA
     }
     if (request->acks == 1 || end <= p->hw) {
         KafkaError error = KAFKA_ERROR_NONE;
-        if (request->acks == -1 && (gint32)p->n_isr < p->config.min_insync_replicas)
+        if (request->acks == -1 && (gint32)p->n_isr < p->config->min_insync_replicas)
             error = KAFKA_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
         if (error == KAFKA_ERROR_NONE)
             replica_hw_record_ack(state, p, base, end, request->acks);
@@ -200,7 +200,7 @@ check_leader(const Partition *p, gint16 acks)
         return KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
     if (!p->is_leader)
         return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
-    if (acks == -1 && (gint32)p->n_isr < p->config.min_insync_replicas)
+    if (acks == -1 && (gint32)p->n_isr < p->config->min_insync_replicas)
         return KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
     return KAFKA_ERROR_NONE;
 }
@@ -317,7 +317,7 @@ replica_append_internal(BrokerState *state, const KTopicPartition *tp, PlogBatch
         error = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
     else if (!p->is_leader)
         error = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
-    else if ((gint32)p->n_isr < p->config.min_insync_replicas)
+    else if ((gint32)p->n_isr < p->config->min_insync_replicas)
         error = KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
     else if (producer_epoch_is_stale(p, batch))
         error = KAFKA_ERROR_INVALID_PRODUCER_EPOCH;
