@@ -28,11 +28,6 @@
 #   voter each time (the active controller at 3 s), so the leadership of
 #   __transaction_state does not move before the coordinator restarts and
 #   finishes its own prepared transaction: no other coordinator resumes it;
-# - late-transaction-requests: its anomalies need a held EndTxn to land in a
-#   particular later transaction; combined brokers start later (a broker
-#   publishes metadata once registered with the quorum it hosts) and, at its
-#   seed, version 0's late EndTxn commits no partial transaction (its other
-#   version-0 anomalies, and every version-2 expectation, still hold);
 # - chaos, zk-session-expiry: a voter cut off stands for election again and
 #   again; once back, its higher epochs keep resetting the others' election
 #   timers while its shorter log loses every vote (Kafka 4.0 without KIP-996
@@ -58,7 +53,6 @@ allowed() {
     last-replica-standing) echo 'without-elr-loses' ;;
     unclean-recovery) echo 'liveness|aggressive-elects-a-short-log' ;;
     transactions) echo 'resumed-after-coordinator-crash' ;;
-    late-transaction-requests) echo 'v0-breaks-exactly-once' ;;
     chaos | zk-session-expiry) echo 'liveness' ;;
     *) echo '' ;;
   esac
