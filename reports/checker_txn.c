@@ -1064,6 +1064,15 @@ checker_txn_counts(const TxnCheck *check)
     return &check->counts;
 }
 
+guint64
+checker_txn_anomaly_total(const TxnCheck *check)
+{
+    guint64 total = 0;
+    for (guint a = 0; a < TXN_ANOMALY_COUNT; a++)
+        total += check->counts.anomalies[a];
+    return total;
+}
+
 const GArray *
 checker_txn_examples(const TxnCheck *check, TxnAnomaly anomaly)
 {

@@ -172,6 +172,8 @@ TxnCheck *checker_txn_run(const History *history, const CheckerResult *producer,
 void checker_txn_free(TxnCheck *check);
 
 const TxnCounts *checker_txn_counts(const TxnCheck *check);
+/* Every anomaly of the run, summed over the kinds. */
+guint64 checker_txn_anomaly_total(const TxnCheck *check);
 /* Up to examples_max examples of `anomaly` (TxnExample; transfer none). */
 const GArray *checker_txn_examples(const TxnCheck *check, TxnAnomaly anomaly);
 const TxnInfo *checker_txn_transaction(const TxnCheck *check, guint index);

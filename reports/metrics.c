@@ -221,11 +221,7 @@ static double
 txn_anomalies(const MetricsRun *run, guint unused)
 {
     (void)unused;
-    const TxnCounts *c = checker_txn_counts(run->txn);
-    guint64 sum = 0;
-    for (guint i = 0; i < TXN_ANOMALY_COUNT; i++)
-        sum += c->anomalies[i];
-    return (double)sum;
+    return (double)checker_txn_anomaly_total(run->txn);
 }
 
 /* Transactions whose fate is unknown, and those that never ended. */

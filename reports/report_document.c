@@ -833,11 +833,7 @@ doc_transactions(Document *doc, const Report *report)
     }
     for (guint i = 0; i < report->runs->len; i++) {
         const RunData *data = g_ptr_array_index(report->runs, i);
-        const TxnCounts *c = checker_txn_counts(data->txn);
-        guint64 anomalies = 0;
-        for (guint a = 0; a < TXN_ANOMALY_COUNT; a++)
-            anomalies += c->anomalies[a];
-        if (anomalies == 0)
+        if (checker_txn_anomaly_total(data->txn) == 0)
             continue;
         doc_heading(doc, 3, "%s", report_run_label(data));
         doc_txn_examples(doc, data);
