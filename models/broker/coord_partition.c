@@ -103,6 +103,39 @@ coord_partition_read_log(Plog *log, CoordBatchFn batch_fn, void *user_data)
 }
 
 void
+coord_record_add_string(PlogBatch *batch, const char *text, guint32 record_bytes)
+{
+    gsize len = strlen(text);
+    for (gsize at = 0; at < len; at += 8) {
+        guint64 chunk = 0;
+        for (gsize i = 0; i < 8 && at + i < len; i++)
+            chunk |= (guint64)(guint8)text[at + i] << (8 * i);
+        plog_batch_add_record(batch, 0, chunk, record_bytes);
+    }
+}
+
+guint
+coord_record_string_chunks(const char *text)
+{
+    return (guint)((strlen(text) + 7) / 8);
+}
+
+gboolean
+coord_record_read_string(const PlogBatch *batch, guint *at, guint chunks, char *out, gsize size)
+{
+    if (*at + chunks > batch->records->len || (gsize)chunks * 8 >= size)
+        return FALSE;
+    memset(out, 0, size);
+    for (guint c = 0; c < chunks; c++) {
+        guint64 chunk = g_array_index(batch->records, PlogRecord, *at + c).value;
+        for (guint i = 0; i < 8; i++)
+            out[c * 8 + i] = (char)(chunk >> (8 * i));
+    }
+    *at += chunks;
+    return TRUE;
+}
+
+void
 coord_partitions_check(const BrokerServices *services, const GPtrArray *partitions,
                        const char *topic)
 {

@@ -57,6 +57,19 @@ void coord_partition_stop(BrokerServices *services, CoordPartition *partition);
 typedef void (*CoordBatchFn)(const PlogBatch *batch, gint64 asked, void *user_data);
 void coord_partition_read_log(Plog *log, CoordBatchFn batch_fn, void *user_data);
 
+/* A coordinator record's text (a transactional id, a group or member id, a
+ * topic) as keyless records of `batch` after its header: 8 bytes of the text
+ * in each value, little endian, zero-padded; each record counts
+ * `record_bytes`. */
+void coord_record_add_string(PlogBatch *batch, const char *text, guint32 record_bytes);
+/* The records coord_record_add_string writes for `text`. */
+guint coord_record_string_chunks(const char *text);
+/* Reads `chunks` records of `batch` from *at into `out` (of `size` bytes)
+ * and moves *at past them; FALSE when they run past the batch or the text
+ * does not fit. */
+gboolean coord_record_read_string(const PlogBatch *batch, guint *at, guint chunks, char *out,
+                                  gsize size);
+
 /* Asserts that `partitions` is sorted by partition without duplicates, holds
  * exactly the partitions of its topic the broker leads, and that each is
  * loading exactly while its load timer is pending. */

@@ -234,30 +234,12 @@ snapshot_add_partition(TxnSnapshot *snapshot, const KTopicPartition *tp)
     g_array_sort(snapshot->partitions, tp_compare);
 }
 
-static void
-add_string(PlogBatch *batch, const char *text)
-{
-    gsize len = strlen(text);
-    for (gsize at = 0; at < len; at += 8) {
-        guint64 chunk = 0;
-        for (gsize i = 0; i < 8 && at + i < len; i++)
-            chunk |= (guint64)(guint8)text[at + i] << (8 * i);
-        plog_batch_add_record(batch, 0, chunk, TXN_RECORD_BYTES);
-    }
-}
-
-static guint
-string_chunks(const char *text)
-{
-    return (guint)((strlen(text) + 7) / 8);
-}
-
 static PlogBatch *
 record_encode(const char *id, const TxnSnapshot *snapshot)
 {
     PlogBatch *batch = plog_batch_new();
     guint64 head = TXN_RECORD_MAGIC << 48 | (guint64)snapshot->state << 40 |
-                   (guint64)string_chunks(id) << 32 | snapshot->partitions->len;
+                   (guint64)coord_record_string_chunks(id) << 32 | snapshot->partitions->len;
     plog_batch_add_record(batch, txn_coord_record_key(id), head, TXN_RECORD_BYTES);
     plog_batch_add_record(batch, 0, (guint64)snapshot->producer_id, TXN_RECORD_BYTES);
     plog_batch_add_record(batch, 0,
@@ -265,33 +247,16 @@ record_encode(const char *id, const TxnSnapshot *snapshot)
                               (guint64)(guint32)snapshot->timeout_ms << 16,
                           TXN_RECORD_BYTES);
     plog_batch_add_record(batch, 0, (guint64)snapshot->start_ms, TXN_RECORD_BYTES);
-    add_string(batch, id);
+    coord_record_add_string(batch, id, TXN_RECORD_BYTES);
     for (guint i = 0; i < snapshot->partitions->len; i++) {
         const KTopicPartition *tp = &g_array_index(snapshot->partitions, KTopicPartition, i);
         plog_batch_add_record(batch, 0,
                               (guint64)(guint32)tp->partition |
-                                  (guint64)string_chunks(tp->topic) << 32,
+                                  (guint64)coord_record_string_chunks(tp->topic) << 32,
                               TXN_RECORD_BYTES);
-        add_string(batch, tp->topic);
+        coord_record_add_string(batch, tp->topic, TXN_RECORD_BYTES);
     }
     return batch;
-}
-
-/* Reads `chunks` records from *at into `out` (of `size` bytes); FALSE when
- * they run past the batch or the text does not fit. */
-static gboolean
-read_string(const PlogBatch *batch, guint *at, guint chunks, char *out, gsize size)
-{
-    if (*at + chunks > batch->records->len || (gsize)chunks * 8 >= size)
-        return FALSE;
-    memset(out, 0, size);
-    for (guint c = 0; c < chunks; c++) {
-        guint64 chunk = g_array_index(batch->records, PlogRecord, *at + c).value;
-        for (guint i = 0; i < 8; i++)
-            out[c * 8 + i] = (char)(chunk >> (8 * i));
-    }
-    *at += chunks;
-    return TRUE;
 }
 
 gboolean
@@ -315,7 +280,7 @@ txn_coord_decode(const PlogBatch *batch, TxnLogRecord *out)
     out->start_ms = (gint64)r[3].value;
     guint at = 4;
     out->partitions = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
-    gboolean ok = read_string(batch, &at, id_chunks, out->transactional_id,
+    gboolean ok = coord_record_read_string(batch, &at, id_chunks, out->transactional_id,
                               sizeof out->transactional_id);
     for (guint i = 0; ok && i < n_partitions; i++) {
         if (at >= batch->records->len) {
@@ -326,7 +291,7 @@ txn_coord_decode(const PlogBatch *batch, TxnLogRecord *out)
         KTopicPartition tp;
         memset(&tp, 0, sizeof tp);
         tp.partition = (gint32)(guint32)(head & 0xffffffffu);
-        ok = read_string(batch, &at, (guint)(head >> 32), tp.topic, sizeof tp.topic);
+        ok = coord_record_read_string(batch, &at, (guint)(head >> 32), tp.topic, sizeof tp.topic);
         if (ok)
             g_array_append_val(out->partitions, tp);
     }
