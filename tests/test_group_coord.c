@@ -799,6 +799,184 @@ test_group_offsets_survive_coordinator_failover(void **unused)
     fixture_free(f);
 }
 
+/* The latest group metadata record of GROUP in `broker`'s copy of the
+ * group's offsets partition (`offsets_partitions` partitions); FALSE when
+ * there is none. */
+static gboolean
+latest_group_record(Broker *broker, gint32 offsets_partitions, GroupLogRecord *out)
+{
+    Plog *log = broker_partition_log(broker, GROUP_OFFSETS_TOPIC,
+                                     group_coord_partition_for(GROUP, offsets_partitions));
+    assert_non_null(log);
+    gboolean found = FALSE;
+    g_autoptr(GPtrArray) batches = plog_batch_array_new();
+    assert_int_equal(plog_read(log, plog_log_start_offset(log), G_MAXINT32, batches),
+                     PLOG_READ_OK);
+    for (guint b = 0; b < batches->len; b++) {
+        GroupLogRecord record;
+        if (!group_coord_decode_group(g_ptr_array_index(batches, b), &record))
+            continue;
+        if (found)
+            group_log_record_clear(out);
+        *out = record;
+        found = TRUE;
+    }
+    return found;
+}
+
+/* The group metadata record round-trips every field: two members, one
+ * without a subscription, lists of several topics whose partition counts
+ * are odd and even; a batch cut short, or a commit batch, is not one. */
+static void
+test_group_record_round_trip(void **unused)
+{
+    (void)unused;
+    GroupLogRecord record;
+    group_log_record_init(&record, "a-group-id-longer-than-eight-bytes");
+    record.generation = 7;
+    record.protocol = 2;
+    record.leader = 1;
+    GroupLogMember *a = group_log_record_add_member(&record, "member-a-1-1-1");
+    g_strlcpy(a->client_id, "client-a", sizeof a->client_id);
+    a->session_timeout_ms = 45000;
+    a->rebalance_timeout_ms = 300000;
+    a->protocol = 2;
+    a->owned_generation = 6;
+    const char *topics[] = {"orders", "payments-with-a-long-name"};
+    for (guint t = 0; t < 2; t++) {
+        KTopicName name;
+        g_strlcpy(name.name, topics[t], sizeof name.name);
+        g_array_append_val(a->topics, name);
+        for (gint32 p = 0; p < 3 + (gint32)t; p++) {
+            KTopicPartition tp;
+            ktp_set(&tp, topics[t], p * 5);
+            g_array_append_val(a->assignment, tp);
+            if (p == 1)
+                g_array_append_val(a->owned, tp);
+        }
+    }
+    GroupLogMember *b = group_log_record_add_member(&record, "member-b");
+    b->session_timeout_ms = 10000;
+    b->owned_generation = -1;
+    g_autoptr(PlogBatch) batch = group_coord_encode_group(&record);
+    assert_int_equal(g_array_index(batch->records, PlogRecord, 0).key,
+                     group_coord_group_key(record.group_id));
+    assert_true(batch->records_bytes > 200); /* Kafka's record: ids, topics, partitions */
+
+    GroupLogRecord back;
+    assert_true(group_coord_decode_group(batch, &back));
+    assert_string_equal(back.group_id, record.group_id);
+    assert_int_equal(back.generation, 7);
+    assert_int_equal(back.protocol, 2);
+    assert_int_equal(back.leader, 1);
+    assert_int_equal(back.members->len, 2);
+    for (guint m = 0; m < 2; m++) {
+        const GroupLogMember *want = &g_array_index(record.members, GroupLogMember, m);
+        const GroupLogMember *got = &g_array_index(back.members, GroupLogMember, m);
+        assert_string_equal(got->member_id, want->member_id);
+        assert_string_equal(got->client_id, want->client_id);
+        assert_int_equal(got->session_timeout_ms, want->session_timeout_ms);
+        assert_int_equal(got->rebalance_timeout_ms, want->rebalance_timeout_ms);
+        assert_int_equal(got->protocol, want->protocol);
+        assert_int_equal(got->owned_generation, want->owned_generation);
+        assert_int_equal(got->topics->len, want->topics->len);
+        for (guint t = 0; t < want->topics->len; t++)
+            assert_string_equal(g_array_index(got->topics, KTopicName, t).name,
+                                g_array_index(want->topics, KTopicName, t).name);
+        const GArray *lists[2][2] = {{got->owned, want->owned},
+                                     {got->assignment, want->assignment}};
+        for (guint l = 0; l < 2; l++) {
+            assert_int_equal(lists[l][0]->len, lists[l][1]->len);
+            for (guint i = 0; i < lists[l][1]->len; i++)
+                assert_int_equal(ktp_compare(&g_array_index(lists[l][0], KTopicPartition, i),
+                                             &g_array_index(lists[l][1], KTopicPartition, i)),
+                                 0);
+        }
+    }
+    group_log_record_clear(&back);
+
+    g_array_set_size(batch->records, batch->records->len - 1);
+    batch->record_count--;
+    assert_false(group_coord_decode_group(batch, &back));
+    assert_null(back.members);
+    g_autoptr(PlogBatch) commit = plog_batch_new();
+    for (guint i = 0; i < 3; i++)
+        plog_batch_add_record(commit, group_coord_offset_key(record.group_id, "orders", (gint32)i),
+                              10, 40);
+    assert_false(group_coord_decode_group(commit, &back));
+    group_log_record_clear(&record);
+}
+
+/* The group's membership survives the coordinator's crash (Kafka's group
+ * metadata record): the SyncGroup stored the generation and the assignment,
+ * the new coordinator loads the group Stable with its member, and the
+ * member goes on in its generation without joining again; its commits
+ * after the failover succeed. */
+static void
+test_group_membership_survives_coordinator_failover(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(31, 2, 5);
+    ConsumerConfig config;
+    group_config(&config);
+    config.auto_commit_interval_ms = 500;
+    Consumer *member = add_member(f, &config, SIM_NS_PER_MS);
+    assert_true(run_until_covered(f, 2, 30 * SIM_NS_PER_S) >= 0);
+    send_many(f, 20, 2);
+    run_for(f, 2 * SIM_NS_PER_S);
+    gint32 generation = consumer_generation(member);
+    g_autofree char *member_id = g_strdup(consumer_member_id(member));
+    ConsumerStats before;
+    consumer_stats(member, &before);
+
+    /* The record the leader's SyncGroup stored, as the log holds it. */
+    Broker *old = coordinator(f);
+    assert_non_null(old);
+    GroupLogRecord record;
+    assert_true(latest_group_record(old, 5, &record));
+    assert_string_equal(record.group_id, GROUP);
+    assert_int_equal(record.generation, generation);
+    assert_int_equal(record.members->len, 1);
+    assert_int_equal(record.leader, 0);
+    const GroupLogMember *stored = &g_array_index(record.members, GroupLogMember, 0);
+    assert_string_equal(stored->member_id, member_id);
+    assert_int_equal(stored->session_timeout_ms, config.session_timeout_ms);
+    assert_int_equal(stored->assignment->len, 2);
+    group_log_record_clear(&record);
+
+    /* The coordinator crashes; the new one knows the group once loaded. */
+    gint32 offsets_partition = group_coord_partition_for(GROUP, 5);
+    sim_node_crash(f->world, broker_node(old));
+    Broker *fresh = NULL;
+    while (fresh == NULL && sim_world_step(f->world))
+        fresh = coordinator(f);
+    assert_non_null(fresh);
+    assert_int_equal(broker_id(fresh),
+                     cluster_leader(f->cluster, GROUP_OFFSETS_TOPIC, offsets_partition));
+    GroupCoordInfo info;
+    group_coord_describe(fresh, GROUP, &info);
+    assert_true(info.exists);
+    assert_int_equal(info.state, GROUP_STATE_STABLE);
+    assert_int_equal(info.generation, generation);
+    assert_int_equal(info.members, 1);
+
+    /* The member heartbeats and commits to it in the same generation. */
+    send_many(f, 20, 2);
+    run_for(f, 10 * SIM_NS_PER_S);
+    ConsumerStats after;
+    consumer_stats(member, &after);
+    assert_int_equal(after.joins, before.joins);
+    assert_int_equal(consumer_generation(member), generation);
+    assert_string_equal(consumer_member_id(member), member_id);
+    assert_true(after.commits_ok > before.commits_ok);
+    for (gint32 p = 0; p < 2; p++)
+        assert_int_equal(group_coord_committed_offset(fresh, GROUP, TOPIC, p), 20);
+    group_coord_describe(fresh, GROUP, &info);
+    assert_int_equal(info.state, GROUP_STATE_STABLE);
+    assert_int_equal(info.generation, generation);
+    fixture_free(f);
+}
+
 /* A new coordinator loads its offsets partition for the modelled time, 1 ms
  * plus 10 ns per logical byte of the log, and only then serves the group. */
 static void
@@ -975,6 +1153,8 @@ main(void)
         cmocka_unit_test(test_group_added_partitions_are_assigned),
         cmocka_unit_test(test_group_offsets_survive_coordinator_failover),
         cmocka_unit_test(test_group_new_coordinator_loads_for_modelled_time),
+        cmocka_unit_test(test_group_record_round_trip),
+        cmocka_unit_test(test_group_membership_survives_coordinator_failover),
         cmocka_unit_test(test_group_session_timeout_bounds),
         cmocka_unit_test(test_group_heartbeat_and_commit_fenced_by_member_and_generation),
         cmocka_unit_test(test_group_heartbeat_during_rebalance),

@@ -5,8 +5,10 @@
  * Transitions, and the function that performs each:
  *   Empty/Stable/CompletingRebalance ──prepare_rebalance──▶ PreparingRebalance
  *   PreparingRebalance ──complete_join──▶ CompletingRebalance, or Empty
- *   CompletingRebalance ──propagate_assignment (leader's sync)──▶ Stable
- *   any ──unload_partition──▶ (freed; awaiting members get NOT_COORDINATOR)
+ *   CompletingRebalance ──group_stored (the leader's sync, once its group
+ *     record is replicated)──▶ Stable; a failed store ──▶ PreparingRebalance
+ *   (loaded) ──group_load──▶ Stable, or Empty without members
+ *   any ──partition_resigned──▶ (freed; awaiting members get NOT_COORDINATOR)
  *
  * Invariants (group_coord_check_invariants):
  *  1. `partitions` is sorted by partition without duplicates, and holds
@@ -108,6 +110,10 @@ typedef struct {
     gint32 correlation_id;
     GArray *offsets; /* KOffsetPartition */
     gint64 producer_id; /* a TxnOffsetCommit's producer; -1 for an OffsetCommit */
+    /* A group metadata record (store_group): the generation it stores and
+     * the leader's assignment (KMemberPartition), or NULL for commits. */
+    gint32 generation;
+    GArray *assignments;
 } PendingCommit;
 
 struct GroupCoord {
@@ -422,6 +428,7 @@ group_respond(GroupCoord *coord, SimNodeId to, KafkaMsgType type, gint32 correla
 /* ---- rebalancing ---- */
 
 static void join_timer_fired(SimWorld *world, void *ctx, void *arg);
+static void store_group(GroupCoord *coord, const Group *group, const GArray *assignments);
 
 static guint
 awaiting_join_count(const Group *group)
@@ -455,8 +462,11 @@ complete_join(GroupCoord *coord, Group *group)
     group->new_member_added = FALSE;
     group->initial_delay = FALSE;
     if (group->members->len == 0) {
+        /* Kafka stores the empty group; a failed store is only logged. */
         group->state = GROUP_STATE_EMPTY;
         group->protocol = -1;
+        g_autoptr(GArray) none = g_array_new(FALSE, FALSE, sizeof(KMemberPartition));
+        store_group(coord, group, none);
         return;
     }
     group->state = GROUP_STATE_COMPLETING_REBALANCE;
@@ -583,27 +593,37 @@ heartbeat_expired(SimWorld *world, void *ctx, void *arg)
 
 /* ---- JoinGroup ---- */
 
+/* A member of `group` with id `member_id` (taken) and nothing subscribed,
+ * in the group's sorted members. */
 static Member *
-member_new(GroupCoord *coord, Group *group, const KJoinGroupRequest *request)
+member_add(Group *group, char *member_id, const char *client_id)
 {
-    SimWorld *world = world_of(coord);
     KSIM_ASSERT(group->members->len < GROUP_MEMBERS_MAX);
-    KSIM_ASSERT(request->topics->len <= GROUP_TOPICS_MAX);
+    KSIM_ASSERT(strlen(member_id) <= KAFKA_MEMBER_ID_MAX);
     Member *member = g_new0(Member, 1);
-    member->member_id = g_strdup_printf(
-        "%s-%d-%u-%" G_GUINT64_FORMAT, request->client_id[0] ? request->client_id : "consumer",
-        broker_services_broker_id(coord->services),
-        sim_node_incarnation(world, broker_services_node(coord->services)), ++coord->member_next);
-    KSIM_ASSERT(strlen(member->member_id) <= KAFKA_MEMBER_ID_MAX);
-    member->client_id = g_strdup(request->client_id);
+    member->member_id = member_id;
+    member->client_id = g_strdup(client_id);
     member->group = group;
     member->topics = g_array_new(FALSE, FALSE, sizeof(KTopicName));
     member->owned = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
     member->assignment = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
     member->heartbeat_timer = SIM_EVENT_ID_NONE;
-    set_subscription(member, request);
     g_ptr_array_add(group->members, member);
     g_ptr_array_sort(group->members, member_compare);
+    return member;
+}
+
+static Member *
+member_new(GroupCoord *coord, Group *group, const KJoinGroupRequest *request)
+{
+    SimWorld *world = world_of(coord);
+    KSIM_ASSERT(request->topics->len <= GROUP_TOPICS_MAX);
+    char *member_id = g_strdup_printf(
+        "%s-%d-%u-%" G_GUINT64_FORMAT, request->client_id[0] ? request->client_id : "consumer",
+        broker_services_broker_id(coord->services),
+        sim_node_incarnation(world, broker_services_node(coord->services)), ++coord->member_next);
+    Member *member = member_add(group, member_id, request->client_id);
+    set_subscription(member, request);
     if (group->leader == NULL)
         group->leader = member;
     return member;
@@ -768,8 +788,10 @@ handle_sync(GroupCoord *coord, SimNodeId from, const KSyncGroupRequest *request)
     member->awaiting_sync = TRUE;
     member->sync_node = from;
     member->sync_correlation = request->correlation_id;
+    /* The leader's assignment is stored first (Kafka's doSyncGroup): the
+     * members get it once the group record is replicated (group_stored). */
     if (member == group->leader)
-        propagate_assignment(coord, group, request->assignments);
+        store_group(coord, group, request->assignments);
 }
 
 static void
@@ -832,7 +854,23 @@ static void
 pending_free(PendingCommit *pending)
 {
     g_array_free(pending->offsets, TRUE);
+    if (pending->assignments != NULL)
+        g_array_free(pending->assignments, TRUE);
     g_free(pending);
+}
+
+static PendingCommit *
+pending_new(GroupCoord *coord, const char *group_id, SimNodeId client, gint32 correlation_id)
+{
+    PendingCommit *pending = g_new0(PendingCommit, 1);
+    pending->id = ++coord->commit_next;
+    pending->partition = partition_of(coord, group_id);
+    KPROTO_SET_ID(pending->group_id, group_id);
+    pending->client = client;
+    pending->correlation_id = correlation_id;
+    pending->offsets = g_array_new(FALSE, FALSE, sizeof(KOffsetPartition));
+    pending->producer_id = -1;
+    return pending;
 }
 
 static void
@@ -929,6 +967,8 @@ commit_error(KafkaError append_error)
     }
 }
 
+static void group_stored(GroupCoord *coord, const PendingCommit *pending, KafkaError append_error);
+
 static void
 commit_appended(void *user_data, KafkaError append_error, gint64 base_offset, guint64 id)
 {
@@ -937,6 +977,11 @@ commit_appended(void *user_data, KafkaError append_error, gint64 base_offset, gu
     PendingCommit *pending = pending_take(coord, id);
     if (pending == NULL)
         return;
+    if (pending->assignments != NULL) {
+        group_stored(coord, pending, append_error);
+        pending_free(pending);
+        return;
+    }
     KafkaError error = commit_error(append_error);
     if (error == KAFKA_ERROR_NONE) {
         OffsetsPartition *op = offsets_partition_find(coord, pending->partition);
@@ -967,17 +1012,27 @@ commit_record_bytes(const char *group_id, const char *topic)
     return (guint32)(2 + 2 + strlen(group_id) + 2 + strlen(topic) + 4 + 2 + 8 + 4 + 2 + 8 + 8);
 }
 
+/* Appends `batch` for `pending` (which the coordinator then owns) to the
+ * group's offsets partition as Kafka's appendForGroup does: acks=-1 within
+ * offsets.commit.timeout.ms; commit_appended takes the answer. */
+static void
+append_for_group(GroupCoord *coord, PendingCommit *pending, PlogBatch *batch)
+{
+    g_ptr_array_add(coord->pending, pending);
+    KTopicPartition tp;
+    ktp_set(&tp, GROUP_OFFSETS_TOPIC, pending->partition);
+    /* The answer may come before this returns (a one-replica ISR). */
+    broker_services_append_internal(coord->services, &tp, batch,
+                                    config_of(coord)->offsets_commit_timeout_ms, commit_appended,
+                                    coord, pending->id);
+}
+
 static void
 store_offsets(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
 {
-    PendingCommit *pending = g_new0(PendingCommit, 1);
-    pending->id = ++coord->commit_next;
-    pending->partition = partition_of(coord, request->group_id);
-    KPROTO_SET_ID(pending->group_id, request->group_id);
-    pending->client = from;
-    pending->correlation_id = request->correlation_id;
-    pending->offsets = g_array_copy(request->partitions);
-    pending->producer_id = -1;
+    PendingCommit *pending =
+        pending_new(coord, request->group_id, from, request->correlation_id);
+    g_array_append_vals(pending->offsets, request->partitions->data, request->partitions->len);
     g_autoptr(PlogBatch) batch = plog_batch_new();
     if (request->base.type == KMSG_TXN_OFFSET_COMMIT_REQUEST) {
         /* Kafka writes a TxnOffsetCommit as a transactional batch of the
@@ -995,13 +1050,71 @@ store_offsets(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
             group_coord_commit_value(entry->offset, entry->leader_epoch),
             commit_record_bytes(request->group_id, entry->tp.topic));
     }
-    g_ptr_array_add(coord->pending, pending);
-    KTopicPartition tp;
-    ktp_set(&tp, GROUP_OFFSETS_TOPIC, pending->partition);
-    /* The answer may come before this returns (a one-replica ISR). */
-    broker_services_append_internal(coord->services, &tp, batch,
-                                    config_of(coord)->offsets_commit_timeout_ms, commit_appended,
-                                    coord, pending->id);
+    append_for_group(coord, pending, batch);
+}
+
+/* Kafka's GroupMetadataManager.storeGroup: the group's generation, members
+ * and `assignments` (KMemberPartition; the leader's SyncGroup, or none for a
+ * group left empty) as one group metadata record. */
+static void
+store_group(GroupCoord *coord, const Group *group, const GArray *assignments)
+{
+    GroupLogRecord record;
+    group_log_record_init(&record, group->id);
+    record.generation = group->generation;
+    record.protocol = group->protocol;
+    for (guint i = 0; i < group->members->len; i++) {
+        const Member *member = g_ptr_array_index(group->members, i);
+        GroupLogMember *m = group_log_record_add_member(&record, member->member_id);
+        g_strlcpy(m->client_id, member->client_id, sizeof m->client_id);
+        m->session_timeout_ms = member->session_timeout_ms;
+        m->rebalance_timeout_ms = member->rebalance_timeout_ms;
+        m->protocol = member->protocol;
+        m->owned_generation = member->owned_generation;
+        g_array_append_vals(m->topics, member->topics->data, member->topics->len);
+        g_array_append_vals(m->owned, member->owned->data, member->owned->len);
+        for (guint a = 0; a < assignments->len; a++) {
+            const KMemberPartition *entry = &g_array_index(assignments, KMemberPartition, a);
+            if (strcmp(entry->member_id, member->member_id) == 0)
+                g_array_append_val(m->assignment, entry->tp);
+        }
+        if (member == group->leader)
+            record.leader = (gint32)i;
+    }
+    g_autoptr(PlogBatch) batch = group_coord_encode_group(&record);
+    group_log_record_clear(&record);
+    PendingCommit *pending = pending_new(coord, group->id, SIM_NODE_NONE, 0);
+    pending->generation = group->generation;
+    pending->assignments = g_array_sized_new(FALSE, FALSE, sizeof(KMemberPartition),
+                                             assignments->len);
+    g_array_append_vals(pending->assignments, assignments->data, assignments->len);
+    append_for_group(coord, pending, batch);
+}
+
+/* The answer to store_group (Kafka 3.9's GroupCoordinator.doSyncGroup
+ * callback): a group still completing the stored generation becomes Stable
+ * with the stored assignment; an error (storeGroup's mapping of it) fails
+ * the waiting SyncGroups with empty assignments and starts a rebalance
+ * (resetAndPropagateAssignmentError, maybePrepareRebalance). A group that
+ * moved on, or was left empty, ignores it. */
+static void
+group_stored(GroupCoord *coord, const PendingCommit *pending, KafkaError append_error)
+{
+    Group *group = group_find(coord, pending->group_id);
+    if (group == NULL || group->state != GROUP_STATE_COMPLETING_REBALANCE ||
+        group->generation != pending->generation)
+        return;
+    KafkaError error = append_error == KAFKA_ERROR_REQUEST_TIMED_OUT
+                           ? KAFKA_ERROR_REBALANCE_IN_PROGRESS
+                           : commit_error(append_error);
+    if (error == KAFKA_ERROR_NONE) {
+        propagate_assignment(coord, group, pending->assignments);
+        return;
+    }
+    for (guint i = 0; i < group->members->len; i++)
+        g_array_set_size(((Member *)g_ptr_array_index(group->members, i))->assignment, 0);
+    fail_awaiting_sync(coord, group, error);
+    maybe_prepare_rebalance(coord, group);
 }
 
 /* The group epoch record of a KIP-848 group: a commit record of the
@@ -1185,13 +1298,44 @@ group_coord_handle_message(GroupCoord *coord, SimNodeId from, SimMsg *msg)
 
 /* ---- loading and unloading offsets partitions ---- */
 
-/* One batch of the log into the cache (an OffsetsPartition*): a
- * transactional commit waits in txn_pending for its producer's marker, which
- * applies or drops it; records below `asked` were read before. */
+/* What a load has read so far. */
+typedef struct {
+    OffsetsPartition *op;
+    GTree *groups; /* group id -> its latest GroupLogRecord* (owned) */
+} OffsetsLoad;
+
+static gint
+group_id_compare(gconstpointer a, gconstpointer b, gpointer unused)
+{
+    (void)unused;
+    return strcmp(a, b);
+}
+
+static void
+group_log_record_free(gpointer record)
+{
+    group_log_record_clear(record);
+    g_free(record);
+}
+
+/* One batch of the log into the load: a group metadata record replaces the
+ * group's earlier one; a commit goes to the cache, or, transactional, waits
+ * in txn_pending for its producer's marker, which applies or drops it;
+ * records below `asked` were read before. */
 static void
 load_batch(const PlogBatch *batch, gint64 asked, void *user_data)
 {
-    OffsetsPartition *op = user_data;
+    OffsetsLoad *load = user_data;
+    OffsetsPartition *op = load->op;
+    GroupLogRecord *group = g_new(GroupLogRecord, 1);
+    if (group_coord_decode_group(batch, group)) {
+        if (batch->base_offset >= asked)
+            g_tree_replace(load->groups, group->group_id, group);
+        else
+            group_log_record_free(group);
+        return;
+    }
+    g_free(group);
     gboolean transactional = (batch->attributes & PLOG_BATCH_TRANSACTIONAL) != 0;
     if ((batch->attributes & PLOG_BATCH_CONTROL) != 0) {
         txn_pending_complete(op, batch->producer_id,
@@ -1209,15 +1353,62 @@ load_batch(const PlogBatch *batch, gint64 asked, void *user_data)
     }
 }
 
-/* Reads the partition's log into its cache, latest record per key winning. */
+/* Kafka's loadGroup and onGroupLoaded (GroupMetadataManager and
+ * GroupCoordinator, 3.9): the group of a metadata record comes back in its
+ * generation, Stable with its members and their assignments (Empty without
+ * members), and each member's session expiry is scheduled. */
+static gboolean
+group_load(gpointer key, gpointer value, gpointer user_data)
+{
+    GroupCoord *coord = user_data;
+    const GroupLogRecord *record = value;
+    (void)key;
+    if (group_find(coord, record->group_id) != NULL ||
+        consumer_groups_exists(coord->consumer, record->group_id))
+        return FALSE;
+    Group *group = group_new(coord, record->group_id);
+    group->generation = record->generation;
+    for (guint i = 0; i < record->members->len; i++) {
+        const GroupLogMember *m = &g_array_index(record->members, GroupLogMember, i);
+        if (member_find(group, m->member_id) != NULL)
+            continue;
+        Member *member = member_add(group, g_strdup(m->member_id), m->client_id);
+        member->session_timeout_ms = m->session_timeout_ms;
+        member->rebalance_timeout_ms = m->rebalance_timeout_ms;
+        member->protocol = m->protocol;
+        member->owned_generation = m->owned_generation;
+        g_array_append_vals(member->topics, m->topics->data, m->topics->len);
+        g_array_append_vals(member->owned, m->owned->data, m->owned->len);
+        g_array_append_vals(member->assignment, m->assignment->data, m->assignment->len);
+    }
+    if (group->members->len == 0)
+        return FALSE;
+    const GroupLogMember *leader =
+        record->leader >= 0 ? &g_array_index(record->members, GroupLogMember, record->leader)
+                            : NULL;
+    group->leader = leader != NULL ? member_find(group, leader->member_id) : NULL;
+    if (group->leader == NULL)
+        group->leader = g_ptr_array_index(group->members, 0);
+    group->protocol = record->protocol;
+    group->state = GROUP_STATE_STABLE;
+    for (guint i = 0; i < group->members->len; i++)
+        heartbeat_schedule(coord, g_ptr_array_index(group->members, i));
+    return FALSE;
+}
+
+/* Reads the partition's log into its cache, latest record per key winning,
+ * then loads the groups whose metadata records it holds, in id order. */
 static void
 load_offsets(void *user_data, CoordPartition *partition, Plog *log)
 {
+    GroupCoord *coord = user_data;
     OffsetsPartition *op = (OffsetsPartition *)partition;
-    (void)user_data;
     op->offsets = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     op->txn_pending = g_array_new(FALSE, FALSE, sizeof(TxnPendingOffset));
-    coord_partition_read_log(log, load_batch, op);
+    OffsetsLoad load = {op, g_tree_new_full(group_id_compare, NULL, NULL, group_log_record_free)};
+    coord_partition_read_log(log, load_batch, &load);
+    g_tree_foreach(load.groups, group_load, coord);
+    g_tree_destroy(load.groups);
 }
 
 static void

@@ -27,8 +27,8 @@
  *     ▲               ▲      │          rebalance timeout──▶ CompletingRebalance
  *     │               │      └──no member left──▶ Empty        │
  *     │               │                                        │ leader's SyncGroup
- *     │               └──join (leader, or changed subscription),│
- *     │                  leave, session expiry ─── Stable ◀─────┘
+ *     │               └──join (leader, or changed subscription),│ the group
+ *     │                  leave, session expiry ─── Stable ◀─────┘ record stored
  *     └── (unloaded when the broker stops leading the offsets partition: the
  *          group leaves this broker's memory; Kafka marks it Dead)
  *
@@ -41,9 +41,24 @@
  * its JoinGroup or SyncGroup waits), and when it leaves. The group leader
  * (the first member to join, or a rejoined member when it is gone) receives
  * every member's subscription and sends the assignment in SyncGroup. New
- * member ids are made by the coordinator (MEMBER_ID_REQUIRED, static
- * membership and the group metadata record are not modelled: a coordinator
- * failover loses the groups' membership, and their members rejoin).
+ * member ids are made by the coordinator (MEMBER_ID_REQUIRED and static
+ * membership are not modelled).
+ *
+ * The group metadata record. The leader's SyncGroup stores the generation,
+ * its members (ids, client ids, timeouts, subscriptions, owned partitions)
+ * and the assignment in one record of the group's __consumer_offsets
+ * partition (Kafka's GroupMetadataManager.storeGroup, GroupMetadataValue
+ * v3), appended and replicated as commits are; only once it is replicated
+ * does the group become Stable and the waiting members get their
+ * assignment. A failed append fails the waiting SyncGroups (the error mapped
+ * as storeGroup maps it: a timeout is REBALANCE_IN_PROGRESS) and starts a
+ * rebalance; a group that another join moved on ignores the answer. A group
+ * left with no members stores itself Empty. A new coordinator's load reads
+ * the latest record of each group and brings the group back Stable (Empty
+ * without members) in its generation, with its members' assignments, and
+ * schedules each member's session expiry (GroupCoordinator.onGroupLoaded,
+ * Kafka 3.9): a member that goes on heartbeating and committing is not
+ * asked to rejoin. The record's layout is group_coord_encode_group's.
  *
  * Offsets. OffsetCommit appends one batch to the group's __consumer_offsets
  * partition through the leader's normal append path (acks=-1,
@@ -101,6 +116,49 @@ gint32 group_coord_java_hash(const char *text);
 gint32 group_coord_partition_for(const char *group_id, gint32 num_partitions);
 /* The key of a commit record (see above); never 0. */
 guint64 group_coord_offset_key(const char *group_id, const char *topic, gint32 partition);
+
+/* The key of a group metadata record: the commit key of the pseudo-partition
+ * ("", -2) of the group (KIP-848's group epoch is ("", -1)). */
+guint64 group_coord_group_key(const char *group_id);
+
+/* One member of a group metadata record. */
+typedef struct {
+    char member_id[KAFKA_MEMBER_ID_MAX + 1];
+    char client_id[KAFKA_GROUP_ID_MAX + 1];
+    gint32 session_timeout_ms;
+    gint32 rebalance_timeout_ms;
+    gint32 protocol; /* the assignor it speaks, as the wire numbers it */
+    gint32 owned_generation;
+    GArray *topics;     /* KTopicName: its subscription */
+    GArray *owned;      /* KTopicPartition: what it said it owned at its join */
+    GArray *assignment; /* KTopicPartition */
+} GroupLogMember;
+
+/* A group metadata record (Kafka's GroupMetadataValue). */
+typedef struct {
+    char group_id[KAFKA_GROUP_ID_MAX + 1];
+    gint32 generation;
+    gint32 protocol; /* the chosen assignor; -1: none (an Empty group) */
+    gint32 leader;   /* the leader's index in `members`; -1: none */
+    GArray *members; /* GroupLogMember (owned, with their arrays) */
+} GroupLogRecord;
+
+/* An empty record of `group_id` (its members array created). */
+void group_log_record_init(GroupLogRecord *record, const char *group_id);
+/* Appends a member with empty arrays and returns it. */
+GroupLogMember *group_log_record_add_member(GroupLogRecord *record, const char *member_id);
+void group_log_record_clear(GroupLogRecord *record);
+/* The record as one batch of __consumer_offsets: a header record keyed
+ * group_coord_group_key (the magic, the group id's length, the member count)
+ * that counts the bytes Kafka's record takes, then keyless records holding
+ * the fields, the ids and topics 8 bytes a record, and each list of
+ * partitions as runs of one topic with their partition numbers two a
+ * record. */
+PlogBatch *group_coord_encode_group(const GroupLogRecord *record);
+/* Decodes a batch of __consumer_offsets into `out` (free with
+ * group_log_record_clear). FALSE, with `out` cleared, when the batch is not
+ * a group metadata record. */
+gboolean group_coord_decode_group(const PlogBatch *batch, GroupLogRecord *out);
 
 /* What one broker knows of a group, for tests and reports. */
 typedef struct {
