@@ -62,9 +62,11 @@ run_for(Fixture *f, gint64 ns)
 }
 
 /* A settled three-broker cluster with TOPIC of `partitions` partitions and a
- * producer; __consumer_offsets gets `offsets_partitions` partitions. */
+ * producer; __consumer_offsets gets `offsets_partitions` partitions, and every
+ * topic min.insync.replicas = `min_insync`. */
 static Fixture *
-fixture_new(guint64 seed, guint partitions, gint32 offsets_partitions)
+fixture_new_min_insync(guint64 seed, guint partitions, gint32 offsets_partitions,
+                       gint32 min_insync)
 {
     Fixture *f = g_new0(Fixture, 1);
     f->world = sim_world_new(seed);
@@ -75,6 +77,7 @@ fixture_new(guint64 seed, guint partitions, gint32 offsets_partitions)
     config.broker.zookeeper_session_timeout_ms = 6000;
     config.broker.offsets_topic_num_partitions = offsets_partitions;
     config.broker.group_initial_rebalance_delay_ms = 500;
+    config.broker.min_insync_replicas = min_insync;
     f->cluster = cluster_new(f->world, &config, f->history);
     sim_world_set_after_event(f->world, check_after_event, f);
     GError *error = NULL;
@@ -88,6 +91,15 @@ fixture_new(guint64 seed, guint partitions, gint32 offsets_partitions)
                                f->history);
     run_for(f, 1 * SIM_NS_PER_S);
     return f;
+}
+
+static Fixture *
+fixture_new(guint64 seed, guint partitions, gint32 offsets_partitions)
+{
+    ClusterConfig defaults;
+    fixture_cluster_config(&defaults);
+    return fixture_new_min_insync(seed, partitions, offsets_partitions,
+                                  defaults.broker.min_insync_replicas);
 }
 
 static void
@@ -977,6 +989,48 @@ test_group_membership_survives_coordinator_failover(void **unused)
     fixture_free(f);
 }
 
+/* A group record that cannot be stored fails the rebalance (Kafka's
+ * storeGroup callback): with min.insync.replicas = 3 and a follower of the
+ * offsets partition down, the leader's SyncGroup append gets
+ * NOT_ENOUGH_REPLICAS, the members' SyncGroups COORDINATOR_NOT_AVAILABLE, and
+ * the group does not become Stable with the joining member until the
+ * follower is back. */
+static void
+test_group_unstored_record_fails_the_rebalance(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new_min_insync(32, 2, 1, 3);
+    ConsumerConfig config;
+    group_config(&config);
+    /* Without commits, which would fail too and hold the members' rejoin
+     * (onJoinPrepare's synchronous auto commit). */
+    config.enable_auto_commit = FALSE;
+    add_member(f, &config, SIM_NS_PER_MS);
+    assert_true(run_until_covered(f, 2, 30 * SIM_NS_PER_S) >= 0);
+    Broker *coord = coordinator(f);
+    assert_non_null(coord);
+    Broker *follower = cluster_broker(f->cluster, broker_id(coord) % 3 + 1);
+    sim_node_crash(f->world, broker_node(follower));
+    run_for(f, 3 * SIM_NS_PER_S); /* the ISR shrinks without it */
+
+    Consumer *second = add_member(f, &config, SIM_NS_PER_MS);
+    assert_int_equal(run_until_covered(f, 2, 10 * SIM_NS_PER_S), -1);
+    ConsumerStats stats;
+    consumer_stats(second, &stats);
+    assert_true(stats.joins > 1); /* each failed sync sends it back to join */
+    assert_int_equal(stats.rebalances, 0);
+    GroupCoordInfo info;
+    group_coord_describe(coord, GROUP, &info);
+    assert_true(info.exists);
+    assert_int_not_equal(info.state, GROUP_STATE_STABLE);
+
+    sim_node_restart(f->world, broker_node(follower));
+    assert_true(run_until_covered(f, 2, 30 * SIM_NS_PER_S) >= 0);
+    consumer_stats(second, &stats);
+    assert_true(stats.rebalances > 0);
+    fixture_free(f);
+}
+
 /* A new coordinator loads its offsets partition for the modelled time, 1 ms
  * plus 10 ns per logical byte of the log, and only then serves the group. */
 static void
@@ -1155,6 +1209,7 @@ main(void)
         cmocka_unit_test(test_group_new_coordinator_loads_for_modelled_time),
         cmocka_unit_test(test_group_record_round_trip),
         cmocka_unit_test(test_group_membership_survives_coordinator_failover),
+        cmocka_unit_test(test_group_unstored_record_fails_the_rebalance),
         cmocka_unit_test(test_group_session_timeout_bounds),
         cmocka_unit_test(test_group_heartbeat_and_commit_fenced_by_member_and_generation),
         cmocka_unit_test(test_group_heartbeat_during_rebalance),
