@@ -360,10 +360,11 @@ broker_at(const Fixture *f, SimNodeId node)
     return NULL;
 }
 
-/* The group epoch is stored in __consumer_offsets: when the coordinator
- * moves, the new one does not know the members (UNKNOWN_MEMBER_ID: ksim
- * keeps no member records) but goes on from the stored epoch, so no member
- * epoch is given twice and an old epoch stays stale. */
+/* The group is stored in __consumer_offsets (its epochs, members and
+ * assignments, as Kafka 4's records of it): when the coordinator moves, the
+ * new one loads it, so a member goes on in its epoch and its commits count,
+ * an older epoch stays stale, and a member that joins later gets the next
+ * epoch: none is given twice. */
 static void
 test_consumer_group_epoch_survives_coordinator_move(void **unused)
 {
@@ -385,10 +386,12 @@ test_consumer_group_epoch_survives_coordinator_move(void **unused)
     SimNodeId before = c.coordinator;
     client_find_coordinator(&c, f);
     assert_true(c.coordinator != before);
-    assert_int_equal(heartbeat(&c, f, old, old_epoch, none), KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+    assert_int_equal(heartbeat(&c, f, old, old_epoch, none), KAFKA_ERROR_NONE);
+    assert_int_equal(c.member_epoch, old_epoch);
+    assert_int_equal(commit(&c, f, old, old_epoch), KAFKA_ERROR_NONE);
+    assert_int_equal(commit(&c, f, old, old_epoch - 1), KAFKA_ERROR_STALE_MEMBER_EPOCH);
     assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
     assert_int_equal(c.member_epoch, old_epoch + 1);
-    assert_int_equal(commit(&c, f, old, old_epoch), KAFKA_ERROR_UNKNOWN_MEMBER_ID);
     client_clear(&c);
     fixture_free(f);
 }
@@ -523,6 +526,67 @@ test_consumer_group_members_reconcile_incrementally(void **unused)
     fixture_free(f);
 }
 
+/* A member goes on through a coordinator failover: the new coordinator
+ * loads the group's record, so the member keeps its id, its epoch and its
+ * partitions (Kafka 4 replays the group's records); nothing is revoked and
+ * nothing processed twice. */
+static void
+test_consumer_group_member_keeps_partitions_across_coordinator_move(void **unused)
+{
+    (void)unused;
+    Fixture *f = fixture_new(35, 4);
+    Consumer *member = add_member(f);
+    send_some(f, 200);
+    run_for(f, 5 * SIM_NS_PER_S);
+    g_autoptr(GArray) before = consumer_assignment(member);
+    assert_int_equal(before->len, 4);
+    assert_true(consumer_group_stable(member));
+    g_autofree char *member_id = g_strdup(consumer_member_id(member));
+    gint32 epoch = consumer_generation(member);
+    Broker *old = NULL;
+    for (gint32 id = 1; id <= 3; id++) {
+        GroupCoordInfo info;
+        group_coord_describe(cluster_broker(f->cluster, id), GROUP, &info);
+        if (info.coordinator)
+            old = cluster_broker(f->cluster, id);
+    }
+    assert_non_null(old);
+    sim_node_crash(f->world, broker_node(old));
+    for (guint i = 0; i < 500; i++) {
+        run_for(f, 20 * SIM_NS_PER_MS);
+        send_some(f, 1);
+    }
+    assert_string_equal(consumer_member_id(member), member_id);
+    assert_int_equal(consumer_generation(member), epoch);
+    g_autoptr(GArray) after = consumer_assignment(member);
+    assert_int_equal(after->len, 4);
+    assert_int_equal(revokes_of(f, CONSUMER_PROCESS), 0);
+    guint coordinators = 0;
+    for (gint32 id = 1; id <= 3; id++) {
+        Broker *broker = cluster_broker(f->cluster, id);
+        GroupCoordInfo info;
+        group_coord_describe(broker, GROUP, &info);
+        if (broker == old || !info.coordinator)
+            continue;
+        coordinators++;
+        assert_true(info.consumer_protocol);
+        assert_int_equal(info.members, 1);
+    }
+    assert_int_equal(coordinators, 1);
+    const HistoryOpArray *ops = history_ops(f->history);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+    guint processed = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        if (ops->data[i].fn != HISTORY_FN_PROCESS)
+            continue;
+        processed++;
+        assert_false(g_hash_table_contains(seen, &ops->data[i].value));
+        g_hash_table_add(seen, (gpointer)&ops->data[i].value);
+    }
+    assert_true(processed > 600);
+    fixture_free(f);
+}
+
 int
 main(void)
 {
@@ -531,6 +595,7 @@ main(void)
         cmocka_unit_test(test_consumer_group_fencing_leave_and_session),
         cmocka_unit_test(test_consumer_group_epoch_survives_coordinator_move),
         cmocka_unit_test(test_consumer_group_members_reconcile_incrementally),
+        cmocka_unit_test(test_consumer_group_member_keeps_partitions_across_coordinator_move),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

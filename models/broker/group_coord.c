@@ -114,6 +114,10 @@ typedef struct {
      * the leader's assignment (KMemberPartition), or NULL for commits. */
     gint32 generation;
     GArray *assignments;
+    /* A KIP-848 group's record (group_coord_append_group_record): who hears
+     * the answer, or NULL. */
+    GroupRecordAnswer answer;
+    void *answer_ctx;
 } PendingCommit;
 
 struct GroupCoord {
@@ -982,6 +986,11 @@ commit_appended(void *user_data, KafkaError append_error, gint64 base_offset, gu
         pending_free(pending);
         return;
     }
+    if (pending->answer != NULL) {
+        pending->answer(pending->answer_ctx, pending->id, append_error);
+        pending_free(pending);
+        return;
+    }
     KafkaError error = commit_error(append_error);
     if (error == KAFKA_ERROR_NONE) {
         OffsetsPartition *op = offsets_partition_find(coord, pending->partition);
@@ -1091,6 +1100,24 @@ store_group(GroupCoord *coord, const Group *group, const GArray *assignments)
     append_for_group(coord, pending, batch);
 }
 
+void
+group_coord_append_group_record(GroupCoord *coord, const char *group_id, PlogBatch *batch,
+                                GroupRecordAnswer answer, void *ctx, guint64 *id)
+{
+    PendingCommit *pending = pending_new(coord, group_id, SIM_NODE_NONE, 0);
+    pending->answer = answer;
+    pending->answer_ctx = ctx;
+    *id = pending->id;
+    append_for_group(coord, pending, batch);
+}
+
+KafkaError
+group_coord_write_error(KafkaError append_error)
+{
+    return append_error == KAFKA_ERROR_REQUEST_TIMED_OUT ? KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE
+                                                         : commit_error(append_error);
+}
+
 /* The answer to store_group (Kafka 3.9's GroupCoordinator.doSyncGroup
  * callback): a group still completing the stored generation becomes Stable
  * with the stored assignment; an error (storeGroup's mapping of it) fails
@@ -1115,31 +1142,6 @@ group_stored(GroupCoord *coord, const PendingCommit *pending, KafkaError append_
         g_array_set_size(((Member *)g_ptr_array_index(group->members, i))->assignment, 0);
     fail_awaiting_sync(coord, group, error);
     maybe_prepare_rebalance(coord, group);
-}
-
-/* The group epoch record of a KIP-848 group: a commit record of the
- * pseudo-partition ("", -1), which no consumer can name. */
-void
-group_coord_store_group_epoch(GroupCoord *coord, const char *group_id, gint32 epoch)
-{
-    KOffsetMessage *record = kproto_new(KMSG_OFFSET_COMMIT_REQUEST);
-    KPROTO_SET_ID(record->group_id, group_id);
-    KOffsetPartition entry = {.offset = epoch, .error = KAFKA_ERROR_NONE, .leader_epoch = -1};
-    ktp_set(&entry.tp, "", -1);
-    g_array_append_val(record->partitions, entry);
-    store_offsets(coord, SIM_NODE_NONE, record);
-    sim_msg_free(&record->base);
-}
-
-gint32
-group_coord_stored_group_epoch(const GroupCoord *coord, const char *group_id)
-{
-    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
-    if (op == NULL || op->offsets == NULL)
-        return 0;
-    guint64 key = group_coord_offset_key(group_id, "", -1);
-    const guint64 *value = cache_get(op, key);
-    return value != NULL ? (gint32)group_coord_commit_value_offset(*value) : 0;
 }
 
 /* Kafka's handleCommitOffsets: the error that refuses the commit, or NONE. */
@@ -1363,6 +1365,11 @@ group_load(gpointer key, gpointer value, gpointer user_data)
     GroupCoord *coord = user_data;
     const GroupLogRecord *record = value;
     (void)key;
+    if (record->consumer_protocol) {
+        if (group_find(coord, record->group_id) == NULL)
+            consumer_groups_load(coord->consumer, record);
+        return FALSE;
+    }
     if (group_find(coord, record->group_id) != NULL ||
         consumer_groups_exists(coord->consumer, record->group_id))
         return FALSE;

@@ -18,8 +18,7 @@
  * Consumer groups of KIP-848's protocol (ConsumerGroupHeartbeat) live beside
  * the classic ones, in group_coord_consumer.c, which describes them; their
  * offsets are stored the same way, commits validated by member epoch, and
- * each group epoch is stored as a commit record of the pseudo-partition
- * ("", -1) of the group (no consumer can name it).
+ * their state is stored as group metadata records too (below).
  *
  * Groups. Each classic group runs Kafka's state machine:
  *
@@ -118,7 +117,7 @@ gint32 group_coord_partition_for(const char *group_id, gint32 num_partitions);
 guint64 group_coord_offset_key(const char *group_id, const char *topic, gint32 partition);
 
 /* The key of a group metadata record: the commit key of the pseudo-partition
- * ("", -2) of the group (KIP-848's group epoch is ("", -1)). */
+ * ("", -2) of the group, which no consumer can name. */
 guint64 group_coord_group_key(const char *group_id);
 
 /* One member of a group metadata record. */
@@ -127,20 +126,34 @@ typedef struct {
     char client_id[KAFKA_GROUP_ID_MAX + 1];
     gint32 session_timeout_ms;
     gint32 rebalance_timeout_ms;
-    gint32 protocol; /* the assignor it speaks, as the wire numbers it */
+    /* Classic: the assignor it speaks, as the wire numbers it; KIP-848: the
+     * server assignor it asks for (-1: none). */
+    gint32 protocol;
     gint32 owned_generation;
     GArray *topics;     /* KTopicName: its subscription */
     GArray *owned;      /* KTopicPartition: what it said it owned at its join */
-    GArray *assignment; /* KTopicPartition */
+    GArray *assignment; /* KTopicPartition: assigned */
+    /* KIP-848 only (ConsumerGroupCurrentMemberAssignment and
+     * ConsumerGroupTargetAssignmentMember): */
+    gint32 state; /* MemberState of group_coord_consumer.c */
+    gint32 member_epoch;
+    gint32 previous_member_epoch;
+    GArray *pending; /* KTopicPartition: pending revocation */
+    GArray *target;  /* KTopicPartition: its target assignment */
 } GroupLogMember;
 
-/* A group metadata record (Kafka's GroupMetadataValue). */
+/* A group metadata record: a classic group's (Kafka's GroupMetadataValue),
+ * or a KIP-848 consumer group's state as Kafka 4's records of it add up
+ * (ConsumerGroupMetadata, ConsumerGroupTargetAssignmentMetadata and the
+ * members' records) when `consumer_protocol`. */
 typedef struct {
     char group_id[KAFKA_GROUP_ID_MAX + 1];
-    gint32 generation;
-    gint32 protocol; /* the chosen assignor; -1: none (an Empty group) */
-    gint32 leader;   /* the leader's index in `members`; -1: none */
-    GArray *members; /* GroupLogMember (owned, with their arrays) */
+    gboolean consumer_protocol;
+    gint32 generation;   /* classic: the generation; KIP-848: the group epoch */
+    gint32 target_epoch; /* KIP-848: the target assignment's epoch */
+    gint32 protocol;     /* classic: the chosen assignor; -1: none (an Empty group) */
+    gint32 leader;       /* classic: the leader's index in `members`; -1: none */
+    GArray *members;     /* GroupLogMember (owned, with their arrays) */
 } GroupLogRecord;
 
 /* An empty record of `group_id` (its members array created). */

@@ -49,19 +49,26 @@
  * unknown member gets UNKNOWN_MEMBER_ID, one whose epoch is not the
  * member's current one STALE_MEMBER_EPOCH (ConsumerGroup.validateOffsetCommit).
  *
- * Records. Each new group epoch is appended to the group's __consumer_offsets
- * partition (Kafka's ConsumerGroupMetadata record, as a commit record of the
- * pseudo-partition ("", -1): group_coord_store_group_epoch), so a group a
- * new coordinator creates goes on from the epoch it loaded and no member
- * epoch is ever given twice: a zombie's commit with an epoch of an older
- * coordinator stays stale. Not modelled: the member and assignment records
- * (ConsumerGroupMemberMetadata, ConsumerGroupTargetAssignment*,
- * ConsumerGroupCurrentMemberAssignment), so a coordinator that moves (a
- * leader change of the group's offsets partition) starts without the
- * members: they get UNKNOWN_MEMBER_ID, drop their partitions and rejoin, as
- * a classic group's members rejoin. In Kafka 4 the new coordinator replays
- * those records too and the members keep their partitions.
- * Nor: static membership (instance ids, epoch -2), regular-expression
+ * Records. Whenever a heartbeat, a leave or a fence changes the group, its
+ * whole state (the group and target epochs, each member's epochs, state,
+ * subscription, assignor, assigned, pending and target partitions) is
+ * appended to the group's __consumer_offsets partition as one group record
+ * (group_coord_encode_group; Kafka 4 writes ConsumerGroupMetadata, the
+ * member, target-assignment and current-assignment records of what
+ * changed). The heartbeat's answer waits until that record, or the group's
+ * record being written when nothing changed, is replicated (Kafka's
+ * CoordinatorRuntime); a failed write answers the write's error
+ * (group_coord_write_error) and makes the next change write the whole state
+ * again (Kafka reverts its in-memory state instead). A new coordinator loads
+ * each group's latest record (consumer_groups_load): its members go on in
+ * their epochs with their partitions, their session timers (and the
+ * rebalance timers of those that must revoke) start again
+ * (GroupMetadataManager.onLoaded), and no member epoch is ever given twice,
+ * so a zombie's commit with an epoch of an older coordinator stays stale.
+ * The subscription metadata is computed again from the metadata cache at
+ * the load (Kafka stores it).
+ *
+ * Not modelled: static membership (instance ids, epoch -2), regular-expression
  * subscriptions, rack-aware assignment, client-side assignors, the
  * group.consumer.max.size and min/max session and heartbeat bounds, and
  * conversions between a classic group and a consumer group (a group id a
@@ -79,6 +86,8 @@
  *     disjoint from the member's assignment; its rebalance timer runs
  *     exactly then; every member's session timer runs.
  *  6. Assigned, pending and target partitions are sorted and distinct.
+ *  7. A heartbeat answer waiting for a group record waits for a write not
+ *     yet ended (its group's last, or an earlier one).
  */
 #include "group_coord_internal.h"
 
@@ -124,12 +133,25 @@ struct CGroup {
     gint32 target_epoch;
     GPtrArray *members; /* CMember* (owned), sorted by id */
     GArray *metadata;   /* ServerAssignorTopic, sorted: the subscription metadata */
+    /* The values of the last record written (guint64), to write only what
+     * changed; emptied when a write fails, so the next one writes again. */
+    GArray *stored;
+    guint64 last_write; /* the id of its record being appended; 0: none */
 };
+
+/* A heartbeat answer waiting for the group record it follows. */
+typedef struct {
+    guint64 write; /* the append it waits for */
+    gint32 partition;
+    SimNodeId to;
+    KConsumerHeartbeatResponse *response;
+} Deferred;
 
 struct ConsumerGroups {
     GroupCoord *coord;
     GPtrArray *groups; /* CGroup* (owned), sorted by id */
     guint64 member_next;
+    GPtrArray *deferred; /* Deferred* (owned), in the order they were made */
 };
 
 /* ---- lookups ---- */
@@ -222,6 +244,7 @@ group_free(ConsumerGroups *groups, CGroup *group)
         member_free(groups, g_ptr_array_index(group->members, i));
     g_ptr_array_free(group->members, TRUE);
     g_array_free(group->metadata, TRUE);
+    g_array_free(group->stored, TRUE);
     g_free(group->id);
     g_free(group);
 }
@@ -245,11 +268,9 @@ group_new(ConsumerGroups *groups, const char *group_id)
     group->owner = groups;
     group->id = g_strdup(group_id);
     group->partition = group_coord_group_partition(groups->coord, group_id);
-    /* A group this coordinator loaded goes on from its stored epoch. */
-    group->group_epoch = group_coord_stored_group_epoch(groups->coord, group_id);
-    group->target_epoch = group->group_epoch;
     group->members = g_ptr_array_new();
     group->metadata = g_array_new(FALSE, FALSE, sizeof(ServerAssignorTopic));
+    group->stored = g_array_new(FALSE, FALSE, sizeof(guint64));
     g_ptr_array_add(groups->groups, group);
     g_ptr_array_sort(groups->groups, group_compare);
     return group;
@@ -268,7 +289,8 @@ member_new(ConsumerGroups *groups, CGroup *group, const char *member_id,
         SimWorld *world = world_of(groups);
         SimNodeId node = broker_services_node(services_of(groups));
         member->member_id = g_strdup_printf(
-            "%s-%d-%u-%" G_GUINT64_FORMAT, request->client_id[0] ? request->client_id : "consumer",
+            "%s-%d-%u-%" G_GUINT64_FORMAT,
+            request != NULL && request->client_id[0] ? request->client_id : "consumer",
             broker_services_broker_id(services_of(groups)), sim_node_incarnation(world, node),
             ++groups->member_next);
     }
@@ -287,13 +309,12 @@ member_new(ConsumerGroups *groups, CGroup *group, const char *member_id,
     return member;
 }
 
-/* A new group epoch, written to the group's offsets partition (Kafka's
- * ConsumerGroupMetadata record). */
+/* A new group epoch (stored with the group's next record). */
 static void
 group_epoch_bump(ConsumerGroups *groups, CGroup *group)
 {
+    (void)groups;
     group->group_epoch++;
-    group_coord_store_group_epoch(groups->coord, group->id, group->group_epoch);
 }
 
 /* Kafka's removeMember with a new group epoch (a leave or a fence): its
@@ -310,6 +331,7 @@ member_remove(ConsumerGroups *groups, CMember *member)
 
 static void session_expired(SimWorld *world, void *ctx, void *arg);
 static void rebalance_expired(SimWorld *world, void *ctx, void *arg);
+static void persist(ConsumerGroups *groups, CGroup *group);
 
 /* Kafka's scheduleConsumerGroupSessionTimeout. */
 static void
@@ -330,7 +352,9 @@ session_expired(SimWorld *world, void *ctx, void *arg)
     (void)world;
     (void)ctx;
     member->session_timer = SIM_EVENT_ID_NONE;
-    member_remove(member->group->owner, member);
+    CGroup *group = member->group;
+    member_remove(group->owner, member);
+    persist(group->owner, group);
 }
 
 /* Kafka's consumerGroupRebalanceTimeout: a member that did not revoke in
@@ -343,7 +367,9 @@ rebalance_expired(SimWorld *world, void *ctx, void *arg)
     (void)ctx;
     member->rebalance_timer = SIM_EVENT_ID_NONE;
     KSIM_ASSERT(member->state == MEMBER_UNREVOKED_PARTITIONS);
-    member_remove(member->group->owner, member);
+    CGroup *group = member->group;
+    member_remove(group->owner, member);
+    persist(group->owner, group);
 }
 
 /* ---- the subscription and the target assignment ---- */
@@ -580,9 +606,139 @@ rebalance_timer_update(ConsumerGroups *groups, CMember *member, gboolean was_unr
 
 /* ---- ConsumerGroupHeartbeat ---- */
 
+/* ---- the group's record ---- */
+
+/* The group's state as one record: what Kafka 4's records of the group
+ * (ConsumerGroupMetadata, ConsumerGroupMemberMetadata, the target
+ * assignment's and ConsumerGroupCurrentMemberAssignment) add up to. */
+static PlogBatch *
+group_encode(const CGroup *group)
+{
+    GroupLogRecord record;
+    group_log_record_init(&record, group->id);
+    record.consumer_protocol = TRUE;
+    record.generation = group->group_epoch;
+    record.target_epoch = group->target_epoch;
+    for (guint i = 0; i < group->members->len; i++) {
+        const CMember *member = g_ptr_array_index(group->members, i);
+        GroupLogMember *m = group_log_record_add_member(&record, member->member_id);
+        m->rebalance_timeout_ms = member->rebalance_timeout_ms;
+        m->protocol = member->server_assignor;
+        m->state = (gint32)member->state;
+        m->member_epoch = member->member_epoch;
+        m->previous_member_epoch = member->previous_member_epoch;
+        g_array_append_vals(m->topics, member->topics->data, member->topics->len);
+        g_array_append_vals(m->assignment, member->assigned->data, member->assigned->len);
+        g_array_append_vals(m->pending, member->pending->data, member->pending->len);
+        g_array_append_vals(m->target, member->target->data, member->target->len);
+    }
+    PlogBatch *batch = group_coord_encode_group(&record);
+    group_log_record_clear(&record);
+    return batch;
+}
+
 static void
-respond(ConsumerGroups *groups, SimNodeId to, const KConsumerHeartbeatRequest *request,
-        KafkaError error, const CMember *member, gint32 epoch)
+stored_set(CGroup *group, const PlogBatch *batch)
+{
+    g_array_set_size(group->stored, batch->records->len);
+    for (guint i = 0; i < batch->records->len; i++)
+        g_array_index(group->stored, guint64, i) =
+            g_array_index(batch->records, PlogRecord, i).value;
+}
+
+static gboolean
+stored_equal(const CGroup *group, const PlogBatch *batch)
+{
+    if (group->stored->len != batch->records->len)
+        return FALSE;
+    for (guint i = 0; i < batch->records->len; i++) {
+        if (g_array_index(group->stored, guint64, i) !=
+            g_array_index(batch->records, PlogRecord, i).value)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static void send_deferred(ConsumerGroups *groups, guint index, KafkaError error);
+
+/* A group record's append ended: the heartbeats that waited for it get
+ * their answers, or, when it failed, the write's error (Kafka's
+ * CoordinatorRuntime fails the operations of a failed write). */
+static void
+record_written(void *ctx, guint64 id, KafkaError append_error)
+{
+    ConsumerGroups *groups = ctx;
+    KafkaError error =
+        append_error == KAFKA_ERROR_NONE ? KAFKA_ERROR_NONE : group_coord_write_error(append_error);
+    for (guint i = 0; i < groups->groups->len; i++) {
+        CGroup *group = g_ptr_array_index(groups->groups, i);
+        if (group->last_write != id)
+            continue;
+        group->last_write = 0;
+        if (error != KAFKA_ERROR_NONE)
+            g_array_set_size(group->stored, 0);
+    }
+    for (guint i = groups->deferred->len; i > 0; i--) {
+        const Deferred *deferred = g_ptr_array_index(groups->deferred, i - 1);
+        if (deferred->write == id)
+            send_deferred(groups, i - 1, error);
+    }
+}
+
+/* Writes the group's record when its state changed since the last one
+ * (Kafka 4 writes the records of what a heartbeat changed; ksim the whole
+ * group, which for a few members is about as many bytes). */
+static void
+persist(ConsumerGroups *groups, CGroup *group)
+{
+    g_autoptr(PlogBatch) batch = group_encode(group);
+    if (stored_equal(group, batch))
+        return;
+    stored_set(group, batch);
+    group_coord_append_group_record(groups->coord, group->id, batch, record_written, groups,
+                                    &group->last_write);
+}
+
+/* ---- ConsumerGroupHeartbeat ---- */
+
+/* Sends the deferred answer at `index` (with `error`, its assignment
+ * dropped, when not NONE) and forgets it. */
+static void
+send_deferred(ConsumerGroups *groups, guint index, KafkaError error)
+{
+    Deferred *deferred = g_ptr_array_steal_index(groups->deferred, index);
+    if (error != KAFKA_ERROR_NONE) {
+        deferred->response->error = error;
+        g_array_set_size(deferred->response->assignment, 0);
+        kproto_update_size(&deferred->response->base);
+    }
+    broker_services_send(services_of(groups), deferred->to, &deferred->response->base);
+    g_free(deferred);
+}
+
+/* Sends `response`, or, while the group's record is being written, keeps it
+ * until the write ends (Kafka's CoordinatorRuntime answers an operation
+ * once the records it wrote, or the pending ones it read, are committed). */
+static void
+send_after_write(ConsumerGroups *groups, const CGroup *group, SimNodeId to,
+                 KConsumerHeartbeatResponse *response)
+{
+    if (group == NULL || group->last_write == 0) {
+        broker_services_send(services_of(groups), to, &response->base);
+        return;
+    }
+    Deferred *deferred = g_new0(Deferred, 1);
+    deferred->write = group->last_write;
+    deferred->partition = group->partition;
+    deferred->to = to;
+    deferred->response = response;
+    g_ptr_array_add(groups->deferred, deferred);
+}
+
+static void
+respond_after(ConsumerGroups *groups, const CGroup *group, SimNodeId to,
+              const KConsumerHeartbeatRequest *request, KafkaError error, const CMember *member,
+              gint32 epoch)
 {
     KConsumerHeartbeatResponse *response = kproto_new(KMSG_CONSUMER_GROUP_HEARTBEAT_RESPONSE);
     response->correlation_id = request->correlation_id;
@@ -594,7 +750,15 @@ respond(ConsumerGroups *groups, SimNodeId to, const KConsumerHeartbeatRequest *r
     if (error == KAFKA_ERROR_NONE && member != NULL)
         g_array_append_vals(response->assignment, member->assigned->data, member->assigned->len);
     kproto_update_size(&response->base);
-    broker_services_send(services_of(groups), to, &response->base);
+    send_after_write(groups, group, to, response);
+}
+
+/* An answer that follows no write: an error before the group is touched. */
+static void
+respond(ConsumerGroups *groups, SimNodeId to, const KConsumerHeartbeatRequest *request,
+        KafkaError error, const CMember *member, gint32 epoch)
+{
+    respond_after(groups, NULL, to, request, error, member, epoch);
 }
 
 /* Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid and the checks
@@ -649,7 +813,8 @@ handle_leave(ConsumerGroups *groups, SimNodeId from, const KConsumerHeartbeatReq
         return;
     }
     member_remove(groups, member);
-    respond(groups, from, request, KAFKA_ERROR_NONE, NULL, KAFKA_MEMBER_EPOCH_LEAVE);
+    persist(groups, group);
+    respond_after(groups, group, from, request, KAFKA_ERROR_NONE, NULL, KAFKA_MEMBER_EPOCH_LEAVE);
 }
 
 /* The member of the heartbeat, created when it joins; NULL with *error. */
@@ -711,7 +876,8 @@ consumer_groups_handle_heartbeat(ConsumerGroups *groups, SimNodeId from,
     reconcile(member, request->owned);
     rebalance_timer_update(groups, member, was_unrevoked);
     session_schedule(groups, member);
-    respond(groups, from, request, KAFKA_ERROR_NONE, member, member->member_epoch);
+    persist(groups, group);
+    respond_after(groups, group, from, request, KAFKA_ERROR_NONE, member, member->member_epoch);
 }
 
 /* ---- offsets, views, unloading ---- */
@@ -739,8 +905,55 @@ consumer_groups_check_commit(ConsumerGroups *groups, const char *group_id, const
 }
 
 void
+consumer_groups_load(ConsumerGroups *groups, const GroupLogRecord *record)
+{
+    KSIM_ASSERT(record->consumer_protocol);
+    if (group_find(groups, record->group_id) != NULL ||
+        record->members->len > CGROUP_MEMBERS_MAX)
+        return;
+    CGroup *group = group_new(groups, record->group_id);
+    group->group_epoch = record->generation;
+    group->target_epoch = record->target_epoch;
+    for (guint i = 0; i < record->members->len; i++) {
+        const GroupLogMember *m = &g_array_index(record->members, GroupLogMember, i);
+        if (m->member_id[0] == '\0' || member_find(group, m->member_id) != NULL ||
+            m->topics->len > CGROUP_TOPICS_MAX)
+            continue;
+        CMember *member = member_new(groups, group, m->member_id, NULL);
+        member->state = m->state == MEMBER_UNREVOKED_PARTITIONS     ? MEMBER_UNREVOKED_PARTITIONS
+                        : m->state == MEMBER_UNRELEASED_PARTITIONS ? MEMBER_UNRELEASED_PARTITIONS
+                                                                    : MEMBER_STABLE;
+        member->member_epoch = m->member_epoch;
+        member->previous_member_epoch = m->previous_member_epoch;
+        member->rebalance_timeout_ms = m->rebalance_timeout_ms;
+        member->server_assignor = m->protocol;
+        g_array_append_vals(member->topics, m->topics->data, m->topics->len);
+        g_array_append_vals(member->assigned, m->assignment->data, m->assignment->len);
+        g_array_append_vals(member->pending, m->pending->data, m->pending->len);
+        g_array_append_vals(member->target, m->target->data, m->target->len);
+    }
+    /* Kafka stores the subscription metadata too; the metadata cache gives
+     * the same counts unless a topic grew meanwhile. */
+    metadata_update(groups, group);
+    /* Kafka's onLoaded: every member's session, and the rebalance timeout of
+     * those that must revoke. */
+    for (guint i = 0; i < group->members->len; i++) {
+        CMember *member = g_ptr_array_index(group->members, i);
+        session_schedule(groups, member);
+        rebalance_timer_update(groups, member, FALSE);
+    }
+    g_autoptr(PlogBatch) batch = group_encode(group);
+    stored_set(group, batch);
+}
+
+void
 consumer_groups_unload(ConsumerGroups *groups, gint32 partition)
 {
+    for (guint i = groups->deferred->len; i > 0; i--) {
+        const Deferred *deferred = g_ptr_array_index(groups->deferred, i - 1);
+        if (deferred->partition == partition)
+            send_deferred(groups, i - 1, KAFKA_ERROR_NOT_COORDINATOR);
+    }
     for (guint i = groups->groups->len; i > 0; i--) {
         CGroup *group = g_ptr_array_index(groups->groups, i - 1);
         if (group->partition != partition)
@@ -775,6 +988,7 @@ consumer_groups_new(GroupCoord *coord)
     ConsumerGroups *groups = g_new0(ConsumerGroups, 1);
     groups->coord = coord;
     groups->groups = g_ptr_array_new();
+    groups->deferred = g_ptr_array_new();
     return groups;
 }
 
@@ -786,6 +1000,12 @@ consumer_groups_free(ConsumerGroups *groups)
     for (guint i = 0; i < groups->groups->len; i++)
         group_free(groups, g_ptr_array_index(groups->groups, i));
     g_ptr_array_free(groups->groups, TRUE);
+    for (guint i = 0; i < groups->deferred->len; i++) {
+        Deferred *deferred = g_ptr_array_index(groups->deferred, i);
+        sim_msg_free(&deferred->response->base);
+        g_free(deferred);
+    }
+    g_ptr_array_free(groups->deferred, TRUE);
     g_free(groups);
 }
 
@@ -844,5 +1064,17 @@ consumer_groups_check_invariants(const ConsumerGroups *groups)
                            member->member_id) < 0);
             check_member(groups, group, member);
         }
+    }
+    /* 7. A deferred answer waits for a write of a group on its partition
+     *    that has not ended: one no later than that group's last. */
+    for (guint i = 0; i < groups->deferred->len; i++) {
+        const Deferred *deferred = g_ptr_array_index(groups->deferred, i);
+        gboolean waited = FALSE;
+        for (guint g = 0; g < groups->groups->len && !waited; g++) {
+            const CGroup *group = g_ptr_array_index(groups->groups, g);
+            waited = group->partition == deferred->partition && group->last_write != 0 &&
+                     deferred->write <= group->last_write;
+        }
+        KSIM_ASSERT(waited);
     }
 }

@@ -22,14 +22,20 @@ gint32 group_coord_group_partition(const GroupCoord *coord, const char *group_id
 BrokerServices *group_coord_services(const GroupCoord *coord);
 /* TRUE when a classic group `group_id` has members. */
 gboolean group_coord_classic_active(const GroupCoord *coord, const char *group_id);
-/* Appends a KIP-848 group's epoch to its __consumer_offsets partition (a
- * record of the pseudo-partition ("", -1) under the commit key scheme),
- * unanswered; once replicated the cache holds it, and a new coordinator
- * loads it with the offsets. */
-void group_coord_store_group_epoch(GroupCoord *coord, const char *group_id, gint32 epoch);
-/* The last group epoch stored for `group_id` this coordinator knows (0:
- * none). */
-gint32 group_coord_stored_group_epoch(const GroupCoord *coord, const char *group_id);
+/* Told how the append of a group record ended: its id (what
+ * group_coord_append_group_record returned) and the append's error. */
+typedef void (*GroupRecordAnswer)(void *ctx, guint64 id, KafkaError append_error);
+/* Appends `batch`, a group metadata record of `group_id`, to the group's
+ * __consumer_offsets partition as commits are appended (Kafka's
+ * appendForGroup); `answer` hears how it ended, unless the broker stops
+ * leading the partition first. *id gets the append's id (never 0) before
+ * the append starts: the answer may come before this returns. */
+void group_coord_append_group_record(GroupCoord *coord, const char *group_id, PlogBatch *batch,
+                                     GroupRecordAnswer answer, void *ctx, guint64 *id);
+/* Kafka's mapping of a failed coordinator write to the error the client
+ * gets: NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE (a timeout too, as
+ * GroupCoordinatorService.handleOperationException maps it), or the error. */
+KafkaError group_coord_write_error(KafkaError append_error);
 /* The coordinator's consumer groups. (transfer none) */
 ConsumerGroups *group_coord_consumer_groups(const GroupCoord *coord);
 
@@ -55,7 +61,12 @@ gboolean consumer_groups_exists(const ConsumerGroups *groups, const char *group_
  * or an admin sends) is accepted only by a group without members. */
 KafkaError consumer_groups_check_commit(ConsumerGroups *groups, const char *group_id,
                                         const char *member_id, gint32 member_epoch);
-/* The broker stopped leading offsets partition `partition`: its groups go. */
+/* A KIP-848 group's record read by the load of its offsets partition: the
+ * group comes back with its members (GroupMetadataManager.onLoaded). */
+void consumer_groups_load(ConsumerGroups *groups, const GroupLogRecord *record);
+/* The broker stopped leading offsets partition `partition`: its groups go,
+ * and the heartbeats waiting for their records are answered
+ * NOT_COORDINATOR. */
 void consumer_groups_unload(ConsumerGroups *groups, gint32 partition);
 void consumer_groups_describe(const ConsumerGroups *groups, const char *group_id,
                               GroupCoordInfo *out);

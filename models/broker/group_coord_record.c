@@ -115,6 +115,8 @@ group_log_record_add_member(GroupLogRecord *record, const char *member_id)
     member->topics = g_array_new(FALSE, FALSE, sizeof(KTopicName));
     member->owned = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
     member->assignment = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    member->pending = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
+    member->target = g_array_new(FALSE, FALSE, sizeof(KTopicPartition));
     return member;
 }
 
@@ -126,6 +128,8 @@ group_log_record_clear(GroupLogRecord *record)
         g_array_free(member->topics, TRUE);
         g_array_free(member->owned, TRUE);
         g_array_free(member->assignment, TRUE);
+        g_array_free(member->pending, TRUE);
+        g_array_free(member->target, TRUE);
     }
     if (record->members != NULL)
         g_array_free(record->members, TRUE);
@@ -178,6 +182,9 @@ group_record_bytes(const GroupLogRecord *record)
         for (guint t = 0; t < m->topics->len; t++)
             bytes += 2 + strlen(g_array_index(m->topics, KTopicName, t).name);
         bytes += 4 + 2 + partitions_bytes(m->assignment) + 4;
+        if (record->consumer_protocol) /* epochs, state; the target's record */
+            bytes += 4 + 4 + 1 + partitions_bytes(m->pending) + 2 + 2 + strlen(m->member_id) +
+                     partitions_bytes(m->target);
     }
     return (guint32)MIN(bytes, G_MAXUINT32);
 }
@@ -228,6 +235,7 @@ group_coord_encode_group(const GroupLogRecord *record)
                           group_record_bytes(record));
     add_value(batch, pack32(record->generation, record->protocol));
     add_value(batch, (guint64)(guint32)record->leader);
+    add_value(batch, pack32(record->target_epoch, record->consumer_protocol ? 1 : 0));
     coord_record_add_string(batch, record->group_id, 0);
     for (guint i = 0; i < record->members->len; i++) {
         const GroupLogMember *m = &g_array_index(record->members, GroupLogMember, i);
@@ -243,8 +251,12 @@ group_coord_encode_group(const GroupLogRecord *record)
             add_value(batch, coord_record_string_chunks(topic));
             coord_record_add_string(batch, topic, 0);
         }
+        add_value(batch, pack32(m->member_epoch, m->previous_member_epoch));
+        add_value(batch, (guint64)(guint32)m->state);
         add_partitions(batch, m->owned);
         add_partitions(batch, m->assignment);
+        add_partitions(batch, m->pending);
+        add_partitions(batch, m->target);
     }
     return batch;
 }
@@ -302,7 +314,7 @@ gboolean
 group_coord_decode_group(const PlogBatch *batch, GroupLogRecord *out)
 {
     memset(out, 0, sizeof *out);
-    if (batch->records->len < 3 || (batch->attributes & PLOG_BATCH_CONTROL) != 0)
+    if (batch->records->len < 4 || (batch->attributes & PLOG_BATCH_CONTROL) != 0)
         return FALSE;
     const PlogRecord *r = (const PlogRecord *)batch->records->data;
     if (r[0].key == 0 || r[0].value >> 48 != GROUP_RECORD_MAGIC)
@@ -315,6 +327,9 @@ group_coord_decode_group(const PlogBatch *batch, GroupLogRecord *out)
     out->generation = (gint32)(guint32)(fields & 0xffffffffu);
     out->protocol = (gint32)(guint32)(fields >> 32);
     out->leader = (gint32)(guint32)read_value(&reader);
+    guint64 kind = read_value(&reader);
+    out->target_epoch = (gint32)(guint32)(kind & 0xffffffffu);
+    out->consumer_protocol = (kind >> 32) != 0;
     read_string(&reader, id_chunks, out->group_id, sizeof out->group_id);
     for (guint64 i = 0; reader.ok && i < n_members; i++) {
         guint64 timeouts = read_value(&reader);
@@ -334,8 +349,14 @@ group_coord_decode_group(const PlogBatch *batch, GroupLogRecord *out)
             if (read_string(&reader, chunks, name.name, sizeof name.name))
                 g_array_append_val(m->topics, name);
         }
+        guint64 epochs = read_value(&reader);
+        m->member_epoch = (gint32)(guint32)(epochs & 0xffffffffu);
+        m->previous_member_epoch = (gint32)(guint32)(epochs >> 32);
+        m->state = (gint32)(guint32)read_value(&reader);
         read_partitions(&reader, m->owned);
         read_partitions(&reader, m->assignment);
+        read_partitions(&reader, m->pending);
+        read_partitions(&reader, m->target);
     }
     gboolean ok = reader.ok && reader.at == batch->records->len &&
                   out->leader >= -1 && out->leader < (gint32)out->members->len &&
