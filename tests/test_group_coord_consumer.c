@@ -60,13 +60,12 @@ run_for(Fixture *f, gint64 ns)
 }
 
 static Fixture *
-fixture_new(guint64 seed, guint partitions)
+fixture_new_config(guint64 seed, guint partitions, const ClusterConfig *base)
 {
     Fixture *f = g_new0(Fixture, 1);
     f->world = sim_world_new(seed);
     f->history = history_new();
-    ClusterConfig config;
-    fixture_cluster_config(&config);
+    ClusterConfig config = *base;
     config.broker.zookeeper_session_timeout_ms = 6000;
     config.broker.offsets_topic_num_partitions = 3;
     config.broker.group_consumer_session_timeout_ms = SESSION_MS;
@@ -84,6 +83,14 @@ fixture_new(guint64 seed, guint partitions)
                                f->history);
     run_for(f, 1 * SIM_NS_PER_S);
     return f;
+}
+
+static Fixture *
+fixture_new(guint64 seed, guint partitions)
+{
+    ClusterConfig config;
+    fixture_cluster_config(&config);
+    return fixture_new_config(seed, partitions, &config);
 }
 
 static void
@@ -396,6 +403,55 @@ test_consumer_group_epoch_survives_coordinator_move(void **unused)
     fixture_free(f);
 }
 
+/* A heartbeat that changes the group is answered once the group's record
+ * is replicated (Kafka's CoordinatorRuntime), later than one that changes
+ * nothing; when the record cannot be stored (min.insync.replicas = 3 with a
+ * follower of the offsets partition down: NOT_ENOUGH_REPLICAS), the join is
+ * answered COORDINATOR_NOT_AVAILABLE. */
+static void
+test_consumer_group_heartbeat_waits_for_its_record(void **unused)
+{
+    (void)unused;
+    ClusterConfig config;
+    fixture_cluster_config(&config);
+    config.broker.min_insync_replicas = 3;
+    config.broker.replica_lag_time_max_ms = 1000;
+    Fixture *f = fixture_new_config(36, 3, &config);
+    Client c;
+    client_init(&c, f);
+    static const gint32 none[] = {-1}, all[] = {0, 1, 2, -1};
+    gint64 start = sim_now_ns(f->world);
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    gint64 join_ns = sim_now_ns(f->world) - start;
+    g_autofree char *a = g_strdup(c.member_id);
+    start = sim_now_ns(f->world);
+    assert_int_equal(heartbeat(&c, f, a, c.member_epoch, all), KAFKA_ERROR_NONE);
+    gint64 quiet_ns = sim_now_ns(f->world) - start;
+    assert_true(join_ns > quiet_ns);
+
+    /* A follower, and not broker 1, which a client's FindCoordinator asks. */
+    Broker *follower = NULL;
+    for (gint32 id = 3; id >= 2 && follower == NULL; id--) {
+        if (broker_node(cluster_broker(f->cluster, id)) != c.coordinator)
+            follower = cluster_broker(f->cluster, id);
+    }
+    sim_node_crash(f->world, broker_node(follower));
+    run_for(f, 3 * SIM_NS_PER_S); /* the ISR shrinks without it */
+    Client d;
+    client_init(&d, f);
+    assert_int_equal(d.coordinator, c.coordinator);
+    assert_int_equal(heartbeat(&d, f, "", 0, none), KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE);
+    /* The failed write's state is reverted (Kafka's CoordinatorRuntime): no
+     * member joined, the group epoch did not move. */
+    GroupCoordInfo info;
+    group_coord_describe(broker_at(f, c.coordinator), GROUP, &info);
+    assert_int_equal(info.members, 1);
+    assert_int_equal(info.generation, c.member_epoch);
+    client_clear(&d);
+    client_clear(&c);
+    fixture_free(f);
+}
+
 /* ---- real consumers (consumer_membership.c) ---- */
 
 static Consumer *
@@ -594,6 +650,7 @@ main(void)
         cmocka_unit_test(test_consumer_group_revocation_before_reassignment),
         cmocka_unit_test(test_consumer_group_fencing_leave_and_session),
         cmocka_unit_test(test_consumer_group_epoch_survives_coordinator_move),
+        cmocka_unit_test(test_consumer_group_heartbeat_waits_for_its_record),
         cmocka_unit_test(test_consumer_group_members_reconcile_incrementally),
         cmocka_unit_test(test_consumer_group_member_keeps_partitions_across_coordinator_move),
     };

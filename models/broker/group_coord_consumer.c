@@ -57,9 +57,12 @@
  * member, target-assignment and current-assignment records of what
  * changed). The heartbeat's answer waits until that record, or the group's
  * record being written when nothing changed, is replicated (Kafka's
- * CoordinatorRuntime); a failed write answers the write's error
- * (group_coord_write_error) and makes the next change write the whole state
- * again (Kafka reverts its in-memory state instead). A new coordinator loads
+ * CoordinatorRuntime). A write the append refuses at once (not the leader,
+ * too few in-sync replicas) reverts the group to its previous record, as
+ * Kafka's runtime reverts a failed write, and the heartbeat gets the write's
+ * error (group_coord_write_error); one that fails later (a timeout waiting
+ * for the replicas) answers its waiting heartbeats that error and makes the
+ * next change write the whole state again. A new coordinator loads
  * each group's latest record (consumer_groups_load): its members go on in
  * their epochs with their partitions, their session timers (and the
  * rebalance timers of those that must revoke) start again
@@ -137,6 +140,7 @@ struct CGroup {
      * changed; emptied when a write fails, so the next one writes again. */
     GArray *stored;
     guint64 last_write; /* the id of its record being appended; 0: none */
+    KafkaError write_error; /* how its last write ended (mapped) */
 };
 
 /* A heartbeat answer waiting for the group record it follows. */
@@ -331,7 +335,7 @@ member_remove(ConsumerGroups *groups, CMember *member)
 
 static void session_expired(SimWorld *world, void *ctx, void *arg);
 static void rebalance_expired(SimWorld *world, void *ctx, void *arg);
-static void persist(ConsumerGroups *groups, CGroup *group);
+static KafkaError persist(ConsumerGroups *groups, CGroup *group);
 
 /* Kafka's scheduleConsumerGroupSessionTimeout. */
 static void
@@ -354,7 +358,7 @@ session_expired(SimWorld *world, void *ctx, void *arg)
     member->session_timer = SIM_EVENT_ID_NONE;
     CGroup *group = member->group;
     member_remove(group->owner, member);
-    persist(group->owner, group);
+    (void)persist(group->owner, group);
 }
 
 /* Kafka's consumerGroupRebalanceTimeout: a member that did not revoke in
@@ -369,7 +373,7 @@ rebalance_expired(SimWorld *world, void *ctx, void *arg)
     KSIM_ASSERT(member->state == MEMBER_UNREVOKED_PARTITIONS);
     CGroup *group = member->group;
     member_remove(group->owner, member);
-    persist(group->owner, group);
+    (void)persist(group->owner, group);
 }
 
 /* ---- the subscription and the target assignment ---- */
@@ -675,6 +679,7 @@ record_written(void *ctx, guint64 id, KafkaError append_error)
         if (group->last_write != id)
             continue;
         group->last_write = 0;
+        group->write_error = error;
         if (error != KAFKA_ERROR_NONE)
             g_array_set_size(group->stored, 0);
     }
@@ -685,18 +690,52 @@ record_written(void *ctx, guint64 id, KafkaError append_error)
     }
 }
 
+static void group_fill(ConsumerGroups *groups, CGroup *group, const GroupLogRecord *record);
+
+/* Kafka's CoordinatorRuntime reverts the state of a write whose append
+ * failed: the group goes back to the record written before it, `values`
+ * (empty: none, the group as new). */
+static void
+group_revert(ConsumerGroups *groups, CGroup *group, const GArray *values)
+{
+    GroupLogRecord record;
+    gboolean decoded = FALSE;
+    if (values->len > 0) {
+        g_autoptr(PlogBatch) batch = plog_batch_new();
+        for (guint i = 0; i < values->len; i++)
+            plog_batch_add_record(batch, i == 0 ? group_coord_group_key(group->id) : 0,
+                                  g_array_index(values, guint64, i), 0);
+        decoded = group_coord_decode_group(batch, &record);
+        KSIM_ASSERT(decoded); /* what group_encode wrote */
+    }
+    group_fill(groups, group, decoded ? &record : NULL);
+    if (decoded)
+        group_log_record_clear(&record);
+    g_array_set_size(group->stored, 0);
+    g_array_append_vals(group->stored, values->data, values->len);
+}
+
 /* Writes the group's record when its state changed since the last one
  * (Kafka 4 writes the records of what a heartbeat changed; ksim the whole
- * group, which for a few members is about as many bytes). */
-static void
+ * group, which for a few members is about as many bytes). Returns the
+ * write's error when it failed at once (the append's checks: no longer the
+ * leader, too few in-sync replicas), the group then reverted to its last
+ * record; else NONE. */
+static KafkaError
 persist(ConsumerGroups *groups, CGroup *group)
 {
     g_autoptr(PlogBatch) batch = group_encode(group);
     if (stored_equal(group, batch))
-        return;
+        return KAFKA_ERROR_NONE;
+    g_autoptr(GArray) previous = g_array_copy(group->stored);
     stored_set(group, batch);
+    group->write_error = KAFKA_ERROR_NONE;
     group_coord_append_group_record(groups->coord, group->id, batch, record_written, groups,
                                     &group->last_write);
+    if (group->last_write != 0 || group->write_error == KAFKA_ERROR_NONE)
+        return KAFKA_ERROR_NONE;
+    group_revert(groups, group, previous);
+    return group->write_error;
 }
 
 /* ---- ConsumerGroupHeartbeat ---- */
@@ -813,7 +852,11 @@ handle_leave(ConsumerGroups *groups, SimNodeId from, const KConsumerHeartbeatReq
         return;
     }
     member_remove(groups, member);
-    persist(groups, group);
+    KafkaError error = persist(groups, group);
+    if (error != KAFKA_ERROR_NONE) {
+        respond(groups, from, request, error, NULL, request->member_epoch);
+        return;
+    }
     respond_after(groups, group, from, request, KAFKA_ERROR_NONE, NULL, KAFKA_MEMBER_EPOCH_LEAVE);
 }
 
@@ -876,7 +919,11 @@ consumer_groups_handle_heartbeat(ConsumerGroups *groups, SimNodeId from,
     reconcile(member, request->owned);
     rebalance_timer_update(groups, member, was_unrevoked);
     session_schedule(groups, member);
-    persist(groups, group);
+    error = persist(groups, group);
+    if (error != KAFKA_ERROR_NONE) {
+        respond(groups, from, request, error, NULL, request->member_epoch);
+        return;
+    }
     respond_after(groups, group, from, request, KAFKA_ERROR_NONE, member, member->member_epoch);
 }
 
@@ -904,17 +951,20 @@ consumer_groups_check_commit(ConsumerGroups *groups, const char *group_id, const
     return KAFKA_ERROR_NONE;
 }
 
-void
-consumer_groups_load(ConsumerGroups *groups, const GroupLogRecord *record)
+/* Sets the group to what `record` holds (NULL: empty, epochs 0): its epochs
+ * and members, their session timers and the rebalance timers of those that
+ * must revoke (Kafka's onLoaded); the members it had go. The subscription
+ * metadata is computed from the metadata cache (Kafka stores it; the counts
+ * agree unless a topic grew meanwhile). */
+static void
+group_fill(ConsumerGroups *groups, CGroup *group, const GroupLogRecord *record)
 {
-    KSIM_ASSERT(record->consumer_protocol);
-    if (group_find(groups, record->group_id) != NULL ||
-        record->members->len > CGROUP_MEMBERS_MAX)
-        return;
-    CGroup *group = group_new(groups, record->group_id);
-    group->group_epoch = record->generation;
-    group->target_epoch = record->target_epoch;
-    for (guint i = 0; i < record->members->len; i++) {
+    for (guint i = 0; i < group->members->len; i++)
+        member_free(groups, g_ptr_array_index(group->members, i));
+    g_ptr_array_set_size(group->members, 0);
+    group->group_epoch = record != NULL ? record->generation : 0;
+    group->target_epoch = record != NULL ? record->target_epoch : 0;
+    for (guint i = 0; record != NULL && i < record->members->len; i++) {
         const GroupLogMember *m = &g_array_index(record->members, GroupLogMember, i);
         if (m->member_id[0] == '\0' || member_find(group, m->member_id) != NULL ||
             m->topics->len > CGROUP_TOPICS_MAX)
@@ -932,16 +982,23 @@ consumer_groups_load(ConsumerGroups *groups, const GroupLogRecord *record)
         g_array_append_vals(member->pending, m->pending->data, m->pending->len);
         g_array_append_vals(member->target, m->target->data, m->target->len);
     }
-    /* Kafka stores the subscription metadata too; the metadata cache gives
-     * the same counts unless a topic grew meanwhile. */
     metadata_update(groups, group);
-    /* Kafka's onLoaded: every member's session, and the rebalance timeout of
-     * those that must revoke. */
     for (guint i = 0; i < group->members->len; i++) {
         CMember *member = g_ptr_array_index(group->members, i);
         session_schedule(groups, member);
         rebalance_timer_update(groups, member, FALSE);
     }
+}
+
+void
+consumer_groups_load(ConsumerGroups *groups, const GroupLogRecord *record)
+{
+    KSIM_ASSERT(record->consumer_protocol);
+    if (group_find(groups, record->group_id) != NULL ||
+        record->members->len > CGROUP_MEMBERS_MAX)
+        return;
+    CGroup *group = group_new(groups, record->group_id);
+    group_fill(groups, group, record);
     g_autoptr(PlogBatch) batch = group_encode(group);
     stored_set(group, batch);
 }
