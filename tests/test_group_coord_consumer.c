@@ -519,6 +519,23 @@ revokes_of(const Fixture *f, guint32 process)
     return n;
 }
 
+/* Asserts that no value was processed twice; returns how many were. */
+static guint
+processed_once(const Fixture *f)
+{
+    const HistoryOpArray *ops = history_ops(f->history);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+    guint processed = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        if (ops->data[i].fn != HISTORY_FN_PROCESS)
+            continue;
+        processed++;
+        assert_false(g_hash_table_contains(seen, &ops->data[i].value));
+        g_hash_table_add(seen, (gpointer)&ops->data[i].value);
+    }
+    return processed;
+}
+
 /* A second member joins a one-member group: the first member revokes only
  * the two partitions that move (committing them first) and never stops
  * reading the others; no two members own a partition at any point; the
@@ -568,17 +585,7 @@ test_consumer_group_members_reconcile_incrementally(void **unused)
     g_autoptr(GArray) back = consumer_assignment(first);
     assert_int_equal(back->len, 4);
     /* Processed values: none twice (every move committed before it went). */
-    const HistoryOpArray *ops = history_ops(f->history);
-    g_autoptr(GHashTable) seen = g_hash_table_new(g_int64_hash, g_int64_equal);
-    guint processed = 0;
-    for (guint i = 0; i < ops->len; i++) {
-        if (ops->data[i].fn != HISTORY_FN_PROCESS)
-            continue;
-        processed++;
-        assert_false(g_hash_table_contains(seen, &ops->data[i].value));
-        g_hash_table_add(seen, (gpointer)&ops->data[i].value);
-    }
-    assert_true(processed > 200);
+    assert_true(processed_once(f) > 200);
     fixture_free(f);
 }
 
@@ -629,17 +636,7 @@ test_consumer_group_member_keeps_partitions_across_coordinator_move(void **unuse
         assert_int_equal(info.members, 1);
     }
     assert_int_equal(coordinators, 1);
-    const HistoryOpArray *ops = history_ops(f->history);
-    g_autoptr(GHashTable) seen = g_hash_table_new(g_int64_hash, g_int64_equal);
-    guint processed = 0;
-    for (guint i = 0; i < ops->len; i++) {
-        if (ops->data[i].fn != HISTORY_FN_PROCESS)
-            continue;
-        processed++;
-        assert_false(g_hash_table_contains(seen, &ops->data[i].value));
-        g_hash_table_add(seen, (gpointer)&ops->data[i].value);
-    }
-    assert_true(processed > 600);
+    assert_true(processed_once(f) > 600);
     fixture_free(f);
 }
 

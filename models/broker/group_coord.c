@@ -1377,7 +1377,8 @@ group_load(gpointer key, gpointer value, gpointer user_data)
     group->generation = record->generation;
     for (guint i = 0; i < record->members->len; i++) {
         const GroupLogMember *m = &g_array_index(record->members, GroupLogMember, i);
-        if (member_find(group, m->member_id) != NULL)
+        if (member_find(group, m->member_id) != NULL || group->members->len >= GROUP_MEMBERS_MAX ||
+            m->topics->len > GROUP_TOPICS_MAX)
             continue;
         Member *member = member_add(group, g_strdup(m->member_id), m->client_id);
         member->session_timeout_ms = m->session_timeout_ms;
