@@ -843,18 +843,36 @@ static void
 test_group_record_round_trip(void **unused)
 {
     (void)unused;
+    /* Ids and names as long as they may be: 63 bytes (95 for a member id),
+     * whose last 8-byte record is full. */
+    char group_id[KAFKA_GROUP_ID_MAX + 1], member_id[KAFKA_MEMBER_ID_MAX + 1],
+        long_topic[KAFKA_TOPIC_NAME_MAX + 1];
+    memset(group_id, 'g', sizeof group_id - 1);
+    group_id[sizeof group_id - 1] = '\0';
+    memset(member_id, 'm', sizeof member_id - 1);
+    member_id[sizeof member_id - 1] = '\0';
+    memset(long_topic, 't', sizeof long_topic - 1);
+    long_topic[sizeof long_topic - 1] = '\0';
     GroupLogRecord record;
-    group_log_record_init(&record, "a-group-id-longer-than-eight-bytes");
+    group_log_record_init(&record, group_id);
+    record.consumer_protocol = TRUE;
     record.generation = 7;
+    record.target_epoch = 6;
     record.protocol = 2;
     record.leader = 1;
-    GroupLogMember *a = group_log_record_add_member(&record, "member-a-1-1-1");
-    g_strlcpy(a->client_id, "client-a", sizeof a->client_id);
+    GroupLogTopic meta = {{0}, 12};
+    g_strlcpy(meta.topic, long_topic, sizeof meta.topic);
+    g_array_append_val(record.metadata, meta);
+    GroupLogMember *a = group_log_record_add_member(&record, member_id);
+    memset(a->client_id, 'c', sizeof a->client_id - 1);
+    a->member_epoch = 6;
+    a->previous_member_epoch = 5;
+    a->state = 1;
     a->session_timeout_ms = 45000;
     a->rebalance_timeout_ms = 300000;
     a->protocol = 2;
     a->owned_generation = 6;
-    const char *topics[] = {"orders", "payments-with-a-long-name"};
+    const char *topics[] = {"orders", long_topic};
     for (guint t = 0; t < 2; t++) {
         KTopicName name;
         g_strlcpy(name.name, topics[t], sizeof name.name);
@@ -865,6 +883,7 @@ test_group_record_round_trip(void **unused)
             g_array_append_val(a->assignment, tp);
             if (p == 1)
                 g_array_append_val(a->owned, tp);
+            g_array_append_val(p % 2 == 0 ? a->pending : a->target, tp);
         }
     }
     GroupLogMember *b = group_log_record_add_member(&record, "member-b");
@@ -878,6 +897,11 @@ test_group_record_round_trip(void **unused)
     GroupLogRecord back;
     assert_true(group_coord_decode_group(batch, &back));
     assert_string_equal(back.group_id, record.group_id);
+    assert_true(back.consumer_protocol);
+    assert_int_equal(back.target_epoch, 6);
+    assert_int_equal(back.metadata->len, 1);
+    assert_string_equal(g_array_index(back.metadata, GroupLogTopic, 0).topic, long_topic);
+    assert_int_equal(g_array_index(back.metadata, GroupLogTopic, 0).partitions, 12);
     assert_int_equal(back.generation, 7);
     assert_int_equal(back.protocol, 2);
     assert_int_equal(back.leader, 1);
@@ -891,13 +915,18 @@ test_group_record_round_trip(void **unused)
         assert_int_equal(got->rebalance_timeout_ms, want->rebalance_timeout_ms);
         assert_int_equal(got->protocol, want->protocol);
         assert_int_equal(got->owned_generation, want->owned_generation);
+        assert_int_equal(got->member_epoch, want->member_epoch);
+        assert_int_equal(got->previous_member_epoch, want->previous_member_epoch);
+        assert_int_equal(got->state, want->state);
         assert_int_equal(got->topics->len, want->topics->len);
         for (guint t = 0; t < want->topics->len; t++)
             assert_string_equal(g_array_index(got->topics, KTopicName, t).name,
                                 g_array_index(want->topics, KTopicName, t).name);
-        const GArray *lists[2][2] = {{got->owned, want->owned},
-                                     {got->assignment, want->assignment}};
-        for (guint l = 0; l < 2; l++) {
+        const GArray *lists[4][2] = {{got->owned, want->owned},
+                                     {got->assignment, want->assignment},
+                                     {got->pending, want->pending},
+                                     {got->target, want->target}};
+        for (guint l = 0; l < 4; l++) {
             assert_int_equal(lists[l][0]->len, lists[l][1]->len);
             for (guint i = 0; i < lists[l][1]->len; i++)
                 assert_int_equal(ktp_compare(&g_array_index(lists[l][0], KTopicPartition, i),

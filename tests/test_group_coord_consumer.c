@@ -20,6 +20,7 @@
 #include "history.h"
 #include "probe_fixture.h"
 #include "producer.h"
+#include "sim_disk.h"
 #include "sim_net.h"
 #include "sim_world.h"
 
@@ -452,6 +453,115 @@ test_consumer_group_heartbeat_waits_for_its_record(void **unused)
     fixture_free(f);
 }
 
+/* Sends one heartbeat without waiting for its answer (see heartbeat). */
+static void
+heartbeat_send(Client *c, Fixture *f, const char *member_id, gint32 epoch)
+{
+    KConsumerHeartbeatRequest *request = kproto_new(KMSG_CONSUMER_GROUP_HEARTBEAT_REQUEST);
+    request->correlation_id = probe_correlation_next(&c->probe);
+    g_strlcpy(request->group_id, GROUP, sizeof request->group_id);
+    g_strlcpy(request->member_id, member_id, sizeof request->member_id);
+    g_strlcpy(request->client_id, "probe", sizeof request->client_id);
+    request->member_epoch = epoch;
+    request->rebalance_timeout_ms = 300000;
+    request->server_assignor = -1;
+    KTopicName name;
+    KPROTO_SET_ID(name.name, TOPIC);
+    g_array_append_val(request->topics, name);
+    kproto_update_size(&request->base);
+    sim_net_send(sim_world_net(f->world), c->probe.node, c->coordinator, &request->base);
+}
+
+/* A follower of the group's offsets partition (not broker 1, which
+ * FindCoordinator asks) of `c`'s coordinator. */
+static Broker *
+offsets_follower(const Fixture *f, const Client *c)
+{
+    for (gint32 id = 3; id >= 2; id--) {
+        if (broker_node(cluster_broker(f->cluster, id)) != c->coordinator)
+            return cluster_broker(f->cluster, id);
+    }
+    fail_msg("no follower");
+    return NULL;
+}
+
+/* A write the append refuses at once (a failed disk) while an earlier one
+ * still waits for its replicas: the refused join is reverted and the earlier
+ * write still waited for (invariant 7, checked after every event; the
+ * refusal used to drop the wait); the join is never answered NONE. */
+static void
+test_consumer_group_refused_write_behind_a_waiting_one(void **unused)
+{
+    (void)unused;
+    ClusterConfig config;
+    fixture_cluster_config(&config);
+    config.broker.replica_lag_time_max_ms = 1000;
+    Fixture *f = fixture_new_config(36, 3, &config);
+    Client c, d, e;
+    client_init(&c, f);
+    client_init(&d, f);
+    client_init(&e, f);
+    static const gint32 none[] = {-1}, all[] = {0, 1, 2, -1};
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    g_autofree char *a = g_strdup(c.member_id);
+    assert_int_equal(heartbeat(&c, f, a, c.member_epoch, all), KAFKA_ERROR_NONE);
+    sim_node_crash(f->world, broker_node(offsets_follower(f, &c)));
+    guint d_before = d.probe.responses, e_before = e.probe.responses;
+    heartbeat_send(&d, f, "", 0); /* its write waits for the dead follower */
+    run_for(f, 100 * SIM_NS_PER_MS);
+    assert_int_equal(d.probe.responses, d_before);
+    GroupCoordInfo info;
+    group_coord_describe(broker_at(f, c.coordinator), GROUP, &info);
+    assert_int_equal(info.members, 2);
+    sim_disk_set_io_error(sim_node_disk(f->world, c.coordinator), TRUE);
+    heartbeat_send(&e, f, "", 0); /* refused at once: KAFKA_STORAGE_ERROR */
+    run_for(f, 2 * SIM_NS_PER_S);
+    assert_true(e.probe.responses == e_before || e.probe.error != KAFKA_ERROR_NONE);
+    client_clear(&e);
+    client_clear(&d);
+    client_clear(&c);
+    fixture_free(f);
+}
+
+/* A write that fails after it was appended (the ISR fell below
+ * min.insync.replicas while it waited) keeps the state it wrote, as Kafka
+ * keeps an appended write: its join is answered COORDINATOR_NOT_AVAILABLE,
+ * and a later write the append refuses goes back to that state, both
+ * members (it used to go back to nothing: every member gone, epoch 0). */
+static void
+test_consumer_group_write_failed_after_append_keeps_the_group(void **unused)
+{
+    (void)unused;
+    ClusterConfig config;
+    fixture_cluster_config(&config);
+    config.broker.replica_lag_time_max_ms = 1000;
+    config.broker.min_insync_replicas = 3;
+    Fixture *f = fixture_new_config(36, 3, &config);
+    Client c, d;
+    client_init(&c, f);
+    client_init(&d, f);
+    static const gint32 none[] = {-1}, all[] = {0, 1, 2, -1};
+    assert_int_equal(heartbeat(&c, f, "", 0, none), KAFKA_ERROR_NONE);
+    g_autofree char *a = g_strdup(c.member_id);
+    assert_int_equal(heartbeat(&c, f, a, c.member_epoch, all), KAFKA_ERROR_NONE);
+    gint32 epoch = c.member_epoch;
+    sim_node_crash(f->world, broker_node(offsets_follower(f, &c)));
+    assert_int_equal(heartbeat(&d, f, "", 0, none), KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE);
+    GroupCoordInfo info;
+    group_coord_describe(broker_at(f, c.coordinator), GROUP, &info);
+    assert_int_equal(info.members, 2);
+    /* The first member's next heartbeat would move it to the new epoch: its
+     * write is refused (too few in-sync replicas) and reverted to the
+     * appended state, not to nothing. */
+    assert_int_equal(heartbeat(&c, f, a, epoch, all), KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE);
+    group_coord_describe(broker_at(f, c.coordinator), GROUP, &info);
+    assert_int_equal(info.members, 2);
+    assert_int_equal(info.generation, epoch + 1);
+    client_clear(&d);
+    client_clear(&c);
+    fixture_free(f);
+}
+
 /* ---- real consumers (consumer_membership.c) ---- */
 
 static Consumer *
@@ -648,6 +758,8 @@ main(void)
         cmocka_unit_test(test_consumer_group_fencing_leave_and_session),
         cmocka_unit_test(test_consumer_group_epoch_survives_coordinator_move),
         cmocka_unit_test(test_consumer_group_heartbeat_waits_for_its_record),
+        cmocka_unit_test(test_consumer_group_refused_write_behind_a_waiting_one),
+        cmocka_unit_test(test_consumer_group_write_failed_after_append_keeps_the_group),
         cmocka_unit_test(test_consumer_group_members_reconcile_incrementally),
         cmocka_unit_test(test_consumer_group_member_keeps_partitions_across_coordinator_move),
     };

@@ -123,7 +123,7 @@ coord_record_string_chunks(const char *text)
 gboolean
 coord_record_read_string(const PlogBatch *batch, guint *at, guint chunks, char *out, gsize size)
 {
-    if (*at + chunks > batch->records->len || (gsize)chunks * 8 >= size)
+    if (*at + chunks > batch->records->len || (gsize)chunks * 8 > size)
         return FALSE;
     memset(out, 0, size);
     for (guint c = 0; c < chunks; c++) {
@@ -131,6 +131,10 @@ coord_record_read_string(const PlogBatch *batch, guint *at, guint chunks, char *
         for (guint i = 0; i < 8; i++)
             out[c * 8 + i] = (char)(chunk >> (8 * i));
     }
+    /* The last chunk may fill `out` to its end: a text of size - 1 bytes
+     * has its terminator there, a longer one does not fit. */
+    if (out[size - 1] != '\0')
+        return FALSE;
     *at += chunks;
     return TRUE;
 }

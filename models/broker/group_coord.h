@@ -142,6 +142,13 @@ typedef struct {
     GArray *target;  /* KTopicPartition: its target assignment */
 } GroupLogMember;
 
+/* A subscribed topic's partition count in a KIP-848 group's record (Kafka's
+ * ConsumerGroupPartitionMetadata). */
+typedef struct {
+    char topic[KAFKA_TOPIC_NAME_MAX + 1];
+    gint32 partitions;
+} GroupLogTopic;
+
 /* A group metadata record: a classic group's (Kafka's GroupMetadataValue),
  * or a KIP-848 consumer group's state as Kafka 4's records of it add up
  * (ConsumerGroupMetadata, ConsumerGroupTargetAssignmentMetadata and the
@@ -154,6 +161,7 @@ typedef struct {
     gint32 protocol;     /* classic: the chosen assignor; -1: none (an Empty group) */
     gint32 leader;       /* classic: the leader's index in `members`; -1: none */
     GArray *members;     /* GroupLogMember (owned, with their arrays) */
+    GArray *metadata;    /* KIP-848: GroupLogTopic, the subscription metadata */
 } GroupLogRecord;
 
 /* An empty record of `group_id` (its members array created). */

@@ -58,18 +58,22 @@
  * changed). The heartbeat's answer waits until that record, or the group's
  * record being written when nothing changed, is replicated (Kafka's
  * CoordinatorRuntime). A write the append refuses at once (not the leader,
- * too few in-sync replicas) reverts the group to its previous record, as
- * Kafka's runtime reverts a failed write, and the heartbeat gets the write's
- * error (group_coord_write_error); one that fails later (a timeout waiting
- * for the replicas) answers its waiting heartbeats that error and makes the
- * next change write the whole state again. A new coordinator loads
+ * too few in-sync replicas, a failed disk) reverts the group to its previous
+ * record, as Kafka's runtime reverts a failed write, and the heartbeat gets
+ * the write's error (group_coord_write_error); one that fails after it was
+ * appended (a timeout, the ISR below min.insync.replicas by the time it is
+ * replicated) answers its waiting heartbeats that error and keeps its state.
+ * Kafka 4's runtime appends with acks=1 and waits for the HW, so
+ * min.insync.replicas refuses none of its writes; ksim appends with acks=-1,
+ * as the classic coordinator and the commits here do. A new coordinator loads
  * each group's latest record (consumer_groups_load): its members go on in
  * their epochs with their partitions, their session timers (and the
  * rebalance timers of those that must revoke) start again
  * (GroupMetadataManager.onLoaded), and no member epoch is ever given twice,
  * so a zombie's commit with an epoch of an older coordinator stays stale.
- * The subscription metadata is computed again from the metadata cache at
- * the load (Kafka stores it).
+ * The record holds the subscription metadata too (Kafka's
+ * ConsumerGroupPartitionMetadata), so a topic that grew meanwhile bumps the
+ * epoch at the next heartbeat.
  *
  * Not modelled: static membership (instance ids, epoch -2), regular-expression
  * subscriptions, rack-aware assignment, client-side assignors, the
@@ -139,7 +143,7 @@ struct CGroup {
     /* The values of the last record written (guint64), to write only what
      * changed; emptied when a write fails, so the next one writes again. */
     GArray *stored;
-    guint64 last_write; /* the id of its record being appended; 0: none */
+    guint64 last_write; /* the id of its last record being appended; 0: none */
     KafkaError write_error; /* how its last write ended (mapped) */
 };
 
@@ -636,6 +640,13 @@ group_encode(const CGroup *group)
         g_array_append_vals(m->pending, member->pending->data, member->pending->len);
         g_array_append_vals(m->target, member->target->data, member->target->len);
     }
+    for (guint i = 0; i < group->metadata->len; i++) {
+        const ServerAssignorTopic *topic = &g_array_index(group->metadata, ServerAssignorTopic, i);
+        GroupLogTopic entry;
+        KPROTO_SET_ID(entry.topic, topic->topic);
+        entry.partitions = topic->partitions;
+        g_array_append_val(record.metadata, entry);
+    }
     PlogBatch *batch = group_coord_encode_group(&record);
     group_log_record_clear(&record);
     return batch;
@@ -680,47 +691,47 @@ record_written(void *ctx, guint64 id, KafkaError append_error)
             continue;
         group->last_write = 0;
         group->write_error = error;
-        if (error != KAFKA_ERROR_NONE)
-            g_array_set_size(group->stored, 0);
     }
-    for (guint i = groups->deferred->len; i > 0; i--) {
-        const Deferred *deferred = g_ptr_array_index(groups->deferred, i - 1);
+    /* In the order they were made, as Kafka completes them. */
+    for (guint i = 0; i < groups->deferred->len;) {
+        const Deferred *deferred = g_ptr_array_index(groups->deferred, i);
         if (deferred->write == id)
-            send_deferred(groups, i - 1, error);
+            send_deferred(groups, i, error);
+        else
+            i++;
     }
 }
 
 static void group_fill(ConsumerGroups *groups, CGroup *group, const GroupLogRecord *record);
 
 /* Kafka's CoordinatorRuntime reverts the state of a write whose append
- * failed: the group goes back to the record written before it, `values`
- * (empty: none, the group as new). */
+ * failed: the group goes back to the record written before it, `values`. */
 static void
 group_revert(ConsumerGroups *groups, CGroup *group, const GArray *values)
 {
     GroupLogRecord record;
-    gboolean decoded = FALSE;
-    if (values->len > 0) {
-        g_autoptr(PlogBatch) batch = plog_batch_new();
-        for (guint i = 0; i < values->len; i++)
-            plog_batch_add_record(batch, i == 0 ? group_coord_group_key(group->id) : 0,
-                                  g_array_index(values, guint64, i), 0);
-        decoded = group_coord_decode_group(batch, &record);
-        KSIM_ASSERT(decoded); /* what group_encode wrote */
-    }
-    group_fill(groups, group, decoded ? &record : NULL);
-    if (decoded)
-        group_log_record_clear(&record);
+    g_autoptr(PlogBatch) batch = plog_batch_new();
+    for (guint i = 0; i < values->len; i++)
+        plog_batch_add_record(batch, i == 0 ? group_coord_group_key(group->id) : 0,
+                              g_array_index(values, guint64, i), 0);
+    gboolean decoded = group_coord_decode_group(batch, &record);
+    KSIM_ASSERT(decoded); /* what group_encode wrote */
+    group_fill(groups, group, &record);
+    group_log_record_clear(&record);
     g_array_set_size(group->stored, 0);
     g_array_append_vals(group->stored, values->data, values->len);
 }
 
+static void group_free(ConsumerGroups *groups, CGroup *group);
+
 /* Writes the group's record when its state changed since the last one
  * (Kafka 4 writes the records of what a heartbeat changed; ksim the whole
  * group, which for a few members is about as many bytes). Returns the
- * write's error when it failed at once (the append's checks: no longer the
- * leader, too few in-sync replicas), the group then reverted to its last
- * record; else NONE. */
+ * write's error when the append refused it at once (no longer the leader,
+ * too few in-sync replicas, a failed disk): the group then goes back to the
+ * record written before (`stored`), and a group that had none is removed
+ * (the caller must not use it then); else NONE. A write that fails later
+ * (its replicas too slow) was appended: the state stays, as Kafka's does. */
 static KafkaError
 persist(ConsumerGroups *groups, CGroup *group)
 {
@@ -728,14 +739,23 @@ persist(ConsumerGroups *groups, CGroup *group)
     if (stored_equal(group, batch))
         return KAFKA_ERROR_NONE;
     g_autoptr(GArray) previous = g_array_copy(group->stored);
+    guint64 pending = group->last_write;
     stored_set(group, batch);
     group->write_error = KAFKA_ERROR_NONE;
     group_coord_append_group_record(groups->coord, group->id, batch, record_written, groups,
                                     &group->last_write);
     if (group->last_write != 0 || group->write_error == KAFKA_ERROR_NONE)
         return KAFKA_ERROR_NONE;
+    KafkaError error = group->write_error;
+    group->last_write = pending; /* an earlier write may still be waited for */
+    if (previous->len == 0) {
+        KSIM_ASSERT(pending == 0);
+        g_ptr_array_remove(groups->groups, group);
+        group_free(groups, group);
+        return error;
+    }
     group_revert(groups, group, previous);
-    return group->write_error;
+    return error;
 }
 
 /* ---- ConsumerGroupHeartbeat ---- */
@@ -951,20 +971,27 @@ consumer_groups_check_commit(ConsumerGroups *groups, const char *group_id, const
     return KAFKA_ERROR_NONE;
 }
 
-/* Sets the group to what `record` holds (NULL: empty, epochs 0): its epochs
+/* Sets the group to what `record` holds: its epochs, subscription metadata
  * and members, their session timers and the rebalance timers of those that
- * must revoke (Kafka's onLoaded); the members it had go. The subscription
- * metadata is computed from the metadata cache (Kafka stores it; the counts
- * agree unless a topic grew meanwhile). */
+ * must revoke (Kafka's onLoaded); the members it had go. A topic that grew
+ * since is seen at the next heartbeat, which bumps the epoch. */
 static void
 group_fill(ConsumerGroups *groups, CGroup *group, const GroupLogRecord *record)
 {
     for (guint i = 0; i < group->members->len; i++)
         member_free(groups, g_ptr_array_index(group->members, i));
     g_ptr_array_set_size(group->members, 0);
-    group->group_epoch = record != NULL ? record->generation : 0;
-    group->target_epoch = record != NULL ? record->target_epoch : 0;
-    for (guint i = 0; record != NULL && i < record->members->len; i++) {
+    group->group_epoch = record->generation;
+    group->target_epoch = record->target_epoch;
+    g_array_set_size(group->metadata, 0);
+    for (guint i = 0; i < record->metadata->len; i++) {
+        const GroupLogTopic *topic = &g_array_index(record->metadata, GroupLogTopic, i);
+        ServerAssignorTopic entry;
+        KPROTO_SET_ID(entry.topic, topic->topic);
+        entry.partitions = topic->partitions;
+        g_array_append_val(group->metadata, entry);
+    }
+    for (guint i = 0; i < record->members->len; i++) {
         const GroupLogMember *m = &g_array_index(record->members, GroupLogMember, i);
         if (m->member_id[0] == '\0' || member_find(group, m->member_id) != NULL ||
             m->topics->len > CGROUP_TOPICS_MAX)
@@ -982,7 +1009,6 @@ group_fill(ConsumerGroups *groups, CGroup *group, const GroupLogRecord *record)
         g_array_append_vals(member->pending, m->pending->data, m->pending->len);
         g_array_append_vals(member->target, m->target->data, m->target->len);
     }
-    metadata_update(groups, group);
     for (guint i = 0; i < group->members->len; i++) {
         CMember *member = g_ptr_array_index(group->members, i);
         session_schedule(groups, member);
@@ -1006,10 +1032,12 @@ consumer_groups_load(ConsumerGroups *groups, const GroupLogRecord *record)
 void
 consumer_groups_unload(ConsumerGroups *groups, gint32 partition)
 {
-    for (guint i = groups->deferred->len; i > 0; i--) {
-        const Deferred *deferred = g_ptr_array_index(groups->deferred, i - 1);
+    for (guint i = 0; i < groups->deferred->len;) {
+        const Deferred *deferred = g_ptr_array_index(groups->deferred, i);
         if (deferred->partition == partition)
-            send_deferred(groups, i - 1, KAFKA_ERROR_NOT_COORDINATOR);
+            send_deferred(groups, i, KAFKA_ERROR_NOT_COORDINATOR);
+        else
+            i++;
     }
     for (guint i = groups->groups->len; i > 0; i--) {
         CGroup *group = g_ptr_array_index(groups->groups, i - 1);

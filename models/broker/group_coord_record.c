@@ -102,6 +102,7 @@ group_log_record_init(GroupLogRecord *record, const char *group_id)
     record->protocol = -1;
     record->leader = -1;
     record->members = g_array_new(FALSE, TRUE, sizeof(GroupLogMember));
+    record->metadata = g_array_new(FALSE, FALSE, sizeof(GroupLogTopic));
 }
 
 GroupLogMember *
@@ -134,6 +135,9 @@ group_log_record_clear(GroupLogRecord *record)
     if (record->members != NULL)
         g_array_free(record->members, TRUE);
     record->members = NULL;
+    if (record->metadata != NULL)
+        g_array_free(record->metadata, TRUE);
+    record->metadata = NULL;
 }
 
 /* The length of the run of `tps` from `at` that names one topic. */
@@ -186,6 +190,8 @@ group_record_bytes(const GroupLogRecord *record)
             bytes += 4 + 4 + 1 + partitions_bytes(m->pending) + 2 + 2 + strlen(m->member_id) +
                      partitions_bytes(m->target);
     }
+    for (guint i = 0; i < record->metadata->len; i++) /* ConsumerGroupPartitionMetadata */
+        bytes += 2 + 16 + strlen(g_array_index(record->metadata, GroupLogTopic, i).topic) + 4;
     return (guint32)MIN(bytes, G_MAXUINT32);
 }
 
@@ -257,6 +263,13 @@ group_coord_encode_group(const GroupLogRecord *record)
         add_partitions(batch, m->assignment);
         add_partitions(batch, m->pending);
         add_partitions(batch, m->target);
+    }
+    add_value(batch, record->metadata->len);
+    for (guint i = 0; i < record->metadata->len; i++) {
+        const GroupLogTopic *topic = &g_array_index(record->metadata, GroupLogTopic, i);
+        add_value(batch, pack32((gint32)coord_record_string_chunks(topic->topic),
+                                topic->partitions));
+        coord_record_add_string(batch, topic->topic, 0);
     }
     return batch;
 }
@@ -357,6 +370,14 @@ group_coord_decode_group(const PlogBatch *batch, GroupLogRecord *out)
         read_partitions(&reader, m->assignment);
         read_partitions(&reader, m->pending);
         read_partitions(&reader, m->target);
+    }
+    guint64 n_topics = read_value(&reader);
+    for (guint64 i = 0; reader.ok && i < n_topics; i++) {
+        guint64 head = read_value(&reader);
+        GroupLogTopic topic;
+        topic.partitions = (gint32)(guint32)(head >> 32);
+        if (read_string(&reader, (guint)(head & 0xffffffffu), topic.topic, sizeof topic.topic))
+            g_array_append_val(out->metadata, topic);
     }
     gboolean ok = reader.ok && reader.at == batch->records->len &&
                   out->leader >= -1 && out->leader < (gint32)out->members->len &&
