@@ -140,8 +140,8 @@ struct CGroup {
     gint32 target_epoch;
     GPtrArray *members; /* CMember* (owned), sorted by id */
     GArray *metadata;   /* ServerAssignorTopic, sorted: the subscription metadata */
-    /* The values of the last record written (guint64), to write only what
-     * changed; emptied when a write fails, so the next one writes again. */
+    /* The values of the last record written (guint64): a change is written
+     * only when they differ, and a refused write reverts to them. */
     GArray *stored;
     guint64 last_write; /* the id of its last record being appended; 0: none */
     KafkaError write_error; /* how its last write ended (mapped) */
