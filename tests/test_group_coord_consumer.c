@@ -182,10 +182,10 @@ client_clear(Client *c)
     g_array_free(c->assignment, TRUE);
 }
 
-/* One heartbeat of member `member_id` at `epoch` owning partitions `owned`
- * (-1 ends the list); returns the error. */
-static KafkaError
-heartbeat(Client *c, Fixture *f, const char *member_id, gint32 epoch, const gint32 *owned)
+/* A heartbeat of member `member_id` at `epoch` owning partitions `owned`
+ * (-1 ends the list; NULL: none). */
+static SimMsg *
+heartbeat_request(Client *c, const char *member_id, gint32 epoch, const gint32 *owned)
 {
     KConsumerHeartbeatRequest *request = kproto_new(KMSG_CONSUMER_GROUP_HEARTBEAT_REQUEST);
     request->correlation_id = probe_correlation_next(&c->probe);
@@ -204,7 +204,15 @@ heartbeat(Client *c, Fixture *f, const char *member_id, gint32 epoch, const gint
         g_array_append_val(request->owned, tp);
     }
     kproto_update_size(&request->base);
-    return probe_request(&c->probe, f->world, c->coordinator, &request->base, SIM_NS_PER_MS);
+    return &request->base;
+}
+
+/* One heartbeat (see heartbeat_request), answered; returns the error. */
+static KafkaError
+heartbeat(Client *c, Fixture *f, const char *member_id, gint32 epoch, const gint32 *owned)
+{
+    return probe_request(&c->probe, f->world, c->coordinator,
+                         heartbeat_request(c, member_id, epoch, owned), SIM_NS_PER_MS);
 }
 
 /* The partitions of the last answer, as "0,1,2". */
@@ -453,23 +461,12 @@ test_consumer_group_heartbeat_waits_for_its_record(void **unused)
     fixture_free(f);
 }
 
-/* Sends one heartbeat without waiting for its answer (see heartbeat). */
+/* Sends one heartbeat owning nothing, without waiting for its answer. */
 static void
 heartbeat_send(Client *c, Fixture *f, const char *member_id, gint32 epoch)
 {
-    KConsumerHeartbeatRequest *request = kproto_new(KMSG_CONSUMER_GROUP_HEARTBEAT_REQUEST);
-    request->correlation_id = probe_correlation_next(&c->probe);
-    g_strlcpy(request->group_id, GROUP, sizeof request->group_id);
-    g_strlcpy(request->member_id, member_id, sizeof request->member_id);
-    g_strlcpy(request->client_id, "probe", sizeof request->client_id);
-    request->member_epoch = epoch;
-    request->rebalance_timeout_ms = 300000;
-    request->server_assignor = -1;
-    KTopicName name;
-    KPROTO_SET_ID(name.name, TOPIC);
-    g_array_append_val(request->topics, name);
-    kproto_update_size(&request->base);
-    sim_net_send(sim_world_net(f->world), c->probe.node, c->coordinator, &request->base);
+    sim_net_send(sim_world_net(f->world), c->probe.node, c->coordinator,
+                 heartbeat_request(c, member_id, epoch, NULL));
 }
 
 /* A follower of the group's offsets partition (not broker 1, which

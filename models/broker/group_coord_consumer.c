@@ -140,10 +140,10 @@ struct CGroup {
     gint32 target_epoch;
     GPtrArray *members; /* CMember* (owned), sorted by id */
     GArray *metadata;   /* ServerAssignorTopic, sorted: the subscription metadata */
-    /* The values of the last record written (guint64): a change is written
-     * only when they differ, and a refused write reverts to them. */
-    GArray *stored;
-    guint64 last_write; /* the id of its last record being appended; 0: none */
+    /* The last record written (owned; NULL: none): a change is written
+     * only when its record differs, and a refused write reverts to it. */
+    PlogBatch *stored;
+    guint64 last_write;     /* the id of its last record being appended; 0: none */
     KafkaError write_error; /* how its last write ended (mapped) */
 };
 
@@ -252,7 +252,7 @@ group_free(ConsumerGroups *groups, CGroup *group)
         member_free(groups, g_ptr_array_index(group->members, i));
     g_ptr_array_free(group->members, TRUE);
     g_array_free(group->metadata, TRUE);
-    g_array_free(group->stored, TRUE);
+    plog_batch_free(group->stored);
     g_free(group->id);
     g_free(group);
 }
@@ -278,7 +278,6 @@ group_new(ConsumerGroups *groups, const char *group_id)
     group->partition = group_coord_group_partition(groups->coord, group_id);
     group->members = g_ptr_array_new();
     group->metadata = g_array_new(FALSE, FALSE, sizeof(ServerAssignorTopic));
-    group->stored = g_array_new(FALSE, FALSE, sizeof(guint64));
     g_ptr_array_add(groups->groups, group);
     g_ptr_array_sort(groups->groups, group_compare);
     return group;
@@ -652,22 +651,15 @@ group_encode(const CGroup *group)
     return batch;
 }
 
-static void
-stored_set(CGroup *group, const PlogBatch *batch)
-{
-    g_array_set_size(group->stored, batch->records->len);
-    for (guint i = 0; i < batch->records->len; i++)
-        g_array_index(group->stored, guint64, i) =
-            g_array_index(batch->records, PlogRecord, i).value;
-}
-
+/* TRUE when `batch` holds what the group's last record holds. */
 static gboolean
 stored_equal(const CGroup *group, const PlogBatch *batch)
 {
-    if (group->stored->len != batch->records->len)
+    const GArray *stored = group->stored != NULL ? group->stored->records : NULL;
+    if (stored == NULL || stored->len != batch->records->len)
         return FALSE;
-    for (guint i = 0; i < batch->records->len; i++) {
-        if (g_array_index(group->stored, guint64, i) !=
+    for (guint i = 0; i < stored->len; i++) {
+        if (g_array_index(stored, PlogRecord, i).value !=
             g_array_index(batch->records, PlogRecord, i).value)
             return FALSE;
     }
@@ -705,21 +697,18 @@ record_written(void *ctx, guint64 id, KafkaError append_error)
 static void group_fill(ConsumerGroups *groups, CGroup *group, const GroupLogRecord *record);
 
 /* Kafka's CoordinatorRuntime reverts the state of a write whose append
- * failed: the group goes back to the record written before it, `values`. */
+ * failed: the group goes back to `previous`, the record written before it
+ * (taken). */
 static void
-group_revert(ConsumerGroups *groups, CGroup *group, const GArray *values)
+group_revert(ConsumerGroups *groups, CGroup *group, PlogBatch *previous)
 {
     GroupLogRecord record;
-    g_autoptr(PlogBatch) batch = plog_batch_new();
-    for (guint i = 0; i < values->len; i++)
-        plog_batch_add_record(batch, i == 0 ? group_coord_group_key(group->id) : 0,
-                              g_array_index(values, guint64, i), 0);
-    gboolean decoded = group_coord_decode_group(batch, &record);
+    gboolean decoded = group_coord_decode_group(previous, &record);
     KSIM_ASSERT(decoded); /* what group_encode wrote */
     group_fill(groups, group, &record);
     group_log_record_clear(&record);
-    g_array_set_size(group->stored, 0);
-    g_array_append_vals(group->stored, values->data, values->len);
+    plog_batch_free(group->stored);
+    group->stored = previous;
 }
 
 static void group_free(ConsumerGroups *groups, CGroup *group);
@@ -738,17 +727,19 @@ persist(ConsumerGroups *groups, CGroup *group)
     g_autoptr(PlogBatch) batch = group_encode(group);
     if (stored_equal(group, batch))
         return KAFKA_ERROR_NONE;
-    g_autoptr(GArray) previous = g_array_copy(group->stored);
+    PlogBatch *previous = group->stored;
     guint64 pending = group->last_write;
-    stored_set(group, batch);
+    group->stored = g_steal_pointer(&batch);
     group->write_error = KAFKA_ERROR_NONE;
-    group_coord_append_group_record(groups->coord, group->id, batch, record_written, groups,
+    group_coord_append_group_record(groups->coord, group->id, group->stored, record_written, groups,
                                     &group->last_write);
-    if (group->last_write != 0 || group->write_error == KAFKA_ERROR_NONE)
+    if (group->last_write != 0 || group->write_error == KAFKA_ERROR_NONE) {
+        plog_batch_free(previous);
         return KAFKA_ERROR_NONE;
+    }
     KafkaError error = group->write_error;
     group->last_write = pending; /* an earlier write may still be waited for */
-    if (previous->len == 0) {
+    if (previous == NULL) {
         KSIM_ASSERT(pending == 0);
         g_ptr_array_remove(groups->groups, group);
         group_free(groups, group);
@@ -997,9 +988,9 @@ group_fill(ConsumerGroups *groups, CGroup *group, const GroupLogRecord *record)
             m->topics->len > CGROUP_TOPICS_MAX)
             continue;
         CMember *member = member_new(groups, group, m->member_id, NULL);
-        member->state = m->state == MEMBER_UNREVOKED_PARTITIONS     ? MEMBER_UNREVOKED_PARTITIONS
+        member->state = m->state == MEMBER_UNREVOKED_PARTITIONS    ? MEMBER_UNREVOKED_PARTITIONS
                         : m->state == MEMBER_UNRELEASED_PARTITIONS ? MEMBER_UNRELEASED_PARTITIONS
-                                                                    : MEMBER_STABLE;
+                                                                   : MEMBER_STABLE;
         member->member_epoch = m->member_epoch;
         member->previous_member_epoch = m->previous_member_epoch;
         member->rebalance_timeout_ms = m->rebalance_timeout_ms;
@@ -1020,13 +1011,11 @@ void
 consumer_groups_load(ConsumerGroups *groups, const GroupLogRecord *record)
 {
     KSIM_ASSERT(record->consumer_protocol);
-    if (group_find(groups, record->group_id) != NULL ||
-        record->members->len > CGROUP_MEMBERS_MAX)
+    if (group_find(groups, record->group_id) != NULL || record->members->len > CGROUP_MEMBERS_MAX)
         return;
     CGroup *group = group_new(groups, record->group_id);
     group_fill(groups, group, record);
-    g_autoptr(PlogBatch) batch = group_encode(group);
-    stored_set(group, batch);
+    group->stored = group_encode(group);
 }
 
 void
