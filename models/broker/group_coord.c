@@ -36,99 +36,11 @@
 #include "group_coord.h"
 
 #include "broker_services.h"
-#include "group_coord_internal.h"
-#include "coord_partition.h"
+#include "group_coord_classic.h"
 #include "sim_assert.h"
 #include "sim_net.h"
 
 #include <string.h>
-
-/* Bounds asserted on what one group holds. */
-#define GROUP_MEMBERS_MAX 4096
-#define GROUP_TOPICS_MAX 1024
-/* Bounds the transactional offsets awaiting their markers per partition. */
-#define TXN_PENDING_MAX (1u << 20)
-
-typedef struct {
-    CoordPartition base; /* loaded once `offsets` and `txn_pending` exist */
-    GHashTable *offsets; /* guint64 key* -> guint64 commit value* (owned); lookups only */
-    /* Transactional offsets not yet committed (TxnPendingOffset), in commit
-     * order; created with `offsets`. */
-    GArray *txn_pending;
-} OffsetsPartition;
-
-/* An offset a TxnOffsetCommit stored, visible once its transaction commits
- * (Kafka's pendingTransactionalOffsetCommits). */
-typedef struct {
-    gint64 producer_id;
-    guint64 key;
-    guint64 value; /* group_coord_commit_value */
-} TxnPendingOffset;
-
-typedef struct Group Group;
-
-typedef struct {
-    char *member_id;
-    char *client_id;
-    Group *group;
-    gint32 session_timeout_ms;
-    gint32 rebalance_timeout_ms;
-    gint32 protocol;
-    gint32 owned_generation;
-    GArray *topics;     /* KTopicName, sorted */
-    GArray *owned;      /* KTopicPartition */
-    GArray *assignment; /* KTopicPartition */
-    gboolean awaiting_join;
-    gboolean awaiting_sync;
-    SimNodeId join_node;
-    gint32 join_correlation;
-    SimNodeId sync_node;
-    gint32 sync_correlation;
-    SimTimerId heartbeat_timer;
-} Member;
-
-struct Group {
-    GroupCoord *coord; /* its coordinator, for its timers */
-    char *id;
-    gint32 partition; /* of __consumer_offsets */
-    GroupState state;
-    gint32 generation;
-    gint32 protocol; /* the chosen assignor, as the wire numbers it; -1 none */
-    Member *leader;
-    GPtrArray *members; /* Member* (owned), sorted by id */
-    SimTimerId join_timer;
-    gboolean initial_delay; /* the join timer is the initial delayed join */
-    gint64 initial_remaining_ms;
-    gboolean new_member_added;
-};
-
-typedef struct {
-    guint64 id;
-    gint32 partition;
-    char group_id[KAFKA_GROUP_ID_MAX + 1];
-    SimNodeId client; /* SIM_NODE_NONE: a record of the coordinator's own, unanswered */
-    gint32 correlation_id;
-    GArray *offsets; /* KOffsetPartition */
-    gint64 producer_id; /* a TxnOffsetCommit's producer; -1 for an OffsetCommit */
-    /* A group metadata record (store_group): the generation it stores and
-     * the leader's assignment (KMemberPartition), or NULL for commits. */
-    gint32 generation;
-    GArray *assignments;
-    /* A KIP-848 group's record (group_coord_append_group_record): who hears
-     * the answer, or NULL. */
-    GroupRecordAnswer answer;
-    void *answer_ctx;
-} PendingCommit;
-
-struct GroupCoord {
-    BrokerServices *services;
-    GPtrArray *partitions; /* OffsetsPartition* (owned), by partition */
-    GPtrArray *groups;     /* Group* (owned), by id */
-    GPtrArray *pending;    /* PendingCommit* (owned), by id */
-    guint64 commit_next;
-    guint64 member_next;
-    ConsumerGroups *consumer; /* KIP-848's groups (group_coord_consumer.c) */
-};
 
 /* ---- lookups ---- */
 
@@ -138,20 +50,20 @@ config_of(const GroupCoord *coord)
     return broker_services_config(coord->services);
 }
 
-static gint32
-partition_of(const GroupCoord *coord, const char *group_id)
+gint32
+classic_partition_of(const GroupCoord *coord, const char *group_id)
 {
     return group_coord_partition_for(group_id, config_of(coord)->offsets_topic_num_partitions);
 }
 
-static OffsetsPartition *
-offsets_partition_find(const GroupCoord *coord, gint32 partition)
+OffsetsPartition *
+classic_offsets_partition_find(const GroupCoord *coord, gint32 partition)
 {
     return coord_partition_find(coord->partitions, partition);
 }
 
-static Group *
-group_find(const GroupCoord *coord, const char *group_id)
+Group *
+classic_group_find(const GroupCoord *coord, const char *group_id)
 {
     for (guint i = 0; i < coord->groups->len; i++) {
         Group *group = g_ptr_array_index(coord->groups, i);
@@ -161,8 +73,8 @@ group_find(const GroupCoord *coord, const char *group_id)
     return NULL;
 }
 
-static Member *
-member_find(const Group *group, const char *member_id)
+Member *
+classic_member_find(const Group *group, const char *member_id)
 {
     for (guint i = 0; i < group->members->len; i++) {
         Member *member = g_ptr_array_index(group->members, i);
@@ -178,7 +90,8 @@ check_coordinator(const GroupCoord *coord, const char *group_id)
 {
     if (group_id[0] == '\0')
         return KAFKA_ERROR_INVALID_GROUP_ID;
-    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
+    const OffsetsPartition *op =
+        classic_offsets_partition_find(coord, classic_partition_of(coord, group_id));
     if (op == NULL)
         return KAFKA_ERROR_NOT_COORDINATOR;
     if (op->offsets == NULL)
@@ -195,7 +108,7 @@ group_coord_check_coordinator(const GroupCoord *coord, const char *group_id)
 gint32
 group_coord_group_partition(const GroupCoord *coord, const char *group_id)
 {
-    return partition_of(coord, group_id);
+    return classic_partition_of(coord, group_id);
 }
 
 BrokerServices *
@@ -207,7 +120,7 @@ group_coord_services(const GroupCoord *coord)
 gboolean
 group_coord_classic_active(const GroupCoord *coord, const char *group_id)
 {
-    const Group *group = group_find(coord, group_id);
+    const Group *group = classic_group_find(coord, group_id);
     return group != NULL && group->members->len > 0;
 }
 
@@ -219,8 +132,8 @@ group_coord_consumer_groups(const GroupCoord *coord)
 
 /* ---- members and groups ---- */
 
-static SimWorld *
-world_of(const GroupCoord *coord)
+SimWorld *
+classic_world_of(const GroupCoord *coord)
 {
     return broker_services_world(coord->services);
 }
@@ -228,7 +141,7 @@ world_of(const GroupCoord *coord)
 static void
 member_free(GroupCoord *coord, Member *member)
 {
-    sim_timer_cancel(world_of(coord), member->heartbeat_timer);
+    sim_timer_cancel(classic_world_of(coord), member->heartbeat_timer);
     g_array_free(member->topics, TRUE);
     g_array_free(member->owned, TRUE);
     g_array_free(member->assignment, TRUE);
@@ -240,7 +153,7 @@ member_free(GroupCoord *coord, Member *member)
 static void
 group_free(GroupCoord *coord, Group *group)
 {
-    sim_timer_cancel(world_of(coord), group->join_timer);
+    sim_timer_cancel(classic_world_of(coord), group->join_timer);
     for (guint i = 0; i < group->members->len; i++)
         member_free(coord, g_ptr_array_index(group->members, i));
     g_ptr_array_free(group->members, TRUE);
@@ -260,13 +173,13 @@ member_compare(gconstpointer a, gconstpointer b)
     return strcmp((*(Member *const *)a)->member_id, (*(Member *const *)b)->member_id);
 }
 
-static Group *
-group_new(GroupCoord *coord, const char *group_id)
+Group *
+classic_group_new(GroupCoord *coord, const char *group_id)
 {
     Group *group = g_new0(Group, 1);
     group->coord = coord;
     group->id = g_strdup(group_id);
-    group->partition = partition_of(coord, group_id);
+    group->partition = classic_partition_of(coord, group_id);
     group->state = GROUP_STATE_EMPTY;
     group->protocol = -1;
     group->members = g_ptr_array_new();
@@ -289,13 +202,13 @@ rebalance_timeout_ms(const Group *group)
 static void heartbeat_expired(SimWorld *world, void *ctx, void *arg);
 
 /* Kafka's completeAndScheduleNextHeartbeatExpiration. */
-static void
-heartbeat_schedule(GroupCoord *coord, Member *member)
+void
+classic_heartbeat_schedule(GroupCoord *coord, Member *member)
 {
-    sim_timer_cancel(world_of(coord), member->heartbeat_timer);
-    member->heartbeat_timer = sim_timer_set(world_of(coord), broker_services_node(coord->services),
-                                            (gint64)member->session_timeout_ms * SIM_NS_PER_MS,
-                                            heartbeat_expired, member);
+    sim_timer_cancel(classic_world_of(coord), member->heartbeat_timer);
+    member->heartbeat_timer = sim_timer_set(
+        classic_world_of(coord), broker_services_node(coord->services),
+        (gint64)member->session_timeout_ms * SIM_NS_PER_MS, heartbeat_expired, member);
 }
 
 static gint
@@ -449,7 +362,7 @@ static void
 complete_join(GroupCoord *coord, Group *group)
 {
     KSIM_ASSERT(group->state == GROUP_STATE_PREPARING_REBALANCE);
-    sim_timer_cancel(world_of(coord), group->join_timer);
+    sim_timer_cancel(classic_world_of(coord), group->join_timer);
     group->join_timer = SIM_EVENT_ID_NONE;
     for (guint i = group->members->len; i > 0; i--) {
         Member *member = g_ptr_array_index(group->members, i - 1);
@@ -480,7 +393,7 @@ complete_join(GroupCoord *coord, Group *group)
         member->awaiting_join = FALSE;
         g_array_set_size(member->assignment, 0);
         join_respond(coord, group, member, member->join_node, member->join_correlation);
-        heartbeat_schedule(coord, member);
+        classic_heartbeat_schedule(coord, member);
     }
 }
 
@@ -543,8 +456,9 @@ prepare_rebalance(GroupCoord *coord, Group *group)
         group->initial_remaining_ms = MAX(rebalance_ms - delay_ms, 0);
     }
     group->state = GROUP_STATE_PREPARING_REBALANCE;
-    group->join_timer = sim_timer_set(world_of(coord), broker_services_node(coord->services),
-                                      delay_ms * SIM_NS_PER_MS, join_timer_fired, group);
+    group->join_timer =
+        sim_timer_set(classic_world_of(coord), broker_services_node(coord->services),
+                      delay_ms * SIM_NS_PER_MS, join_timer_fired, group);
     try_complete_join(coord, group);
 }
 
@@ -589,7 +503,7 @@ heartbeat_expired(SimWorld *world, void *ctx, void *arg)
     /* Kafka's shouldKeepAlive: a member whose join or sync waits is kept;
      * the rebalance timeout deals with it. */
     if (member->awaiting_join || member->awaiting_sync) {
-        heartbeat_schedule(coord, member);
+        classic_heartbeat_schedule(coord, member);
         return;
     }
     remove_member(coord, member->group, member);
@@ -599,8 +513,8 @@ heartbeat_expired(SimWorld *world, void *ctx, void *arg)
 
 /* A member of `group` with id `member_id` (taken) and nothing subscribed,
  * in the group's sorted members. */
-static Member *
-member_add(Group *group, char *member_id, const char *client_id)
+Member *
+classic_member_add(Group *group, char *member_id, const char *client_id)
 {
     KSIM_ASSERT(group->members->len < GROUP_MEMBERS_MAX);
     KSIM_ASSERT(strlen(member_id) <= KAFKA_MEMBER_ID_MAX);
@@ -620,13 +534,13 @@ member_add(Group *group, char *member_id, const char *client_id)
 static Member *
 member_new(GroupCoord *coord, Group *group, const KJoinGroupRequest *request)
 {
-    SimWorld *world = world_of(coord);
+    SimWorld *world = classic_world_of(coord);
     KSIM_ASSERT(request->topics->len <= GROUP_TOPICS_MAX);
     char *member_id = g_strdup_printf(
         "%s-%d-%u-%" G_GUINT64_FORMAT, request->client_id[0] ? request->client_id : "consumer",
         broker_services_broker_id(coord->services),
         sim_node_incarnation(world, broker_services_node(coord->services)), ++coord->member_next);
-    Member *member = member_add(group, member_id, request->client_id);
+    Member *member = classic_member_add(group, member_id, request->client_id);
     set_subscription(member, request);
     if (group->leader == NULL)
         group->leader = member;
@@ -652,7 +566,7 @@ join_new_member(GroupCoord *coord, Group *group, SimNodeId from, const KJoinGrou
     Member *member = member_new(coord, group, request);
     await_join(member, from, request->correlation_id);
     group->new_member_added = TRUE;
-    heartbeat_schedule(coord, member);
+    classic_heartbeat_schedule(coord, member);
     maybe_prepare_rebalance(coord, group);
 }
 
@@ -679,7 +593,7 @@ join_known_member(GroupCoord *coord, Group *group, Member *member, SimNodeId fro
          * rebalance. */
         if (!changed &&
             (group->state == GROUP_STATE_COMPLETING_REBALANCE || member != group->leader)) {
-            heartbeat_schedule(coord, member);
+            classic_heartbeat_schedule(coord, member);
             join_respond(coord, group, member, from, request->correlation_id);
             return;
         }
@@ -706,12 +620,12 @@ handle_join(GroupCoord *coord, SimNodeId from, const KJoinGroupRequest *request)
         error = KAFKA_ERROR_INVALID_SESSION_TIMEOUT;
     if (error == KAFKA_ERROR_NONE && consumer_groups_exists(coord->consumer, request->group_id))
         error = KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL; /* a KIP-848 group's id */
-    Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
+    Group *group = error == KAFKA_ERROR_NONE ? classic_group_find(coord, request->group_id) : NULL;
     if (error == KAFKA_ERROR_NONE && group == NULL) {
         if (request->member_id[0] != '\0')
             error = KAFKA_ERROR_UNKNOWN_MEMBER_ID;
         else
-            group = group_new(coord, request->group_id);
+            group = classic_group_new(coord, request->group_id);
     }
     if (error != KAFKA_ERROR_NONE) {
         join_respond_error(coord, from, request->correlation_id, request->member_id, error);
@@ -721,7 +635,7 @@ handle_join(GroupCoord *coord, SimNodeId from, const KJoinGroupRequest *request)
         join_new_member(coord, group, from, request);
         return;
     }
-    Member *member = member_find(group, request->member_id);
+    Member *member = classic_member_find(group, request->member_id);
     if (member == NULL) {
         join_respond_error(coord, from, request->correlation_id, request->member_id,
                            KAFKA_ERROR_UNKNOWN_MEMBER_ID);
@@ -753,7 +667,7 @@ propagate_assignment(GroupCoord *coord, Group *group, const GArray *assignments)
             sync_respond(coord, member->sync_node, member->sync_correlation, KAFKA_ERROR_NONE,
                          member->assignment);
         }
-        heartbeat_schedule(coord, member);
+        classic_heartbeat_schedule(coord, member);
     }
 }
 
@@ -761,7 +675,7 @@ propagate_assignment(GroupCoord *coord, Group *group, const GArray *assignments)
 static KafkaError
 check_member(const Group *group, const char *member_id, gint32 generation_id, Member **out)
 {
-    *out = group != NULL ? member_find(group, member_id) : NULL;
+    *out = group != NULL ? classic_member_find(group, member_id) : NULL;
     if (*out == NULL || group->state == GROUP_STATE_EMPTY || group->state == GROUP_STATE_DEAD)
         return KAFKA_ERROR_UNKNOWN_MEMBER_ID;
     if (generation_id != group->generation)
@@ -773,7 +687,7 @@ static void
 handle_sync(GroupCoord *coord, SimNodeId from, const KSyncGroupRequest *request)
 {
     KafkaError error = check_coordinator(coord, request->group_id);
-    Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
+    Group *group = error == KAFKA_ERROR_NONE ? classic_group_find(coord, request->group_id) : NULL;
     Member *member = NULL;
     if (error == KAFKA_ERROR_NONE)
         error = check_member(group, request->member_id, request->generation_id, &member);
@@ -784,7 +698,7 @@ handle_sync(GroupCoord *coord, SimNodeId from, const KSyncGroupRequest *request)
         return;
     }
     if (group->state == GROUP_STATE_STABLE) {
-        heartbeat_schedule(coord, member);
+        classic_heartbeat_schedule(coord, member);
         sync_respond(coord, from, request->correlation_id, KAFKA_ERROR_NONE, member->assignment);
         return;
     }
@@ -802,12 +716,12 @@ static void
 handle_heartbeat(GroupCoord *coord, SimNodeId from, const KGroupRequest *request)
 {
     KafkaError error = check_coordinator(coord, request->group_id);
-    Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
+    Group *group = error == KAFKA_ERROR_NONE ? classic_group_find(coord, request->group_id) : NULL;
     Member *member = NULL;
     if (error == KAFKA_ERROR_NONE)
         error = check_member(group, request->member_id, request->generation_id, &member);
     if (error == KAFKA_ERROR_NONE) {
-        heartbeat_schedule(coord, member);
+        classic_heartbeat_schedule(coord, member);
         if (group->state == GROUP_STATE_PREPARING_REBALANCE)
             error = KAFKA_ERROR_REBALANCE_IN_PROGRESS;
     }
@@ -818,8 +732,8 @@ static void
 handle_leave(GroupCoord *coord, SimNodeId from, const KGroupRequest *request)
 {
     KafkaError error = check_coordinator(coord, request->group_id);
-    Group *group = error == KAFKA_ERROR_NONE ? group_find(coord, request->group_id) : NULL;
-    Member *member = group != NULL ? member_find(group, request->member_id) : NULL;
+    Group *group = error == KAFKA_ERROR_NONE ? classic_group_find(coord, request->group_id) : NULL;
+    Member *member = group != NULL ? classic_member_find(group, request->member_id) : NULL;
     if (error == KAFKA_ERROR_NONE && member == NULL)
         error = KAFKA_ERROR_UNKNOWN_MEMBER_ID;
     if (error == KAFKA_ERROR_NONE)
@@ -868,7 +782,7 @@ pending_new(GroupCoord *coord, const char *group_id, SimNodeId client, gint32 co
 {
     PendingCommit *pending = g_new0(PendingCommit, 1);
     pending->id = ++coord->commit_next;
-    pending->partition = partition_of(coord, group_id);
+    pending->partition = classic_partition_of(coord, group_id);
     KPROTO_SET_ID(pending->group_id, group_id);
     pending->client = client;
     pending->correlation_id = correlation_id;
@@ -877,15 +791,15 @@ pending_new(GroupCoord *coord, const char *group_id, SimNodeId client, gint32 co
     return pending;
 }
 
-static void
-cache_put(OffsetsPartition *op, guint64 key, guint64 value)
+void
+classic_cache_put(OffsetsPartition *op, guint64 key, guint64 value)
 {
     g_hash_table_replace(op->offsets, g_memdup2(&key, sizeof key), g_memdup2(&value, sizeof value));
 }
 
 /* The commit value cached for `key`, or NULL. */
-static const guint64 *
-cache_get(const OffsetsPartition *op, guint64 key)
+const guint64 *
+classic_cache_get(const OffsetsPartition *op, guint64 key)
 {
     return g_hash_table_lookup(op->offsets, &key);
 }
@@ -897,8 +811,8 @@ commit_response_type(const PendingCommit *pending)
                                      : KMSG_OFFSET_COMMIT_RESPONSE;
 }
 
-static void
-txn_pending_put(OffsetsPartition *op, gint64 producer_id, guint64 key, guint64 value)
+void
+classic_txn_pending_put(OffsetsPartition *op, gint64 producer_id, guint64 key, guint64 value)
 {
     KSIM_ASSERT(op->txn_pending->len < TXN_PENDING_MAX);
     TxnPendingOffset entry = {producer_id, key, value};
@@ -918,8 +832,8 @@ txn_pending_has(const OffsetsPartition *op, guint64 key)
     return FALSE;
 }
 
-static void
-txn_pending_complete(OffsetsPartition *op, gint64 producer_id, gboolean committed)
+void
+classic_txn_pending_complete(OffsetsPartition *op, gint64 producer_id, gboolean committed)
 {
     guint kept = 0;
     for (guint i = 0; i < op->txn_pending->len; i++) {
@@ -929,7 +843,7 @@ txn_pending_complete(OffsetsPartition *op, gint64 producer_id, gboolean committe
             continue;
         }
         if (committed)
-            cache_put(op, entry.key, entry.value);
+            classic_cache_put(op, entry.key, entry.value);
     }
     g_array_set_size(op->txn_pending, kept);
 }
@@ -993,7 +907,7 @@ commit_appended(void *user_data, KafkaError append_error, gint64 base_offset, gu
     }
     KafkaError error = commit_error(append_error);
     if (error == KAFKA_ERROR_NONE) {
-        OffsetsPartition *op = offsets_partition_find(coord, pending->partition);
+        OffsetsPartition *op = classic_offsets_partition_find(coord, pending->partition);
         /* Appended and replicated by this leader: still its partition. */
         KSIM_ASSERT(op != NULL);
         KSIM_ASSERT(op->offsets != NULL);
@@ -1003,9 +917,9 @@ commit_appended(void *user_data, KafkaError append_error, gint64 base_offset, gu
                 group_coord_offset_key(pending->group_id, entry->tp.topic, entry->tp.partition);
             guint64 value = group_coord_commit_value(entry->offset, entry->leader_epoch);
             if (pending->producer_id >= 0)
-                txn_pending_put(op, pending->producer_id, key, value);
+                classic_txn_pending_put(op, pending->producer_id, key, value);
             else
-                cache_put(op, key, value);
+                classic_cache_put(op, key, value);
         }
     }
     if (pending->client != SIM_NODE_NONE)
@@ -1039,8 +953,7 @@ append_for_group(GroupCoord *coord, PendingCommit *pending, PlogBatch *batch)
 static void
 store_offsets(GroupCoord *coord, SimNodeId from, const KOffsetMessage *request)
 {
-    PendingCommit *pending =
-        pending_new(coord, request->group_id, from, request->correlation_id);
+    PendingCommit *pending = pending_new(coord, request->group_id, from, request->correlation_id);
     g_array_append_vals(pending->offsets, request->partitions->data, request->partitions->len);
     g_autoptr(PlogBatch) batch = plog_batch_new();
     if (request->base.type == KMSG_TXN_OFFSET_COMMIT_REQUEST) {
@@ -1094,8 +1007,8 @@ store_group(GroupCoord *coord, const Group *group, const GArray *assignments)
     group_log_record_clear(&record);
     PendingCommit *pending = pending_new(coord, group->id, SIM_NODE_NONE, 0);
     pending->generation = group->generation;
-    pending->assignments = g_array_sized_new(FALSE, FALSE, sizeof(KMemberPartition),
-                                             assignments->len);
+    pending->assignments =
+        g_array_sized_new(FALSE, FALSE, sizeof(KMemberPartition), assignments->len);
     g_array_append_vals(pending->assignments, assignments->data, assignments->len);
     append_for_group(coord, pending, batch);
 }
@@ -1127,7 +1040,7 @@ group_coord_write_error(KafkaError append_error)
 static void
 group_stored(GroupCoord *coord, const PendingCommit *pending, KafkaError append_error)
 {
-    Group *group = group_find(coord, pending->group_id);
+    Group *group = classic_group_find(coord, pending->group_id);
     if (group == NULL || group->state != GROUP_STATE_COMPLETING_REBALANCE ||
         group->generation != pending->generation)
         return;
@@ -1150,14 +1063,14 @@ check_commit(GroupCoord *coord, const KOffsetMessage *request)
 {
     /* A KIP-848 group validates the member epoch the commit carries. */
     if (consumer_groups_exists(coord->consumer, request->group_id))
-        return consumer_groups_check_commit(coord->consumer, request->group_id,
-                                            request->member_id, request->generation_id);
-    Group *group = group_find(coord, request->group_id);
+        return consumer_groups_check_commit(coord->consumer, request->group_id, request->member_id,
+                                            request->generation_id);
+    Group *group = classic_group_find(coord, request->group_id);
     if (group == NULL) {
         if (request->generation_id >= 0)
             return KAFKA_ERROR_ILLEGAL_GENERATION;
         /* A consumer that only stores offsets (assign() with a group id). */
-        group_new(coord, request->group_id);
+        classic_group_new(coord, request->group_id);
         return KAFKA_ERROR_NONE;
     }
     if (request->generation_id < 0 && group->state == GROUP_STATE_EMPTY)
@@ -1167,7 +1080,7 @@ check_commit(GroupCoord *coord, const KOffsetMessage *request)
     Member *member = NULL;
     KafkaError error = check_member(group, request->member_id, request->generation_id, &member);
     if (error == KAFKA_ERROR_NONE)
-        heartbeat_schedule(coord, member);
+        classic_heartbeat_schedule(coord, member);
     return error;
 }
 
@@ -1196,15 +1109,15 @@ handle_txn_offset_commit(GroupCoord *coord, SimNodeId from, const KOffsetMessage
         error = KAFKA_ERROR_INVALID_REQUEST;
     if (error == KAFKA_ERROR_NONE && request->generation_id >= 0 &&
         consumer_groups_exists(coord->consumer, request->group_id)) {
-        error = consumer_groups_check_commit(coord->consumer, request->group_id,
-                                             request->member_id, request->generation_id);
+        error = consumer_groups_check_commit(coord->consumer, request->group_id, request->member_id,
+                                             request->generation_id);
     } else if (error == KAFKA_ERROR_NONE && request->generation_id >= 0) {
         /* KIP-447: the member's group metadata fences a zombie. */
-        Group *group = group_find(coord, request->group_id);
+        Group *group = classic_group_find(coord, request->group_id);
         Member *member = NULL;
-        error = group == NULL ? KAFKA_ERROR_ILLEGAL_GENERATION
-                              : check_member(group, request->member_id, request->generation_id,
-                                             &member);
+        error = group == NULL
+                    ? KAFKA_ERROR_ILLEGAL_GENERATION
+                    : check_member(group, request->member_id, request->generation_id, &member);
     }
     if (error != KAFKA_ERROR_NONE || request->partitions->len == 0) {
         offsets_respond(coord, from, KMSG_TXN_OFFSET_COMMIT_RESPONSE, request->correlation_id,
@@ -1221,7 +1134,7 @@ handle_offset_fetch(GroupCoord *coord, SimNodeId from, const KOffsetMessage *req
     g_autoptr(GArray) answers = g_array_copy(request->partitions);
     const OffsetsPartition *op =
         error == KAFKA_ERROR_NONE
-            ? offsets_partition_find(coord, partition_of(coord, request->group_id))
+            ? classic_offsets_partition_find(coord, classic_partition_of(coord, request->group_id))
             : NULL;
     for (guint i = 0; i < answers->len; i++) {
         KOffsetPartition *entry = &g_array_index(answers, KOffsetPartition, i);
@@ -1237,7 +1150,7 @@ handle_offset_fetch(GroupCoord *coord, SimNodeId from, const KOffsetMessage *req
             entry->error = KAFKA_ERROR_UNSTABLE_OFFSET_COMMIT;
             continue;
         }
-        const guint64 *value = cache_get(op, key);
+        const guint64 *value = classic_cache_get(op, key);
         if (value != NULL) {
             entry->offset = group_coord_commit_value_offset(*value);
             entry->leader_epoch = group_coord_commit_value_epoch(*value);
@@ -1255,7 +1168,7 @@ handle_find_coordinator(GroupCoord *coord, SimNodeId from, const KFindCoordinato
     const BrokerConfig *config = config_of(coord);
     broker_services_find_coordinator(
         coord->services, from, request, GROUP_OFFSETS_TOPIC, config->offsets_topic_num_partitions,
-        config->offsets_topic_replication_factor, partition_of(coord, request->group_id),
+        config->offsets_topic_replication_factor, classic_partition_of(coord, request->group_id),
         KAFKA_ERROR_INVALID_GROUP_ID);
 }
 
@@ -1300,125 +1213,6 @@ group_coord_handle_message(GroupCoord *coord, SimNodeId from, SimMsg *msg)
 
 /* ---- loading and unloading offsets partitions ---- */
 
-/* What a load has read so far. */
-typedef struct {
-    OffsetsPartition *op;
-    GTree *groups; /* group id -> its latest GroupLogRecord* (owned) */
-} OffsetsLoad;
-
-static gint
-group_id_compare(gconstpointer a, gconstpointer b, gpointer unused)
-{
-    (void)unused;
-    return strcmp(a, b);
-}
-
-static void
-group_log_record_free(gpointer record)
-{
-    group_log_record_clear(record);
-    g_free(record);
-}
-
-/* One batch of the log into the load: a group metadata record replaces the
- * group's earlier one; a commit goes to the cache, or, transactional, waits
- * in txn_pending for its producer's marker, which applies or drops it;
- * records below `asked` were read before. */
-static void
-load_batch(const PlogBatch *batch, gint64 asked, void *user_data)
-{
-    OffsetsLoad *load = user_data;
-    OffsetsPartition *op = load->op;
-    GroupLogRecord *group = g_new(GroupLogRecord, 1);
-    if (group_coord_decode_group(batch, group)) {
-        if (batch->base_offset >= asked)
-            g_tree_replace(load->groups, group->group_id, group);
-        else
-            group_log_record_free(group);
-        return;
-    }
-    g_free(group);
-    gboolean transactional = (batch->attributes & PLOG_BATCH_TRANSACTIONAL) != 0;
-    if ((batch->attributes & PLOG_BATCH_CONTROL) != 0) {
-        txn_pending_complete(op, batch->producer_id,
-                             (batch->attributes & PLOG_BATCH_CONTROL_COMMIT) != 0);
-        return;
-    }
-    for (guint r = 0; r < batch->records->len; r++) {
-        const PlogRecord *record = &g_array_index(batch->records, PlogRecord, r);
-        if (batch->base_offset + r < asked || record->key == 0)
-            continue;
-        if (transactional)
-            txn_pending_put(op, batch->producer_id, record->key, record->value);
-        else
-            cache_put(op, record->key, record->value);
-    }
-}
-
-/* Kafka's loadGroup and onGroupLoaded (GroupMetadataManager and
- * GroupCoordinator, 3.9): the group of a metadata record comes back in its
- * generation, Stable with its members and their assignments (Empty without
- * members), and each member's session expiry is scheduled. */
-static gboolean
-group_load(gpointer key, gpointer value, gpointer user_data)
-{
-    GroupCoord *coord = user_data;
-    const GroupLogRecord *record = value;
-    (void)key;
-    if (record->consumer_protocol) {
-        if (group_find(coord, record->group_id) == NULL)
-            consumer_groups_load(coord->consumer, record);
-        return FALSE;
-    }
-    if (group_find(coord, record->group_id) != NULL ||
-        consumer_groups_exists(coord->consumer, record->group_id))
-        return FALSE;
-    Group *group = group_new(coord, record->group_id);
-    group->generation = record->generation;
-    for (guint i = 0; i < record->members->len; i++) {
-        const GroupLogMember *m = &g_array_index(record->members, GroupLogMember, i);
-        if (member_find(group, m->member_id) != NULL || group->members->len >= GROUP_MEMBERS_MAX ||
-            m->topics->len > GROUP_TOPICS_MAX)
-            continue;
-        Member *member = member_add(group, g_strdup(m->member_id), m->client_id);
-        member->session_timeout_ms = m->session_timeout_ms;
-        member->rebalance_timeout_ms = m->rebalance_timeout_ms;
-        member->protocol = m->protocol;
-        member->owned_generation = m->owned_generation;
-        g_array_append_vals(member->topics, m->topics->data, m->topics->len);
-        g_array_append_vals(member->owned, m->owned->data, m->owned->len);
-        g_array_append_vals(member->assignment, m->assignment->data, m->assignment->len);
-    }
-    if (group->members->len == 0)
-        return FALSE;
-    const GroupLogMember *leader =
-        record->leader >= 0 ? &g_array_index(record->members, GroupLogMember, record->leader)
-                            : NULL;
-    group->leader = leader != NULL ? member_find(group, leader->member_id) : NULL;
-    if (group->leader == NULL)
-        group->leader = g_ptr_array_index(group->members, 0);
-    group->protocol = record->protocol;
-    group->state = GROUP_STATE_STABLE;
-    for (guint i = 0; i < group->members->len; i++)
-        heartbeat_schedule(coord, g_ptr_array_index(group->members, i));
-    return FALSE;
-}
-
-/* Reads the partition's log into its cache, latest record per key winning,
- * then loads the groups whose metadata records it holds, in id order. */
-static void
-load_offsets(void *user_data, CoordPartition *partition, Plog *log)
-{
-    GroupCoord *coord = user_data;
-    OffsetsPartition *op = (OffsetsPartition *)partition;
-    op->offsets = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-    op->txn_pending = g_array_new(FALSE, FALSE, sizeof(TxnPendingOffset));
-    OffsetsLoad load = {op, g_tree_new_full(group_id_compare, NULL, NULL, group_log_record_free)};
-    coord_partition_read_log(log, load_batch, &load);
-    g_tree_foreach(load.groups, group_load, coord);
-    g_tree_destroy(load.groups);
-}
-
 static void
 partition_elected(void *user_data, const Partition *p)
 {
@@ -1426,7 +1220,7 @@ partition_elected(void *user_data, const Partition *p)
     if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
     coord_partition_elected(coord->partitions, sizeof(OffsetsPartition), coord->services,
-                            GROUP_OFFSETS_TOPIC, p, load_offsets, coord);
+                            GROUP_OFFSETS_TOPIC, p, group_coord_load_offsets, coord);
 }
 
 static void
@@ -1448,7 +1242,7 @@ partition_resigned(void *user_data, const Partition *p)
     GroupCoord *coord = user_data;
     if (strcmp(p->tp.topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
-    OffsetsPartition *op = offsets_partition_find(coord, p->tp.partition);
+    OffsetsPartition *op = classic_offsets_partition_find(coord, p->tp.partition);
     if (op == NULL)
         return;
     for (guint i = coord->groups->len; i > 0; i--) {
@@ -1475,8 +1269,7 @@ partition_resigned(void *user_data, const Partition *p)
         g_ptr_array_remove_index(coord->pending, i - 1);
         if (pending->client != SIM_NODE_NONE)
             offsets_respond(coord, pending->client, commit_response_type(pending),
-                            pending->correlation_id, KAFKA_ERROR_NOT_COORDINATOR,
-                            pending->offsets);
+                            pending->correlation_id, KAFKA_ERROR_NOT_COORDINATOR, pending->offsets);
         pending_free(pending);
     }
     g_ptr_array_remove(coord->partitions, op);
@@ -1487,17 +1280,16 @@ partition_resigned(void *user_data, const Partition *p)
  * partition this broker coordinates, the producer's transactional offsets
  * become visible (commit) or are dropped (abort). */
 static void
-marker_written(void *user_data, const KTopicPartition *tp, gint64 producer_id,
-               gboolean committed)
+marker_written(void *user_data, const KTopicPartition *tp, gint64 producer_id, gboolean committed)
 {
     GroupCoord *coord = user_data;
     if (strcmp(tp->topic, GROUP_OFFSETS_TOPIC) != 0)
         return;
-    OffsetsPartition *op = offsets_partition_find(coord, tp->partition);
+    OffsetsPartition *op = classic_offsets_partition_find(coord, tp->partition);
     /* Still loading: the load reads the marker from the log. */
     if (op == NULL || op->offsets == NULL)
         return;
-    txn_pending_complete(op, producer_id, committed);
+    classic_txn_pending_complete(op, producer_id, committed);
 }
 
 /* ---- the object ---- */
@@ -1534,115 +1326,4 @@ group_coord_free(GroupCoord *coord)
     g_ptr_array_free(coord->partitions, TRUE);
     g_ptr_array_free(coord->pending, TRUE);
     g_free(coord);
-}
-
-/* ---- views ---- */
-
-void
-group_coord_describe(const Broker *broker, const char *group_id, GroupCoordInfo *out)
-{
-    memset(out, 0, sizeof *out);
-    out->state = GROUP_STATE_DEAD;
-    out->protocol = -1;
-    const BrokerServices *services = broker_services_of(broker);
-    if (services == NULL)
-        return;
-    const GroupCoord *coord = broker_services_group_coord(services);
-    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
-    out->coordinator = op != NULL && op->offsets != NULL;
-    out->loading = op != NULL && op->offsets == NULL;
-    const Group *group = group_find(coord, group_id);
-    if (group == NULL) {
-        consumer_groups_describe(coord->consumer, group_id, out);
-        return;
-    }
-    out->exists = TRUE;
-    out->state = group->state;
-    out->generation = group->generation;
-    out->members = group->members->len;
-    out->protocol = group->protocol;
-}
-
-/* The commit value the broker's coordinator cache holds for the partition,
- * or NULL. */
-static const guint64 *
-committed_value(const Broker *broker, const char *group_id, const char *topic, gint32 partition)
-{
-    const BrokerServices *services = broker_services_of(broker);
-    if (services == NULL)
-        return NULL;
-    const GroupCoord *coord = broker_services_group_coord(services);
-    const OffsetsPartition *op = offsets_partition_find(coord, partition_of(coord, group_id));
-    if (op == NULL || op->offsets == NULL)
-        return NULL;
-    return cache_get(op, group_coord_offset_key(group_id, topic, partition));
-}
-
-gint64
-group_coord_committed_offset(const Broker *broker, const char *group_id, const char *topic,
-                             gint32 partition)
-{
-    const guint64 *value = committed_value(broker, group_id, topic, partition);
-    return value != NULL ? group_coord_commit_value_offset(*value) : -1;
-}
-
-gint32
-group_coord_committed_leader_epoch(const Broker *broker, const char *group_id, const char *topic,
-                                   gint32 partition)
-{
-    const guint64 *value = committed_value(broker, group_id, topic, partition);
-    return value != NULL ? group_coord_commit_value_epoch(*value) : -1;
-}
-
-/* ---- invariants ---- */
-
-static void
-check_group(const GroupCoord *coord, const Group *group)
-{
-    const OffsetsPartition *op = offsets_partition_find(coord, group->partition);
-    KSIM_ASSERT(op != NULL);
-    KSIM_ASSERT(op->offsets != NULL);
-    KSIM_ASSERT((group->leader == NULL) == (group->members->len == 0));
-    KSIM_ASSERT((group->state == GROUP_STATE_EMPTY) == (group->members->len == 0) ||
-                group->state == GROUP_STATE_PREPARING_REBALANCE);
-    KSIM_ASSERT(sim_timer_pending(world_of(coord), group->join_timer) ==
-                (group->state == GROUP_STATE_PREPARING_REBALANCE));
-    gboolean leader_found = group->leader == NULL;
-    for (guint m = 0; m < group->members->len; m++) {
-        const Member *member = g_ptr_array_index(group->members, m);
-        if (m > 0)
-            KSIM_ASSERT(
-                strcmp(((const Member *)g_ptr_array_index(group->members, m - 1))->member_id,
-                       member->member_id) < 0);
-        KSIM_ASSERT(member->group == group);
-        leader_found = leader_found || member == group->leader;
-        if (member->awaiting_join)
-            KSIM_ASSERT(group->state == GROUP_STATE_PREPARING_REBALANCE);
-        if (member->awaiting_sync)
-            KSIM_ASSERT(group->state == GROUP_STATE_COMPLETING_REBALANCE);
-    }
-    KSIM_ASSERT(leader_found);
-}
-
-void
-group_coord_check_invariants(const GroupCoord *coord)
-{
-    coord_partitions_check(coord->services, coord->partitions, GROUP_OFFSETS_TOPIC);
-    for (guint i = 0; i < coord->partitions->len; i++) {
-        const OffsetsPartition *op = g_ptr_array_index(coord->partitions, i);
-        KSIM_ASSERT((op->offsets != NULL) == op->base.loaded);
-        KSIM_ASSERT((op->txn_pending != NULL) == op->base.loaded);
-    }
-    for (guint i = 0; i < coord->groups->len; i++) {
-        const Group *group = g_ptr_array_index(coord->groups, i);
-        if (i > 0)
-            KSIM_ASSERT(strcmp(((const Group *)g_ptr_array_index(coord->groups, i - 1))->id,
-                               group->id) < 0);
-        check_group(coord, group);
-    }
-    for (guint i = 0; i < coord->pending->len; i++) {
-        const PendingCommit *pending = g_ptr_array_index(coord->pending, i);
-        KSIM_ASSERT(offsets_partition_find(coord, pending->partition) != NULL);
-    }
-    consumer_groups_check_invariants(coord->consumer);
 }
