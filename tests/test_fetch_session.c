@@ -56,6 +56,40 @@ test_ktp_hash_spreads_alike_names(void **state)
     assert_true(g_hash_table_size(seen) >= keys - 10);
 }
 
+/* A topic's name is interned: partitions named from different buffers
+ * share one copy and are equal; the copy outlives the buffer; the order
+ * and the hash come from the text, so a name interned later still sorts
+ * by its letters; a zeroed partition names no topic and sorts first. */
+static void
+test_ktp_names_are_interned(void **state)
+{
+    (void)state;
+    char first[] = "orders";
+    g_autofree char *second = g_strdup("orders");
+    KTopicPartition a;
+    KTopicPartition b;
+    ktp_set(&a, first, 3);
+    ktp_set(&b, second, 3);
+    assert_ptr_equal(a.topic, b.topic);
+    assert_ptr_not_equal(a.topic, first);
+    assert_true(ktp_equal(&a, &b));
+    assert_int_equal(ktp_hash(&a), ktp_hash(&b));
+    first[0] = 'x';
+    assert_string_equal(a.topic, "orders");
+    b.partition = 4;
+    assert_false(ktp_equal(&a, &b));
+    assert_true(ktp_compare(&a, &b) < 0);
+    KTopicPartition later;
+    ktp_set(&later, "interned-after-orders-but-sorts-first-aaa", 9);
+    assert_true(ktp_compare(&later, &a) < 0);
+    assert_true(ktp_compare(&a, &later) > 0);
+    KTopicPartition none = {NULL, 0};
+    assert_true(ktp_compare(&none, &later) < 0);
+    assert_false(ktp_equal(&none, &later));
+    g_autofree char *name = ktp_name(&a);
+    assert_string_equal(name, "orders-3");
+}
+
 static KFetchPartition
 partition(gint32 index, gint64 fetch_offset)
 {
@@ -815,6 +849,7 @@ main(void)
         cmocka_unit_test(test_fetch_session_lost_on_leader_restart),
         cmocka_unit_test(test_fetch_session_cache_quiet_partitions),
         cmocka_unit_test(test_ktp_hash_spreads_alike_names),
+        cmocka_unit_test(test_ktp_names_are_interned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

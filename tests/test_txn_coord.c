@@ -875,7 +875,7 @@ static GArray *
 offsets_one(gint64 offset)
 {
     GArray *offsets = g_array_new(FALSE, TRUE, sizeof(KOffsetPartition));
-    KOffsetPartition entry = {{{0}, 0}, offset, KAFKA_ERROR_NONE, -1};
+    KOffsetPartition entry = {{NULL, 0}, offset, KAFKA_ERROR_NONE, -1};
     ktp_set(&entry.tp, TOPIC, 1);
     g_array_append_val(offsets, entry);
     return offsets;

@@ -767,9 +767,9 @@ handle_replica_log_info(BrokerKraft *k, SimNodeId from, const KraftMsg *req)
     response->broker_epoch = k->epoch;
     response->topic = req->topic;
     response->partition = req->partition;
-    KTopicPartition tp = {{0}, req->partition};
-    g_strlcpy(tp.topic, kraft_record_store_topic_name(broker_of(k)->kraft_store, req->topic),
-              sizeof tp.topic);
+    KTopicPartition tp;
+    ktp_set(&tp, kraft_record_store_topic_name(broker_of(k)->kraft_store, req->topic),
+            req->partition);
     const Partition *p = replica_get(k->state, &tp);
     if (p == NULL || p->log == NULL) {
         response->error = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;

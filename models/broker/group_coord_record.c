@@ -307,10 +307,11 @@ read_partitions(ValueReader *reader, GArray *out)
     for (guint64 r = 0; reader->ok && r < runs; r++) {
         guint64 head = read_value(reader);
         KTopicPartition tp;
-        memset(&tp, 0, sizeof tp);
+        char topic[KAFKA_TOPIC_NAME_MAX + 1];
         guint n = (guint)(head >> 32);
-        if (!read_string(reader, (guint)(head & 0xffffffffu), tp.topic, sizeof tp.topic))
+        if (!read_string(reader, (guint)(head & 0xffffffffu), topic, sizeof topic))
             return;
+        ktp_set(&tp, topic, 0);
         for (guint i = 0; reader->ok && i < n; i += 2) {
             guint64 pair = read_value(reader);
             tp.partition = (gint32)(guint32)(pair & 0xffffffffu);

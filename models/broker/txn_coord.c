@@ -288,12 +288,13 @@ txn_coord_decode(const PlogBatch *batch, TxnLogRecord *out)
             break;
         }
         guint64 head = g_array_index(batch->records, PlogRecord, at++).value;
-        KTopicPartition tp;
-        memset(&tp, 0, sizeof tp);
-        tp.partition = (gint32)(guint32)(head & 0xffffffffu);
-        ok = coord_record_read_string(batch, &at, (guint)(head >> 32), tp.topic, sizeof tp.topic);
-        if (ok)
+        char topic[KAFKA_TOPIC_NAME_MAX + 1];
+        ok = coord_record_read_string(batch, &at, (guint)(head >> 32), topic, sizeof topic);
+        if (ok) {
+            KTopicPartition tp;
+            ktp_set(&tp, topic, (gint32)(guint32)(head & 0xffffffffu));
             g_array_append_val(out->partitions, tp);
+        }
     }
     ok = ok && r[0].key == txn_coord_record_key(out->transactional_id);
     if (!ok)

@@ -599,12 +599,21 @@ kproto_update_size(SimMsg *msg)
     msg->size_bytes = (guint32)MIN(size, (guint64)G_MAXUINT32);
 }
 
+/* GLib's string interning: a process-wide table of names that are never
+ * freed (a run has a few hundred at most; a process making many runs
+ * shares them). */
+const char *
+ktopic_intern(const char *name)
+{
+    KSIM_ASSERT(name != NULL);
+    KSIM_ASSERT(strlen(name) <= KAFKA_TOPIC_NAME_MAX);
+    return g_intern_string(name);
+}
+
 void
 ktp_set(KTopicPartition *tp, const char *topic, gint32 partition)
 {
-    KSIM_ASSERT(strlen(topic) <= KAFKA_TOPIC_NAME_MAX);
-    memset(tp->topic, 0, sizeof tp->topic);
-    g_strlcpy(tp->topic, topic, sizeof tp->topic);
+    tp->topic = ktopic_intern(topic);
     tp->partition = partition;
 }
 
@@ -619,15 +628,23 @@ kproto_set_id(char *field, gsize field_size, const char *id)
 gboolean
 ktp_equal(const KTopicPartition *a, const KTopicPartition *b)
 {
-    return a->partition == b->partition && strcmp(a->topic, b->topic) == 0;
+    return a->partition == b->partition && a->topic == b->topic;
+}
+
+static const char *
+topic_text(const char *topic)
+{
+    return topic != NULL ? topic : "";
 }
 
 int
 ktp_compare(const KTopicPartition *a, const KTopicPartition *b)
 {
-    int by_topic = strcmp(a->topic, b->topic);
-    if (by_topic != 0)
-        return by_topic;
+    if (a->topic != b->topic) {
+        int by_topic = strcmp(topic_text(a->topic), topic_text(b->topic));
+        if (by_topic != 0)
+            return by_topic;
+    }
     return (a->partition > b->partition) - (a->partition < b->partition);
 }
 
@@ -652,7 +669,7 @@ guint
 ktp_hash(gconstpointer key)
 {
     const KTopicPartition *tp = key;
-    return hash_mix(g_str_hash(tp->topic) ^ hash_mix((guint)tp->partition));
+    return hash_mix(g_str_hash(topic_text(tp->topic)) ^ hash_mix((guint)tp->partition));
 }
 
 gboolean

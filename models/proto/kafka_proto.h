@@ -26,8 +26,16 @@
 
 #define KAFKA_TOPIC_NAME_MAX 63
 
+/* A topic's partition. The name is interned (ktp_set, ktopic_intern): one
+ * copy of each name for the process, so two partitions of a topic hold the
+ * same pointer, a comparison of topics is a pointer comparison and a
+ * partition costs 16 bytes wherever it is named (a fetch session's entry,
+ * a replica, a metadata state, every request's partition list), not the 68
+ * of a name kept inline. The order of partitions (ktp_compare) and their
+ * hash (ktp_hash) still come from the name's text, so neither depends on
+ * where a name happens to live. NULL names no topic and orders as "". */
 typedef struct {
-    char topic[KAFKA_TOPIC_NAME_MAX + 1];
+    const char *topic;
     gint32 partition;
 } KTopicPartition;
 
@@ -547,6 +555,9 @@ gboolean kafka_msg_type_is_request(guint type);
 void *kproto_new(KafkaMsgType type);
 
 /* Sets a topic-partition, asserting the name fits. */
+/* `name`'s interned copy: the same pointer for every equal name, for the
+ * life of the process. */
+const char *ktopic_intern(const char *name);
 void ktp_set(KTopicPartition *tp, const char *topic, gint32 partition);
 gboolean ktp_equal(const KTopicPartition *a, const KTopicPartition *b);
 /* Orders by topic, then partition. */

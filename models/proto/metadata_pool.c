@@ -24,12 +24,15 @@ struct MetadataPool {
 };
 
 /* `in` as its wire fields alone: every byte of `out` not one of them is
- * zero (the name's tail, the padding, the array slots past n). */
+ * zero (the padding, the array slots past n). The name is interned, so its
+ * pointer stands for it: the pool's hash of a state depends on where the
+ * name lives, which only places entries in the table (it is looked up,
+ * never listed in an order that reaches anything). */
 static void
 normalize(const KPartitionState *in, KPartitionState *out)
 {
     memset(out, 0, sizeof *out);
-    memcpy(out->tp.topic, in->tp.topic, strnlen(in->tp.topic, sizeof out->tp.topic - 1));
+    out->tp.topic = in->tp.topic;
     out->tp.partition = in->tp.partition;
     out->leader = in->leader;
     out->leader_epoch = in->leader_epoch;
