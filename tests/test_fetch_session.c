@@ -72,6 +72,13 @@ test_ktp_names_are_interned(void **state)
     ktp_set(&b, second, 3);
     assert_ptr_equal(a.topic, b.topic);
     assert_ptr_not_equal(a.topic, first);
+    /* Interning an interned name gives it back, however many names came
+     * between (the recent table is only a shortcut). */
+    for (guint i = 0; i < 200; i++) {
+        g_autofree char *other = g_strdup_printf("other-%u", i);
+        assert_ptr_equal(ktopic_intern(other), ktopic_intern(ktopic_intern(other)));
+    }
+    assert_ptr_equal(ktopic_intern(a.topic), a.topic);
     assert_true(ktp_equal(&a, &b));
     assert_int_equal(ktp_hash(&a), ktp_hash(&b));
     first[0] = 'x';

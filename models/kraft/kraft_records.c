@@ -34,7 +34,7 @@ kraft_record_store_new(void)
 {
     KraftRecordStore *store = g_new0(KraftRecordStore, 1);
     store->records = g_array_new(FALSE, FALSE, sizeof(KraftRecord));
-    store->topics = g_ptr_array_new_with_free_func(g_free);
+    store->topics = g_ptr_array_new(); /* interned names (ktopic_intern) */
     store->topic_ids = g_hash_table_new(g_str_hash, g_str_equal);
     store->images = g_ptr_array_new_with_free_func((GDestroyNotify)kraft_image_free);
     store->image_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -82,9 +82,12 @@ kraft_record_store_topic(KraftRecordStore *store, const char *name)
     gint64 found = kraft_record_store_find_topic(store, name);
     if (found >= 0)
         return (guint32)found;
-    char *copy = g_strdup(name);
-    g_ptr_array_add(store->topics, copy);
-    g_hash_table_insert(store->topic_ids, copy, GUINT_TO_POINTER(store->topics->len));
+    /* Interned: the brokers name partitions with it (ktp_set) at every
+     * metadata change they publish, and an interned name is its own. */
+    const char *interned = ktopic_intern(name);
+    g_ptr_array_add(store->topics, (gpointer)interned);
+    g_hash_table_insert(store->topic_ids, (gpointer)interned,
+                        GUINT_TO_POINTER(store->topics->len));
     return store->topics->len - 1;
 }
 

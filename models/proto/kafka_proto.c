@@ -3,6 +3,7 @@
 
 #include "sim_assert.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -599,15 +600,69 @@ kproto_update_size(SimMsg *msg)
     msg->size_bytes = (guint32)MIN(size, (guint64)G_MAXUINT32);
 }
 
-/* GLib's string interning: a process-wide table of names that are never
- * freed (a run has a few hundred at most; a process making many runs
- * shares them). */
+/* An interned name: the text's hash is kept before the text, so hashing a
+ * partition reads a number instead of walking its topic's name. */
+typedef struct {
+    guint32 magic;
+    guint hash; /* g_str_hash of name */
+    char name[];
+} InternedTopic;
+
+#define INTERNED_TOPIC_MAGIC 0x6b746f70u /* "ktop" */
+
+/* The process's table of names, never freed (a run names a few hundred
+ * topics at most; a process making many runs shares them). ksim names
+ * topics from one thread, as it runs everything (DESIGN: no threads in
+ * sim/ or models/), so the table takes no lock. */
+static GHashTable *interned_topics; /* name -> InternedTopic * (owned) */
+
+/* The names interned last, by their address: most callers name a topic by
+ * a pointer they got from here, and an interned name's address is never
+ * another string's (the names are never freed), so a pointer found here is
+ * its own answer without hashing the text. */
+#define INTERNED_RECENT 256u
+static const char *interned_recent[INTERNED_RECENT];
+
+static guint
+interned_recent_slot(const char *name)
+{
+    return (guint)(((guintptr)name >> 4) * G_GUINT64_CONSTANT(0x9e3779b97f4a7c15) >> 56) %
+           INTERNED_RECENT;
+}
+
 const char *
 ktopic_intern(const char *name)
 {
     KSIM_ASSERT(name != NULL);
-    KSIM_ASSERT(strlen(name) <= KAFKA_TOPIC_NAME_MAX);
-    return g_intern_string(name);
+    guint slot = interned_recent_slot(name);
+    if (interned_recent[slot] == name)
+        return name;
+    gsize len = strlen(name);
+    KSIM_ASSERT(len <= KAFKA_TOPIC_NAME_MAX);
+    if (interned_topics == NULL)
+        interned_topics = g_hash_table_new(g_str_hash, g_str_equal);
+    InternedTopic *topic = g_hash_table_lookup(interned_topics, name);
+    if (topic == NULL) {
+        topic = g_malloc(sizeof *topic + len + 1);
+        topic->magic = INTERNED_TOPIC_MAGIC;
+        topic->hash = g_str_hash(name);
+        memcpy(topic->name, name, len + 1);
+        g_hash_table_insert(interned_topics, topic->name, topic);
+    }
+    interned_recent[interned_recent_slot(topic->name)] = topic->name;
+    return topic->name;
+}
+
+/* The hash of an interned name's text ("" for none). */
+static guint
+topic_hash(const char *topic)
+{
+    if (topic == NULL)
+        return g_str_hash("");
+    const InternedTopic *interned =
+        (const InternedTopic *)(const void *)(topic - offsetof(InternedTopic, name));
+    KSIM_ASSERT(interned->magic == INTERNED_TOPIC_MAGIC);
+    return interned->hash;
 }
 
 void
@@ -669,7 +724,7 @@ guint
 ktp_hash(gconstpointer key)
 {
     const KTopicPartition *tp = key;
-    return hash_mix(g_str_hash(topic_text(tp->topic)) ^ hash_mix((guint)tp->partition));
+    return hash_mix(topic_hash(tp->topic) ^ hash_mix((guint)tp->partition));
 }
 
 gboolean
