@@ -59,7 +59,8 @@ test_ktp_hash_spreads_alike_names(void **state)
 /* A topic's name is interned: partitions named from different buffers
  * share one copy and are equal; the copy outlives the buffer; the order
  * and the hash come from the text, so a name interned later still sorts
- * by its letters; a zeroed partition names no topic and sorts first. */
+ * by its letters; a zeroed partition names no topic and sorts first, before
+ * the empty name, which it does not equal. */
 static void
 test_ktp_names_are_interned(void **state)
 {
@@ -93,6 +94,13 @@ test_ktp_names_are_interned(void **state)
     KTopicPartition none = {NULL, 0};
     assert_true(ktp_compare(&none, &later) < 0);
     assert_false(ktp_equal(&none, &later));
+    /* No topic is not the empty name: compare agrees with equal. */
+    KTopicPartition empty;
+    ktp_set(&empty, "", 0);
+    assert_false(ktp_equal(&none, &empty));
+    assert_true(ktp_compare(&none, &empty) < 0);
+    assert_true(ktp_compare(&empty, &none) > 0);
+    assert_int_equal(ktp_compare(&none, &none), 0);
     g_autofree char *name = ktp_name(&a);
     assert_string_equal(name, "orders-3");
 }

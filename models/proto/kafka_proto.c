@@ -611,7 +611,8 @@ typedef struct {
 #define INTERNED_TOPIC_MAGIC 0x6b746f70u /* "ktop" */
 
 /* The process's table of names, never freed (a run names a few hundred
- * topics at most; a process making many runs shares them). ksim names
+ * topics at most; a process making many runs shares them, and a fuzzing
+ * process keeps every valid name its inputs declared). ksim names
  * topics from one thread, as it runs everything (DESIGN: no threads in
  * sim/ or models/), so the table takes no lock. */
 static GHashTable *interned_topics; /* name -> InternedTopic * (owned) */
@@ -653,7 +654,8 @@ ktopic_intern(const char *name)
     return topic->name;
 }
 
-/* The hash of an interned name's text ("" for none). */
+/* The hash of an interned name's text ("" for none: equal partitions still
+ * hash alike, which is all a hash owes). */
 static guint
 topic_hash(const char *topic)
 {
@@ -686,17 +688,15 @@ ktp_equal(const KTopicPartition *a, const KTopicPartition *b)
     return a->partition == b->partition && a->topic == b->topic;
 }
 
-static const char *
-topic_text(const char *topic)
-{
-    return topic != NULL ? topic : "";
-}
-
+/* No topic (NULL) sorts before every name, "" included, so that compare,
+ * equal and hash agree: two partitions compare 0 only when ktp_equal. */
 int
 ktp_compare(const KTopicPartition *a, const KTopicPartition *b)
 {
     if (a->topic != b->topic) {
-        int by_topic = strcmp(topic_text(a->topic), topic_text(b->topic));
+        if (a->topic == NULL || b->topic == NULL)
+            return a->topic == NULL ? -1 : 1;
+        int by_topic = strcmp(a->topic, b->topic);
         if (by_topic != 0)
             return by_topic;
     }

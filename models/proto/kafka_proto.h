@@ -33,7 +33,8 @@
  * a replica, a metadata state, every request's partition list), not the 68
  * of a name kept inline. The order of partitions (ktp_compare) and their
  * hash (ktp_hash) still come from the name's text, so neither depends on
- * where a name happens to live. NULL names no topic and orders as "". */
+ * where a name happens to live. NULL names no topic and orders before
+ * every name. */
 typedef struct {
     const char *topic;
     gint32 partition;
