@@ -555,10 +555,10 @@ gboolean kafka_msg_type_is_request(guint type);
  * arrays of the type are created empty. (transfer full) */
 void *kproto_new(KafkaMsgType type);
 
-/* Sets a topic-partition, asserting the name fits. */
 /* `name`'s interned copy: the same pointer for every equal name, for the
  * life of the process. */
 const char *ktopic_intern(const char *name);
+/* Sets a topic-partition, asserting the name fits; the name is interned. */
 void ktp_set(KTopicPartition *tp, const char *topic, gint32 partition);
 gboolean ktp_equal(const KTopicPartition *a, const KTopicPartition *b);
 /* Orders by topic, then partition. */
