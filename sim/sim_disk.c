@@ -90,7 +90,10 @@ typedef struct {
     guint32 refs;
     gboolean deleted;
     guint32 name_slot; /* 1 + its slot in the disk's NameCache; 0: none */
-    GByteArray *cache;
+    GByteArray *cache;   /* NULL until the file first holds a byte: most
+                          * files of an idle broker (an empty segment's log
+                          * and indexes) never do, and an empty array is
+                          * not free */
     GByteArray *durable; /* NULL: shared, the durable image is the cache's
                           * first durable_len bytes (see above) */
     gint64 durable_len;  /* while shared */
@@ -254,8 +257,38 @@ file_new(const char *name)
     file->refs = 1;
     file->name = g_strdup(name);
     file->file_id = name_file_id(name);
-    file->cache = g_byte_array_new();
     return file;
+}
+
+/* The page cache's image of the file: its size, its bytes (NULL while it
+ * never held one), and the array itself, made on first use. */
+static gint64
+file_size(const DiskFile *file)
+{
+    return file->cache != NULL ? (gint64)file->cache->len : 0;
+}
+
+static guint8 *
+file_bytes(const DiskFile *file)
+{
+    return file->cache != NULL ? file->cache->data : NULL;
+}
+
+static GByteArray *
+file_cache(DiskFile *file)
+{
+    if (file->cache == NULL)
+        file->cache = g_byte_array_new();
+    return file->cache;
+}
+
+/* Cuts or extends the cache's image to `size` bytes, as bytes_resize. */
+static void
+file_cache_resize(DiskFile *file, gint64 size)
+{
+    if (size == 0 && file->cache == NULL)
+        return;
+    bytes_resize(file_cache(file), size);
 }
 
 /* The file's pending operations: how many, the `i`th, one more, and none. */
@@ -292,7 +325,8 @@ file_clear(gpointer data)
 {
     DiskFile *file = data;
     g_free(file->name);
-    g_byte_array_unref(file->cache);
+    if (file->cache != NULL)
+        g_byte_array_unref(file->cache);
     if (file->durable != NULL)
         g_byte_array_unref(file->durable);
     file_ops_clear(file);
@@ -339,13 +373,13 @@ file_unshare(DiskFile *file)
     if (!file_shared(file))
         return;
     file->durable = g_byte_array_sized_new((guint)file->durable_len);
-    g_byte_array_append(file->durable, file->cache->data, (guint)file->durable_len);
+    g_byte_array_append(file->durable, file_bytes(file), (guint)file->durable_len);
     for (guint i = 0; i < file_ops_len(file); i++) {
         const DiskOp *bare = file_op(file, i);
         KSIM_ASSERT(bare->kind == DISK_OP_WRITE);
         DiskOp *op = g_malloc(sizeof *op + bare->len);
         *op = *bare;
-        memcpy(op->data, file->cache->data + bare->offset, bare->len);
+        memcpy(op->data, file_bytes(file) + bare->offset, bare->len);
         g_ptr_array_index(file->ops, i) = op;
         g_free((gpointer)bare);
     }
@@ -356,7 +390,7 @@ static void
 file_share(DiskFile *file)
 {
     KSIM_ASSERT(file_ops_len(file) == 0);
-    KSIM_ASSERT(file->durable->len == file->cache->len);
+    KSIM_ASSERT((gint64)file->durable->len == file_size(file));
     file->durable_len = file->durable->len;
     g_byte_array_unref(file->durable);
     file->durable = NULL;
@@ -541,7 +575,7 @@ disk_remove(SimDisk *disk, DiskFile *file)
 {
     disk_unlist(disk, file);
     file->deleted = TRUE;
-    disk->used_bytes -= file->cache->len;
+    disk->used_bytes -= file_size(file);
     KSIM_ASSERT(disk->used_bytes >= 0);
     file_release(file);
 }
@@ -765,9 +799,9 @@ sim_disk_charge_read(const SimDisk *disk, const char *name, gint64 offset, gsize
     KSIM_ASSERT(offset >= 0);
     const DiskFile *file = disk_lookup(disk, name);
     gint64 bytes = timing_take_charge(disk, len);
-    if (file == NULL || offset >= (gint64)file->cache->len)
+    if (file == NULL || offset >= file_size(file))
         return;
-    len = MIN(len, (gsize)((gint64)file->cache->len - offset));
+    len = MIN(len, (gsize)(file_size(file) - offset));
     gint64 missed_bytes = timing_touch(disk, file, offset, len, bytes);
     double bandwidth = timing_bandwidth(disk);
     if (missed_bytes == 0 || bandwidth == 0.0)
@@ -909,7 +943,7 @@ disk_has_room(const SimDisk *disk, gint64 growth_bytes)
 static SimDiskStatus
 file_change(SimDisk *disk, DiskFile *file, DiskOp *op)
 {
-    gint64 size_old = file->cache->len;
+    gint64 size_old = file_size(file);
     gint64 size_new = op_size_after(op, size_old);
     KSIM_ASSERT(size_new <= FILE_BYTES_MAX);
     if (!disk_has_room(disk, size_new - size_old)) {
@@ -918,8 +952,10 @@ file_change(SimDisk *disk, DiskFile *file, DiskOp *op)
     }
     op->seq = disk->seq_next++;
     op->time_ns = sim_now_ns(disk->world);
-    op_apply(op, file->cache);
-    KSIM_ASSERT((gint64)file->cache->len == size_new);
+    /* Emptying a file that never held a byte changes no image. */
+    if (size_new > 0 || file->cache != NULL)
+        op_apply(op, file_cache(file));
+    KSIM_ASSERT(file_size(file) == size_new);
     file_ops_push(file, op);
     disk->used_bytes += size_new - size_old;
     if (op->kind == DISK_OP_WRITE)
@@ -934,7 +970,7 @@ static SimDiskStatus
 file_append_shared(SimDisk *disk, DiskFile *file, const void *data, gsize len)
 {
     KSIM_ASSERT(file_shared(file));
-    KSIM_ASSERT((gint64)file->cache->len + (gint64)len <= FILE_BYTES_MAX);
+    KSIM_ASSERT(file_size(file) + (gint64)len <= FILE_BYTES_MAX);
     if (!disk_has_room(disk, (gint64)len))
         return disk_fail(disk, file->file_id, SIM_DISK_ENOSPC);
     KSIM_ASSERT(file_ops_len(file) < FILE_OPS_MAX);
@@ -942,9 +978,9 @@ file_append_shared(SimDisk *disk, DiskFile *file, const void *data, gsize len)
     op->seq = disk->seq_next++;
     op->time_ns = sim_now_ns(disk->world);
     op->kind = DISK_OP_WRITE;
-    op->offset = file->cache->len;
+    op->offset = file_size(file);
     op->len = len;
-    g_byte_array_append(file->cache, data, (guint)len);
+    g_byte_array_append(file_cache(file), data, (guint)len);
     file_ops_push(file, op);
     disk->used_bytes += (gint64)len;
     disk_trace(disk, SIM_TRACE_DISK_WRITE, file->file_id, len);
@@ -967,7 +1003,7 @@ file_write(SimDisk *disk, DiskFile *file, gint64 offset, const void *data, gsize
     /* Before the sharing test: writing back may share the file again. */
     file_expire(disk, file);
     SimDiskStatus status;
-    if (file_shared(file) && offset == (gint64)file->cache->len) {
+    if (file_shared(file) && offset == file_size(file)) {
         status = file_append_shared(disk, file, data, len);
     } else {
         file_unshare(file);
@@ -991,7 +1027,7 @@ sim_disk_append(SimDisk *disk, const char *name, const void *data, gsize len)
     DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return disk_fail(disk, name_file_id(name), SIM_DISK_ENOENT);
-    return file_write(disk, file, file->cache->len, data, len, charged_bytes);
+    return file_write(disk, file, file_size(file), data, len, charged_bytes);
 }
 
 SimDiskStatus
@@ -1032,11 +1068,11 @@ sim_disk_read(const SimDisk *disk, const char *name, gint64 offset, void *buf, g
     const DiskFile *file = disk_lookup(disk, name);
     if (file == NULL)
         return -1;
-    gint64 size = file->cache->len;
+    gint64 size = file_size(file);
     if (offset >= size)
         return 0;
     gsize count = MIN(len, (gsize)(size - offset));
-    memcpy(buf, file->cache->data + offset, count);
+    memcpy(buf, file_bytes(file) + offset, count);
     return (gssize)count;
 }
 
@@ -1045,16 +1081,16 @@ sim_disk_peek(const SimDisk *disk, const char *name, gint64 offset, gsize len)
 {
     KSIM_ASSERT(offset >= 0);
     const DiskFile *file = disk_lookup(disk, name);
-    if (file == NULL || (guint64)offset + len > (guint64)file->cache->len)
+    if (file == NULL || (guint64)offset + len > (guint64)file_size(file))
         return NULL;
-    return file->cache->data + offset;
+    return file->cache != NULL ? file->cache->data + offset : NULL;
 }
 
 gint64
 sim_disk_size(const SimDisk *disk, const char *name)
 {
     const DiskFile *file = disk_lookup(disk, name);
-    return file == NULL ? -1 : (gint64)file->cache->len;
+    return file == NULL ? -1 : file_size(file);
 }
 
 gint64
@@ -1312,8 +1348,8 @@ file_power_loss_shared(SimDisk *disk, DiskFile *file)
     if (kept < pending)
         file_tear_shared(disk, file, file_op(file, kept));
     file_ops_clear(file);
-    disk->used_bytes += file->durable_len - (gint64)file->cache->len;
-    g_byte_array_set_size(file->cache, (guint)file->durable_len);
+    disk->used_bytes += file->durable_len - file_size(file);
+    file_cache_resize(file, file->durable_len);
     disk_trace(disk, SIM_TRACE_DISK_LOSS, file->file_id, (guint64)file->durable_len);
 }
 
@@ -1332,8 +1368,8 @@ file_power_loss(SimDisk *disk, DiskFile *file)
     if (kept < pending)
         file_tear(disk, file, file_op(file, kept));
     file_ops_clear(file);
-    disk->used_bytes += (gint64)file->durable->len - (gint64)file->cache->len;
-    g_byte_array_set_size(file->cache, file->durable->len);
+    disk->used_bytes += (gint64)file->durable->len - file_size(file);
+    file_cache_resize(file, file->durable->len);
     if (file->durable->len > 0)
         memcpy(file->cache->data, file->durable->data, file->durable->len);
     disk_trace(disk, SIM_TRACE_DISK_LOSS, file->file_id, file->durable->len);
@@ -1368,8 +1404,8 @@ file_check_bytes(const DiskFile *file)
     g_byte_array_append(replay, file->durable->data, file->durable->len);
     for (guint i = 0; i < file_ops_len(file); i++)
         op_apply(file_op(file, i), replay);
-    KSIM_ASSERT(replay->len == file->cache->len);
-    KSIM_ASSERT(replay->len == 0 || memcmp(replay->data, file->cache->data, replay->len) == 0);
+    KSIM_ASSERT((gint64)replay->len == file_size(file));
+    KSIM_ASSERT(replay->len == 0 || memcmp(replay->data, file_bytes(file), replay->len) == 0);
 }
 #endif
 
@@ -1396,7 +1432,7 @@ file_check_invariants(const SimDisk *disk, const DiskFile *file)
         seq_prev = op->seq;
         size = op_size_after(op, size);
     }
-    KSIM_ASSERT(size == (gint64)file->cache->len);
+    KSIM_ASSERT(size == file_size(file));
 #ifdef KSIM_PARANOID
     file_check_bytes(file);
 #endif
@@ -1421,7 +1457,7 @@ sim_disk_check_invariants(const SimDisk *disk)
     sim_sorted_iter_init(disk->index, NULL, &iter);
     for (const DiskFile *file; (file = sim_sorted_iter_next(disk->index, &iter));) {
         file_check_invariants(disk, file);
-        used_bytes += file->cache->len;
+        used_bytes += file_size(file);
     }
     KSIM_ASSERT(used_bytes == disk->used_bytes);
     for (guint i = 0; i < RECENT_FILES; i++) {

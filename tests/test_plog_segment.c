@@ -115,6 +115,25 @@ encode_batch(gint64 base_offset, guint records, guint32 size_bytes, gint64 times
     return encoded;
 }
 
+/* How many entries the segment's indexes hold. */
+static guint
+index_count(const PlogSegment *segment)
+{
+    const PlogIndexEntry *entries;
+    guint len = plog_segment_index(segment, &entries);
+    assert_true((len == 0) == (entries == NULL));
+    return len;
+}
+
+static guint
+time_index_count(const PlogSegment *segment)
+{
+    const PlogTimeIndexEntry *entries;
+    guint len = plog_segment_time_index(segment, &entries);
+    assert_true((len == 0) == (entries == NULL));
+    return len;
+}
+
 /* Appends a batch at the segment's next offset and remembers where it went. */
 static gint64
 append(Fixture *fx, guint records, guint32 size_bytes, gint64 timestamp_ms)
@@ -221,13 +240,13 @@ test_plog_segment_sparse_index_every_interval(void **state)
             }
             since += PLOG_BATCH_OVERHEAD_BYTES + (gint64)cases[c].record_bytes * (1 + i % 4);
         }
-        const GArray *index = plog_segment_index(fx->segment);
-        assert_int_equal(index->len, expected->len);
-        for (guint i = 0; i < index->len; i++) {
-            assert_int_equal(g_array_index(index, PlogIndexEntry, i).relative_offset,
+        const PlogIndexEntry *index;
+        guint len = plog_segment_index(fx->segment, &index);
+        assert_int_equal(len, expected->len);
+        for (guint i = 0; i < len; i++) {
+            assert_int_equal(index[i].relative_offset,
                              g_array_index(expected, PlogIndexEntry, i).relative_offset);
-            assert_int_equal(g_array_index(index, PlogIndexEntry, i).position,
-                             g_array_index(expected, PlogIndexEntry, i).position);
+            assert_int_equal(index[i].position, g_array_index(expected, PlogIndexEntry, i).position);
         }
         assert_lookups_match(fx);
         g_array_unref(expected);
@@ -273,7 +292,7 @@ test_plog_segment_truncate_inside_a_batch(void **state)
     fx_create(fx, 0);
     for (guint i = 0; i < 6; i++)
         append(fx, 5, 10, i);
-    assert_int_equal(plog_segment_index(fx->segment)->len, 5);
+    assert_int_equal(index_count(fx->segment), 5);
     assert_int_equal(plog_segment_truncate_to(fx->segment, 100), 30);
     assert_int_equal(plog_segment_truncate_to(fx->segment, 17), 15);
     gint64 cut_position = g_array_index(fx->positions, gint64, 3);
@@ -281,15 +300,15 @@ test_plog_segment_truncate_inside_a_batch(void **state)
     assert_int_equal(plog_segment_next_offset(fx->segment), 15);
     assert_int_equal(plog_segment_file_bytes(fx->segment), cut_position);
     assert_int_equal(sim_disk_size(fx->disk, LOG_NAME), plog_segment_file_bytes(fx->segment));
-    assert_int_equal(plog_segment_index(fx->segment)->len, 2);
+    assert_int_equal(index_count(fx->segment), 2);
     plog_segment_check_invariants(fx->segment, TRUE);
     assert_lookups_match(fx);
     assert_int_equal(append(fx, 4, 10, 9), 15);
     assert_lookups_match(fx);
     assert_int_equal(plog_segment_truncate_to(fx->segment, 0), 0);
     assert_true(plog_segment_is_empty(fx->segment));
-    assert_int_equal(plog_segment_index(fx->segment)->len, 0);
-    assert_int_equal(plog_segment_time_index(fx->segment)->len, 0);
+    assert_int_equal(index_count(fx->segment), 0);
+    assert_int_equal(time_index_count(fx->segment), 0);
 }
 
 static void
@@ -302,7 +321,10 @@ test_plog_segment_recovery_cuts_a_torn_tail(void **state)
     for (guint i = 0; i < 10; i++)
         append(fx, 3, 40, i);
     gint64 last = g_array_index(fx->positions, gint64, 9);
-    g_autoptr(GArray) index_before = g_array_copy((GArray *)plog_segment_index(fx->segment));
+    const PlogIndexEntry *entries;
+    guint len_before = plog_segment_index(fx->segment, &entries);
+    g_autoptr(GArray) index_before = g_array_sized_new(FALSE, FALSE, sizeof(PlogIndexEntry), len_before);
+    g_array_append_vals(index_before, entries, len_before);
     assert_int_equal(sim_disk_truncate(fx->disk, LOG_NAME, last + 20), SIM_DISK_OK);
     PlogSegmentRecovery recovery;
     recover(fx, 0, &recovery);
@@ -312,13 +334,14 @@ test_plog_segment_recovery_cuts_a_torn_tail(void **state)
     assert_int_equal(plog_segment_file_bytes(fx->segment), last);
     assert_int_equal(sim_disk_size(fx->disk, LOG_NAME), last);
     forget_from(fx, 9);
-    const GArray *index = plog_segment_index(fx->segment);
+    const PlogIndexEntry *index;
+    guint len = plog_segment_index(fx->segment, &index);
     guint kept = 0;
     while (kept < index_before->len &&
            g_array_index(index_before, PlogIndexEntry, kept).position < (guint32)last)
         kept++;
-    assert_int_equal(index->len, kept);
-    assert_memory_equal(index->data, index_before->data, kept * sizeof(PlogIndexEntry));
+    assert_int_equal(len, kept);
+    assert_memory_equal(index, index_before->data, kept * sizeof(PlogIndexEntry));
     assert_lookups_match(fx);
     assert_int_equal(append(fx, 2, 40, 20), 27);
     assert_lookups_match(fx);
@@ -361,13 +384,13 @@ test_plog_segment_time_index_and_lookup_by_time(void **state)
     static const gint64 timestamps[] = {10, 30, 20, 30, 50, 40};
     for (guint i = 0; i < G_N_ELEMENTS(timestamps); i++)
         append(fx, 2, 10, timestamps[i]);
-    const GArray *time_index = plog_segment_time_index(fx->segment);
+    const PlogTimeIndexEntry *time_index;
     /* Entries come with index entries (batches 1..5), only when the maximum grew. */
-    assert_int_equal(time_index->len, 2);
-    assert_int_equal(g_array_index(time_index, PlogTimeIndexEntry, 0).timestamp_ms, 30);
-    assert_int_equal(g_array_index(time_index, PlogTimeIndexEntry, 0).relative_offset, 2);
-    assert_int_equal(g_array_index(time_index, PlogTimeIndexEntry, 1).timestamp_ms, 50);
-    assert_int_equal(g_array_index(time_index, PlogTimeIndexEntry, 1).relative_offset, 8);
+    assert_int_equal(plog_segment_time_index(fx->segment, &time_index), 2);
+    assert_int_equal(time_index[0].timestamp_ms, 30);
+    assert_int_equal(time_index[0].relative_offset, 2);
+    assert_int_equal(time_index[1].timestamp_ms, 50);
+    assert_int_equal(time_index[1].relative_offset, 8);
     assert_int_equal(plog_segment_max_timestamp_ms(fx->segment), 50);
     assert_int_equal(plog_segment_offset_for_timestamp(fx->segment, 5), 0);
     assert_int_equal(plog_segment_offset_for_timestamp(fx->segment, 25), 2);
@@ -405,7 +428,7 @@ test_plog_segment_full_disk_changes_nothing(void **state)
     for (guint i = 0; i < 3; i++)
         append(fx, 2, 10, i);
     gint64 file_bytes = plog_segment_file_bytes(fx->segment);
-    guint index_len = plog_segment_index(fx->segment)->len;
+    guint index_len = index_count(fx->segment);
     sim_disk_set_full(fx->disk, TRUE);
     PlogBatchHeader header;
     g_autoptr(GByteArray) encoded = encode_batch(6, 2, 10, 3, &header);
@@ -413,7 +436,7 @@ test_plog_segment_full_disk_changes_nothing(void **state)
                          SIM_DISK_OK);
     assert_int_equal(plog_segment_next_offset(fx->segment), 6);
     assert_int_equal(plog_segment_file_bytes(fx->segment), file_bytes);
-    assert_int_equal(plog_segment_index(fx->segment)->len, index_len);
+    assert_int_equal(index_count(fx->segment), index_len);
     plog_segment_check_invariants(fx->segment, TRUE);
     sim_disk_set_full(fx->disk, FALSE);
     assert_int_equal(append(fx, 2, 10, 3), 6);

@@ -299,6 +299,44 @@ test_sim_disk_read_bounds(void **state)
 }
 
 static void
+test_sim_disk_files_that_never_held_a_byte(void **state)
+{
+    /* Goal: a file that never held a byte keeps no page-cache image, and
+     * behaves as any empty file: emptied, synced, read, peeked and through a
+     * power loss; its first append and a later emptying work as on any file. */
+    Fixture *fx = *state;
+    assert_int_equal(sim_disk_create(fx->disk, "e"), SIM_DISK_OK);
+    assert_int_equal(sim_disk_truncate(fx->disk, "e", 0), SIM_DISK_OK);
+    sync_now(fx, "e");
+    char buf[8] = {0};
+    assert_int_equal(sim_disk_read(fx->disk, "e", 0, buf, sizeof buf), 0);
+    assert_null(sim_disk_peek(fx->disk, "e", 0, 1));
+    assert_int_equal(sim_disk_size(fx->disk, "e"), 0);
+    assert_int_equal(sim_disk_used_bytes(fx->disk), 0);
+    sim_node_power_loss(fx->world, fx->node);
+    assert_true(sim_disk_exists(fx->disk, "e"));
+    assert_int_equal(sim_disk_size(fx->disk, "e"), 0);
+    /* Extending an empty file by truncation gives zeros. */
+    assert_int_equal(sim_disk_truncate(fx->disk, "e", 3), SIM_DISK_OK);
+    assert_int_equal(sim_disk_read(fx->disk, "e", 0, buf, sizeof buf), 3);
+    assert_memory_equal(buf, "\0\0\0", 3);
+    assert_int_equal(sim_disk_truncate(fx->disk, "e", 0), SIM_DISK_OK);
+    append_text(fx->disk, "e", "abc");
+    assert_int_equal(sim_disk_size(fx->disk, "e"), 3);
+    assert_int_equal(sim_disk_used_bytes(fx->disk), 3);
+    const guint8 *peeked = sim_disk_peek(fx->disk, "e", 0, 3);
+    assert_non_null(peeked);
+    assert_memory_equal(peeked, "abc", 3);
+    /* Unsynced, a power loss may keep any prefix of it, or tear it. */
+    sim_node_power_loss(fx->world, fx->node);
+    assert_true(sim_disk_size(fx->disk, "e") <= 3);
+    assert_int_equal(sim_disk_used_bytes(fx->disk), sim_disk_size(fx->disk, "e"));
+    assert_int_equal(sim_disk_truncate(fx->disk, "e", 0), SIM_DISK_OK);
+    assert_int_equal(sim_disk_used_bytes(fx->disk), 0);
+    assert_int_equal(sim_disk_delete(fx->disk, "e"), SIM_DISK_OK);
+}
+
+static void
 test_sim_disk_fsync_durable_after_latency(void **state)
 {
     /* Goal: fsync makes durable exactly what was written before the call, only
@@ -1384,6 +1422,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_sim_disk_create_delete_exists, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_disk_data_ops_change_page_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_disk_read_bounds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sim_disk_files_that_never_held_a_byte, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_sim_disk_fsync_durable_after_latency, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sim_disk_fsync_missing_or_deleted_file, setup,
                                         teardown),

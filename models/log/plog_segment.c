@@ -60,8 +60,10 @@ struct PlogSegment {
     gint64 last_modified_ms;
     guint64 batch_count;
     gboolean index_files_stale; /* a full disk refused an index write */
-    GArray *index;              /* PlogIndexEntry */
-    GArray *time_index;         /* PlogTimeIndexEntry */
+    GArray *index;              /* PlogIndexEntry; NULL until the first entry */
+    GArray *time_index;         /* PlogTimeIndexEntry; NULL until the first entry
+                                 * (an idle partition's segment has none, and an
+                                 * empty array is not free) */
     /* Where the last RECENT_BATCHES batches begin, as they were applied: a
      * follower fetches from its LEO, which is usually where one of them
      * begins, and finds it here without the index lookup and header scan
@@ -147,9 +149,34 @@ segment_new(SimDisk *disk, const char *dir, gint64 base_offset, gint64 index_int
     segment->rolling_timestamp_ms = PLOG_NO_TIMESTAMP;
     segment->created_ms = now_ms;
     segment->last_modified_ms = now_ms;
-    segment->index = g_array_new(FALSE, FALSE, sizeof(PlogIndexEntry));
-    segment->time_index = g_array_new(FALSE, FALSE, sizeof(PlogTimeIndexEntry));
     return segment;
+}
+
+/* The entries of the segment's indexes: how many, and the `i`th. */
+static guint
+index_len(const PlogSegment *segment)
+{
+    return segment->index != NULL ? segment->index->len : 0;
+}
+
+static const PlogIndexEntry *
+index_at(const PlogSegment *segment, guint i)
+{
+    KSIM_ASSERT(i < index_len(segment));
+    return &g_array_index(segment->index, PlogIndexEntry, i);
+}
+
+static guint
+time_index_len(const PlogSegment *segment)
+{
+    return segment->time_index != NULL ? segment->time_index->len : 0;
+}
+
+static const PlogTimeIndexEntry *
+time_index_at(const PlogSegment *segment, guint i)
+{
+    KSIM_ASSERT(i < time_index_len(segment));
+    return &g_array_index(segment->time_index, PlogTimeIndexEntry, i);
 }
 
 /* Forgets every batch, as before the first append. */
@@ -164,8 +191,8 @@ segment_reset(PlogSegment *segment)
     segment->offset_of_max_timestamp = PLOG_NO_OFFSET;
     segment->rolling_timestamp_ms = PLOG_NO_TIMESTAMP;
     segment->batch_count = 0;
-    g_array_set_size(segment->index, 0);
-    g_array_set_size(segment->time_index, 0);
+    g_clear_pointer(&segment->index, g_array_unref);
+    g_clear_pointer(&segment->time_index, g_array_unref);
     segment->recent_count = 0;
     segment->recent_next = 0;
 }
@@ -200,8 +227,10 @@ plog_segment_free(PlogSegment *segment)
     if (segment == NULL)
         return;
     g_free(segment->log_name);
-    g_array_unref(segment->index);
-    g_array_unref(segment->time_index);
+    if (segment->index != NULL)
+        g_array_unref(segment->index);
+    if (segment->time_index != NULL)
+        g_array_unref(segment->time_index);
     g_free(segment->recent);
     g_free(segment);
 }
@@ -270,16 +299,18 @@ plog_segment_max_timestamp_ms(const PlogSegment *segment)
     return segment->last_modified_ms;
 }
 
-const GArray *
-plog_segment_index(const PlogSegment *segment)
+guint
+plog_segment_index(const PlogSegment *segment, const PlogIndexEntry **entries)
 {
-    return segment->index;
+    *entries = index_len(segment) > 0 ? index_at(segment, 0) : NULL;
+    return index_len(segment);
 }
 
-const GArray *
-plog_segment_time_index(const PlogSegment *segment)
+guint
+plog_segment_time_index(const PlogSegment *segment, const PlogTimeIndexEntry **entries)
 {
-    return segment->time_index;
+    *entries = time_index_len(segment) > 0 ? time_index_at(segment, 0) : NULL;
+    return time_index_len(segment);
 }
 
 /* ---- accounting: the same for appends and for scans ---- */
@@ -295,10 +326,8 @@ relative_offset(const PlogSegment *segment, gint64 offset)
 static gint64
 time_index_last_ms(const PlogSegment *segment)
 {
-    if (segment->time_index->len == 0)
-        return PLOG_NO_TIMESTAMP;
-    return g_array_index(segment->time_index, PlogTimeIndexEntry, segment->time_index->len - 1)
-        .timestamp_ms;
+    guint len = time_index_len(segment);
+    return len == 0 ? PLOG_NO_TIMESTAMP : time_index_at(segment, len - 1)->timestamp_ms;
 }
 
 static void
@@ -327,11 +356,16 @@ static void
 apply_batch(PlogSegment *segment, const BatchDesc *batch, const AppendPlan *plan)
 {
     if (plan->add_index) {
+        if (segment->index == NULL)
+            segment->index = g_array_new(FALSE, FALSE, sizeof(PlogIndexEntry));
         g_array_append_val(segment->index, plan->index_entry);
         segment->bytes_since_index = 0;
     }
-    if (plan->add_time_index)
+    if (plan->add_time_index) {
+        if (segment->time_index == NULL)
+            segment->time_index = g_array_new(FALSE, FALSE, sizeof(PlogTimeIndexEntry));
         g_array_append_val(segment->time_index, plan->time_entry);
+    }
     if (segment->batch_count == 0)
         segment->rolling_timestamp_ms = batch->max_timestamp_ms;
     segment->bytes_since_index += batch->size_bytes;
@@ -381,23 +415,21 @@ time_entry_encode(const PlogTimeIndexEntry *entry, guint8 *p)
 static GByteArray *
 index_encode(const PlogSegment *segment)
 {
-    GByteArray *bytes = g_byte_array_sized_new(segment->index->len * PLOG_INDEX_ENTRY_BYTES);
-    g_byte_array_set_size(bytes, segment->index->len * PLOG_INDEX_ENTRY_BYTES);
-    for (guint i = 0; i < segment->index->len; i++)
-        index_entry_encode(&g_array_index(segment->index, PlogIndexEntry, i),
-                           bytes->data + i * PLOG_INDEX_ENTRY_BYTES);
+    GByteArray *bytes = g_byte_array_sized_new(index_len(segment) * PLOG_INDEX_ENTRY_BYTES);
+    g_byte_array_set_size(bytes, index_len(segment) * PLOG_INDEX_ENTRY_BYTES);
+    for (guint i = 0; i < index_len(segment); i++)
+        index_entry_encode(index_at(segment, i), bytes->data + i * PLOG_INDEX_ENTRY_BYTES);
     return bytes;
 }
 
 static GByteArray *
 time_index_encode(const PlogSegment *segment)
 {
-    guint len = segment->time_index->len * PLOG_TIME_INDEX_ENTRY_BYTES;
+    guint len = time_index_len(segment) * PLOG_TIME_INDEX_ENTRY_BYTES;
     GByteArray *bytes = g_byte_array_sized_new(len);
     g_byte_array_set_size(bytes, len);
-    for (guint i = 0; i < segment->time_index->len; i++)
-        time_entry_encode(&g_array_index(segment->time_index, PlogTimeIndexEntry, i),
-                          bytes->data + i * PLOG_TIME_INDEX_ENTRY_BYTES);
+    for (guint i = 0; i < time_index_len(segment); i++)
+        time_entry_encode(time_index_at(segment, i), bytes->data + i * PLOG_TIME_INDEX_ENTRY_BYTES);
     return bytes;
 }
 
@@ -529,7 +561,7 @@ plog_segment_should_roll(const PlogSegment *segment, const PlogBatchHeader *head
         return TRUE;
     if (segment->file_bytes + encoded_bytes > POSITION_MAX)
         return TRUE;
-    if (segment->index->len >= INDEX_ENTRIES_MAX || segment->batch_count >= SEGMENT_BATCHES_MAX)
+    if (index_len(segment) >= INDEX_ENTRIES_MAX || segment->batch_count >= SEGMENT_BATCHES_MAX)
         return TRUE;
     gint64 waited_ms = now_ms - segment->created_ms;
     if (segment->rolling_timestamp_ms != PLOG_NO_TIMESTAMP)
@@ -595,15 +627,15 @@ static gint64
 index_lookup(const PlogSegment *segment, guint32 relative)
 {
     guint lo = 0;
-    guint hi = segment->index->len;
+    guint hi = index_len(segment);
     while (lo < hi) {
         guint mid = lo + (hi - lo) / 2;
-        if (g_array_index(segment->index, PlogIndexEntry, mid).relative_offset <= relative)
+        if (index_at(segment, mid)->relative_offset <= relative)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo == 0 ? 0 : g_array_index(segment->index, PlogIndexEntry, lo - 1).position;
+    return lo == 0 ? 0 : index_at(segment, lo - 1)->position;
 }
 
 /* The position of the batch holding `offset` through the index and a scan
@@ -721,18 +753,15 @@ static guint32
 time_index_lookup(const PlogSegment *segment, gint64 timestamp_ms)
 {
     guint lo = 0;
-    guint hi = segment->time_index->len;
+    guint hi = time_index_len(segment);
     while (lo < hi) {
         guint mid = lo + (hi - lo) / 2;
-        if (g_array_index(segment->time_index, PlogTimeIndexEntry, mid).timestamp_ms <=
-            timestamp_ms)
+        if (time_index_at(segment, mid)->timestamp_ms <= timestamp_ms)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == 0)
-        return 0;
-    return g_array_index(segment->time_index, PlogTimeIndexEntry, lo - 1).relative_offset;
+    return lo == 0 ? 0 : time_index_at(segment, lo - 1)->relative_offset;
 }
 
 gint64
@@ -805,8 +834,8 @@ static void
 check_indexes(const PlogSegment *segment)
 {
     gint64 span = segment->next_offset - segment->base_offset;
-    for (guint i = 0; i < segment->index->len; i++) {
-        const PlogIndexEntry *entry = &g_array_index(segment->index, PlogIndexEntry, i);
+    for (guint i = 0; i < index_len(segment); i++) {
+        const PlogIndexEntry *entry = index_at(segment, i);
         KSIM_ASSERT(entry->relative_offset < span);
         KSIM_ASSERT(entry->position < segment->file_bytes);
         if (i == 0)
@@ -815,9 +844,8 @@ check_indexes(const PlogSegment *segment)
         KSIM_ASSERT(prev->relative_offset < entry->relative_offset);
         KSIM_ASSERT(prev->position < entry->position);
     }
-    for (guint i = 0; i < segment->time_index->len; i++) {
-        const PlogTimeIndexEntry *entry =
-            &g_array_index(segment->time_index, PlogTimeIndexEntry, i);
+    for (guint i = 0; i < time_index_len(segment); i++) {
+        const PlogTimeIndexEntry *entry = time_index_at(segment, i);
         KSIM_ASSERT(entry->timestamp_ms <= segment->max_timestamp_ms);
         KSIM_ASSERT(entry->relative_offset < span);
         if (i == 0)
@@ -868,8 +896,8 @@ check_files(const PlogSegment *segment)
     g_autoptr(GByteArray) time_index = time_index_encode(segment);
     check_file_equals(segment->disk, segment->index_name, index);
     check_file_equals(segment->disk, segment->time_index_name, time_index);
-    for (guint i = 0; i < segment->index->len; i++) {
-        const PlogIndexEntry *entry = &g_array_index(segment->index, PlogIndexEntry, i);
+    for (guint i = 0; i < index_len(segment); i++) {
+        const PlogIndexEntry *entry = index_at(segment, i);
         PlogBatchHeader h;
         KSIM_ASSERT(read_header(segment, entry->position, &h));
         KSIM_ASSERT(h.base_offset == segment->base_offset + entry->relative_offset);
@@ -904,9 +932,9 @@ plog_segment_check_invariants(const PlogSegment *segment, gboolean with_files)
     KSIM_ASSERT(empty == (segment->file_bytes == 0));
     KSIM_ASSERT(empty == (segment->size_bytes == 0));
     if (empty)
-        KSIM_ASSERT(segment->index->len == 0);
+        KSIM_ASSERT(index_len(segment) == 0);
     if (empty)
-        KSIM_ASSERT(segment->time_index->len == 0);
+        KSIM_ASSERT(time_index_len(segment) == 0);
     KSIM_ASSERT(segment->file_bytes <= POSITION_MAX);
     KSIM_ASSERT(segment->bytes_since_index >= 0);
     KSIM_ASSERT(segment->bytes_since_index <= segment->size_bytes);
