@@ -62,6 +62,38 @@ test_ktp_hash_spreads_alike_names(void **state)
  * by its letters; a zeroed partition names no topic and sorts first, before
  * the empty name, which it does not equal. */
 static void
+test_broker_id_lists_are_interned(void **state)
+{
+    /* Goal: equal lists of broker ids share one read-only copy that
+     * outlives the caller's buffer; a list differs from its prefixes and
+     * from its reorderings; the empty list has a copy too. */
+    (void)state;
+    gint32 buffer[KAFKA_REPLICAS_MAX];
+    for (guint i = 0; i < KAFKA_REPLICAS_MAX; i++)
+        buffer[i] = (gint32)(i * 7);
+    const gint32 *three = kbroker_ids_intern(buffer, 3);
+    const gint32 *two = kbroker_ids_intern(buffer, 2);
+    const gint32 *all = kbroker_ids_intern(buffer, KAFKA_REPLICAS_MAX);
+    assert_ptr_not_equal(three, buffer);
+    assert_ptr_not_equal(three, two);
+    assert_ptr_not_equal(three, all);
+    gint32 swapped[3] = {buffer[1], buffer[0], buffer[2]};
+    assert_ptr_not_equal(kbroker_ids_intern(swapped, 3), three);
+    memset(buffer, 0xff, sizeof buffer);
+    assert_int_equal(three[0], 0);
+    assert_int_equal(three[1], 7);
+    assert_int_equal(three[2], 14);
+    assert_int_equal(all[KAFKA_REPLICAS_MAX - 1], 7 * (KAFKA_REPLICAS_MAX - 1));
+    gint32 again[3] = {0, 7, 14};
+    assert_ptr_equal(kbroker_ids_intern(again, 3), three);
+    /* An interned list interns to itself. */
+    assert_ptr_equal(kbroker_ids_intern(three, 3), three);
+    const gint32 *none = kbroker_ids_intern(NULL, 0);
+    assert_non_null(none);
+    assert_ptr_equal(kbroker_ids_intern(again, 0), none);
+}
+
+static void
 test_ktp_names_are_interned(void **state)
 {
     (void)state;
@@ -865,6 +897,7 @@ main(void)
         cmocka_unit_test(test_fetch_session_cache_quiet_partitions),
         cmocka_unit_test(test_ktp_hash_spreads_alike_names),
         cmocka_unit_test(test_ktp_names_are_interned),
+        cmocka_unit_test(test_broker_id_lists_are_interned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
  *     second strictly sorted by topic-partition.
  *  2. A leader partition names this broker as its leader, and knows at most
  *     one remote per other replica.
+ *  3. A partition's replica set and ISR are interned (kbroker_ids_intern).
  *
  * Role transitions (replica_handle_leader_and_isr, for a newer leader epoch):
  *   any --leader == self--> LEADER   (make_leader: epoch cache entry at LEO,
@@ -99,6 +100,8 @@ partition_add(BrokerState *state, const KTopicPartition *tp, Plog *log)
     p->leader_id = KAFKA_NO_LEADER;
     p->leader_epoch = -1;
     p->zk_version = -1;
+    p->replicas = kbroker_ids_intern(NULL, 0);
+    p->isr = p->replicas;
     p->hw = 0;
     g_queue_init(&p->delayed_produce);
     g_hash_table_insert(state->partitions, &p->tp, p);
@@ -198,9 +201,9 @@ set_from_state(Partition *p, const KPartitionState *ps)
     p->controller_epoch = ps->controller_epoch;
     p->zk_version = ps->zk_version;
     p->n_replicas = ps->n_replicas;
-    memcpy(p->replicas, ps->replicas, sizeof p->replicas);
+    p->replicas = kbroker_ids_intern(ps->replicas, ps->n_replicas);
     p->n_isr = ps->n_isr;
-    memcpy(p->isr, ps->isr, sizeof p->isr);
+    p->isr = kbroker_ids_intern(ps->isr, ps->n_isr);
 }
 
 gboolean
@@ -492,6 +495,8 @@ replica_check_invariants(const BrokerState *state)
         if (p->is_leader)
             KSIM_ASSERT(p->leader_id == state->broker->config.broker_id);
         KSIM_ASSERT(p->n_remotes <= p->n_replicas);
+        KSIM_ASSERT(kbroker_ids_intern(p->replicas, p->n_replicas) == p->replicas);
+        KSIM_ASSERT(kbroker_ids_intern(p->isr, p->n_isr) == p->isr);
     }
     replica_hw_check_invariants(state);
     replica_isr_check_invariants(state);

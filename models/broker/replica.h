@@ -51,8 +51,9 @@ typedef struct Partition {
     gint32 zk_version;
     guint8 n_replicas;
     guint8 n_isr;
-    gint32 replicas[KAFKA_REPLICAS_MAX];
-    gint32 isr[KAFKA_REPLICAS_MAX];
+    /* Interned (kbroker_ids_intern): n_replicas and n_isr ids. */
+    const gint32 *replicas;
+    const gint32 *isr;
     gint64 hw;
     /* Leader side. */
     /* The other replicas' state while leader (n_remotes of them, room

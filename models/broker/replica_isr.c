@@ -58,7 +58,7 @@ adopt_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr, gint
     if (n_isr == 1 && p->n_isr > 1)
         SIM_MARK(state->broker->world, isr_shrink_to_one);
     p->n_isr = (guint8)n_isr;
-    memcpy(p->isr, isr, sizeof(gint32) * n_isr);
+    p->isr = kbroker_ids_intern(isr, n_isr);
     replica_fetch_touch(state, p, FALSE);
     for (guint i = 0; i < p->n_isr; i++)
         g_string_append_printf(after, "%s%d", i ? "," : "", p->isr[i]);

@@ -654,6 +654,48 @@ ktopic_intern(const char *name)
     return topic->name;
 }
 
+/* Interned broker id lists: each is stored as its count followed by its ids
+ * (`list[0]` = n), and handed out from `list + 1`. Never freed, as the
+ * topic names: a run's replica sets and ISRs are at most a few per
+ * partition, and equal ones across runs are shared. */
+static GHashTable *interned_ids; /* gint32 *list -> itself (owned) */
+
+static guint
+ids_hash(gconstpointer key)
+{
+    const gint32 *list = key;
+    guint hash = (guint)list[0];
+    for (gint32 i = 1; i <= list[0]; i++)
+        hash = hash * 31u + (guint)list[i];
+    return hash;
+}
+
+static gboolean
+ids_equal(gconstpointer a, gconstpointer b)
+{
+    const gint32 *x = a, *y = b;
+    return x[0] == y[0] && memcmp(x + 1, y + 1, sizeof(gint32) * (gsize)x[0]) == 0;
+}
+
+const gint32 *
+kbroker_ids_intern(const gint32 *ids, guint n)
+{
+    KSIM_ASSERT(n <= KAFKA_REPLICAS_MAX);
+    KSIM_ASSERT(ids != NULL || n == 0);
+    gint32 key[1 + KAFKA_REPLICAS_MAX];
+    key[0] = (gint32)n;
+    if (n > 0)
+        memcpy(key + 1, ids, sizeof(gint32) * n);
+    if (interned_ids == NULL)
+        interned_ids = g_hash_table_new_full(ids_hash, ids_equal, g_free, NULL);
+    gint32 *list = g_hash_table_lookup(interned_ids, key);
+    if (list == NULL) {
+        list = g_memdup2(key, sizeof(gint32) * (1 + n));
+        g_hash_table_add(interned_ids, list);
+    }
+    return list + 1;
+}
+
 /* The hash of an interned name's text ("" for none: equal partitions still
  * hash alike, which is all a hash owes). */
 static guint

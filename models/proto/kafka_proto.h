@@ -558,6 +558,11 @@ void *kproto_new(KafkaMsgType type);
 /* `name`'s interned copy: the same pointer for every equal name, for the
  * life of the process. */
 const char *ktopic_intern(const char *name);
+/* A list of at most KAFKA_REPLICAS_MAX broker ids (a replica set, an ISR)
+ * interned: the same pointer for every equal list of `n` ids, for the life
+ * of the process, so that a replica keeps 8 bytes for each instead of room
+ * for the largest. Read-only; never NULL (for n = 0 too). */
+const gint32 *kbroker_ids_intern(const gint32 *ids, guint n);
 /* Sets a topic-partition, asserting the name fits; the name is interned. */
 void ktp_set(KTopicPartition *tp, const char *topic, gint32 partition);
 gboolean ktp_equal(const KTopicPartition *a, const KTopicPartition *b);
