@@ -94,7 +94,6 @@ partition_add(BrokerState *state, const KTopicPartition *tp, Plog *log)
     Broker *broker = state->broker;
     Partition *p = g_new0(Partition, 1);
     p->tp = *tp;
-    p->name = ktp_name(tp);
     p->log = log;
     p->config = broker_topic_config(broker, tp->topic);
     p->leader_id = KAFKA_NO_LEADER;
@@ -135,7 +134,6 @@ replica_free(Partition *partition)
     if (partition->fetch_watchers != NULL)
         g_ptr_array_free(partition->fetch_watchers, TRUE);
     plog_free(partition->log);
-    g_free(partition->name);
     g_free(partition);
 }
 
@@ -253,10 +251,11 @@ make_leader(BrokerState *state, Partition *p, const KPartitionState *ps)
     fields.offset = leo;
     fields.hw = p->hw;
     fields.isr = broker_history_isr(broker, p->isr, p->n_isr);
+    g_autofree char *name = ktp_name(&p->tp);
     broker_record_event(broker, HISTORY_EVENT_ELECTED, &p->tp, &fields,
                         "broker %d became leader of %s in epoch %d with LEO %" G_GINT64_FORMAT
                         " and HW %" G_GINT64_FORMAT,
-                        broker->config.broker_id, p->name, p->leader_epoch, leo, p->hw);
+                        broker->config.broker_id, name, p->leader_epoch, leo, p->hw);
     if (broker->observer.became_leader != NULL)
         broker->observer.became_leader(broker->observer.user_data, broker->config.broker_id,
                                        &p->tp, p->leader_epoch, leo);
@@ -409,10 +408,11 @@ retention_record(BrokerState *state, const Partition *p, const PlogDeletedSegmen
     else
         why = g_strdup_printf("the log was above retention.bytes %" G_GINT64_FORMAT,
                               p->config->log.retention_bytes);
+    g_autofree char *name = ktp_name(&p->tp);
     event.text = g_strdup_printf(
         "broker %d's retention deleted segment %020" G_GINT64_FORMAT " of %s (offsets %" G_GINT64_FORMAT
         "..%" G_GINT64_FORMAT ", below its HW %" G_GINT64_FORMAT "): %s",
-        broker->config.broker_id, info->base_offset, p->name, info->base_offset,
+        broker->config.broker_id, info->base_offset, name, info->base_offset,
         info->next_offset - 1, p->hw, why);
     GArray *records =
         deleted->readable ? deleted_records_decode(deleted->encoded)

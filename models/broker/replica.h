@@ -39,7 +39,6 @@ typedef struct {
 
 typedef struct Partition {
     KTopicPartition tp;
-    char *name;                       /* "topic-partition" */
     Plog *log;
     /* Its topic's config on this broker (borrowed from the Broker, which
      * outlives its replicas; one for all the topic's replicas). */

@@ -345,10 +345,11 @@ replica_truncate_to(BrokerState *state, Partition *p, gint64 offset, const char 
     fields.offset = new_leo;
     fields.offset_end = leo;
     fields.hw = p->hw;
+    g_autofree char *name = ktp_name(&p->tp);
     broker_record_event(state->broker, HISTORY_EVENT_TRUNCATED, &p->tp, &fields,
                         "broker %d truncated %s from LEO %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
                         " (%s)",
-                        state->broker->config.broker_id, p->name, leo, new_leo, why);
+                        state->broker->config.broker_id, name, leo, new_leo, why);
 }
 
 /* ---- fetch responses (follower side) ---- */

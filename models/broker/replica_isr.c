@@ -66,14 +66,15 @@ adopt_isr(BrokerState *state, Partition *p, const gint32 *isr, guint n_isr, gint
     fields.leader_epoch = p->leader_epoch;
     fields.hw = p->hw;
     fields.isr = broker_history_isr(state->broker, p->isr, p->n_isr);
+    g_autofree char *name = ktp_name(&p->tp);
     broker_record_event(state->broker, HISTORY_EVENT_ISR_CHANGED, &p->tp, &fields,
                         "leader %d changed the ISR of %s from [%s] to [%s]",
-                        state->broker->config.broker_id, p->name, before->str, after->str);
+                        state->broker->config.broker_id, name, before->str, after->str);
     g_string_free(before, TRUE);
     g_string_free(after, TRUE);
     if (state->zk != NULL)
-        zk_client_create(state->zk, "/isr_change_notification/isr_change_", p->name,
-                         strlen(p->name), ZK_SEQUENTIAL, isr_notification_created, NULL);
+        zk_client_create(state->zk, "/isr_change_notification/isr_change_", name, strlen(name),
+                         ZK_SEQUENTIAL, isr_notification_created, NULL);
     replica_hw_maybe_increment(state, p);
     replica_hw_try_complete_produces(state, p);
 }
