@@ -56,11 +56,6 @@ test_ktp_hash_spreads_alike_names(void **state)
     assert_true(g_hash_table_size(seen) >= keys - 10);
 }
 
-/* A topic's name is interned: partitions named from different buffers
- * share one copy and are equal; the copy outlives the buffer; the order
- * and the hash come from the text, so a name interned later still sorts
- * by its letters; a zeroed partition names no topic and sorts first, before
- * the empty name, which it does not equal. */
 static void
 test_broker_id_lists_are_interned(void **state)
 {
@@ -93,6 +88,11 @@ test_broker_id_lists_are_interned(void **state)
     assert_ptr_equal(kbroker_ids_intern(again, 0), none);
 }
 
+/* A topic's name is interned: partitions named from different buffers
+ * share one copy and are equal; the copy outlives the buffer; the order
+ * and the hash come from the text, so a name interned later still sorts
+ * by its letters; a zeroed partition names no topic and sorts first, before
+ * the empty name, which it does not equal. */
 static void
 test_ktp_names_are_interned(void **state)
 {

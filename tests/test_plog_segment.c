@@ -246,7 +246,8 @@ test_plog_segment_sparse_index_every_interval(void **state)
         for (guint i = 0; i < len; i++) {
             assert_int_equal(index[i].relative_offset,
                              g_array_index(expected, PlogIndexEntry, i).relative_offset);
-            assert_int_equal(index[i].position, g_array_index(expected, PlogIndexEntry, i).position);
+            assert_int_equal(index[i].position,
+                             g_array_index(expected, PlogIndexEntry, i).position);
         }
         assert_lookups_match(fx);
         g_array_unref(expected);
@@ -323,7 +324,8 @@ test_plog_segment_recovery_cuts_a_torn_tail(void **state)
     gint64 last = g_array_index(fx->positions, gint64, 9);
     const PlogIndexEntry *entries;
     guint len_before = plog_segment_index(fx->segment, &entries);
-    g_autoptr(GArray) index_before = g_array_sized_new(FALSE, FALSE, sizeof(PlogIndexEntry), len_before);
+    g_autoptr(GArray) index_before =
+        g_array_sized_new(FALSE, FALSE, sizeof(PlogIndexEntry), len_before);
     g_array_append_vals(index_before, entries, len_before);
     assert_int_equal(sim_disk_truncate(fx->disk, LOG_NAME, last + 20), SIM_DISK_OK);
     PlogSegmentRecovery recovery;

@@ -311,11 +311,18 @@ test_sim_disk_files_that_never_held_a_byte(void **state)
     char buf[8] = {0};
     assert_int_equal(sim_disk_read(fx->disk, "e", 0, buf, sizeof buf), 0);
     assert_null(sim_disk_peek(fx->disk, "e", 0, 1));
+    /* A whole empty range of a file that never held a byte has no bytes to
+     * point at, as before an image was made lazily. */
+    assert_null(sim_disk_peek(fx->disk, "e", 0, 0));
+    sim_disk_charge_read(fx->disk, "e", 0, 1);
     assert_int_equal(sim_disk_size(fx->disk, "e"), 0);
     assert_int_equal(sim_disk_used_bytes(fx->disk), 0);
+    /* An emptying still pending when the power goes. */
+    assert_int_equal(sim_disk_truncate(fx->disk, "e", 0), SIM_DISK_OK);
     sim_node_power_loss(fx->world, fx->node);
     assert_true(sim_disk_exists(fx->disk, "e"));
     assert_int_equal(sim_disk_size(fx->disk, "e"), 0);
+    assert_int_equal(sim_disk_used_bytes(fx->disk), 0);
     /* Extending an empty file by truncation gives zeros. */
     assert_int_equal(sim_disk_truncate(fx->disk, "e", 3), SIM_DISK_OK);
     assert_int_equal(sim_disk_read(fx->disk, "e", 0, buf, sizeof buf), 3);
