@@ -1051,8 +1051,7 @@ broker_partition_info(const Broker *broker, const char *topic, gint32 partition,
         info->txn_open_ms = MAX(broker_now_ms(broker) - timestamp_ms, 0);
     info->txn_max_timeout_ms = broker->config.transaction_max_timeout_ms;
     info->n_isr = p->n_isr;
-    memset(info->isr, 0, sizeof info->isr);
-    memcpy(info->isr, p->isr, sizeof(gint32) * p->n_isr);
+    memcpy(info->isr, p->isr, sizeof(gint32) * p->n_isr); /* the rest zeroed above */
 }
 
 Plog *

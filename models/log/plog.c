@@ -183,10 +183,8 @@ plog_segment_info(const Plog *log, guint i, PlogSegmentInfo *out)
     out->size_bytes = plog_segment_size_bytes(segment);
     out->file_bytes = plog_segment_file_bytes(segment);
     out->max_timestamp_ms = plog_segment_max_timestamp_ms(segment);
-    const PlogIndexEntry *index;
-    const PlogTimeIndexEntry *time_index;
-    out->index_entries = plog_segment_index(segment, &index);
-    out->time_index_entries = plog_segment_time_index(segment, &time_index);
+    out->index_entries = plog_segment_index(segment, NULL);
+    out->time_index_entries = plog_segment_time_index(segment, NULL);
 }
 
 const PlogRecoveryInfo *

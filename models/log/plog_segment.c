@@ -302,15 +302,19 @@ plog_segment_max_timestamp_ms(const PlogSegment *segment)
 guint
 plog_segment_index(const PlogSegment *segment, const PlogIndexEntry **entries)
 {
-    *entries = index_len(segment) > 0 ? index_at(segment, 0) : NULL;
-    return index_len(segment);
+    guint len = index_len(segment);
+    if (entries != NULL)
+        *entries = len > 0 ? index_at(segment, 0) : NULL;
+    return len;
 }
 
 guint
 plog_segment_time_index(const PlogSegment *segment, const PlogTimeIndexEntry **entries)
 {
-    *entries = time_index_len(segment) > 0 ? time_index_at(segment, 0) : NULL;
-    return time_index_len(segment);
+    guint len = time_index_len(segment);
+    if (entries != NULL)
+        *entries = len > 0 ? time_index_at(segment, 0) : NULL;
+    return len;
 }
 
 /* ---- accounting: the same for appends and for scans ---- */
@@ -626,16 +630,17 @@ plog_segment_append(PlogSegment *segment, const PlogBatchHeader *header, const g
 static gint64
 index_lookup(const PlogSegment *segment, guint32 relative)
 {
+    const PlogIndexEntry *entries;
     guint lo = 0;
-    guint hi = index_len(segment);
+    guint hi = plog_segment_index(segment, &entries);
     while (lo < hi) {
         guint mid = lo + (hi - lo) / 2;
-        if (index_at(segment, mid)->relative_offset <= relative)
+        if (entries[mid].relative_offset <= relative)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo == 0 ? 0 : index_at(segment, lo - 1)->position;
+    return lo == 0 ? 0 : entries[lo - 1].position;
 }
 
 /* The position of the batch holding `offset` through the index and a scan
@@ -752,16 +757,17 @@ plog_segment_read(const PlogSegment *segment, gint64 position, GByteArray *scrat
 static guint32
 time_index_lookup(const PlogSegment *segment, gint64 timestamp_ms)
 {
+    const PlogTimeIndexEntry *entries;
     guint lo = 0;
-    guint hi = time_index_len(segment);
+    guint hi = plog_segment_time_index(segment, &entries);
     while (lo < hi) {
         guint mid = lo + (hi - lo) / 2;
-        if (time_index_at(segment, mid)->timestamp_ms <= timestamp_ms)
+        if (entries[mid].timestamp_ms <= timestamp_ms)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo == 0 ? 0 : time_index_at(segment, lo - 1)->relative_offset;
+    return lo == 0 ? 0 : entries[lo - 1].relative_offset;
 }
 
 gint64

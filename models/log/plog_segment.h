@@ -94,8 +94,9 @@ gint64 plog_segment_file_bytes(const PlogSegment *segment);
  * append or of the creation (Kafka falls back to the file's modification
  * time; a recovered segment counts as modified when it was recovered). */
 gint64 plog_segment_max_timestamp_ms(const PlogSegment *segment);
-/* The in-memory indexes: their entries as `*entries` (NULL when there are
- * none; valid until the next change of the segment), and their count. */
+/* The in-memory indexes: their count, and their entries as `*entries`
+ * when `entries` is not NULL (NULL when there are none; valid until the
+ * next change of the segment). */
 guint plog_segment_index(const PlogSegment *segment, const PlogIndexEntry **entries);
 guint plog_segment_time_index(const PlogSegment *segment, const PlogTimeIndexEntry **entries);
 
