@@ -53,9 +53,10 @@ struct ProducerAccum {
     GHashTable *topics;    /* name -> ProducerTopic*; looked up only */
     GPtrArray *topic_list; /* ProducerTopic* (owned) */
     GPtrArray *partitions; /* ProducerPartition*, sorted by topic-partition */
-    /* ProducerPartition* that may hold batches: every partition that holds
-     * one is here (`listed`), and those found empty leave when it is read
-     * (producer_accum_queued_partitions). */
+    /* ProducerPartition* that hold batches, in index order (`listed`): a
+     * partition joins as its queue gets a batch and leaves as the queue
+     * empties (producer_accum_head_changed), so that the drain reads no
+     * partition it need not look at. */
     GPtrArray *listed;
     /* ProducerPartition* with a queued batch, by the deadline of the first
      * (head_deadline_ns), then index: the sender's expiry, which looks at
@@ -211,19 +212,23 @@ list_queue(ProducerAccum *accum, ProducerPartition *partition)
                        partition);
 }
 
-void
-producer_accum_queued_partitions(ProducerAccum *accum, guint start, GPtrArray *out)
+/* `partition`'s queue emptied: it leaves the list. */
+static void
+unlist_queue(ProducerAccum *accum, ProducerPartition *partition)
 {
-    GPtrArray *listed = accum->listed;
-    guint kept = 0;
-    for (guint i = 0; i < listed->len; i++) {
-        ProducerPartition *partition = g_ptr_array_index(listed, i);
-        if (partition->batches.head == NULL)
-            partition->listed = FALSE;
-        else
-            listed->pdata[kept++] = partition;
-    }
-    g_ptr_array_set_size(listed, kept);
+    if (!partition->listed)
+        return;
+    partition->listed = FALSE;
+    guint at = listed_lower_bound(accum, partition->index);
+    KSIM_ASSERT(at < accum->listed->len && g_ptr_array_index(accum->listed, at) == partition);
+    g_ptr_array_remove_index(accum->listed, at);
+}
+
+void
+producer_accum_queued_partitions(const ProducerAccum *accum, guint start, GPtrArray *out)
+{
+    const GPtrArray *listed = accum->listed;
+    guint kept = listed->len;
     if (kept == 0)
         return;
     /* listed[first..] then listed[..first], in two copies. */
@@ -258,6 +263,8 @@ producer_accum_head_changed(ProducerAccum *accum, ProducerPartition *partition)
     const ProducerBatch *head = first != NULL ? first->data : NULL;
     if (head != NULL)
         ready_compute(accum, partition, &partition->ready_ns, &partition->ready_exhausted_ns);
+    else
+        unlist_queue(accum, partition);
     if (partition->head_indexed) {
         if (head != NULL && head->deadline_ns == partition->head_deadline_ns)
             return;
@@ -566,8 +573,8 @@ producer_accum_check_invariants(const ProducerAccum *accum, gboolean idempotent)
         KSIM_ASSERT(partition->index == i);
         /* A partition that holds batches is listed, and indexed under its
          * first batch's deadline (invariant 6). */
+        KSIM_ASSERT(partition->listed == (partition->batches.length > 0));
         if (partition->batches.length > 0) {
-            KSIM_ASSERT(partition->listed);
             const ProducerBatch *head = partition->batches.head->data;
             KSIM_ASSERT(partition->head_indexed);
             KSIM_ASSERT(partition->head_deadline_ns == head->deadline_ns);

@@ -80,7 +80,7 @@ struct ProducerPartition {
      * batch reserves room for (batch_new). */
     guint32 last_batch_records;
     guint index;     /* its place in producer_accum_partitions */
-    gboolean listed; /* in the accumulator's list of queues that may hold batches */
+    gboolean listed; /* in the accumulator's list of queues that hold batches */
     /* In the accumulator's index of queue heads by deadline, under
      * head_deadline_ns (its head's deadline when last indexed). */
     gboolean head_indexed;
@@ -250,7 +250,7 @@ const GPtrArray *producer_accum_partitions(const ProducerAccum *accum);
  * with the empty ones left out): the sender's walks look at these only, so
  * a partition with nothing queued costs a pass nothing, where Kafka's
  * RecordAccumulator.ready walks every partition of the batches map. */
-void producer_accum_queued_partitions(ProducerAccum *accum, guint start, GPtrArray *out);
+void producer_accum_queued_partitions(const ProducerAccum *accum, guint start, GPtrArray *out);
 /* The head of `partition`'s queue may have changed (a batch was queued,
  * re-enqueued, drained, expired or dropped): the index of queue heads by
  * deadline follows it. Every change to a queue but the accumulator's own

@@ -961,7 +961,6 @@ drain_one(ProducerState *state, ProducerPartition *partition, gint64 now, gboole
     /* The queue's fields are read directly: a pass looks at every queue. */
     if (partition->batches.head == NULL)
         return FALSE;
-    ProducerBatch *head = partition->batches.head->data;
     gint64 ready_ns = producer_accum_ready_ns(partition, exhausted);
     if (ready_ns > now) {
         producer_sender_wake_at(state, ready_ns);
@@ -993,6 +992,9 @@ drain_one(ProducerState *state, ProducerPartition *partition, gint64 now, gboole
     }
     if (conn->flights.length >= (guint)config_of(state)->max_in_flight_requests_per_connection)
         return FALSE; /* a response or timeout frees a slot and runs the sender */
+    /* The head batch is read only now: most queues a pass looks at wait
+     * for their leader's connection, and a batch is one more cache line. */
+    ProducerBatch *head = partition->batches.head->data;
     if (head->records->base_sequence >= 0 && partition->in_flight > 0)
         return FALSE; /* idempotent retries go one at a time, in order */
     /* resequence_queued left no batch of an old producer id in a queue
