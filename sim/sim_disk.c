@@ -89,7 +89,6 @@ typedef struct {
     guint32 file_id;
     guint32 refs;
     gboolean deleted;
-    guint32 name_slot; /* 1 + its slot in the disk's NameCache; 0: none */
     GByteArray *cache;   /* NULL until the file first holds a byte: most
                           * files of an idle broker (an empty segment's log
                           * and indexes) never do, and an empty array is
@@ -118,8 +117,8 @@ typedef struct {
 /* The timing model (see sim_disk.h): the device's writeback of dirty
  * page-cache bytes, its queue of page-cache-miss reads, the page cache's
  * residency clock, and the window of a caller's calls
- * (sim_disk_call_begin). Reads update it through a const disk, as they do
- * the lookup cache: it decides how long a call takes, never what it sees. */
+ * (sim_disk_call_begin). Reads update it through a const disk: it decides
+ * how long a call takes, never what it sees. */
 typedef struct {
     gint64 bandwidth_bytes_per_s; /* 0: unbounded */
     gint64 dirty_limit_bytes;     /* 0: writes never wait */
@@ -132,47 +131,22 @@ typedef struct {
     gint64 charge_bytes;          /* sim_disk_charge_next; -1: none */
 } DiskTiming;
 
-/* The files most recently looked up by name, newest first. A partition log
- * reads one segment's files many times in a row (a fetch scans batch headers
- * one read at a time), and comparing one name costs less than a search.
- * Holds listed files only: disk_unlist drops a file from it. */
-#define RECENT_FILES 2
-typedef struct {
-    DiskFile *files[RECENT_FILES];
-} RecentFiles;
-
-/* Files by the address of the name their caller looked them up with. A
- * broker of a large cluster holds tens of thousands of files and appends to
- * them in no order (a fetch response writes to every partition it carries),
- * where a search costs a dozen string comparisons of long, alike names;
- * callers keep a file's name in one string (a segment's file names), so
- * its address finds it again. A slot holds a listed file only, and a file is
- * in one slot at most (its name_slot); a hit still compares the names, as a
- * freed string's address may come back with another name. The table grows
- * with the files listed, to at least as many slots: 16 bytes a file. */
-#define NAME_SLOTS_MIN 64u
-typedef struct {
-    const char *name;
-    DiskFile *file;
-} NameSlot;
-
-typedef struct {
-    NameSlot *slots;
-    guint mask; /* slots - 1 */
-    guint listed; /* the files listed on the disk */
-} NameCache;
-
 struct SimDisk {
     SimWorld *world;
     SimNodeId node;
     SimRng *rng;       /* (transfer none) */
-    /* DiskFile *, one reference each, in name order. One table serves
-     * lookups by name and walks by prefix: a broker holds five files a
-     * replica, and a table by hash beside a tree cost 70 to 80 bytes a file
-     * where this costs 8. */
+    /* DiskFile *, one reference each, in name order, for walks by prefix:
+     * a broker holds five files a replica, and a tree's node costs 40
+     * bytes a file where this costs 8. */
     SimSorted *index;
-    RecentFiles *recent; /* a cache behind lookups, updated even through a const disk */
-    NameCache *names;    /* the same */
+    /* The same files as a set hashed by name (file_name_hash), for lookups
+     * by name: a broker of a large cluster holds tens of thousands of files
+     * and touches them in no order (a fetch response appends to every
+     * partition it carries), where a search of the index costs a dozen
+     * comparisons of long, alike names. Only looked up, never walked, so
+     * its order reaches nothing; as a set (keys are values) it costs 12
+     * bytes a slot. */
+    GHashTable *by_name;
     guint64 seq_next;
     gint64 used_bytes;
     gint64 capacity_bytes; /* 0: unbounded */
@@ -469,80 +443,23 @@ file_name_of(gconstpointer file)
 }
 
 static guint
-name_slot_of(const NameCache *names, const char *name)
+file_name_hash(gconstpointer file)
 {
-    /* Fibonacci hashing of the address, whose low bits are alignment. */
-    guint64 h = (guint64)(guintptr)name * G_GUINT64_CONSTANT(0x9e3779b97f4a7c15);
-    return (guint)(h >> 32) & names->mask;
+    return g_str_hash(((const DiskFile *)file)->name);
 }
 
-static void
-name_slot_clear(NameCache *names, DiskFile *file)
+static gboolean
+file_name_equal(gconstpointer a, gconstpointer b)
 {
-    if (file->name_slot == 0)
-        return;
-    NameSlot *slot = &names->slots[file->name_slot - 1];
-    KSIM_ASSERT(slot->file == file);
-    slot->name = NULL;
-    slot->file = NULL;
-    file->name_slot = 0;
-}
-
-static void
-name_slot_put(NameCache *names, const char *name, DiskFile *file)
-{
-    name_slot_clear(names, file);
-    guint i = name_slot_of(names, name);
-    NameSlot *slot = &names->slots[i];
-    if (slot->file != NULL)
-        slot->file->name_slot = 0;
-    slot->name = name;
-    slot->file = file;
-    file->name_slot = i + 1;
-}
-
-/* One more file listed: the table grows to keep a slot a file. */
-static void
-names_listed(NameCache *names)
-{
-    names->listed++;
-    if (names->listed <= names->mask + 1)
-        return;
-    guint old_slots = names->mask + 1;
-    for (guint i = 0; i < old_slots; i++) {
-        if (names->slots[i].file != NULL)
-            names->slots[i].file->name_slot = 0;
-    }
-    g_free(names->slots);
-    names->mask = old_slots * 2 - 1;
-    names->slots = g_new0(NameSlot, names->mask + 1);
+    return strcmp(((const DiskFile *)a)->name, ((const DiskFile *)b)->name) == 0;
 }
 
 static DiskFile *
 disk_lookup(const SimDisk *disk, const char *name)
 {
     KSIM_ASSERT(name != NULL);
-    NameCache *names = disk->names;
-    const NameSlot *slot = &names->slots[name_slot_of(names, name)];
-    if (slot->name == name && strcmp(slot->file->name, name) == 0)
-        return slot->file;
-    DiskFile **recent = disk->recent->files;
-    for (guint i = 0; i < RECENT_FILES; i++) {
-        DiskFile *file = recent[i];
-        if (file != NULL && strcmp(file->name, name) == 0) {
-            memmove(&recent[1], &recent[0], i * sizeof *recent);
-            recent[0] = file;
-            name_slot_put(names, name, file);
-            return file;
-        }
-    }
-    DiskFile *file = sim_sorted_lookup(disk->index, name);
-    if (file != NULL) {
-        memmove(&recent[1], &recent[0], (RECENT_FILES - 1) * sizeof *recent);
-        recent[0] = file;
-        name_slot_put(names, name, file);
-    }
-    return file;
+    const DiskFile probe = {.name = (char *)name};
+    return g_hash_table_lookup(disk->by_name, &probe);
 }
 
 /* Puts an unlisted file under its name, which must be free. */
@@ -552,20 +469,16 @@ disk_insert(SimDisk *disk, DiskFile *file)
     KSIM_ASSERT(!file->deleted);
     gpointer replaced = sim_sorted_replace(disk->index, file->name, file);
     KSIM_ASSERT(replaced == NULL);
-    names_listed(disk->names);
+    gboolean added = g_hash_table_add(disk->by_name, file);
+    KSIM_ASSERT(added);
 }
 
 /* Takes a file off the name table; the caller inherits its reference. */
 static void
 disk_unlist(SimDisk *disk, DiskFile *file)
 {
-    for (guint i = 0; i < RECENT_FILES; i++) {
-        if (disk->recent->files[i] == file)
-            disk->recent->files[i] = NULL;
-    }
-    name_slot_clear(disk->names, file);
-    KSIM_ASSERT(disk->names->listed > 0);
-    disk->names->listed--;
+    gboolean unhashed = g_hash_table_remove(disk->by_name, file);
+    KSIM_ASSERT(unhashed);
     gpointer removed = sim_sorted_steal(disk->index, file->name);
     KSIM_ASSERT(removed == file);
 }
@@ -609,10 +522,7 @@ sim_disk_new(SimWorld *world, SimNodeId node, SimRng *rng)
     disk->node = node;
     disk->rng = rng;
     disk->index = sim_sorted_new(name_compare);
-    disk->recent = g_new0(RecentFiles, 1);
-    disk->names = g_new0(NameCache, 1);
-    disk->names->mask = NAME_SLOTS_MIN - 1;
-    disk->names->slots = g_new0(NameSlot, NAME_SLOTS_MIN);
+    disk->by_name = g_hash_table_new(file_name_hash, file_name_equal);
     disk->timing = g_new0(DiskTiming, 1);
     disk->timing->charge_bytes = -1;
     disk->seq_next = 1;
@@ -628,10 +538,8 @@ sim_disk_free(SimDisk *disk)
         return;
     /* In-flight fsyncs keep their files alive; their drop functions release
      * them without touching the disk. */
+    g_hash_table_destroy(disk->by_name);
     sim_sorted_free_full(disk->index, file_release);
-    g_free(disk->recent);
-    g_free(disk->names->slots);
-    g_free(disk->names);
     g_free(disk->timing);
     g_free(disk);
 }
@@ -725,7 +633,7 @@ timing_stamps(const DiskFile *file, guint last)
 {
     /* A file written before the page cache was bounded has no stamps: its
      * blocks count as not cached. The stamps are timing state, kept beside
-     * the file's contents (as the lookup cache is, through a const disk). */
+     * the file's contents (as the timing is, through a const disk). */
     if (file->page_stamps == NULL)
         ((DiskFile *)file)->page_stamps = g_array_new(FALSE, TRUE, sizeof(guint64));
     GArray *stamps = file->page_stamps;
@@ -1457,23 +1365,10 @@ sim_disk_check_invariants(const SimDisk *disk)
     sim_sorted_iter_init(disk->index, NULL, &iter);
     for (const DiskFile *file; (file = sim_sorted_iter_next(disk->index, &iter));) {
         file_check_invariants(disk, file);
+        KSIM_ASSERT(disk_lookup(disk, file->name) == file);
         used_bytes += file_size(file);
     }
     KSIM_ASSERT(used_bytes == disk->used_bytes);
-    for (guint i = 0; i < RECENT_FILES; i++) {
-        const DiskFile *file = disk->recent->files[i];
-        KSIM_ASSERT(file == NULL || sim_sorted_lookup(disk->index, file->name) == file);
-    }
-    /* The name cache holds listed files, each in the slot it names. */
-    const NameCache *names = disk->names;
-    KSIM_ASSERT(names->listed == sim_sorted_size(disk->index));
-    KSIM_ASSERT(names->listed <= names->mask + 1);
-    for (guint i = 0; i <= names->mask; i++) {
-        const NameSlot *slot = &names->slots[i];
-        KSIM_ASSERT((slot->name == NULL) == (slot->file == NULL));
-        if (slot->file == NULL)
-            continue;
-        KSIM_ASSERT(slot->file->name_slot == i + 1);
-        KSIM_ASSERT(sim_sorted_lookup(disk->index, slot->file->name) == slot->file);
-    }
+    /* The set by name holds exactly the listed files. */
+    KSIM_ASSERT(g_hash_table_size(disk->by_name) == sim_sorted_size(disk->index));
 }
