@@ -80,7 +80,7 @@ typedef struct {
     SimNodeId peer;
     gint32 type; /* the request's KafkaMsgType */
 } ConnKey;
-/* collect_peer reads either key's peer at its start. */
+/* key_of_peer reads either key's peer at its start. */
 G_STATIC_ASSERT(G_STRUCT_OFFSET(PendingKey, peer) == 0 && G_STRUCT_OFFSET(ConnKey, peer) == 0);
 
 typedef struct {
@@ -110,31 +110,53 @@ struct RequestChannel {
     guint n_processors;
     GHashTable *processor_of;      /* SimNodeId+1 -> processor index+1; looked up only */
     guint processor_next;
-    GTree *pending;                /* PendingKey* -> Timing* (owned) */
-    GTree *conns;                  /* ConnKey* -> Conn* (owned) */
+    /* Looked up on every request and response, and walked only to drop a
+     * peer's entries (frees, in any order) or to check them: hashed. */
+    GHashTable *pending;           /* PendingKey* -> Timing* (owned) */
+    GHashTable *conns;             /* ConnKey* -> Conn* (owned) */
     guint64 conn_next;
 };
 
-static gint
-conn_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+/* A 32-bit mix (the finalizer of MurmurHash3): the fields are small
+ * integers, whose plain sum would crowd a few buckets. */
+static guint
+mix32(guint h)
 {
-    const ConnKey *x = a, *y = b;
-    (void)user_data;
-    if (x->peer != y->peer)
-        return x->peer < y->peer ? -1 : 1;
-    return (x->type > y->type) - (x->type < y->type);
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
 }
 
-static gint
-pending_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+static guint
+conn_hash(gconstpointer key)
+{
+    const ConnKey *k = key;
+    return mix32((guint)k->peer * 0x9e3779b1u ^ (guint)k->type);
+}
+
+static gboolean
+conn_equal(gconstpointer a, gconstpointer b)
+{
+    const ConnKey *x = a, *y = b;
+    return x->peer == y->peer && x->type == y->type;
+}
+
+static guint
+pending_hash(gconstpointer key)
+{
+    const PendingKey *k = key;
+    return mix32(((guint)k->peer * 0x9e3779b1u ^ (guint)k->type) * 0x85ebca77u ^
+                 (guint)k->correlation_id);
+}
+
+static gboolean
+pending_equal(gconstpointer a, gconstpointer b)
 {
     const PendingKey *x = a, *y = b;
-    (void)user_data;
-    if (x->peer != y->peer)
-        return x->peer < y->peer ? -1 : 1;
-    if (x->type != y->type)
-        return x->type < y->type ? -1 : 1;
-    return (x->correlation_id > y->correlation_id) - (x->correlation_id < y->correlation_id);
+    return x->peer == y->peer && x->type == y->type && x->correlation_id == y->correlation_id;
 }
 
 static void
@@ -158,13 +180,13 @@ static Conn *
 conn_of(RequestChannel *channel, SimNodeId peer, gint32 type)
 {
     ConnKey key = {peer, type};
-    Conn *conn = g_tree_lookup(channel->conns, &key);
+    Conn *conn = g_hash_table_lookup(channel->conns, &key);
     if (conn == NULL) {
         conn = g_new0(Conn, 1);
         conn->key = key;
         conn->id = ++channel->conn_next;
         g_queue_init(&conn->waiting);
-        g_tree_insert(channel->conns, &conn->key, conn);
+        g_hash_table_insert(channel->conns, &conn->key, conn);
     }
     return conn;
 }
@@ -178,7 +200,7 @@ static void
 conn_unmute(RequestChannel *channel, SimNodeId peer, gint32 type, guint64 conn_id)
 {
     ConnKey key = {peer, type};
-    Conn *conn = g_tree_lookup(channel->conns, &key);
+    Conn *conn = g_hash_table_lookup(channel->conns, &key);
     if (conn == NULL || conn->id != conn_id || !conn->muted)
         return;
     Item *next = g_queue_pop_head(&conn->waiting);
@@ -323,8 +345,8 @@ io_done_cb(void *owner, void *data, const RequestQueueTiming *done)
         timing->key.peer = item->peer;
         timing->key.type = (gint32)item->msg->type + 1;
         timing->key.correlation_id = header->correlation_id;
-        KSIM_ASSERT(g_tree_nnodes(channel->pending) < (gint)PENDING_MAX);
-        g_tree_replace(channel->pending, &timing->key, timing);
+        KSIM_ASSERT(g_hash_table_size(channel->pending) < PENDING_MAX);
+        g_hash_table_replace(channel->pending, &timing->key, timing);
     } else {
         record(channel, &item->timing, 0);
     }
@@ -400,8 +422,8 @@ request_channel_new(SimWorld *world, SimNodeId node, const BrokerConfig *config,
     for (guint i = 0; i < channel->n_processors; i++)
         channel->processors[i] = request_queue_new(world, node, 1, 0, processor_done_cb, channel);
     channel->processor_of = g_hash_table_new(g_direct_hash, g_direct_equal);
-    channel->pending = g_tree_new_full(pending_compare, NULL, NULL, g_free);
-    channel->conns = g_tree_new_full(conn_compare, NULL, NULL, conn_free);
+    channel->pending = g_hash_table_new_full(pending_hash, pending_equal, NULL, g_free);
+    channel->conns = g_hash_table_new_full(conn_hash, conn_equal, NULL, conn_free);
     return channel;
 }
 
@@ -415,8 +437,8 @@ request_channel_free(RequestChannel *channel)
         request_queue_free(channel->processors[i], item_free);
     g_free(channel->processors);
     g_hash_table_destroy(channel->processor_of);
-    g_tree_destroy(channel->pending);
-    g_tree_destroy(channel->conns);
+    g_hash_table_destroy(channel->pending);
+    g_hash_table_destroy(channel->conns);
     g_free(channel);
 }
 
@@ -457,7 +479,7 @@ request_channel_respond(RequestChannel *channel, SimNodeId to, SimMsg *msg)
     if ((msg->type & 1u) == 0)
         return FALSE; /* requests are even, responses odd (kafka_proto.h) */
     PendingKey key = {to, (gint32)msg->type, ((const KHeader *)msg)->correlation_id};
-    Timing *timing = g_tree_lookup(channel->pending, &key);
+    Timing *timing = g_hash_table_lookup(channel->pending, &key);
     if (timing == NULL)
         return FALSE;
     Item *item = g_new0(Item, 1);
@@ -466,66 +488,45 @@ request_channel_respond(RequestChannel *channel, SimNodeId to, SimMsg *msg)
     item->msg = msg;
     item->timing = *timing;
     item->timing.remote_ns = sim_now_ns(channel->world) - timing->handled_ns;
-    g_tree_remove(channel->pending, &key);
+    g_hash_table_remove(channel->pending, &key);
     RequestQueue *processor = channel->processors[processor_for(channel, to)];
     gboolean offered = request_queue_offer(processor, item, network_cost_ns(channel, msg));
     KSIM_ASSERT(offered);
     return TRUE;
 }
 
-typedef struct {
-    SimNodeId peer;
-    GPtrArray *keys;
-} PeerKeys;
-
-/* Both trees' keys (PendingKey, ConnKey) begin with the peer and sort by it
- * first, so one walk collects a peer's keys from either and stops past them. */
+/* Both tables' keys (PendingKey, ConnKey) begin with the peer. */
 static gboolean
-collect_peer(gpointer key, gpointer value, gpointer data)
+key_of_peer(gpointer key, gpointer value, gpointer data)
 {
-    SimNodeId key_peer = *(const SimNodeId *)key;
-    PeerKeys *peer = data;
     (void)value;
-    if (key_peer == peer->peer)
-        g_ptr_array_add(peer->keys, key);
-    return key_peer > peer->peer;
-}
-
-/* Removes every entry of `peer` from `tree`, keyed by PendingKey or ConnKey. */
-static void
-tree_remove_peer(GTree *tree, SimNodeId peer)
-{
-    PeerKeys keys = {peer, g_ptr_array_new()};
-    g_tree_foreach(tree, collect_peer, &keys);
-    for (guint i = 0; i < keys.keys->len; i++)
-        g_tree_remove(tree, g_ptr_array_index(keys.keys, i));
-    g_ptr_array_free(keys.keys, TRUE);
+    return *(const SimNodeId *)key == *(const SimNodeId *)data;
 }
 
 void
 request_channel_peer_disconnected(RequestChannel *channel, SimNodeId peer)
 {
-    tree_remove_peer(channel->pending, peer);
+    /* Only frees: the order of the walk reaches nothing. */
+    g_hash_table_foreach_remove(channel->pending, key_of_peer, &peer);
     /* The connections close: what they had not read is gone with them. */
-    tree_remove_peer(channel->conns, peer);
+    g_hash_table_foreach_remove(channel->conns, key_of_peer, &peer);
 }
 
-static gboolean
+static void
 check_conn(gpointer key, gpointer value, gpointer data)
 {
     const Conn *conn = value;
-    (void)key;
     (void)data;
+    KSIM_ASSERT(key == &conn->key);
     KSIM_ASSERT(conn->muted || conn->waiting.length == 0); /* invariant 4 */
-    return FALSE;
 }
 
 void
 request_channel_check_invariants(const RequestChannel *channel)
 {
-    g_tree_foreach(channel->conns, check_conn, NULL);
+    g_hash_table_foreach(channel->conns, check_conn, NULL);
     request_queue_check_invariants(channel->io);
     for (guint i = 0; i < channel->n_processors; i++)
         request_queue_check_invariants(channel->processors[i]);
-    KSIM_ASSERT((guint)g_tree_nnodes(channel->pending) <= PENDING_MAX);
+    KSIM_ASSERT(g_hash_table_size(channel->pending) <= PENDING_MAX);
 }
