@@ -566,6 +566,47 @@ compare_ref_events(gconstpointer a, gconstpointer b)
 }
 
 static void
+test_sim_sched_compaction_to_a_few_survivors(void **state)
+{
+    /* Goal: a rebuild of the heap that keeps 1 to 9 entries (a lone root,
+     * and heaps of two to four levels with a partial last one) keeps them
+     * in (time, insertion) order. The heap is rebuilt when stale entries
+     * outnumber live ones and exceed 1024: with 1025 + n events pushed, the
+     * 1025th cancel rebuilds it around the n left. */
+    (void)state;
+    enum { STALE = 1025 };
+    for (guint survivors = 1; survivors <= 9; survivors++) {
+        g_autoptr(SimRng) rng = sim_rng_new(13 + survivors, "test/compaction-few");
+        Log log;
+        log_init(&log);
+        guint count = STALE + survivors;
+        SimEventId *ids = g_new(SimEventId, count);
+        GArray *expected = g_array_new(FALSE, FALSE, sizeof(RefEvent));
+        for (guint64 tag = 0; tag < count; tag++) {
+            gint64 time_ns = sim_rng_range(rng, 0, 10);
+            ids[tag] = push(&log, time_ns, tag);
+            if (tag % 100 == 0 && tag / 100 < survivors)
+                g_array_append_val(expected, ((RefEvent){time_ns, tag}));
+        }
+        for (guint64 tag = 0; tag < count; tag++) {
+            if (tag % 100 != 0 || tag / 100 >= survivors)
+                assert_true(sim_sched_cancel(log.sched, ids[tag]));
+        }
+        sim_sched_check_invariants(log.sched);
+        assert_int_equal(sim_sched_size(log.sched), survivors);
+        g_array_sort(expected, compare_ref_events);
+        run_all(&log);
+        assert_int_equal(log.ran->len, survivors);
+        for (guint i = 0; i < expected->len; i++)
+            assert_int_equal(g_array_index(log.ran, guint64, i),
+                             g_array_index(expected, RefEvent, i).tag);
+        g_array_free(expected, TRUE);
+        g_free(ids);
+        log_clear(&log);
+    }
+}
+
+static void
 test_sim_sched_compaction_keeps_order(void **state)
 {
     /* Goal: cancelling two thirds of 3000 events (so stale heap entries
@@ -617,6 +658,7 @@ main(void)
         cmocka_unit_test(test_sim_sched_hold_unhold_keeps_handles_and_order),
         cmocka_unit_test(test_sim_sched_unhold_runs_at_new_time),
         cmocka_unit_test(test_sim_sched_compaction_keeps_order),
+        cmocka_unit_test(test_sim_sched_compaction_to_a_few_survivors),
         cmocka_unit_test(test_sim_sched_random_ops_match_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
