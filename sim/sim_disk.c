@@ -636,7 +636,8 @@ timing_stamps(const DiskFile *file, guint last)
 {
     /* A file written before the page cache was bounded has no stamps: its
      * blocks count as not cached. The stamps are timing state, kept beside
-     * the file's contents (as the timing is, through a const disk). */
+     * the file's contents and, like the rest of the timing, updated through
+     * a const disk. */
     if (file->page_stamps == NULL)
         ((DiskFile *)file)->page_stamps = g_array_new(FALSE, TRUE, sizeof(guint64));
     GArray *stamps = file->page_stamps;

@@ -117,24 +117,11 @@ struct RequestChannel {
     guint64 conn_next;
 };
 
-/* A 32-bit mix (the finalizer of MurmurHash3): the fields are small
- * integers, whose plain sum would crowd a few buckets. */
-static guint
-mix32(guint h)
-{
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
-
 static guint
 conn_hash(gconstpointer key)
 {
     const ConnKey *k = key;
-    return mix32((guint)k->peer * 0x9e3779b1u ^ (guint)k->type);
+    return khash_mix((guint)k->peer * 0x9e3779b1u ^ (guint)k->type);
 }
 
 static gboolean
@@ -148,7 +135,7 @@ static guint
 pending_hash(gconstpointer key)
 {
     const PendingKey *k = key;
-    return mix32(((guint)k->peer * 0x9e3779b1u ^ (guint)k->type) * 0x85ebca77u ^
+    return khash_mix(((guint)k->peer * 0x9e3779b1u ^ (guint)k->type) * 0x85ebca77u ^
                  (guint)k->correlation_id);
 }
 
@@ -506,10 +493,10 @@ key_of_peer(gpointer key, gpointer value, gpointer data)
 void
 request_channel_peer_disconnected(RequestChannel *channel, SimNodeId peer)
 {
-    /* Only frees: the order of the walk reaches nothing. */
-    g_hash_table_foreach_remove(channel->pending, key_of_peer, &peer);
-    /* The connections close: what they had not read is gone with them. */
-    g_hash_table_foreach_remove(channel->conns, key_of_peer, &peer);
+    /* The walks only free, so their order reaches nothing. The connections
+     * close: what they had not read is gone with them. */
+    g_hash_table_foreach_remove(channel->pending, key_of_peer, &peer); /* tidy: allow frees only */
+    g_hash_table_foreach_remove(channel->conns, key_of_peer, &peer); /* tidy: allow frees only */
 }
 
 static void
@@ -524,7 +511,7 @@ check_conn(gpointer key, gpointer value, gpointer data)
 void
 request_channel_check_invariants(const RequestChannel *channel)
 {
-    g_hash_table_foreach(channel->conns, check_conn, NULL);
+    g_hash_table_foreach(channel->conns, check_conn, NULL); /* tidy: allow each is checked alone */
     request_queue_check_invariants(channel->io);
     for (guint i = 0; i < channel->n_processors; i++)
         request_queue_check_invariants(channel->processors[i]);

@@ -745,9 +745,8 @@ ktp_compare(const KTopicPartition *a, const KTopicPartition *b)
     return (a->partition > b->partition) - (a->partition < b->partition);
 }
 
-/* MurmurHash3's 32-bit finalizer: every input bit moves every output bit. */
-static guint
-hash_mix(guint h)
+guint
+khash_mix(guint h)
 {
     h ^= h >> 16;
     h *= 0x85ebca6bu;
@@ -766,7 +765,7 @@ guint
 ktp_hash(gconstpointer key)
 {
     const KTopicPartition *tp = key;
-    return hash_mix(topic_hash(tp->topic) ^ hash_mix((guint)tp->partition));
+    return khash_mix(topic_hash(tp->topic) ^ khash_mix((guint)tp->partition));
 }
 
 gboolean

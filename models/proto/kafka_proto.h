@@ -568,6 +568,9 @@ void ktp_set(KTopicPartition *tp, const char *topic, gint32 partition);
 gboolean ktp_equal(const KTopicPartition *a, const KTopicPartition *b);
 /* Orders by topic, then partition. */
 int ktp_compare(const KTopicPartition *a, const KTopicPartition *b);
+/* MurmurHash3's 32-bit finalizer: every input bit moves every output bit,
+ * so keys of small integers spread over a hash table's buckets. */
+guint khash_mix(guint h);
 /* GHashTable functions for KTopicPartition keys. */
 guint ktp_hash(gconstpointer key);
 gboolean ktp_hash_equal(gconstpointer a, gconstpointer b);
