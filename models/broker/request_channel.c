@@ -136,7 +136,7 @@ pending_hash(gconstpointer key)
 {
     const PendingKey *k = key;
     return khash_mix(((guint)k->peer * 0x9e3779b1u ^ (guint)k->type) * 0x85ebca77u ^
-                 (guint)k->correlation_id);
+                     (guint)k->correlation_id);
 }
 
 static gboolean
@@ -496,7 +496,7 @@ request_channel_peer_disconnected(RequestChannel *channel, SimNodeId peer)
     /* The walks only free, so their order reaches nothing. The connections
      * close: what they had not read is gone with them. */
     g_hash_table_foreach_remove(channel->pending, key_of_peer, &peer); /* tidy: allow frees only */
-    g_hash_table_foreach_remove(channel->conns, key_of_peer, &peer); /* tidy: allow frees only */
+    g_hash_table_foreach_remove(channel->conns, key_of_peer, &peer);   /* tidy: allow frees only */
 }
 
 static void
