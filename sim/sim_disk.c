@@ -443,7 +443,10 @@ file_name_of(gconstpointer file)
 }
 
 /* XXH3 rather than g_str_hash, whose byte-at-a-time loop over a path of
- * thirty-odd characters cost more than the rest of a lookup. */
+ * thirty-odd characters cost more than the rest of a lookup. Not the file's
+ * id (XXH32 of the name, invariant 2): a lookup would hash its name with
+ * XXH32, 0.8% more instructions in a small cluster's run, and the id reaches
+ * the trace, so it keeps its hash. */
 static guint
 file_name_hash(gconstpointer file)
 {
