@@ -118,10 +118,16 @@ struct RequestChannel {
 };
 
 static guint
+peer_type_hash(SimNodeId peer, gint32 type)
+{
+    return khash_mix((guint)peer * 0x9e3779b1u ^ (guint)type);
+}
+
+static guint
 conn_hash(gconstpointer key)
 {
     const ConnKey *k = key;
-    return khash_mix((guint)k->peer * 0x9e3779b1u ^ (guint)k->type);
+    return peer_type_hash(k->peer, k->type);
 }
 
 static gboolean
@@ -135,8 +141,7 @@ static guint
 pending_hash(gconstpointer key)
 {
     const PendingKey *k = key;
-    return khash_mix(((guint)k->peer * 0x9e3779b1u ^ (guint)k->type) * 0x85ebca77u ^
-                     (guint)k->correlation_id);
+    return khash_mix(peer_type_hash(k->peer, k->type) ^ (guint)k->correlation_id);
 }
 
 static gboolean
