@@ -280,7 +280,13 @@ test_plog_empty_log(void **state)
          * its logs at once. */
         assert_false(sim_disk_exists(fx->disk, "orders-3/recovery-point-offset-checkpoint"));
         assert_false(sim_disk_exists(fx->disk, PLOG_RECOVERY_POINTS_FILE));
-        assert_true(sim_disk_exists(fx->disk, "orders-3/leader-epoch-checkpoint"));
+        /* Created empty, as Kafka's CheckpointFile creates it, and read back
+         * as an empty cache: nothing is written until an epoch is assigned. */
+        assert_int_equal(sim_disk_size(fx->disk, "orders-3/leader-epoch-checkpoint"), 0);
+        assert_true(sim_disk_is_synced(fx->disk, "orders-3/leader-epoch-checkpoint"));
+        assert_false(sim_disk_exists(fx->disk, "orders-3/leader-epoch-checkpoint.tmp"));
+        /* Missing when the log was created; read back empty after. */
+        assert_true(plog_recovery_info(fx->log)->epoch_file_valid == (round > 0));
         if (round == 0)
             fx_crash_restart(fx);
         else
@@ -1033,6 +1039,37 @@ test_plog_epoch_cache_follows_log(void **state)
     assert_int_equal(g_array_index(entries, PlogEpochEntry, 1).start_offset, 20);
 }
 
+static void
+test_plog_epoch_checkpoint_written_from_first_epoch(void **state)
+{
+    /* Goal: a new log's empty checkpoint is first written when an epoch is
+     * assigned. An empty file with batches beside it (what a power loss
+     * leaves when the checkpoint's rename was durable and its bytes were not)
+     * reads as an empty cache, which the batches' epochs rebuild and write
+     * again. */
+    Fixture *fx = *state;
+    const char *name = "orders-3/leader-epoch-checkpoint";
+    fx_open(fx);
+    assert_int_equal(sim_disk_size(fx->disk, name), 0);
+    g_autoptr(PlogBatch) batch = make_batch(10, VALUE_BASE, 10, 0);
+    batch->leader_epoch = 5;
+    batch->base_offset = 0;
+    SimDiskStatus status;
+    assert_int_equal(plog_append_as_follower(fx->log, batch, 0, &status), 0);
+    assert_true(sim_disk_size(fx->disk, name) > 0);
+    assert_int_equal(sim_disk_truncate(fx->disk, name, 0), SIM_DISK_OK);
+    fx_crash_restart(fx);
+    assert_int_equal(plog_log_end_offset(fx->log), 10);
+    assert_true(plog_recovery_info(fx->log)->epoch_file_valid);
+    const GArray *entries = plog_epoch_entries(fx->log);
+    assert_int_equal(entries->len, 1);
+    assert_int_equal(g_array_index(entries, PlogEpochEntry, 0).epoch, 5);
+    assert_true(sim_disk_size(fx->disk, name) > 0);
+    fx_crash_restart(fx);
+    assert_int_equal(plog_epoch_entries(fx->log)->len, 1);
+    assert_int_equal(g_array_index(plog_epoch_entries(fx->log), PlogEpochEntry, 0).start_offset, 0);
+}
+
 /* Appends a batch for producer `pid` and records it in `reference`. */
 static void
 append_idempotent(Fixture *fx, PlogProducerState *reference, gint64 pid, gint16 epoch,
@@ -1249,6 +1286,7 @@ main(void)
         TEST(test_plog_flush_advances_recovery_point),
         TEST(test_plog_truncate_fully_and_start_at),
         TEST(test_plog_epoch_cache_follows_log),
+        TEST(test_plog_epoch_checkpoint_written_from_first_epoch),
         TEST(test_plog_recovery_rebuilds_producer_state),
         TEST(test_plog_offset_for_timestamp),
         TEST(test_plog_full_disk_refuses_append),

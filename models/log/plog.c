@@ -30,8 +30,8 @@
  *   OPEN --plog_flush ... flush_done_cb--> recovery point grows
  *   OPEN --plog_free (crash) / plog_close--> (memory freed; disk stays)
  *
- * The leader-epoch checkpoint is rewritten whenever an entry is added or
- * removed. The recovery point lives in memory; its owner checkpoints the
+ * The leader-epoch checkpoint is created empty with the log and rewritten
+ * whenever an entry is added or removed. The recovery point lives in memory; its owner checkpoints the
  * recovery points of all its logs in one file (plog_recovery_points_write).
  */
 #include "plog.h"
@@ -463,11 +463,19 @@ replay_batches(Plog *log)
 }
 
 /* Loads the epoch checkpoint; returns its body (NULL when unreadable) so the
- * caller can tell whether recovery changed the cache. */
+ * caller can tell whether recovery changed the cache. An empty file is an
+ * empty cache, as Kafka's CheckpointFile.read (trunk, 2024) reads one: a new
+ * log's checkpoint is created empty and first written when an epoch is
+ * assigned. */
 static GString *
 load_epochs(Plog *log)
 {
     g_autofree char *name = log_file_name(log, EPOCH_FILE);
+    if (sim_disk_size(log->disk, name) == 0) {
+        log->recovery.epoch_file_valid = TRUE;
+        plog_epoch_cache_clear(log->epochs);
+        return g_string_new(NULL);
+    }
     GString *body = plog_file_read_checked(log->disk, name);
     log->recovery.epoch_file_valid =
         body != NULL && plog_epoch_cache_parse(log->epochs, body->str, body->len);
@@ -498,8 +506,19 @@ recover_finish(Plog *log, GString *epoch_body, gint64 recovery_point_read)
     plog_producer_state_evict_before(log->producers, log_start);
     plog_txn_state_evict_before(log->txns, log_start);
     log_sync(log);
+    g_autofree char *name = log_file_name(log, EPOCH_FILE);
+    if (plog_epoch_entries(log)->len == 0 && !sim_disk_exists(log->disk, name)) {
+        /* Kafka's CheckpointFile constructor creates a missing checkpoint
+         * empty (Files.createFile); nothing is written until an epoch is
+         * assigned. A failed create leaves it missing until the next open. */
+        (void)sim_disk_create(log->disk, name);
+        return;
+    }
     g_autoptr(GString) epochs_now = plog_epoch_cache_serialize(log->epochs);
-    if (epoch_body == NULL || !g_string_equal(epoch_body, epochs_now))
+    gboolean same = epoch_body != NULL &&
+                    (g_string_equal(epoch_body, epochs_now) ||
+                     (epoch_body->len == 0 && plog_epoch_entries(log)->len == 0));
+    if (!same)
         write_epochs(log);
 }
 

@@ -7,7 +7,9 @@
  *   00000000000000000000.index      named by the segment's 20-digit base offset,
  *   00000000000000000000.timeindex  with its sparse indexes (plog_segment.h);
  *   leader-epoch-checkpoint           the leader-epoch cache (plog_epoch.h),
- * written through a temporary file and a rename (plog_file.h).
+ * created empty with the log (an empty file is an empty cache, as in Kafka)
+ * and written, once an epoch is assigned, through a temporary file and a
+ * rename (plog_file.h).
  *
  * The recovery point, the offset below which all was fsynced, is kept in
  * memory. As in Kafka, its checkpoint is not the log's: Kafka's LogManager
