@@ -120,7 +120,6 @@ parse_sizes(const char *text, GArray *sizes)
     return sizes->len > 0;
 }
 
-/* Runs one size; FALSE when its scenario does not load (a bug: it is ours). */
 static double
 cpu_seconds(void)
 {
@@ -131,6 +130,7 @@ cpu_seconds(void)
            (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
+/* Runs one size; FALSE when its scenario does not load (a bug: it is ours). */
 static gboolean
 scale_run(gint64 partitions, gint64 virtual_ms, gboolean sessions, const char *mode,
           ScaleFigures *out)
@@ -173,6 +173,60 @@ bytes_per_partition(const ScaleFigures *f)
     return (double)(f->peak_rss_bytes - f->rss_before_bytes) / (double)f->partitions;
 }
 
+static double
+cpu_us_per_event(const ScaleFigures *f)
+{
+    return f->events > 0 ? f->cpu_s * 1e6 / (double)f->events : 0;
+}
+
+static double
+ratio(double num, double den)
+{
+    return den > 0 ? num / den : 0;
+}
+
+/* One size over the one before it, both measured in this run: how the cost
+ * grows with the partitions (the issue's "figures as ratios between
+ * sizes"). 0 where the earlier figure is 0. */
+typedef struct {
+    double partitions;
+    double events;
+    double cpu_s;
+    double cpu_per_event;
+    double peak_rss;
+    double acked;
+} ScaleRatios;
+
+static ScaleRatios
+ratios_between(const ScaleFigures *before, const ScaleFigures *after)
+{
+    return (ScaleRatios){
+        .partitions = ratio((double)after->partitions, (double)before->partitions),
+        .events = ratio((double)after->events, (double)before->events),
+        .cpu_s = ratio(after->cpu_s, before->cpu_s),
+        .cpu_per_event = ratio(cpu_us_per_event(after), cpu_us_per_event(before)),
+        .peak_rss = ratio((double)after->peak_rss_bytes, (double)before->peak_rss_bytes),
+        .acked = ratio((double)after->acked, (double)before->acked),
+    };
+}
+
+static void
+print_ratios(const ScaleFigures *figures, guint n)
+{
+    if (n < 2)
+        return;
+    printf("\nratios, each size over the one before it (this run):\n");
+    printf("%10s %10s %10s %9s %9s %9s %9s %9s\n", "from", "to", "partitions", "events",
+           "cpu_s", "cpu/event", "peak_rss", "acked");
+    for (guint i = 1; i < n; i++) {
+        ScaleRatios r = ratios_between(&figures[i - 1], &figures[i]);
+        printf("%10" G_GINT64_FORMAT " %10" G_GINT64_FORMAT " %10.2f %9.2f %9.2f %9.2f %9.2f "
+               "%9.2f\n",
+               figures[i - 1].partitions, figures[i].partitions, r.partitions, r.events, r.cpu_s,
+               r.cpu_per_event, r.peak_rss, r.acked);
+    }
+}
+
 static void
 print_table(const ScaleFigures *figures, guint n)
 {
@@ -208,6 +262,7 @@ print_json(const ScaleFigures *figures, guint n, const char *mode)
         bench_json_int(b, "partitions", f->partitions);
         bench_json_double(b, "wall_s", f->wall_s);
         bench_json_double(b, "cpu_s", f->cpu_s);
+        bench_json_double(b, "cpu_us_per_event", cpu_us_per_event(f));
         bench_json_double(b, "virtual_s", f->virtual_s);
         bench_json_double(b, "virtual_per_wall", f->wall_s > 0 ? f->virtual_s / f->wall_s : 0);
         bench_json_int(b, "events", (gint64)f->events);
@@ -218,6 +273,22 @@ print_json(const ScaleFigures *figures, guint n, const char *mode)
         g_autofree char *fp = g_strdup_printf("%016" G_GINT64_MODIFIER "x", f->fingerprint);
         json_builder_set_member_name(b, "fingerprint");
         json_builder_add_string_value(b, fp);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "ratios");
+    json_builder_begin_array(b);
+    for (guint i = 1; i < n; i++) {
+        ScaleRatios r = ratios_between(&figures[i - 1], &figures[i]);
+        json_builder_begin_object(b);
+        bench_json_int(b, "from", figures[i - 1].partitions);
+        bench_json_int(b, "to", figures[i].partitions);
+        bench_json_double(b, "partitions", r.partitions);
+        bench_json_double(b, "events", r.events);
+        bench_json_double(b, "cpu_s", r.cpu_s);
+        bench_json_double(b, "cpu_per_event", r.cpu_per_event);
+        bench_json_double(b, "peak_rss", r.peak_rss);
+        bench_json_double(b, "acked", r.acked);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -271,7 +342,9 @@ bench_scale(int argc, char **argv)
     }
     if (json)
         print_json(figures, sizes->len, metadata_mode);
-    else
+    else {
         print_table(figures, sizes->len);
+        print_ratios(figures, sizes->len);
+    }
     return 0;
 }
