@@ -138,10 +138,17 @@ test_scenario_plan_refuses_unrunnable_values(void **state)
         {"[topic t]\n[producer p]\ntransactional.id = "
          "reports::::::::::::::::::::::::::::::::::::::::::::::::::::::::-app\n",
          "[producer p] transactional.id: "},
-        {"[topic t]\n[topic out]\n[consumer-group "
-         "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg]\ntopics = t\n"
+        {"[topic t]\n[topic out]\n[consumer-group g]\ngroup.id = "
+         "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg\ntopics = t\n"
          "pipeline.output = out\nexactly.once = true\n",
          "exactly.once: the members' transactional ids"},
+        /* Found by fuzz_simulate: brokers and requests keep a topic name,
+         * consumers a client id, in 63 characters. */
+        {"[topic tttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt]\n",
+         "the topic name has 64 characters; ksim's brokers keep at most 63"},
+        {"[topic t]\n[consumer-group "
+         "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg]\ntopics = t\n",
+         "the members' client ids (consumer-NAME-K, 81 characters for the last)"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         gboolean has_topic = strstr(cases[i].lines, "[topic t]") != NULL;

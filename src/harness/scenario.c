@@ -35,6 +35,7 @@
 #include "scenario.h"
 
 #include "cluster.h"
+#include "kafka_proto.h"
 #include "scenario_internal.h"
 #include "sim_assert.h"
 
@@ -577,6 +578,17 @@ static gboolean
 build_topic(Build *b, const RawGroup *group, GError **error)
 {
     const ScenarioCluster *cluster = &b->variant->cluster;
+    /* Kafka allows 249 characters; ksim's brokers and requests keep a topic
+     * name in KAFKA_TOPIC_NAME_MAX (63) bytes, as they keep a
+     * transactional.id in 63. */
+    if (strlen(group->object) > KAFKA_TOPIC_NAME_MAX) {
+        Loc loc = scenario_loc_group(b->scenario, group);
+        scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc,
+                           "the topic name has %zu characters; ksim's brokers keep at most %d "
+                           "(Kafka allows 249)",
+                           strlen(group->object), KAFKA_TOPIC_NAME_MAX);
+        return FALSE;
+    }
     ScenarioTopic *topic = g_new0(ScenarioTopic, 1);
     topic->name = g_strdup(group->object);
     topic->config = kconfig_new_topic(cluster->config);

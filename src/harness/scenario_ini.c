@@ -236,7 +236,7 @@ scenario_loc_line(const Scenario *s, guint line)
     return (Loc){s->display_name, line, NULL, NULL, NULL};
 }
 
-static Loc
+Loc
 scenario_loc_group(const Scenario *s, const RawGroup *group)
 {
     return (Loc){s->display_name, group->line, NULL, group->name, NULL};

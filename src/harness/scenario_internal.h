@@ -155,6 +155,7 @@ typedef struct {
 /* Sets `error` to "FILE:LINE: [GROUP] KEY: message" (see scenario.h). */
 void scenario_loc_error(GError **error, KsimScenarioErrorCode code, const Loc *loc,
                         const char *format, ...) G_GNUC_PRINTF(4, 5);
+Loc scenario_loc_group(const Scenario *s, const RawGroup *group);
 Loc scenario_loc_entry(const Scenario *s, const RawGroup *group, const RawEntry *entry);
 /* Where `key` of `group` was set, or the group itself (naming the key) when
  * the value is a default. */
