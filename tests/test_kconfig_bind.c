@@ -493,6 +493,33 @@ test_kconfig_bind_enums_map_through_choices(void **state)
     }
 }
 
+/* A TEXT key's value is copied into a fixed char array: the registry must
+ * refuse any value longer than the array holds, or a value the parser
+ * accepts aborts the run (the producer's client.id of 100 characters did). */
+static void
+test_kconfig_bind_text_fits_its_field(void **state)
+{
+    (void)state;
+    guint n_tables = 0;
+    const KConfigBindTable *const *tables = kconfig_bind_tables(&n_tables);
+    guint texts = 0;
+    for (guint t = 0; t < n_tables; t++) {
+        for (guint i = 0; i < tables[t]->n_bindings; i++) {
+            const KConfigBinding *b = &tables[t]->bindings[i];
+            if (b->kind != KCONFIG_BIND_TEXT)
+                continue;
+            texts++;
+            const KConfigKey *key = kconfig_lookup(b->key, tables[t]->scope);
+            assert_non_null(key);
+            if (key->max <= 0 || (gsize)key->max >= b->width)
+                fail_msg("%s: %s may be %" G_GINT64_FORMAT " bytes (0: any) but its field "
+                         "holds %zu",
+                         tables[t]->name, b->key, key->max, b->width - 1);
+        }
+    }
+    assert_true(texts >= 2);
+}
+
 /* Every value table maps canonical choices only, and every canonical choice
  * of its key; a null entry exactly where the key may be null. */
 static void
@@ -727,6 +754,7 @@ main(void)
         cmocka_unit_test(test_kconfig_bind_enums_map_through_choices),
         cmocka_unit_test(test_kconfig_bind_values_cover_choices),
         cmocka_unit_test(test_kconfig_bind_fill_reads_set_values),
+        cmocka_unit_test(test_kconfig_bind_text_fits_its_field),
         cmocka_unit_test(test_kconfig_bind_workload_shapes),
         cmocka_unit_test(test_kconfig_bind_driver_and_cluster_defaults),
         cmocka_unit_test(test_kconfig_bind_rebalance_protocol_from_assignors),

@@ -370,9 +370,11 @@ const KConfigKey kconfig_registry_table[] = {
         .doc = "Largest reconnect pause (exponential backoff)."),
     KEY("partitioner.class", PRODUCER, ENUM, NULL, .choices = PARTITIONER_CHOICES,
         .doc = "Keyless records: null or sticky (Kafka 2.4+), round-robin (the study notes)."),
-    KEY("client.id", PRODUCER, STRING, "", .doc = "A name for the producer in logs."),
-    /* At most 63 characters: the producer keeps it in a fixed field
-     * (PRODUCER_TRANSACTIONAL_ID_MAX, models/client/producer_config.h). */
+    /* client.id and transactional.id: at most 63 characters, as the
+     * producer keeps them in fixed fields (PRODUCER_CLIENT_ID_MAX,
+     * PRODUCER_TRANSACTIONAL_ID_MAX, models/client/producer_config.h). */
+    KEY("client.id", PRODUCER, STRING, "", RANGE(0, 63),
+        .doc = "A name for the producer in logs."),
     KEY("transactional.id", PRODUCER, STRING, NULL, RANGE(0, 63),
         .doc = "Enables transactions (requires idempotence)."),
     KEY("transaction.timeout.ms", PRODUCER, DURATION, "60000", RANGE(0, I32), IN_MS,
