@@ -15,9 +15,6 @@
 /* The longest transactional id the producer keeps (transactional.id's
  * bound in the registry; PRODUCER_TRANSACTIONAL_ID_MAX). */
 #define TRANSACTIONAL_ID_LENGTH_MAX 63u
-/* The longest group id the consumers and the group coordinator keep
- * (KAFKA_GROUP_ID_MAX); Kafka itself sets no bound. */
-#define GROUP_ID_LENGTH_MAX 63u
 
 /* ---- Producers and their workload ---- */
 
@@ -395,26 +392,27 @@ check_consumer_group_id(const Build *b, const RawGroup *group,
                         const ScenarioConsumerGroup *consumers, GError **error)
 {
     /* Each member's client id is consumer-NAME-K (runner_clients.c), kept,
-     * as the group id is, in 63 characters. */
+     * as the group id is, in KAFKA_GROUP_ID_MAX (63) characters; Kafka sets
+     * no bound on either. */
     g_autofree char *last_client =
         g_strdup_printf("consumer-%s-%u", consumers->name, consumers->members);
-    if (strlen(last_client) > GROUP_ID_LENGTH_MAX) {
+    if (strlen(last_client) > KAFKA_GROUP_ID_MAX) {
         Loc loc = scenario_loc_group(b->scenario, group);
         scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc,
                            "the members' client ids (consumer-NAME-K, %zu characters for the "
-                           "last) would be longer than ksim's consumers keep (%u): use a "
+                           "last) would be longer than ksim's consumers keep (%d): use a "
                            "shorter name",
-                           strlen(last_client), GROUP_ID_LENGTH_MAX);
+                           strlen(last_client), KAFKA_GROUP_ID_MAX);
         return FALSE;
     }
     gsize length = strlen(consumers->group_id);
-    if (length > 0 && length <= GROUP_ID_LENGTH_MAX)
+    if (length > 0 && length <= KAFKA_GROUP_ID_MAX)
         return TRUE;
     /* A null group.id is the name, which the client ids bound already. */
     Loc loc = scenario_loc_key(b->scenario, group, "group.id");
     scenario_loc_error(error, KSIM_SCENARIO_ERROR_VALUE, &loc,
-                       "must be 1 to %u characters (or null: the group's name)",
-                       GROUP_ID_LENGTH_MAX);
+                       "must be 1 to %d characters (or null: the group's name)",
+                       KAFKA_GROUP_ID_MAX);
     return FALSE;
 }
 
