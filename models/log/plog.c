@@ -31,8 +31,9 @@
  *   OPEN --plog_free (crash) / plog_close--> (memory freed; disk stays)
  *
  * The leader-epoch checkpoint is created empty with the log and rewritten
- * whenever an entry is added or removed. The recovery point lives in memory; its owner checkpoints the
- * recovery points of all its logs in one file (plog_recovery_points_write).
+ * whenever an entry is added or removed. The recovery point lives in memory;
+ * its owner checkpoints the recovery points of all its logs in one file
+ * (plog_recovery_points_write).
  */
 #include "plog.h"
 
@@ -507,18 +508,18 @@ recover_finish(Plog *log, GString *epoch_body, gint64 recovery_point_read)
     plog_txn_state_evict_before(log->txns, log_start);
     log_sync(log);
     g_autofree char *name = log_file_name(log, EPOCH_FILE);
-    if (plog_epoch_entries(log)->len == 0 && !sim_disk_exists(log->disk, name)) {
-        /* Kafka's CheckpointFile constructor creates a missing checkpoint
-         * empty (Files.createFile); nothing is written until an epoch is
-         * assigned. A failed create leaves it missing until the next open. */
-        (void)sim_disk_create(log->disk, name);
+    gint64 file_size = sim_disk_size(log->disk, name);
+    if (plog_epoch_entries(log)->len == 0 && file_size <= 0) {
+        /* An empty cache is an empty file. Kafka's CheckpointFile
+         * constructor creates a missing checkpoint empty (Files.createFile);
+         * nothing is written until an epoch is assigned. A failed create
+         * leaves it missing until the next open. */
+        if (file_size < 0)
+            (void)sim_disk_create(log->disk, name);
         return;
     }
     g_autoptr(GString) epochs_now = plog_epoch_cache_serialize(log->epochs);
-    gboolean same = epoch_body != NULL &&
-                    (g_string_equal(epoch_body, epochs_now) ||
-                     (epoch_body->len == 0 && plog_epoch_entries(log)->len == 0));
-    if (!same)
+    if (epoch_body == NULL || !g_string_equal(epoch_body, epochs_now))
         write_epochs(log);
 }
 
